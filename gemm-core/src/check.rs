@@ -1,0 +1,481 @@
+//! The tiling rules. Each returns every violation it finds, as a [`Diag`] that
+//! names the offending argument and says what would be valid.
+
+use crate::spec::*;
+
+/// One violated rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diag {
+    /// The argument at fault, as a dotted path of the attribute grammar
+    /// (`block.m`, `staging.vector`, `atom`) or a signature parameter (`a`, `b`, `c`).
+    /// The macro points the compile error at that argument.
+    pub at: &'static str,
+    pub msg: String,
+}
+
+impl Diag {
+    fn new(at: &'static str, msg: impl Into<String>) -> Self {
+        Diag { at, msg: msg.into() }
+    }
+}
+
+/// Registers per thread reserved for addresses, loop counters and operands; the
+/// rest of the 255 may hold accumulators.
+pub const REGISTER_RESERVE: u32 = 31;
+pub const MAX_REGISTERS: u32 = 255;
+
+/// Checks every rule that applies to `spec`; an empty result means legal.
+pub fn check(spec: &KernelSpec) -> Vec<Diag> {
+    let mut out = Vec::new();
+    threads(spec, &mut out);
+    tiers(spec, &mut out);
+    atom(spec, &mut out);
+    staging(spec, &mut out);
+    swizzle(spec, &mut out);
+    resources(spec, &mut out);
+    hopper(spec, &mut out);
+    out
+}
+
+/// Smallest multiple of `of` that is >= `x` (for "use a multiple of" hints).
+fn round_up(x: u32, of: u32) -> u32 {
+    x.div_ceil(of.max(1)) * of.max(1)
+}
+
+fn threads(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    let t = spec.block.threads;
+    if t == 0 || t % 32 != 0 || t > 1024 {
+        out.push(Diag::new(
+            "block.threads",
+            format!(
+                "block threads = {t} must be a multiple of 32 (a whole number of warps) between 32 and 1024; try {}",
+                round_up(t.clamp(1, 1024), 32)
+            ),
+        ));
+    }
+    if matches!(spec.atom, Atom::Wgmma { .. }) && t % 128 != 0 {
+        out.push(Diag::new(
+            "block.threads",
+            format!("block threads = {t}: wgmma is issued by warpgroups of 128 threads; use a multiple of 128"),
+        ));
+    }
+}
+
+fn divides(out: &mut Vec<Diag>, at: &'static str, outer: (&str, u32), inner: (&str, u32)) -> bool {
+    if inner.1 == 0 {
+        out.push(Diag::new(at, format!("{} = 0 must be at least 1", inner.0)));
+        return false;
+    }
+    if outer.1 % inner.1 != 0 {
+        out.push(Diag::new(
+            at,
+            format!(
+                "{} = {} is not divisible by {} = {}; use a multiple of {} for {}, or a divisor of {} for {}",
+                outer.0, outer.1, inner.0, inner.1, inner.1, outer.0, outer.1, inner.0
+            ),
+        ));
+        return false;
+    }
+    true
+}
+
+/// Block -> warp -> thread: each tier tiles the one above exactly, and the
+/// thread count follows from the tiling.
+fn tiers(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    let b = spec.block;
+    for (at, name, v) in [("block.m", "block m", b.m), ("block.n", "block n", b.n)] {
+        if v == 0 {
+            out.push(Diag::new(at, format!("{name} = 0 must be at least 1")));
+            return;
+        }
+    }
+    let mut threads_needed = None;
+    if let Some(w) = spec.warp {
+        let ok_m = divides(out, "warp.m", ("block m", b.m), ("warp m", w.m));
+        let ok_n = divides(out, "warp.n", ("block n", b.n), ("warp n", w.n));
+        if ok_m && ok_n {
+            let warps = (b.m / w.m) * (b.n / w.n) * spec.specialize.map_or(1, |s| s.consumers);
+            threads_needed = Some((
+                warps * 32 + spec.specialize.map_or(0, |s| s.producers * 128),
+                format!("({}/{}) x ({}/{}) warps", b.m, w.m, b.n, w.n),
+            ));
+            if let Some(t) = spec.thread {
+                let lanes_cover = 32 * t.m * t.n * w.m_iters * w.n_iters;
+                if w.m * w.n != lanes_cover {
+                    out.push(Diag::new(
+                        "warp",
+                        format!(
+                            "warp tile {}x{} = {} elements is not covered exactly by 32 lanes x thread tile {}x{} x iterations {}x{} = {}; choose iterations with m_iters x n_iters = {}",
+                            w.m, w.n, w.m * w.n, t.m, t.n, w.m_iters, w.n_iters, lanes_cover,
+                            (w.m * w.n) as f64 / (32 * t.m * t.n) as f64
+                        ),
+                    ));
+                } else {
+                    divides(out, "thread.m", ("warp m / m_iters", w.m / w.m_iters.max(1)), ("thread m", t.m));
+                    divides(out, "thread.n", ("warp n / n_iters", w.n / w.n_iters.max(1)), ("thread n", t.n));
+                }
+            }
+        }
+    } else if let Some(t) = spec.thread {
+        let ok_m = divides(out, "thread.m", ("block m", b.m), ("thread m", t.m));
+        let ok_n = divides(out, "thread.n", ("block n", b.n), ("thread n", t.n));
+        if ok_m && ok_n {
+            threads_needed = Some((
+                (b.m / t.m) * (b.n / t.n),
+                format!("({}/{}) x ({}/{}) thread tiles", b.m, t.m, b.n, t.n),
+            ));
+        }
+    }
+    if let Some((need, why)) = threads_needed {
+        if need != b.threads {
+            out.push(Diag::new(
+                "block.threads",
+                format!("block threads = {} but the tiling needs {why} = {need} threads; use threads = {need}", b.threads),
+            ));
+        }
+    }
+    if spec.thread.is_none() && matches!(spec.atom, Atom::Fma) {
+        out.push(Diag::new("thread", "atom = fma needs a thread tier: add `thread(m = .., n = ..)`"));
+    }
+    if spec.thread.is_some() && !matches!(spec.atom, Atom::Fma) {
+        out.push(Diag::new(
+            "thread",
+            format!("a thread tier applies to atom = fma only; atom = {} owns its fragments: remove `thread(..)`", spec.atom.name()),
+        ));
+    }
+    if spec.warp.is_none() && !matches!(spec.atom, Atom::Fma) {
+        out.push(Diag::new(
+            "warp",
+            format!("atom = {} needs a warp tier: add `warp(m = .., n = ..)`", spec.atom.name()),
+        ));
+    }
+}
+
+fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    let (am, an, ak) = spec.atom.shape();
+    let sixteen_bit = |e: Elem| matches!(e, Elem::F16 | Elem::Bf16);
+    match spec.atom {
+        Atom::Fma => {
+            for (at, op) in [("a", spec.a), ("b", spec.b)] {
+                if op.elem != Elem::F32 {
+                    out.push(Diag::new(
+                        at,
+                        format!(
+                            "atom = fma computes in f32 and reads f32 operands, but {at} is {}; use f32, or a tensor-core atom (mma, wmma, wgmma) for {}",
+                            op.elem.rust_name(),
+                            op.elem.rust_name()
+                        ),
+                    ));
+                }
+            }
+        }
+        Atom::Mma { .. } | Atom::Wmma { .. } | Atom::Wgmma { .. } => {
+            for (at, op) in [("a", spec.a), ("b", spec.b)] {
+                if !sixteen_bit(op.elem) {
+                    out.push(Diag::new(
+                        at,
+                        format!(
+                            "atom = {} multiplies f16 or bf16 operands (accumulating in f32), but {at} is {}; use f16 or bf16, or atom = fma for f32",
+                            spec.atom.name(),
+                            op.elem.rust_name()
+                        ),
+                    ));
+                }
+            }
+            if sixteen_bit(spec.a.elem) && sixteen_bit(spec.b.elem) && spec.a.elem != spec.b.elem {
+                out.push(Diag::new("b", "a and b must have the same element type for a tensor-core atom"));
+            }
+        }
+    }
+    match spec.atom {
+        Atom::Mma { .. } if (am, an, ak) != (16, 8, 16) => out.push(Diag::new(
+            "atom",
+            format!("mma shape m{am}n{an}k{ak} is not supported for f16/bf16; use mma(m16n8k16)"),
+        )),
+        Atom::Wmma { .. } if ![(16, 16, 16), (32, 8, 16), (8, 32, 16)].contains(&(am, an, ak)) => out.push(Diag::new(
+            "atom",
+            format!("wmma shape {am}x{an}x{ak} does not exist for f16/bf16; use 16x16x16, 32x8x16 or 8x32x16"),
+        )),
+        Atom::Wgmma { .. } => {
+            if am != 64 || ak != 16 {
+                out.push(Diag::new(
+                    "atom",
+                    format!("wgmma m{am}n{an}k{ak}: a warpgroup computes M = 64 and K = 16 for f16/bf16; use wgmma(m64n{an}k16)"),
+                ));
+            }
+            if an < 8 || an > 256 || an % 8 != 0 {
+                out.push(Diag::new(
+                    "atom",
+                    format!("wgmma N = {an} must be a multiple of 8 between 8 and 256; try n{}", round_up(an.clamp(8, 256), 8)),
+                ));
+            }
+        }
+        _ => {}
+    }
+    // The atom tiles the warp tile, and its K the block's K step.
+    if !matches!(spec.atom, Atom::Fma) {
+        if let Some(w) = spec.warp {
+            let per_m = if matches!(spec.atom, Atom::Wgmma { .. }) { "warpgroup m" } else { "warp m" };
+            divides(out, "warp.m", (per_m, w.m), ("atom m", am));
+            divides(out, "warp.n", ("warp n", w.n), ("atom n", an));
+        }
+        if let Some(k) = spec.block.k {
+            divides(out, "block.k", ("block k", k), ("atom k", ak));
+        }
+    }
+    if spec.arch < spec.min_arch() {
+        out.push(Diag::new(
+            "arch",
+            format!(
+                "arch = {} is too old for this kernel: {} needs {}; use arch = {}",
+                spec.arch,
+                hopper_features(spec).join(", "),
+                spec.min_arch(),
+                spec.min_arch()
+            ),
+        ));
+    }
+}
+
+fn hopper_features(spec: &KernelSpec) -> Vec<&'static str> {
+    let mut f = Vec::new();
+    if matches!(spec.atom, Atom::Wgmma { .. }) {
+        f.push("wgmma");
+    }
+    if matches!(spec.staging, Staging::Tma { .. }) {
+        f.push("TMA staging");
+    }
+    if matches!(spec.epilogue, Epilogue::Tma) {
+        f.push("a TMA store");
+    }
+    if spec.cluster.is_some() {
+        f.push("clusters");
+    }
+    if spec.specialize.is_some_and(|s| s.producer_regs.is_some() || s.consumer_regs.is_some()) {
+        f.push("setmaxnreg");
+    }
+    f
+}
+
+fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    let b = spec.block;
+    match (spec.staging, b.k) {
+        (Staging::Direct, Some(k)) => {
+            out.push(Diag::new(
+                "block.k",
+                format!("block k = {k} has no meaning with staging = direct (no K tile is staged); remove it, or stage through shared memory"),
+            ));
+            return;
+        }
+        (Staging::Direct, None) => return,
+        (s, None) => {
+            out.push(Diag::new(
+                "block",
+                format!("staging = {} moves K tiles: give the block its K step, `block(.., k = ..)`", s.name()),
+            ));
+            return;
+        }
+        (_, Some(0)) => {
+            out.push(Diag::new("block.k", "block k = 0 must be at least 1"));
+            return;
+        }
+        _ => {}
+    }
+    let k = b.k.unwrap_or(1);
+    match spec.staging {
+        Staging::Smem { buffers, .. } if !(1..=2).contains(&buffers) => out.push(Diag::new(
+            "staging.buffers",
+            format!("buffers = {buffers}: synchronous staging holds 1 tile or 2 (double buffering); for deeper pipelines use cp_async(stages = ..) or tma(stages = ..)"),
+        )),
+        Staging::CpAsync { stages, .. } | Staging::Tma { stages } if stages < 2 => out.push(Diag::new(
+            "staging.stages",
+            format!("stages = {stages}: a pipeline needs at least 2 stages so that one loads while another computes"),
+        )),
+        _ => {}
+    }
+    let v = spec.staging.vector();
+    if v > 1 || matches!(spec.staging, Staging::Smem { .. } | Staging::CpAsync { .. }) {
+        let elem = spec.a.elem;
+        if v == 0 || !v.is_power_of_two() || v > elem.max_vector() {
+            out.push(Diag::new(
+                "staging.vector",
+                format!(
+                    "vector = {v}: a vector load moves 1, 2, 4{} {} elements (at most 16 bytes)",
+                    if elem.max_vector() == 8 { " or 8" } else { "" },
+                    elem.rust_name()
+                ),
+            ));
+            return;
+        }
+        // Each operand tile is read as vectors along its contiguous dimension.
+        let (a_inner, a_name) = match spec.a.layout {
+            Layout::RowMajor => (k, "block k (A is row-major, contiguous along k)"),
+            Layout::ColMajor => (b.m, "block m (A is column-major, contiguous along m)"),
+        };
+        let (b_inner, b_name) = match spec.b.layout {
+            Layout::RowMajor => (b.n, "block n (B is row-major, contiguous along n)"),
+            Layout::ColMajor => (k, "block k (B is column-major, contiguous along k)"),
+        };
+        for (inner, name) in [(a_inner, a_name), (b_inner, b_name)] {
+            if inner % v != 0 {
+                out.push(Diag::new(
+                    "staging.vector",
+                    format!("vector = {v} does not divide {name} = {inner}; use a vector width that divides {inner}"),
+                ));
+            }
+        }
+        // Global loads split evenly across the block's threads.
+        let t = b.threads.max(1);
+        for (what, elems) in [("A", b.m * k), ("B", k * b.n)] {
+            if elems % (v * t) != 0 {
+                out.push(Diag::new(
+                    "staging.vector",
+                    format!(
+                        "the {what} tile has {elems} elements, which {t} threads cannot load {v} at a time in whole rounds ({elems} is not a multiple of {v} x {t} = {}); change the tile, the threads or the vector width",
+                        v * t
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+fn swizzle(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    let staged = !matches!(spec.staging, Staging::Direct);
+    match spec.swizzle {
+        Swizzle::None => {}
+        _ if !staged => out.push(Diag::new(
+            "swizzle",
+            "swizzle lays out shared memory, but staging = direct uses none; remove it or stage through shared memory",
+        )),
+        Swizzle::Pad(0) => out.push(Diag::new("swizzle", "pad(0) pads nothing; use swizzle = none or pad(1) and more")),
+        Swizzle::Pad(p) => {
+            let v = spec.staging.vector();
+            if p % v != 0 && !matches!(spec.staging, Staging::Smem { transpose_a: true, .. }) {
+                // Vector stores into shared memory need each padded row to stay aligned.
+                out.push(Diag::new(
+                    "swizzle",
+                    format!("pad({p}) breaks the {v}-element alignment of shared-memory rows that vector = {v} stores; use a multiple of {v}"),
+                ));
+            }
+        }
+        Swizzle::Xor => {}
+        s => {
+            let width = s.tma_bytes().unwrap_or(0);
+            let k = spec.block.k.unwrap_or(0);
+            let row = k * spec.a.elem.bytes();
+            if row != width {
+                out.push(Diag::new(
+                    "swizzle",
+                    format!(
+                        "a {width}B swizzle needs a K tile row of {width} bytes, but block k = {k} x {} bytes = {row} bytes; use block k = {}",
+                        spec.a.elem.bytes(),
+                        width / spec.a.elem.bytes()
+                    ),
+                ));
+            }
+            if !matches!(spec.staging, Staging::Tma { .. }) {
+                out.push(Diag::new(
+                    "swizzle",
+                    format!("swizzle = b{width} is the TMA copy engine's layout; use it with staging = tma(..), or pad/xor otherwise"),
+                ));
+            }
+        }
+    }
+}
+
+fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    let smem = spec.smem_bytes();
+    let limit = spec.arch.smem_limit();
+    if smem > limit {
+        out.push(Diag::new(
+            "block",
+            format!(
+                "the staged tiles need {smem} bytes of shared memory ({} tile(s) of A {}x{} and B {}x{}), over the {limit} bytes a block may use on {}; shrink the tiles or the stages",
+                spec.staging.smem_tiles(),
+                spec.block.m,
+                spec.block.k.unwrap_or(0),
+                spec.block.k.unwrap_or(0),
+                spec.block.n,
+                spec.arch
+            ),
+        ));
+    }
+    if matches!(spec.atom, Atom::Fma) {
+        let acc = spec.accumulators_per_thread();
+        let budget = MAX_REGISTERS - REGISTER_RESERVE;
+        if acc > budget {
+            out.push(Diag::new(
+                if spec.warp.is_some() { "warp" } else { "thread" },
+                format!(
+                    "each thread would hold {acc} accumulators; at most {budget} of its {MAX_REGISTERS} registers can (the rest hold addresses and operands), so shrink the thread tile or the warp iterations"
+                ),
+            ));
+        }
+    }
+}
+
+fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    if let Staging::Tma { .. } = spec.staging {
+        let k = spec.block.k.unwrap_or(0);
+        for (at, name, v) in [("block.m", "block m", spec.block.m), ("block.n", "block n", spec.block.n), ("block.k", "block k", k)] {
+            if v > 256 {
+                out.push(Diag::new(at, format!("{name} = {v}: a TMA box side is at most 256 elements")));
+            }
+        }
+        if (k * spec.a.elem.bytes()) % 16 != 0 {
+            out.push(Diag::new(
+                "block.k",
+                format!("a TMA box's inner side must be a multiple of 16 bytes; block k = {k} is {} bytes", k * spec.a.elem.bytes()),
+            ));
+        }
+    }
+    if let Some(c) = spec.cluster {
+        if c.m == 0 || c.n == 0 || c.m * c.n > 8 {
+            out.push(Diag::new(
+                "cluster",
+                format!("cluster {}x{} must hold between 1 and 8 blocks (the portable cluster size)", c.m, c.n),
+            ));
+        }
+        match c.multicast {
+            // Blocks in one cluster column (same n) share B; in one row (same m), A.
+            Some(Which::B) if c.m < 2 => out.push(Diag::new(
+                "cluster.multicast",
+                format!("multicast = b shares B among blocks stacked along m, but cluster m = {}; use cluster(m = 2, ..) or multicast = a", c.m),
+            )),
+            Some(Which::A) if c.n < 2 => out.push(Diag::new(
+                "cluster.multicast",
+                format!("multicast = a shares A among blocks side by side along n, but cluster n = {}; use cluster(n = 2, ..) or multicast = b", c.n),
+            )),
+            Some(_) if !matches!(spec.staging, Staging::Tma { .. }) => {
+                out.push(Diag::new("cluster.multicast", "multicast is a TMA feature; use staging = tma(..)"))
+            }
+            _ => {}
+        }
+    }
+    if let Some(sp) = spec.specialize {
+        if !matches!(spec.staging, Staging::Tma { .. } | Staging::CpAsync { .. }) {
+            out.push(Diag::new(
+                "specialize",
+                "warp specialization needs an asynchronous pipeline for producers to feed: use staging = tma(..) or cp_async(..)",
+            ));
+        }
+        if sp.consumers == 0 || sp.producers == 0 {
+            out.push(Diag::new("specialize", "warp specialization needs at least one producer and one consumer warpgroup"));
+        }
+        for (at, r) in [("specialize.producer_regs", sp.producer_regs), ("specialize.consumer_regs", sp.consumer_regs)] {
+            if let Some(r) = r {
+                if !(24..=256).contains(&r) || r % 8 != 0 {
+                    out.push(Diag::new(at, format!("setmaxnreg takes a multiple of 8 between 24 and 256, not {r}")));
+                }
+            }
+        }
+        let total = 128 * (sp.producers * sp.producer_regs.unwrap_or(0) + sp.consumers * sp.consumer_regs.unwrap_or(0));
+        if total > 65536 {
+            out.push(Diag::new(
+                "specialize",
+                format!("the warpgroups would ask for {total} registers, over the 65536 of an SM; lower producer_regs or consumer_regs"),
+            ));
+        }
+    }
+}

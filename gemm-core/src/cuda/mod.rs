@@ -1,0 +1,45 @@
+//! CUDA C++ generation: header-free, deterministic source for one kernel spec.
+
+mod layout;
+mod simt;
+mod writer;
+
+use crate::check::{check, Diag};
+use crate::spec::{Arch, KernelSpec, Raster};
+use crate::support::unsupported;
+
+/// A generated kernel: what the runtime needs to compile and launch it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Generated {
+    pub kernel_name: String,
+    pub source: String,
+    pub threads: u32,
+    /// Dynamic shared memory per block in bytes.
+    pub smem_bytes: u32,
+    pub arch: Arch,
+}
+
+/// Checks `spec` and generates its CUDA source, or returns every error found.
+pub fn generate(spec: &KernelSpec) -> Result<Generated, Vec<Diag>> {
+    let mut diags = check(spec);
+    diags.extend(unsupported(spec));
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    Ok(Generated {
+        kernel_name: spec.kernel_name(),
+        source: simt::emit(spec),
+        threads: spec.threads(),
+        smem_bytes: spec.smem_bytes(),
+        arch: spec.arch,
+    })
+}
+
+/// The launch grid for an `m x n` C: one block per C tile, in the spec's raster.
+pub fn grid(spec: &KernelSpec, m: u32, n: u32) -> (u32, u32, u32) {
+    match spec.raster {
+        Raster::Row | Raster::Grouped(_) | Raster::Hilbert => {
+            (n.div_ceil(spec.block.n), m.div_ceil(spec.block.m), 1)
+        }
+    }
+}

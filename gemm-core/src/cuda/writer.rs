@@ -1,0 +1,38 @@
+//! An indenting line writer for generated CUDA.
+
+#[derive(Default)]
+pub struct Writer {
+    out: String,
+    depth: usize,
+}
+
+impl Writer {
+    /// One line at the current depth; an empty string writes a blank line.
+    pub fn line(&mut self, text: impl AsRef<str>) {
+        let text = text.as_ref();
+        if !text.is_empty() {
+            self.out.extend(std::iter::repeat_n("    ", self.depth));
+            self.out.push_str(text);
+        }
+        self.out.push('\n');
+    }
+
+    /// `head {`, then the body one level deeper, then `}`.
+    pub fn block(&mut self, head: impl AsRef<str>, body: impl FnOnce(&mut Self)) {
+        self.line(format!("{} {{", head.as_ref()));
+        self.depth += 1;
+        body(self);
+        self.depth -= 1;
+        self.line("}");
+    }
+
+    /// A fully unrolled counted loop: `#pragma unroll` then `for (int var = 0; var < n; ++var)`.
+    pub fn unrolled(&mut self, var: &str, n: u32, body: impl FnOnce(&mut Self)) {
+        self.line("#pragma unroll");
+        self.block(format!("for (int {var} = 0; {var} < {n}; ++{var})"), body);
+    }
+
+    pub fn finish(self) -> String {
+        self.out
+    }
+}

@@ -1,0 +1,14 @@
+//! Kernel specs, the tiling rules and the CUDA generator.
+//!
+//! One implementation of each, shared by the `#[gemm_kernel]` macro (which turns
+//! [`check::Diag`]s into compile errors at the offending argument) and by tools
+//! that build specs at run time.
+
+pub mod check;
+pub mod cuda;
+pub mod spec;
+pub mod support;
+
+pub use check::{check, Diag};
+pub use cuda::{generate, grid, Generated};
+pub use spec::*;

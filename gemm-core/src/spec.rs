@@ -1,0 +1,489 @@
+//! The kernel spec: a GEMM kernel described by its tiers, as plain data.
+//!
+//! The macro builds one from an attribute at `cargo build` time; tools (the ladder,
+//! benches, a tuner) can build them at run time. Every field is honoured by the
+//! generator or rejected by [`crate::check`], never ignored.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// Element type of an operand in memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Elem {
+    F32,
+    F16,
+    Bf16,
+}
+
+impl Elem {
+    pub const fn bytes(self) -> u32 {
+        match self {
+            Elem::F32 => 4,
+            Elem::F16 | Elem::Bf16 => 2,
+        }
+    }
+
+    /// The Rust type name, as written in a signature.
+    pub const fn rust_name(self) -> &'static str {
+        match self {
+            Elem::F32 => "f32",
+            Elem::F16 => "f16",
+            Elem::Bf16 => "bf16",
+        }
+    }
+
+    /// Widest vector load in elements: 16 bytes.
+    pub const fn max_vector(self) -> u32 {
+        16 / self.bytes()
+    }
+}
+
+/// Storage order of a matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    RowMajor,
+    ColMajor,
+}
+
+impl Layout {
+    pub const fn letter(self) -> char {
+        match self {
+            Layout::RowMajor => 'r',
+            Layout::ColMajor => 'c',
+        }
+    }
+}
+
+/// One matrix operand: what it holds and how it is laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Operand {
+    pub elem: Elem,
+    pub layout: Layout,
+}
+
+/// A dimension of the problem, for lane orders and requirements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    M,
+    N,
+}
+
+/// The CTA tier: one block computes a `m x n` tile of C, consuming K `k` at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Block {
+    pub m: u32,
+    pub n: u32,
+    /// K step of the staged tiles; `None` where nothing is staged (direct loads).
+    pub k: Option<u32>,
+    pub threads: u32,
+}
+
+/// The warp tier: one warp owns a `m x n` sub-tile of the block tile, covered in
+/// `m_iters x n_iters` steps of its lanes' thread tiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Warp {
+    pub m: u32,
+    pub n: u32,
+    pub m_iters: u32,
+    pub n_iters: u32,
+}
+
+/// The thread tier (SIMT): each thread owns `m x n` accumulators per warp iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ThreadTile {
+    pub m: u32,
+    pub n: u32,
+    /// The dimension consecutive threads step along. Along C's contiguous
+    /// dimension, a warp's accesses coalesce; along the other they do not.
+    pub lanes: Dim,
+}
+
+/// The instruction that does the math.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Atom {
+    /// One fused multiply-add per thread (SIMT).
+    Fma,
+    /// `mma.sync` (sm_80): m16n8k16 for f16/bf16.
+    Mma { m: u32, n: u32, k: u32 },
+    /// `wmma` fragments: 16x16x16.
+    Wmma { m: u32, n: u32, k: u32 },
+    /// `wgmma.mma_async` (sm_90a): m64nNk16, issued by a warpgroup.
+    Wgmma { m: u32, n: u32, k: u32 },
+}
+
+impl Atom {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Atom::Fma => "fma",
+            Atom::Mma { .. } => "mma",
+            Atom::Wmma { .. } => "wmma",
+            Atom::Wgmma { .. } => "wgmma",
+        }
+    }
+
+    /// The atom's (m, n, k) tile; 1x1x1 for a scalar FMA.
+    pub const fn shape(self) -> (u32, u32, u32) {
+        match self {
+            Atom::Fma => (1, 1, 1),
+            Atom::Mma { m, n, k } | Atom::Wmma { m, n, k } | Atom::Wgmma { m, n, k } => (m, n, k),
+        }
+    }
+}
+
+/// How A and B travel global -> shared -> registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Staging {
+    /// Straight from global memory into registers; no shared memory.
+    Direct,
+    /// Synchronous copies into shared memory: `vector` elements per load,
+    /// A stored transposed (`[k][m]`) if asked, `buffers` tiles in flight.
+    Smem { vector: u32, transpose_a: bool, buffers: u32 },
+    /// `cp.async` copies, `stages` tiles deep.
+    CpAsync { stages: u32, vector: u32 },
+    /// TMA bulk tensor copies completing on mbarriers, `stages` tiles deep.
+    Tma { stages: u32 },
+}
+
+impl Staging {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Staging::Direct => "direct",
+            Staging::Smem { .. } => "smem",
+            Staging::CpAsync { .. } => "cp_async",
+            Staging::Tma { .. } => "tma",
+        }
+    }
+
+    /// Elements per global load of one thread.
+    pub const fn vector(self) -> u32 {
+        match self {
+            Staging::Direct | Staging::Tma { .. } => 1,
+            Staging::Smem { vector, .. } | Staging::CpAsync { vector, .. } => vector,
+        }
+    }
+
+    /// Tiles of A and B resident in shared memory at once.
+    pub const fn smem_tiles(self) -> u32 {
+        match self {
+            Staging::Direct => 0,
+            Staging::Smem { buffers, .. } => buffers,
+            Staging::CpAsync { stages, .. } | Staging::Tma { stages } => stages,
+        }
+    }
+}
+
+/// Warp specialization: producer warpgroups feed consumer warpgroups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Specialize {
+    pub producers: u32,
+    pub consumers: u32,
+    /// `setmaxnreg` registers per thread for producers and consumers.
+    pub producer_regs: Option<u32>,
+    pub consumer_regs: Option<u32>,
+}
+
+/// Shared-memory layout against bank conflicts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Swizzle {
+    None,
+    /// Each shared-memory row padded by this many elements.
+    Pad(u32),
+    /// XOR of the 16-byte chunk index with the row (ldmatrix friendly).
+    Xor,
+    /// The TMA/wgmma swizzle modes, by width in bytes.
+    B32,
+    B64,
+    B128,
+}
+
+impl Swizzle {
+    /// Bytes of the TMA swizzle atom's row, for the TMA modes.
+    pub const fn tma_bytes(self) -> Option<u32> {
+        match self {
+            Swizzle::B32 => Some(32),
+            Swizzle::B64 => Some(64),
+            Swizzle::B128 => Some(128),
+            _ => None,
+        }
+    }
+}
+
+/// Order in which CTAs walk the tiles of C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Raster {
+    /// blockIdx.x along the N tiles, blockIdx.y along the M tiles.
+    Row,
+    /// Groups of this many M tiles walked column by column, for L2 reuse.
+    Grouped(u32),
+    /// Tiles along a Hilbert curve.
+    Hilbert,
+}
+
+/// Which operand a cluster multicasts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Which {
+    A,
+    B,
+}
+
+/// Thread block cluster (sm_90a), with optional TMA multicast of one operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Cluster {
+    pub m: u32,
+    pub n: u32,
+    pub multicast: Option<Which>,
+}
+
+/// How accumulators reach C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Epilogue {
+    /// Each thread stores its accumulators.
+    Direct,
+    /// Vectorized stores of contiguous accumulators.
+    Vector,
+    /// Staged through shared memory for coalesced stores.
+    Smem,
+    /// TMA store from shared memory.
+    Tma,
+    /// `stmatrix` into shared memory, then stores.
+    Stmatrix,
+}
+
+/// Target architecture: the oldest GPU the kernel runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Arch {
+    Sm80,
+    Sm90,
+    /// Hopper with its arch-specific features (wgmma, setmaxnreg); runs on sm_90 only.
+    Sm90a,
+}
+
+impl Arch {
+    /// The NVRTC `--gpu-architecture` value.
+    pub const fn nvrtc_name(self) -> &'static str {
+        match self {
+            Arch::Sm80 => "sm_80",
+            Arch::Sm90 => "sm_90",
+            Arch::Sm90a => "sm_90a",
+        }
+    }
+
+    /// Compute capability (major, minor).
+    pub const fn capability(self) -> (u32, u32) {
+        match self {
+            Arch::Sm80 => (8, 0),
+            Arch::Sm90 | Arch::Sm90a => (9, 0),
+        }
+    }
+
+    /// Most shared memory one block may use (opt-in dynamic limit).
+    pub const fn smem_limit(self) -> u32 {
+        match self {
+            Arch::Sm80 => 163 * 1024,
+            Arch::Sm90 | Arch::Sm90a => 227 * 1024,
+        }
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.nvrtc_name())
+    }
+}
+
+/// A complete kernel description.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KernelSpec {
+    /// The Rust name the kernel was declared under; prefixes the CUDA name.
+    pub name: Cow<'static, str>,
+    pub a: Operand,
+    pub b: Operand,
+    pub c: Operand,
+    pub block: Block,
+    pub warp: Option<Warp>,
+    pub thread: Option<ThreadTile>,
+    pub atom: Atom,
+    pub staging: Staging,
+    pub specialize: Option<Specialize>,
+    pub swizzle: Swizzle,
+    pub raster: Raster,
+    pub persistent: bool,
+    pub cluster: Option<Cluster>,
+    pub epilogue: Epilogue,
+    pub arch: Arch,
+}
+
+/// What a launch must satisfy for a kernel; checked by the runtime before launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Requirements {
+    /// m, n, k must be multiples of these (1: any size).
+    pub m_multiple: u32,
+    pub n_multiple: u32,
+    pub k_multiple: u32,
+    /// Elements per vector load: base pointers aligned to `vector * elem bytes`
+    /// and leading dimensions multiples of `vector`.
+    pub vector: u32,
+}
+
+impl KernelSpec {
+    /// The oldest arch the spec's features need (mma: sm_80; wgmma, TMA,
+    /// clusters, setmaxnreg: sm_90a).
+    pub fn min_arch(&self) -> Arch {
+        let hopper = matches!(self.atom, Atom::Wgmma { .. })
+            || matches!(self.staging, Staging::Tma { .. })
+            || self.cluster.is_some()
+            || self.specialize.is_some_and(|s| s.producer_regs.is_some() || s.consumer_regs.is_some())
+            || matches!(self.epilogue, Epilogue::Tma);
+        if hopper {
+            Arch::Sm90a
+        } else {
+            Arch::Sm80
+        }
+    }
+
+    /// Threads per block, as launched.
+    pub fn threads(&self) -> u32 {
+        self.block.threads
+    }
+
+    /// Shared-memory row length of the A tile in elements (padding included).
+    pub fn smem_a_row(&self) -> u32 {
+        let k = self.block.k.unwrap_or(0);
+        let transposed = matches!(self.staging, Staging::Smem { transpose_a: true, .. });
+        (if transposed { self.block.m } else { k }) + self.pad()
+    }
+
+    /// Shared-memory row length of the B tile in elements (padding included).
+    pub fn smem_b_row(&self) -> u32 {
+        self.block.n + self.pad()
+    }
+
+    fn pad(&self) -> u32 {
+        match self.swizzle {
+            Swizzle::Pad(p) => p,
+            _ => 0,
+        }
+    }
+
+    /// Shared memory per block in bytes: every staged tile of A and B.
+    pub fn smem_bytes(&self) -> u32 {
+        let tiles = self.staging.smem_tiles();
+        if tiles == 0 {
+            return 0;
+        }
+        let k = self.block.k.unwrap_or(0);
+        let transposed = matches!(self.staging, Staging::Smem { transpose_a: true, .. });
+        let a_rows = if transposed { k } else { self.block.m };
+        let a = a_rows * self.smem_a_row() * self.a.elem.bytes();
+        let b = k * self.smem_b_row() * self.b.elem.bytes();
+        tiles * (a + b)
+    }
+
+    /// Accumulators each thread holds (SIMT: thread tile times warp iterations).
+    pub fn accumulators_per_thread(&self) -> u32 {
+        let thread = self.thread.map_or(1, |t| t.m * t.n);
+        let iters = self.warp.map_or(1, |w| w.m_iters * w.n_iters);
+        thread * iters
+    }
+
+    /// What sizes and pointers a launch of this kernel needs.
+    pub fn requirements(&self) -> Requirements {
+        match self.staging {
+            // Direct loads are bounds-guarded: any size.
+            Staging::Direct => Requirements { m_multiple: 1, n_multiple: 1, k_multiple: 1, vector: 1 },
+            staging => Requirements {
+                m_multiple: self.block.m,
+                n_multiple: self.block.n,
+                k_multiple: self.block.k.unwrap_or(1),
+                vector: staging.vector(),
+            },
+        }
+    }
+
+    /// The CUDA kernel name: the Rust name, then the tiling, so that two specs
+    /// that differ anywhere get different names.
+    pub fn kernel_name(&self) -> String {
+        let mut s = format!(
+            "{}__{}{}{}_{}{}{}__b{}x{}",
+            self.name,
+            self.a.elem.rust_name(),
+            self.b.elem.rust_name(),
+            self.c.elem.rust_name(),
+            self.a.layout.letter(),
+            self.b.layout.letter(),
+            self.c.layout.letter(),
+            self.block.m,
+            self.block.n,
+        );
+        if let Some(k) = self.block.k {
+            s += &format!("x{k}");
+        }
+        s += &format!("_t{}", self.block.threads);
+        if let Some(w) = self.warp {
+            s += &format!("__w{}x{}_i{}x{}", w.m, w.n, w.m_iters, w.n_iters);
+        }
+        if let Some(t) = self.thread {
+            let lanes = match t.lanes {
+                Dim::M => 'm',
+                Dim::N => 'n',
+            };
+            s += &format!("__r{}x{}{lanes}", t.m, t.n);
+        }
+        let (am, an, ak) = self.atom.shape();
+        s += &format!("__{}", self.atom.name());
+        if !matches!(self.atom, Atom::Fma) {
+            s += &format!("{am}x{an}x{ak}");
+        }
+        s += &format!("__{}", self.staging.name());
+        match self.staging {
+            Staging::Direct => {}
+            Staging::Smem { vector, transpose_a, buffers } => {
+                s += &format!("_v{vector}_x{buffers}");
+                if transpose_a {
+                    s += "_at";
+                }
+            }
+            Staging::CpAsync { stages, vector } => s += &format!("_v{vector}_s{stages}"),
+            Staging::Tma { stages } => s += &format!("_s{stages}"),
+        }
+        if let Some(sp) = self.specialize {
+            s += &format!("__ws{}p{}c", sp.producers, sp.consumers);
+            if let (Some(p), Some(c)) = (sp.producer_regs, sp.consumer_regs) {
+                s += &format!("_r{p}_{c}");
+            }
+        }
+        match self.swizzle {
+            Swizzle::None => {}
+            Swizzle::Pad(p) => s += &format!("__pad{p}"),
+            Swizzle::Xor => s += "__xor",
+            Swizzle::B32 => s += "__sw32",
+            Swizzle::B64 => s += "__sw64",
+            Swizzle::B128 => s += "__sw128",
+        }
+        match self.raster {
+            Raster::Row => {}
+            Raster::Grouped(g) => s += &format!("__g{g}"),
+            Raster::Hilbert => s += "__hilbert",
+        }
+        if self.persistent {
+            s += "__persistent";
+        }
+        if let Some(c) = self.cluster {
+            s += &format!("__cl{}x{}", c.m, c.n);
+            match c.multicast {
+                Some(Which::A) => s += "_mca",
+                Some(Which::B) => s += "_mcb",
+                None => {}
+            }
+        }
+        match self.epilogue {
+            Epilogue::Direct => {}
+            Epilogue::Vector => s += "__ev",
+            Epilogue::Smem => s += "__es",
+            Epilogue::Tma => s += "__etma",
+            Epilogue::Stmatrix => s += "__estm",
+        }
+        s += &format!("__{}", self.arch.nvrtc_name());
+        s
+    }
+}

@@ -1,0 +1,52 @@
+//! What the CUDA generator can emit today. A legal spec outside this set is a
+//! compile error that says so, never a setting silently ignored.
+
+use crate::check::Diag;
+use crate::spec::*;
+
+/// Every part of `spec` the generator cannot honour yet.
+pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
+    let mut out = Vec::new();
+    let mut no = |at: &'static str, what: String| {
+        out.push(Diag { at, msg: format!("{what} is not generated yet; {}", SUPPORTED) })
+    };
+    if !matches!(spec.atom, Atom::Fma) {
+        no("atom", format!("atom = {}", spec.atom.name()));
+    }
+    if spec.warp.is_some() {
+        no("warp", "the warp tier".into());
+    }
+    match spec.staging {
+        Staging::Direct | Staging::Smem { buffers: 1, .. } => {}
+        Staging::Smem { buffers, .. } => no("staging.buffers", format!("buffers = {buffers} (double buffering)")),
+        s => no("staging", format!("staging = {}", s.name())),
+    }
+    if spec.specialize.is_some() {
+        no("specialize", "warp specialization".into());
+    }
+    match spec.swizzle {
+        Swizzle::None | Swizzle::Pad(_) => {}
+        s => no("swizzle", format!("swizzle = {s:?}").to_lowercase()),
+    }
+    if spec.raster != Raster::Row {
+        no("raster", format!("raster = {:?}", spec.raster).to_lowercase());
+    }
+    if spec.persistent {
+        no("persistent", "a persistent schedule".into());
+    }
+    if spec.cluster.is_some() {
+        no("cluster", "a thread block cluster".into());
+    }
+    if spec.epilogue != Epilogue::Direct {
+        no("epilogue", format!("epilogue = {:?}", spec.epilogue).to_lowercase());
+    }
+    if spec.c.elem != Elem::F32 {
+        no("c", format!("C in {}", spec.c.elem.rust_name()));
+    }
+    out
+}
+
+/// The supported set, as stated in every "not generated yet" error.
+pub const SUPPORTED: &str = "the generator supports f32 SIMT kernels today: atom = fma, block and thread tiers, \
+staging = direct or smem(vector, transpose_a, buffers = 1), swizzle = none or pad(n), raster = row, \
+epilogue = direct, C in f32";

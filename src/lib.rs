@@ -1,1 +1,8 @@
+//! The ladder: every optimization step of the source documents as one
+//! `#[gemm_kernel]` spec, and the harness that checks each against cuBLAS and
+//! times it. Examples, tests and benches all take their kernels from here.
 
+pub mod measure;
+pub mod steps;
+
+pub use steps::{Step, STEPS};

@@ -1,1 +1,35 @@
+//! The runtime for `#[gemm_kernel]` kernels: discover the GPU, compile the
+//! generated CUDA with NVRTC (once per process and device), check arguments,
+//! launch on a cudarc stream. Also the cuBLAS reference, event timing and test
+//! data that examples, tests and benches share.
 
+extern crate self as gemm_runtime;
+
+mod args;
+pub mod compile;
+pub mod data;
+pub mod device;
+mod error;
+mod kernel;
+pub mod reference;
+pub mod timing;
+
+pub use args::{shapes as args_shapes, Dims, Element, Shape, MAX_OFFSET};
+pub use error::GemmError;
+pub use gemm_core::spec;
+pub use gemm_macros::gemm_kernel;
+pub use kernel::Kernel;
+pub use {cudarc, gemm_core, half};
+
+/// Markers for kernel signatures: `a: Mat<f32, RowMajor>` is an input of f32
+/// stored row-major; `c: MatMut<..>` is the output. The macro reads them; the
+/// launcher takes cudarc device buffers.
+pub struct Mat<T, L>(std::marker::PhantomData<(T, L)>);
+/// The output matrix of a kernel signature; see [`Mat`].
+pub struct MatMut<T, L>(std::marker::PhantomData<(T, L)>);
+/// Rows are contiguous in memory.
+pub struct RowMajor;
+/// Columns are contiguous in memory.
+pub struct ColMajor;
+/// Element type names for signatures (`Mat<bf16, RowMajor>`).
+pub use half::{bf16, f16};

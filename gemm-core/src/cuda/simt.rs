@@ -203,7 +203,7 @@ impl Kernel<'_> {
         };
         let per_line = inner / vector;
         let rounds = t.rows * t.cols / (vector * self.threads);
-        let what = if vector == 1 { "1 float".to_string() } else { format!("float{vector}") };
+        let what = if vector == 1 { "float".to_string() } else { format!("float{vector}") };
         w.line(format!(
             "// staging: {} tile {}x{} global -> shared, {rounds} round(s) of one {what} per thread",
             t.name, t.rows, t.cols

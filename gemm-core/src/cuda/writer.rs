@@ -19,7 +19,8 @@ impl Writer {
 
     /// `head {`, then the body one level deeper, then `}`.
     pub fn block(&mut self, head: impl AsRef<str>, body: impl FnOnce(&mut Self)) {
-        self.line(format!("{} {{", head.as_ref()));
+        let head = head.as_ref();
+        self.line(if head.is_empty() { "{".to_string() } else { format!("{head} {{") });
         self.depth += 1;
         body(self);
         self.depth -= 1;

@@ -1,0 +1,417 @@
+//! The attribute grammar: gives meaning to the nodes of [`crate::ast`].
+//!
+//! ```text
+//! block(m = .., n = .., k = .., threads = ..)        k: only where tiles are staged
+//! warp(m = .., n = .., m_iters = 1, n_iters = 1)
+//! thread(m = .., n = .., lanes = n | m)
+//! atom = fma | mma(m16n8k16) | wmma(m16n16k16) | wgmma(m64nNk16)
+//! staging = direct | smem(vector = 1, transpose_a, buffers = 1)
+//!         | cp_async(stages = .., vector = ..) | tma(stages = ..)
+//! specialize(producers = 1, consumers = .., producer_regs = .., consumer_regs = ..)
+//! swizzle = none | pad(N) | xor | b32 | b64 | b128
+//! raster = row | grouped(N) | hilbert
+//! persistent
+//! cluster(m = .., n = .., multicast = a | b)
+//! epilogue = direct | vector | smem | tma | stmatrix
+//! arch = sm_80 | sm_90 | sm_90a                      default: the oldest the features allow
+//! ```
+
+use std::collections::HashMap;
+
+use gemm_core::spec::*;
+use proc_macro2::Span;
+
+use crate::ast::Node;
+use crate::ctxt::Ctxt;
+
+/// The tiers and policies as written; `None` where an argument was left out.
+#[derive(Default)]
+pub struct Attr {
+    pub block: Option<Block>,
+    pub warp: Option<Warp>,
+    pub thread: Option<ThreadTile>,
+    pub atom: Option<Atom>,
+    pub staging: Option<Staging>,
+    pub specialize: Option<Specialize>,
+    pub swizzle: Option<Swizzle>,
+    pub raster: Option<Raster>,
+    pub persistent: bool,
+    pub cluster: Option<Cluster>,
+    pub epilogue: Option<Epilogue>,
+    pub arch: Option<Arch>,
+}
+
+const TOP: &[&str] = &[
+    "block", "warp", "thread", "atom", "staging", "specialize", "swizzle", "raster", "persistent", "cluster",
+    "epilogue", "arch",
+];
+
+pub fn parse(cx: &mut Ctxt, nodes: &[Node]) -> Attr {
+    let mut attr = Attr::default();
+    let mut seen: HashMap<String, Span> = HashMap::new();
+    for node in nodes {
+        let Some(name) = node.name() else {
+            cx.error(node.span(), format!("expected a named argument, one of {}", list(TOP)));
+            continue;
+        };
+        let key = name.to_string();
+        if !TOP.contains(&key.as_str()) {
+            cx.error(name.span(), format!("unknown argument `{key}`; expected one of {}", list(TOP)));
+            continue;
+        }
+        if seen.insert(key.clone(), name.span()).is_some() {
+            cx.error(name.span(), format!("duplicate argument `{key}`; give each argument once"));
+            continue;
+        }
+        match key.as_str() {
+            "block" => attr.block = call(cx, node, "block").and_then(|a| block(cx, &a, node.span())),
+            "warp" => attr.warp = call(cx, node, "warp").and_then(|a| warp(cx, &a, node.span())),
+            "thread" => attr.thread = call(cx, node, "thread").and_then(|a| thread(cx, &a, node.span())),
+            "specialize" => {
+                attr.specialize = call(cx, node, "specialize").and_then(|a| specialize(cx, &a, node.span()))
+            }
+            "cluster" => attr.cluster = call(cx, node, "cluster").and_then(|a| cluster(cx, &a, node.span())),
+            "persistent" => match node {
+                Node::Flag(i) => {
+                    cx.record("persistent", i.span());
+                    attr.persistent = true;
+                }
+                _ => cx.error(node.span(), "`persistent` is a flag: write it alone"),
+            },
+            _ => {
+                let Some(value) = assigned(cx, node, &key) else { continue };
+                cx.record(key.as_str(), value.span());
+                match key.as_str() {
+                    "atom" => attr.atom = atom(cx, value),
+                    "staging" => attr.staging = staging(cx, value),
+                    "swizzle" => attr.swizzle = swizzle(cx, value),
+                    "raster" => attr.raster = raster(cx, value),
+                    "epilogue" => attr.epilogue = epilogue(cx, value),
+                    "arch" => attr.arch = arch(cx, value),
+                    _ => unreachable!("every name in TOP is handled"),
+                }
+            }
+        }
+    }
+    attr
+}
+
+fn list(names: &[&str]) -> String {
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// The arguments of `name(..)`, after recording where it was written.
+fn call<'a>(cx: &mut Ctxt, node: &'a Node, name: &str) -> Option<Args<'a>> {
+    match node {
+        Node::Call(_, args, span) => {
+            cx.record(name, *span);
+            Some(Args { path: name.to_string(), label: name.to_string(), nodes: args })
+        }
+        _ => {
+            cx.error(node.span(), format!("`{name}` takes its settings in parentheses: `{name}(..)`"));
+            None
+        }
+    }
+}
+
+/// The value of `name = value`.
+fn assigned<'a>(cx: &mut Ctxt, node: &'a Node, name: &str) -> Option<&'a Node> {
+    match node {
+        Node::Assign(_, v) => Some(v),
+        _ => {
+            cx.error(node.span(), format!("`{name}` takes a value: `{name} = ..`"));
+            None
+        }
+    }
+}
+
+/// Named settings inside a call: `m = 128, transpose_a`.
+struct Args<'a> {
+    /// Where the settings are recorded: `block` gives `block.m`.
+    path: String,
+    /// The call's name in messages: `smem` for `staging = smem(..)`.
+    label: String,
+    nodes: &'a [Node],
+}
+
+/// The named settings of a call, checked against what it accepts.
+struct Fields<'a> {
+    label: String,
+    found: HashMap<&'static str, &'a Node>,
+    span: Span,
+}
+
+impl<'a> Args<'a> {
+    fn fields(&self, cx: &mut Ctxt, allowed: &[&'static str], span: Span) -> Fields<'a> {
+        let mut found = HashMap::new();
+        for node in self.nodes {
+            let Some(name) = node.name() else {
+                cx.error(node.span(), format!("expected `name = value` in `{}(..)`; one of {}", self.label, list(allowed)));
+                continue;
+            };
+            let key = name.to_string();
+            let Some(&k) = allowed.iter().find(|a| **a == key) else {
+                cx.error(name.span(), format!("unknown argument `{key}` in `{}(..)`; expected one of {}", self.label, list(allowed)));
+                continue;
+            };
+            if found.insert(k, node).is_some() {
+                cx.error(name.span(), format!("duplicate argument `{key}` in `{}(..)`", self.label));
+                continue;
+            }
+            let span = match node {
+                Node::Assign(_, v) => v.span(),
+                other => other.span(),
+            };
+            cx.record(format!("{}.{key}", self.path), span);
+        }
+        Fields { label: self.label.clone(), found, span }
+    }
+}
+
+impl Fields<'_> {
+    /// `name = <integer>`, if written.
+    fn int(&self, cx: &mut Ctxt, name: &str) -> Option<u32> {
+        match self.found.get(name)? {
+            Node::Assign(_, v) => match **v {
+                Node::Int(i, _) => Some(i),
+                ref other => {
+                    cx.error(other.span(), format!("`{name}` in `{}(..)` takes a number", self.label));
+                    None
+                }
+            },
+            other => {
+                cx.error(other.span(), format!("`{name}` in `{}(..)` takes a number: `{name} = ..`", self.label));
+                None
+            }
+        }
+    }
+
+    /// `name = <integer>`, which must be written.
+    fn required(&self, cx: &mut Ctxt, name: &str) -> Option<u32> {
+        if !self.found.contains_key(name) {
+            cx.error(self.span, format!("missing `{name} = ..` in `{}(..)`", self.label));
+            return None;
+        }
+        self.int(cx, name)
+    }
+
+    /// A bare flag such as `transpose_a`.
+    fn flag(&self, cx: &mut Ctxt, name: &str) -> bool {
+        match self.found.get(name) {
+            None => false,
+            Some(Node::Flag(_)) => true,
+            Some(other) => {
+                cx.error(other.span(), format!("`{name}` is a flag: write it alone"));
+                false
+            }
+        }
+    }
+
+    /// `name = <identifier>` from `choices`.
+    fn choice(&self, cx: &mut Ctxt, name: &str, choices: &[&str]) -> Option<String> {
+        match self.found.get(name)? {
+            Node::Assign(_, v) => match &**v {
+                Node::Flag(i) if choices.contains(&i.to_string().as_str()) => Some(i.to_string()),
+                other => {
+                    cx.error(other.span(), format!("`{name}` in `{}(..)` is one of {}", self.label, list(choices)));
+                    None
+                }
+            },
+            other => {
+                cx.error(other.span(), format!("`{name}` takes a value: `{name} = ..`"));
+                None
+            }
+        }
+    }
+}
+
+fn block(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Block> {
+    let f = args.fields(cx, &["m", "n", "k", "threads"], span);
+    let (m, n, threads) = (f.required(cx, "m"), f.required(cx, "n"), f.required(cx, "threads"));
+    let k = f.int(cx, "k");
+    Some(Block { m: m?, n: n?, k, threads: threads? })
+}
+
+fn warp(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Warp> {
+    let f = args.fields(cx, &["m", "n", "m_iters", "n_iters"], span);
+    let (m, n) = (f.required(cx, "m"), f.required(cx, "n"));
+    let m_iters = f.int(cx, "m_iters").unwrap_or(1);
+    let n_iters = f.int(cx, "n_iters").unwrap_or(1);
+    Some(Warp { m: m?, n: n?, m_iters, n_iters })
+}
+
+fn thread(cx: &mut Ctxt, args: &Args, span: Span) -> Option<ThreadTile> {
+    let f = args.fields(cx, &["m", "n", "lanes"], span);
+    let (m, n) = (f.required(cx, "m"), f.required(cx, "n"));
+    let lanes = match f.choice(cx, "lanes", &["m", "n"]).as_deref() {
+        Some("m") => Dim::M,
+        _ => Dim::N,
+    };
+    Some(ThreadTile { m: m?, n: n?, lanes })
+}
+
+fn specialize(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Specialize> {
+    let f = args.fields(cx, &["producers", "consumers", "producer_regs", "consumer_regs"], span);
+    let consumers = f.required(cx, "consumers")?;
+    Some(Specialize {
+        producers: f.int(cx, "producers").unwrap_or(1),
+        consumers,
+        producer_regs: f.int(cx, "producer_regs"),
+        consumer_regs: f.int(cx, "consumer_regs"),
+    })
+}
+
+fn cluster(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Cluster> {
+    let f = args.fields(cx, &["m", "n", "multicast"], span);
+    let m = f.int(cx, "m").unwrap_or(1);
+    let n = f.int(cx, "n").unwrap_or(1);
+    let multicast = match f.choice(cx, "multicast", &["a", "b"]).as_deref() {
+        Some("a") => Some(Which::A),
+        Some("b") => Some(Which::B),
+        _ => None,
+    };
+    Some(Cluster { m, n, multicast })
+}
+
+/// A value that is a bare word from `choices`.
+fn word(cx: &mut Ctxt, value: &Node, what: &str, choices: &[&str]) -> Option<String> {
+    match value {
+        Node::Flag(i) if choices.contains(&i.to_string().as_str()) => Some(i.to_string()),
+        other => {
+            cx.error(other.span(), format!("unknown {what}; expected one of {}", list(choices)));
+            None
+        }
+    }
+}
+
+/// The single number in `name(N)`.
+fn one_int(cx: &mut Ctxt, args: &[Node], span: Span, usage: &str) -> Option<u32> {
+    match args {
+        [Node::Int(v, _)] => Some(*v),
+        _ => {
+            cx.error(span, format!("expected one number: `{usage}`"));
+            None
+        }
+    }
+}
+
+fn atom(cx: &mut Ctxt, value: &Node) -> Option<Atom> {
+    const USAGE: &str = "`fma`, `mma(m16n8k16)`, `wmma(m16n16k16)` or `wgmma(m64nNk16)`";
+    match value {
+        Node::Flag(i) if i == "fma" => Some(Atom::Fma),
+        Node::Call(kind, args, span) if ["mma", "wmma", "wgmma"].iter().any(|k| kind == k) => {
+            let shape = match args.as_slice() {
+                [Node::Flag(s)] => parse_shape(&s.to_string()),
+                _ => None,
+            };
+            let Some((m, n, k)) = shape else {
+                cx.error(*span, format!("expected a shape such as `{kind}(m16n8k16)`: the atom's M, N and K"));
+                return None;
+            };
+            Some(match kind.to_string().as_str() {
+                "mma" => Atom::Mma { m, n, k },
+                "wmma" => Atom::Wmma { m, n, k },
+                _ => Atom::Wgmma { m, n, k },
+            })
+        }
+        other => {
+            cx.error(other.span(), format!("unknown atom; expected {USAGE}"));
+            None
+        }
+    }
+}
+
+/// `m16n8k16` -> (16, 8, 16).
+fn parse_shape(s: &str) -> Option<(u32, u32, u32)> {
+    let rest = s.strip_prefix('m')?;
+    let (m, rest) = rest.split_once('n')?;
+    let (n, k) = rest.split_once('k')?;
+    Some((m.parse().ok()?, n.parse().ok()?, k.parse().ok()?))
+}
+
+fn staging(cx: &mut Ctxt, value: &Node) -> Option<Staging> {
+    const KINDS: &[&str] = &["direct", "smem", "cp_async", "tma"];
+    let (kind, args, span) = match value {
+        Node::Flag(i) => (i.to_string(), &[][..], i.span()),
+        Node::Call(i, args, span) => (i.to_string(), args.as_slice(), *span),
+        other => {
+            cx.error(other.span(), format!("unknown staging; expected one of {}", list(KINDS)));
+            return None;
+        }
+    };
+    let args = Args { path: "staging".into(), label: kind.clone(), nodes: args };
+    let fields = |cx: &mut Ctxt, allowed: &[&'static str]| args.fields(cx, allowed, span);
+    match kind.as_str() {
+        "direct" if args.nodes.is_empty() => Some(Staging::Direct),
+        "direct" => {
+            cx.error(span, "`direct` takes no settings");
+            None
+        }
+        "smem" => {
+            let f = fields(cx, &["vector", "transpose_a", "buffers"]);
+            Some(Staging::Smem {
+                vector: f.int(cx, "vector").unwrap_or(1),
+                transpose_a: f.flag(cx, "transpose_a"),
+                buffers: f.int(cx, "buffers").unwrap_or(1),
+            })
+        }
+        "cp_async" => {
+            let f = fields(cx, &["stages", "vector"]);
+            let stages = f.required(cx, "stages")?;
+            Some(Staging::CpAsync { stages, vector: f.required(cx, "vector")? })
+        }
+        "tma" => {
+            let f = fields(cx, &["stages"]);
+            Some(Staging::Tma { stages: f.required(cx, "stages")? })
+        }
+        _ => {
+            cx.error(span, format!("unknown staging `{kind}`; expected one of {}", list(KINDS)));
+            None
+        }
+    }
+}
+
+fn swizzle(cx: &mut Ctxt, value: &Node) -> Option<Swizzle> {
+    if let Node::Call(i, args, span) = value {
+        if i == "pad" {
+            return one_int(cx, args, *span, "pad(N)").map(Swizzle::Pad);
+        }
+    }
+    Some(match word(cx, value, "swizzle", &["none", "pad(N)", "xor", "b32", "b64", "b128"])?.as_str() {
+        "none" => Swizzle::None,
+        "xor" => Swizzle::Xor,
+        "b32" => Swizzle::B32,
+        "b64" => Swizzle::B64,
+        _ => Swizzle::B128,
+    })
+}
+
+fn raster(cx: &mut Ctxt, value: &Node) -> Option<Raster> {
+    if let Node::Call(i, args, span) = value {
+        if i == "grouped" {
+            return one_int(cx, args, *span, "grouped(N)").map(Raster::Grouped);
+        }
+    }
+    Some(match word(cx, value, "raster", &["row", "grouped(N)", "hilbert"])?.as_str() {
+        "row" => Raster::Row,
+        _ => Raster::Hilbert,
+    })
+}
+
+fn epilogue(cx: &mut Ctxt, value: &Node) -> Option<Epilogue> {
+    Some(match word(cx, value, "epilogue", &["direct", "vector", "smem", "tma", "stmatrix"])?.as_str() {
+        "direct" => Epilogue::Direct,
+        "vector" => Epilogue::Vector,
+        "smem" => Epilogue::Smem,
+        "tma" => Epilogue::Tma,
+        _ => Epilogue::Stmatrix,
+    })
+}
+
+fn arch(cx: &mut Ctxt, value: &Node) -> Option<Arch> {
+    Some(match word(cx, value, "arch", &["sm_80", "sm_90", "sm_90a"])?.as_str() {
+        "sm_80" => Arch::Sm80,
+        "sm_90" => Arch::Sm90,
+        _ => Arch::Sm90a,
+    })
+}

@@ -1,0 +1,252 @@
+//! parse -> check -> generate -> expand: the typed launcher and the kernel's data.
+
+use gemm_core::spec::*;
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+
+use crate::ast::AttrArgs;
+use crate::ctxt::Ctxt;
+use crate::{attr, sig};
+
+pub fn gemm_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut cx = Ctxt::new(Span::call_site());
+    let spec_and_sig = match syn::parse2::<AttrArgs>(args) {
+        Ok(args) => {
+            let attr = attr::parse(&mut cx, &args.0);
+            let sig = sig::parse(&mut cx, item);
+            build(&mut cx, attr, sig)
+        }
+        Err(e) => {
+            cx.syn_error(e);
+            None
+        }
+    };
+    let out = spec_and_sig.and_then(|(spec, sig)| match gemm_core::generate(&spec) {
+        Ok(generated) if !cx.has_errors() => Some(expand(&spec, &sig, &generated)),
+        Ok(_) => None,
+        Err(diags) => {
+            for d in diags {
+                let span = cx.span_of(d.at);
+                cx.error(span, d.msg);
+            }
+            None
+        }
+    });
+    match cx.into_compile_errors() {
+        Some(errors) => errors,
+        None => out.expect("no errors means the kernel was generated"),
+    }
+}
+
+/// The spec, once everything it needs was written.
+fn build(cx: &mut Ctxt, a: attr::Attr, sig: Option<sig::Sig>) -> Option<(KernelSpec, sig::Sig)> {
+    let whole = cx.whole();
+    for (missing, usage) in [
+        (a.block.is_none(), "`block(m = .., n = .., threads = ..)`"),
+        (a.atom.is_none(), "`atom = ..` (fma, mma(m16n8k16), wmma(m16n16k16), wgmma(m64nNk16))"),
+        (a.staging.is_none(), "`staging = ..` (direct, smem(..), cp_async(..), tma(..))"),
+    ] {
+        // A setting written but invalid was reported where it was written.
+        if missing && !cx.has_errors() {
+            cx.error(whole, format!("missing {usage}"));
+        }
+    }
+    let sig = sig?;
+    let [a_op, b_op, c_op] = [sig.params[0].1, sig.params[1].1, sig.params[2].1];
+    let mut spec = KernelSpec {
+        name: sig.ident.to_string().into(),
+        a: a_op,
+        b: b_op,
+        c: c_op,
+        block: a.block?,
+        warp: a.warp,
+        thread: a.thread,
+        atom: a.atom?,
+        staging: a.staging?,
+        specialize: a.specialize,
+        swizzle: a.swizzle.unwrap_or(Swizzle::None),
+        raster: a.raster.unwrap_or(Raster::Row),
+        persistent: a.persistent,
+        cluster: a.cluster,
+        epilogue: a.epilogue.unwrap_or(Epilogue::Direct),
+        arch: Arch::Sm80,
+    };
+    spec.arch = a.arch.unwrap_or_else(|| spec.min_arch());
+    Some((spec, sig))
+}
+
+fn expand(spec: &KernelSpec, sig: &sig::Sig, g: &gemm_core::Generated) -> TokenStream {
+    let sig::Sig { attrs, vis, ident, params } = sig;
+    let [a, b, c] = [&params[0].0, &params[1].0, &params[2].0];
+    let [ta, tb, tc] = [params[0].1.elem, params[1].1.elem, params[2].1.elem].map(elem_type);
+    let written = params.iter().map(|p| &p.2);
+    let spec_value = spec_tokens(spec);
+    let (source, name, threads, smem, arch) = (&g.source, &g.kernel_name, g.threads, g.smem_bytes, arch_tokens(g.arch));
+    let req = spec.requirements();
+    let doc_tiling = format!(" CUDA kernel `{name}`: {threads} threads, {smem} bytes of shared memory, target {}.", g.arch);
+    let doc_req = if req.m_multiple * req.n_multiple * req.k_multiple == 1 {
+        " Accepts any m, n, k.".to_string()
+    } else {
+        format!(" Requires m % {} == 0, n % {} == 0, k % {} == 0.", req.m_multiple, req.n_multiple, req.k_multiple)
+    };
+    quote! {
+        #(#attrs)*
+        #[doc = ""]
+        #[doc = #doc_tiling]
+        #[doc = #doc_req]
+        #[doc = " Compiles on first use (once per process and device), checks the arguments, launches on `stream`."]
+        #vis fn #ident(
+            stream: &::gemm_runtime::cudarc::driver::CudaStream,
+            #a: &impl ::gemm_runtime::cudarc::driver::DevicePtr<#ta>,
+            #b: &impl ::gemm_runtime::cudarc::driver::DevicePtr<#tb>,
+            #c: &mut impl ::gemm_runtime::cudarc::driver::DevicePtrMut<#tc>,
+            dims: ::gemm_runtime::Dims,
+        ) -> ::std::result::Result<(), ::gemm_runtime::GemmError> {
+            // The signature's types as written, so they resolve like any other.
+            let _: ::core::marker::PhantomData<(#(#written,)*)> = ::core::marker::PhantomData;
+            #ident::KERNEL.launch(stream, #a, #b, #c, dims)
+        }
+
+        #[doc = " The generated kernel behind the launcher of the same name: its spec, CUDA source and launch shape."]
+        #vis mod #ident {
+            /// The kernel description, as data.
+            pub const SPEC: ::gemm_runtime::spec::KernelSpec = #spec_value;
+            /// The generated CUDA C++ source (header-free).
+            pub const CUDA: &str = #source;
+            /// The `extern "C"` kernel name in [`CUDA`]; it encodes the tiling.
+            pub const KERNEL_NAME: &str = #name;
+            /// Threads per block.
+            pub const THREADS: u32 = #threads;
+            /// Dynamic shared memory per block, in bytes.
+            pub const SMEM_BYTES: u32 = #smem;
+            /// The oldest architecture the kernel runs on.
+            pub const ARCH: ::gemm_runtime::spec::Arch = #arch;
+            /// The launchable kernel.
+            pub static KERNEL: ::gemm_runtime::Kernel =
+                ::gemm_runtime::Kernel::from_parts(SPEC, CUDA, KERNEL_NAME, THREADS, SMEM_BYTES);
+        }
+    }
+}
+
+fn elem_type(e: Elem) -> TokenStream {
+    match e {
+        Elem::F32 => quote!(f32),
+        Elem::F16 => quote!(::gemm_runtime::half::f16),
+        Elem::Bf16 => quote!(::gemm_runtime::half::bf16),
+    }
+}
+
+fn arch_tokens(a: Arch) -> TokenStream {
+    match a {
+        Arch::Sm80 => quote!(::gemm_runtime::spec::Arch::Sm80),
+        Arch::Sm90 => quote!(::gemm_runtime::spec::Arch::Sm90),
+        Arch::Sm90a => quote!(::gemm_runtime::spec::Arch::Sm90a),
+    }
+}
+
+fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> TokenStream) -> TokenStream {
+    match v {
+        Some(v) => {
+            let t = f(v);
+            quote!(::std::option::Option::Some(#t))
+        }
+        None => quote!(::std::option::Option::None),
+    }
+}
+
+/// The spec as a constant expression of `gemm_runtime::spec` types.
+fn spec_tokens(s: &KernelSpec) -> TokenStream {
+    let p = quote!(::gemm_runtime::spec);
+    let operand = |o: Operand| {
+        let elem = match o.elem {
+            Elem::F32 => quote!(F32),
+            Elem::F16 => quote!(F16),
+            Elem::Bf16 => quote!(Bf16),
+        };
+        let layout = match o.layout {
+            Layout::RowMajor => quote!(RowMajor),
+            Layout::ColMajor => quote!(ColMajor),
+        };
+        quote!(#p::Operand { elem: #p::Elem::#elem, layout: #p::Layout::#layout })
+    };
+    let name = s.name.as_ref();
+    let (a, b, c) = (operand(s.a), operand(s.b), operand(s.c));
+    let Block { m, n, k, threads } = s.block;
+    let k = opt(k, |k| quote!(#k));
+    let warp = opt(s.warp, |Warp { m, n, m_iters, n_iters }| quote!(#p::Warp { m: #m, n: #n, m_iters: #m_iters, n_iters: #n_iters }));
+    let thread = opt(s.thread, |ThreadTile { m, n, lanes }| {
+        let lanes = match lanes {
+            Dim::M => quote!(M),
+            Dim::N => quote!(N),
+        };
+        quote!(#p::ThreadTile { m: #m, n: #n, lanes: #p::Dim::#lanes })
+    });
+    let atom = match s.atom {
+        Atom::Fma => quote!(#p::Atom::Fma),
+        Atom::Mma { m, n, k } => quote!(#p::Atom::Mma { m: #m, n: #n, k: #k }),
+        Atom::Wmma { m, n, k } => quote!(#p::Atom::Wmma { m: #m, n: #n, k: #k }),
+        Atom::Wgmma { m, n, k } => quote!(#p::Atom::Wgmma { m: #m, n: #n, k: #k }),
+    };
+    let staging = match s.staging {
+        Staging::Direct => quote!(#p::Staging::Direct),
+        Staging::Smem { vector, transpose_a, buffers } => {
+            quote!(#p::Staging::Smem { vector: #vector, transpose_a: #transpose_a, buffers: #buffers })
+        }
+        Staging::CpAsync { stages, vector } => quote!(#p::Staging::CpAsync { stages: #stages, vector: #vector }),
+        Staging::Tma { stages } => quote!(#p::Staging::Tma { stages: #stages }),
+    };
+    let specialize = opt(s.specialize, |Specialize { producers, consumers, producer_regs, consumer_regs }| {
+        let pr = opt(producer_regs, |r| quote!(#r));
+        let cr = opt(consumer_regs, |r| quote!(#r));
+        quote!(#p::Specialize { producers: #producers, consumers: #consumers, producer_regs: #pr, consumer_regs: #cr })
+    });
+    let swizzle = match s.swizzle {
+        Swizzle::None => quote!(#p::Swizzle::None),
+        Swizzle::Pad(n) => quote!(#p::Swizzle::Pad(#n)),
+        Swizzle::Xor => quote!(#p::Swizzle::Xor),
+        Swizzle::B32 => quote!(#p::Swizzle::B32),
+        Swizzle::B64 => quote!(#p::Swizzle::B64),
+        Swizzle::B128 => quote!(#p::Swizzle::B128),
+    };
+    let raster = match s.raster {
+        Raster::Row => quote!(#p::Raster::Row),
+        Raster::Grouped(g) => quote!(#p::Raster::Grouped(#g)),
+        Raster::Hilbert => quote!(#p::Raster::Hilbert),
+    };
+    let persistent = s.persistent;
+    let cluster = opt(s.cluster, |Cluster { m, n, multicast }| {
+        let mc = opt(multicast, |w| match w {
+            Which::A => quote!(#p::Which::A),
+            Which::B => quote!(#p::Which::B),
+        });
+        quote!(#p::Cluster { m: #m, n: #n, multicast: #mc })
+    });
+    let epilogue = match s.epilogue {
+        Epilogue::Direct => quote!(#p::Epilogue::Direct),
+        Epilogue::Vector => quote!(#p::Epilogue::Vector),
+        Epilogue::Smem => quote!(#p::Epilogue::Smem),
+        Epilogue::Tma => quote!(#p::Epilogue::Tma),
+        Epilogue::Stmatrix => quote!(#p::Epilogue::Stmatrix),
+    };
+    let arch = arch_tokens(s.arch);
+    quote! {
+        #p::KernelSpec {
+            name: ::std::borrow::Cow::Borrowed(#name),
+            a: #a,
+            b: #b,
+            c: #c,
+            block: #p::Block { m: #m, n: #n, k: #k, threads: #threads },
+            warp: #warp,
+            thread: #thread,
+            atom: #atom,
+            staging: #staging,
+            specialize: #specialize,
+            swizzle: #swizzle,
+            raster: #raster,
+            persistent: #persistent,
+            cluster: #cluster,
+            epilogue: #epilogue,
+            arch: #arch,
+        }
+    }
+}

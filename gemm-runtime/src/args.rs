@@ -1,0 +1,161 @@
+//! Problem sizes and the checks every launch makes before it touches the GPU.
+
+use gemm_core::spec::{Elem, KernelSpec, Layout, Operand};
+
+use crate::GemmError;
+
+/// The sizes of `C (m x n) = A (m x k) * B (k x n)`, and the leading dimensions
+/// where the matrices are not packed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dims {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    /// Leading dimensions; `None` means packed (the length of a row for
+    /// row-major, of a column for column-major).
+    pub lda: Option<usize>,
+    pub ldb: Option<usize>,
+    pub ldc: Option<usize>,
+}
+
+impl Dims {
+    /// Packed matrices of these sizes.
+    pub const fn new(m: usize, n: usize, k: usize) -> Self {
+        Dims { m, n, k, lda: None, ldb: None, ldc: None }
+    }
+
+    /// The same sizes with explicit leading dimensions.
+    pub const fn with_ld(self, lda: usize, ldb: usize, ldc: usize) -> Self {
+        Dims { lda: Some(lda), ldb: Some(ldb), ldc: Some(ldc), ..self }
+    }
+
+    /// Multiply-adds times two.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+}
+
+/// One operand's shape as stored.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    pub name: char,
+    pub rows: usize,
+    pub cols: usize,
+    pub layout: Layout,
+    pub ld: usize,
+}
+
+impl Shape {
+    fn new(name: char, rows: usize, cols: usize, layout: Layout, ld: Option<usize>) -> Self {
+        let packed = match layout {
+            Layout::RowMajor => cols,
+            Layout::ColMajor => rows,
+        };
+        Shape { name, rows, cols, layout, ld: ld.unwrap_or(packed) }
+    }
+
+    /// Smallest legal leading dimension.
+    pub fn min_ld(&self) -> usize {
+        match self.layout {
+            Layout::RowMajor => self.cols,
+            Layout::ColMajor => self.rows,
+        }
+    }
+
+    /// Elements from the first to one past the last: what the buffer must hold.
+    pub fn span(&self) -> usize {
+        match self.layout {
+            Layout::RowMajor => (self.rows - 1).saturating_mul(self.ld).saturating_add(self.cols),
+            Layout::ColMajor => (self.cols - 1).saturating_mul(self.ld).saturating_add(self.rows),
+        }
+    }
+}
+
+/// The three operand shapes of a problem under a spec's layouts.
+pub fn shapes(a: Operand, b: Operand, c: Operand, d: Dims) -> [Shape; 3] {
+    [
+        Shape::new('A', d.m, d.k, a.layout, d.lda),
+        Shape::new('B', d.k, d.n, b.layout, d.ldb),
+        Shape::new('C', d.m, d.n, c.layout, d.ldc),
+    ]
+}
+
+/// Element types a kernel can be launched with.
+pub trait Element: cudarc::driver::DeviceRepr {
+    const ELEM: Elem;
+}
+impl Element for f32 {
+    const ELEM: Elem = Elem::F32;
+}
+impl Element for half::f16 {
+    const ELEM: Elem = Elem::F16;
+}
+impl Element for half::bf16 {
+    const ELEM: Elem = Elem::Bf16;
+}
+
+/// Largest offset the generated kernels compute in 32-bit `int`.
+pub const MAX_OFFSET: usize = i32::MAX as usize;
+
+/// Everything a launch must satisfy that can be known before it runs: sizes,
+/// leading dimensions, buffer lengths, the kernel's size rules, alignment and
+/// 32-bit offsets. `lens` and `addrs` are the buffers' lengths (elements) and
+/// device addresses, in the order A, B, C.
+pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> Result<[Shape; 3], GemmError> {
+    if d.m == 0 || d.n == 0 || d.k == 0 {
+        return Err(GemmError::ZeroSize { m: d.m, n: d.n, k: d.k });
+    }
+    let shapes = shapes(spec.a, spec.b, spec.c, d);
+    for s in &shapes {
+        if s.ld < s.min_ld() {
+            let layout = match s.layout {
+                Layout::RowMajor => "row-major",
+                Layout::ColMajor => "column-major",
+            };
+            return Err(GemmError::LeadingDim { operand: s.name, rows: s.rows, cols: s.cols, layout, ld: s.ld, min: s.min_ld() });
+        }
+    }
+    for (s, len) in shapes.iter().zip(lens) {
+        let needed = s.span();
+        if needed > len {
+            return Err(GemmError::BufferTooSmall { operand: s.name, rows: s.rows, cols: s.cols, ld: s.ld, needed, len });
+        }
+    }
+    let kernel = || spec.kernel_name();
+    let req = spec.requirements();
+    for (name, size, multiple, tile) in [
+        ("m", d.m, req.m_multiple, "block m"),
+        ("n", d.n, req.n_multiple, "block n"),
+        ("k", d.k, req.k_multiple, "block k"),
+    ] {
+        if size % multiple as usize != 0 {
+            let rule = format!("{name} = {size} must be a multiple of {tile} = {multiple} (the kernel does not guard partial tiles)");
+            return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
+        }
+    }
+    let (gx, gy, _) = gemm_core::grid(spec, d.m.min(u32::MAX as usize) as u32, d.n.min(u32::MAX as usize) as u32);
+    if gy > 65535 || d.m > u32::MAX as usize || d.n > u32::MAX as usize || gx == 0 {
+        let rule = format!("m = {} needs {gy} blocks along m, over the grid's 65535", d.m);
+        return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
+    }
+    if req.vector > 1 {
+        // Only A and B are read as vectors.
+        for (s, (addr, op)) in shapes.iter().zip(addrs.iter().zip([spec.a, spec.b])).take(2) {
+            let bytes = req.vector * op.elem.bytes();
+            if addr % bytes as u64 != 0 {
+                let what = format!("its device address {addr:#x} must be {bytes}-byte aligned");
+                return Err(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what });
+            }
+            if s.ld % req.vector as usize != 0 {
+                let what = format!("its leading dimension {} must be a multiple of {}", s.ld, req.vector);
+                return Err(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what });
+            }
+        }
+    }
+    for s in &shapes {
+        if s.span() > MAX_OFFSET {
+            return Err(GemmError::IndexOverflow { operand: s.name, elements: s.span(), max: MAX_OFFSET });
+        }
+    }
+    Ok(shapes)
+}

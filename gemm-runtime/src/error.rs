@@ -1,0 +1,57 @@
+//! Everything that can go wrong at run time, each with a message that says what
+//! to do about it.
+
+use gemm_core::Diag;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GemmError {
+    #[error("no CUDA driver: libcuda could not be loaded (is an NVIDIA driver installed?)")]
+    NoDriver,
+    #[error("no CUDA device: {0}")]
+    NoDevice(String),
+    #[error("NVRTC is not available: libnvrtc could not be loaded; install the CUDA toolkit or PyPI's nvidia-cuda-nvrtc and put its lib folder on LD_LIBRARY_PATH")]
+    NoNvrtc,
+    #[error("cuBLAS is not available: libcublas could not be loaded")]
+    NoCublas,
+    #[error("NVRTC failed to compile `{kernel}` for {arch}:\n{log}")]
+    Compile { kernel: String, arch: String, log: String },
+    #[error("`{kernel}` targets {kernel_arch} but the device is sm_{major}{minor}; run it on a newer GPU or declare an older arch")]
+    ArchTooOld { kernel: String, kernel_arch: String, major: i32, minor: i32 },
+    #[error("`{kernel}` reads {operand} as {expected} but was given a buffer of {given}")]
+    ElemMismatch { kernel: String, operand: char, expected: &'static str, given: &'static str },
+    #[error("zero size: m = {m}, n = {n}, k = {k}; every size must be at least 1")]
+    ZeroSize { m: usize, n: usize, k: usize },
+    #[error("{operand} is {rows} x {cols} {layout} with leading dimension {ld}, which must be at least {min}")]
+    LeadingDim { operand: char, rows: usize, cols: usize, layout: &'static str, ld: usize, min: usize },
+    #[error("{operand} is {rows} x {cols} (leading dimension {ld}) and needs {needed} elements, but its buffer holds {len}")]
+    BufferTooSmall { operand: char, rows: usize, cols: usize, ld: usize, needed: usize, len: usize },
+    #[error("`{kernel}` cannot run this size: {rule}")]
+    UnsupportedSize { kernel: String, rule: String },
+    #[error("`{kernel}` loads {operand} {bytes} bytes at a time: {what}")]
+    Misaligned { kernel: String, operand: char, bytes: u32, what: String },
+    #[error("{operand} spans {elements} elements, past the 32-bit offsets the kernel computes with (at most {max}); split the problem")]
+    IndexOverflow { operand: char, elements: usize, max: usize },
+    #[error("the spec is invalid:\n{}", list(.0))]
+    InvalidSpec(Vec<Diag>),
+    // cudarc without its `std` feature gives these errors Debug only.
+    #[error("CUDA driver error: {0:?}")]
+    Driver(cudarc::driver::DriverError),
+    #[error("cuBLAS error: {0:?}")]
+    Cublas(cudarc::cublas::result::CublasError),
+}
+
+impl From<cudarc::driver::DriverError> for GemmError {
+    fn from(e: cudarc::driver::DriverError) -> Self {
+        GemmError::Driver(e)
+    }
+}
+
+impl From<cudarc::cublas::result::CublasError> for GemmError {
+    fn from(e: cudarc::cublas::result::CublasError) -> Self {
+        GemmError::Cublas(e)
+    }
+}
+
+fn list(diags: &[Diag]) -> String {
+    diags.iter().map(|d| format!("  {}: {}", d.at, d.msg)).collect::<Vec<_>>().join("\n")
+}

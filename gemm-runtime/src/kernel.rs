@@ -1,0 +1,117 @@
+//! A launchable kernel: its spec and generated source, compiled on first use.
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use gemm_core::spec::KernelSpec;
+
+use crate::args::{self, Dims, Element};
+use crate::compile;
+use crate::GemmError;
+
+/// A generated kernel. The macro makes one per `#[gemm_kernel]` as a `static`;
+/// [`Kernel::from_spec`] makes one from a spec built at run time.
+pub struct Kernel {
+    pub spec: KernelSpec,
+    pub source: Cow<'static, str>,
+    pub name: Cow<'static, str>,
+    pub threads: u32,
+    pub smem_bytes: u32,
+    /// Loaded functions by device ordinal: the launch path's cache, in front of
+    /// the process-wide one in [`compile::load`].
+    loaded: Mutex<Vec<(usize, CudaFunction)>>,
+}
+
+impl Kernel {
+    /// The kernel as the macro expanded it.
+    pub const fn from_parts(spec: KernelSpec, source: &'static str, name: &'static str, threads: u32, smem_bytes: u32) -> Self {
+        Kernel {
+            spec,
+            source: Cow::Borrowed(source),
+            name: Cow::Borrowed(name),
+            threads,
+            smem_bytes,
+            loaded: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Checks and generates a spec built at run time.
+    pub fn from_spec(spec: KernelSpec) -> Result<Self, GemmError> {
+        let g = gemm_core::generate(&spec).map_err(GemmError::InvalidSpec)?;
+        Ok(Kernel {
+            spec,
+            source: g.source.into(),
+            name: g.kernel_name.into(),
+            threads: g.threads,
+            smem_bytes: g.smem_bytes,
+            loaded: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Compiles (once per process and device) and loads the kernel for `ctx`'s device.
+    pub fn function(&self, ctx: &Arc<CudaContext>) -> Result<CudaFunction, GemmError> {
+        let device = ctx.ordinal();
+        let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, f)) = loaded.iter().find(|(d, _)| *d == device) {
+            return Ok(f.clone());
+        }
+        let (major, minor) = ctx.compute_capability()?;
+        let (need_major, need_minor) = self.spec.arch.capability();
+        let specific_mismatch = self.spec.arch == gemm_core::spec::Arch::Sm90a && (major, minor) != (9, 0);
+        if (major as u32, minor as u32) < (need_major, need_minor) || specific_mismatch {
+            return Err(GemmError::ArchTooOld {
+                kernel: self.name.to_string(),
+                kernel_arch: self.spec.arch.to_string(),
+                major,
+                minor,
+            });
+        }
+        let target = compile::device_target(self.spec.arch, (major, minor));
+        let f = compile::load(ctx, &self.source, &self.name, target, self.smem_bytes)?;
+        loaded.push((device, f.clone()));
+        Ok(f)
+    }
+
+    /// Launches `C = A * B` on `stream` after checking every argument.
+    pub fn launch<TA: Element, TB: Element, TC: Element>(
+        &self,
+        stream: &CudaStream,
+        a: &impl DevicePtr<TA>,
+        b: &impl DevicePtr<TB>,
+        c: &mut impl DevicePtrMut<TC>,
+        dims: Dims,
+    ) -> Result<(), GemmError> {
+        for (operand, expected, given) in
+            [('A', self.spec.a.elem, TA::ELEM), ('B', self.spec.b.elem, TB::ELEM), ('C', self.spec.c.elem, TC::ELEM)]
+        {
+            if expected != given {
+                return Err(GemmError::ElemMismatch {
+                    kernel: self.name.to_string(),
+                    operand,
+                    expected: expected.rust_name(),
+                    given: given.rust_name(),
+                });
+            }
+        }
+        let (a_ptr, _a_sync) = a.device_ptr(stream);
+        let (b_ptr, _b_sync) = b.device_ptr(stream);
+        let lens = [a.len(), b.len(), c.len()];
+        let (c_ptr, _c_sync) = c.device_ptr_mut(stream);
+        let [sa, sb, sc] = args::check(&self.spec, dims, lens, [a_ptr, b_ptr, c_ptr])?;
+        let f = self.function(stream.context())?;
+        let (gx, gy, gz) = gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32);
+        let cfg = LaunchConfig { grid_dim: (gx, gy, gz), block_dim: (self.threads, 1, 1), shared_mem_bytes: self.smem_bytes };
+        // `args::check` bounded every size and offset by i32::MAX.
+        let ints = [dims.m, dims.n, dims.k, sa.ld, sb.ld, sc.ld].map(|v| v as i32);
+        let mut launch = stream.launch_builder(&f);
+        launch.arg(&a_ptr).arg(&b_ptr).arg(&c_ptr);
+        for v in &ints {
+            launch.arg(v);
+        }
+        // SAFETY: the kernel's parameters are (A, B, C pointers, M, N, K, lda,
+        // ldb, ldc) as generated; the checks above keep every access in bounds.
+        unsafe { launch.launch(cfg) }?;
+        Ok(())
+    }
+}

@@ -1,0 +1,90 @@
+//! cuBLAS as the reference: correctness checks and the speed to beat.
+
+use std::sync::Arc;
+
+use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
+use gemm_core::spec::{Layout, Operand};
+
+use crate::args::{self, Dims};
+use crate::GemmError;
+
+pub struct Cublas {
+    blas: CudaBlas,
+}
+
+impl Cublas {
+    pub fn new(stream: Arc<CudaStream>) -> Result<Self, GemmError> {
+        // SAFETY: only tries to dlopen the library.
+        if !unsafe { cudarc::cublas::sys::is_culib_present() } {
+            return Err(GemmError::NoCublas);
+        }
+        Ok(Cublas { blas: CudaBlas::new(stream)? })
+    }
+
+    /// `C = A * B` in f32 (cuBLAS's default math: no TF32), for any of the
+    /// layouts; cuBLAS is column-major, so a row-major C is computed as
+    /// `C^T = B^T * A^T`.
+    pub fn sgemm(
+        &self,
+        layouts: [Layout; 3],
+        a: &impl DevicePtr<f32>,
+        b: &impl DevicePtr<f32>,
+        c: &mut impl DevicePtrMut<f32>,
+        dims: Dims,
+    ) -> Result<(), GemmError> {
+        let op = |l| Operand { elem: gemm_core::spec::Elem::F32, layout: l };
+        let [sa, sb, sc] = args::shapes(op(layouts[0]), op(layouts[1]), op(layouts[2]), dims);
+        for (s, len) in [sa, sb, sc].iter().zip([a.len(), b.len(), c.len()]) {
+            if s.span() > len {
+                return Err(GemmError::BufferTooSmall {
+                    operand: s.name,
+                    rows: s.rows,
+                    cols: s.cols,
+                    ld: s.ld,
+                    needed: s.span(),
+                    len,
+                });
+            }
+        }
+        // An operand stored in C's order is used as is; the other is transposed.
+        let trans = |l: Layout| if l == sc.layout { CUBLAS_OP_N } else { CUBLAS_OP_T };
+        let (m, n, k) = (dims.m as i32, dims.n as i32, dims.k as i32);
+        unsafe {
+            match sc.layout {
+                Layout::ColMajor => {
+                    let cfg = GemmConfig {
+                        transa: trans(sa.layout),
+                        transb: trans(sb.layout),
+                        m,
+                        n,
+                        k,
+                        alpha: 1.0f32,
+                        lda: sa.ld as i32,
+                        ldb: sb.ld as i32,
+                        beta: 0.0,
+                        ldc: sc.ld as i32,
+                    };
+                    self.blas.gemm(cfg, a, b, c)
+                }
+                Layout::RowMajor => {
+                    let cfg = GemmConfig {
+                        transa: trans(sb.layout),
+                        transb: trans(sa.layout),
+                        m: n,
+                        n: m,
+                        k,
+                        alpha: 1.0f32,
+                        lda: sb.ld as i32,
+                        ldb: sa.ld as i32,
+                        beta: 0.0,
+                        ldc: sc.ld as i32,
+                    };
+                    self.blas.gemm(cfg, b, a, c)
+                }
+            }
+        }?;
+        Ok(())
+    }
+}

@@ -2,6 +2,7 @@
 //! `#[gemm_kernel]` spec, and the harness that checks each against cuBLAS and
 //! times it. Examples, tests and benches all take their kernels from here.
 
+pub mod cli;
 pub mod measure;
 pub mod steps;
 

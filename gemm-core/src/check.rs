@@ -223,7 +223,7 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
             divides(out, "block.k", ("block k", k), ("atom k", ak));
         }
     }
-    if spec.arch < spec.min_arch() {
+    if spec.min_arch() == Arch::Sm90a && spec.arch != Arch::Sm90a {
         out.push(Diag::new(
             "arch",
             format!(
@@ -351,7 +351,7 @@ fn swizzle(spec: &KernelSpec, out: &mut Vec<Diag>) {
         Swizzle::Pad(0) => out.push(Diag::new("swizzle", "pad(0) pads nothing; use swizzle = none or pad(1) and more")),
         Swizzle::Pad(p) => {
             let v = spec.staging.vector();
-            if p % v != 0 && !matches!(spec.staging, Staging::Smem { transpose_a: true, .. }) {
+            if p % v != 0 {
                 // Vector stores into shared memory need each padded row to stay aligned.
                 out.push(Diag::new(
                     "swizzle",

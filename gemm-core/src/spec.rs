@@ -256,6 +256,8 @@ pub enum Arch {
     Sm90,
     /// Hopper with its arch-specific features (wgmma, setmaxnreg); runs on sm_90 only.
     Sm90a,
+    /// Blackwell.
+    Sm100,
 }
 
 impl Arch {
@@ -265,6 +267,7 @@ impl Arch {
             Arch::Sm80 => "sm_80",
             Arch::Sm90 => "sm_90",
             Arch::Sm90a => "sm_90a",
+            Arch::Sm100 => "sm_100",
         }
     }
 
@@ -273,6 +276,7 @@ impl Arch {
         match self {
             Arch::Sm80 => (8, 0),
             Arch::Sm90 | Arch::Sm90a => (9, 0),
+            Arch::Sm100 => (10, 0),
         }
     }
 
@@ -280,7 +284,7 @@ impl Arch {
     pub const fn smem_limit(self) -> u32 {
         match self {
             Arch::Sm80 => 163 * 1024,
-            Arch::Sm90 | Arch::Sm90a => 227 * 1024,
+            Arch::Sm90 | Arch::Sm90a | Arch::Sm100 => 227 * 1024,
         }
     }
 }

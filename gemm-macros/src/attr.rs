@@ -13,7 +13,7 @@
 //! persistent
 //! cluster(m = .., n = .., multicast = a | b)
 //! epilogue = direct | vector | smem | tma | stmatrix
-//! arch = sm_80 | sm_90 | sm_90a                      default: the oldest the features allow
+//! arch = sm_80 | sm_90 | sm_90a | sm_100                     default: the oldest the features allow
 //! ```
 
 use std::collections::HashMap;
@@ -409,9 +409,10 @@ fn epilogue(cx: &mut Ctxt, value: &Node) -> Option<Epilogue> {
 }
 
 fn arch(cx: &mut Ctxt, value: &Node) -> Option<Arch> {
-    Some(match word(cx, value, "arch", &["sm_80", "sm_90", "sm_90a"])?.as_str() {
+    Some(match word(cx, value, "arch", &["sm_80", "sm_90", "sm_90a", "sm_100"])?.as_str() {
         "sm_80" => Arch::Sm80,
         "sm_90" => Arch::Sm90,
-        _ => Arch::Sm90a,
+        "sm_90a" => Arch::Sm90a,
+        _ => Arch::Sm100,
     })
 }

@@ -141,6 +141,7 @@ fn arch_tokens(a: Arch) -> TokenStream {
         Arch::Sm80 => quote!(::gemm_runtime::spec::Arch::Sm80),
         Arch::Sm90 => quote!(::gemm_runtime::spec::Arch::Sm90),
         Arch::Sm90a => quote!(::gemm_runtime::spec::Arch::Sm90a),
+        Arch::Sm100 => quote!(::gemm_runtime::spec::Arch::Sm100),
     }
 }
 

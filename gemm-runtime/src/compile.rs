@@ -80,6 +80,7 @@ pub fn device_target(arch: Arch, cap: (i32, i32)) -> &'static str {
         // PTX of the kernel's own arch: the driver finishes it for the device.
         _ => match arch {
             Arch::Sm80 => "compute_80",
+            Arch::Sm100 => "compute_100",
             _ => "compute_90",
         },
     }

@@ -1,0 +1,209 @@
+//! GPU tests: every kernel against cuBLAS, and every runtime error for real.
+//! Ignored where there is no GPU; `.gpu/run-tests` runs them on the GPU host.
+
+use gemm_ladder::measure::{verify, Bench, Problem};
+use gemm_ladder::steps::{naive, smem_tiling};
+use gemm_ladder::STEPS;
+use gemm_runtime::cudarc::driver::CudaSlice;
+use gemm_runtime::spec::Layout;
+use gemm_runtime::{gemm_kernel, ColMajor, Dims, GemmError, Kernel, Mat, MatMut, RowMajor};
+
+fn bench() -> Bench {
+    Bench::open().expect("a CUDA GPU with cuBLAS")
+}
+
+/// Sizes every kernel must get right: square, non-square, and (for the
+/// bounds-guarded kernels) sizes that are not multiples of any tile.
+fn sizes(kernel: &Kernel) -> Vec<Dims> {
+    let mut sizes = vec![Dims::new(128, 128, 128), Dims::new(256, 512, 64), Dims::new(640, 96, 352), Dims::new(1024, 1024, 1024)];
+    if kernel.spec.requirements().m_multiple == 1 {
+        sizes.extend([Dims::new(1, 1, 1), Dims::new(1000, 777, 333), Dims::new(33, 65, 17), Dims::new(31, 1, 129)]);
+    }
+    sizes
+}
+
+fn check_against_cublas(bench: &Bench, kernel: &Kernel) {
+    for (i, dims) in sizes(kernel).into_iter().enumerate() {
+        let err = verify(bench, kernel, dims, 100 + i as u64).unwrap_or_else(|e| panic!("{e}"));
+        assert!(err < 1e-4, "{}: {err}", kernel.name);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_ladder_step_matches_cublas_at_several_sizes() {
+    let bench = bench();
+    for step in &STEPS {
+        check_against_cublas(&bench, step.kernel);
+    }
+}
+
+// Settings the ladder's first steps do not use, each checked on the GPU too:
+// column-major operands, thread tiles past 1x1, vector loads, A transposed in
+// shared memory, padding.
+
+#[gemm_kernel(
+    block(m = 32, n = 64, threads = 256),
+    thread(m = 2, n = 4, lanes = m),
+    atom = fma,
+    staging = direct,
+)]
+fn direct_col_major(a: Mat<f32, ColMajor>, b: Mat<f32, ColMajor>, c: MatMut<f32, ColMajor>);
+
+#[gemm_kernel(
+    block(m = 64, n = 64, k = 16, threads = 256),
+    thread(m = 4, n = 4),
+    atom = fma,
+    staging = smem(vector = 4, transpose_a),
+    swizzle = pad(4),
+)]
+fn smem_vector_transposed(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+#[gemm_kernel(
+    block(m = 64, n = 32, k = 8, threads = 128),
+    thread(m = 4, n = 4),
+    atom = fma,
+    staging = smem(vector = 2),
+    swizzle = pad(2),
+)]
+fn smem_mixed_layouts(a: Mat<f32, ColMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, ColMajor>);
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn layouts_thread_tiles_vectors_transpose_and_padding_match_cublas() {
+    let bench = bench();
+    for kernel in [&direct_col_major::KERNEL, &smem_vector_transposed::KERNEL, &smem_mixed_layouts::KERNEL] {
+        check_against_cublas(&bench, kernel);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn leading_dimensions_past_the_packed_width_are_honoured() {
+    let bench = bench();
+    // A, B, C row-major inside wider buffers: lda = k + 8, ldb = n + 4, ldc = n + 12.
+    let (m, n, k) = (96, 160, 64);
+    let dims = Dims::new(m, n, k).with_ld(k + 8, n + 4, n + 12);
+    let p = Problem::new(&bench, [Layout::RowMajor; 3], dims, 5).unwrap();
+    let mut c = p.poisoned_c(&bench).unwrap();
+    smem_vector_transposed(bench.stream(), &p.a, &p.b, &mut c, dims).unwrap();
+    let out = bench.stream().clone_dtoh(&c).unwrap();
+    let reference = p.reference(&bench).unwrap();
+    for row in 0..m {
+        for col in 0..n {
+            let (o, r) = (out[row * (n + 12) + col], reference[row * (n + 12) + col]);
+            assert!((o - r).abs() <= 1e-3 * r.abs().max(1.0), "C[{row}][{col}] = {o}, cuBLAS {r}");
+        }
+        // The padding between rows of C is left alone.
+        assert!(out[row * (n + 12) + n].is_nan(), "the kernel wrote past C's row {row}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_second_launch_does_not_compile_again() {
+    let bench = bench();
+    let dims = Dims::new(64, 64, 64);
+    let p = Problem::new(&bench, [Layout::RowMajor; 3], dims, 3).unwrap();
+    let mut c = p.poisoned_c(&bench).unwrap();
+    naive(bench.stream(), &p.a, &p.b, &mut c, dims).unwrap();
+    let after_first = gemm_runtime::compile::compilations();
+    naive(bench.stream(), &p.a, &p.b, &mut c, dims).unwrap();
+    naive::KERNEL.function(bench.stream().context()).unwrap();
+    assert_eq!(gemm_runtime::compile::compilations(), after_first);
+}
+
+/// Buffers of `len` f32 (uninitialized: the launches below must fail before reading them).
+fn buffer(bench: &Bench, len: usize) -> CudaSlice<f32> {
+    // SAFETY: only passed to launches that are expected to be refused.
+    unsafe { bench.stream().alloc::<f32>(len) }.unwrap()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn runtime_misuse_is_an_error_not_a_panic_or_a_wrong_answer() {
+    let bench = bench();
+    let s = bench.stream();
+    let (a, b, mut c) = (buffer(&bench, 256 * 256), buffer(&bench, 256 * 256), buffer(&bench, 256 * 256));
+
+    let zero = naive(s, &a, &b, &mut c, Dims::new(0, 16, 16)).unwrap_err();
+    assert!(matches!(zero, GemmError::ZeroSize { .. }), "{zero}");
+
+    let short = naive(s, &a.slice(..100), &b, &mut c, Dims::new(16, 16, 16)).unwrap_err();
+    assert!(matches!(short, GemmError::BufferTooSmall { operand: 'A', needed: 256, len: 100, .. }), "{short}");
+
+    let ld = naive(s, &a, &b, &mut c, Dims::new(16, 16, 16).with_ld(8, 16, 16)).unwrap_err();
+    assert!(matches!(ld, GemmError::LeadingDim { operand: 'A', .. }), "{ld}");
+
+    let size = smem_tiling(s, &a, &b, &mut c, Dims::new(100, 64, 64)).unwrap_err();
+    assert!(size.to_string().contains("m = 100 must be a multiple of block m = 32"), "{size}");
+
+    let misaligned = smem_vector_transposed(s, &a.slice(1..), &b, &mut c, Dims::new(64, 64, 64)).unwrap_err();
+    assert!(matches!(misaligned, GemmError::Misaligned { operand: 'A', bytes: 16, .. }), "{misaligned}");
+    let odd_ld = smem_vector_transposed(s, &a, &b, &mut c, Dims::new(64, 64, 64).with_ld(66, 64, 64)).unwrap_err();
+    assert!(odd_ld.to_string().contains("leading dimension 66 must be a multiple of 4"), "{odd_ld}");
+
+    let half_a: CudaSlice<gemm_runtime::half::f16> = s.alloc_zeros(256).unwrap();
+    let elem = naive::KERNEL.launch(s, &half_a, &b, &mut c, Dims::new(16, 16, 16)).unwrap_err();
+    assert!(matches!(elem, GemmError::ElemMismatch { operand: 'A', .. }), "{elem}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sizes_past_32_bit_offsets_are_refused() {
+    let bench = bench();
+    // C of 65536 x 32768 = 2^31 elements: one past the largest int offset.
+    let (m, n, k) = (65536, 32768, 1);
+    let (a, b, mut c) = (buffer(&bench, m * k), buffer(&bench, k * n), buffer(&bench, m * n));
+    let err = naive(bench.stream(), &a, &b, &mut c, Dims::new(m, n, k)).unwrap_err();
+    assert!(matches!(err, GemmError::IndexOverflow { operand: 'C', .. }), "{err}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn nvrtc_failures_reach_the_caller_with_the_log() {
+    let bench = bench();
+    let broken = Kernel::from_parts(
+        naive::SPEC,
+        "extern \"C\" __global__ void broken() { undefined_name = 1; }\n",
+        "broken",
+        1024,
+        0,
+    );
+    let err = broken.function(bench.stream().context()).unwrap_err();
+    assert!(matches!(err, GemmError::Compile { .. }), "{err}");
+    assert!(err.to_string().contains("undefined_name"), "{err}");
+}
+
+#[gemm_kernel(
+    block(m = 32, n = 32, threads = 1024),
+    thread(m = 1, n = 1),
+    atom = fma,
+    staging = direct,
+    arch = sm_100,
+)]
+fn for_blackwell(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_kernel_for_a_newer_arch_is_refused() {
+    let bench = bench();
+    if bench.gpu.capability >= (10, 0) {
+        panic!("this test needs a GPU older than sm_100; found {:?}", bench.gpu.capability);
+    }
+    let (a, b, mut c) = (buffer(&bench, 64), buffer(&bench, 64), buffer(&bench, 64));
+    let err = for_blackwell(bench.stream(), &a, &b, &mut c, Dims::new(8, 8, 8)).unwrap_err();
+    assert!(matches!(err, GemmError::ArchTooOld { .. }), "{err}");
+    assert_eq!(for_blackwell::ARCH, gemm_runtime::spec::Arch::Sm100);
+}
+
+#[test]
+fn opening_a_device_that_is_not_there_is_an_error() {
+    // No driver: NoDriver (CI); a driver: no device 4096 (the GPU host).
+    match gemm_runtime::device::open(4096) {
+        Err(GemmError::NoDriver) => assert!(!gemm_runtime::device::driver_present()),
+        Err(GemmError::NoDevice(msg)) => assert!(msg.contains("4096"), "{msg}"),
+        Err(other) => panic!("unexpected error: {other}"),
+        Ok(_) => panic!("device 4096 opened"),
+    }
+}

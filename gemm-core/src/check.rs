@@ -94,11 +94,23 @@ fn tiers(spec: &KernelSpec, out: &mut Vec<Diag>) {
         let ok_m = divides(out, "warp.m", ("block m", b.m), ("warp m", w.m));
         let ok_n = divides(out, "warp.n", ("block n", b.n), ("warp n", w.n));
         if ok_m && ok_n {
-            let warps = (b.m / w.m) * (b.n / w.n) * spec.specialize.map_or(1, |s| s.consumers);
-            threads_needed = Some((
-                warps * 32 + spec.specialize.map_or(0, |s| s.producers * 128),
-                format!("({}/{}) x ({}/{}) warps", b.m, w.m, b.n, w.n),
-            ));
+            // The tiling gives the computing warps (warpgroups for wgmma); warp
+            // specialization adds its producer warpgroups.
+            let (unit, unit_threads) = if matches!(spec.atom, Atom::Wgmma { .. }) { ("warpgroups", 128) } else { ("warps", 32) };
+            let units = (b.m / w.m) * (b.n / w.n);
+            let mut why = format!("({}/{}) x ({}/{}) {unit}", b.m, w.m, b.n, w.n);
+            let mut need = units * unit_threads;
+            if let Some(sp) = spec.specialize {
+                if sp.consumers != units {
+                    out.push(Diag::new(
+                        "specialize.consumers",
+                        format!("consumers = {} but the tiling gives {why} = {units} consumer {unit}; use consumers = {units}", sp.consumers),
+                    ));
+                }
+                why += &format!(" + {} producer warpgroup(s)", sp.producers);
+                need += sp.producers * 128;
+            }
+            threads_needed = Some((need, why));
             if let Some(t) = spec.thread {
                 let lanes_cover = 32 * t.m * t.n * w.m_iters * w.n_iters;
                 if w.m * w.n != lanes_cover {
@@ -227,7 +239,7 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
         out.push(Diag::new(
             "arch",
             format!(
-                "arch = {} is too old for this kernel: {} needs {}; use arch = {}",
+                "arch = {} cannot run this kernel: it uses {}, which need {}; use arch = {}",
                 spec.arch,
                 hopper_features(spec).join(", "),
                 spec.min_arch(),

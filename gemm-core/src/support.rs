@@ -7,8 +7,10 @@ use crate::spec::*;
 /// Every part of `spec` the generator cannot honour yet.
 pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
     let mut out = Vec::new();
+    // The first error says what is supported; the others name their setting only.
     let mut no = |at: &'static str, what: String| {
-        out.push(Diag { at, msg: format!("{what} is not generated yet; {}", SUPPORTED) })
+        let msg = if out.is_empty() { format!("{what} is not generated yet; {SUPPORTED}") } else { format!("{what} is not generated yet") };
+        out.push(Diag { at, msg })
     };
     if !matches!(spec.atom, Atom::Fma) {
         no("atom", format!("atom = {}", spec.atom.name()));

@@ -10,10 +10,15 @@ use crate::{attr, sig};
 
 pub fn gemm_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut cx = Ctxt::new(Span::call_site());
+    let mut written_types = TokenStream::new();
     let spec_and_sig = match syn::parse2::<AttrArgs>(args) {
         Ok(args) => {
             let attr = attr::parse(&mut cx, &args.0);
             let sig = sig::parse(&mut cx, item);
+            if let Some(sig) = &sig {
+                let tys = sig.params.iter().map(|p| &p.2);
+                written_types = quote! { const _: ::core::marker::PhantomData<(#(#tys,)*)> = ::core::marker::PhantomData; };
+            }
             build(&mut cx, attr, sig)
         }
         Err(e) => {
@@ -33,7 +38,9 @@ pub fn gemm_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     });
     match cx.into_compile_errors() {
-        Some(errors) => errors,
+        // The signature's types stay referenced, so a failed kernel brings no
+        // unused-import warnings on top of its errors.
+        Some(errors) => quote! { #errors #written_types },
         None => out.expect("no errors means the kernel was generated"),
     }
 }

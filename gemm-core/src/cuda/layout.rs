@@ -3,7 +3,7 @@
 use crate::spec::Layout;
 
 /// Wraps a compound expression in parentheses so it can be multiplied.
-fn term(e: &str) -> String {
+pub fn term(e: &str) -> String {
     if e.contains([' ', '+', '-', '*', '/', '%']) {
         format!("({e})")
     } else {

@@ -1,7 +1,7 @@
 //! SIMT kernels (atom = fma): block and thread tiers, loaded directly from
 //! global memory or staged through shared memory.
 
-use super::layout::{describe, offset};
+use super::layout::{describe, offset, term};
 use super::writer::Writer;
 use crate::spec::*;
 
@@ -160,12 +160,12 @@ impl Kernel<'_> {
         w.line(format!("float* Bs = As + {a_elems};  // B tile [{bk}][{}]{pad}", self.bn));
         let a_smem = |row: &str, col: &str| {
             if transpose_a {
-                format!("As[{col} * {a_row} + {row}]")
+                format!("As[{} * {a_row} + {row}]", term(col))
             } else {
-                format!("As[{row} * {a_row} + {col}]")
+                format!("As[{} * {a_row} + {col}]", term(row))
             }
         };
-        let b_smem = |row: &str, col: &str| format!("Bs[{row} * {b_row} + {col}]");
+        let b_smem = |row: &str, col: &str| format!("Bs[{} * {b_row} + {col}]", term(row));
         w.line("");
         w.line(format!("// block tier: walk K one {bk}-wide tile at a time"));
         w.block(format!("for (int k0 = 0; k0 < K; k0 += {bk})"), |w| {

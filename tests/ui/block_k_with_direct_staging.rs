@@ -1,0 +1,12 @@
+use gemm_runtime::{gemm_kernel, Mat, MatMut, RowMajor};
+
+// Nothing is staged, so a K step means nothing.
+#[gemm_kernel(
+    block(m = 32, n = 32, k = 8, threads = 1024),
+    thread(m = 1, n = 1),
+    atom = fma,
+    staging = direct,
+)]
+fn kernel(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+fn main() {}

@@ -1,0 +1,12 @@
+use gemm_runtime::{gemm_kernel, Mat, MatMut, RowMajor};
+
+// Every thread loads the same number of vectors per tile.
+#[gemm_kernel(
+    block(m = 64, n = 64, k = 8, threads = 256),
+    thread(m = 4, n = 4),
+    atom = fma,
+    staging = smem(vector = 4),
+)]
+fn kernel(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+fn main() {}

@@ -19,3 +19,6 @@ use proc_macro::TokenStream;
 pub fn gemm_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::gemm_kernel(args.into(), item.into()).into()
 }
+
+#[cfg(test)]
+mod tests;

@@ -47,16 +47,20 @@ pub fn compile(source: &str, kernel: &str, arch: &'static str) -> Result<Ptx, Ge
     })
 }
 
-/// Quotes the source line under every `file.cu(LINE): ...` message of an NVRTC log.
+/// Quotes the source line under every `file.cu(LINE): ...` message of an NVRTC
+/// log that does not already show it.
 fn annotate(log: &str, source: &str) -> String {
     let lines: Vec<&str> = source.lines().collect();
+    let log_lines: Vec<&str> = log.lines().collect();
     let mut out = String::new();
-    for msg in log.lines() {
+    for (i, msg) in log_lines.iter().enumerate() {
         out.push_str(msg);
         out.push('\n');
         let line_no = msg.split_once(".cu(").and_then(|(_, rest)| rest.split_once(')')).and_then(|(n, _)| n.parse::<usize>().ok());
-        if let Some(text) = line_no.and_then(|n| lines.get(n.wrapping_sub(1)).map(|t| (n, t))) {
-            out.push_str(&format!("  {:>4} | {}\n", text.0, text.1.trim_end()));
+        let Some((n, text)) = line_no.and_then(|n| lines.get(n.wrapping_sub(1)).map(|t| (n, t.trim()))) else { continue };
+        let shown = log_lines.get(i + 1).is_some_and(|next| next.trim() == text);
+        if !shown {
+            out.push_str(&format!("  {n:>4} | {text}\n"));
         }
     }
     out
@@ -134,6 +138,8 @@ mod tests {
         let log = "k.cu(2): error: identifier \"y\" is undefined\n1 error detected";
         let out = annotate(log, source);
         assert!(out.contains("     2 | float x = y;"), "{out}");
+        let quoted = "k.cu(2): error: y\n    float x = y;\n";
+        assert_eq!(annotate(quoted, source), quoted, "NVRTC already quoted the line");
         assert!(out.contains("1 error detected"));
     }
 

@@ -208,27 +208,33 @@ impl Kernel<'_> {
             "// staging: {} tile {}x{} global -> shared, {rounds} round(s) of one {what} per thread",
             t.name, t.rows, t.cols
         ));
+        // Names carry the operand's letter: with one round the loop is written
+        // flat, and A's and B's copies share a scope.
+        let p = t.name.to_lowercase();
+        let (v, row, col) = (format!("{p}_v"), format!("{p}_row"), format!("{p}_col"));
         w.unrolled("r", rounds, |w| {
-            w.line(format!("const int v = threadIdx.x + r * {};  // which vector of the tile", self.threads));
-            let (row, col) = match t.layout {
-                Layout::RowMajor => (format!("v / {per_line}"), scaled(&format!("v % {per_line}"), vector)),
-                Layout::ColMajor => (scaled(&format!("v % {per_line}"), vector), format!("v / {per_line}")),
+            let round = if rounds == 1 { String::new() } else { format!(" + r * {}", self.threads) };
+            w.line(format!("const int {v} = threadIdx.x{round};  // which vector of the tile"));
+            let (r, c) = match t.layout {
+                Layout::RowMajor => (format!("{v} / {per_line}"), scaled(&format!("{v} % {per_line}"), vector)),
+                Layout::ColMajor => (scaled(&format!("{v} % {per_line}"), vector), format!("{v} / {per_line}")),
             };
-            w.line(format!("const int row = {row};"));
-            w.line(format!("const int col = {col};"));
-            let src = global(&format!("{} + row", t.origin.0), &format!("{} + col", t.origin.1));
+            w.line(format!("const int {row} = {r};"));
+            w.line(format!("const int {col} = {c};"));
+            let src = global(&format!("{} + {row}", t.origin.0), &format!("{} + {col}", t.origin.1));
             if vector == 1 {
-                w.line(format!("{} = {src};", smem("row", "col")));
+                w.line(format!("{} = {src};", smem(&row, &col)));
             } else {
-                w.line(format!("const float{vector} x = *reinterpret_cast<const float{vector}*>(&{src});"));
+                w.line(format!("const float{vector} {p}_x = *reinterpret_cast<const float{vector}*>(&{src});"));
                 for (q, lane) in ["x", "y", "z", "w"].iter().take(vector as usize).enumerate() {
+                    // Component q sits q elements along the contiguous dimension.
                     let q = q.to_string();
                     let (r, c) = if inner_name == "col" {
-                        ("row".to_string(), idx("col", &q, 2))
+                        (row.clone(), idx(&col, &q, 2))
                     } else {
-                        (idx("row", &q, 2), "col".to_string())
+                        (idx(&row, &q, 2), col.clone())
                     };
-                    w.line(format!("{} = x.{lane};", smem(&r, &c)));
+                    w.line(format!("{} = {p}_x.{lane};", smem(&r, &c)));
                 }
             }
         });

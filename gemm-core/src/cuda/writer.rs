@@ -28,7 +28,16 @@ impl Writer {
     }
 
     /// A fully unrolled counted loop: `#pragma unroll` then `for (int var = 0; var < n; ++var)`.
+    /// A loop of one iteration is written as its body with `[var]` as `[0]`,
+    /// so 1x1 tiles read as plainly as hand-written code; bodies use `var`
+    /// only as a subscript when `n` can be 1.
     pub fn unrolled(&mut self, var: &str, n: u32, body: impl FnOnce(&mut Self)) {
+        if n == 1 {
+            let mut inner = Writer { out: String::new(), depth: self.depth };
+            body(&mut inner);
+            self.out.push_str(&inner.out.replace(&format!("[{var}]"), "[0]"));
+            return;
+        }
         self.line("#pragma unroll");
         self.block(format!("for (int {var} = 0; {var} < {n}; ++{var})"), body);
     }

@@ -1,0 +1,135 @@
+//! The tiling rules, one behaviour per test.
+
+mod common;
+
+use common::smem_spec;
+use gemm_core::check;
+use gemm_core::spec::*;
+
+fn errors_at(spec: &KernelSpec) -> Vec<&'static str> {
+    check(spec).into_iter().map(|d| d.at).collect()
+}
+
+#[test]
+fn the_baseline_is_legal() {
+    assert_eq!(check(&smem_spec()), vec![]);
+}
+
+#[test]
+fn threads_must_be_whole_warps_within_1024() {
+    for t in [0, 100, 2048] {
+        let mut s = smem_spec();
+        s.block.threads = t;
+        assert!(errors_at(&s).contains(&"block.threads"), "threads = {t}");
+    }
+}
+
+#[test]
+fn threads_must_match_the_thread_tiling() {
+    let mut s = smem_spec();
+    s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
+    let d = check(&s);
+    assert!(d.iter().any(|d| d.at == "block.threads" && d.msg.contains("use threads = 128")), "{d:?}");
+}
+
+#[test]
+fn the_thread_tile_must_divide_the_block() {
+    let mut s = smem_spec();
+    s.thread = Some(ThreadTile { m: 3, n: 4, lanes: Dim::N });
+    assert_eq!(errors_at(&s), vec!["thread.m"]);
+}
+
+#[test]
+fn warp_tiles_divide_the_block_and_lanes_cover_the_warp() {
+    let mut s = smem_spec();
+    s.block = Block { m: 128, n: 128, k: Some(8), threads: 256 };
+    s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
+    s.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 });
+    assert_eq!(check(&s), vec![], "8 warps of 64x32, each 32 lanes x 8x4 x 1x2");
+    s.warp = Some(Warp { m: 48, n: 32, m_iters: 1, n_iters: 2 });
+    assert!(errors_at(&s).contains(&"warp.m"));
+    s.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 1 });
+    assert!(errors_at(&s).contains(&"warp"));
+}
+
+#[test]
+fn vector_loads_must_divide_rows_and_split_evenly() {
+    let mut s = smem_spec();
+    s.staging = Staging::Smem { vector: 3, transpose_a: false, buffers: 1 };
+    assert!(errors_at(&s).contains(&"staging.vector"));
+    s.staging = Staging::Smem { vector: 4, transpose_a: false, buffers: 1 };
+    s.block.k = Some(2);
+    assert!(errors_at(&s).contains(&"staging.vector"));
+}
+
+#[test]
+fn fma_reads_f32_and_tensor_cores_read_16_bit_types() {
+    let mut s = smem_spec();
+    s.a.elem = Elem::F16;
+    assert_eq!(errors_at(&s), vec!["a"]);
+    let mut s = smem_spec();
+    s.atom = Atom::Mma { m: 16, n: 8, k: 16 };
+    s.thread = None;
+    s.warp = Some(Warp { m: 32, n: 32, m_iters: 1, n_iters: 1 });
+    let at = errors_at(&s);
+    assert!(at.contains(&"a") && at.contains(&"b"), "{at:?}");
+}
+
+#[test]
+fn hopper_features_need_sm_90a() {
+    let mut s = smem_spec();
+    s.a.elem = Elem::Bf16;
+    s.b.elem = Elem::Bf16;
+    s.block = Block { m: 128, n: 128, k: Some(64), threads: 256 };
+    s.thread = None;
+    s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
+    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
+    s.staging = Staging::Tma { stages: 4 };
+    s.swizzle = Swizzle::B128;
+    s.arch = Arch::Sm90a;
+    assert_eq!(check(&s), vec![], "seed 002's 128x128 wgmma kernel is legal");
+    s.arch = Arch::Sm90;
+    assert_eq!(errors_at(&s), vec!["arch"]);
+}
+
+#[test]
+fn shared_memory_and_registers_are_bounded() {
+    let mut s = smem_spec();
+    s.block = Block { m: 256, n: 256, k: Some(128), threads: 1024 };
+    s.thread = Some(ThreadTile { m: 8, n: 8, lanes: Dim::N });
+    assert!(errors_at(&s).contains(&"block"), "256 KB of tiles on sm_80");
+    let mut s = smem_spec();
+    s.block = Block { m: 256, n: 256, k: Some(16), threads: 256 };
+    s.thread = Some(ThreadTile { m: 16, n: 16, lanes: Dim::N });
+    assert!(errors_at(&s).contains(&"thread"), "256 accumulators");
+}
+
+#[test]
+fn padding_must_keep_vector_alignment() {
+    let mut s = smem_spec();
+    s.swizzle = Swizzle::Pad(2);
+    assert_eq!(errors_at(&s), vec!["swizzle"]);
+    s.swizzle = Swizzle::Pad(4);
+    assert_eq!(check(&s), vec![]);
+}
+
+#[test]
+fn every_error_is_collected_not_just_the_first() {
+    let mut s = smem_spec();
+    s.block.threads = 100;
+    s.a.elem = Elem::F16;
+    s.swizzle = Swizzle::Pad(0);
+    assert!(check(&s).len() >= 3, "{:?}", check(&s));
+}
+
+#[test]
+fn messages_say_what_would_be_valid() {
+    let mut s = smem_spec();
+    s.block.m = 100;
+    s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
+    let d = check(&s).into_iter().find(|d| d.at == "thread.m").expect("an error at thread.m");
+    assert_eq!(
+        d.msg,
+        "block m = 100 is not divisible by thread m = 8; use a multiple of 8 for block m, or a divisor of 100 for thread m"
+    );
+}

@@ -1,0 +1,124 @@
+//! Parser and expansion tests, on token streams (no compiler in the loop).
+
+use gemm_core::spec::*;
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+
+use crate::ast::AttrArgs;
+use crate::attr::{self, Attr};
+use crate::ctxt::Ctxt;
+
+fn parse(tokens: TokenStream) -> (Attr, Vec<String>) {
+    let args: AttrArgs = syn::parse2(tokens).expect("the attribute tokenizes");
+    let mut cx = Ctxt::new(Span::call_site());
+    let attr = attr::parse(&mut cx, &args.0);
+    let errors = cx.into_compile_errors().map(|e| e.to_string()).into_iter().collect();
+    (attr, errors)
+}
+
+#[test]
+fn the_whole_hopper_vocabulary_parses() {
+    let (a, errors) = parse(quote! {
+        block(m = 128, n = 256, k = 64, threads = 384),
+        warp(m = 64, n = 256),
+        atom = wgmma(m64n256k16),
+        staging = tma(stages = 4),
+        specialize(producers = 1, consumers = 2, producer_regs = 40, consumer_regs = 232),
+        swizzle = b128,
+        raster = hilbert,
+        persistent,
+        cluster(m = 2, n = 1, multicast = b),
+        epilogue = tma,
+        arch = sm_90a,
+    });
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.block, Some(Block { m: 128, n: 256, k: Some(64), threads: 384 }));
+    assert_eq!(a.warp, Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }));
+    assert_eq!(a.atom, Some(Atom::Wgmma { m: 64, n: 256, k: 16 }));
+    assert_eq!(a.staging, Some(Staging::Tma { stages: 4 }));
+    assert_eq!(
+        a.specialize,
+        Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(40), consumer_regs: Some(232) })
+    );
+    assert_eq!(a.swizzle, Some(Swizzle::B128));
+    assert_eq!(a.raster, Some(Raster::Hilbert));
+    assert!(a.persistent);
+    assert_eq!(a.cluster, Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) }));
+    assert_eq!(a.epilogue, Some(Epilogue::Tma));
+    assert_eq!(a.arch, Some(Arch::Sm90a));
+}
+
+#[test]
+fn simt_and_ampere_settings_parse() {
+    let (a, errors) = parse(quote! {
+        block(m = 128, n = 128, k = 8, threads = 256),
+        warp(m = 64, n = 32, m_iters = 1, n_iters = 2),
+        thread(m = 8, n = 4, lanes = m),
+        atom = fma,
+        staging = smem(vector = 4, transpose_a, buffers = 2),
+        swizzle = pad(4),
+        raster = grouped(8),
+        epilogue = vector,
+    });
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.thread, Some(ThreadTile { m: 8, n: 4, lanes: Dim::M }));
+    assert_eq!(a.staging, Some(Staging::Smem { vector: 4, transpose_a: true, buffers: 2 }));
+    assert_eq!(a.swizzle, Some(Swizzle::Pad(4)));
+    assert_eq!(a.raster, Some(Raster::Grouped(8)));
+    let (a, errors) = parse(quote!(atom = mma(m16n8k16), staging = cp_async(stages = 3, vector = 8), swizzle = xor));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.atom, Some(Atom::Mma { m: 16, n: 8, k: 16 }));
+    assert_eq!(a.staging, Some(Staging::CpAsync { stages: 3, vector: 8 }));
+    assert_eq!(a.swizzle, Some(Swizzle::Xor));
+}
+
+#[test]
+fn defaults_fill_what_is_left_out() {
+    let (a, errors) = parse(quote!(thread(m = 2, n = 2), staging = smem));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.thread, Some(ThreadTile { m: 2, n: 2, lanes: Dim::N }));
+    assert_eq!(a.staging, Some(Staging::Smem { vector: 1, transpose_a: false, buffers: 1 }));
+}
+
+#[test]
+fn unknown_duplicate_and_malformed_arguments_are_all_reported() {
+    let (_, errors) = parse(quote! {
+        blok(m = 1), atom = fma, atom = fma, block(m = 32, n = x, threads = 32, m = 2), swizzle = pad(1, 2),
+    });
+    let all = errors.join("\n");
+    for expected in [
+        "unknown argument `blok`",
+        "duplicate argument `atom`",
+        "`n` in `block(..)` takes a number",
+        "duplicate argument `m` in `block(..)`",
+        "expected one number: `pad(N)`",
+    ] {
+        assert!(all.contains(expected), "missing {expected:?} in {all}");
+    }
+}
+
+#[test]
+fn a_valid_kernel_expands_to_a_launcher_and_its_module() {
+    let out = crate::expand::gemm_kernel(
+        quote!(block(m = 32, n = 32, threads = 1024), thread(m = 1, n = 1), atom = fma, staging = direct),
+        quote!(pub fn k(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);),
+    )
+    .to_string();
+    assert!(out.contains("pub fn k"), "{out}");
+    assert!(out.contains("pub mod k"), "{out}");
+    for item in ["SPEC", "CUDA", "KERNEL_NAME", "THREADS", "SMEM_BYTES", "ARCH", "KERNEL"] {
+        assert!(out.contains(&format!(" {item} ")) || out.contains(&format!(" {item}:")), "no {item}");
+    }
+    assert!(!out.contains("compile_error"), "{out}");
+}
+
+#[test]
+fn a_bad_signature_is_an_error_at_the_parameter() {
+    let out = crate::expand::gemm_kernel(
+        quote!(block(m = 32, n = 32, threads = 1024), thread(m = 1, n = 1), atom = fma, staging = direct),
+        quote!(fn k(a: Mat<f64, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);),
+    )
+    .to_string();
+    assert!(out.contains("compile_error"), "{out}");
+    assert!(out.contains("element type `f64` of a is not supported"), "{out}");
+}

@@ -12,11 +12,17 @@ fn bench() -> Bench {
     Bench::open().expect("a CUDA GPU with cuBLAS")
 }
 
-/// Sizes every kernel must get right: square, non-square, and (for the
-/// bounds-guarded kernels) sizes that are not multiples of any tile.
+/// Sizes every kernel must get right: square and non-square, rounded up to
+/// the kernel's tile multiples, and (for the bounds-guarded kernels) sizes that
+/// are not multiples of any tile.
 fn sizes(kernel: &Kernel) -> Vec<Dims> {
-    let mut sizes = vec![Dims::new(128, 128, 128), Dims::new(256, 512, 64), Dims::new(640, 96, 352), Dims::new(1024, 1024, 1024)];
-    if kernel.spec.requirements().m_multiple == 1 {
+    let req = kernel.spec.requirements();
+    let up = |x: usize, to: u32| x.div_ceil(to as usize) * to as usize;
+    let mut sizes: Vec<Dims> = [(128, 128, 128), (256, 512, 64), (640, 96, 352), (1024, 1024, 1024)]
+        .into_iter()
+        .map(|(m, n, k)| Dims::new(up(m, req.m_multiple), up(n, req.n_multiple), up(k, req.k_multiple)))
+        .collect();
+    if req.m_multiple == 1 {
         sizes.extend([Dims::new(1, 1, 1), Dims::new(1000, 777, 333), Dims::new(33, 65, 17), Dims::new(31, 1, 129)]);
     }
     sizes
@@ -82,7 +88,7 @@ fn layouts_thread_tiles_vectors_transpose_and_padding_match_cublas() {
 fn leading_dimensions_past_the_packed_width_are_honoured() {
     let bench = bench();
     // A, B, C row-major inside wider buffers: lda = k + 8, ldb = n + 4, ldc = n + 12.
-    let (m, n, k) = (96, 160, 64);
+    let (m, n, k) = (128, 192, 64);
     let dims = Dims::new(m, n, k).with_ld(k + 8, n + 4, n + 12);
     let p = Problem::new(&bench, [Layout::RowMajor; 3], dims, 5).unwrap();
     let mut c = p.poisoned_c(&bench).unwrap();

@@ -100,8 +100,10 @@ fn leading_dimensions_past_the_packed_width_are_honoured() {
             let (o, r) = (out[row * (n + 12) + col], reference[row * (n + 12) + col]);
             assert!((o - r).abs() <= 1e-3 * r.abs().max(1.0), "C[{row}][{col}] = {o}, cuBLAS {r}");
         }
-        // The padding between rows of C is left alone.
-        assert!(out[row * (n + 12) + n].is_nan(), "the kernel wrote past C's row {row}");
+        // The padding between rows of C (none after the last) is left alone.
+        if row + 1 < m {
+            assert!(out[row * (n + 12) + n].is_nan(), "the kernel wrote past C's row {row}");
+        }
     }
 }
 

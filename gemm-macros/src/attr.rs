@@ -39,6 +39,8 @@ pub struct Attr {
     pub cluster: Option<Cluster>,
     pub epilogue: Option<Epilogue>,
     pub arch: Option<Arch>,
+    /// The top-level arguments written, valid or not.
+    pub written: Vec<String>,
 }
 
 const TOP: &[&str] = &[
@@ -59,6 +61,7 @@ pub fn parse(cx: &mut Ctxt, nodes: &[Node]) -> Attr {
             cx.error(name.span(), format!("unknown argument `{key}`; expected one of {}", list(TOP)));
             continue;
         }
+        attr.written.push(key.clone());
         if seen.insert(key.clone(), name.span()).is_some() {
             cx.error(name.span(), format!("duplicate argument `{key}`; give each argument once"));
             continue;

@@ -51,38 +51,23 @@ impl Cublas {
         // An operand stored in C's order is used as is; the other is transposed.
         let trans = |l: Layout| if l == sc.layout { CUBLAS_OP_N } else { CUBLAS_OP_T };
         let (m, n, k) = (dims.m as i32, dims.n as i32, dims.k as i32);
+        let cfg = |first: &crate::Shape, second: &crate::Shape, rows, cols| GemmConfig {
+            transa: trans(first.layout),
+            transb: trans(second.layout),
+            m: rows,
+            n: cols,
+            k,
+            alpha: 1.0f32,
+            lda: first.ld as i32,
+            ldb: second.ld as i32,
+            beta: 0.0,
+            ldc: sc.ld as i32,
+        };
+        // SAFETY: every buffer was checked above to hold its matrix.
         unsafe {
             match sc.layout {
-                Layout::ColMajor => {
-                    let cfg = GemmConfig {
-                        transa: trans(sa.layout),
-                        transb: trans(sb.layout),
-                        m,
-                        n,
-                        k,
-                        alpha: 1.0f32,
-                        lda: sa.ld as i32,
-                        ldb: sb.ld as i32,
-                        beta: 0.0,
-                        ldc: sc.ld as i32,
-                    };
-                    self.blas.gemm(cfg, a, b, c)
-                }
-                Layout::RowMajor => {
-                    let cfg = GemmConfig {
-                        transa: trans(sb.layout),
-                        transb: trans(sa.layout),
-                        m: n,
-                        n: m,
-                        k,
-                        alpha: 1.0f32,
-                        lda: sb.ld as i32,
-                        ldb: sa.ld as i32,
-                        beta: 0.0,
-                        ldc: sc.ld as i32,
-                    };
-                    self.blas.gemm(cfg, b, a, c)
-                }
+                Layout::ColMajor => self.blas.gemm(cfg(&sa, &sb, m, n), a, b, c),
+                Layout::RowMajor => self.blas.gemm(cfg(&sb, &sa, n, m), b, a, c),
             }
         }?;
         Ok(())

@@ -5,7 +5,7 @@ mod simt;
 mod writer;
 
 use crate::check::{check, Diag};
-use crate::spec::{Arch, KernelSpec, Raster};
+use crate::spec::{Arch, KernelSpec};
 use crate::support::unsupported;
 
 /// A generated kernel: what the runtime needs to compile and launch it.
@@ -35,11 +35,8 @@ pub fn generate(spec: &KernelSpec) -> Result<Generated, Vec<Diag>> {
     })
 }
 
-/// The launch grid for an `m x n` C: one block per C tile, in the spec's raster.
+/// The launch grid for an `m x n` C: one block per C tile, x along N and y
+/// along M (the row raster, the only one generated today).
 pub fn grid(spec: &KernelSpec, m: u32, n: u32) -> (u32, u32, u32) {
-    match spec.raster {
-        Raster::Row | Raster::Grouped(_) | Raster::Hilbert => {
-            (n.div_ceil(spec.block.n), m.div_ceil(spec.block.m), 1)
-        }
-    }
+    (n.div_ceil(spec.block.n), m.div_ceil(spec.block.m), 1)
 }

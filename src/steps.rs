@@ -38,6 +38,82 @@ pub fn coalesced(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, Ro
 )]
 pub fn smem_tiling(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
 
+/// Step 4: each thread computes a column of 8 results (`thread(m = 8)`), so
+/// one B value loaded from shared memory feeds 8 FMAs. 64x64 tiles, K in steps
+/// of 8, 512 threads. Requires m, n multiples of 64 and k of 8.
+#[gemm_kernel(
+    block(m = 64, n = 64, k = 8, threads = 512),
+    thread(m = 8, n = 1, lanes = n),
+    atom = fma,
+    staging = smem(vector = 1),
+)]
+pub fn blocktiling_1d(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+/// Step 5: an 8x8 tile of results per thread, from 8 A and 8 B values held
+/// in registers per k (64 FMAs for 16 shared-memory loads); 128x128 tiles,
+/// 256 threads. Requires m, n multiples of 128 and k of 8.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 8, threads = 256),
+    thread(m = 8, n = 8, lanes = n),
+    atom = fma,
+    staging = smem(vector = 1),
+)]
+pub fn blocktiling_2d(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+/// Step 6: global memory moves 16 bytes at a time: float4 loads of A and B,
+/// float4 stores of C; A is stored transposed (`[k][m]`) in shared memory so
+/// that a thread's 8 A values are contiguous and load as two float4 too.
+/// Requires 16-byte aligned matrices with leading dimensions multiples of 4.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 8, threads = 256),
+    thread(m = 8, n = 8, lanes = n),
+    atom = fma,
+    staging = smem(vector = 4, transpose_a),
+    epilogue = vector,
+)]
+pub fn vectorized(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+/// Step 7: each shared-memory row padded by 4 floats, so that the transposed
+/// stores of A (a warp writing down a column) spread over the banks.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 8, threads = 256),
+    thread(m = 8, n = 8, lanes = n),
+    atom = fma,
+    staging = smem(vector = 4, transpose_a),
+    swizzle = pad(4),
+    epilogue = vector,
+)]
+pub fn bank_conflicts(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+/// Step 8: a warp tier between block and thread. Each warp owns a 64x64
+/// sub-tile, covered in 1x4 steps of 64x16: its 32 lanes read neighbouring
+/// shared-memory words, and each thread holds 8x16 accumulators. The seed's
+/// A6000 parameters: 128x128x16 tiles, 128 threads, thread tile 8x4.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 16, threads = 128),
+    warp(m = 64, n = 64, m_iters = 1, n_iters = 4),
+    thread(m = 8, n = 4, lanes = n),
+    atom = fma,
+    staging = smem(vector = 4, transpose_a),
+    swizzle = pad(4),
+    epilogue = vector,
+)]
+pub fn warptiling(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+/// Step 9: two buffers of each tile: the next tiles' global loads are issued
+/// before the current tile's math and land in the other buffer after it, with
+/// one barrier per step instead of two.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 16, threads = 128),
+    warp(m = 64, n = 64, m_iters = 1, n_iters = 4),
+    thread(m = 8, n = 4, lanes = n),
+    atom = fma,
+    staging = smem(vector = 4, transpose_a, buffers = 2),
+    swizzle = pad(4),
+    epilogue = vector,
+)]
+pub fn double_buffering(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
 /// A ladder step: its kernel and what the source documents measured for it.
 pub struct Step {
     /// The example's name (`cargo run --release --example NAME`).
@@ -49,7 +125,7 @@ pub struct Step {
     pub kernel: &'static Kernel,
 }
 
-pub static STEPS: [Step; 3] = [
+pub static STEPS: [Step; 9] = [
     Step {
         name: "naive",
         change: "one thread per C element, lanes along m",
@@ -67,6 +143,42 @@ pub static STEPS: [Step; 3] = [
         change: "32x32 tiles staged in shared memory",
         seed: "2980 GFLOP/s, 12.8% (A6000)",
         kernel: &smem_tiling::KERNEL,
+    },
+    Step {
+        name: "blocktiling_1d",
+        change: "8 results per thread along m",
+        seed: "8475 GFLOP/s, 36.5% (A6000)",
+        kernel: &blocktiling_1d::KERNEL,
+    },
+    Step {
+        name: "blocktiling_2d",
+        change: "8x8 results per thread, 128x128 tiles",
+        seed: "15972 GFLOP/s, 68.7% (A6000)",
+        kernel: &blocktiling_2d::KERNEL,
+    },
+    Step {
+        name: "vectorized",
+        change: "float4 global loads and stores, A transposed in smem",
+        seed: "18237 GFLOP/s, 78.4% (A6000)",
+        kernel: &vectorized::KERNEL,
+    },
+    Step {
+        name: "bank_conflicts",
+        change: "shared-memory rows padded by 4 floats",
+        seed: "(kernels 7-8: padding / linearized smem)",
+        kernel: &bank_conflicts::KERNEL,
+    },
+    Step {
+        name: "warptiling",
+        change: "block -> warp -> thread tiers",
+        seed: "21779 GFLOP/s, 93.7% (A6000)",
+        kernel: &warptiling::KERNEL,
+    },
+    Step {
+        name: "double_buffering",
+        change: "two smem buffers, next tile loads during math",
+        seed: "(a later step of the seed's kernel 10 family)",
+        kernel: &double_buffering::KERNEL,
     },
 ];
 

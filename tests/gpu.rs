@@ -74,11 +74,39 @@ fn smem_vector_transposed(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMu
 )]
 fn smem_mixed_layouts(a: Mat<f32, ColMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, ColMajor>);
 
+/// Warp iterations along m, column-major everything, float4 stores down C's
+/// columns, double buffering with A not transposed.
+#[gemm_kernel(
+    block(m = 64, n = 128, k = 16, threads = 128),
+    warp(m = 32, n = 64, m_iters = 2),
+    thread(m = 8, n = 4),
+    atom = fma,
+    staging = smem(vector = 4, buffers = 2),
+    epilogue = vector,
+)]
+fn warp_col_major(a: Mat<f32, ColMajor>, b: Mat<f32, ColMajor>, c: MatMut<f32, ColMajor>);
+
+/// Lanes along m inside the warp, iterations both ways, float2 loads.
+#[gemm_kernel(
+    block(m = 128, n = 64, k = 8, threads = 128),
+    warp(m = 64, n = 32, m_iters = 2, n_iters = 2),
+    thread(m = 4, n = 4, lanes = m),
+    atom = fma,
+    staging = smem(vector = 2),
+)]
+fn warp_lanes_m(a: Mat<f32, RowMajor>, b: Mat<f32, ColMajor>, c: MatMut<f32, RowMajor>);
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn layouts_thread_tiles_vectors_transpose_and_padding_match_cublas() {
     let bench = bench();
-    for kernel in [&direct_col_major::KERNEL, &smem_vector_transposed::KERNEL, &smem_mixed_layouts::KERNEL] {
+    for kernel in [
+        &direct_col_major::KERNEL,
+        &smem_vector_transposed::KERNEL,
+        &smem_mixed_layouts::KERNEL,
+        &warp_col_major::KERNEL,
+        &warp_lanes_m::KERNEL,
+    ] {
         check_against_cublas(&bench, kernel);
     }
 }
@@ -150,6 +178,11 @@ fn runtime_misuse_is_an_error_not_a_panic_or_a_wrong_answer() {
     assert!(matches!(misaligned, GemmError::Misaligned { operand: 'A', bytes: 16, .. }), "{misaligned}");
     let odd_ld = smem_vector_transposed(s, &a, &b, &mut c, Dims::new(64, 64, 64).with_ld(66, 64, 64)).unwrap_err();
     assert!(odd_ld.to_string().contains("leading dimension 66 must be a multiple of 4"), "{odd_ld}");
+
+    let (va, vb, mut vc) = (buffer(&bench, 128 * 128), buffer(&bench, 128 * 128), buffer(&bench, 128 * 128 + 1));
+    let c_misaligned =
+        gemm_ladder::steps::vectorized(s, &va, &vb, &mut vc.slice_mut(1..), Dims::new(128, 128, 128)).unwrap_err();
+    assert!(matches!(c_misaligned, GemmError::Misaligned { operand: 'C', bytes: 16, .. }), "{c_misaligned}");
 
     let half_a: CudaSlice<gemm_runtime::half::f16> = s.alloc_zeros(256).unwrap();
     let elem = naive::KERNEL.launch(s, &half_a, &b, &mut c, Dims::new(16, 16, 16)).unwrap_err();

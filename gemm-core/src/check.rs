@@ -32,6 +32,7 @@ pub fn check(spec: &KernelSpec) -> Vec<Diag> {
     atom(spec, &mut out);
     staging(spec, &mut out);
     swizzle(spec, &mut out);
+    epilogue(spec, &mut out);
     resources(spec, &mut out);
     hopper(spec, &mut out);
     out
@@ -393,6 +394,23 @@ fn swizzle(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 ));
             }
         }
+    }
+}
+
+fn epilogue(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    if spec.epilogue != Epilogue::Vector || !matches!(spec.atom, Atom::Fma) {
+        return;
+    }
+    let Some(t) = spec.thread else { return };
+    let (side, v, layout) = match spec.c.layout {
+        Layout::RowMajor => ("thread n", t.n, "row-major"),
+        Layout::ColMajor => ("thread m", t.m, "column-major"),
+    };
+    if v % 4 != 0 {
+        out.push(Diag::new(
+            "epilogue",
+            format!("epilogue = vector stores 4 neighbouring accumulators along C's contiguous side, but {side} = {v} for a {layout} C; use a multiple of 4 or epilogue = direct"),
+        ));
     }
 }
 

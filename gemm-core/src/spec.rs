@@ -324,9 +324,11 @@ pub struct Requirements {
     pub m_multiple: u32,
     pub n_multiple: u32,
     pub k_multiple: u32,
-    /// Elements per vector load: base pointers aligned to `vector * elem bytes`
-    /// and leading dimensions multiples of `vector`.
+    /// Elements per vector load of A and B: their base pointers aligned to
+    /// `vector * elem bytes` and leading dimensions multiples of `vector`.
     pub vector: u32,
+    /// Elements per vector store of C, with the same alignment rule for C.
+    pub c_vector: u32,
 }
 
 impl KernelSpec {
@@ -394,12 +396,13 @@ impl KernelSpec {
     pub fn requirements(&self) -> Requirements {
         match self.staging {
             // Direct loads are bounds-guarded: any size.
-            Staging::Direct => Requirements { m_multiple: 1, n_multiple: 1, k_multiple: 1, vector: 1 },
+            Staging::Direct => Requirements { m_multiple: 1, n_multiple: 1, k_multiple: 1, vector: 1, c_vector: 1 },
             staging => Requirements {
                 m_multiple: self.block.m,
                 n_multiple: self.block.n,
                 k_multiple: self.block.k.unwrap_or(1),
                 vector: staging.vector(),
+                c_vector: if self.epilogue == Epilogue::Vector { 4 } else { 1 },
             },
         }
     }

@@ -48,6 +48,18 @@ fn every_supported_setting_changes_the_kernel() {
         ("C layout", Box::new(|s| s.c.layout = Layout::ColMajor)),
         ("arch", Box::new(|s| s.arch = Arch::Sm90)),
         ("name", Box::new(|s| s.name = "other".into())),
+        ("double buffering", Box::new(|s| s.staging = Staging::Smem { vector: 4, transpose_a: false, buffers: 2 })),
+        ("vector epilogue", Box::new(|s| s.epilogue = Epilogue::Vector)),
+        ("warp tier", Box::new(|s| {
+            s.block = Block { m: 128, n: 128, k: Some(16), threads: 256 };
+            s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
+            s.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 });
+        })),
+        ("warp iterations", Box::new(|s| {
+            s.block = Block { m: 128, n: 128, k: Some(16), threads: 256 };
+            s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
+            s.warp = Some(Warp { m: 64, n: 32, m_iters: 2, n_iters: 1 });
+        })),
     ];
     for (what, change) in variants {
         let mut s = smem_spec();
@@ -62,14 +74,14 @@ fn every_supported_setting_changes_the_kernel() {
 #[test]
 fn unsupported_settings_are_refused_not_ignored() {
     let cases: Vec<(&str, Box<dyn Fn(&mut KernelSpec)>)> = vec![
-        ("staging.buffers", Box::new(|s| s.staging = Staging::Smem { vector: 4, transpose_a: false, buffers: 2 })),
         ("raster", Box::new(|s| s.raster = Raster::Grouped(8))),
         ("persistent", Box::new(|s| s.persistent = true)),
-        ("epilogue", Box::new(|s| s.epilogue = Epilogue::Vector)),
+        ("epilogue", Box::new(|s| s.epilogue = Epilogue::Smem)),
         ("swizzle", Box::new(|s| s.swizzle = Swizzle::Xor)),
         ("c", Box::new(|s| s.c.elem = Elem::Bf16)),
         ("warp", Box::new(|s| {
-            s.block = Block { m: 128, n: 128, k: Some(8), threads: 256 };
+            s.staging = Staging::Direct;
+            s.block = Block { m: 128, n: 128, k: None, threads: 256 };
             s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
             s.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 });
         })),

@@ -138,18 +138,20 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
         let rule = format!("m = {} needs {gy} blocks along m, over the grid's 65535", d.m);
         return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
     }
-    if req.vector > 1 {
-        // Only A and B are read as vectors.
-        for (s, (addr, op)) in shapes.iter().zip(addrs.iter().zip([spec.a, spec.b])).take(2) {
-            let bytes = req.vector * op.elem.bytes();
-            if addr % bytes as u64 != 0 {
-                let what = format!("its device address {addr:#x} must be {bytes}-byte aligned");
-                return Err(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what });
-            }
-            if s.ld % req.vector as usize != 0 {
-                let what = format!("its leading dimension {} must be a multiple of {}", s.ld, req.vector);
-                return Err(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what });
-            }
+    // A and B are read, C written, `vector` / `c_vector` elements at a time.
+    let widths = [req.vector, req.vector, req.c_vector];
+    for ((s, addr), (op, v)) in shapes.iter().zip(addrs).zip([spec.a, spec.b, spec.c].into_iter().zip(widths)) {
+        if v == 1 {
+            continue;
+        }
+        let bytes = v * op.elem.bytes();
+        if addr % bytes as u64 != 0 {
+            let what = format!("its device address {addr:#x} must be {bytes}-byte aligned");
+            return Err(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what });
+        }
+        if s.ld % v as usize != 0 {
+            let what = format!("its leading dimension {} must be a multiple of {v}", s.ld);
+            return Err(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what });
         }
     }
     for s in &shapes {

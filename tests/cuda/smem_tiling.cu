@@ -24,12 +24,12 @@ smem_tiling__f32f32f32_rrr__b32x32x32_t1024__r1x1n__fma__smem_v1_x1__sm_80(
 
     // block tier: walk K one 32-wide tile at a time
     for (int k0 = 0; k0 < K; k0 += 32) {
-        // staging: A tile 32x32 global -> shared, 1 round(s) of one float per thread
+        // staging (copy): A tile 32x32, 1 round(s) of one float per thread
         const int a_v = threadIdx.x;  // which vector of the tile
         const int a_row = a_v / 32;
         const int a_col = a_v % 32;
         As[a_row * 32 + a_col] = A[(block_m + a_row) * lda + (k0 + a_col)];
-        // staging: B tile 32x32 global -> shared, 1 round(s) of one float per thread
+        // staging (copy): B tile 32x32, 1 round(s) of one float per thread
         const int b_v = threadIdx.x;  // which vector of the tile
         const int b_row = b_v / 32;
         const int b_col = b_v % 32;

@@ -1,23 +1,49 @@
-//! SIMT kernels (atom = fma): block and thread tiers, loaded directly from
-//! global memory or staged through shared memory.
+//! SIMT kernels (atom = fma): block, warp and thread tiers; operands loaded
+//! directly from global memory or staged through shared memory, single or
+//! double buffered.
+//!
+//! Every thread owns `MI x TM` rows and `NI x TN` columns of C: rows
+//! `thread_m + im * SUBM + i` and columns `thread_n + jn * SUBN + j`, where
+//! `MI x NI` are the warp iterations and `SUBM x SUBN` the warp sub-tile one
+//! iteration covers (without a warp tier, MI = NI = 1).
 
 use super::layout::{describe, offset, term};
 use super::writer::Writer;
 use crate::spec::*;
 
-/// Everything the emitters share: the spec and the names derived from it.
+/// Everything the emitters share: the spec and the sizes derived from it.
 struct Kernel<'a> {
     spec: &'a KernelSpec,
     bm: u32,
     bn: u32,
     tm: u32,
     tn: u32,
+    /// Warp iterations and the sub-tile each covers.
+    mi: u32,
+    ni: u32,
+    subm: u32,
+    subn: u32,
     threads: u32,
 }
 
 pub fn emit(spec: &KernelSpec) -> String {
     let t = spec.thread.expect("checked: fma has a thread tier");
-    let k = Kernel { spec, bm: spec.block.m, bn: spec.block.n, tm: t.m, tn: t.n, threads: spec.block.threads };
+    let (mi, ni, subm, subn) = match spec.warp {
+        Some(w) => (w.m_iters, w.n_iters, w.m / w.m_iters, w.n / w.n_iters),
+        None => (1, 1, spec.block.m, spec.block.n),
+    };
+    let k = Kernel {
+        spec,
+        bm: spec.block.m,
+        bn: spec.block.n,
+        tm: t.m,
+        tn: t.n,
+        mi,
+        ni,
+        subm,
+        subn,
+        threads: spec.block.threads,
+    };
     let mut w = Writer::default();
     k.header(&mut w);
     w.line("extern \"C\" __global__ void");
@@ -29,12 +55,49 @@ pub fn emit(spec: &KernelSpec) -> String {
         k.tile_origin(w, t.lanes);
         match spec.staging {
             Staging::Direct => k.direct_body(w),
-            Staging::Smem { vector, transpose_a, .. } => k.smem_body(w, vector, transpose_a),
+            Staging::Smem { vector, transpose_a, buffers } => k.smem_body(w, vector, transpose_a, buffers),
             _ => unreachable!("checked by support::unsupported"),
         }
     });
     w.finish()
 }
+
+/// `base + t1 + t2 ...`, leaving out terms of loops that run once.
+fn sum(base: &str, terms: &[Option<String>]) -> String {
+    let mut s = base.to_string();
+    for t in terms.iter().flatten() {
+        if s.is_empty() || s == "0" {
+            s = t.clone();
+        } else {
+            s = format!("{s} + {t}");
+        }
+    }
+    if s.is_empty() {
+        "0".into()
+    } else {
+        s
+    }
+}
+
+/// The term `var * stride` of a loop of `extent` iterations; none if it runs once.
+fn step(var: &str, extent: u32, stride: u32) -> Option<String> {
+    match (extent, stride) {
+        (1, _) => None,
+        (_, 1) => Some(var.to_string()),
+        _ => Some(format!("{var} * {stride}")),
+    }
+}
+
+/// `expr * factor`, leaving out a factor of 1.
+fn scaled(expr: &str, factor: u32) -> String {
+    if factor == 1 {
+        expr.to_string()
+    } else {
+        format!("({expr}) * {factor}")
+    }
+}
+
+const LANES: [&str; 4] = ["x", "y", "z", "w"];
 
 impl Kernel<'_> {
     fn header(&self, w: &mut Writer) {
@@ -51,8 +114,15 @@ impl Kernel<'_> {
             describe(s.c.layout)
         ));
         let k = s.block.k.map_or(String::new(), |k| format!("x{k}"));
+        let warp = s.warp.map_or(String::new(), |wt| {
+            format!("warp {}x{} in {}x{} steps; ", wt.m, wt.n, wt.m_iters, wt.n_iters)
+        });
+        let buffers = match s.staging {
+            Staging::Smem { buffers: 2, .. } => " (double buffered)",
+            _ => "",
+        };
         w.line(format!(
-            "// Tiers: block {}x{}{k} with {} threads; thread {}x{}; atom fma; staging {}; target {}.",
+            "// Tiers: block {}x{}{k} with {} threads; {warp}thread {}x{}; atom fma; staging {}{buffers}; target {}.",
             self.bm,
             self.bn,
             self.threads,
@@ -69,35 +139,60 @@ impl Kernel<'_> {
                 req.m_multiple, req.n_multiple, req.k_multiple
             ));
         }
-        if req.vector > 1 {
-            w.line(format!(
-                "// Requires: A and B {}-byte aligned, lda and ldb multiples of {}.",
-                req.vector * s.a.elem.bytes(),
-                req.vector
-            ));
+        for (what, v) in [("A and B", req.vector), ("C", req.c_vector)] {
+            if v > 1 {
+                w.line(format!("// Requires: {what} {}-byte aligned, leading dimensions multiples of {v}.", v * 4));
+            }
         }
         w.line("");
     }
 
-    /// Raster and thread tiers: where this block's and this thread's tiles start.
+    /// Raster, warp and thread tiers: where this thread's rows and columns start.
     fn tile_origin(&self, w: &mut Writer, lanes: Dim) {
         w.line("// raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles");
         w.line(format!("const int block_m = blockIdx.y * {};", self.bm));
         w.line(format!("const int block_n = blockIdx.x * {};", self.bn));
-        let (per_m, per_n) = (self.bm / self.tm, self.bn / self.tn);
-        let (thread_m, thread_n) = match lanes {
-            Dim::N => {
-                w.line(format!("// thread tier: a {}x{} tile per thread; consecutive threads step along n", self.tm, self.tn));
-                (format!("threadIdx.x / {per_n}"), format!("threadIdx.x % {per_n}"))
+        // The threads of one group (the block, or a warp) tile its sub-tile.
+        let (group, index, origin) = match self.spec.warp {
+            Some(wt) => {
+                let per_n = self.bn / wt.n;
+                w.line(format!(
+                    "// warp tier: {}x{} warps of {}x{}, each in {}x{} steps of {}x{}",
+                    self.bm / wt.m,
+                    per_n,
+                    wt.m,
+                    wt.n,
+                    self.mi,
+                    self.ni,
+                    self.subm,
+                    self.subn
+                ));
+                w.line("const int warp = threadIdx.x / 32;");
+                w.line("const int lane = threadIdx.x % 32;");
+                w.line(format!("const int warp_m = {};", scaled(&format!("warp / {per_n}"), wt.m)));
+                w.line(format!("const int warp_n = {};", scaled(&format!("warp % {per_n}"), wt.n)));
+                ("lane", "lane", ("warp_m + ", "warp_n + "))
             }
-            Dim::M => {
-                w.line(format!("// thread tier: a {}x{} tile per thread; consecutive threads step along m", self.tm, self.tn));
-                (format!("threadIdx.x % {per_m}"), format!("threadIdx.x / {per_m}"))
-            }
+            None => ("thread", "threadIdx.x", ("", "")),
         };
-        w.line(format!("const int thread_m = {};", scaled(&thread_m, self.tm)));
-        w.line(format!("const int thread_n = {};", scaled(&thread_n, self.tn)));
-        w.line(format!("float acc[{}][{}] = {{}};", self.tm, self.tn));
+        let (per_m, per_n) = (self.subm / self.tm, self.subn / self.tn);
+        let along = match lanes {
+            Dim::N => "n",
+            Dim::M => "m",
+        };
+        w.line(format!(
+            "// thread tier: a {}x{} tile per {group}{}; consecutive {group}s step along {along}",
+            self.tm,
+            self.tn,
+            if self.mi * self.ni > 1 { " and step" } else { "" }
+        ));
+        let (m_of, n_of) = match lanes {
+            Dim::N => (format!("{index} / {per_n}"), format!("{index} % {per_n}")),
+            Dim::M => (format!("{index} % {per_m}"), format!("{index} / {per_m}")),
+        };
+        w.line(format!("const int thread_m = {}{};", origin.0, scaled(&m_of, self.tm)));
+        w.line(format!("const int thread_n = {}{};", origin.1, scaled(&n_of, self.tn)));
+        w.line(format!("float acc[{}][{}] = {{}};", self.mi * self.tm, self.ni * self.tn));
         w.line("");
     }
 
@@ -109,14 +204,40 @@ impl Kernel<'_> {
         format!("B[{}]", offset(self.spec.b.layout, "ldb", row, col))
     }
 
-    /// The rank-1 update of the thread tile for one k: fragments, then FMAs.
-    fn outer_product(&self, w: &mut Writer, a_elem: impl Fn(&str) -> String, b_elem: impl Fn(&str) -> String) {
-        w.line(format!("float a_frag[{}], b_frag[{}];", self.tm, self.tn));
-        w.unrolled("i", self.tm, |w| w.line(format!("a_frag[i] = {};", a_elem("i"))));
-        w.unrolled("j", self.tn, |w| w.line(format!("b_frag[j] = {};", b_elem("j"))));
+    /// Row `im, i` of this thread, relative to the block tile.
+    fn row(&self, base: &str) -> String {
+        sum(base, &[step("im", self.mi, self.subm), step("i", self.tm, 1)])
+    }
+
+    /// Column `jn, j` of this thread, relative to the block tile.
+    fn col(&self, base: &str) -> String {
+        sum(base, &[step("jn", self.ni, self.subn), step("j", self.tn, 1)])
+    }
+
+    /// Loops over this thread's rows (`im`, `i`) around `body`.
+    fn each_row(&self, w: &mut Writer, body: impl FnOnce(&mut Writer)) {
+        w.unrolled("im", self.mi, |w| w.unrolled("i", self.tm, body));
+    }
+
+    /// Loops over this thread's columns (`jn`, `j`) around `body`.
+    fn each_col(&self, w: &mut Writer, body: impl FnOnce(&mut Writer)) {
+        w.unrolled("jn", self.ni, |w| w.unrolled("j", self.tn, body));
+    }
+
+    /// Index into a fragment of `iters x tile` values.
+    fn frag(outer: &str, iters: u32, inner: &str, tile: u32) -> String {
+        sum("", &[step(outer, iters, tile), step(inner, tile, 1)])
+    }
+
+    /// The rank-1 update of the thread's tile for one k: fragments, then FMAs.
+    fn outer_product(&self, w: &mut Writer, a_frags: impl FnOnce(&mut Writer), b_frags: impl FnOnce(&mut Writer)) {
+        let (rows, cols) = (self.mi * self.tm, self.ni * self.tn);
+        w.line(format!("float a_frag[{rows}], b_frag[{cols}];"));
+        a_frags(w);
+        b_frags(w);
         w.line("// atom (fma)");
-        w.unrolled("i", self.tm, |w| {
-            w.unrolled("j", self.tn, |w| w.line("acc[i][j] = fmaf(a_frag[i], b_frag[j], acc[i][j]);"));
+        w.unrolled("ii", rows, |w| {
+            w.unrolled("jj", cols, |w| w.line("acc[ii][jj] = fmaf(a_frag[ii], b_frag[jj], acc[ii][jj]);"));
         });
     }
 
@@ -128,84 +249,254 @@ impl Kernel<'_> {
         w.line("");
         w.line("// K loop: operands straight from global memory");
         w.block("for (int p = 0; p < K; ++p)", |w| {
-            let a = |i: &str| {
-                let row = idx("row0", i, self.tm);
-                let e = self.a_global(&row, "p");
-                if guarded { format!("{row} < M ? {e} : 0.0f") } else { e }
+            let a_frags = |w: &mut Writer| {
+                self.each_row(w, |w| {
+                    let row = self.row("row0");
+                    let e = self.a_global(&row, "p");
+                    let e = if guarded { format!("{row} < M ? {e} : 0.0f") } else { e };
+                    w.line(format!("a_frag[{}] = {e};", Self::frag("im", self.mi, "i", self.tm)));
+                })
             };
-            let b = |j: &str| {
-                let col = idx("col0", j, self.tn);
-                let e = self.b_global("p", &col);
-                if guarded { format!("{col} < N ? {e} : 0.0f") } else { e }
+            let b_frags = |w: &mut Writer| {
+                self.each_col(w, |w| {
+                    let col = self.col("col0");
+                    let e = self.b_global("p", &col);
+                    let e = if guarded { format!("{col} < N ? {e} : 0.0f") } else { e };
+                    w.line(format!("b_frag[{}] = {e};", Self::frag("jn", self.ni, "j", self.tn)));
+                })
             };
-            self.outer_product(w, a, b);
+            self.outer_product(w, a_frags, b_frags);
         });
         w.line("");
         self.epilogue(w, "row0", "col0", guarded);
     }
 
-    fn smem_body(&self, w: &mut Writer, vector: u32, transpose_a: bool) {
+    fn smem_body(&self, w: &mut Writer, vector: u32, transpose_a: bool, buffers: u32) {
         let s = self.spec;
         let bk = s.block.k.expect("checked: staged tiles have a K step");
         let (a_row, b_row) = (s.smem_a_row(), s.smem_b_row());
         let a_elems = if transpose_a { bk * a_row } else { self.bm * a_row };
+        let b_elems = bk * b_row;
         let a_shape = if transpose_a { format!("[{bk}][{}]", self.bm) } else { format!("[{}][{bk}]", self.bm) };
         let pad = match s.swizzle {
             Swizzle::Pad(p) => format!(", each row padded by {p}"),
             _ => String::new(),
         };
+        let a_tile = Tile {
+            name: "A",
+            layout: s.a.layout,
+            rows: self.bm,
+            cols: bk,
+            origin: ("block_m", "k0"),
+            smem_row: a_row,
+            smem_transposed: transpose_a,
+        };
+        let b_tile = Tile {
+            name: "B",
+            layout: s.b.layout,
+            rows: bk,
+            cols: self.bn,
+            origin: ("k0", "block_n"),
+            smem_row: b_row,
+            smem_transposed: false,
+        };
         w.line("// staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)");
         w.line("extern __shared__ float4 smem_raw[];");
-        w.line(format!("float* As = reinterpret_cast<float*>(smem_raw);  // A tile {a_shape}{pad}"));
-        w.line(format!("float* Bs = As + {a_elems};  // B tile [{bk}][{}]{pad}", self.bn));
-        let a_smem = |row: &str, col: &str| {
-            if transpose_a {
-                format!("As[{} * {a_row} + {row}]", term(col))
-            } else {
-                format!("As[{} * {a_row} + {col}]", term(row))
-            }
-        };
-        let b_smem = |row: &str, col: &str| format!("Bs[{} * {b_row} + {col}]", term(row));
+        if buffers == 1 {
+            w.line(format!("float* As = reinterpret_cast<float*>(smem_raw);  // A tile {a_shape}{pad}"));
+            w.line(format!("float* Bs = As + {a_elems};  // B tile [{bk}][{}]{pad}", self.bn));
+        } else {
+            w.line(format!("// two buffers of each: A tiles {a_shape}{pad}, then B tiles [{bk}][{}]", self.bn));
+            w.line("float* const As0 = reinterpret_cast<float*>(smem_raw);");
+            w.line(format!("float* const Bs0 = As0 + {};", 2 * a_elems));
+        }
         w.line("");
-        w.line(format!("// block tier: walk K one {bk}-wide tile at a time"));
-        w.block(format!("for (int k0 = 0; k0 < K; k0 += {bk})"), |w| {
-            let a_tile = Tile { name: "A", layout: s.a.layout, rows: self.bm, cols: bk, origin: ("block_m", "k0") };
-            let b_tile = Tile { name: "B", layout: s.b.layout, rows: bk, cols: self.bn, origin: ("k0", "block_n") };
-            self.load_tile(w, &a_tile, vector, |r, c| self.a_global(r, c), a_smem);
-            self.load_tile(w, &b_tile, vector, |r, c| self.b_global(r, c), b_smem);
-            w.line("__syncthreads();  // the tiles are complete before anyone reads them");
-            w.line("");
-            w.line("// thread tier: one outer product per k of the staged tile");
-            w.unrolled("p", bk, |w| {
-                let a = |i: &str| a_smem(&idx("thread_m", i, self.tm), "p");
-                let b = |j: &str| b_smem("p", &idx("thread_n", j, self.tn));
-                self.outer_product(w, a, b);
+        if buffers == 1 {
+            w.line(format!("// block tier: walk K one {bk}-wide tile at a time"));
+            w.block(format!("for (int k0 = 0; k0 < K; k0 += {bk})"), |w| {
+                self.copy_tile(w, &a_tile, vector, "As");
+                self.copy_tile(w, &b_tile, vector, "Bs");
+                w.line("__syncthreads();  // the tiles are complete before anyone reads them");
+                w.line("");
+                self.compute_tile(w, bk, &a_tile, &b_tile);
+                w.line("__syncthreads();  // everyone is done reading before the next tiles land");
             });
-            w.line("__syncthreads();  // everyone is done reading before the next tiles land");
-        });
+        } else {
+            w.line("// staging (double buffered): tile 0 lands first; then each step computes");
+            w.line("// one buffer while the next tile travels through registers into the other");
+            w.block("", |w| {
+                w.line("float* As = As0;");
+                w.line("float* Bs = Bs0;");
+                w.line("const int k0 = 0;");
+                self.copy_tile(w, &a_tile, vector, "As");
+                self.copy_tile(w, &b_tile, vector, "Bs");
+            });
+            w.line("__syncthreads();");
+            w.line("");
+            w.line(format!("// block tier: walk K one {bk}-wide tile at a time"));
+            w.block(format!("for (int k0 = 0, buf = 0; k0 < K; k0 += {bk}, buf ^= 1)"), |w| {
+                w.line(format!("float* As = As0 + buf * {a_elems};"));
+                w.line(format!("float* Bs = Bs0 + buf * {b_elems};"));
+                w.line(format!("const bool more = k0 + {bk} < K;"));
+                w.line("// staging: the next tiles' global loads are issued before this tile's math");
+                self.load_tile(w, &a_tile, vector, &format!("k0 + {bk}"), "more");
+                self.load_tile(w, &b_tile, vector, &format!("k0 + {bk}"), "more");
+                w.line("");
+                self.compute_tile(w, bk, &a_tile, &b_tile);
+                w.line("");
+                w.block("if (more)", |w| {
+                    w.line(format!("float* As = As0 + (buf ^ 1) * {a_elems};"));
+                    w.line(format!("float* Bs = Bs0 + (buf ^ 1) * {b_elems};"));
+                    self.store_tile(w, &a_tile, vector, "As");
+                    self.store_tile(w, &b_tile, vector, "Bs");
+                });
+                w.line("// one barrier a step: the next tiles are complete, and nobody still");
+                w.line("// reads the buffer the step after next overwrites");
+                w.line("__syncthreads();");
+            });
+        }
         w.line("");
         self.epilogue(w, "block_m + thread_m", "block_n + thread_n", false);
     }
 
-    /// Copies one operand tile global -> shared: `vector` elements per load along
-    /// the global layout's contiguous dimension, the threads in whole rounds.
-    fn load_tile(
+    /// One outer product per k of the staged tiles, from shared memory.
+    fn compute_tile(&self, w: &mut Writer, bk: u32, a: &Tile, b: &Tile) {
+        w.line("// thread tier: one outer product per k of the staged tile");
+        w.unrolled("p", bk, |w| {
+            let a_frags = |w: &mut Writer| self.frags(w, a, "a_frag", "im", self.mi, self.subm, "i", self.tm, "thread_m");
+            let b_frags = |w: &mut Writer| self.frags(w, b, "b_frag", "jn", self.ni, self.subn, "j", self.tn, "thread_n");
+            self.outer_product(w, a_frags, b_frags);
+        });
+    }
+
+    /// Loads a fragment (this thread's rows of A, or columns of B, at k = p)
+    /// from shared memory: 16 bytes at a time where the tile is contiguous
+    /// along the fragment and aligned, one float at a time otherwise.
+    #[allow(clippy::too_many_arguments)]
+    fn frags(
+        &self,
+        w: &mut Writer,
+        t: &Tile,
+        frag: &str,
+        outer: &str,
+        iters: u32,
+        sub: u32,
+        inner: &str,
+        tile: u32,
+        base: &str,
+    ) {
+        // Along the fragment the smem tile is contiguous where the fragment
+        // runs along its rows: A stored [k][m], and B always [k][n].
+        let contiguous = t.name == "B" || t.smem_transposed;
+        let at = |idx: &str| match t.name {
+            "A" => t.smem("As", idx, "p"),
+            _ => t.smem("Bs", "p", idx),
+        };
+        if contiguous && tile % 4 == 0 && t.smem_row % 4 == 0 {
+            w.unrolled(outer, iters, |w| {
+                w.unrolled("q", tile / 4, |w| {
+                    let idx = sum(base, &[step(outer, iters, sub), step("q", tile / 4, 4)]);
+                    let f = sum("", &[step(outer, iters, tile), step("q", tile / 4, 4)]);
+                    // Named per fragment: loops that run once are written flat.
+                    w.line(format!("const float4 {frag}4 = *reinterpret_cast<const float4*>(&{});", at(&idx)));
+                    for (c, lane) in LANES.iter().enumerate() {
+                        w.line(format!("{frag}[{}] = {frag}4.{lane};", sum(&f, &[Some(c.to_string()).filter(|_| c > 0)])));
+                    }
+                });
+            });
+        } else {
+            w.unrolled(outer, iters, |w| {
+                w.unrolled(inner, tile, |w| {
+                    let idx = sum(base, &[step(outer, iters, sub), step(inner, tile, 1)]);
+                    w.line(format!("{frag}[{}] = {};", Self::frag(outer, iters, inner, tile), at(&idx)));
+                });
+            });
+        }
+    }
+
+    /// Copies one operand tile global -> shared in place (single buffering).
+    fn copy_tile(&self, w: &mut Writer, t: &Tile, vector: u32, smem: &str) {
+        self.tile_rounds(w, t, vector, "copy", |w, p, vec_ty, src, row, col| {
+            if vector == 1 {
+                w.line(format!("{} = {src};", t.smem(smem, row, col)));
+            } else {
+                w.line(format!("const {vec_ty} {p}_x = *reinterpret_cast<const {vec_ty}*>(&{src});"));
+                self.store_vector(w, t, vector, smem, &format!("{p}_x"), row, col);
+            }
+        });
+    }
+
+    /// Issues one operand tile's global loads into registers (`{p}_ld[r]`),
+    /// for the tile at K offset `k_next`, if `cond`.
+    fn load_tile(&self, w: &mut Writer, t: &Tile, vector: u32, k_next: &str, cond: &str) {
+        let p = t.name.to_lowercase();
+        let rounds = t.rounds(vector, self.threads);
+        let vec_ty = vec_type(vector);
+        w.line(format!("{vec_ty} {p}_ld[{rounds}];"));
+        w.block(format!("if ({cond})"), |w| {
+            let origin = match t.name {
+                "A" => Tile { origin: ("block_m", "k_next"), ..*t },
+                _ => Tile { origin: ("k_next", "block_n"), ..*t },
+            };
+            w.line(format!("const int k_next = {k_next};"));
+            self.tile_rounds(w, &origin, vector, "load", |w, p, vec_ty, src, _, _| {
+                w.line(format!("{p}_ld[{}] = *reinterpret_cast<const {vec_ty}*>(&{src});", if rounds == 1 { "0" } else { "r" }));
+            });
+        });
+    }
+
+    /// Stores the registers of [`Self::load_tile`] into the shared tile `smem`.
+    fn store_tile(&self, w: &mut Writer, t: &Tile, vector: u32, smem: &str) {
+        let rounds = t.rounds(vector, self.threads);
+        self.tile_rounds(w, t, vector, "store", |w, p, _, _, row, col| {
+            let reg = format!("{p}_ld[{}]", if rounds == 1 { "0" } else { "r" });
+            if vector == 1 {
+                w.line(format!("{} = {reg};", t.smem(smem, row, col)));
+            } else {
+                self.store_vector(w, t, vector, smem, &reg, row, col);
+            }
+        });
+    }
+
+    /// Writes the `vector` elements of register `reg`, which run along the
+    /// tile's global contiguous dimension, at (row, col) of the shared tile:
+    /// one vector store where shared memory runs the same way, else one per element.
+    #[allow(clippy::too_many_arguments)]
+    fn store_vector(&self, w: &mut Writer, t: &Tile, vector: u32, smem: &str, reg: &str, row: &str, col: &str) {
+        let along_cols = t.layout == Layout::RowMajor;
+        if along_cols != t.smem_transposed && t.smem_row % vector == 0 {
+            let ty = vec_type(vector);
+            w.line(format!("*reinterpret_cast<{ty}*>(&{}) = {reg};", t.smem(smem, row, col)));
+            return;
+        }
+        for (q, lane) in LANES.iter().take(vector as usize).enumerate() {
+            let q = (q > 0).then(|| q.to_string());
+            let (r, c) = if along_cols { (row.to_string(), sum(col, &[q])) } else { (sum(row, &[q]), col.to_string()) };
+            w.line(format!("{} = {reg}.{lane};", t.smem(smem, &r, &c)));
+        }
+    }
+
+    /// The rounds in which the threads move one tile, `vector` elements per
+    /// thread per round along the global layout's contiguous dimension; `body`
+    /// gets the operand's letter, the vector type, the global element and the
+    /// (row, col) in the tile.
+    fn tile_rounds(
         &self,
         w: &mut Writer,
         t: &Tile,
         vector: u32,
-        global: impl Fn(&str, &str) -> String,
-        smem: impl Fn(&str, &str) -> String,
+        what: &str,
+        body: impl Fn(&mut Writer, &str, &str, &str, &str, &str),
     ) {
-        let (inner, inner_name) = match t.layout {
-            Layout::RowMajor => (t.cols, "col"),
-            Layout::ColMajor => (t.rows, "row"),
+        let inner = match t.layout {
+            Layout::RowMajor => t.cols,
+            Layout::ColMajor => t.rows,
         };
         let per_line = inner / vector;
-        let rounds = t.rows * t.cols / (vector * self.threads);
-        let what = if vector == 1 { "float".to_string() } else { format!("float{vector}") };
+        let rounds = t.rounds(vector, self.threads);
+        let vec_ty = vec_type(vector);
         w.line(format!(
-            "// staging: {} tile {}x{} global -> shared, {rounds} round(s) of one {what} per thread",
+            "// staging ({what}): {} tile {}x{}, {rounds} round(s) of one {vec_ty} per thread",
             t.name, t.rows, t.cols
         ));
         // Names carry the operand's letter: with one round the loop is written
@@ -221,33 +512,65 @@ impl Kernel<'_> {
             };
             w.line(format!("const int {row} = {r};"));
             w.line(format!("const int {col} = {c};"));
-            let src = global(&format!("{} + {row}", t.origin.0), &format!("{} + {col}", t.origin.1));
-            if vector == 1 {
-                w.line(format!("{} = {src};", smem(&row, &col)));
-            } else {
-                w.line(format!("const float{vector} {p}_x = *reinterpret_cast<const float{vector}*>(&{src});"));
-                for (q, lane) in ["x", "y", "z", "w"].iter().take(vector as usize).enumerate() {
-                    // Component q sits q elements along the contiguous dimension.
-                    let q = q.to_string();
-                    let (r, c) = if inner_name == "col" {
-                        (row.clone(), idx(&col, &q, 2))
-                    } else {
-                        (idx(&row, &q, 2), col.clone())
-                    };
-                    w.line(format!("{} = {p}_x.{lane};", smem(&r, &c)));
-                }
-            }
+            let (grow, gcol) = (format!("{} + {row}", t.origin.0), format!("{} + {col}", t.origin.1));
+            let src = match t.name {
+                "A" => self.a_global(&grow, &gcol),
+                _ => self.b_global(&grow, &gcol),
+            };
+            body(w, &p, &vec_ty, &src, &row, &col);
         });
     }
 
     fn epilogue(&self, w: &mut Writer, row0: &str, col0: &str, guarded: bool) {
-        w.line("// epilogue (direct): accumulators -> C");
-        w.unrolled("i", self.tm, |w| {
-            w.unrolled("j", self.tn, |w| {
-                let (r, c) = (idx(row0, "i", self.tm), idx(col0, "j", self.tn));
-                let store = format!("C[{}] = acc[i][j];", offset(self.spec.c.layout, "ldc", &r, &c));
+        let c = self.spec.c.layout;
+        let vector = self.spec.epilogue == Epilogue::Vector;
+        w.line(format!(
+            "// epilogue ({}): accumulators -> C",
+            if vector { "vector: float4 stores" } else { "direct" }
+        ));
+        // acc[im * TM + i][jn * TN + j]; `i` and `j` may be expressions.
+        let acc = |i: &str, j: &str| {
+            let part = |iter: &str, iters: u32, tile: u32, e: &str| {
+                sum("", &[step(iter, iters, tile), (tile > 1 && e != "0").then(|| e.to_string())])
+            };
+            format!("acc[{}][{}]", part("im", self.mi, self.tm, i), part("jn", self.ni, self.tn, j))
+        };
+        if vector {
+            // Four accumulators that are neighbours along C's contiguous
+            // dimension go out as one float4: j in steps of 4 for a row-major
+            // C, i for a column-major one.
+            let row_major = c == Layout::RowMajor;
+            let (outer, outer_n, inner_n) = if row_major { ("i", self.tm, self.tn) } else { ("j", self.tn, self.tm) };
+            w.unrolled("im", self.mi, |w| {
+                w.unrolled("jn", self.ni, |w| {
+                    w.unrolled(outer, outer_n, |w| {
+                        w.unrolled("q", inner_n / 4, |w| {
+                            let q = step("q", inner_n / 4, 4);
+                            let (row, col) = if row_major {
+                                (self.row(row0), sum(col0, &[step("jn", self.ni, self.subn), q.clone()]))
+                            } else {
+                                (sum(row0, &[step("im", self.mi, self.subm), q.clone()]), self.col(col0))
+                            };
+                            let parts: Vec<String> = (0..4)
+                                .map(|e| {
+                                    let idx = sum("", &[q.clone(), (e > 0).then(|| e.to_string())]);
+                                    if row_major { acc(outer, &idx) } else { acc(&idx, outer) }
+                                })
+                                .collect();
+                            w.line(format!("const float4 v = {{{}}};", parts.join(", ")));
+                            w.line(format!("*reinterpret_cast<float4*>(&C[{}]) = v;", offset(c, "ldc", &row, &col)));
+                        });
+                    });
+                });
+            });
+            return;
+        }
+        self.each_row(w, |w| {
+            self.each_col(w, |w| {
+                let (r, cl) = (self.row(row0), self.col(col0));
+                let store = format!("C[{}] = {};", offset(c, "ldc", &r, &cl), acc("i", "j"));
                 if guarded {
-                    w.line(format!("if ({r} < M && {c} < N) {store}"));
+                    w.line(format!("if ({r} < M && {cl} < N) {store}"));
                 } else {
                     w.line(store);
                 }
@@ -256,29 +579,40 @@ impl Kernel<'_> {
     }
 }
 
-/// An operand tile in global memory: `rows x cols` of the logical matrix at `origin`.
+fn vec_type(vector: u32) -> String {
+    if vector == 1 {
+        "float".into()
+    } else {
+        format!("float{vector}")
+    }
+}
+
+/// An operand tile: `rows x cols` of the logical matrix at `origin` in global
+/// memory, and its layout in shared memory.
+#[derive(Clone, Copy)]
 struct Tile {
     name: &'static str,
     layout: Layout,
     rows: u32,
     cols: u32,
     origin: (&'static str, &'static str),
+    /// Elements per shared-memory row, padding included.
+    smem_row: u32,
+    /// Stored `[col][row]` in shared memory (A transposed to `[k][m]`).
+    smem_transposed: bool,
 }
 
-/// `base + i`, or just `base` when the extent is 1 (the loop index is always 0).
-fn idx(base: &str, i: &str, extent: u32) -> String {
-    if extent == 1 || i == "0" {
-        base.to_string()
-    } else {
-        format!("{base} + {i}")
+impl Tile {
+    /// Element (row, col) of the tile in the shared array `smem`.
+    fn smem(&self, smem: &str, row: &str, col: &str) -> String {
+        if self.smem_transposed {
+            format!("{smem}[{} * {} + {row}]", term(col), self.smem_row)
+        } else {
+            format!("{smem}[{} * {} + {col}]", term(row), self.smem_row)
+        }
     }
-}
 
-/// `expr * factor`, leaving out a factor of 1.
-fn scaled(expr: &str, factor: u32) -> String {
-    if factor == 1 {
-        expr.to_string()
-    } else {
-        format!("({expr}) * {factor}")
+    fn rounds(&self, vector: u32, threads: u32) -> u32 {
+        self.rows * self.cols / (vector * threads)
     }
 }

@@ -3,5 +3,5 @@
 
 fn main() {
     let step = gemm_ladder::steps::step("coalesced").expect("a ladder step");
-    gemm_ladder::cli::main_for(&[step]);
+    gemm_ladder::cli::main_for(&[step], step.name);
 }

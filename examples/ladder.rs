@@ -3,5 +3,5 @@
 
 fn main() {
     let steps: Vec<_> = gemm_ladder::STEPS.iter().collect();
-    gemm_ladder::cli::main_for(&steps);
+    gemm_ladder::cli::main_for(&steps, "ladder");
 }

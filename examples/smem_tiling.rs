@@ -3,5 +3,5 @@
 
 fn main() {
     let step = gemm_ladder::steps::step("smem_tiling").expect("a ladder step");
-    gemm_ladder::cli::main_for(&[step]);
+    gemm_ladder::cli::main_for(&[step], step.name);
 }

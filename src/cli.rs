@@ -19,48 +19,63 @@ pub fn dims_from_args() -> Result<Dims, String> {
     }
 }
 
-/// Runs `steps` and prints the table; on any failure prints one line and exits 1.
-pub fn main_for(steps: &[&Step]) {
-    if let Err(e) = run(steps) {
+/// Runs `steps`, prints the table, and writes it as `target/<name>.md` with a
+/// bar chart `target/<name>.svg`; on any failure prints one line and exits 1.
+pub fn main_for(steps: &[&Step], name: &str) {
+    if let Err(e) = run(steps, name) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
 }
 
-fn run(steps: &[&Step]) -> Result<(), Box<dyn std::error::Error>> {
+fn run(steps: &[&Step], name: &str) -> Result<(), Box<dyn std::error::Error>> {
     let dims = dims_from_args()?;
     let bench = Bench::open()?;
     let reps = Reps::default();
     let driver = gemm_runtime::device::driver_version().unwrap_or_else(|_| "?".into());
-    println!(
+    let heading = format!(
         "{} (sm_{}{}, CUDA driver {driver}), C = A * B in f32, m = {}, n = {}, k = {}; median of {} runs after {} warm-up",
         bench.gpu.name, bench.gpu.capability.0, bench.gpu.capability.1, dims.m, dims.n, dims.k, reps.runs, reps.warmup
     );
+    println!("{heading}\n");
     let cublas = time_cublas(&bench, [Layout::RowMajor; 3], dims, reps)?.tflops(dims.flops());
-    println!();
-    println!("| step | TFLOP/s | % of cuBLAS | speed-up over previous | rel. error vs cuBLAS | seed's figure |");
-    println!("|---|---:|---:|---:|---:|---|");
-    println!("| cuBLAS sgemm | {cublas:.2} | 100.0% | | | |");
+    let mut table = vec![
+        "| step | TFLOP/s | % of cuBLAS | speed-up over previous | rel. error vs cuBLAS | seed's figure |".to_string(),
+        "|---|---:|---:|---:|---:|---|".to_string(),
+        format!("| cuBLAS sgemm | {cublas:.2} | 100.0% | | | |"),
+    ];
+    for line in &table {
+        println!("{line}");
+    }
+    let mut bars = Vec::new();
     let mut prev: Option<f64> = None;
     for step in steps {
-        let m = match measure(&bench, step.kernel, dims, reps) {
-            Ok(m) => m,
+        let line = match measure(&bench, step.kernel, dims, reps) {
+            Ok(m) => {
+                let speedup = prev.map_or(String::new(), |p| format!("{:.2}x", m.tflops / p));
+                prev = Some(m.tflops);
+                bars.push((step.name.to_string(), m.tflops));
+                format!(
+                    "| {} | {:.2} | {:.1}% | {speedup} | {:.1e} | {} |",
+                    step.name,
+                    m.tflops,
+                    100.0 * m.tflops / cublas,
+                    m.rel_err,
+                    step.seed
+                )
+            }
             Err(Failure::Gpu(gemm_runtime::GemmError::UnsupportedSize { rule, .. })) => {
-                println!("| {} | skipped: {rule} | | | | {} |", step.name, step.seed);
-                continue;
+                format!("| {} | skipped: {rule} | | | | {} |", step.name, step.seed)
             }
             Err(e) => return Err(e.into()),
         };
-        let speedup = prev.map_or(String::new(), |p| format!("{:.2}x", m.tflops / p));
-        println!(
-            "| {} | {:.2} | {:.1}% | {speedup} | {:.1e} | {} |",
-            step.name,
-            m.tflops,
-            100.0 * m.tflops / cublas,
-            m.rel_err,
-            step.seed
-        );
-        prev = Some(m.tflops);
+        println!("{line}");
+        table.push(line);
     }
+    let md = format!("{heading}\n\n{}\n", table.join("\n"));
+    let title = format!("{} TFLOP/s, {}x{}x{} f32, {}", name, dims.m, dims.n, dims.k, bench.gpu.name);
+    let svg = crate::report::bar_chart(&title, &bars, ("cuBLAS", cublas));
+    let (md_path, svg_path) = (crate::report::write_target(&format!("{name}.md"), &md)?, crate::report::write_target(&format!("{name}.svg"), &svg)?);
+    println!("\nwrote {} and {}", md_path.display(), svg_path.display());
     Ok(())
 }

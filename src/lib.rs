@@ -4,6 +4,8 @@
 
 pub mod cli;
 pub mod measure;
+pub mod report;
+pub mod search;
 pub mod steps;
 
 pub use steps::{Step, STEPS};

@@ -109,12 +109,18 @@ fn layouts(k: &Kernel) -> [Layout; 3] {
 /// with cuBLAS: the relative error, or a [`Failure::Wrong`] past the tolerance.
 pub fn verify(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64) -> Result<f64, Failure> {
     let p = Problem::new(bench, layouts(kernel), dims, seed)?;
-    let mut c = p.poisoned_c(bench)?;
-    kernel.launch(bench.stream(), &p.a, &p.b, &mut c, dims)?;
-    let out = bench.stream().clone_dtoh(&c).map_err(GemmError::from)?;
     let reference = p.reference(bench)?;
-    let wrong = |detail| Failure::Wrong { kernel: kernel.name.to_string(), dims, detail };
-    match relative_error(&out, &reference) {
+    verify_on(bench, kernel, &p, &reference)
+}
+
+/// [`verify`] on a problem whose cuBLAS result is known, for checking many
+/// kernels on one set of inputs.
+pub fn verify_on(bench: &Bench, kernel: &Kernel, p: &Problem, reference: &[f32]) -> Result<f64, Failure> {
+    let mut c = p.poisoned_c(bench)?;
+    kernel.launch(bench.stream(), &p.a, &p.b, &mut c, p.dims)?;
+    let out = bench.stream().clone_dtoh(&c).map_err(GemmError::from)?;
+    let wrong = |detail| Failure::Wrong { kernel: kernel.name.to_string(), dims: p.dims, detail };
+    match relative_error(&out, reference) {
         Ok(err) if err <= F32_TOLERANCE => Ok(err),
         Ok(err) => Err(wrong(format!("relative error {err:.3e} against cuBLAS is over {F32_TOLERANCE:.0e}"))),
         Err(detail) => Err(wrong(detail)),
@@ -124,8 +130,13 @@ pub fn verify(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64) -> Result<f
 /// Times `kernel` on random inputs (CUDA events, warm-up, `reps.runs` runs).
 pub fn time_kernel(bench: &Bench, kernel: &Kernel, dims: Dims, reps: Reps) -> Result<Timing, GemmError> {
     let p = Problem::new(bench, layouts(kernel), dims, 11)?;
+    time_on(bench, kernel, &p, reps)
+}
+
+/// [`time_kernel`] on given inputs.
+pub fn time_on(bench: &Bench, kernel: &Kernel, p: &Problem, reps: Reps) -> Result<Timing, GemmError> {
     let mut c = p.poisoned_c(bench)?;
-    time(bench.stream(), reps.warmup, reps.runs, |_| kernel.launch(bench.stream(), &p.a, &p.b, &mut c, dims))
+    time(bench.stream(), reps.warmup, reps.runs, |_| kernel.launch(bench.stream(), &p.a, &p.b, &mut c, p.dims))
 }
 
 /// Times cuBLAS sgemm on the same kind of inputs.

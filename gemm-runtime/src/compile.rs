@@ -99,7 +99,11 @@ struct Key {
     source: String,
 }
 
-static CACHE: Mutex<Option<HashMap<Key, CudaFunction>>> = Mutex::new(None);
+/// One slot per kernel: its lock is held while that kernel compiles, so a
+/// kernel compiles once while different kernels compile in parallel.
+type Slot = Arc<Mutex<Option<CudaFunction>>>;
+
+static CACHE: Mutex<Option<HashMap<Key, Slot>>> = Mutex::new(None);
 
 /// The loaded function for a kernel on `ctx`'s device: compiled and loaded on
 /// first use, from the cache after. Raises the dynamic shared-memory limit where
@@ -112,10 +116,12 @@ pub fn load(
     smem_bytes: u32,
 ) -> Result<CudaFunction, GemmError> {
     let key = Key { device: ctx.ordinal(), target, kernel: kernel.into(), source: source.into() };
-    // Held while compiling: two threads asking for one kernel compile it once.
-    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let cache = cache.get_or_insert_with(HashMap::new);
-    if let Some(f) = cache.get(&key) {
+    let slot: Slot = {
+        let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        cache.get_or_insert_with(HashMap::new).entry(key).or_default().clone()
+    };
+    let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(f) = slot.as_ref() {
         return Ok(f.clone());
     }
     let ptx = compile(source, kernel, target)?;
@@ -124,7 +130,7 @@ pub fn load(
     if smem_bytes > 48 * 1024 {
         f.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes as i32)?;
     }
-    cache.insert(key, f.clone());
+    *slot = Some(f.clone());
     Ok(f)
 }
 

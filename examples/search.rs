@@ -1,0 +1,60 @@
+//! The search over legal SIMT tilings: prune with the rules, compile, verify
+//! against cuBLAS, time; print the best few per size.
+//! `cargo run --release --example search [SIZE ...]` (default 4096, then the
+//! best ten again at 2048 and 8192).
+
+use std::io::Write;
+
+use gemm_ladder::measure::{time_cublas, Bench, Reps};
+use gemm_ladder::search::{self, Space};
+use gemm_runtime::spec::Layout;
+use gemm_runtime::Dims;
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let sizes: Vec<usize> = std::env::args().skip(1).map(|a| a.parse()).collect::<Result<_, _>>()?;
+    let (first, rest) = match sizes.split_first() {
+        Some((f, r)) => (*f, r.to_vec()),
+        None => (4096, vec![2048, 8192]),
+    };
+    let c = search::candidates(&Space::default());
+    println!("{} points considered, {} legal; pruned by rule:", c.considered, c.specs.len());
+    for (at, n) in &c.pruned {
+        println!("  {n:>6}  {at}");
+    }
+    let bench = Bench::open()?;
+    let reps = Reps { warmup: 2, runs: 10 };
+    let dims = Dims::new(first, first, first);
+    let total = c.specs.len();
+    eprintln!("compiling {total} candidates with NVRTC ...");
+    let all = search::run(&bench, &c.specs, dims, reps, |i, spec| {
+        eprint!("\r[{:>4}/{total}] {first}^3 {:<110}", i + 1, spec.kernel_name());
+        let _ = std::io::stderr().flush();
+    })?;
+    eprintln!();
+    let top: Vec<_> = all.iter().take(10).map(|t| t.spec.clone()).collect();
+    report(&bench, first, &all, 5)?;
+    for size in rest {
+        let again = search::run(&bench, &top, Dims::new(size, size, size), Reps::default(), |_, _| {})?;
+        report(&bench, size, &again, 5)?;
+    }
+    Ok(())
+}
+
+fn report(bench: &Bench, size: usize, results: &[search::Tuned], n: usize) -> Result<(), Box<dyn std::error::Error>> {
+    let dims = Dims::new(size, size, size);
+    let cublas = time_cublas(bench, [Layout::RowMajor; 3], dims, Reps::default())?.tflops(dims.flops());
+    println!("\n{size}^3: cuBLAS sgemm {cublas:.2} TFLOP/s; best {} of {} verified candidates:", n.min(results.len()), results.len());
+    println!("| TFLOP/s | % of cuBLAS | rel. error | attribute |");
+    println!("|---:|---:|---:|---|");
+    for t in results.iter().take(n) {
+        println!("| {:.2} | {:.1}% | {:.1e} | `{}` |", t.tflops, 100.0 * t.tflops / cublas, t.rel_err, search::attribute(&t.spec));
+    }
+    Ok(())
+}

@@ -1,0 +1,254 @@
+//! A search over legal SIMT tilings: candidates are built as specs, the rules
+//! of `gemm_core::check` reject what is illegal before anything is compiled,
+//! and every compiled candidate is verified against cuBLAS before it is timed.
+
+use std::collections::BTreeMap;
+
+use gemm_runtime::spec::*;
+use gemm_runtime::{Dims, Kernel};
+
+use crate::measure::{time_on, verify_on, Bench, Failure, Problem, Reps};
+
+/// The values tried for each knob.
+#[derive(Clone, Debug)]
+pub struct Space {
+    pub block_m: Vec<u32>,
+    pub block_n: Vec<u32>,
+    pub block_k: Vec<u32>,
+    pub warp_m: Vec<u32>,
+    pub warp_n: Vec<u32>,
+    pub thread_m: Vec<u32>,
+    pub thread_n: Vec<u32>,
+    pub buffers: Vec<u32>,
+    pub pad: Vec<u32>,
+    /// Threads per block to keep (the tiling fixes the count; this bounds it).
+    pub threads: Vec<u32>,
+    /// Fewest accumulators per thread to keep: small thread tiles cannot hide
+    /// the latency of shared memory, so timing them is wasted.
+    pub min_accumulators: u32,
+}
+
+impl Default for Space {
+    /// Tiles around the seed's warptiling kernel: float4 loads, A transposed,
+    /// float4 stores, warp tiles of 32 to 128 a side.
+    fn default() -> Self {
+        Space {
+            block_m: vec![64, 128, 256],
+            block_n: vec![64, 128, 256],
+            block_k: vec![8, 16, 32],
+            warp_m: vec![32, 64, 128],
+            warp_n: vec![32, 64, 128],
+            thread_m: vec![4, 8],
+            thread_n: vec![4, 8],
+            buffers: vec![1, 2],
+            pad: vec![4],
+            threads: vec![128, 256],
+            min_accumulators: 64,
+        }
+    }
+}
+
+/// The legal candidates, and how many were pruned by which rule.
+pub struct Candidates {
+    pub specs: Vec<KernelSpec>,
+    pub considered: usize,
+    /// Rejections by the argument each rule points at (`block.threads`, `warp`, ...).
+    pub pruned: BTreeMap<&'static str, usize>,
+}
+
+/// Every point of `space` as a spec, kept only if the rules accept it. The
+/// warp iterations are derived: the split of `warp tile / (32 x thread tile)`
+/// into `m_iters x n_iters` that keeps lane sub-tiles squarest is tried.
+pub fn candidates(space: &Space) -> Candidates {
+    let mut out = Candidates { specs: Vec::new(), considered: 0, pruned: BTreeMap::new() };
+    let op = Operand { elem: Elem::F32, layout: Layout::RowMajor };
+    for &bm in &space.block_m {
+        for &bn in &space.block_n {
+            for &bk in &space.block_k {
+                for &wm in &space.warp_m {
+                    for &wn in &space.warp_n {
+                        for &tm in &space.thread_m {
+                            for &tn in &space.thread_n {
+                                for &buffers in &space.buffers {
+                                    for &pad in &space.pad {
+                                        out.considered += 1;
+                                        let threads = if bm % wm == 0 && bn % wn == 0 { (bm / wm) * (bn / wn) * 32 } else { 0 };
+                                        let iters = (wm * wn) / (32 * tm * tn).max(1);
+                                        let (m_iters, n_iters) = split_iters(iters, wm / tm, wn / tn);
+                                        let spec = KernelSpec {
+                                            name: "tuned".into(),
+                                            a: op,
+                                            b: op,
+                                            c: op,
+                                            block: Block { m: bm, n: bn, k: Some(bk), threads },
+                                            warp: Some(Warp { m: wm, n: wn, m_iters, n_iters }),
+                                            thread: Some(ThreadTile { m: tm, n: tn, lanes: Dim::N }),
+                                            atom: Atom::Fma,
+                                            staging: Staging::Smem { vector: 4, transpose_a: true, buffers },
+                                            specialize: None,
+                                            swizzle: if pad == 0 { Swizzle::None } else { Swizzle::Pad(pad) },
+                                            raster: Raster::Row,
+                                            persistent: false,
+                                            cluster: None,
+                                            epilogue: Epilogue::Vector,
+                                            arch: Arch::Sm80,
+                                        };
+                                        let mut diags = gemm_runtime::gemm_core::check(&spec);
+                                        if diags.is_empty() && !space.threads.contains(&threads) {
+                                            *out.pruned.entry("threads outside the space").or_insert(0) += 1;
+                                            continue;
+                                        }
+                                        if diags.is_empty() && spec.accumulators_per_thread() < space.min_accumulators {
+                                            *out.pruned.entry("fewer accumulators than the space's minimum").or_insert(0) += 1;
+                                            continue;
+                                        }
+                                        if diags.is_empty() {
+                                            out.specs.push(spec);
+                                        } else {
+                                            diags.truncate(1);
+                                            *out.pruned.entry(diags[0].at).or_insert(0) += 1;
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Splits `iters` warp iterations into m x n, each dividing the lanes' room
+/// along its side, favouring the split whose per-step sub-tile is squarest;
+/// (0, 0) when there is none, which the rules then reject.
+fn split_iters(iters: u32, room_m: u32, room_n: u32) -> (u32, u32) {
+    (1..=iters)
+        .filter(|mi| iters % mi == 0)
+        .map(|mi| (mi, iters / mi))
+        .filter(|&(mi, ni)| room_m % mi == 0 && room_n % ni == 0 && (room_m / mi) * (room_n / ni) == 32)
+        .min_by_key(|&(mi, ni)| ((room_m / mi) as i64 - (room_n / ni) as i64).abs())
+        .unwrap_or((0, 0))
+}
+
+/// One timed candidate.
+pub struct Tuned {
+    pub spec: KernelSpec,
+    pub tflops: f64,
+    pub rel_err: f64,
+}
+
+/// Compiles (in parallel), verifies and times every candidate at `dims`;
+/// returns them best first. A candidate that fails to compile, launch or
+/// verify is reported on stderr and dropped: a wrong kernel is never timed.
+pub fn run(
+    bench: &Bench,
+    specs: &[KernelSpec],
+    dims: Dims,
+    reps: Reps,
+    mut progress: impl FnMut(usize, &KernelSpec),
+) -> Result<Vec<Tuned>, Failure> {
+    let kernels: Vec<Kernel> = specs
+        .iter()
+        .filter_map(|s| Kernel::from_spec(s.clone()).map_err(|e| eprintln!("{}: {e}", s.kernel_name())).ok())
+        .collect();
+    // NVRTC is the slow part, and thread-safe: compile on every core first.
+    let workers = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(k) = kernels.get(i) else { break };
+                let _ = k.function(&bench.gpu.ctx);
+            });
+        }
+    });
+    // One set of inputs for all: verified at a size up to 1024, timed at `dims`.
+    let layouts = [Layout::RowMajor; 3];
+    let check_dims = Dims::new(dims.m.min(1024), dims.n.min(1024), dims.k.min(512));
+    let check = Problem::new(bench, layouts, check_dims, 7)?;
+    let reference = check.reference(bench)?;
+    let timed = Problem::new(bench, layouts, dims, 11)?;
+    let mut results = Vec::new();
+    for (i, kernel) in kernels.iter().enumerate() {
+        progress(i, &kernel.spec);
+        let measured = verify_on(bench, kernel, &check, &reference)
+            .and_then(|err| Ok((err, time_on(bench, kernel, &timed, reps)?)));
+        match measured {
+            Ok((rel_err, t)) => results.push(Tuned { spec: kernel.spec.clone(), tflops: t.tflops(dims.flops()), rel_err }),
+            Err(Failure::Gpu(e)) => eprintln!("\n{}: {e}", kernel.name),
+            Err(e) => eprintln!("\n{e}"),
+        }
+    }
+    results.sort_by(|a, b| b.tflops.total_cmp(&a.tflops));
+    Ok(results)
+}
+
+/// The attribute that declares `spec`, for pasting into a `#[gemm_kernel]`.
+pub fn attribute(spec: &KernelSpec) -> String {
+    let b = spec.block;
+    let mut parts = vec![format!("block(m = {}, n = {}, k = {}, threads = {})", b.m, b.n, b.k.unwrap_or(0), b.threads)];
+    if let Some(w) = spec.warp {
+        parts.push(format!("warp(m = {}, n = {}, m_iters = {}, n_iters = {})", w.m, w.n, w.m_iters, w.n_iters));
+    }
+    if let Some(t) = spec.thread {
+        parts.push(format!("thread(m = {}, n = {})", t.m, t.n));
+    }
+    parts.push("atom = fma".into());
+    if let Staging::Smem { vector, transpose_a, buffers } = spec.staging {
+        let t = if transpose_a { ", transpose_a" } else { "" };
+        parts.push(format!("staging = smem(vector = {vector}{t}, buffers = {buffers})"));
+    }
+    if let Swizzle::Pad(p) = spec.swizzle {
+        parts.push(format!("swizzle = pad({p})"));
+    }
+    if spec.epilogue == Epilogue::Vector {
+        parts.push("epilogue = vector".into());
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_legal_candidates_are_kept_and_every_pruning_is_counted() {
+        let c = candidates(&Space::default());
+        assert!(!c.specs.is_empty());
+        assert!(c.specs.iter().all(|s| gemm_runtime::gemm_core::check(s).is_empty()));
+        let pruned: usize = c.pruned.values().sum();
+        assert_eq!(pruned + c.specs.len(), c.considered);
+    }
+
+    #[test]
+    fn the_seed_warptiling_kernel_is_in_the_space() {
+        let c = candidates(&Space::default());
+        let seed = c.specs.iter().find(|s| {
+            s.block == Block { m: 128, n: 128, k: Some(16), threads: 128 }
+                && s.warp.is_some_and(|w| (w.m, w.n) == (64, 64))
+                && s.thread.is_some_and(|t| (t.m, t.n) == (8, 4))
+                && s.staging == Staging::Smem { vector: 4, transpose_a: true, buffers: 1 }
+                && s.swizzle == Swizzle::Pad(4)
+        });
+        let seed = seed.expect("the seed's parameters are legal and searched");
+        let w = seed.warp.unwrap();
+        assert_eq!(w.m_iters * w.n_iters, 4);
+    }
+
+    #[test]
+    fn split_iters_covers_the_warp_with_32_lanes() {
+        assert_eq!(split_iters(4, 8, 16), (1, 4), "64x64 warp, 8x4 thread tiles: 8 x 16 lane positions");
+        assert_eq!(split_iters(1, 4, 8), (1, 1));
+        assert_eq!(split_iters(3, 4, 8), (0, 0));
+    }
+
+    #[test]
+    fn attribute_text_round_trips_the_spec_settings() {
+        let c = candidates(&Space::default());
+        let a = attribute(&c.specs[0]);
+        assert!(a.starts_with("block(m = ") && a.contains("atom = fma") && a.contains("epilogue = vector"), "{a}");
+    }
+}

@@ -39,6 +39,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     })?;
     eprintln!();
     let top: Vec<_> = all.iter().take(10).map(|t| t.spec.clone()).collect();
+    // Every verified candidate, for the record.
+    let lines: Vec<String> = all.iter().map(|t| format!("| {:.2} | `{}` |", t.tflops, search::attribute(&t.spec))).collect();
+    let md = format!("{first}^3, all {} verified candidates\n\n| TFLOP/s | attribute |\n|---:|---|\n{}\n", all.len(), lines.join("\n"));
+    eprintln!("wrote {}", gemm_ladder::report::write_target("search.md", &md)?.display());
     report(&bench, first, &all, 5)?;
     for size in rest {
         let again = search::run(&bench, &top, Dims::new(size, size, size), Reps::default(), |_, _| {})?;

@@ -23,6 +23,8 @@ pub struct Space {
     pub pad: Vec<u32>,
     /// Threads per block to keep (the tiling fixes the count; this bounds it).
     pub threads: Vec<u32>,
+    /// Occupancy targets (`block(min_blocks = ..)`); `None` leaves registers uncapped.
+    pub min_blocks: Vec<Option<u32>>,
     /// Fewest accumulators per thread to keep: small thread tiles cannot hide
     /// the latency of shared memory, so timing them is wasted.
     pub min_accumulators: u32,
@@ -35,7 +37,7 @@ impl Default for Space {
         Space {
             block_m: vec![64, 128, 256],
             block_n: vec![64, 128, 256],
-            block_k: vec![8, 16, 32],
+            block_k: vec![8, 16],
             warp_m: vec![32, 64, 128],
             warp_n: vec![32, 64, 128],
             thread_m: vec![4, 8],
@@ -43,6 +45,7 @@ impl Default for Space {
             buffers: vec![1, 2],
             pad: vec![4],
             threads: vec![128, 256],
+            min_blocks: vec![None, Some(2), Some(3)],
             min_accumulators: 64,
         }
     }
@@ -70,7 +73,7 @@ pub fn candidates(space: &Space) -> Candidates {
                         for &tm in &space.thread_m {
                             for &tn in &space.thread_n {
                                 for &buffers in &space.buffers {
-                                    for &pad in &space.pad {
+                                    for (&pad, &min_blocks) in space.pad.iter().flat_map(|p| space.min_blocks.iter().map(move |o| (p, o))) {
                                         out.considered += 1;
                                         let threads = if bm % wm == 0 && bn % wn == 0 { (bm / wm) * (bn / wn) * 32 } else { 0 };
                                         let iters = (wm * wn) / (32 * tm * tn).max(1);
@@ -80,7 +83,7 @@ pub fn candidates(space: &Space) -> Candidates {
                                             a: op,
                                             b: op,
                                             c: op,
-                                            block: Block { m: bm, n: bn, k: Some(bk), threads },
+                                            block: Block { m: bm, n: bn, k: Some(bk), threads, min_blocks },
                                             warp: Some(Warp { m: wm, n: wn, m_iters, n_iters }),
                                             thread: Some(ThreadTile { m: tm, n: tn, lanes: Dim::N }),
                                             atom: Atom::Fma,
@@ -96,6 +99,10 @@ pub fn candidates(space: &Space) -> Candidates {
                                         let mut diags = gemm_runtime::gemm_core::check(&spec);
                                         if diags.is_empty() && !space.threads.contains(&threads) {
                                             *out.pruned.entry("threads outside the space").or_insert(0) += 1;
+                                            continue;
+                                        }
+                                        if diags.is_empty() && min_blocks.is_some() && spec.register_cap() == 255 {
+                                            *out.pruned.entry("min_blocks that caps nothing").or_insert(0) += 1;
                                             continue;
                                         }
                                         if diags.is_empty() && spec.accumulators_per_thread() < space.min_accumulators {
@@ -189,7 +196,8 @@ pub fn run(
 /// The attribute that declares `spec`, for pasting into a `#[gemm_kernel]`.
 pub fn attribute(spec: &KernelSpec) -> String {
     let b = spec.block;
-    let mut parts = vec![format!("block(m = {}, n = {}, k = {}, threads = {})", b.m, b.n, b.k.unwrap_or(0), b.threads)];
+    let min_blocks = b.min_blocks.map_or(String::new(), |o| format!(", min_blocks = {o}"));
+    let mut parts = vec![format!("block(m = {}, n = {}, k = {}, threads = {}{min_blocks})", b.m, b.n, b.k.unwrap_or(0), b.threads)];
     if let Some(w) = spec.warp {
         parts.push(format!("warp(m = {}, n = {}, m_iters = {}, n_iters = {})", w.m, w.n, w.m_iters, w.n_iters));
     }
@@ -227,7 +235,7 @@ mod tests {
     fn the_seed_warptiling_kernel_is_in_the_space() {
         let c = candidates(&Space::default());
         let seed = c.specs.iter().find(|s| {
-            s.block == Block { m: 128, n: 128, k: Some(16), threads: 128 }
+            s.block == Block { m: 128, n: 128, k: Some(16), threads: 128, min_blocks: None }
                 && s.warp.is_some_and(|w| (w.m, w.n) == (64, 64))
                 && s.thread.is_some_and(|t| (t.m, t.n) == (8, 4))
                 && s.staging == Staging::Smem { vector: 4, transpose_a: true, buffers: 1 }

@@ -431,14 +431,33 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
             ),
         ));
     }
+    if let Some(o) = spec.block.min_blocks {
+        let sm = spec.arch.smem_per_sm();
+        if o == 0 || o * spec.block.threads > 2048 {
+            out.push(Diag::new(
+                "block.min_blocks",
+                format!("min_blocks = {o}: an SM holds 1 to {} blocks of {} threads (2048 threads at most)", 2048 / spec.block.threads.max(1), spec.block.threads),
+            ));
+        } else if o * smem > sm {
+            out.push(Diag::new(
+                "block.min_blocks",
+                format!("min_blocks = {o} blocks of {smem} bytes of shared memory need {} bytes, over the {sm} of an SM on {}", o * smem, spec.arch),
+            ));
+        }
+    }
     if matches!(spec.atom, Atom::Fma) {
         let acc = spec.accumulators_per_thread();
-        let budget = MAX_REGISTERS - REGISTER_RESERVE;
+        let cap = spec.register_cap();
+        let budget = cap.saturating_sub(REGISTER_RESERVE);
         if acc > budget {
+            let (at, why) = match spec.block.min_blocks {
+                Some(o) if cap < MAX_REGISTERS => ("block.min_blocks", format!("min_blocks = {o} caps each thread at {cap} registers")),
+                _ => (if spec.warp.is_some() { "warp" } else { "thread" }, format!("a thread has {MAX_REGISTERS} registers")),
+            };
             out.push(Diag::new(
-                if spec.warp.is_some() { "warp" } else { "thread" },
+                at,
                 format!(
-                    "each thread would hold {acc} accumulators; at most {budget} of its {MAX_REGISTERS} registers can (the rest hold addresses and operands), so shrink the thread tile or the warp iterations"
+                    "each thread would hold {acc} accumulators, but {why} and {REGISTER_RESERVE} of them hold addresses and operands: at most {budget} accumulators; shrink the thread tile, the warp iterations or min_blocks"
                 ),
             ));
         }

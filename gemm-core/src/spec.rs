@@ -76,6 +76,9 @@ pub struct Block {
     /// K step of the staged tiles; `None` where nothing is staged (direct loads).
     pub k: Option<u32>,
     pub threads: u32,
+    /// Blocks the compiler must fit on one SM at once (`__launch_bounds__`'s
+    /// second argument): caps registers per thread at 64K / (threads x this).
+    pub min_blocks: Option<u32>,
 }
 
 /// The warp tier: one warp owns a `m x n` sub-tile of the block tile, covered in
@@ -280,6 +283,14 @@ impl Arch {
         }
     }
 
+    /// Shared memory of one SM, shared by its resident blocks.
+    pub const fn smem_per_sm(self) -> u32 {
+        match self {
+            Arch::Sm80 => 164 * 1024,
+            Arch::Sm90 | Arch::Sm90a | Arch::Sm100 => 228 * 1024,
+        }
+    }
+
     /// Most shared memory one block may use (opt-in dynamic limit).
     pub const fn smem_limit(self) -> u32 {
         match self {
@@ -385,6 +396,15 @@ impl KernelSpec {
         tiles * (a + b)
     }
 
+    /// Registers per thread the compiler may use: 255, or less where
+    /// `min_blocks` blocks must share an SM's 64K registers (rounded down to 8).
+    pub fn register_cap(&self) -> u32 {
+        match self.block.min_blocks {
+            Some(o) if o > 0 => (65536 / (self.block.threads.max(1) * o) / 8 * 8).min(255),
+            _ => 255,
+        }
+    }
+
     /// Accumulators each thread holds (SIMT: thread tile times warp iterations).
     pub fn accumulators_per_thread(&self) -> u32 {
         let thread = self.thread.map_or(1, |t| t.m * t.n);
@@ -426,6 +446,9 @@ impl KernelSpec {
             s += &format!("x{k}");
         }
         s += &format!("_t{}", self.block.threads);
+        if let Some(o) = self.block.min_blocks {
+            s += &format!("_o{o}");
+        }
         if let Some(w) = self.warp {
             s += &format!("__w{}x{}_i{}x{}", w.m, w.n, w.m_iters, w.n_iters);
         }

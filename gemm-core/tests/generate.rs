@@ -35,7 +35,7 @@ fn shared_memory_is_sized_from_the_tiles_and_padding() {
 fn every_supported_setting_changes_the_kernel() {
     let base = generate(&smem_spec()).unwrap();
     let variants: Vec<(&str, Box<dyn Fn(&mut KernelSpec)>)> = vec![
-        ("block tile", Box::new(|s| s.block = Block { m: 128, n: 64, k: Some(32), threads: 512 })),
+        ("block tile", Box::new(|s| s.block = Block { m: 128, n: 64, k: Some(32), threads: 512, min_blocks: None })),
         ("block k", Box::new(|s| s.block.k = Some(32))),
         ("thread tile", Box::new(|s| { s.thread = Some(ThreadTile { m: 8, n: 2, lanes: Dim::N }) })),
         ("lanes", Box::new(|s| s.thread = Some(ThreadTile { m: 4, n: 4, lanes: Dim::M }))),
@@ -51,12 +51,12 @@ fn every_supported_setting_changes_the_kernel() {
         ("double buffering", Box::new(|s| s.staging = Staging::Smem { vector: 4, transpose_a: false, buffers: 2 })),
         ("vector epilogue", Box::new(|s| s.epilogue = Epilogue::Vector)),
         ("warp tier", Box::new(|s| {
-            s.block = Block { m: 128, n: 128, k: Some(16), threads: 256 };
+            s.block = Block { m: 128, n: 128, k: Some(16), threads: 256, min_blocks: None };
             s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
             s.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 });
         })),
         ("warp iterations", Box::new(|s| {
-            s.block = Block { m: 128, n: 128, k: Some(16), threads: 256 };
+            s.block = Block { m: 128, n: 128, k: Some(16), threads: 256, min_blocks: None };
             s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
             s.warp = Some(Warp { m: 64, n: 32, m_iters: 2, n_iters: 1 });
         })),
@@ -81,7 +81,7 @@ fn unsupported_settings_are_refused_not_ignored() {
         ("c", Box::new(|s| s.c.elem = Elem::Bf16)),
         ("warp", Box::new(|s| {
             s.staging = Staging::Direct;
-            s.block = Block { m: 128, n: 128, k: None, threads: 256 };
+            s.block = Block { m: 128, n: 128, k: None, threads: 256, min_blocks: None };
             s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
             s.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 });
         })),

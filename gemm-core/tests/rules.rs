@@ -42,7 +42,7 @@ fn the_thread_tile_must_divide_the_block() {
 #[test]
 fn warp_tiles_divide_the_block_and_lanes_cover_the_warp() {
     let mut s = smem_spec();
-    s.block = Block { m: 128, n: 128, k: Some(8), threads: 256 };
+    s.block = Block { m: 128, n: 128, k: Some(8), threads: 256, min_blocks: None };
     s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
     s.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 });
     assert_eq!(check(&s), vec![], "8 warps of 64x32, each 32 lanes x 8x4 x 1x2");
@@ -80,7 +80,7 @@ fn hopper_features_need_sm_90a() {
     let mut s = smem_spec();
     s.a.elem = Elem::Bf16;
     s.b.elem = Elem::Bf16;
-    s.block = Block { m: 128, n: 128, k: Some(64), threads: 256 };
+    s.block = Block { m: 128, n: 128, k: Some(64), threads: 256, min_blocks: None };
     s.thread = None;
     s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
     s.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
@@ -95,11 +95,11 @@ fn hopper_features_need_sm_90a() {
 #[test]
 fn shared_memory_and_registers_are_bounded() {
     let mut s = smem_spec();
-    s.block = Block { m: 256, n: 256, k: Some(128), threads: 1024 };
+    s.block = Block { m: 256, n: 256, k: Some(128), threads: 1024, min_blocks: None };
     s.thread = Some(ThreadTile { m: 8, n: 8, lanes: Dim::N });
     assert!(errors_at(&s).contains(&"block"), "256 KB of tiles on sm_80");
     let mut s = smem_spec();
-    s.block = Block { m: 256, n: 256, k: Some(16), threads: 256 };
+    s.block = Block { m: 256, n: 256, k: Some(16), threads: 256, min_blocks: None };
     s.thread = Some(ThreadTile { m: 16, n: 16, lanes: Dim::N });
     assert!(errors_at(&s).contains(&"thread"), "256 accumulators");
 }

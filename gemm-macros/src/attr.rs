@@ -1,7 +1,7 @@
 //! The attribute grammar: gives meaning to the nodes of [`crate::ast`].
 //!
 //! ```text
-//! block(m = .., n = .., k = .., threads = ..)        k: only where tiles are staged
+//! block(m = .., n = .., k = .., threads = .., min_blocks = ..)   k: only where tiles are staged
 //! warp(m = .., n = .., m_iters = 1, n_iters = 1)
 //! thread(m = .., n = .., lanes = n | m)
 //! atom = fma | mma(m16n8k16) | wmma(m16n16k16) | wgmma(m64nNk16)
@@ -229,10 +229,10 @@ impl Fields<'_> {
 }
 
 fn block(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Block> {
-    let f = args.fields(cx, &["m", "n", "k", "threads"], span);
+    let f = args.fields(cx, &["m", "n", "k", "threads", "min_blocks"], span);
     let (m, n, threads) = (f.required(cx, "m"), f.required(cx, "n"), f.required(cx, "threads"));
-    let k = f.int(cx, "k");
-    Some(Block { m: m?, n: n?, k, threads: threads? })
+    let (k, min_blocks) = (f.int(cx, "k"), f.int(cx, "min_blocks"));
+    Some(Block { m: m?, n: n?, k, threads: threads?, min_blocks })
 }
 
 fn warp(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Warp> {

@@ -179,8 +179,9 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
     };
     let name = s.name.as_ref();
     let (a, b, c) = (operand(s.a), operand(s.b), operand(s.c));
-    let Block { m, n, k, threads } = s.block;
+    let Block { m, n, k, threads, min_blocks } = s.block;
     let k = opt(k, |k| quote!(#k));
+    let min_blocks = opt(min_blocks, |o| quote!(#o));
     let warp = opt(s.warp, |Warp { m, n, m_iters, n_iters }| quote!(#p::Warp { m: #m, n: #n, m_iters: #m_iters, n_iters: #n_iters }));
     let thread = opt(s.thread, |ThreadTile { m, n, lanes }| {
         let lanes = match lanes {
@@ -243,7 +244,7 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
             a: #a,
             b: #b,
             c: #c,
-            block: #p::Block { m: #m, n: #n, k: #k, threads: #threads },
+            block: #p::Block { m: #m, n: #n, k: #k, threads: #threads, min_blocks: #min_blocks },
             warp: #warp,
             thread: #thread,
             atom: #atom,

@@ -47,7 +47,10 @@ pub fn emit(spec: &KernelSpec) -> String {
     let mut w = Writer::default();
     k.header(&mut w);
     w.line("extern \"C\" __global__ void");
-    w.line(format!("__launch_bounds__({})", k.threads));
+    match spec.block.min_blocks {
+        Some(o) => w.line(format!("__launch_bounds__({}, {o})  // {o} blocks per SM: at most {} registers a thread", k.threads, spec.register_cap())),
+        None => w.line(format!("__launch_bounds__({})", k.threads)),
+    }
     w.line(format!("{}(", spec.kernel_name()));
     w.line("    const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,");
     w.line("    int M, int N, int K, int lda, int ldb, int ldc)");

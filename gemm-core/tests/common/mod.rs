@@ -8,7 +8,7 @@ pub fn smem_spec() -> KernelSpec {
         a: op,
         b: op,
         c: op,
-        block: Block { m: 64, n: 64, k: Some(16), threads: 256 },
+        block: Block { m: 64, n: 64, k: Some(16), threads: 256, min_blocks: None },
         warp: None,
         thread: Some(ThreadTile { m: 4, n: 4, lanes: Dim::N }),
         atom: Atom::Fma,

@@ -33,6 +33,7 @@ pub fn check(spec: &KernelSpec) -> Vec<Diag> {
     staging(spec, &mut out);
     swizzle(spec, &mut out);
     epilogue(spec, &mut out);
+    raster(spec, &mut out);
     resources(spec, &mut out);
     hopper(spec, &mut out);
     out
@@ -394,6 +395,12 @@ fn swizzle(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 ));
             }
         }
+    }
+}
+
+fn raster(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    if spec.raster == Raster::Grouped(0) {
+        out.push(Diag::new("raster", "grouped(0) groups no tiles; use grouped(N) with N >= 1 M tiles per band, or raster = row"));
     }
 }
 

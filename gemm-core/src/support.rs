@@ -29,7 +29,7 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         Swizzle::None | Swizzle::Pad(_) => {}
         s => no("swizzle", format!("swizzle = {s:?}").to_lowercase()),
     }
-    if spec.raster != Raster::Row {
+    if spec.raster == Raster::Hilbert {
         no("raster", format!("raster = {:?}", spec.raster).to_lowercase());
     }
     if spec.persistent {
@@ -52,5 +52,5 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
 
 /// The supported set, as stated in every "not generated yet" error.
 pub const SUPPORTED: &str = "the generator supports f32 SIMT kernels today: atom = fma; block, warp and thread tiers; \
-staging = direct (no warp tier) or smem(vector, transpose_a, buffers = 1 or 2); swizzle = none or pad(n); raster = row; \
+staging = direct (no warp tier) or smem(vector, transpose_a, buffers = 1 or 2); swizzle = none or pad(n); raster = row or grouped(n); \
 epilogue = direct, or vector with staged tiles; C in f32";

@@ -50,6 +50,7 @@ fn every_supported_setting_changes_the_kernel() {
         ("name", Box::new(|s| s.name = "other".into())),
         ("double buffering", Box::new(|s| s.staging = Staging::Smem { vector: 4, transpose_a: false, buffers: 2 })),
         ("vector epilogue", Box::new(|s| s.epilogue = Epilogue::Vector)),
+        ("grouped raster", Box::new(|s| s.raster = Raster::Grouped(8))),
         ("warp tier", Box::new(|s| {
             s.block = Block { m: 128, n: 128, k: Some(16), threads: 256, min_blocks: None };
             s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
@@ -74,7 +75,7 @@ fn every_supported_setting_changes_the_kernel() {
 #[test]
 fn unsupported_settings_are_refused_not_ignored() {
     let cases: Vec<(&str, Box<dyn Fn(&mut KernelSpec)>)> = vec![
-        ("raster", Box::new(|s| s.raster = Raster::Grouped(8))),
+        ("raster", Box::new(|s| s.raster = Raster::Hilbert)),
         ("persistent", Box::new(|s| s.persistent = true)),
         ("epilogue", Box::new(|s| s.epilogue = Epilogue::Smem)),
         ("swizzle", Box::new(|s| s.swizzle = Swizzle::Xor)),

@@ -64,26 +64,31 @@ autotuned__f32f32f32_rrr__b128x128x8_t128__w128x32_i4x1__r4x8n__fma__smem_v4_x2_
     for (int k0 = 0, buf = 0; k0 < K; k0 += 8, buf ^= 1) {
         float* As = As0 + buf * 1056;
         float* Bs = Bs0 + buf * 1056;
+        const bool more = k0 + 8 < K;
         // staging: the next tiles' global loads are issued before this tile's math
-        // (the last step re-reads its own tiles: in bounds, and never used)
-        const int k_next = k0 + 8 < K ? k0 + 8 : k0;
         float4 a_ld[2];
-        // staging (load): A tile 128x8, 2 round(s) of one float4 per thread
-        #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            const int a_v = threadIdx.x + r * 128;  // which vector of the tile
-            const int a_row = a_v / 2;
-            const int a_col = (a_v % 2) * 4;
-            a_ld[r] = *reinterpret_cast<const float4*>(&A[(block_m + a_row) * lda + (k_next + a_col)]);
+        if (more) {
+            const int k_next = k0 + 8;
+            // staging (load): A tile 128x8, 2 round(s) of one float4 per thread
+            #pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                const int a_v = threadIdx.x + r * 128;  // which vector of the tile
+                const int a_row = a_v / 2;
+                const int a_col = (a_v % 2) * 4;
+                a_ld[r] = *reinterpret_cast<const float4*>(&A[(block_m + a_row) * lda + (k_next + a_col)]);
+            }
         }
         float4 b_ld[2];
-        // staging (load): B tile 8x128, 2 round(s) of one float4 per thread
-        #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            const int b_v = threadIdx.x + r * 128;  // which vector of the tile
-            const int b_row = b_v / 32;
-            const int b_col = (b_v % 32) * 4;
-            b_ld[r] = *reinterpret_cast<const float4*>(&B[(k_next + b_row) * ldb + (block_n + b_col)]);
+        if (more) {
+            const int k_next = k0 + 8;
+            // staging (load): B tile 8x128, 2 round(s) of one float4 per thread
+            #pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                const int b_v = threadIdx.x + r * 128;  // which vector of the tile
+                const int b_row = b_v / 32;
+                const int b_col = (b_v % 32) * 4;
+                b_ld[r] = *reinterpret_cast<const float4*>(&B[(k_next + b_row) * ldb + (block_n + b_col)]);
+            }
         }
 
         // thread tier: one outer product per k of the staged tile
@@ -106,18 +111,17 @@ autotuned__f32f32f32_rrr__b128x128x8_t128__w128x32_i4x1__r4x8n__fma__smem_v4_x2_
                 b_frag[q * 4 + 2] = b_frag4.z;
                 b_frag[q * 4 + 3] = b_frag4.w;
             }
-            // atom (fma), rows in serpentine order
+            // atom (fma)
             #pragma unroll
             for (int ii = 0; ii < 16; ++ii) {
                 #pragma unroll
                 for (int jj = 0; jj < 8; ++jj) {
-                    const int j = ii % 2 == 0 ? jj : 7 - jj;
-                    acc[ii][j] = fmaf(a_frag[ii], b_frag[j], acc[ii][j]);
+                    acc[ii][jj] = fmaf(a_frag[ii], b_frag[jj], acc[ii][jj]);
                 }
             }
         }
 
-        {
+        if (more) {
             float* As = As0 + (buf ^ 1) * 1056;
             float* Bs = Bs0 + (buf ^ 1) * 1056;
             // staging (store): A tile 128x8, 2 round(s) of one float4 per thread

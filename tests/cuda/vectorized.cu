@@ -63,13 +63,12 @@ vectorized__f32f32f32_rrr__b128x128x8_t256__r8x8n__fma__smem_v4_x1_at__ev__sm_80
                 b_frag[q * 4 + 2] = b_frag4.z;
                 b_frag[q * 4 + 3] = b_frag4.w;
             }
-            // atom (fma), rows in serpentine order
+            // atom (fma)
             #pragma unroll
             for (int ii = 0; ii < 8; ++ii) {
                 #pragma unroll
                 for (int jj = 0; jj < 8; ++jj) {
-                    const int j = ii % 2 == 0 ? jj : 7 - jj;
-                    acc[ii][j] = fmaf(a_frag[ii], b_frag[j], acc[ii][j]);
+                    acc[ii][jj] = fmaf(a_frag[ii], b_frag[jj], acc[ii][jj]);
                 }
             }
         }

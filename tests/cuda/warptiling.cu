@@ -74,13 +74,12 @@ warptiling__f32f32f32_rrr__b128x128x16_t128__w64x64_i1x4__r8x4n__fma__smem_v4_x1
                 b_frag[jn * 4 + 2] = b_frag4.z;
                 b_frag[jn * 4 + 3] = b_frag4.w;
             }
-            // atom (fma), rows in serpentine order
+            // atom (fma)
             #pragma unroll
             for (int ii = 0; ii < 8; ++ii) {
                 #pragma unroll
                 for (int jj = 0; jj < 16; ++jj) {
-                    const int j = ii % 2 == 0 ? jj : 15 - jj;
-                    acc[ii][j] = fmaf(a_frag[ii], b_frag[j], acc[ii][j]);
+                    acc[ii][jj] = fmaf(a_frag[ii], b_frag[jj], acc[ii][jj]);
                 }
             }
         }

@@ -252,21 +252,9 @@ impl Kernel<'_> {
         w.line(format!("float a_frag[{rows}], b_frag[{cols}];"));
         a_frags(w);
         b_frags(w);
-        if rows == 1 || cols == 1 {
-            w.line("// atom (fma)");
-            w.unrolled("ii", rows, |w| {
-                w.unrolled("jj", cols, |w| w.line("acc[ii][jj] = fmaf(a_frag[ii], b_frag[jj], acc[ii][jj]);"));
-            });
-            return;
-        }
-        // Serpentine order: each row of FMAs starts where the last one ended,
-        // so consecutive FMAs share an operand register.
-        w.line("// atom (fma), rows in serpentine order");
+        w.line("// atom (fma)");
         w.unrolled("ii", rows, |w| {
-            w.unrolled("jj", cols, |w| {
-                w.line(format!("const int j = ii % 2 == 0 ? jj : {} - jj;", cols - 1));
-                w.line("acc[ii][j] = fmaf(a_frag[ii], b_frag[j], acc[ii][j]);");
-            });
+            w.unrolled("jj", cols, |w| w.line("acc[ii][jj] = fmaf(a_frag[ii], b_frag[jj], acc[ii][jj]);"));
         });
     }
 
@@ -366,15 +354,14 @@ impl Kernel<'_> {
             w.block(format!("for (int k0 = 0, buf = 0; k0 < K; k0 += {bk}, buf ^= 1)"), |w| {
                 w.line(format!("float* As = As0 + buf * {a_elems};"));
                 w.line(format!("float* Bs = Bs0 + buf * {b_elems};"));
+                w.line(format!("const bool more = k0 + {bk} < K;"));
                 w.line("// staging: the next tiles' global loads are issued before this tile's math");
-                w.line("// (the last step re-reads its own tiles: in bounds, and never used)");
-                w.line(format!("const int k_next = k0 + {bk} < K ? k0 + {bk} : k0;"));
-                self.load_tile(w, &a_tile, vector);
-                self.load_tile(w, &b_tile, vector);
+                self.load_tile(w, &a_tile, vector, &format!("k0 + {bk}"), "more");
+                self.load_tile(w, &b_tile, vector, &format!("k0 + {bk}"), "more");
                 w.line("");
                 self.compute_tile(w, bk, &a_tile, &b_tile);
                 w.line("");
-                w.block("", |w| {
+                w.block("if (more)", |w| {
                     w.line(format!("float* As = As0 + (buf ^ 1) * {a_elems};"));
                     w.line(format!("float* Bs = Bs0 + (buf ^ 1) * {b_elems};"));
                     self.store_tile(w, &a_tile, vector, "As");
@@ -457,18 +444,21 @@ impl Kernel<'_> {
     }
 
     /// Issues one operand tile's global loads into registers (`{p}_ld[r]`),
-    /// for the tile at K offset `k_next`.
-    fn load_tile(&self, w: &mut Writer, t: &Tile, vector: u32) {
+    /// for the tile at K offset `k_next`, if `cond`.
+    fn load_tile(&self, w: &mut Writer, t: &Tile, vector: u32, k_next: &str, cond: &str) {
         let p = t.name.to_lowercase();
         let rounds = t.rounds(vector, self.threads);
         let vec_ty = vec_type(vector);
         w.line(format!("{vec_ty} {p}_ld[{rounds}];"));
-        let next = match t.name {
-            "A" => Tile { origin: ("block_m", "k_next"), ..*t },
-            _ => Tile { origin: ("k_next", "block_n"), ..*t },
-        };
-        self.tile_rounds(w, &next, vector, "load", |w, p, vec_ty, src, _, _| {
-            w.line(format!("{p}_ld[{}] = *reinterpret_cast<const {vec_ty}*>(&{src});", if rounds == 1 { "0" } else { "r" }));
+        w.block(format!("if ({cond})"), |w| {
+            let origin = match t.name {
+                "A" => Tile { origin: ("block_m", "k_next"), ..*t },
+                _ => Tile { origin: ("k_next", "block_n"), ..*t },
+            };
+            w.line(format!("const int k_next = {k_next};"));
+            self.tile_rounds(w, &origin, vector, "load", |w, p, vec_ty, src, _, _| {
+                w.line(format!("{p}_ld[{}] = *reinterpret_cast<const {vec_ty}*>(&{src});", if rounds == 1 { "0" } else { "r" }));
+            });
         });
     }
 

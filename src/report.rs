@@ -157,9 +157,10 @@ pub fn json_str(s: &str) -> String {
 
 /// Writes `text` to `target/<name>`, creating the folder; returns the path.
 pub fn write_target(name: &str, text: &str) -> std::io::Result<std::path::PathBuf> {
-    let dir = std::path::Path::new("target");
-    std::fs::create_dir_all(dir)?;
-    let path = dir.join(name);
+    let path = std::path::Path::new("target").join(name);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
     std::fs::write(&path, text)?;
     Ok(path)
 }
@@ -184,6 +185,14 @@ mod tests {
     #[test]
     fn json_strings_are_escaped() {
         assert_eq!(json_str("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+    }
+
+    #[test]
+    fn write_target_creates_nested_folders() {
+        let name = format!("report-test-{}/nested/x.txt", std::process::id());
+        let path = write_target(&name, "x").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "x");
+        std::fs::remove_dir_all(std::path::Path::new("target").join(name.split('/').next().unwrap())).unwrap();
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The ladder benchmark: every step at several sizes beside cuBLAS sgemm.
-//! `cargo bench --bench ladder [STEP ...]` (default: every step).
+//! `cargo bench --bench ladder_bench [STEP ...]` (default: every step).
 //!
 //! Each step is verified against cuBLAS at each size before it is timed. Timing:
 //! CUDA events, 3 warm-up runs, the median of 20, inputs rotated over enough

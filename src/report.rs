@@ -106,8 +106,13 @@ pub fn line_chart(title: &str, x: &[String], series: &[(String, Vec<Option<f64>>
     let slot = (W - LEFT - RIGHT) / x.len().max(1) as f64;
     let px = |i: usize| LEFT + slot * (i as f64 + 0.5);
     for (i, label) in x.iter().enumerate() {
-        let (lx, ly) = (px(i), y(0.0) + 14.0);
-        let _ = writeln!(s, r#"<text x="{lx:.1}" y="{ly:.1}" text-anchor="middle">{}</text>"#, escape(label));
+        // Slanted, so that long shape labels do not run into each other.
+        let (lx, ly) = (px(i) - 10.0, y(0.0) + 14.0);
+        let _ = writeln!(
+            s,
+            r#"<text x="{lx:.1}" y="{ly:.1}" transform="rotate(25 {lx:.1} {ly:.1})">{}</text>"#,
+            escape(label)
+        );
     }
     let mut line = |name: &str, values: Vec<Option<f64>>, color: &str, dash: &str, row: usize| {
         let points: Vec<String> =

@@ -96,6 +96,17 @@ fn warp_col_major(a: Mat<f32, ColMajor>, b: Mat<f32, ColMajor>, c: MatMut<f32, C
 )]
 fn warp_lanes_m(a: Mat<f32, RowMajor>, b: Mat<f32, ColMajor>, c: MatMut<f32, RowMajor>);
 
+/// A grouped raster whose last band is partial: 640 / 64 = 10 M tiles in bands of 3.
+#[gemm_kernel(
+    block(m = 64, n = 64, k = 8, threads = 64, min_blocks = 4),
+    thread(m = 8, n = 8),
+    atom = fma,
+    staging = smem(vector = 4, transpose_a),
+    raster = grouped(3),
+    epilogue = vector,
+)]
+fn grouped_partial_band(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn layouts_thread_tiles_vectors_transpose_and_padding_match_cublas() {
@@ -106,6 +117,7 @@ fn layouts_thread_tiles_vectors_transpose_and_padding_match_cublas() {
         &smem_mixed_layouts::KERNEL,
         &warp_col_major::KERNEL,
         &warp_lanes_m::KERNEL,
+        &grouped_partial_band::KERNEL,
     ] {
         check_against_cublas(&bench, kernel);
     }

@@ -22,6 +22,12 @@ const SIZES: [(usize, usize, usize); 6] =
 const ROTATION_BYTES: usize = 256 << 20;
 
 fn main() {
+    // `cargo test --all-targets` runs bench binaries without `--bench`: the
+    // benchmark needs a GPU and minutes, so it only runs under `cargo bench`.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("ladder_bench: a GPU benchmark; run it with `cargo bench --bench ladder_bench`");
+        return;
+    }
     if let Err(e) = run() {
         eprintln!("error: {e}");
         std::process::exit(1);

@@ -217,7 +217,7 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
                     format!("wgmma m{am}n{an}k{ak}: a warpgroup computes M = 64 and K = 16 for f16/bf16; use wgmma(m64n{an}k16)"),
                 ));
             }
-            if an < 8 || an > 256 || an % 8 != 0 {
+            if !(8..=256).contains(&an) || an % 8 != 0 {
                 out.push(Diag::new(
                     "atom",
                     format!("wgmma N = {an} must be a multiple of 8 between 8 and 256; try n{}", round_up(an.clamp(8, 256), 8)),

@@ -51,6 +51,7 @@ fn every_supported_setting_changes_the_kernel() {
         ("double buffering", Box::new(|s| s.staging = Staging::Smem { vector: 4, transpose_a: false, buffers: 2 })),
         ("vector epilogue", Box::new(|s| s.epilogue = Epilogue::Vector)),
         ("grouped raster", Box::new(|s| s.raster = Raster::Grouped(8))),
+        ("min_blocks", Box::new(|s| s.block.min_blocks = Some(2))),
         ("warp tier", Box::new(|s| {
             s.block = Block { m: 128, n: 128, k: Some(16), threads: 256, min_blocks: None };
             s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });

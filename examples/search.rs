@@ -1,7 +1,8 @@
 //! The search over legal SIMT tilings: prune with the rules, compile, verify
 //! against cuBLAS, time; print the best few per size.
-//! `cargo run --release --example search [SIZE ...]` (default 4096, then the
-//! best ten again at 2048 and 8192).
+//! `cargo run --release --example search [--focus] [SIZE ...]` (default 4096,
+//! then the best ten again at 2048 and 8192; `--focus` searches the narrower
+//! space around the H100's winners, both lane orders included).
 
 use std::io::Write;
 
@@ -18,12 +19,14 @@ fn main() {
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let sizes: Vec<usize> = std::env::args().skip(1).map(|a| a.parse()).collect::<Result<_, _>>()?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let focus = args.iter().any(|a| a == "--focus");
+    let sizes: Vec<usize> = args.iter().filter(|a| *a != "--focus").map(|a| a.parse()).collect::<Result<_, _>>()?;
     let (first, rest) = match sizes.split_first() {
         Some((f, r)) => (*f, r.to_vec()),
         None => (4096, vec![2048, 8192]),
     };
-    let c = search::candidates(&Space::default());
+    let c = search::candidates(&if focus { Space::focused() } else { Space::default() });
     println!("{} points considered, {} legal; pruned by rule:", c.considered, c.specs.len());
     for (at, n) in &c.pruned {
         println!("  {n:>6}  {at}");

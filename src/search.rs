@@ -26,6 +26,8 @@ pub struct Space {
     /// Occupancy targets (`block(min_blocks = ..)`); `None` leaves registers uncapped.
     pub min_blocks: Vec<Option<u32>>,
     pub raster: Vec<Raster>,
+    /// The dimension consecutive lanes step along inside a warp's sub-tile.
+    pub lanes: Vec<Dim>,
     /// Fewest accumulators per thread to keep: small thread tiles cannot hide
     /// the latency of shared memory, so timing them is wasted.
     pub min_accumulators: u32,
@@ -50,7 +52,24 @@ impl Default for Space {
             // third block per SM never won, so it is left out by default.
             min_blocks: vec![None],
             raster: vec![Raster::Row, Raster::Grouped(8)],
+            lanes: vec![Dim::N],
             min_accumulators: 64,
+        }
+    }
+}
+
+impl Space {
+    /// Around the default search's winners on the H100 (double-buffered K
+    /// steps of 8), with both lane orders.
+    pub fn focused() -> Self {
+        Space {
+            block_m: vec![128, 256],
+            block_n: vec![64, 128, 256],
+            block_k: vec![8],
+            buffers: vec![2],
+            raster: vec![Raster::Row],
+            lanes: vec![Dim::N, Dim::M],
+            ..Space::default()
         }
     }
 }
@@ -78,9 +97,11 @@ pub fn candidates(space: &Space) -> Candidates {
                             for &tn in &space.thread_n {
                                 for &buffers in &space.buffers {
                                     let knobs = space.pad.iter().flat_map(|p| {
-                                        space.min_blocks.iter().flat_map(move |o| space.raster.iter().map(move |r| (*p, *o, *r)))
+                                        space.min_blocks.iter().flat_map(move |o| {
+                                            space.raster.iter().flat_map(move |r| space.lanes.iter().map(move |l| (*p, *o, *r, *l)))
+                                        })
                                     });
-                                    for (pad, min_blocks, raster) in knobs {
+                                    for (pad, min_blocks, raster, lanes) in knobs {
                                         out.considered += 1;
                                         let threads = if bm % wm == 0 && bn % wn == 0 { (bm / wm) * (bn / wn) * 32 } else { 0 };
                                         let iters = (wm * wn) / (32 * tm * tn).max(1);
@@ -92,7 +113,7 @@ pub fn candidates(space: &Space) -> Candidates {
                                             c: op,
                                             block: Block { m: bm, n: bn, k: Some(bk), threads, min_blocks },
                                             warp: Some(Warp { m: wm, n: wn, m_iters, n_iters }),
-                                            thread: Some(ThreadTile { m: tm, n: tn, lanes: Dim::N }),
+                                            thread: Some(ThreadTile { m: tm, n: tn, lanes }),
                                             atom: Atom::Fma,
                                             staging: Staging::Smem { vector: 4, transpose_a: true, buffers },
                                             specialize: None,
@@ -209,7 +230,8 @@ pub fn attribute(spec: &KernelSpec) -> String {
         parts.push(format!("warp(m = {}, n = {}, m_iters = {}, n_iters = {})", w.m, w.n, w.m_iters, w.n_iters));
     }
     if let Some(t) = spec.thread {
-        parts.push(format!("thread(m = {}, n = {})", t.m, t.n));
+        let lanes = if t.lanes == Dim::M { ", lanes = m" } else { "" };
+        parts.push(format!("thread(m = {}, n = {}{lanes})", t.m, t.n));
     }
     parts.push("atom = fma".into());
     if let Staging::Smem { vector, transpose_a, buffers } = spec.staging {

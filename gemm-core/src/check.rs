@@ -113,7 +113,7 @@ fn tiers(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 need += sp.producers * 128;
             }
             threads_needed = Some((need, why));
-            if let Some(t) = spec.thread {
+            if let Some(t) = spec.thread.filter(|_| matches!(spec.atom, Atom::Fma)) {
                 let lanes_cover = 32 * t.m * t.n * w.m_iters * w.n_iters;
                 if w.m * w.n != lanes_cover {
                     out.push(Diag::new(

@@ -1,0 +1,12 @@
+use gemm_runtime::{gemm_kernel, Mat, MatMut, RowMajor};
+
+// Synchronous staging holds one or two tiles; deeper pipelines are asynchronous.
+#[gemm_kernel(
+    block(m = 64, n = 64, k = 8, threads = 64),
+    thread(m = 8, n = 8),
+    atom = fma,
+    staging = smem(vector = 4, buffers = 3),
+)]
+fn kernel(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+fn main() {}

@@ -64,6 +64,9 @@ impl Shape {
 
     /// Elements from the first to one past the last: what the buffer must hold.
     pub fn span(&self) -> usize {
+        if self.rows == 0 || self.cols == 0 {
+            return 0;
+        }
         match self.layout {
             Layout::RowMajor => (self.rows - 1).saturating_mul(self.ld).saturating_add(self.cols),
             Layout::ColMajor => (self.cols - 1).saturating_mul(self.ld).saturating_add(self.rows),
@@ -155,9 +158,28 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
         }
     }
     for s in &shapes {
-        if s.span() > MAX_OFFSET {
+        // Leading dimensions travel as 32-bit ints too.
+        if s.span() > MAX_OFFSET || s.ld > MAX_OFFSET {
             return Err(GemmError::IndexOverflow { operand: s.name, elements: s.span(), max: MAX_OFFSET });
         }
     }
     Ok(shapes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gemm_core::spec::Elem;
+
+    fn op(layout: Layout) -> Operand {
+        Operand { elem: Elem::F32, layout }
+    }
+
+    #[test]
+    fn spans_count_the_elements_a_buffer_must_hold() {
+        let [a, b, c] = shapes(op(Layout::RowMajor), op(Layout::ColMajor), op(Layout::RowMajor), Dims::new(3, 5, 4).with_ld(6, 4, 5));
+        assert_eq!((a.span(), b.span(), c.span()), (2 * 6 + 4, 4 * 4 + 4, 2 * 5 + 5));
+        let [a, ..] = shapes(op(Layout::RowMajor), op(Layout::RowMajor), op(Layout::RowMajor), Dims::new(0, 5, 4));
+        assert_eq!(a.span(), 0, "an empty matrix needs no elements");
+    }
 }

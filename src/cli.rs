@@ -11,12 +11,16 @@ use crate::Step;
 pub fn dims_from_args() -> Result<Dims, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let nums: Result<Vec<usize>, _> = args.iter().map(|a| a.parse::<usize>()).collect();
-    match nums.map_err(|_| format!("expected SIZE or M N K as numbers, got {args:?}"))?.as_slice() {
-        [] => Ok(Dims::new(4096, 4096, 4096)),
-        [s] => Ok(Dims::new(*s, *s, *s)),
-        [m, n, k] => Ok(Dims::new(*m, *n, *k)),
-        other => Err(format!("expected SIZE or M N K, got {} numbers", other.len())),
+    let dims = match nums.map_err(|_| format!("expected SIZE or M N K as numbers, got {args:?}"))?.as_slice() {
+        [] => Dims::new(4096, 4096, 4096),
+        [s] => Dims::new(*s, *s, *s),
+        [m, n, k] => Dims::new(*m, *n, *k),
+        other => return Err(format!("expected SIZE or M N K, got {} numbers", other.len())),
+    };
+    if dims.m == 0 || dims.n == 0 || dims.k == 0 {
+        return Err("every size must be at least 1".into());
     }
+    Ok(dims)
 }
 
 /// Runs `steps`, prints the table, and writes it as `target/<name>.md` with a

@@ -100,6 +100,28 @@ impl Element for half::bf16 {
 /// Largest offset the generated kernels compute in 32-bit `int`.
 pub const MAX_OFFSET: usize = i32::MAX as usize;
 
+/// Each buffer (lengths in elements, A, B, C) holds its matrix.
+pub(crate) fn fit_buffers(shapes: &[Shape; 3], lens: [usize; 3]) -> Result<(), GemmError> {
+    for (s, len) in shapes.iter().zip(lens) {
+        let needed = s.span();
+        if needed > len {
+            return Err(GemmError::BufferTooSmall { operand: s.name, rows: s.rows, cols: s.cols, ld: s.ld, needed, len });
+        }
+    }
+    Ok(())
+}
+
+/// Every offset and leading dimension fits the 32-bit ints that the kernels
+/// (and cuBLAS's `int` sizes) compute with.
+pub(crate) fn fit_i32(shapes: &[Shape; 3]) -> Result<(), GemmError> {
+    for s in shapes {
+        if s.span() > MAX_OFFSET || s.ld > MAX_OFFSET {
+            return Err(GemmError::IndexOverflow { operand: s.name, elements: s.span(), max: MAX_OFFSET });
+        }
+    }
+    Ok(())
+}
+
 /// Everything a launch must satisfy that can be known before it runs: sizes,
 /// leading dimensions, buffer lengths, the kernel's size rules, alignment and
 /// 32-bit offsets. `lens` and `addrs` are the buffers' lengths (elements) and
@@ -118,12 +140,7 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
             return Err(GemmError::LeadingDim { operand: s.name, rows: s.rows, cols: s.cols, layout, ld: s.ld, min: s.min_ld() });
         }
     }
-    for (s, len) in shapes.iter().zip(lens) {
-        let needed = s.span();
-        if needed > len {
-            return Err(GemmError::BufferTooSmall { operand: s.name, rows: s.rows, cols: s.cols, ld: s.ld, needed, len });
-        }
-    }
+    fit_buffers(&shapes, lens)?;
     let kernel = || spec.kernel_name();
     let req = spec.requirements();
     for (name, size, multiple, tile) in [
@@ -157,12 +174,7 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
             return Err(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what });
         }
     }
-    for s in &shapes {
-        // Leading dimensions travel as 32-bit ints too.
-        if s.span() > MAX_OFFSET || s.ld > MAX_OFFSET {
-            return Err(GemmError::IndexOverflow { operand: s.name, elements: s.span(), max: MAX_OFFSET });
-        }
-    }
+    fit_i32(&shapes)?;
     Ok(shapes)
 }
 

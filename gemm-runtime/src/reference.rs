@@ -36,18 +36,8 @@ impl Cublas {
     ) -> Result<(), GemmError> {
         let op = |l| Operand { elem: gemm_core::spec::Elem::F32, layout: l };
         let [sa, sb, sc] = args::shapes(op(layouts[0]), op(layouts[1]), op(layouts[2]), dims);
-        for (s, len) in [sa, sb, sc].iter().zip([a.len(), b.len(), c.len()]) {
-            if s.span() > len {
-                return Err(GemmError::BufferTooSmall {
-                    operand: s.name,
-                    rows: s.rows,
-                    cols: s.cols,
-                    ld: s.ld,
-                    needed: s.span(),
-                    len,
-                });
-            }
-        }
+        args::fit_buffers(&[sa, sb, sc], [a.len(), b.len(), c.len()])?;
+        args::fit_i32(&[sa, sb, sc])?;
         // An operand stored in C's order is used as is; the other is transposed.
         let trans = |l: Layout| if l == sc.layout { CUBLAS_OP_N } else { CUBLAS_OP_T };
         let (m, n, k) = (dims.m as i32, dims.n as i32, dims.k as i32);
@@ -63,7 +53,8 @@ impl Cublas {
             beta: 0.0,
             ldc: sc.ld as i32,
         };
-        // SAFETY: every buffer was checked above to hold its matrix.
+        // SAFETY: every buffer was checked above to hold its matrix, and every
+        // size to fit cuBLAS's ints.
         unsafe {
             match sc.layout {
                 Layout::ColMajor => self.blas.gemm(cfg(&sa, &sb, m, n), a, b, c),

@@ -19,7 +19,9 @@ pub struct Space {
     pub warp_n: Vec<u32>,
     pub thread_m: Vec<u32>,
     pub thread_n: Vec<u32>,
-    pub buffers: Vec<u32>,
+    /// How tiles reach shared memory: synchronous copies (one or two
+    /// buffers) or cp.async pipelines of some depth.
+    pub staging: Vec<Staging>,
     pub pad: Vec<u32>,
     /// Threads per block to keep (the tiling fixes the count; this bounds it).
     pub threads: Vec<u32>,
@@ -45,7 +47,7 @@ impl Default for Space {
             warp_n: vec![32, 64, 128],
             thread_m: vec![4, 8],
             thread_n: vec![4, 8],
-            buffers: vec![1, 2],
+            staging: vec![smem(1), smem(2), cp_async(2), cp_async(3), cp_async(4)],
             pad: vec![4],
             threads: vec![128, 256],
             // Measured on the H100 (BENCHMARKS.md): capping registers for a
@@ -59,19 +61,30 @@ impl Default for Space {
 }
 
 impl Space {
-    /// Around the default search's winners on the H100 (double-buffered K
-    /// steps of 8), with both lane orders.
+    /// Around the default search's winners on the H100: K steps of 8, double
+    /// buffered or pipelined, with and without a register cap for a third
+    /// block per SM.
     pub fn focused() -> Self {
         Space {
             block_m: vec![128, 256],
             block_n: vec![64, 128, 256],
-            block_k: vec![8],
-            buffers: vec![2],
+            block_k: vec![8, 16],
+            staging: vec![smem(2), cp_async(2), cp_async(3), cp_async(4)],
+            min_blocks: vec![None, Some(3)],
             raster: vec![Raster::Row],
-            lanes: vec![Dim::N, Dim::M],
             ..Space::default()
         }
     }
+}
+
+/// Synchronous staging with float4 loads and A transposed.
+fn smem(buffers: u32) -> Staging {
+    Staging::Smem { vector: 4, transpose_a: true, buffers }
+}
+
+/// A cp.async pipeline with float4 copies of B and A transposed.
+fn cp_async(stages: u32) -> Staging {
+    Staging::CpAsync { stages, vector: 4, transpose_a: true }
 }
 
 /// The legal candidates, and how many were pruned by which rule.
@@ -95,7 +108,7 @@ pub fn candidates(space: &Space) -> Candidates {
                     for &wn in &space.warp_n {
                         for &tm in &space.thread_m {
                             for &tn in &space.thread_n {
-                                for &buffers in &space.buffers {
+                                for &staging in &space.staging {
                                     let knobs = space.pad.iter().flat_map(|p| {
                                         space.min_blocks.iter().flat_map(move |o| {
                                             space.raster.iter().flat_map(move |r| space.lanes.iter().map(move |l| (*p, *o, *r, *l)))
@@ -115,7 +128,7 @@ pub fn candidates(space: &Space) -> Candidates {
                                             warp: Some(Warp { m: wm, n: wn, m_iters, n_iters }),
                                             thread: Some(ThreadTile { m: tm, n: tn, lanes }),
                                             atom: Atom::Fma,
-                                            staging: Staging::Smem { vector: 4, transpose_a: true, buffers },
+                                            staging,
                                             specialize: None,
                                             swizzle: if pad == 0 { Swizzle::None } else { Swizzle::Pad(pad) },
                                             raster,
@@ -234,9 +247,15 @@ pub fn attribute(spec: &KernelSpec) -> String {
         parts.push(format!("thread(m = {}, n = {}{lanes})", t.m, t.n));
     }
     parts.push("atom = fma".into());
-    if let Staging::Smem { vector, transpose_a, buffers } = spec.staging {
-        let t = if transpose_a { ", transpose_a" } else { "" };
-        parts.push(format!("staging = smem(vector = {vector}{t}, buffers = {buffers})"));
+    let t = |transpose_a: bool| if transpose_a { ", transpose_a" } else { "" };
+    match spec.staging {
+        Staging::Smem { vector, transpose_a, buffers } => {
+            parts.push(format!("staging = smem(vector = {vector}{}, buffers = {buffers})", t(transpose_a)))
+        }
+        Staging::CpAsync { stages, vector, transpose_a } => {
+            parts.push(format!("staging = cp_async(stages = {stages}, vector = {vector}{})", t(transpose_a)))
+        }
+        _ => {}
     }
     if let Swizzle::Pad(p) = spec.swizzle {
         parts.push(format!("swizzle = pad({p})"));

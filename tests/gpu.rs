@@ -123,6 +123,54 @@ fn layouts_thread_tiles_vectors_transpose_and_padding_match_cublas() {
     }
 }
 
+// cp.async pipelines: A copied element by element into its transposed tile or
+// 16 bytes at a time straight, B likewise, 2 to 4 stages deep.
+
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 8, threads = 128),
+    warp(m = 64, n = 64, m_iters = 2, n_iters = 2),
+    thread(m = 4, n = 8),
+    atom = fma,
+    staging = cp_async(stages = 3, vector = 4, transpose_a),
+    swizzle = pad(4),
+    epilogue = vector,
+)]
+fn cp_async_row_major(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+#[gemm_kernel(
+    block(m = 64, n = 64, k = 16, threads = 256),
+    thread(m = 4, n = 4),
+    atom = fma,
+    staging = cp_async(stages = 2, vector = 4),
+    swizzle = pad(4),
+)]
+fn cp_async_col_major(a: Mat<f32, ColMajor>, b: Mat<f32, ColMajor>, c: MatMut<f32, ColMajor>);
+
+#[gemm_kernel(
+    block(m = 64, n = 128, k = 16, threads = 128),
+    warp(m = 32, n = 64, m_iters = 1, n_iters = 2),
+    thread(m = 8, n = 4, lanes = m),
+    atom = fma,
+    staging = cp_async(stages = 4, vector = 2, transpose_a),
+    swizzle = pad(2),
+)]
+fn cp_async_mixed(a: Mat<f32, ColMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cp_async_pipelines_match_cublas_even_with_fewer_tiles_than_stages() {
+    let bench = bench();
+    for kernel in [&cp_async_row_major::KERNEL, &cp_async_col_major::KERNEL, &cp_async_mixed::KERNEL] {
+        check_against_cublas(&bench, kernel);
+        let (bm, bn, bk) = (kernel.spec.block.m as usize, kernel.spec.block.n as usize, kernel.spec.block.k.unwrap() as usize);
+        for (i, tiles) in [1, 2].into_iter().enumerate() {
+            let dims = Dims::new(2 * bm, 3 * bn, tiles * bk);
+            let err = verify(&bench, kernel, dims, 200 + i as u64).unwrap_or_else(|e| panic!("{e}"));
+            assert!(err < 1e-4, "{} with {tiles} K tile(s): {err}", kernel.name);
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn leading_dimensions_past_the_packed_width_are_honoured() {

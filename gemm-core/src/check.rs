@@ -338,6 +338,9 @@ fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 ));
             }
         }
+        if let Staging::CpAsync { transpose_a, .. } = spec.staging {
+            cp_async_sizes(spec, v, transpose_a, out);
+        }
         // Global loads split evenly across the block's threads.
         let t = b.threads.max(1);
         for (what, elems) in [("A", b.m * k), ("B", k * b.n)] {
@@ -350,6 +353,40 @@ fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
                     ),
                 ));
             }
+        }
+    }
+}
+
+/// `cp.async` copies 4, 8 or 16 bytes; an operand whose shared layout
+/// transposes its global one is copied one element at a time.
+fn cp_async_sizes(spec: &KernelSpec, v: u32, transpose_a: bool, out: &mut Vec<Diag>) {
+    let elem = spec.a.elem;
+    let bytes = v * elem.bytes();
+    if bytes < 4 {
+        out.push(Diag::new(
+            "staging.vector",
+            format!(
+                "vector = {v} of {} is {bytes} bytes, but cp.async copies 4, 8 or 16 bytes; use vector = {} or more",
+                elem.rust_name(),
+                4 / elem.bytes()
+            ),
+        ));
+    }
+    // A row-major is contiguous along k, and shared memory holds it along k
+    // unless transposed; B is held [k][n] always.
+    let a_copy_transposes = (spec.a.layout == Layout::RowMajor) == transpose_a;
+    let a_at = if transpose_a { "staging.transpose_a" } else { "a" };
+    let b_copy_transposes = spec.b.layout == Layout::ColMajor;
+    for (at, transposes, op) in [(a_at, a_copy_transposes, spec.a), ("b", b_copy_transposes, spec.b)] {
+        if transposes && op.elem.bytes() < 4 {
+            out.push(Diag::new(
+                at,
+                format!(
+                    "cp.async would copy this operand into a transposed shared layout one {} at a time, {} bytes, below its 4-byte minimum; keep the operand contiguous the same way in global and shared memory",
+                    op.elem.rust_name(),
+                    op.elem.bytes()
+                ),
+            ));
         }
     }
 }

@@ -141,8 +141,11 @@ pub enum Staging {
     /// Synchronous copies into shared memory: `vector` elements per load,
     /// A stored transposed (`[k][m]`) if asked, `buffers` tiles in flight.
     Smem { vector: u32, transpose_a: bool, buffers: u32 },
-    /// `cp.async` copies, `stages` tiles deep.
-    CpAsync { stages: u32, vector: u32 },
+    /// `cp.async` copies straight into shared memory, `stages` tiles deep: no
+    /// registers hold a tile in flight. An operand whose shared layout
+    /// transposes its global one (A with `transpose_a`) is copied an element
+    /// (4 bytes) at a time; the others `vector` elements at a time.
+    CpAsync { stages: u32, vector: u32, transpose_a: bool },
     /// TMA bulk tensor copies completing on mbarriers, `stages` tiles deep.
     Tma { stages: u32 },
 }
@@ -163,6 +166,11 @@ impl Staging {
             Staging::Direct | Staging::Tma { .. } => 1,
             Staging::Smem { vector, .. } | Staging::CpAsync { vector, .. } => vector,
         }
+    }
+
+    /// Whether A is stored transposed (`[k][m]`) in shared memory.
+    pub const fn transpose_a(self) -> bool {
+        matches!(self, Staging::Smem { transpose_a: true, .. } | Staging::CpAsync { transpose_a: true, .. })
     }
 
     /// Tiles of A and B resident in shared memory at once.
@@ -366,7 +374,7 @@ impl KernelSpec {
     /// Shared-memory row length of the A tile in elements (padding included).
     pub fn smem_a_row(&self) -> u32 {
         let k = self.block.k.unwrap_or(0);
-        let transposed = matches!(self.staging, Staging::Smem { transpose_a: true, .. });
+        let transposed = self.staging.transpose_a();
         (if transposed { self.block.m } else { k }) + self.pad()
     }
 
@@ -389,7 +397,7 @@ impl KernelSpec {
             return 0;
         }
         let k = self.block.k.unwrap_or(0);
-        let transposed = matches!(self.staging, Staging::Smem { transpose_a: true, .. });
+        let transposed = self.staging.transpose_a();
         let a_rows = if transposed { k } else { self.block.m };
         let a = a_rows * self.smem_a_row() * self.a.elem.bytes();
         let b = k * self.smem_b_row() * self.b.elem.bytes();
@@ -473,7 +481,12 @@ impl KernelSpec {
                     s += "_at";
                 }
             }
-            Staging::CpAsync { stages, vector } => s += &format!("_v{vector}_s{stages}"),
+            Staging::CpAsync { stages, vector, transpose_a } => {
+                s += &format!("_v{vector}_s{stages}");
+                if transpose_a {
+                    s += "_at";
+                }
+            }
             Staging::Tma { stages } => s += &format!("_s{stages}"),
         }
         if let Some(sp) = self.specialize {

@@ -19,8 +19,11 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
     if spec.warp.is_some() && direct {
         no("warp", "the warp tier with staging = direct".into());
     }
-    if !matches!(spec.staging, Staging::Direct | Staging::Smem { .. }) {
+    if !matches!(spec.staging, Staging::Direct | Staging::Smem { .. } | Staging::CpAsync { .. }) {
         no("staging", format!("staging = {}", spec.staging.name()));
+    }
+    if matches!(spec.staging, Staging::CpAsync { .. }) && !crate::cuda::cp_async_rounds_regular(spec) {
+        no("block.threads", format!("cp.async copies with {} threads, a count that neither divides nor is a multiple of a tile's row of copies", spec.block.threads));
     }
     if spec.specialize.is_some() {
         no("specialize", "warp specialization".into());
@@ -52,5 +55,5 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
 
 /// The supported set, as stated in every "not generated yet" error.
 pub const SUPPORTED: &str = "the generator supports f32 SIMT kernels today: atom = fma; block, warp and thread tiers; \
-staging = direct (no warp tier) or smem(vector, transpose_a, buffers = 1 or 2); swizzle = none or pad(n); raster = row or grouped(n); \
+staging = direct (no warp tier), smem(vector, transpose_a, buffers = 1 or 2) or cp_async(stages, vector, transpose_a); swizzle = none or pad(n); raster = row or grouped(n); \
 epilogue = direct, or vector with staged tiles; C in f32";

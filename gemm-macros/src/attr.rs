@@ -6,7 +6,7 @@
 //! thread(m = .., n = .., lanes = n | m)
 //! atom = fma | mma(m16n8k16) | wmma(m16n16k16) | wgmma(m64nNk16)
 //! staging = direct | smem(vector = 1, transpose_a, buffers = 1)
-//!         | cp_async(stages = .., vector = ..) | tma(stages = ..)
+//!         | cp_async(stages = .., vector = .., transpose_a) | tma(stages = ..)
 //! specialize(producers = 1, consumers = .., producer_regs = .., consumer_regs = ..)
 //! swizzle = none | pad(N) | xor | b32 | b64 | b128
 //! raster = row | grouped(N) | hilbert
@@ -359,9 +359,10 @@ fn staging(cx: &mut Ctxt, value: &Node) -> Option<Staging> {
             })
         }
         "cp_async" => {
-            let f = fields(cx, &["stages", "vector"]);
+            let f = fields(cx, &["stages", "vector", "transpose_a"]);
             let stages = f.required(cx, "stages")?;
-            Some(Staging::CpAsync { stages, vector: f.required(cx, "vector")? })
+            let vector = f.required(cx, "vector")?;
+            Some(Staging::CpAsync { stages, vector, transpose_a: f.flag(cx, "transpose_a") })
         }
         "tma" => {
             let f = fields(cx, &["stages"]);

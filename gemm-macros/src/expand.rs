@@ -201,7 +201,9 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Staging::Smem { vector, transpose_a, buffers } => {
             quote!(#p::Staging::Smem { vector: #vector, transpose_a: #transpose_a, buffers: #buffers })
         }
-        Staging::CpAsync { stages, vector } => quote!(#p::Staging::CpAsync { stages: #stages, vector: #vector }),
+        Staging::CpAsync { stages, vector, transpose_a } => {
+            quote!(#p::Staging::CpAsync { stages: #stages, vector: #vector, transpose_a: #transpose_a })
+        }
         Staging::Tma { stages } => quote!(#p::Staging::Tma { stages: #stages }),
     };
     let specialize = opt(s.specialize, |Specialize { producers, consumers, producer_regs, consumer_regs }| {

@@ -29,6 +29,9 @@ autotuned__f32f32f32_rrr__b128x128x8_t128__w128x32_i4x1__r4x8n__fma__smem_v4_x2_
     // two buffers of each: A tiles [8][128], each row padded by 4, then B tiles [8][128]
     float* const As0 = reinterpret_cast<float*>(smem_raw);
     float* const Bs0 = As0 + 2112;
+    // this thread's fragments start here; they are read at constant offsets from it
+    const float* const a_rd0 = &As0[thread_m];
+    const float* const b_rd0 = &Bs0[thread_n];
 
     // staging (double buffered): tile 0 lands first; then each step computes
     // one buffer while the next tile travels through registers into the other
@@ -62,8 +65,8 @@ autotuned__f32f32f32_rrr__b128x128x8_t128__w128x32_i4x1__r4x8n__fma__smem_v4_x2_
 
     // block tier: walk K one 8-wide tile at a time
     for (int k0 = 0, buf = 0; k0 < K; k0 += 8, buf ^= 1) {
-        float* As = As0 + buf * 1056;
-        float* Bs = Bs0 + buf * 1056;
+        const float* const a_rd = a_rd0 + buf * 1056;
+        const float* const b_rd = b_rd0 + buf * 1056;
         const bool more = k0 + 8 < K;
         // staging: the next tiles' global loads are issued before this tile's math
         float4 a_ld[2];
@@ -97,7 +100,7 @@ autotuned__f32f32f32_rrr__b128x128x8_t128__w128x32_i4x1__r4x8n__fma__smem_v4_x2_
             float a_frag[16], b_frag[8];
             #pragma unroll
             for (int im = 0; im < 4; ++im) {
-                const float4 a_frag4 = *reinterpret_cast<const float4*>(&As[p * 132 + thread_m + im * 32]);
+                const float4 a_frag4 = *reinterpret_cast<const float4*>(&a_rd[p * 132 + im * 32]);
                 a_frag[im * 4] = a_frag4.x;
                 a_frag[im * 4 + 1] = a_frag4.y;
                 a_frag[im * 4 + 2] = a_frag4.z;
@@ -105,7 +108,7 @@ autotuned__f32f32f32_rrr__b128x128x8_t128__w128x32_i4x1__r4x8n__fma__smem_v4_x2_
             }
             #pragma unroll
             for (int q = 0; q < 2; ++q) {
-                const float4 b_frag4 = *reinterpret_cast<const float4*>(&Bs[p * 132 + thread_n + q * 4]);
+                const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[p * 132 + q * 4]);
                 b_frag[q * 4] = b_frag4.x;
                 b_frag[q * 4 + 1] = b_frag4.y;
                 b_frag[q * 4 + 2] = b_frag4.z;

@@ -21,8 +21,12 @@ bank_conflicts__f32f32f32_rrr__b128x128x8_t256__r8x8n__fma__smem_v4_x1_at__pad4_
 
     // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
     extern __shared__ float4 smem_raw[];
-    float* As = reinterpret_cast<float*>(smem_raw);  // A tile [8][128], each row padded by 4
-    float* Bs = As + 1056;  // B tile [8][128], each row padded by 4
+    // A tile [8][128], each row padded by 4, then B tile [8][128]
+    float* As = reinterpret_cast<float*>(smem_raw);
+    float* Bs = As + 1056;
+    // this thread's fragments start here; they are read at constant offsets from it
+    const float* const a_rd = &As[thread_m];
+    const float* const b_rd = &Bs[thread_n];
 
     // block tier: walk K one 8-wide tile at a time
     for (int k0 = 0; k0 < K; k0 += 8) {
@@ -49,7 +53,7 @@ bank_conflicts__f32f32f32_rrr__b128x128x8_t256__r8x8n__fma__smem_v4_x1_at__pad4_
             float a_frag[8], b_frag[8];
             #pragma unroll
             for (int q = 0; q < 2; ++q) {
-                const float4 a_frag4 = *reinterpret_cast<const float4*>(&As[p * 132 + thread_m + q * 4]);
+                const float4 a_frag4 = *reinterpret_cast<const float4*>(&a_rd[p * 132 + q * 4]);
                 a_frag[q * 4] = a_frag4.x;
                 a_frag[q * 4 + 1] = a_frag4.y;
                 a_frag[q * 4 + 2] = a_frag4.z;
@@ -57,7 +61,7 @@ bank_conflicts__f32f32f32_rrr__b128x128x8_t256__r8x8n__fma__smem_v4_x1_at__pad4_
             }
             #pragma unroll
             for (int q = 0; q < 2; ++q) {
-                const float4 b_frag4 = *reinterpret_cast<const float4*>(&Bs[p * 132 + thread_n + q * 4]);
+                const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[p * 132 + q * 4]);
                 b_frag[q * 4] = b_frag4.x;
                 b_frag[q * 4 + 1] = b_frag4.y;
                 b_frag[q * 4 + 2] = b_frag4.z;

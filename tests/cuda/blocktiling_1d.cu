@@ -19,8 +19,12 @@ blocktiling_1d__f32f32f32_rrr__b64x64x8_t512__r8x1n__fma__smem_v1_x1__sm_80(
 
     // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
     extern __shared__ float4 smem_raw[];
-    float* As = reinterpret_cast<float*>(smem_raw);  // A tile [64][8]
-    float* Bs = As + 512;  // B tile [8][64]
+    // A tile [64][8], then B tile [8][64]
+    float* As = reinterpret_cast<float*>(smem_raw);
+    float* Bs = As + 512;
+    // this thread's fragments start here; they are read at constant offsets from it
+    const float* const a_rd = &As[thread_m * 8];
+    const float* const b_rd = &Bs[thread_n];
 
     // block tier: walk K one 8-wide tile at a time
     for (int k0 = 0; k0 < K; k0 += 8) {
@@ -42,9 +46,9 @@ blocktiling_1d__f32f32f32_rrr__b64x64x8_t512__r8x1n__fma__smem_v1_x1__sm_80(
             float a_frag[8], b_frag[1];
             #pragma unroll
             for (int i = 0; i < 8; ++i) {
-                a_frag[i] = As[(thread_m + i) * 8 + p];
+                a_frag[i] = a_rd[i * 8 + p];
             }
-            b_frag[0] = Bs[p * 64 + thread_n];
+            b_frag[0] = b_rd[p * 64];
             // atom (fma)
             #pragma unroll
             for (int ii = 0; ii < 8; ++ii) {

@@ -19,8 +19,12 @@ blocktiling_2d__f32f32f32_rrr__b128x128x8_t256__r8x8n__fma__smem_v1_x1__sm_80(
 
     // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
     extern __shared__ float4 smem_raw[];
-    float* As = reinterpret_cast<float*>(smem_raw);  // A tile [128][8]
-    float* Bs = As + 1024;  // B tile [8][128]
+    // A tile [128][8], then B tile [8][128]
+    float* As = reinterpret_cast<float*>(smem_raw);
+    float* Bs = As + 1024;
+    // this thread's fragments start here; they are read at constant offsets from it
+    const float* const a_rd = &As[thread_m * 8];
+    const float* const b_rd = &Bs[thread_n];
 
     // block tier: walk K one 8-wide tile at a time
     for (int k0 = 0; k0 < K; k0 += 8) {
@@ -48,11 +52,11 @@ blocktiling_2d__f32f32f32_rrr__b128x128x8_t256__r8x8n__fma__smem_v1_x1__sm_80(
             float a_frag[8], b_frag[8];
             #pragma unroll
             for (int i = 0; i < 8; ++i) {
-                a_frag[i] = As[(thread_m + i) * 8 + p];
+                a_frag[i] = a_rd[i * 8 + p];
             }
             #pragma unroll
             for (int q = 0; q < 2; ++q) {
-                const float4 b_frag4 = *reinterpret_cast<const float4*>(&Bs[p * 128 + thread_n + q * 4]);
+                const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[p * 128 + q * 4]);
                 b_frag[q * 4] = b_frag4.x;
                 b_frag[q * 4 + 1] = b_frag4.y;
                 b_frag[q * 4 + 2] = b_frag4.z;

@@ -19,8 +19,12 @@ smem_tiling__f32f32f32_rrr__b32x32x32_t1024__r1x1n__fma__smem_v1_x1__sm_80(
 
     // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
     extern __shared__ float4 smem_raw[];
-    float* As = reinterpret_cast<float*>(smem_raw);  // A tile [32][32]
-    float* Bs = As + 1024;  // B tile [32][32]
+    // A tile [32][32], then B tile [32][32]
+    float* As = reinterpret_cast<float*>(smem_raw);
+    float* Bs = As + 1024;
+    // this thread's fragments start here; they are read at constant offsets from it
+    const float* const a_rd = &As[thread_m * 32];
+    const float* const b_rd = &Bs[thread_n];
 
     // block tier: walk K one 32-wide tile at a time
     for (int k0 = 0; k0 < K; k0 += 32) {
@@ -40,8 +44,8 @@ smem_tiling__f32f32f32_rrr__b32x32x32_t1024__r1x1n__fma__smem_v1_x1__sm_80(
         #pragma unroll
         for (int p = 0; p < 32; ++p) {
             float a_frag[1], b_frag[1];
-            a_frag[0] = As[thread_m * 32 + p];
-            b_frag[0] = Bs[p * 32 + thread_n];
+            a_frag[0] = a_rd[p];
+            b_frag[0] = b_rd[p * 32];
             // atom (fma)
             acc[0][0] = fmaf(a_frag[0], b_frag[0], acc[0][0]);
         }

@@ -26,8 +26,12 @@ warptiling__f32f32f32_rrr__b128x128x16_t128__w64x64_i1x4__r8x4n__fma__smem_v4_x1
 
     // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
     extern __shared__ float4 smem_raw[];
-    float* As = reinterpret_cast<float*>(smem_raw);  // A tile [16][128], each row padded by 4
-    float* Bs = As + 2112;  // B tile [16][128], each row padded by 4
+    // A tile [16][128], each row padded by 4, then B tile [16][128]
+    float* As = reinterpret_cast<float*>(smem_raw);
+    float* Bs = As + 2112;
+    // this thread's fragments start here; they are read at constant offsets from it
+    const float* const a_rd = &As[thread_m];
+    const float* const b_rd = &Bs[thread_n];
 
     // block tier: walk K one 16-wide tile at a time
     for (int k0 = 0; k0 < K; k0 += 16) {
@@ -60,7 +64,7 @@ warptiling__f32f32f32_rrr__b128x128x16_t128__w64x64_i1x4__r8x4n__fma__smem_v4_x1
             float a_frag[8], b_frag[16];
             #pragma unroll
             for (int q = 0; q < 2; ++q) {
-                const float4 a_frag4 = *reinterpret_cast<const float4*>(&As[p * 132 + thread_m + q * 4]);
+                const float4 a_frag4 = *reinterpret_cast<const float4*>(&a_rd[p * 132 + q * 4]);
                 a_frag[q * 4] = a_frag4.x;
                 a_frag[q * 4 + 1] = a_frag4.y;
                 a_frag[q * 4 + 2] = a_frag4.z;
@@ -68,7 +72,7 @@ warptiling__f32f32f32_rrr__b128x128x16_t128__w64x64_i1x4__r8x4n__fma__smem_v4_x1
             }
             #pragma unroll
             for (int jn = 0; jn < 4; ++jn) {
-                const float4 b_frag4 = *reinterpret_cast<const float4*>(&Bs[p * 132 + thread_n + jn * 16]);
+                const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[p * 132 + jn * 16]);
                 b_frag[jn * 4] = b_frag4.x;
                 b_frag[jn * 4 + 1] = b_frag4.y;
                 b_frag[jn * 4 + 2] = b_frag4.z;

@@ -1,5 +1,6 @@
 //! CUDA C++ generation: header-free, deterministic source for one kernel spec.
 
+mod copy;
 mod layout;
 mod simt;
 mod writer;
@@ -7,6 +8,8 @@ mod writer;
 use crate::check::{check, Diag};
 use crate::spec::{Arch, KernelSpec};
 use crate::support::unsupported;
+
+pub use copy::cp_async_rounds_regular;
 
 /// A generated kernel: what the runtime needs to compile and launch it.
 #[derive(Clone, Debug, PartialEq, Eq)]

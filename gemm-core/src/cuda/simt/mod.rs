@@ -7,6 +7,8 @@
 //! `MI x NI` are the warp iterations and `SUBM x SUBN` the warp sub-tile one
 //! iteration covers (without a warp tier, MI = NI = 1).
 
+mod cp_async;
+
 use super::layout::{describe, offset, term};
 use super::writer::Writer;
 use crate::spec::*;
@@ -46,6 +48,9 @@ pub fn emit(spec: &KernelSpec) -> String {
     };
     let mut w = Writer::default();
     k.header(&mut w);
+    if let Staging::CpAsync { vector, .. } = spec.staging {
+        k.cp_async_helpers(&mut w, vector);
+    }
     w.line("extern \"C\" __global__ void");
     match spec.block.min_blocks {
         Some(o) => w.line(format!("__launch_bounds__({}, {o})  // {o} blocks per SM: at most {} registers a thread", k.threads, spec.register_cap())),
@@ -58,7 +63,8 @@ pub fn emit(spec: &KernelSpec) -> String {
         k.tile_origin(w, t.lanes);
         match spec.staging {
             Staging::Direct => k.direct_body(w),
-            Staging::Smem { vector, transpose_a, buffers } => k.smem_body(w, vector, transpose_a, buffers),
+            Staging::Smem { vector, buffers, .. } => k.smem_body(w, vector, buffers),
+            Staging::CpAsync { stages, vector, .. } => k.cp_async_body(w, stages, vector),
             _ => unreachable!("checked by support::unsupported"),
         }
     });
@@ -121,8 +127,9 @@ impl Kernel<'_> {
             format!("warp {}x{} in {}x{} steps; ", wt.m, wt.n, wt.m_iters, wt.n_iters)
         });
         let buffers = match s.staging {
-            Staging::Smem { buffers: 2, .. } => " (double buffered)",
-            _ => "",
+            Staging::Smem { buffers: 2, .. } => " (double buffered)".to_string(),
+            Staging::CpAsync { stages, .. } => format!(" ({stages} stages)"),
+            _ => String::new(),
         };
         w.line(format!(
             "// Tiers: block {}x{}{k} with {} threads; {warp}thread {}x{}; atom fma; staging {}{buffers}; target {}.",
@@ -288,44 +295,63 @@ impl Kernel<'_> {
         self.epilogue(w, "row0", "col0", guarded);
     }
 
-    fn smem_body(&self, w: &mut Writer, vector: u32, transpose_a: bool, buffers: u32) {
+    /// The two operand tiles as shared memory holds them, and a comment
+    /// describing their layout.
+    fn staged_tiles(&self) -> (Tile, Tile, String) {
         let s = self.spec;
         let bk = s.block.k.expect("checked: staged tiles have a K step");
-        let (a_row, b_row) = (s.smem_a_row(), s.smem_b_row());
-        let a_elems = if transpose_a { bk * a_row } else { self.bm * a_row };
-        let b_elems = bk * b_row;
+        let transpose_a = s.staging.transpose_a();
         let a_shape = if transpose_a { format!("[{bk}][{}]", self.bm) } else { format!("[{}][{bk}]", self.bm) };
         let pad = match s.swizzle {
             Swizzle::Pad(p) => format!(", each row padded by {p}"),
             _ => String::new(),
         };
-        let a_tile = Tile {
+        let a = Tile {
             name: "A",
             layout: s.a.layout,
             rows: self.bm,
             cols: bk,
             origin: ("block_m", "k0"),
-            smem_row: a_row,
+            smem_row: s.smem_a_row(),
             smem_transposed: transpose_a,
         };
-        let b_tile = Tile {
+        let b = Tile {
             name: "B",
             layout: s.b.layout,
             rows: bk,
             cols: self.bn,
             origin: ("k0", "block_n"),
-            smem_row: b_row,
+            smem_row: s.smem_b_row(),
             smem_transposed: false,
         };
+        (a, b, format!("A tiles {a_shape}{pad}, then B tiles [{bk}][{}]", self.bn))
+    }
+
+    /// This thread's first fragment element in the shared tiles at `as_`/`bs`:
+    /// fragments are then read at constant offsets, which the compiler folds
+    /// into the load instructions.
+    fn fragment_bases(&self, w: &mut Writer, a: &Tile, b: &Tile, suffix: &str, as_: &str, bs: &str) {
+        w.line(format!("// this thread's fragments start here; they are read at constant offsets from it"));
+        w.line(format!("const float* const a_rd{suffix} = &{};", a.smem(as_, "thread_m", "0")));
+        w.line(format!("const float* const b_rd{suffix} = &{};", b.smem(bs, "0", "thread_n")));
+    }
+
+    fn smem_body(&self, w: &mut Writer, vector: u32, buffers: u32) {
+        let bk = self.spec.block.k.expect("checked: staged tiles have a K step");
+        let (a_tile, b_tile, shapes) = self.staged_tiles();
+        let (a_elems, b_elems) = (a_tile.smem_elems(), b_tile.smem_elems());
         w.line("// staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)");
         w.line("extern __shared__ float4 smem_raw[];");
         if buffers == 1 {
-            w.line(format!("float* As = reinterpret_cast<float*>(smem_raw);  // A tile {a_shape}{pad}"));
-            w.line(format!("float* Bs = As + {a_elems};  // B tile [{bk}][{}]{pad}", self.bn));
+            w.line(format!("// {}", shapes.replace("tiles", "tile")));
+            w.line("float* As = reinterpret_cast<float*>(smem_raw);");
+            w.line(format!("float* Bs = As + {a_elems};"));
+            self.fragment_bases(w, &a_tile, &b_tile, "", "As", "Bs");
         } else {
-            w.line(format!("// two buffers of each: A tiles {a_shape}{pad}, then B tiles [{bk}][{}]", self.bn));
+            w.line(format!("// two buffers of each: {shapes}"));
             w.line("float* const As0 = reinterpret_cast<float*>(smem_raw);");
             w.line(format!("float* const Bs0 = As0 + {};", 2 * a_elems));
+            self.fragment_bases(w, &a_tile, &b_tile, "0", "As0", "Bs0");
         }
         w.line("");
         if buffers == 1 {
@@ -352,8 +378,8 @@ impl Kernel<'_> {
             w.line("");
             w.line(format!("// block tier: walk K one {bk}-wide tile at a time"));
             w.block(format!("for (int k0 = 0, buf = 0; k0 < K; k0 += {bk}, buf ^= 1)"), |w| {
-                w.line(format!("float* As = As0 + buf * {a_elems};"));
-                w.line(format!("float* Bs = Bs0 + buf * {b_elems};"));
+                w.line(format!("const float* const a_rd = a_rd0 + buf * {a_elems};"));
+                w.line(format!("const float* const b_rd = b_rd0 + buf * {b_elems};"));
                 w.line(format!("const bool more = k0 + {bk} < K;"));
                 w.line("// staging: the next tiles' global loads are issued before this tile's math");
                 self.load_tile(w, &a_tile, vector, &format!("k0 + {bk}"), "more");
@@ -380,8 +406,8 @@ impl Kernel<'_> {
     fn compute_tile(&self, w: &mut Writer, bk: u32, a: &Tile, b: &Tile) {
         w.line("// thread tier: one outer product per k of the staged tile");
         w.unrolled("p", bk, |w| {
-            let a_frags = |w: &mut Writer| self.frags(w, a, "a_frag", "im", self.mi, self.subm, "i", self.tm, "thread_m");
-            let b_frags = |w: &mut Writer| self.frags(w, b, "b_frag", "jn", self.ni, self.subn, "j", self.tn, "thread_n");
+            let a_frags = |w: &mut Writer| self.frags(w, a, "a_frag", "im", self.mi, self.subm, "i", self.tm);
+            let b_frags = |w: &mut Writer| self.frags(w, b, "b_frag", "jn", self.ni, self.subn, "j", self.tn);
             self.outer_product(w, a_frags, b_frags);
         });
     }
@@ -400,19 +426,19 @@ impl Kernel<'_> {
         sub: u32,
         inner: &str,
         tile: u32,
-        base: &str,
     ) {
         // Along the fragment the smem tile is contiguous where the fragment
         // runs along its rows: A stored [k][m], and B always [k][n].
         let contiguous = t.name == "B" || t.smem_transposed;
+        // Offsets from this thread's first element (`a_rd`, `b_rd`).
         let at = |idx: &str| match t.name {
-            "A" => t.smem("As", idx, "p"),
-            _ => t.smem("Bs", "p", idx),
+            "A" => t.smem("a_rd", idx, "p"),
+            _ => t.smem("b_rd", "p", idx),
         };
         if contiguous && tile % 4 == 0 && t.smem_row % 4 == 0 {
             w.unrolled(outer, iters, |w| {
                 w.unrolled("q", tile / 4, |w| {
-                    let idx = sum(base, &[step(outer, iters, sub), step("q", tile / 4, 4)]);
+                    let idx = sum("", &[step(outer, iters, sub), step("q", tile / 4, 4)]);
                     let f = sum("", &[step(outer, iters, tile), step("q", tile / 4, 4)]);
                     // Named per fragment: loops that run once are written flat.
                     w.line(format!("const float4 {frag}4 = *reinterpret_cast<const float4*>(&{});", at(&idx)));
@@ -424,7 +450,7 @@ impl Kernel<'_> {
         } else {
             w.unrolled(outer, iters, |w| {
                 w.unrolled(inner, tile, |w| {
-                    let idx = sum(base, &[step(outer, iters, sub), step(inner, tile, 1)]);
+                    let idx = sum("", &[step(outer, iters, sub), step(inner, tile, 1)]);
                     w.line(format!("{frag}[{}] = {};", Self::frag(outer, iters, inner, tile), at(&idx)));
                 });
             });
@@ -622,11 +648,25 @@ struct Tile {
 impl Tile {
     /// Element (row, col) of the tile in the shared array `smem`.
     fn smem(&self, smem: &str, row: &str, col: &str) -> String {
+        let (strided, contiguous) = if self.smem_transposed { (col, row) } else { (row, col) };
+        let strided = (strided != "0").then(|| format!("{} * {}", term(strided), self.smem_row));
+        let contiguous = (contiguous != "0").then(|| contiguous.to_string());
+        format!("{smem}[{}]", sum("", &[strided, contiguous]))
+    }
+
+    /// Elements of one shared tile, padding included.
+    fn smem_elems(&self) -> u32 {
         if self.smem_transposed {
-            format!("{smem}[{} * {} + {row}]", term(col), self.smem_row)
+            self.cols * self.smem_row
         } else {
-            format!("{smem}[{} * {} + {col}]", term(row), self.smem_row)
+            self.rows * self.smem_row
         }
+    }
+
+    /// Whether shared memory runs along the other dimension than global
+    /// memory, so a copy can move only one element at a time.
+    fn copy_transposes(&self) -> bool {
+        (self.layout == Layout::RowMajor) == self.smem_transposed
     }
 
     fn rounds(&self, vector: u32, threads: u32) -> u32 {

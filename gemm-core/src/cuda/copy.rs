@@ -1,0 +1,79 @@
+//! How a block's threads split the copies of one operand tile: each thread
+//! moves `vector` elements per copy, in `rounds` rounds, along the tile's
+//! contiguous dimension in global memory.
+
+use crate::spec::{KernelSpec, Layout, Staging};
+
+/// The copies of one `rows x cols` tile by `threads` threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyPlan {
+    pub layout: Layout,
+    /// Elements per copy.
+    pub vector: u32,
+    pub rounds: u32,
+    /// Copies along one contiguous line of the tile (a row if row-major).
+    pub per_line: u32,
+    pub threads: u32,
+}
+
+impl CopyPlan {
+    pub fn new(rows: u32, cols: u32, layout: Layout, vector: u32, threads: u32) -> Self {
+        let inner = match layout {
+            Layout::RowMajor => cols,
+            Layout::ColMajor => rows,
+        };
+        CopyPlan {
+            layout,
+            vector,
+            rounds: rows * cols / (vector * threads).max(1),
+            per_line: inner / vector.max(1),
+            threads,
+        }
+    }
+
+    /// Where copy `index` of the tile lands: (line, element along the line).
+    pub fn position(&self, index: u32) -> (u32, u32) {
+        (index / self.per_line, index % self.per_line * self.vector)
+    }
+
+    /// (row, col) of the first element of copy `index`.
+    pub fn row_col(&self, index: u32) -> (u32, u32) {
+        let (line, along) = self.position(index);
+        match self.layout {
+            Layout::RowMajor => (line, along),
+            Layout::ColMajor => (along, line),
+        }
+    }
+
+    /// (row, col) of round `r` relative to round 0, the same for every thread
+    /// when [`Self::regular`].
+    pub fn round_offset(&self, r: u32) -> (u32, u32) {
+        self.row_col(r * self.threads)
+    }
+
+    /// Whether each round lands a fixed offset from the thread's first copy:
+    /// the threads cover whole lines, or a line holds whole rounds. (A tile
+    /// the rules reject, with no whole copy per line, counts as regular.)
+    pub fn regular(&self) -> bool {
+        self.per_line == 0 || self.threads % self.per_line == 0 || self.per_line % self.threads == 0
+    }
+
+    /// Whether round `r`'s offset is `r` times round 1's, so a counted loop can walk them.
+    pub fn linear(&self) -> bool {
+        let (r1, c1) = self.round_offset(1);
+        (0..self.rounds).all(|r| self.round_offset(r) == (r * r1, r * c1))
+    }
+}
+
+/// Whether every cp.async copy of `spec`'s tiles sits a fixed offset from the
+/// thread's first, which the generator relies on to keep addresses in registers.
+pub fn cp_async_rounds_regular(spec: &KernelSpec) -> bool {
+    let Staging::CpAsync { vector, transpose_a, .. } = spec.staging else { return true };
+    let Some(k) = spec.block.k else { return true };
+    let t = spec.block.threads.max(1);
+    let (a, b) = (spec.a.layout, spec.b.layout);
+    // A copy that transposes the operand moves one element at a time.
+    let a_vec = if (a == Layout::RowMajor) == transpose_a { 1 } else { vector };
+    let b_vec = if b == Layout::ColMajor { 1 } else { vector };
+    CopyPlan::new(spec.block.m, k, a, a_vec, t).regular() && CopyPlan::new(k, spec.block.n, b, b_vec, t).regular()
+}

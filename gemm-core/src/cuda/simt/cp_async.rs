@@ -1,0 +1,210 @@
+//! The cp.async pipeline of SIMT kernels: tiles travel global -> shared
+//! without passing through registers, `stages` K tiles deep, with one barrier
+//! per K step. Each thread keeps one source pointer and one shared address per
+//! operand; every copy sits a constant offset from them.
+
+use super::{Kernel, Tile};
+use crate::cuda::copy::CopyPlan;
+use crate::cuda::writer::Writer;
+use crate::spec::Layout;
+
+/// One operand's copies: the tile, how threads split it, and its names.
+struct Copies<'t> {
+    tile: &'t Tile,
+    plan: CopyPlan,
+    /// `a` or `b`.
+    p: String,
+    /// Elements per stage, padding included.
+    stage_elems: u32,
+    ld: &'static str,
+}
+
+impl Copies<'_> {
+    fn bytes(&self) -> u32 {
+        self.plan.vector * 4
+    }
+
+    /// Round `r`'s offset from round 0: in the global source (as a row and a
+    /// column, scaled by `r_expr`) and in shared memory (bytes, likewise).
+    fn round(&self, r: u32, r_expr: Option<&str>) -> (String, String) {
+        let (row, col) = self.plan.round_offset(r);
+        let scale = |x: u32| match (r_expr, x) {
+            (_, 0) => None,
+            (None, x) => Some(x.to_string()),
+            (Some(e), 1) => Some(e.to_string()),
+            (Some(e), x) => Some(format!("{e} * {x}")),
+        };
+        let (strided, contiguous) = match self.tile.layout {
+            Layout::RowMajor => (row, col),
+            Layout::ColMajor => (col, row),
+        };
+        let src = [scale(strided).map(|s| format!("{s} * {}", self.ld)), scale(contiguous)];
+        let (srow, scol) = if self.tile.smem_transposed { (col, row) } else { (row, col) };
+        let dst = scale((srow * self.tile.smem_row + scol) * 4);
+        let join = |v: &[Option<String>]| v.iter().flatten().cloned().collect::<Vec<_>>().join(" + ");
+        (join(&src), join(&[dst]))
+    }
+}
+
+/// `base + a + b`, leaving out empty terms.
+fn plus(base: &str, terms: &[&str]) -> String {
+    terms.iter().filter(|t| !t.is_empty()).fold(base.to_string(), |acc, t| format!("{acc} + {t}"))
+}
+
+impl Kernel<'_> {
+    fn copies<'t>(&self, t: &'t Tile, vector: u32) -> Copies<'t> {
+        let vector = if t.copy_transposes() { 1 } else { vector };
+        let p = t.name.to_lowercase();
+        Copies {
+            tile: t,
+            plan: CopyPlan::new(t.rows, t.cols, t.layout, vector, self.threads),
+            ld: if p == "a" { "lda" } else { "ldb" },
+            p,
+            stage_elems: t.smem_elems(),
+        }
+    }
+
+    /// Device functions for the copies this kernel issues.
+    pub(super) fn cp_async_helpers(&self, w: &mut Writer, vector: u32) {
+        let (a, b, _) = self.staged_tiles();
+        let mut sizes: Vec<u32> = [self.copies(&a, vector).bytes(), self.copies(&b, vector).bytes()].to_vec();
+        sizes.sort_unstable();
+        sizes.dedup();
+        w.line("// cp.async: a copy global -> shared that holds no register while in flight.");
+        w.line("// 16-byte copies may bypass L1 (.cg); smaller ones must go through it (.ca).");
+        for bytes in sizes {
+            let cache = if bytes == 16 { "cg" } else { "ca" };
+            w.block(format!("__device__ __forceinline__ void cp_async_{bytes}(unsigned dst, const float* src)"), |w| {
+                w.line(format!("asm volatile(\"cp.async.{cache}.shared.global [%0], [%1], {bytes};\\n\" :: \"r\"(dst), \"l\"(src));"));
+            });
+        }
+        w.line("// closes the group of copies issued since the last commit");
+        w.block("__device__ __forceinline__ void cp_async_commit()", |w| {
+            w.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+        });
+        w.line("// waits until at most N of this thread's groups are still in flight");
+        w.line("template <int N>");
+        w.block("__device__ __forceinline__ void cp_async_wait()", |w| {
+            w.line("asm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(N) : \"memory\");");
+        });
+        w.line("");
+    }
+
+    pub(super) fn cp_async_body(&self, w: &mut Writer, stages: u32, vector: u32) {
+        let bk = self.spec.block.k.expect("checked: staged tiles have a K step");
+        let (a_tile, b_tile, shapes) = self.staged_tiles();
+        let (a, b) = (self.copies(&a_tile, vector), self.copies(&b_tile, vector));
+        w.line("// staging (cp.async): shared-memory tiles (dynamic shared memory, 16-byte aligned)");
+        w.line("extern __shared__ float4 smem_raw[];");
+        w.line(format!("// {stages} stages of each: {shapes}"));
+        w.line("float* const As = reinterpret_cast<float*>(smem_raw);");
+        w.line(format!("float* const Bs = As + {};", stages * a.stage_elems));
+        self.fragment_bases(w, &a_tile, &b_tile, "0", "As", "Bs");
+        w.line("");
+        for c in [&a, &b] {
+            self.copy_origin(w, c);
+        }
+        w.line(format!("const int tiles = K / {bk};"));
+        w.line("");
+        let issue = |w: &mut Writer, stage: &str| {
+            for c in [&a, &b] {
+                self.issue(w, c, stage);
+            }
+        };
+        let fill = stages - 1;
+        w.line(format!("// pipeline fill: the first {fill} tile(s) start to travel, one commit group each"));
+        if fill == 1 {
+            w.block("if (0 < tiles)", |w| issue(w, "0"));
+            w.line("cp_async_commit();");
+        } else {
+            w.line("#pragma unroll");
+            w.block(format!("for (int s = 0; s < {fill}; ++s)"), |w| {
+                w.block("if (s < tiles)", |w| issue(w, "s"));
+                w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
+            });
+        }
+        w.line("");
+        w.line(format!("// block tier: walk K one {bk}-wide tile at a time; tile kt is read from stage"));
+        w.line(format!("// `rd` while tile kt + {fill} lands in stage `wr`"));
+        w.block(format!("for (int kt = 0, rd = 0, wr = {fill}; kt < tiles; ++kt)"), |w| {
+            w.line(format!("cp_async_wait<{}>();  // this thread's copies of tile kt have landed", stages - 2));
+            w.line("__syncthreads();  // everyone's have, and nobody still reads stage wr (tile kt - 1)");
+            w.block(format!("if (kt + {fill} < tiles)"), |w| issue(w, "wr"));
+            w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
+            w.line(format!("const float* const a_rd = a_rd0 + rd * {};", a.stage_elems));
+            w.line(format!("const float* const b_rd = b_rd0 + rd * {};", b.stage_elems));
+            w.line("");
+            self.compute_tile(w, bk, &a_tile, &b_tile);
+            w.line("");
+            w.line(format!("rd = rd == {} ? 0 : rd + 1;", stages - 1));
+            w.line(format!("wr = wr == {} ? 0 : wr + 1;", stages - 1));
+        });
+        w.line("");
+        self.epilogue(w, "block_m + thread_m", "block_n + thread_n", false);
+    }
+
+    /// Where this thread's first copy of an operand comes from and goes to.
+    fn copy_origin(&self, w: &mut Writer, c: &Copies) {
+        let (t, plan, p) = (c.tile, c.plan, &c.p);
+        let how = if t.copy_transposes() { ", transposed" } else { "" };
+        w.line(format!(
+            "// {} tile {}x{}: {} round(s) of one {}-byte copy per thread{how}",
+            t.name,
+            t.rows,
+            t.cols,
+            plan.rounds,
+            c.bytes()
+        ));
+        let line = if plan.per_line == 1 { "threadIdx.x".to_string() } else { format!("threadIdx.x / {}", plan.per_line) };
+        let along = match (plan.per_line, plan.vector) {
+            (1, _) => "0".to_string(),
+            (n, 1) => format!("threadIdx.x % {n}"),
+            (n, v) => format!("(threadIdx.x % {n}) * {v}"),
+        };
+        let (row, col) = match t.layout {
+            Layout::RowMajor => (line, along),
+            Layout::ColMajor => (along, line),
+        };
+        w.line(format!("const int {p}_row = {row};"));
+        w.line(format!("const int {p}_col = {col};"));
+        let (grow, gcol) = match t.name {
+            "A" => (format!("block_m + {p}_row"), format!("{p}_col")),
+            _ => (format!("{p}_row"), format!("block_n + {p}_col")),
+        };
+        let src = match t.name {
+            "A" => self.a_global(&grow, &gcol),
+            _ => self.b_global(&grow, &gcol),
+        };
+        let smem = if t.name == "A" { "As" } else { "Bs" };
+        w.line(format!("const float* {p}_src = &{src};  // tile 0; each issue moves it one tile along K"));
+        w.line(format!(
+            "const unsigned {p}_dst = (unsigned)__cvta_generic_to_shared(&{});  // in stage 0",
+            t.smem(smem, &format!("{p}_row"), &format!("{p}_col"))
+        ));
+    }
+
+    /// Issues one operand's copies of the next tile into stage `stage`, then
+    /// moves the source on by one tile.
+    fn issue(&self, w: &mut Writer, c: &Copies, stage: &str) {
+        let p = &c.p;
+        let bytes = c.bytes();
+        let stage_off = if stage == "0" { String::new() } else { format!("{stage} * {}", c.stage_elems * 4) };
+        let copy = |w: &mut Writer, (src, dst): (String, String)| {
+            w.line(format!("cp_async_{bytes}({}, {});", plus(&format!("{p}_dst"), &[&stage_off, &dst]), plus(&format!("{p}_src"), &[&src])));
+        };
+        let rounds = c.plan.rounds;
+        if rounds > 1 && c.plan.linear() {
+            w.line("#pragma unroll");
+            w.block(format!("for (int r = 0; r < {rounds}; ++r)"), |w| copy(w, c.round(1, Some("r"))));
+        } else {
+            for r in 0..rounds {
+                copy(w, c.round(r, None));
+            }
+        }
+        let bk = self.spec.block.k.unwrap_or(1);
+        // A moves along its columns, B along its rows.
+        let along_k_strided = (c.tile.name == "A") == (c.tile.layout == Layout::ColMajor);
+        let step = if along_k_strided { format!("{bk} * {}", c.ld) } else { bk.to_string() };
+        w.line(format!("{p}_src += {step};"));
+    }
+}

@@ -120,13 +120,14 @@ pub fn double_buffering(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<
 
 /// Step 10: the best spec of `examples/search.rs` on the H100 at 4096^3 (the
 /// search timed every legal point of its space; see BENCHMARKS.md): warps of
-/// 128x32 in four steps down m, thread tiles 4x8, double buffered K steps of 8.
+/// 128x32 in 4x2 steps of 4x4 thread tiles, K steps of 16 through a 3-stage
+/// cp.async pipeline, registers capped for 3 blocks per SM.
 #[gemm_kernel(
-    block(m = 128, n = 128, k = 8, threads = 128),
-    warp(m = 128, n = 32, m_iters = 4, n_iters = 1),
-    thread(m = 4, n = 8, lanes = n),
+    block(m = 128, n = 128, k = 16, threads = 128, min_blocks = 3),
+    warp(m = 128, n = 32, m_iters = 4, n_iters = 2),
+    thread(m = 4, n = 4),
     atom = fma,
-    staging = smem(vector = 4, transpose_a, buffers = 2),
+    staging = cp_async(stages = 3, vector = 4, transpose_a),
     swizzle = pad(4),
     epilogue = vector,
 )]

@@ -124,20 +124,49 @@ impl Kernel<'_> {
             });
         }
         w.line("");
-        w.line(format!("// block tier: walk K one {bk}-wide tile at a time; tile kt is read from stage"));
-        w.line(format!("// `rd` while tile kt + {fill} lands in stage `wr`"));
-        w.block(format!("for (int kt = 0, rd = 0, wr = {fill}; kt < tiles; ++kt)"), |w| {
-            w.line(format!("cp_async_wait<{}>();  // this thread's copies of tile kt have landed", stages - 2));
-            w.line("__syncthreads();  // everyone's have, and nobody still reads stage wr (tile kt - 1)");
-            w.block(format!("if (kt + {fill} < tiles)"), |w| issue(w, "wr"));
-            w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
-            w.line(format!("const float* const a_rd = a_rd0 + rd * {};", a.stage_elems));
-            w.line(format!("const float* const b_rd = b_rd0 + rd * {};", b.stage_elems));
-            w.line("");
-            self.compute_tile(w, bk, &a_tile, &b_tile);
-            w.line("");
-            w.line(format!("rd = rd == {} ? 0 : rd + 1;", stages - 1));
-            w.line(format!("wr = wr == {} ? 0 : wr + 1;", stages - 1));
+        let (rows, cols) = (self.mi * self.tm, self.ni * self.tn);
+        let next = |v: &str| format!("{v} = {v} == {} ? 0 : {v} + 1;", stages - 1);
+        let stage_bases = |w: &mut Writer| {
+            w.line(format!("a_rd = a_rd0 + rd * {};", a.stage_elems));
+            w.line(format!("b_rd = b_rd0 + rd * {};", b.stage_elems));
+        };
+        w.line("// fragments are double buffered: k + 1's load while k's FMAs issue, across");
+        w.line("// tile boundaries too, so neither the barrier nor shared-memory latency stalls the math");
+        w.line(format!("float a_frag[2][{rows}], b_frag[2][{cols}];"));
+        w.line("int rd = 0;  // the stage being read");
+        w.line(format!("int wr = {fill};  // the stage being refilled"));
+        w.line("const float* a_rd = a_rd0;");
+        w.line("const float* b_rd = b_rd0;");
+        w.line(format!("cp_async_wait<{}>();  // tile 0 has landed", stages - 2));
+        w.line("__syncthreads();");
+        self.a_frags(w, &a_tile, "a_frag[0]", "0");
+        self.b_frags(w, &b_tile, "b_frag[0]", "0");
+        w.line("");
+        w.line(format!("// block tier: walk K one {bk}-wide tile at a time"));
+        w.block("for (int kt = 0; kt < tiles; ++kt)", |w| {
+            w.line("// thread tier: one outer product per k of the staged tile");
+            w.line("#pragma unroll");
+            w.block(format!("for (int p = 0; p < {bk}; ++p)"), |w| {
+                w.block("if (p == 0)", |w| {
+                    w.line(format!("// refill the stage tile kt - 1 used (everyone is past reading it) with tile kt + {fill}"));
+                    w.block(format!("if (kt + {fill} < tiles)"), |w| issue(w, "wr"));
+                    w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
+                    w.line(next("wr"));
+                });
+                w.block(format!("if (p == {})", bk - 1), |w| {
+                    w.line("// the next tile's fragments come next: wait until it has landed; past");
+                    w.line("// this barrier nobody reads the stage the next refill overwrites");
+                    w.line(format!("cp_async_wait<{}>();", stages - 2));
+                    w.line("__syncthreads();");
+                    w.line(next("rd"));
+                    stage_bases(w);
+                });
+                w.line("// fragments of k + 1 (after the last tile: from a stage no copy fills, never used)");
+                let k_next = format!("(p + 1) % {bk}");
+                self.a_frags(w, &a_tile, "a_frag[(p + 1) % 2]", &k_next);
+                self.b_frags(w, &b_tile, "b_frag[(p + 1) % 2]", &k_next);
+                self.fmas(w, "a_frag[p % 2]", "b_frag[p % 2]");
+            });
         });
         w.line("");
         self.epilogue(w, "block_m + thread_m", "block_n + thread_n", false);

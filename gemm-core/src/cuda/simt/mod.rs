@@ -259,9 +259,14 @@ impl Kernel<'_> {
         w.line(format!("float a_frag[{rows}], b_frag[{cols}];"));
         a_frags(w);
         b_frags(w);
+        self.fmas(w, "a_frag", "b_frag");
+    }
+
+    /// The thread tile's rank-1 update from fragments `a` and `b`.
+    fn fmas(&self, w: &mut Writer, a: &str, b: &str) {
         w.line("// atom (fma)");
-        w.unrolled("ii", rows, |w| {
-            w.unrolled("jj", cols, |w| w.line("acc[ii][jj] = fmaf(a_frag[ii], b_frag[jj], acc[ii][jj]);"));
+        w.unrolled("ii", self.mi * self.tm, |w| {
+            w.unrolled("jj", self.ni * self.tn, |w| w.line(format!("acc[ii][jj] = fmaf({a}[ii], {b}[jj], acc[ii][jj]);")));
         });
     }
 
@@ -406,52 +411,55 @@ impl Kernel<'_> {
     fn compute_tile(&self, w: &mut Writer, bk: u32, a: &Tile, b: &Tile) {
         w.line("// thread tier: one outer product per k of the staged tile");
         w.unrolled("p", bk, |w| {
-            let a_frags = |w: &mut Writer| self.frags(w, a, "a_frag", "im", self.mi, self.subm, "i", self.tm);
-            let b_frags = |w: &mut Writer| self.frags(w, b, "b_frag", "jn", self.ni, self.subn, "j", self.tn);
+            let a_frags = |w: &mut Writer| self.a_frags(w, a, "a_frag", "p");
+            let b_frags = |w: &mut Writer| self.b_frags(w, b, "b_frag", "p");
             self.outer_product(w, a_frags, b_frags);
         });
     }
 
-    /// Loads a fragment (this thread's rows of A, or columns of B, at k = p)
-    /// from shared memory: 16 bytes at a time where the tile is contiguous
-    /// along the fragment and aligned, one float at a time otherwise.
-    #[allow(clippy::too_many_arguments)]
-    fn frags(
-        &self,
-        w: &mut Writer,
-        t: &Tile,
-        frag: &str,
-        outer: &str,
-        iters: u32,
-        sub: u32,
-        inner: &str,
-        tile: u32,
-    ) {
+    /// This thread's rows of A at k = `k` of the staged tile, into `dst`.
+    fn a_frags(&self, w: &mut Writer, a: &Tile, dst: &str, k: &str) {
+        self.frags(w, a, dst, k, ("im", self.mi, self.subm), ("i", self.tm));
+    }
+
+    /// This thread's columns of B at k = `k` of the staged tile, into `dst`.
+    fn b_frags(&self, w: &mut Writer, b: &Tile, dst: &str, k: &str) {
+        self.frags(w, b, dst, k, ("jn", self.ni, self.subn), ("j", self.tn));
+    }
+
+    /// Loads a fragment (this thread's rows of A, or columns of B, at k =
+    /// `k`) from shared memory into `dst`: 16 bytes at a time where the tile
+    /// is contiguous along the fragment and aligned, one float at a time
+    /// otherwise. `outer` is the warp iterations (variable, count, stride),
+    /// `inner` the thread tile (variable, size).
+    fn frags(&self, w: &mut Writer, t: &Tile, dst: &str, k: &str, outer: (&str, u32, u32), inner: (&str, u32)) {
+        let ((o, iters, sub), (i, tile)) = (outer, inner);
         // Along the fragment the smem tile is contiguous where the fragment
         // runs along its rows: A stored [k][m], and B always [k][n].
         let contiguous = t.name == "B" || t.smem_transposed;
         // Offsets from this thread's first element (`a_rd`, `b_rd`).
         let at = |idx: &str| match t.name {
-            "A" => t.smem("a_rd", idx, "p"),
-            _ => t.smem("b_rd", "p", idx),
+            "A" => t.smem("a_rd", idx, k),
+            _ => t.smem("b_rd", k, idx),
         };
         if contiguous && tile % 4 == 0 && t.smem_row % 4 == 0 {
-            w.unrolled(outer, iters, |w| {
+            // Named per operand: loops that run once are written flat.
+            let tmp = format!("{}_frag4", t.name.to_lowercase());
+            w.unrolled(o, iters, |w| {
                 w.unrolled("q", tile / 4, |w| {
-                    let idx = sum("", &[step(outer, iters, sub), step("q", tile / 4, 4)]);
-                    let f = sum("", &[step(outer, iters, tile), step("q", tile / 4, 4)]);
-                    // Named per fragment: loops that run once are written flat.
-                    w.line(format!("const float4 {frag}4 = *reinterpret_cast<const float4*>(&{});", at(&idx)));
+                    let idx = sum("", &[step(o, iters, sub), step("q", tile / 4, 4)]);
+                    let f = sum("", &[step(o, iters, tile), step("q", tile / 4, 4)]);
+                    w.line(format!("const float4 {tmp} = *reinterpret_cast<const float4*>(&{});", at(&idx)));
                     for (c, lane) in LANES.iter().enumerate() {
-                        w.line(format!("{frag}[{}] = {frag}4.{lane};", sum(&f, &[Some(c.to_string()).filter(|_| c > 0)])));
+                        w.line(format!("{dst}[{}] = {tmp}.{lane};", sum(&f, &[Some(c.to_string()).filter(|_| c > 0)])));
                     }
                 });
             });
         } else {
-            w.unrolled(outer, iters, |w| {
-                w.unrolled(inner, tile, |w| {
-                    let idx = sum("", &[step(outer, iters, sub), step(inner, tile, 1)]);
-                    w.line(format!("{frag}[{}] = {};", Self::frag(outer, iters, inner, tile), at(&idx)));
+            w.unrolled(o, iters, |w| {
+                w.unrolled(i, tile, |w| {
+                    let idx = sum("", &[step(o, iters, sub), step(i, tile, 1)]);
+                    w.line(format!("{dst}[{}] = {};", Self::frag(o, iters, i, tile), at(&idx)));
                 });
             });
         }

@@ -1,8 +1,9 @@
 //! The search over legal SIMT tilings: prune with the rules, compile, verify
 //! against cuBLAS, time; print the best few per size.
-//! `cargo run --release --example search [--focus] [SIZE ...]` (default 4096,
-//! then the best ten again at 2048 and 8192; `--focus` searches the narrower
-//! space around the H100's winners, both lane orders included).
+//! `cargo run --release --example search [--focus | --single-buffered] [SIZE ...]`
+//! (default 4096, then the best ten again at 2048 and 8192; `--focus` searches
+//! the narrower space around the H100's winners, `--single-buffered` the tilings
+//! of the warptiling step's staging).
 
 use std::io::Write;
 
@@ -20,13 +21,20 @@ fn main() {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let focus = args.iter().any(|a| a == "--focus");
-    let sizes: Vec<usize> = args.iter().filter(|a| *a != "--focus").map(|a| a.parse()).collect::<Result<_, _>>()?;
+    let flag = |f: &str| args.iter().any(|a| a == f);
+    let space = if flag("--focus") {
+        Space::focused()
+    } else if flag("--single-buffered") {
+        Space::single_buffered()
+    } else {
+        Space::default()
+    };
+    let sizes: Vec<usize> = args.iter().filter(|a| !a.starts_with("--")).map(|a| a.parse()).collect::<Result<_, _>>()?;
     let (first, rest) = match sizes.split_first() {
         Some((f, r)) => (*f, r.to_vec()),
         None => (4096, vec![2048, 8192]),
     };
-    let c = search::candidates(&if focus { Space::focused() } else { Space::default() });
+    let c = search::candidates(&space);
     println!("{} points considered, {} legal; pruned by rule:", c.considered, c.specs.len());
     for (at, n) in &c.pruned {
         println!("  {n:>6}  {at}");

@@ -77,6 +77,20 @@ impl Space {
     }
 }
 
+impl Space {
+    /// Single-buffered tiles only, as the `warptiling` step stages them: which
+    /// tiling the H100 favours before any overlap of loads and math.
+    pub fn single_buffered() -> Self {
+        Space {
+            block_k: vec![8, 16, 32],
+            staging: vec![smem(1)],
+            min_blocks: vec![None, Some(2), Some(3)],
+            raster: vec![Raster::Row],
+            ..Space::default()
+        }
+    }
+}
+
 /// Synchronous staging with float4 loads and A transposed.
 fn smem(buffers: u32) -> Staging {
     Staging::Smem { vector: 4, transpose_a: true, buffers }

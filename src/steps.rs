@@ -85,14 +85,18 @@ pub fn vectorized(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, R
 )]
 pub fn bank_conflicts(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
 
-/// Step 8: a warp tier between block and thread. Each warp owns a 64x64
-/// sub-tile, covered in 1x4 steps of 64x16: its 32 lanes read neighbouring
-/// shared-memory words, and each thread holds 8x16 accumulators. These are the
-/// seed's A6000 parameters (128x128x16 tiles, 128 threads, thread tile 8x4);
-/// on the H100 they also beat adding the warp tier to step 7's tiles alone.
+/// Step 8: a warp tier between block and thread. Each warp owns a 32x64
+/// sub-tile, covered in 1x2 steps of 32x32: its 32 lanes read neighbouring
+/// shared-memory words, and each thread holds 8x8 accumulators. The H100
+/// favours other tiles than the seed's A6000 parameters (128x128x16, 128
+/// threads, warps of 64x64, thread tile 8x4: 78.7% of cuBLAS at 4096^3 in
+/// BENCHMARKS.md): the best single-buffered tiling of `examples/search.rs
+/// --single-buffered` is 64x256 blocks with K steps of 32, 256 threads, and
+/// registers capped for 2 blocks per SM, so that one block's math covers the
+/// other's loads.
 #[gemm_kernel(
-    block(m = 128, n = 128, k = 16, threads = 128),
-    warp(m = 64, n = 64, m_iters = 1, n_iters = 4),
+    block(m = 64, n = 256, k = 32, threads = 256, min_blocks = 2),
+    warp(m = 32, n = 64, m_iters = 1, n_iters = 2),
     thread(m = 8, n = 4, lanes = n),
     atom = fma,
     staging = smem(vector = 4, transpose_a),
@@ -105,8 +109,8 @@ pub fn warptiling(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, R
 /// before the current tile's math and land in the other buffer after it, with
 /// one barrier per step instead of two. The H100 favours K steps of 8 here
 /// (the search measured BK = 16 slower with two buffers than with one: the
-/// staged registers cost more than the overlap gains), so this step also
-/// halves block k.
+/// staged registers cost more than the overlap gains), so this step takes the
+/// search's best double-buffered tiling: 128x128 blocks, K steps of 8.
 #[gemm_kernel(
     block(m = 128, n = 128, k = 8, threads = 128),
     warp(m = 64, n = 64, m_iters = 1, n_iters = 4),
@@ -189,19 +193,19 @@ pub static STEPS: [Step; 10] = [
     },
     Step {
         name: "warptiling",
-        change: "block -> warp -> thread tiers",
+        change: "block -> warp -> thread tiers (H100 tiles)",
         seed: "21779 GFLOP/s, 93.7% (A6000)",
         kernel: &warptiling::KERNEL,
     },
     Step {
         name: "double_buffering",
-        change: "two smem buffers, BK 8: next tile loads during math",
+        change: "two smem buffers, 128x128x8: next tile loads during math",
         seed: "(a later step of the seed's kernel 10 family)",
         kernel: &double_buffering::KERNEL,
     },
     Step {
         name: "autotuned",
-        change: "the search's best legal tiling",
+        change: "the search's best: cp.async, 3 stages",
         seed: "19721 GFLOP/s, 84.8% (A6000, before warptiling)",
         kernel: &autotuned::KERNEL,
     },

@@ -50,6 +50,8 @@ fn every_supported_setting_changes_the_kernel() {
         ("name", Box::new(|s| s.name = "other".into())),
         ("double buffering", Box::new(|s| s.staging = Staging::Smem { vector: 4, transpose_a: false, buffers: 2 })),
         ("vector epilogue", Box::new(|s| s.epilogue = Epilogue::Vector)),
+        ("cp.async", Box::new(|s| s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: false })),
+        ("cp.async stages", Box::new(|s| s.staging = Staging::CpAsync { stages: 2, vector: 4, transpose_a: false })),
         ("grouped raster", Box::new(|s| s.raster = Raster::Grouped(8))),
         ("min_blocks", Box::new(|s| s.block.min_blocks = Some(2))),
         ("warp tier", Box::new(|s| {
@@ -106,4 +108,20 @@ fn direct_kernels_guard_every_edge() {
     assert!(src.contains("row0 + i < M ?") && src.contains("col0 + j < N ?"), "{src}");
     assert!(src.contains("if (row0 + i < M && col0 + j < N)"));
     assert_eq!(s.requirements().m_multiple, 1);
+}
+
+#[test]
+fn cp_async_copies_transposed_operands_element_by_element_and_the_rest_by_vector() {
+    let mut s = smem_spec();
+    s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: true };
+    let src = generate(&s).unwrap().source;
+    // A row-major into [k][m]: 4-byte copies; B row-major into [k][n]: 16-byte copies.
+    assert!(src.contains("cp_async_4(a_dst"), "{src}");
+    assert!(src.contains("cp_async_16(b_dst"), "{src}");
+    assert!(src.contains("cp_async_wait<1>()"), "three stages wait for all but one group");
+    s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: false };
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("cp_async_16(a_dst") && !src.contains("cp_async_4("), "{src}");
+    // Every stage of both tiles is in shared memory.
+    assert_eq!(generate(&s).unwrap().smem_bytes, 3 * (64 * 16 + 16 * 64) * 4);
 }

@@ -77,3 +77,37 @@ pub fn cp_async_rounds_regular(spec: &KernelSpec) -> bool {
     let b_vec = if b == Layout::ColMajor { 1 } else { vector };
     CopyPlan::new(spec.block.m, k, a, a_vec, t).regular() && CopyPlan::new(k, spec.block.n, b, b_vec, t).regular()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_of_whole_lines_step_down_the_tile() {
+        // A 128x8 row-major tile, one element per copy, 128 threads: 16 rows a round.
+        let p = CopyPlan::new(128, 8, Layout::RowMajor, 1, 128);
+        assert_eq!((p.rounds, p.per_line), (8, 8));
+        assert!(p.regular() && p.linear());
+        assert_eq!(p.round_offset(3), (48, 0));
+        assert_eq!(p.row_col(9), (1, 1));
+    }
+
+    #[test]
+    fn rounds_within_long_lines_step_along_them() {
+        // An 8x256 row-major tile in float4s, 32 threads: 64 copies a line, two rounds a line.
+        let p = CopyPlan::new(8, 256, Layout::RowMajor, 4, 32);
+        assert_eq!((p.rounds, p.per_line), (16, 64));
+        assert!(p.regular() && !p.linear());
+        assert_eq!(p.round_offset(1), (0, 128));
+        assert_eq!(p.round_offset(2), (1, 0));
+        // Column-major: lines are columns.
+        let p = CopyPlan::new(16, 64, Layout::ColMajor, 4, 64);
+        assert_eq!(p.round_offset(1), (0, 16));
+    }
+
+    #[test]
+    fn thread_counts_that_split_lines_unevenly_are_irregular() {
+        // 12 threads over lines of 8 copies: each round starts somewhere else.
+        assert!(!CopyPlan::new(96, 8, Layout::RowMajor, 1, 12).regular());
+    }
+}

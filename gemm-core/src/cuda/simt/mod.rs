@@ -336,7 +336,7 @@ impl Kernel<'_> {
     /// fragments are then read at constant offsets, which the compiler folds
     /// into the load instructions.
     fn fragment_bases(&self, w: &mut Writer, a: &Tile, b: &Tile, suffix: &str, as_: &str, bs: &str) {
-        w.line(format!("// this thread's fragments start here; they are read at constant offsets from it"));
+        w.line("// this thread's fragments start here; they are read at constant offsets from it");
         w.line(format!("const float* const a_rd{suffix} = &{};", a.smem(as_, "thread_m", "0")));
         w.line(format!("const float* const b_rd{suffix} = &{};", b.smem(bs, "0", "thread_n")));
     }

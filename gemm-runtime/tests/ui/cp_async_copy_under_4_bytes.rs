@@ -1,0 +1,12 @@
+use gemm_runtime::{gemm_kernel, f16, Mat, MatMut, RowMajor};
+
+// cp.async copies 4, 8 or 16 bytes: one f16 is 2.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 32, threads = 128),
+    warp(m = 64, n = 64),
+    atom = mma(m16n8k16),
+    staging = cp_async(stages = 3, vector = 1),
+)]
+fn kernel(a: Mat<f16, RowMajor>, b: Mat<f16, RowMajor>, c: MatMut<f32, RowMajor>);
+
+fn main() {}

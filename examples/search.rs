@@ -21,6 +21,10 @@ fn main() {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    const FLAGS: [&str; 2] = ["--focus", "--single-buffered"];
+    if let Some(bad) = args.iter().find(|a| a.starts_with("--") && !FLAGS.contains(&a.as_str())) {
+        return Err(format!("unknown option {bad}; expected {} or sizes", FLAGS.join(", ")).into());
+    }
     let flag = |f: &str| args.iter().any(|a| a == f);
     let space = if flag("--focus") {
         Space::focused()

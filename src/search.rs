@@ -75,9 +75,7 @@ impl Space {
             ..Space::default()
         }
     }
-}
 
-impl Space {
     /// Single-buffered tiles only, as the `warptiling` step stages them: which
     /// tiling the H100 favours before any overlap of loads and math.
     pub fn single_buffered() -> Self {

@@ -372,11 +372,8 @@ fn cp_async_sizes(spec: &KernelSpec, v: u32, transpose_a: bool, out: &mut Vec<Di
             ),
         ));
     }
-    // A row-major is contiguous along k, and shared memory holds it along k
-    // unless transposed; B is held [k][n] always.
-    let a_copy_transposes = (spec.a.layout == Layout::RowMajor) == transpose_a;
+    let (a_copy_transposes, b_copy_transposes) = spec.copies_transpose();
     let a_at = if transpose_a { "staging.transpose_a" } else { "a" };
-    let b_copy_transposes = spec.b.layout == Layout::ColMajor;
     for (at, transposes, op) in [(a_at, a_copy_transposes, spec.a), ("b", b_copy_transposes, spec.b)] {
         if transposes && op.elem.bytes() < 4 {
             out.push(Diag::new(

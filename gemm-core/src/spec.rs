@@ -371,6 +371,13 @@ impl KernelSpec {
         self.block.threads
     }
 
+    /// Whether staging A and B each copies into a shared layout that runs the
+    /// other way from the global one (so one element per copy): A is held
+    /// along k unless transposed, B always along n.
+    pub fn copies_transpose(&self) -> (bool, bool) {
+        ((self.a.layout == Layout::RowMajor) == self.staging.transpose_a(), self.b.layout == Layout::ColMajor)
+    }
+
     /// Shared-memory row length of the A tile in elements (padding included).
     pub fn smem_a_row(&self) -> u32 {
         let k = self.block.k.unwrap_or(0);

@@ -44,7 +44,7 @@ autotuned__f32f32f32_rrr__b128x128x16_t128_o3__w128x32_i4x2__r4x4n__fma__cp_asyn
 
     // staging (cp.async): shared-memory tiles (dynamic shared memory, 16-byte aligned)
     extern __shared__ float4 smem_raw[];
-    // 3 stages of each: A tiles [16][128], each row padded by 4, then B tiles [16][128]
+    // 3 stages of each tile: A [16][128], each row padded by 4, then B [16][128]
     float* const As = reinterpret_cast<float*>(smem_raw);
     float* const Bs = As + 6336;
     // this thread's fragments start here; they are read at constant offsets from it

@@ -21,7 +21,7 @@ bank_conflicts__f32f32f32_rrr__b128x128x8_t256__r8x8n__fma__smem_v4_x1_at__pad4_
 
     // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
     extern __shared__ float4 smem_raw[];
-    // A tile [8][128], each row padded by 4, then B tile [8][128]
+    // tiles: A [8][128], each row padded by 4, then B [8][128]
     float* As = reinterpret_cast<float*>(smem_raw);
     float* Bs = As + 1056;
     // this thread's fragments start here; they are read at constant offsets from it

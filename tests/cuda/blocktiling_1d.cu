@@ -19,7 +19,7 @@ blocktiling_1d__f32f32f32_rrr__b64x64x8_t512__r8x1n__fma__smem_v1_x1__sm_80(
 
     // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
     extern __shared__ float4 smem_raw[];
-    // A tile [64][8], then B tile [8][64]
+    // tiles: A [64][8], then B [8][64]
     float* As = reinterpret_cast<float*>(smem_raw);
     float* Bs = As + 512;
     // this thread's fragments start here; they are read at constant offsets from it

@@ -26,7 +26,7 @@ double_buffering__f32f32f32_rrr__b128x128x8_t128__w64x64_i1x4__r8x4n__fma__smem_
 
     // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
     extern __shared__ float4 smem_raw[];
-    // two buffers of each: A tiles [8][128], each row padded by 4, then B tiles [8][128]
+    // two buffers of each tile: A [8][128], each row padded by 4, then B [8][128]
     float* const As0 = reinterpret_cast<float*>(smem_raw);
     float* const Bs0 = As0 + 2112;
     // this thread's fragments start here; they are read at constant offsets from it

@@ -19,7 +19,7 @@ smem_tiling__f32f32f32_rrr__b32x32x32_t1024__r1x1n__fma__smem_v1_x1__sm_80(
 
     // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
     extern __shared__ float4 smem_raw[];
-    // A tile [32][32], then B tile [32][32]
+    // tiles: A [32][32], then B [32][32]
     float* As = reinterpret_cast<float*>(smem_raw);
     float* Bs = As + 1024;
     // this thread's fragments start here; they are read at constant offsets from it

@@ -21,7 +21,7 @@ vectorized__f32f32f32_rrr__b128x128x8_t256__r8x8n__fma__smem_v4_x1_at__ev__sm_80
 
     // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
     extern __shared__ float4 smem_raw[];
-    // A tile [8][128], then B tile [8][128]
+    // tiles: A [8][128], then B [8][128]
     float* As = reinterpret_cast<float*>(smem_raw);
     float* Bs = As + 1024;
     // this thread's fragments start here; they are read at constant offsets from it

@@ -26,7 +26,7 @@ warptiling__f32f32f32_rrr__b64x256x32_t256_o2__w32x64_i1x2__r8x4n__fma__smem_v4_
 
     // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
     extern __shared__ float4 smem_raw[];
-    // A tile [32][64], each row padded by 4, then B tile [32][256]
+    // tiles: A [32][64], each row padded by 4, then B [32][256]
     float* As = reinterpret_cast<float*>(smem_raw);
     float* Bs = As + 2176;
     // this thread's fragments start here; they are read at constant offsets from it

@@ -68,13 +68,14 @@ impl CopyPlan {
 /// Whether every cp.async copy of `spec`'s tiles sits a fixed offset from the
 /// thread's first, which the generator relies on to keep addresses in registers.
 pub fn cp_async_rounds_regular(spec: &KernelSpec) -> bool {
-    let Staging::CpAsync { vector, transpose_a, .. } = spec.staging else { return true };
+    let Staging::CpAsync { vector, .. } = spec.staging else { return true };
     let Some(k) = spec.block.k else { return true };
     let t = spec.block.threads.max(1);
     let (a, b) = (spec.a.layout, spec.b.layout);
     // A copy that transposes the operand moves one element at a time.
-    let a_vec = if (a == Layout::RowMajor) == transpose_a { 1 } else { vector };
-    let b_vec = if b == Layout::ColMajor { 1 } else { vector };
+    let (a_transposes, b_transposes) = spec.copies_transpose();
+    let a_vec = if a_transposes { 1 } else { vector };
+    let b_vec = if b_transposes { 1 } else { vector };
     CopyPlan::new(spec.block.m, k, a, a_vec, t).regular() && CopyPlan::new(k, spec.block.n, b, b_vec, t).regular()
 }
 

@@ -96,7 +96,7 @@ impl Kernel<'_> {
         let (a, b) = (self.copies(&a_tile, vector), self.copies(&b_tile, vector));
         w.line("// staging (cp.async): shared-memory tiles (dynamic shared memory, 16-byte aligned)");
         w.line("extern __shared__ float4 smem_raw[];");
-        w.line(format!("// {stages} stages of each: {shapes}"));
+        w.line(format!("// {stages} stages of each tile: {shapes}"));
         w.line("float* const As = reinterpret_cast<float*>(smem_raw);");
         w.line(format!("float* const Bs = As + {};", stages * a.stage_elems));
         self.fragment_bases(w, &a_tile, &b_tile, "0", "As", "Bs");

@@ -300,8 +300,8 @@ impl Kernel<'_> {
         self.epilogue(w, "row0", "col0", guarded);
     }
 
-    /// The two operand tiles as shared memory holds them, and a comment
-    /// describing their layout.
+    /// The two operand tiles as shared memory holds them, and their shapes
+    /// for a comment.
     fn staged_tiles(&self) -> (Tile, Tile, String) {
         let s = self.spec;
         let bk = s.block.k.expect("checked: staged tiles have a K step");
@@ -329,7 +329,7 @@ impl Kernel<'_> {
             smem_row: s.smem_b_row(),
             smem_transposed: false,
         };
-        (a, b, format!("A tiles {a_shape}{pad}, then B tiles [{bk}][{}]", self.bn))
+        (a, b, format!("A {a_shape}{pad}, then B [{bk}][{}]", self.bn))
     }
 
     /// This thread's first fragment element in the shared tiles at `as_`/`bs`:
@@ -348,12 +348,12 @@ impl Kernel<'_> {
         w.line("// staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)");
         w.line("extern __shared__ float4 smem_raw[];");
         if buffers == 1 {
-            w.line(format!("// {}", shapes.replace("tiles", "tile")));
+            w.line(format!("// tiles: {shapes}"));
             w.line("float* As = reinterpret_cast<float*>(smem_raw);");
             w.line(format!("float* Bs = As + {a_elems};"));
             self.fragment_bases(w, &a_tile, &b_tile, "", "As", "Bs");
         } else {
-            w.line(format!("// two buffers of each: {shapes}"));
+            w.line(format!("// two buffers of each tile: {shapes}"));
             w.line("float* const As0 = reinterpret_cast<float*>(smem_raw);");
             w.line(format!("float* const Bs0 = As0 + {};", 2 * a_elems));
             self.fragment_bases(w, &a_tile, &b_tile, "0", "As0", "Bs0");

@@ -1,15 +1,16 @@
 //! The search over legal SIMT tilings: prune with the rules, compile, verify
 //! against cuBLAS, time; print the best few per size.
-//! `cargo run --release --example search [--focus | --single-buffered] [SIZE ...]`
+//! `cargo run --release --example search [--focus | --stream-k | --single-buffered] [SIZE ...]`
 //! (default 4096, then the best ten again at 2048 and 8192; `--focus` searches
-//! the narrower space around the H100's winners, `--single-buffered` the tilings
-//! of the warptiling step's staging).
+//! the narrower space around the H100's winners, `--stream-k` its pipelines
+//! under the stream-K schedule, `--single-buffered` the tilings of the
+//! warptiling step's staging; with `--stream-k` too, those under stream-K).
 
 use std::io::Write;
 
 use gemm_ladder::measure::{time_cublas, Bench, Reps};
 use gemm_ladder::search::{self, Space};
-use gemm_runtime::spec::Layout;
+use gemm_runtime::spec::{Layout, Persistent};
 use gemm_runtime::Dims;
 
 fn main() {
@@ -21,18 +22,23 @@ fn main() {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    const FLAGS: [&str; 2] = ["--focus", "--single-buffered"];
+    const FLAGS: [&str; 3] = ["--focus", "--stream-k", "--single-buffered"];
     if let Some(bad) = args.iter().find(|a| a.starts_with("--") && !FLAGS.contains(&a.as_str())) {
         return Err(format!("unknown option {bad}; expected {} or sizes", FLAGS.join(", ")).into());
     }
     let flag = |f: &str| args.iter().any(|a| a == f);
-    let space = if flag("--focus") {
+    let mut space = if flag("--focus") {
         Space::focused()
     } else if flag("--single-buffered") {
         Space::single_buffered()
+    } else if flag("--stream-k") {
+        Space::stream_k()
     } else {
         Space::default()
     };
+    if flag("--stream-k") {
+        space.persistent = vec![Some(Persistent::StreamK)];
+    }
     let sizes: Vec<usize> = args.iter().filter(|a| !a.starts_with("--")).map(|a| a.parse()).collect::<Result<_, _>>()?;
     let (first, rest) = match sizes.split_first() {
         Some((f, r)) => (*f, r.to_vec()),

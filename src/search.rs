@@ -28,6 +28,8 @@ pub struct Space {
     /// Occupancy targets (`block(min_blocks = ..)`); `None` leaves registers uncapped.
     pub min_blocks: Vec<Option<u32>>,
     pub raster: Vec<Raster>,
+    /// One block per C tile (`None`), or a persistent schedule.
+    pub persistent: Vec<Option<Persistent>>,
     /// The dimension consecutive lanes step along inside a warp's sub-tile.
     pub lanes: Vec<Dim>,
     /// Fewest accumulators per thread to keep: small thread tiles cannot hide
@@ -54,6 +56,7 @@ impl Default for Space {
             // third block per SM never won, so it is left out by default.
             min_blocks: vec![None],
             raster: vec![Raster::Row, Raster::Grouped(8)],
+            persistent: vec![None],
             lanes: vec![Dim::N],
             min_accumulators: 64,
         }
@@ -73,6 +76,16 @@ impl Space {
             min_blocks: vec![None, Some(3)],
             raster: vec![Raster::Row],
             ..Space::default()
+        }
+    }
+
+    /// The focused space's pipelines under the stream-K schedule, which
+    /// leaves no part-full last wave.
+    pub fn stream_k() -> Self {
+        Space {
+            staging: vec![smem(2), cp_async(3), cp_async(4)],
+            persistent: vec![Some(Persistent::StreamK)],
+            ..Space::focused()
         }
     }
 
@@ -123,10 +136,12 @@ pub fn candidates(space: &Space) -> Candidates {
                                 for &staging in &space.staging {
                                     let knobs = space.pad.iter().flat_map(|p| {
                                         space.min_blocks.iter().flat_map(move |o| {
-                                            space.raster.iter().flat_map(move |r| space.lanes.iter().map(move |l| (*p, *o, *r, *l)))
+                                            space.raster.iter().flat_map(move |r| {
+                                                space.persistent.iter().flat_map(move |ps| space.lanes.iter().map(move |l| (*p, *o, *r, *ps, *l)))
+                                            })
                                         })
                                     });
-                                    for (pad, min_blocks, raster, lanes) in knobs {
+                                    for (pad, min_blocks, raster, persistent, lanes) in knobs {
                                         out.considered += 1;
                                         let threads = if bm % wm == 0 && bn % wn == 0 { (bm / wm) * (bn / wn) * 32 } else { 0 };
                                         let iters = (wm * wn) / (32 * tm * tn).max(1);
@@ -144,7 +159,7 @@ pub fn candidates(space: &Space) -> Candidates {
                                             specialize: None,
                                             swizzle: if pad == 0 { Swizzle::None } else { Swizzle::Pad(pad) },
                                             raster,
-                                            persistent: false,
+                                            persistent,
                                             cluster: None,
                                             epilogue: Epilogue::Vector,
                                             arch: Arch::Sm80,
@@ -275,6 +290,11 @@ pub fn attribute(spec: &KernelSpec) -> String {
     if let Raster::Grouped(g) = spec.raster {
         parts.push(format!("raster = grouped({g})"));
     }
+    match spec.persistent {
+        Some(Persistent::StreamK) => parts.push("persistent = stream_k".into()),
+        Some(Persistent::Tiles) => parts.push("persistent".into()),
+        None => {}
+    }
     if spec.epilogue == Epilogue::Vector {
         parts.push("epilogue = vector".into());
     }
@@ -321,5 +341,8 @@ mod tests {
         let c = candidates(&Space::default());
         let a = attribute(&c.specs[0]);
         assert!(a.starts_with("block(m = ") && a.contains("atom = fma") && a.contains("epilogue = vector"), "{a}");
+        let sk = candidates(&Space::stream_k());
+        assert!(sk.specs.iter().all(|s| s.persistent == Some(Persistent::StreamK)));
+        assert!(attribute(&sk.specs[0]).contains("persistent = stream_k"));
     }
 }

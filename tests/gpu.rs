@@ -171,6 +171,91 @@ fn cp_async_pipelines_match_cublas_even_with_fewer_tiles_than_stages() {
     }
 }
 
+// Stream-K: a persistent grid splitting the K steps of all tiles evenly, on
+// each staging it supports, with the row and the grouped raster.
+
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 16, threads = 128),
+    warp(m = 128, n = 32, m_iters = 4, n_iters = 2),
+    thread(m = 4, n = 4),
+    atom = fma,
+    staging = cp_async(stages = 3, vector = 4, transpose_a),
+    swizzle = pad(4),
+    persistent = stream_k,
+    epilogue = vector,
+)]
+fn stream_k_cp_async(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+#[gemm_kernel(
+    block(m = 64, n = 64, k = 8, threads = 64),
+    thread(m = 8, n = 8),
+    atom = fma,
+    staging = smem(vector = 4, transpose_a, buffers = 2),
+    swizzle = pad(4),
+    raster = grouped(3),
+    persistent = stream_k,
+)]
+fn stream_k_double_buffered(a: Mat<f32, ColMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+#[gemm_kernel(
+    block(m = 32, n = 64, k = 16, threads = 128),
+    thread(m = 4, n = 4),
+    atom = fma,
+    staging = smem(vector = 4, buffers = 1),
+    persistent = stream_k,
+)]
+fn stream_k_single_buffered(a: Mat<f32, ColMajor>, b: Mat<f32, ColMajor>, c: MatMut<f32, ColMajor>);
+
+const STREAM_K: [&Kernel; 3] = [&stream_k_cp_async::KERNEL, &stream_k_double_buffered::KERNEL, &stream_k_single_buffered::KERNEL];
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn stream_k_matches_cublas_when_blocks_split_tiles_many_ways() {
+    let bench = bench();
+    for kernel in STREAM_K {
+        check_against_cublas(&bench, kernel);
+        let (bm, bn, bk) = (kernel.spec.block.m as usize, kernel.spec.block.n as usize, kernel.spec.block.k.unwrap() as usize);
+        // One K step in all (a grid of one block); two tiles whose K steps
+        // are shared by dozens of blocks; a little more than one tile per
+        // block; two and a half tiles per block.
+        let blocks = kernel.stream_k_grid(bench.stream(), Dims::new(64 * bm, 64 * bn, 64 * bk)).unwrap() as usize;
+        let rows = (5 * blocks / 2).div_ceil(40);
+        let cases = [Dims::new(bm, bn, bk), Dims::new(bm, 2 * bn, 96 * bk), Dims::new(17 * bm, 29 * bn, 5 * bk), Dims::new(rows * bm, 40 * bn, 3 * bk)];
+        for (i, dims) in cases.into_iter().enumerate() {
+            let err = verify(&bench, kernel, dims, 300 + i as u64).unwrap_or_else(|e| panic!("{e}"));
+            assert!(err < 1e-4, "{} at {dims:?}: {err}", kernel.name);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn stream_k_sums_shared_tiles_in_the_same_order_every_run() {
+    let bench = bench();
+    for kernel in STREAM_K {
+        let (bm, bn, bk) = (kernel.spec.block.m as usize, kernel.spec.block.n as usize, kernel.spec.block.k.unwrap() as usize);
+        // Six tiles shared by many blocks; two and a half tiles per block.
+        let blocks = kernel.stream_k_grid(bench.stream(), Dims::new(64 * bm, 64 * bn, 64 * bk)).unwrap() as usize;
+        let rows = (5 * blocks / 2).div_ceil(40);
+        for dims in [Dims::new(3 * bm, 2 * bn, 200 * bk), Dims::new(rows * bm, 40 * bn, 3 * bk)] {
+            let layouts = [kernel.spec.a.layout, kernel.spec.b.layout, kernel.spec.c.layout];
+            let p = Problem::new(&bench, layouts, dims, 7).unwrap();
+            let runs: Vec<Vec<f32>> = (0..3)
+                .map(|_| {
+                    let mut c = p.poisoned_c(&bench).unwrap();
+                    kernel.launch(bench.stream(), &p.a, &p.b, &mut c, dims).unwrap();
+                    bench.stream().clone_dtoh(&c).unwrap()
+                })
+                .collect();
+            assert!(runs[0].iter().all(|x| x.is_finite()), "{} at {dims:?}: an element was never written", kernel.name);
+            for run in &runs[1..] {
+                let same = run.iter().zip(&runs[0]).all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(same, "{} at {dims:?}: runs differ", kernel.name);
+            }
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn leading_dimensions_past_the_packed_width_are_honoured() {

@@ -44,7 +44,8 @@ fn ladder_kernels_match_their_committed_cuda() {
     }
 }
 
-/// Beyond the ladder: every layout combination under each staging path
+/// Beyond the ladder: every layout combination under each staging path, and
+/// each staged one under the stream-K schedule (row and grouped raster),
 /// compiles, so no setting generates CUDA that NVRTC rejects.
 #[test]
 fn every_layout_and_staging_combination_compiles() {
@@ -63,7 +64,11 @@ fn every_layout_and_staging_combination_compiles() {
     for la in layouts {
         for lb in layouts {
             for lc in layouts {
-                for (staging, k, swizzle) in stagings {
+                let schedules = [(None, Raster::Row), (Some(Persistent::StreamK), Raster::Row), (Some(Persistent::StreamK), Raster::Grouped(2))];
+                for ((staging, k, swizzle), (persistent, raster)) in stagings.into_iter().flat_map(|s| schedules.map(|p| (s, p))) {
+                    if staging == Staging::Direct && persistent.is_some() {
+                        continue;
+                    }
                     let op = |layout| Operand { elem: Elem::F32, layout };
                     let spec = KernelSpec {
                         name: "combo".into(),
@@ -77,8 +82,8 @@ fn every_layout_and_staging_combination_compiles() {
                         staging,
                         specialize: None,
                         swizzle,
-                        raster: Raster::Row,
-                        persistent: false,
+                        raster,
+                        persistent,
                         cluster: None,
                         epilogue: Epilogue::Direct,
                         arch: Arch::Sm80,

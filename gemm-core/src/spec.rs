@@ -230,6 +230,18 @@ pub enum Raster {
     Hilbert,
 }
 
+/// A persistent grid: as many blocks as the GPU holds at once, each walking
+/// several units of work instead of one block per C tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Persistent {
+    /// Each block takes whole C tiles in turn.
+    Tiles,
+    /// Stream-K: the K steps of all tiles are split evenly over the blocks, so
+    /// no last wave runs part-full; a tile split between blocks is summed by
+    /// the block holding its first K step, in a fixed order.
+    StreamK,
+}
+
 /// Which operand a cluster multicasts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Which {
@@ -330,7 +342,7 @@ pub struct KernelSpec {
     pub specialize: Option<Specialize>,
     pub swizzle: Swizzle,
     pub raster: Raster,
-    pub persistent: bool,
+    pub persistent: Option<Persistent>,
     pub cluster: Option<Cluster>,
     pub epilogue: Epilogue,
     pub arch: Arch,
@@ -515,8 +527,10 @@ impl KernelSpec {
             Raster::Grouped(g) => s += &format!("__g{g}"),
             Raster::Hilbert => s += "__hilbert",
         }
-        if self.persistent {
-            s += "__persistent";
+        match self.persistent {
+            None => {}
+            Some(Persistent::Tiles) => s += "__persistent",
+            Some(Persistent::StreamK) => s += "__stream_k",
         }
         if let Some(c) = self.cluster {
             s += &format!("__cl{}x{}", c.m, c.n);

@@ -35,8 +35,11 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
     if spec.raster == Raster::Hilbert {
         no("raster", format!("raster = {:?}", spec.raster).to_lowercase());
     }
-    if spec.persistent {
-        no("persistent", "a persistent schedule".into());
+    match spec.persistent {
+        None => {}
+        Some(Persistent::StreamK) if !direct => {}
+        Some(Persistent::StreamK) => no("persistent", "persistent = stream_k with staging = direct".into()),
+        Some(Persistent::Tiles) => no("persistent", "persistent = tiles".into()),
     }
     if spec.cluster.is_some() {
         no("cluster", "a thread block cluster".into());
@@ -55,5 +58,5 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
 
 /// The supported set, as stated in every "not generated yet" error.
 pub const SUPPORTED: &str = "the generator supports f32 SIMT kernels today: atom = fma; block, warp and thread tiers; \
-staging = direct (no warp tier), smem(vector, transpose_a, buffers = 1 or 2) or cp_async(stages, vector, transpose_a); swizzle = none or pad(n); raster = row or grouped(n); \
+staging = direct (no warp tier), smem(vector, transpose_a, buffers = 1 or 2) or cp_async(stages, vector, transpose_a); swizzle = none or pad(n); raster = row or grouped(n); persistent = stream_k with staged tiles; \
 epilogue = direct, or vector with staged tiles; C in f32";

@@ -79,7 +79,7 @@ fn every_supported_setting_changes_the_kernel() {
 fn unsupported_settings_are_refused_not_ignored() {
     let cases: Vec<(&str, Box<dyn Fn(&mut KernelSpec)>)> = vec![
         ("raster", Box::new(|s| s.raster = Raster::Hilbert)),
-        ("persistent", Box::new(|s| s.persistent = true)),
+        ("persistent", Box::new(|s| s.persistent = Some(Persistent::Tiles))),
         ("epilogue", Box::new(|s| s.epilogue = Epilogue::Smem)),
         ("swizzle", Box::new(|s| s.swizzle = Swizzle::Xor)),
         ("c", Box::new(|s| s.c.elem = Elem::Bf16)),

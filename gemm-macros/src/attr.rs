@@ -10,7 +10,7 @@
 //! specialize(producers = 1, consumers = .., producer_regs = .., consumer_regs = ..)
 //! swizzle = none | pad(N) | xor | b32 | b64 | b128
 //! raster = row | grouped(N) | hilbert
-//! persistent
+//! persistent | persistent = tiles | stream_k
 //! cluster(m = .., n = .., multicast = a | b)
 //! epilogue = direct | vector | smem | tma | stmatrix
 //! arch = sm_80 | sm_90 | sm_90a | sm_100                     default: the oldest the features allow
@@ -35,7 +35,7 @@ pub struct Attr {
     pub specialize: Option<Specialize>,
     pub swizzle: Option<Swizzle>,
     pub raster: Option<Raster>,
-    pub persistent: bool,
+    pub persistent: Option<Persistent>,
     pub cluster: Option<Cluster>,
     pub epilogue: Option<Epilogue>,
     pub arch: Option<Arch>,
@@ -74,13 +74,11 @@ pub fn parse(cx: &mut Ctxt, nodes: &[Node]) -> Attr {
                 attr.specialize = call(cx, node, "specialize").and_then(|a| specialize(cx, &a, node.span()))
             }
             "cluster" => attr.cluster = call(cx, node, "cluster").and_then(|a| cluster(cx, &a, node.span())),
-            "persistent" => match node {
-                Node::Flag(i) => {
-                    cx.record("persistent", i.span());
-                    attr.persistent = true;
-                }
-                _ => cx.error(node.span(), "`persistent` is a flag: write it alone"),
-            },
+            // Alone, `persistent` means whole tiles per block.
+            "persistent" if matches!(node, Node::Flag(_)) => {
+                cx.record("persistent", node.span());
+                attr.persistent = Some(Persistent::Tiles);
+            }
             _ => {
                 let Some(value) = assigned(cx, node, &key) else { continue };
                 cx.record(key.as_str(), value.span());
@@ -89,6 +87,7 @@ pub fn parse(cx: &mut Ctxt, nodes: &[Node]) -> Attr {
                     "staging" => attr.staging = staging(cx, value),
                     "swizzle" => attr.swizzle = swizzle(cx, value),
                     "raster" => attr.raster = raster(cx, value),
+                    "persistent" => attr.persistent = persistent(cx, value),
                     "epilogue" => attr.epilogue = epilogue(cx, value),
                     "arch" => attr.arch = arch(cx, value),
                     _ => unreachable!("every name in TOP is handled"),
@@ -399,6 +398,13 @@ fn raster(cx: &mut Ctxt, value: &Node) -> Option<Raster> {
     Some(match word(cx, value, "raster", &["row", "grouped(N)", "hilbert"])?.as_str() {
         "row" => Raster::Row,
         _ => Raster::Hilbert,
+    })
+}
+
+fn persistent(cx: &mut Ctxt, value: &Node) -> Option<Persistent> {
+    Some(match word(cx, value, "persistent", &["tiles", "stream_k"])?.as_str() {
+        "tiles" => Persistent::Tiles,
+        _ => Persistent::StreamK,
     })
 }
 

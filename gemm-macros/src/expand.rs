@@ -224,7 +224,10 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Raster::Grouped(g) => quote!(#p::Raster::Grouped(#g)),
         Raster::Hilbert => quote!(#p::Raster::Hilbert),
     };
-    let persistent = s.persistent;
+    let persistent = opt(s.persistent, |ps| match ps {
+        Persistent::Tiles => quote!(#p::Persistent::Tiles),
+        Persistent::StreamK => quote!(#p::Persistent::StreamK),
+    });
     let cluster = opt(s.cluster, |Cluster { m, n, multicast }| {
         let mc = opt(multicast, |w| match w {
             Which::A => quote!(#p::Which::A),

@@ -42,7 +42,7 @@ fn the_whole_hopper_vocabulary_parses() {
     );
     assert_eq!(a.swizzle, Some(Swizzle::B128));
     assert_eq!(a.raster, Some(Raster::Hilbert));
-    assert!(a.persistent);
+    assert_eq!(a.persistent, Some(Persistent::Tiles));
     assert_eq!(a.cluster, Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) }));
     assert_eq!(a.epilogue, Some(Epilogue::Tma));
     assert_eq!(a.arch, Some(Arch::Sm90a));

@@ -3,11 +3,13 @@
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
+use cudarc::driver::sys::CUdevice_attribute_enum as DevAttr;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
-use gemm_core::spec::KernelSpec;
+use gemm_core::spec::{KernelSpec, Persistent};
 
 use crate::args::{self, Dims, Element};
 use crate::compile;
+use crate::scratch::Scratch;
 use crate::GemmError;
 
 /// A generated kernel. The macro makes one per `#[gemm_kernel]` as a `static`;
@@ -100,8 +102,15 @@ impl Kernel {
         let (c_ptr, _c_sync) = c.device_ptr_mut(stream);
         let [sa, sb, sc] = args::check(&self.spec, dims, lens, [a_ptr, b_ptr, c_ptr])?;
         let f = self.function(stream.context())?;
-        let (gx, gy, gz) = gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32);
-        let cfg = LaunchConfig { grid_dim: (gx, gy, gz), block_dim: (self.threads, 1, 1), shared_mem_bytes: self.smem_bytes };
+        let stream_k = match self.spec.persistent {
+            Some(Persistent::StreamK) => Some(self.stream_k_scratch(stream, dims)?),
+            _ => None,
+        };
+        let grid_dim = match &stream_k {
+            Some((blocks, _, _)) => (*blocks, 1, 1),
+            None => gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32),
+        };
+        let cfg = LaunchConfig { grid_dim, block_dim: (self.threads, 1, 1), shared_mem_bytes: self.smem_bytes };
         // `args::check` bounded every size and offset by i32::MAX.
         let ints = [dims.m, dims.n, dims.k, sa.ld, sb.ld, sc.ld].map(|v| v as i32);
         let mut launch = stream.launch_builder(&f);
@@ -109,9 +118,37 @@ impl Kernel {
         for v in &ints {
             launch.arg(v);
         }
+        let scratch_ptrs = stream_k.as_ref().map(|(_, partials, flags)| [partials.ptr(), flags.ptr()]);
+        for p in scratch_ptrs.iter().flatten() {
+            launch.arg(p);
+        }
         // SAFETY: the kernel's parameters are (A, B, C pointers, M, N, K, lda,
-        // ldb, ldc) as generated; the checks above keep every access in bounds.
+        // ldb, ldc), then under stream-K (partials, flags) with the scratch
+        // sized for its grid, as generated; the checks above keep every
+        // access in bounds.
         unsafe { launch.launch(cfg) }?;
         Ok(())
+    }
+
+    /// A stream-K kernel's grid for `dims` on `stream`'s device: as many
+    /// blocks as are resident at once, so that a tile's owner never waits on
+    /// a block that cannot start, and at most one per K step.
+    pub fn stream_k_grid(&self, stream: &CudaStream, dims: Dims) -> Result<u32, GemmError> {
+        let f = self.function(stream.context())?;
+        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(self.threads, self.smem_bytes as usize, None)?;
+        let sms = stream.context().attribute(DevAttr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let b = &self.spec.block;
+        let steps = (dims.m / b.m as usize) * (dims.n / b.n as usize) * (dims.k / b.k.unwrap_or(1) as usize);
+        Ok((per_sm as usize * sms.max(1) as usize).clamp(1, steps.max(1)) as u32)
+    }
+
+    /// A stream-K launch's grid and scratch: a partial sum per block, and a
+    /// zeroed flag per block that says its partial sum is complete.
+    fn stream_k_scratch(&self, stream: &CudaStream, dims: Dims) -> Result<(u32, Scratch, Scratch), GemmError> {
+        let blocks = self.stream_k_grid(stream, dims)?;
+        let tile = (self.spec.block.m * self.spec.block.n) as usize;
+        let partials = Scratch::new(stream, blocks as usize * tile * 4, false)?;
+        let flags = Scratch::new(stream, blocks as usize * 4, true)?;
+        Ok((blocks, partials, flags))
     }
 }

@@ -12,6 +12,7 @@ pub mod device;
 mod error;
 mod kernel;
 pub mod reference;
+mod scratch;
 pub mod timing;
 
 pub use args::{shapes as args_shapes, Dims, Element, Shape, MAX_OFFSET};

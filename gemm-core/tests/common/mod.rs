@@ -16,7 +16,7 @@ pub fn smem_spec() -> KernelSpec {
         specialize: None,
         swizzle: Swizzle::None,
         raster: Raster::Row,
-        persistent: false,
+        persistent: None,
         cluster: None,
         epilogue: Epilogue::Direct,
         arch: Arch::Sm80,

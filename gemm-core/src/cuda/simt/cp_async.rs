@@ -104,7 +104,9 @@ impl Kernel<'_> {
         for c in [&a, &b] {
             self.copy_origin(w, c);
         }
-        w.line(format!("const int tiles = K / {bk};"));
+        if !self.stream_k {
+            w.line(format!("const int tiles = K / {bk};"));
+        }
         w.line("");
         let issue = |w: &mut Writer, stage: &str| {
             for c in [&a, &b] {
@@ -168,8 +170,6 @@ impl Kernel<'_> {
                 self.fmas(w, "a_frag[p % 2]", "b_frag[p % 2]");
             });
         });
-        w.line("");
-        self.epilogue(w, "block_m + thread_m", "block_n + thread_n", false);
     }
 
     /// Where this thread's first copy of an operand comes from and goes to.
@@ -196,9 +196,10 @@ impl Kernel<'_> {
         };
         w.line(format!("const int {p}_row = {row};"));
         w.line(format!("const int {p}_col = {col};"));
+        let k0 = self.k_range().0;
         let (grow, gcol) = match t.name {
-            "A" => (format!("block_m + {p}_row"), format!("{p}_col")),
-            _ => (format!("{p}_row"), format!("block_n + {p}_col")),
+            "A" => (format!("block_m + {p}_row"), super::sum(k0, &[Some(format!("{p}_col"))])),
+            _ => (super::sum(k0, &[Some(format!("{p}_row"))]), format!("block_n + {p}_col")),
         };
         let src = match t.name {
             "A" => self.a_global(&grow, &gcol),

@@ -8,6 +8,7 @@
 //! iteration covers (without a warp tier, MI = NI = 1).
 
 mod cp_async;
+mod stream_k;
 
 use super::layout::{describe, offset, term};
 use super::writer::Writer;
@@ -26,6 +27,9 @@ struct Kernel<'a> {
     subm: u32,
     subn: u32,
     threads: u32,
+    /// A persistent stream-K grid: each block walks units of K steps, and K
+    /// runs from `k_begin` to `k_end` in each unit instead of from 0 to K.
+    stream_k: bool,
 }
 
 pub fn emit(spec: &KernelSpec) -> String {
@@ -45,11 +49,15 @@ pub fn emit(spec: &KernelSpec) -> String {
         subm,
         subn,
         threads: spec.block.threads,
+        stream_k: spec.persistent == Some(Persistent::StreamK),
     };
     let mut w = Writer::default();
     k.header(&mut w);
     if let Staging::CpAsync { vector, .. } = spec.staging {
         k.cp_async_helpers(&mut w, vector);
+    }
+    if k.stream_k {
+        stream_k::helpers(&mut w);
     }
     w.line("extern \"C\" __global__ void");
     match spec.block.min_blocks {
@@ -58,14 +66,33 @@ pub fn emit(spec: &KernelSpec) -> String {
     }
     w.line(format!("{}(", spec.kernel_name()));
     w.line("    const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,");
-    w.line("    int M, int N, int K, int lda, int ldb, int ldc)");
+    if k.stream_k {
+        w.line("    int M, int N, int K, int lda, int ldb, int ldc,");
+        w.line("    float* __restrict__ partials, unsigned* __restrict__ flags)");
+    } else {
+        w.line("    int M, int N, int K, int lda, int ldb, int ldc)");
+    }
+    let staged = |w: &mut Writer| match spec.staging {
+        Staging::Smem { vector, buffers, .. } => k.smem_body(w, vector, buffers),
+        Staging::CpAsync { stages, vector, .. } => k.cp_async_body(w, stages, vector),
+        _ => unreachable!("checked by support::unsupported"),
+    };
     w.block("", |w| {
-        k.tile_origin(w, t.lanes);
-        match spec.staging {
-            Staging::Direct => k.direct_body(w),
-            Staging::Smem { vector, buffers, .. } => k.smem_body(w, vector, buffers),
-            Staging::CpAsync { stages, vector, .. } => k.cp_async_body(w, stages, vector),
-            _ => unreachable!("checked by support::unsupported"),
+        if k.stream_k {
+            k.thread_origin(w, t.lanes);
+            k.stream_k_units(w, staged);
+        } else if spec.staging == Staging::Direct {
+            k.raster(w);
+            k.thread_origin(w, t.lanes);
+            k.accumulators(w);
+            k.direct_body(w);
+        } else {
+            k.raster(w);
+            k.thread_origin(w, t.lanes);
+            k.accumulators(w);
+            staged(w);
+            w.line("");
+            k.staged_epilogue(w);
         }
     });
     w.finish()
@@ -157,18 +184,11 @@ impl Kernel<'_> {
         w.line("");
     }
 
-    /// Raster, warp and thread tiers: where this thread's rows and columns start.
-    fn tile_origin(&self, w: &mut Writer, lanes: Dim) {
+    /// Raster tier: the C tile this block computes, from its block index.
+    fn raster(&self, w: &mut Writer) {
         match self.spec.raster {
             Raster::Grouped(g) => {
-                w.line(format!("// raster (grouped): blocks run in launch order down bands {g} M tiles tall,"));
-                w.line("// column by column, so that a wave of blocks shares A and B tiles in the L2");
-                w.line("const int tile = blockIdx.y * gridDim.x + blockIdx.x;");
-                w.line(format!("const int band = tile / ({g} * gridDim.x);"));
-                w.line(format!("const int band_rows = (int)gridDim.y - band * {g} < {g} ? (int)gridDim.y - band * {g} : {g};"));
-                w.line(format!("const int in_band = tile % ({g} * gridDim.x);"));
-                w.line(format!("const int block_m = (band * {g} + in_band % band_rows) * {};", self.bm));
-                w.line(format!("const int block_n = (in_band / band_rows) * {};", self.bn));
+                self.grouped(w, g, Some("blockIdx.y * gridDim.x + blockIdx.x"), "gridDim.x", "(int)gridDim.y");
             }
             _ => {
                 w.line("// raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles");
@@ -176,6 +196,32 @@ impl Kernel<'_> {
                 w.line(format!("const int block_n = blockIdx.x * {};", self.bn));
             }
         }
+    }
+
+    /// The grouped raster's `block_m` and `block_n` for C tile number `tile`
+    /// (defined as `tile` where given, else already in scope) of a grid
+    /// `tiles_n` tiles wide and `tiles_m` tall.
+    fn grouped(&self, w: &mut Writer, g: u32, tile: Option<&str>, tiles_n: &str, tiles_m: &str) {
+        w.line(format!("// raster (grouped): blocks run in launch order down bands {g} M tiles tall,"));
+        w.line("// column by column, so that a wave of blocks shares A and B tiles in the L2");
+        if let Some(tile) = tile {
+            w.line(format!("const int tile = {tile};"));
+        }
+        w.line(format!("const int band = tile / ({g} * {tiles_n});"));
+        w.line(format!("const int band_rows = {tiles_m} - band * {g} < {g} ? {tiles_m} - band * {g} : {g};"));
+        w.line(format!("const int in_band = tile % ({g} * {tiles_n});"));
+        w.line(format!("const int block_m = (band * {g} + in_band % band_rows) * {};", self.bm));
+        w.line(format!("const int block_n = (in_band / band_rows) * {};", self.bn));
+    }
+
+    /// This thread's accumulators, zeroed.
+    fn accumulators(&self, w: &mut Writer) {
+        w.line(format!("float acc[{}][{}] = {{}};", self.mi * self.tm, self.ni * self.tn));
+        w.line("");
+    }
+
+    /// Warp and thread tiers: where this thread's rows and columns start in the block tile.
+    fn thread_origin(&self, w: &mut Writer, lanes: Dim) {
         // The threads of one group (the block, or a warp) tile its sub-tile.
         let (group, index, origin) = match self.spec.warp {
             Some(wt) => {
@@ -216,8 +262,20 @@ impl Kernel<'_> {
         };
         w.line(format!("const int thread_m = {}{};", origin.0, scaled(&m_of, self.tm)));
         w.line(format!("const int thread_n = {}{};", origin.1, scaled(&n_of, self.tn)));
-        w.line(format!("float acc[{}][{}] = {{}};", self.mi * self.tm, self.ni * self.tn));
-        w.line("");
+    }
+
+    /// Where K starts and ends for this block: a unit's range under stream-K.
+    fn k_range(&self) -> (&'static str, &'static str) {
+        if self.stream_k {
+            ("k_begin", "k_end")
+        } else {
+            ("0", "K")
+        }
+    }
+
+    /// Stores the accumulators of a staged kernel to C.
+    fn staged_epilogue(&self, w: &mut Writer) {
+        self.epilogue(w, "block_m + thread_m", "block_n + thread_n", false);
     }
 
     fn a_global(&self, row: &str, col: &str) -> String {
@@ -359,9 +417,10 @@ impl Kernel<'_> {
             self.fragment_bases(w, &a_tile, &b_tile, "0", "As0", "Bs0");
         }
         w.line("");
+        let (from, to) = self.k_range();
         if buffers == 1 {
             w.line(format!("// block tier: walk K one {bk}-wide tile at a time"));
-            w.block(format!("for (int k0 = 0; k0 < K; k0 += {bk})"), |w| {
+            w.block(format!("for (int k0 = {from}; k0 < {to}; k0 += {bk})"), |w| {
                 self.copy_tile(w, &a_tile, vector, "As");
                 self.copy_tile(w, &b_tile, vector, "Bs");
                 w.line("__syncthreads();  // the tiles are complete before anyone reads them");
@@ -375,17 +434,17 @@ impl Kernel<'_> {
             w.block("", |w| {
                 w.line("float* As = As0;");
                 w.line("float* Bs = Bs0;");
-                w.line("const int k0 = 0;");
+                w.line(format!("const int k0 = {from};"));
                 self.copy_tile(w, &a_tile, vector, "As");
                 self.copy_tile(w, &b_tile, vector, "Bs");
             });
             w.line("__syncthreads();");
             w.line("");
             w.line(format!("// block tier: walk K one {bk}-wide tile at a time"));
-            w.block(format!("for (int k0 = 0, buf = 0; k0 < K; k0 += {bk}, buf ^= 1)"), |w| {
+            w.block(format!("for (int k0 = {from}, buf = 0; k0 < {to}; k0 += {bk}, buf ^= 1)"), |w| {
                 w.line(format!("const float* const a_rd = a_rd0 + buf * {a_elems};"));
                 w.line(format!("const float* const b_rd = b_rd0 + buf * {b_elems};"));
-                w.line(format!("const bool more = k0 + {bk} < K;"));
+                w.line(format!("const bool more = k0 + {bk} < {to};"));
                 w.line("// staging: the next tiles' global loads are issued before this tile's math");
                 self.load_tile(w, &a_tile, vector, &format!("k0 + {bk}"), "more");
                 self.load_tile(w, &b_tile, vector, &format!("k0 + {bk}"), "more");
@@ -403,8 +462,6 @@ impl Kernel<'_> {
                 w.line("__syncthreads();");
             });
         }
-        w.line("");
-        self.epilogue(w, "block_m + thread_m", "block_n + thread_n", false);
     }
 
     /// One outer product per k of the staged tiles, from shared memory.

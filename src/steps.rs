@@ -122,17 +122,20 @@ pub fn warptiling(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, R
 )]
 pub fn double_buffering(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
 
-/// Step 10: the best spec of `examples/search.rs` on the H100 at 4096^3 (the
-/// search timed every legal point of its space; see BENCHMARKS.md): warps of
-/// 128x32 in 4x2 steps of 4x4 thread tiles, K steps of 16 through a 3-stage
-/// cp.async pipeline, registers capped for 3 blocks per SM.
+/// Step 10: the best spec of `examples/search.rs --stream-k` on the H100 at
+/// 4096^3 (the search timed every legal point of its space; see
+/// BENCHMARKS.md): 128x256 blocks of 8 warps of 64x64, each in 1x4 steps of
+/// 8x4 thread tiles, K steps of 16 through a 4-stage cp.async pipeline, on
+/// the stream-K schedule: one block per SM, the K steps of all tiles split
+/// evenly over them, so that no wave runs part-full.
 #[gemm_kernel(
-    block(m = 128, n = 128, k = 16, threads = 128, min_blocks = 3),
-    warp(m = 128, n = 32, m_iters = 4, n_iters = 2),
-    thread(m = 4, n = 4),
+    block(m = 128, n = 256, k = 16, threads = 256),
+    warp(m = 64, n = 64, m_iters = 1, n_iters = 4),
+    thread(m = 8, n = 4),
     atom = fma,
-    staging = cp_async(stages = 3, vector = 4, transpose_a),
+    staging = cp_async(stages = 4, vector = 4, transpose_a),
     swizzle = pad(4),
+    persistent = stream_k,
     epilogue = vector,
 )]
 pub fn autotuned(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
@@ -205,7 +208,7 @@ pub static STEPS: [Step; 10] = [
     },
     Step {
         name: "autotuned",
-        change: "the search's best: cp.async, 3 stages",
+        change: "the search's best: cp.async, stream-K schedule",
         seed: "19721 GFLOP/s, 84.8% (A6000, before warptiling)",
         kernel: &autotuned::KERNEL,
     },

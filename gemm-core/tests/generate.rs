@@ -80,6 +80,11 @@ fn unsupported_settings_are_refused_not_ignored() {
     let cases: Vec<(&str, Box<dyn Fn(&mut KernelSpec)>)> = vec![
         ("raster", Box::new(|s| s.raster = Raster::Hilbert)),
         ("persistent", Box::new(|s| s.persistent = Some(Persistent::Tiles))),
+        ("persistent", Box::new(|s| {
+            s.staging = Staging::Direct;
+            s.block.k = None;
+            s.persistent = Some(Persistent::StreamK);
+        })),
         ("epilogue", Box::new(|s| s.epilogue = Epilogue::Smem)),
         ("swizzle", Box::new(|s| s.swizzle = Swizzle::Xor)),
         ("c", Box::new(|s| s.c.elem = Elem::Bf16)),

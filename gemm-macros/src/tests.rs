@@ -58,6 +58,7 @@ fn simt_and_ampere_settings_parse() {
         staging = smem(vector = 4, transpose_a, buffers = 2),
         swizzle = pad(4),
         raster = grouped(8),
+        persistent = stream_k,
         epilogue = vector,
     });
     assert!(errors.is_empty(), "{errors:?}");
@@ -65,6 +66,9 @@ fn simt_and_ampere_settings_parse() {
     assert_eq!(a.staging, Some(Staging::Smem { vector: 4, transpose_a: true, buffers: 2 }));
     assert_eq!(a.swizzle, Some(Swizzle::Pad(4)));
     assert_eq!(a.raster, Some(Raster::Grouped(8)));
+    assert_eq!(a.persistent, Some(Persistent::StreamK));
+    let (_, errors) = parse(quote!(persistent = streamk));
+    assert!(errors.iter().any(|e| e.contains("expected one of `tiles`, `stream_k`")), "{errors:?}");
     let (a, errors) = parse(quote!(atom = mma(m16n8k16), staging = cp_async(stages = 3, vector = 8), swizzle = xor));
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(a.atom, Some(Atom::Mma { m: 16, n: 8, k: 16 }));

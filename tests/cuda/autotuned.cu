@@ -4,6 +4,7 @@
 // Requires: M % 128 == 0, N % 256 == 0, K % 16 == 0.
 // Requires: A and B 16-byte aligned, leading dimensions multiples of 4.
 // Requires: C 16-byte aligned, leading dimensions multiples of 4.
+// Launch (stream-K): blocks that are all resident at once; partials holds 32768 floats a block, flags one zeroed word a block.
 
 // cp.async: a copy global -> shared that holds no register while in flight.
 // 16-byte copies may bypass L1 (.cg); smaller ones must go through it (.ca).

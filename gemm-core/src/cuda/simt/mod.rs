@@ -181,6 +181,12 @@ impl Kernel<'_> {
                 w.line(format!("// Requires: {what} {}-byte aligned, leading dimensions multiples of {v}.", v * 4));
             }
         }
+        if s.persistent == Some(Persistent::StreamK) {
+            w.line(format!(
+                "// Launch (stream-K): blocks that are all resident at once; partials holds {} floats a block, flags one zeroed word a block.",
+                self.bm * self.bn
+            ));
+        }
         w.line("");
     }
 

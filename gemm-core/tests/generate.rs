@@ -59,6 +59,7 @@ fn every_supported_setting_changes_the_kernel() {
             s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
             s.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 });
         })),
+        ("stream-K schedule", Box::new(|s| s.persistent = Some(Persistent::StreamK))),
         ("warp iterations", Box::new(|s| {
             s.block = Block { m: 128, n: 128, k: Some(16), threads: 256, min_blocks: None };
             s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });

@@ -20,9 +20,18 @@ pub struct Kernel {
     pub name: Cow<'static, str>,
     pub threads: u32,
     pub smem_bytes: u32,
-    /// Loaded functions by device ordinal: the launch path's cache, in front of
-    /// the process-wide one in [`compile::load`].
-    loaded: Mutex<Vec<(usize, CudaFunction)>>,
+    /// Loaded functions by device ordinal, with how many blocks the device
+    /// holds at once: the launch path's cache, in front of the process-wide
+    /// one in [`compile::load`].
+    loaded: Mutex<Vec<Loaded>>,
+}
+
+#[derive(Clone)]
+struct Loaded {
+    device: usize,
+    f: CudaFunction,
+    /// Blocks resident at once on the whole device (occupancy x SMs), at least 1.
+    resident: u32,
 }
 
 impl Kernel {
@@ -53,10 +62,15 @@ impl Kernel {
 
     /// Compiles (once per process and device) and loads the kernel for `ctx`'s device.
     pub fn function(&self, ctx: &Arc<CudaContext>) -> Result<CudaFunction, GemmError> {
+        Ok(self.load(ctx)?.f)
+    }
+
+    /// [`Self::function`], with the device's resident block count found once at load.
+    fn load(&self, ctx: &Arc<CudaContext>) -> Result<Loaded, GemmError> {
         let device = ctx.ordinal();
         let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, f)) = loaded.iter().find(|(d, _)| *d == device) {
-            return Ok(f.clone());
+        if let Some(l) = loaded.iter().find(|l| l.device == device) {
+            return Ok(l.clone());
         }
         let (major, minor) = ctx.compute_capability()?;
         let (need_major, need_minor) = self.spec.arch.capability();
@@ -71,8 +85,11 @@ impl Kernel {
         }
         let target = compile::device_target(self.spec.arch, (major, minor));
         let f = compile::load(ctx, &self.source, &self.name, target, self.smem_bytes)?;
-        loaded.push((device, f.clone()));
-        Ok(f)
+        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(self.threads, self.smem_bytes as usize, None)?;
+        let sms = ctx.attribute(DevAttr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let l = Loaded { device, f, resident: (per_sm * sms.max(0) as u32).max(1) };
+        loaded.push(l.clone());
+        Ok(l)
     }
 
     /// Launches `C = A * B` on `stream` after checking every argument.
@@ -101,9 +118,9 @@ impl Kernel {
         let lens = [a.len(), b.len(), c.len()];
         let (c_ptr, _c_sync) = c.device_ptr_mut(stream);
         let [sa, sb, sc] = args::check(&self.spec, dims, lens, [a_ptr, b_ptr, c_ptr])?;
-        let f = self.function(stream.context())?;
+        let Loaded { f, resident, .. } = self.load(stream.context())?;
         let stream_k = match self.spec.persistent {
-            Some(Persistent::StreamK) => Some(self.stream_k_scratch(stream, dims)?),
+            Some(Persistent::StreamK) => Some(self.stream_k_scratch(stream, resident, dims)?),
             _ => None,
         };
         let grid_dim = match &stream_k {
@@ -134,18 +151,19 @@ impl Kernel {
     /// blocks as are resident at once, so that a tile's owner never waits on
     /// a block that cannot start, and at most one per K step.
     pub fn stream_k_grid(&self, stream: &CudaStream, dims: Dims) -> Result<u32, GemmError> {
-        let f = self.function(stream.context())?;
-        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(self.threads, self.smem_bytes as usize, None)?;
-        let sms = stream.context().attribute(DevAttr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        Ok(self.stream_k_blocks(self.load(stream.context())?.resident, dims))
+    }
+
+    fn stream_k_blocks(&self, resident: u32, dims: Dims) -> u32 {
         let b = &self.spec.block;
         let steps = (dims.m / b.m as usize) * (dims.n / b.n as usize) * (dims.k / b.k.unwrap_or(1) as usize);
-        Ok((per_sm as usize * sms.max(1) as usize).clamp(1, steps.max(1)) as u32)
+        (resident as usize).min(steps.max(1)) as u32
     }
 
     /// A stream-K launch's grid and scratch: a partial sum per block, and a
     /// zeroed flag per block that says its partial sum is complete.
-    fn stream_k_scratch(&self, stream: &CudaStream, dims: Dims) -> Result<(u32, Scratch, Scratch), GemmError> {
-        let blocks = self.stream_k_grid(stream, dims)?;
+    fn stream_k_scratch(&self, stream: &CudaStream, resident: u32, dims: Dims) -> Result<(u32, Scratch, Scratch), GemmError> {
+        let blocks = self.stream_k_blocks(resident, dims);
         let tile = (self.spec.block.m * self.spec.block.n) as usize;
         let partials = Scratch::new(stream, blocks as usize * tile * 4, false)?;
         let flags = Scratch::new(stream, blocks as usize * 4, true)?;

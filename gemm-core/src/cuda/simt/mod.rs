@@ -208,7 +208,7 @@ impl Kernel<'_> {
     /// (defined as `tile` where given, else already in scope) of a grid
     /// `tiles_n` tiles wide and `tiles_m` tall.
     fn grouped(&self, w: &mut Writer, g: u32, tile: Option<&str>, tiles_n: &str, tiles_m: &str) {
-        w.line(format!("// raster (grouped): blocks run in launch order down bands {g} M tiles tall,"));
+        w.line(format!("// raster (grouped): tiles are taken in order down bands {g} M tiles tall,"));
         w.line("// column by column, so that a wave of blocks shares A and B tiles in the L2");
         if let Some(tile) = tile {
             w.line(format!("const int tile = {tile};"));

@@ -32,6 +32,8 @@ pub struct Space {
     pub persistent: Vec<Option<Persistent>>,
     /// The dimension consecutive lanes step along inside a warp's sub-tile.
     pub lanes: Vec<Dim>,
+    /// The dimension consecutive FMAs of a thread's outer product step along.
+    pub sweep: Vec<Dim>,
     /// Fewest accumulators per thread to keep: small thread tiles cannot hide
     /// the latency of shared memory, so timing them is wasted.
     pub min_accumulators: u32,
@@ -58,6 +60,7 @@ impl Default for Space {
             raster: vec![Raster::Row, Raster::Grouped(8)],
             persistent: vec![None],
             lanes: vec![Dim::N],
+            sweep: vec![Dim::N],
             min_accumulators: 64,
         }
     }
@@ -80,20 +83,27 @@ impl Space {
     }
 
     /// The focused space's pipelines under the stream-K schedule, which
-    /// leaves no part-full last wave.
+    /// leaves no part-full last wave, with both FMA sweeps. Measured on the
+    /// H100 (BENCHMARKS.md): K steps of 8 trailed 16 by 3% or more, and rows
+    /// padded by 8 beat 4 on every pipeline tried, so those are fixed.
     pub fn stream_k() -> Self {
         Space {
+            block_k: vec![16],
             staging: vec![smem(2), cp_async(3), cp_async(4)],
+            pad: vec![8],
             persistent: vec![Some(Persistent::StreamK)],
+            sweep: vec![Dim::N, Dim::M],
             ..Space::focused()
         }
     }
 
     /// Single-buffered tiles only, as the `warptiling` step stages them: which
-    /// tiling the H100 favours before any overlap of loads and math.
+    /// tiling the H100 favours before any overlap of loads and math, with
+    /// both FMA sweeps (K steps of 8 trailed by 5% or more when searched).
     pub fn single_buffered() -> Self {
         Space {
-            block_k: vec![8, 16, 32],
+            block_k: vec![16, 32],
+            sweep: vec![Dim::N, Dim::M],
             staging: vec![smem(1)],
             min_blocks: vec![None, Some(2), Some(3)],
             raster: vec![Raster::Row],
@@ -137,11 +147,13 @@ pub fn candidates(space: &Space) -> Candidates {
                                     let knobs = space.pad.iter().flat_map(|p| {
                                         space.min_blocks.iter().flat_map(move |o| {
                                             space.raster.iter().flat_map(move |r| {
-                                                space.persistent.iter().flat_map(move |ps| space.lanes.iter().map(move |l| (*p, *o, *r, *ps, *l)))
+                                                space.persistent.iter().flat_map(move |ps| {
+                                                    space.lanes.iter().flat_map(move |l| space.sweep.iter().map(move |sw| (*p, *o, *r, *ps, *l, *sw)))
+                                                })
                                             })
                                         })
                                     });
-                                    for (pad, min_blocks, raster, persistent, lanes) in knobs {
+                                    for (pad, min_blocks, raster, persistent, lanes, sweep) in knobs {
                                         out.considered += 1;
                                         let threads = if bm % wm == 0 && bn % wn == 0 { (bm / wm) * (bn / wn) * 32 } else { 0 };
                                         let iters = (wm * wn) / (32 * tm * tn).max(1);
@@ -153,7 +165,7 @@ pub fn candidates(space: &Space) -> Candidates {
                                             c: op,
                                             block: Block { m: bm, n: bn, k: Some(bk), threads, min_blocks },
                                             warp: Some(Warp { m: wm, n: wn, m_iters, n_iters }),
-                                            thread: Some(ThreadTile { m: tm, n: tn, lanes }),
+                                            thread: Some(ThreadTile { m: tm, n: tn, lanes, sweep }),
                                             atom: Atom::Fma,
                                             staging,
                                             specialize: None,
@@ -271,7 +283,8 @@ pub fn attribute(spec: &KernelSpec) -> String {
     }
     if let Some(t) = spec.thread {
         let lanes = if t.lanes == Dim::M { ", lanes = m" } else { "" };
-        parts.push(format!("thread(m = {}, n = {}{lanes})", t.m, t.n));
+        let sweep = if t.sweep == Dim::M { ", sweep = m" } else { "" };
+        parts.push(format!("thread(m = {}, n = {}{lanes}{sweep})", t.m, t.n));
     }
     parts.push("atom = fma".into());
     let t = |transpose_a: bool| if transpose_a { ", transpose_a" } else { "" };
@@ -344,5 +357,9 @@ mod tests {
         let sk = candidates(&Space::stream_k());
         assert!(sk.specs.iter().all(|s| s.persistent == Some(Persistent::StreamK)));
         assert!(attribute(&sk.specs[0]).contains("persistent = stream_k"));
+        let swept = sk.specs.iter().filter(|s| s.thread.is_some_and(|t| t.sweep == Dim::M)).count();
+        assert_eq!(2 * swept, sk.specs.len(), "each tiling is searched with both FMA sweeps");
+        let column_first = sk.specs.iter().find(|s| s.thread.is_some_and(|t| t.sweep == Dim::M)).unwrap();
+        assert!(attribute(column_first).contains("sweep = m"));
     }
 }

@@ -88,19 +88,24 @@ pub fn bank_conflicts(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f3
 /// Step 8: a warp tier between block and thread. Each warp owns a 32x64
 /// sub-tile, covered in 1x2 steps of 32x32: its 32 lanes read neighbouring
 /// shared-memory words, and each thread holds 8x8 accumulators. The H100
-/// favours other tiles than the seed's A6000 parameters (128x128x16, 128
+/// favours other parameters than the seed's A6000 ones (128x128x16, 128
 /// threads, warps of 64x64, thread tile 8x4: 78.7% of cuBLAS at 4096^3 in
-/// BENCHMARKS.md): the best single-buffered tiling of `examples/search.rs
-/// --single-buffered` is 64x256 blocks with K steps of 32, 256 threads, and
-/// registers capped for 2 blocks per SM, so that one block's math covers the
-/// other's loads.
+/// BENCHMARKS.md). From `examples/search.rs --single-buffered` and
+/// BENCHMARKS.md: 64x128 blocks with K steps of 16 and 128 threads, so that
+/// several blocks share an SM and one's math covers another's loads; each
+/// thread's FMAs issued a column at a time (`sweep = m`: 89% against 87% for
+/// rows, from the compiler's different schedule); and tiles handed out in
+/// groups of 8 rows (`raster = grouped(8)`), so that blocks on the GPU at
+/// once share A and B in L2: single-buffered loads wait in full for memory,
+/// and L2 hits shorten the wait (90.3% against 89%).
 #[gemm_kernel(
-    block(m = 64, n = 256, k = 32, threads = 256, min_blocks = 2),
+    block(m = 64, n = 128, k = 16, threads = 128),
     warp(m = 32, n = 64, m_iters = 1, n_iters = 2),
-    thread(m = 8, n = 4, lanes = n),
+    thread(m = 8, n = 4, lanes = n, sweep = m),
     atom = fma,
     staging = smem(vector = 4, transpose_a),
     swizzle = pad(4),
+    raster = grouped(8),
     epilogue = vector,
 )]
 pub fn warptiling(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
@@ -124,17 +129,18 @@ pub fn double_buffering(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<
 
 /// Step 10: the best spec of `examples/search.rs --stream-k` on the H100 at
 /// 4096^3 (the search timed every legal point of its space; see
-/// BENCHMARKS.md): 128x256 blocks of 8 warps of 64x64, each in 1x4 steps of
-/// 8x4 thread tiles, K steps of 16 through a 4-stage cp.async pipeline, on
-/// the stream-K schedule: one block per SM, the K steps of all tiles split
-/// evenly over them, so that no wave runs part-full.
+/// BENCHMARKS.md): 128x256 blocks of 8 warps of 32x128, each in 1x4 steps of
+/// 8x4 thread tiles, K steps of 16 through a 4-stage cp.async pipeline, rows
+/// of shared memory padded by 8 (faster than 4 here on every pipeline
+/// measured), on the stream-K schedule: one block per SM, the K steps of all
+/// tiles split evenly over them, so that no wave runs part-full.
 #[gemm_kernel(
     block(m = 128, n = 256, k = 16, threads = 256),
-    warp(m = 64, n = 64, m_iters = 1, n_iters = 4),
+    warp(m = 32, n = 128, m_iters = 1, n_iters = 4),
     thread(m = 8, n = 4),
     atom = fma,
     staging = cp_async(stages = 4, vector = 4, transpose_a),
-    swizzle = pad(4),
+    swizzle = pad(8),
     persistent = stream_k,
     epilogue = vector,
 )]
@@ -196,7 +202,7 @@ pub static STEPS: [Step; 10] = [
     },
     Step {
         name: "warptiling",
-        change: "block -> warp -> thread tiers (H100 tiles)",
+        change: "block -> warp -> thread tiers (H100 tiles, sweep, raster)",
         seed: "21779 GFLOP/s, 93.7% (A6000)",
         kernel: &warptiling::KERNEL,
     },

@@ -77,7 +77,7 @@ fn every_layout_and_staging_combination_compiles() {
                         c: op(lc),
                         block: Block { m: 64, n: 64, k, threads: 256, min_blocks: None },
                         warp: None,
-                        thread: Some(ThreadTile { m: 4, n: 4, lanes: Dim::N }),
+                        thread: Some(ThreadTile { m: 4, n: 4, lanes: Dim::N, sweep: Dim::N }),
                         atom: Atom::Fma,
                         staging,
                         specialize: None,

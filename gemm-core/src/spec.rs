@@ -99,6 +99,11 @@ pub struct ThreadTile {
     /// The dimension consecutive threads step along. Along C's contiguous
     /// dimension, a warp's accesses coalesce; along the other they do not.
     pub lanes: Dim,
+    /// The dimension consecutive FMAs of the thread's outer product step
+    /// along: `N` holds one A element while its row of FMAs issues, `M` one
+    /// B element for its column. The math is the same; the register
+    /// allocation and instruction schedule the compiler derives differ.
+    pub sweep: Dim,
 }
 
 /// The instruction that does the math.
@@ -485,6 +490,9 @@ impl KernelSpec {
                 Dim::N => 'n',
             };
             s += &format!("__r{}x{}{lanes}", t.m, t.n);
+            if t.sweep == Dim::M {
+                s += "_sm";
+            }
         }
         let (am, an, ak) = self.atom.shape();
         s += &format!("__{}", self.atom.name());

@@ -37,8 +37,9 @@ fn every_supported_setting_changes_the_kernel() {
     let variants: Vec<(&str, Box<dyn Fn(&mut KernelSpec)>)> = vec![
         ("block tile", Box::new(|s| s.block = Block { m: 128, n: 64, k: Some(32), threads: 512, min_blocks: None })),
         ("block k", Box::new(|s| s.block.k = Some(32))),
-        ("thread tile", Box::new(|s| { s.thread = Some(ThreadTile { m: 8, n: 2, lanes: Dim::N }) })),
-        ("lanes", Box::new(|s| s.thread = Some(ThreadTile { m: 4, n: 4, lanes: Dim::M }))),
+        ("thread tile", Box::new(|s| { s.thread = Some(ThreadTile { m: 8, n: 2, lanes: Dim::N, sweep: Dim::N }) })),
+        ("lanes", Box::new(|s| s.thread = Some(ThreadTile { m: 4, n: 4, lanes: Dim::M, sweep: Dim::N }))),
+        ("sweep", Box::new(|s| s.thread = Some(ThreadTile { m: 4, n: 4, lanes: Dim::N, sweep: Dim::M }))),
         ("vector", Box::new(|s| s.staging = Staging::Smem { vector: 2, transpose_a: false, buffers: 1 })),
         ("transpose_a", Box::new(|s| s.staging = Staging::Smem { vector: 4, transpose_a: true, buffers: 1 })),
         ("direct staging", Box::new(|s| { s.staging = Staging::Direct; s.block.k = None; })),
@@ -56,13 +57,13 @@ fn every_supported_setting_changes_the_kernel() {
         ("min_blocks", Box::new(|s| s.block.min_blocks = Some(2))),
         ("warp tier", Box::new(|s| {
             s.block = Block { m: 128, n: 128, k: Some(16), threads: 256, min_blocks: None };
-            s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
+            s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N, sweep: Dim::N });
             s.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 });
         })),
         ("stream-K schedule", Box::new(|s| s.persistent = Some(Persistent::StreamK))),
         ("warp iterations", Box::new(|s| {
             s.block = Block { m: 128, n: 128, k: Some(16), threads: 256, min_blocks: None };
-            s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
+            s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N, sweep: Dim::N });
             s.warp = Some(Warp { m: 64, n: 32, m_iters: 2, n_iters: 1 });
         })),
     ];
@@ -73,6 +74,23 @@ fn every_supported_setting_changes_the_kernel() {
         assert_ne!(g.source, base.source, "{what} left the source unchanged");
         assert_ne!(g.kernel_name, base.kernel_name, "{what} left the name unchanged");
     }
+}
+
+#[test]
+fn sweep_m_issues_the_outer_product_a_column_at_a_time() {
+    let mut s = smem_spec();
+    let rows_first = generate(&s).unwrap().source;
+    s.thread = Some(ThreadTile { m: 4, n: 4, lanes: Dim::N, sweep: Dim::M });
+    let g = generate(&s).unwrap();
+    let fma_loops = |src: &str| {
+        let atom = &src[src.find("// atom (fma)").expect("an atom comment")..];
+        (atom.find("for (int ii").unwrap(), atom.find("for (int jj").unwrap())
+    };
+    let (ii, jj) = fma_loops(&rows_first);
+    assert!(ii < jj, "by default each A element serves a row of FMAs");
+    let (ii, jj) = fma_loops(&g.source);
+    assert!(jj < ii, "sweep = m: each B element serves a column of FMAs");
+    assert!(g.source.contains("(sweep = m)") && g.kernel_name.contains("_sm"), "{}", g.kernel_name);
 }
 
 /// Each legal setting the generator cannot emit yet is an error at that setting.
@@ -92,7 +110,7 @@ fn unsupported_settings_are_refused_not_ignored() {
         ("warp", Box::new(|s| {
             s.staging = Staging::Direct;
             s.block = Block { m: 128, n: 128, k: None, threads: 256, min_blocks: None };
-            s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
+            s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N, sweep: Dim::N });
             s.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 });
         })),
     ];

@@ -27,7 +27,7 @@ fn threads_must_be_whole_warps_within_1024() {
 #[test]
 fn threads_must_match_the_thread_tiling() {
     let mut s = smem_spec();
-    s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
+    s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N, sweep: Dim::N });
     let d = check(&s);
     assert!(d.iter().any(|d| d.at == "block.threads" && d.msg.contains("use threads = 128")), "{d:?}");
 }
@@ -35,7 +35,7 @@ fn threads_must_match_the_thread_tiling() {
 #[test]
 fn the_thread_tile_must_divide_the_block() {
     let mut s = smem_spec();
-    s.thread = Some(ThreadTile { m: 3, n: 4, lanes: Dim::N });
+    s.thread = Some(ThreadTile { m: 3, n: 4, lanes: Dim::N, sweep: Dim::N });
     assert_eq!(errors_at(&s), vec!["thread.m"]);
 }
 
@@ -43,7 +43,7 @@ fn the_thread_tile_must_divide_the_block() {
 fn warp_tiles_divide_the_block_and_lanes_cover_the_warp() {
     let mut s = smem_spec();
     s.block = Block { m: 128, n: 128, k: Some(8), threads: 256, min_blocks: None };
-    s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
+    s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N, sweep: Dim::N });
     s.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 });
     assert_eq!(check(&s), vec![], "8 warps of 64x32, each 32 lanes x 8x4 x 1x2");
     s.warp = Some(Warp { m: 48, n: 32, m_iters: 1, n_iters: 2 });
@@ -96,11 +96,11 @@ fn hopper_features_need_sm_90a() {
 fn shared_memory_and_registers_are_bounded() {
     let mut s = smem_spec();
     s.block = Block { m: 256, n: 256, k: Some(128), threads: 1024, min_blocks: None };
-    s.thread = Some(ThreadTile { m: 8, n: 8, lanes: Dim::N });
+    s.thread = Some(ThreadTile { m: 8, n: 8, lanes: Dim::N, sweep: Dim::N });
     assert!(errors_at(&s).contains(&"block"), "256 KB of tiles on sm_80");
     let mut s = smem_spec();
     s.block = Block { m: 256, n: 256, k: Some(16), threads: 256, min_blocks: None };
-    s.thread = Some(ThreadTile { m: 16, n: 16, lanes: Dim::N });
+    s.thread = Some(ThreadTile { m: 16, n: 16, lanes: Dim::N, sweep: Dim::N });
     assert!(errors_at(&s).contains(&"thread"), "256 accumulators");
 }
 
@@ -126,7 +126,7 @@ fn every_error_is_collected_not_just_the_first() {
 fn messages_say_what_would_be_valid() {
     let mut s = smem_spec();
     s.block.m = 100;
-    s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N });
+    s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N, sweep: Dim::N });
     let d = check(&s).into_iter().find(|d| d.at == "thread.m").expect("an error at thread.m");
     assert_eq!(
         d.msg,

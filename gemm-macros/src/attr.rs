@@ -243,13 +243,14 @@ fn warp(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Warp> {
 }
 
 fn thread(cx: &mut Ctxt, args: &Args, span: Span) -> Option<ThreadTile> {
-    let f = args.fields(cx, &["m", "n", "lanes"], span);
+    let f = args.fields(cx, &["m", "n", "lanes", "sweep"], span);
     let (m, n) = (f.required(cx, "m"), f.required(cx, "n"));
-    let lanes = match f.choice(cx, "lanes", &["m", "n"]).as_deref() {
+    let dim = |cx: &mut Ctxt, key| match f.choice(cx, key, &["m", "n"]).as_deref() {
         Some("m") => Dim::M,
         _ => Dim::N,
     };
-    Some(ThreadTile { m: m?, n: n?, lanes })
+    let (lanes, sweep) = (dim(cx, "lanes"), dim(cx, "sweep"));
+    Some(ThreadTile { m: m?, n: n?, lanes, sweep })
 }
 
 fn specialize(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Specialize> {

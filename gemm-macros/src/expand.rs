@@ -183,12 +183,13 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
     let k = opt(k, |k| quote!(#k));
     let min_blocks = opt(min_blocks, |o| quote!(#o));
     let warp = opt(s.warp, |Warp { m, n, m_iters, n_iters }| quote!(#p::Warp { m: #m, n: #n, m_iters: #m_iters, n_iters: #n_iters }));
-    let thread = opt(s.thread, |ThreadTile { m, n, lanes }| {
-        let lanes = match lanes {
+    let thread = opt(s.thread, |ThreadTile { m, n, lanes, sweep }| {
+        let dim = |d| match d {
             Dim::M => quote!(M),
             Dim::N => quote!(N),
         };
-        quote!(#p::ThreadTile { m: #m, n: #n, lanes: #p::Dim::#lanes })
+        let (lanes, sweep) = (dim(lanes), dim(sweep));
+        quote!(#p::ThreadTile { m: #m, n: #n, lanes: #p::Dim::#lanes, sweep: #p::Dim::#sweep })
     });
     let atom = match s.atom {
         Atom::Fma => quote!(#p::Atom::Fma),

@@ -53,7 +53,7 @@ fn simt_and_ampere_settings_parse() {
     let (a, errors) = parse(quote! {
         block(m = 128, n = 128, k = 8, threads = 256),
         warp(m = 64, n = 32, m_iters = 1, n_iters = 2),
-        thread(m = 8, n = 4, lanes = m),
+        thread(m = 8, n = 4, lanes = m, sweep = m),
         atom = fma,
         staging = smem(vector = 4, transpose_a, buffers = 2),
         swizzle = pad(4),
@@ -62,11 +62,13 @@ fn simt_and_ampere_settings_parse() {
         epilogue = vector,
     });
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(a.thread, Some(ThreadTile { m: 8, n: 4, lanes: Dim::M }));
+    assert_eq!(a.thread, Some(ThreadTile { m: 8, n: 4, lanes: Dim::M, sweep: Dim::M }));
     assert_eq!(a.staging, Some(Staging::Smem { vector: 4, transpose_a: true, buffers: 2 }));
     assert_eq!(a.swizzle, Some(Swizzle::Pad(4)));
     assert_eq!(a.raster, Some(Raster::Grouped(8)));
     assert_eq!(a.persistent, Some(Persistent::StreamK));
+    let (_, errors) = parse(quote!(thread(m = 8, n = 4, sweep = k)));
+    assert!(errors.iter().any(|e| e.contains("`sweep` in `thread(..)` is one of `m`, `n`")), "{errors:?}");
     let (_, errors) = parse(quote!(persistent = streamk));
     assert!(errors.iter().any(|e| e.contains("expected one of `tiles`, `stream_k`")), "{errors:?}");
     let (a, errors) = parse(quote!(atom = mma(m16n8k16), staging = cp_async(stages = 3, vector = 8), swizzle = xor));
@@ -80,7 +82,7 @@ fn simt_and_ampere_settings_parse() {
 fn defaults_fill_what_is_left_out() {
     let (a, errors) = parse(quote!(thread(m = 2, n = 2), staging = smem));
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(a.thread, Some(ThreadTile { m: 2, n: 2, lanes: Dim::N }));
+    assert_eq!(a.thread, Some(ThreadTile { m: 2, n: 2, lanes: Dim::N, sweep: Dim::N }));
     assert_eq!(a.staging, Some(Staging::Smem { vector: 1, transpose_a: false, buffers: 1 }));
 }
 

@@ -10,7 +10,7 @@ pub fn smem_spec() -> KernelSpec {
         c: op,
         block: Block { m: 64, n: 64, k: Some(16), threads: 256, min_blocks: None },
         warp: None,
-        thread: Some(ThreadTile { m: 4, n: 4, lanes: Dim::N }),
+        thread: Some(ThreadTile { m: 4, n: 4, lanes: Dim::N, sweep: Dim::N }),
         atom: Atom::Fma,
         staging: Staging::Smem { vector: 4, transpose_a: false, buffers: 1 },
         specialize: None,

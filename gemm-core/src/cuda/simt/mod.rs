@@ -326,11 +326,17 @@ impl Kernel<'_> {
         self.fmas(w, "a_frag", "b_frag");
     }
 
-    /// The thread tile's rank-1 update from fragments `a` and `b`.
+    /// The thread tile's rank-1 update from fragments `a` and `b`, in the
+    /// order the thread tier's `sweep` names.
     fn fmas(&self, w: &mut Writer, a: &str, b: &str) {
-        w.line("// atom (fma)");
-        w.unrolled("ii", self.mi * self.tm, |w| {
-            w.unrolled("jj", self.ni * self.tn, |w| w.line(format!("acc[ii][jj] = fmaf({a}[ii], {b}[jj], acc[ii][jj]);")));
+        let (rows, cols) = (("ii", self.mi * self.tm), ("jj", self.ni * self.tn));
+        let ((outer, o_n), (inner, i_n)) = match self.spec.thread.map_or(Dim::N, |t| t.sweep) {
+            Dim::N => (rows, cols),
+            Dim::M => (cols, rows),
+        };
+        w.line(if outer == "ii" { "// atom (fma)" } else { "// atom (fma), one column of the thread tile at a time (sweep = m)" });
+        w.unrolled(outer, o_n, |w| {
+            w.unrolled(inner, i_n, |w| w.line(format!("acc[ii][jj] = fmaf({a}[ii], {b}[jj], acc[ii][jj]);")));
         });
     }
 

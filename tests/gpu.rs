@@ -86,11 +86,12 @@ fn smem_mixed_layouts(a: Mat<f32, ColMajor>, b: Mat<f32, RowMajor>, c: MatMut<f3
 )]
 fn warp_col_major(a: Mat<f32, ColMajor>, b: Mat<f32, ColMajor>, c: MatMut<f32, ColMajor>);
 
-/// Lanes along m inside the warp, iterations both ways, float2 loads.
+/// Lanes along m inside the warp, iterations both ways, float2 loads, FMAs a
+/// column at a time.
 #[gemm_kernel(
     block(m = 128, n = 64, k = 8, threads = 128),
     warp(m = 64, n = 32, m_iters = 2, n_iters = 2),
-    thread(m = 4, n = 4, lanes = m),
+    thread(m = 4, n = 4, lanes = m, sweep = m),
     atom = fma,
     staging = smem(vector = 2),
 )]
@@ -177,10 +178,10 @@ fn cp_async_pipelines_match_cublas_even_with_fewer_tiles_than_stages() {
 #[gemm_kernel(
     block(m = 128, n = 128, k = 16, threads = 128),
     warp(m = 128, n = 32, m_iters = 4, n_iters = 2),
-    thread(m = 4, n = 4),
+    thread(m = 4, n = 4, sweep = m),
     atom = fma,
     staging = cp_async(stages = 3, vector = 4, transpose_a),
-    swizzle = pad(4),
+    swizzle = pad(8),
     persistent = stream_k,
     epilogue = vector,
 )]

@@ -45,8 +45,9 @@ fn ladder_kernels_match_their_committed_cuda() {
 }
 
 /// Beyond the ladder: every layout combination under each staging path, and
-/// each staged one under the stream-K schedule (row and grouped raster),
-/// compiles, so no setting generates CUDA that NVRTC rejects.
+/// each staged one under the stream-K schedule (row and grouped raster, the
+/// latter with FMAs a column at a time), compiles, so no setting generates
+/// CUDA that NVRTC rejects.
 #[test]
 fn every_layout_and_staging_combination_compiles() {
     use gemm_runtime::spec::*;
@@ -77,7 +78,8 @@ fn every_layout_and_staging_combination_compiles() {
                         c: op(lc),
                         block: Block { m: 64, n: 64, k, threads: 256, min_blocks: None },
                         warp: None,
-                        thread: Some(ThreadTile { m: 4, n: 4, lanes: Dim::N, sweep: Dim::N }),
+                        // the grouped stream-K kernels also issue their FMAs a column at a time
+                        thread: Some(ThreadTile { m: 4, n: 4, lanes: Dim::N, sweep: if raster == Raster::Row { Dim::N } else { Dim::M } }),
                         atom: Atom::Fma,
                         staging,
                         specialize: None,

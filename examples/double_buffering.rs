@@ -1,5 +1,9 @@
 //! Ladder step `double_buffering`: checked against cuBLAS, then timed beside it.
 //! `cargo run --release --example double_buffering [SIZE | M N K]`
+//!
+//! Parameters: the H100's, not the seed's: 128x128 blocks with K steps of 8
+//! (the seed's 16 ran slower with two buffers than with one here). Why, with
+//! figures: the spec's comment in `src/steps.rs` and BENCHMARKS.md.
 
 fn main() {
     let step = gemm_ladder::steps::step("double_buffering").expect("a ladder step");

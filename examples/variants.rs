@@ -1,0 +1,110 @@
+//! A ladder step beside variants of its spec, each checked against cuBLAS and
+//! timed in one process, two rounds: what one setting is worth, without
+//! editing the spec.
+//!
+//! `cargo run --release --example variants -- STEP [SIZE] VARIANT...`
+//!
+//! A variant is one or more settings joined by commas: `pad=8`, `pad=none`,
+//! `sweep=m`, `sweep=n`, `raster=row`, `raster=grouped(8)`, `stages=5` (cp.async
+//! pipelines), `schedule=tiles` (a block per C tile) or `schedule=stream_k`.
+//! For example `variants autotuned pad=4 sweep=m raster=grouped(8),pad=4`.
+
+use gemm_ladder::measure::{time_cublas, Bench, Reps};
+use gemm_ladder::search;
+use gemm_runtime::spec::*;
+use gemm_runtime::Dims;
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1).peekable();
+    let names: Vec<_> = gemm_ladder::STEPS.iter().map(|s| s.name).collect();
+    let usage = || format!("usage: variants STEP [SIZE] VARIANT..., STEP one of {}", names.join(", "));
+    let name = args.next().ok_or_else(usage)?;
+    let step = gemm_ladder::steps::step(&name).ok_or_else(usage)?;
+    let size = match args.peek().map(|a| a.parse::<usize>()) {
+        Some(Ok(s)) => {
+            args.next();
+            s
+        }
+        _ => 4096,
+    };
+    let base = step.kernel.spec.clone();
+    let mut specs = vec![base.clone()];
+    let mut labels = vec!["(as in the ladder)".to_string()];
+    for variant in args {
+        let mut spec = base.clone();
+        for setting in variant.split(',') {
+            apply(&mut spec, setting)?;
+        }
+        if let Err(diags) = gemm_runtime::gemm_core::generate(&spec) {
+            let why: Vec<String> = diags.iter().map(|d| format!("{}: {}", d.at, d.msg)).collect();
+            return Err(format!("`{variant}` is not a kernel the generator accepts: {}", why.join("; ")).into());
+        }
+        specs.push(spec);
+        labels.push(variant);
+    }
+    let bench = Bench::open()?;
+    let dims = Dims::new(size, size, size);
+    let reps = Reps { warmup: 3, runs: 30 };
+    println!("{name} at {size}^3, median of {} runs, two rounds; every kernel verified against cuBLAS first\n", reps.runs);
+    println!("| variant | round 1 TFLOP/s | round 2 TFLOP/s | % of cuBLAS (round 2) |");
+    println!("|---|---:|---:|---:|");
+    let mut rounds = Vec::new();
+    for _ in 0..2 {
+        let timed = search::run(&bench, &specs, dims, reps, |_, _| {})?;
+        let cublas = time_cublas(&bench, [Layout::RowMajor; 3], dims, reps)?.tflops(dims.flops());
+        rounds.push((timed, cublas));
+    }
+    let (_, cublas) = rounds[1];
+    for (spec, label) in specs.iter().zip(&labels) {
+        let of = |i: usize| rounds[i].0.iter().find(|t| &t.spec == spec).map(|t| t.tflops);
+        match (of(0), of(1)) {
+            (Some(a), Some(b)) => println!("| {label} | {a:.2} | {b:.2} | {:.1}% |", 100.0 * b / cublas),
+            _ => println!("| {label} | failed (see above) | | |"),
+        }
+    }
+    println!("| cuBLAS sgemm | {:.2} | {:.2} | 100.0% |", rounds[0].1, cublas);
+    Ok(())
+}
+
+/// Changes one setting of `spec`, as `key=value`.
+fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
+    let (key, value) = setting.split_once('=').ok_or_else(|| format!("`{setting}`: expected key=value"))?;
+    let bad = || format!("`{setting}`: unknown value for `{key}`");
+    match key {
+        "pad" if value == "none" => spec.swizzle = Swizzle::None,
+        "pad" => spec.swizzle = Swizzle::Pad(value.parse().map_err(|_| bad())?),
+        "sweep" => {
+            let t = spec.thread.as_mut().ok_or_else(|| format!("`{setting}`: this step has no thread tier"))?;
+            t.sweep = match value {
+                "m" => Dim::M,
+                "n" => Dim::N,
+                _ => return Err(bad()),
+            };
+        }
+        "raster" if value == "row" => spec.raster = Raster::Row,
+        "raster" => {
+            let g = value.strip_prefix("grouped(").and_then(|v| v.strip_suffix(')')).ok_or_else(bad)?;
+            spec.raster = Raster::Grouped(g.parse().map_err(|_| bad())?);
+        }
+        "stages" => match &mut spec.staging {
+            Staging::CpAsync { stages, .. } => *stages = value.parse().map_err(|_| bad())?,
+            _ => return Err(format!("`{setting}`: this step's staging is not a cp.async pipeline")),
+        },
+        "schedule" => {
+            spec.persistent = match value {
+                "tiles" => None,
+                "stream_k" => Some(Persistent::StreamK),
+                _ => return Err(bad()),
+            }
+        }
+        _ => return Err(format!("`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, stages or schedule")),
+    }
+    Ok(())
+}

@@ -11,7 +11,7 @@
 
 use gemm_ladder::measure::{time_cublas, Bench, Reps};
 use gemm_ladder::search;
-use gemm_runtime::spec::*;
+use gemm_runtime::spec::Layout;
 use gemm_runtime::Dims;
 
 fn main() {
@@ -39,9 +39,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut labels = vec!["(as in the ladder)".to_string()];
     for variant in args {
         let mut spec = base.clone();
-        for setting in variant.split(',') {
-            apply(&mut spec, setting)?;
-        }
+        gemm_ladder::variants::apply_all(&mut spec, &variant)?;
         if let Err(diags) = gemm_runtime::gemm_core::generate(&spec) {
             let why: Vec<String> = diags.iter().map(|d| format!("{}: {}", d.at, d.msg)).collect();
             return Err(format!("`{variant}` is not a kernel the generator accepts: {}", why.join("; ")).into());
@@ -70,41 +68,5 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     println!("| cuBLAS sgemm | {:.2} | {:.2} | 100.0% |", rounds[0].1, cublas);
-    Ok(())
-}
-
-/// Changes one setting of `spec`, as `key=value`.
-fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
-    let (key, value) = setting.split_once('=').ok_or_else(|| format!("`{setting}`: expected key=value"))?;
-    let bad = || format!("`{setting}`: unknown value for `{key}`");
-    match key {
-        "pad" if value == "none" => spec.swizzle = Swizzle::None,
-        "pad" => spec.swizzle = Swizzle::Pad(value.parse().map_err(|_| bad())?),
-        "sweep" => {
-            let t = spec.thread.as_mut().ok_or_else(|| format!("`{setting}`: this step has no thread tier"))?;
-            t.sweep = match value {
-                "m" => Dim::M,
-                "n" => Dim::N,
-                _ => return Err(bad()),
-            };
-        }
-        "raster" if value == "row" => spec.raster = Raster::Row,
-        "raster" => {
-            let g = value.strip_prefix("grouped(").and_then(|v| v.strip_suffix(')')).ok_or_else(bad)?;
-            spec.raster = Raster::Grouped(g.parse().map_err(|_| bad())?);
-        }
-        "stages" => match &mut spec.staging {
-            Staging::CpAsync { stages, .. } => *stages = value.parse().map_err(|_| bad())?,
-            _ => return Err(format!("`{setting}`: this step's staging is not a cp.async pipeline")),
-        },
-        "schedule" => {
-            spec.persistent = match value {
-                "tiles" => None,
-                "stream_k" => Some(Persistent::StreamK),
-                _ => return Err(bad()),
-            }
-        }
-        _ => return Err(format!("`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, stages or schedule")),
-    }
     Ok(())
 }

@@ -7,5 +7,6 @@ pub mod measure;
 pub mod report;
 pub mod search;
 pub mod steps;
+pub mod variants;
 
 pub use steps::{Step, STEPS};

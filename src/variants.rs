@@ -1,0 +1,77 @@
+//! Variants of a spec, written as settings on the command line
+//! (`examples/variants.rs`): `pad=8`, `sweep=m`, `raster=grouped(8)`, ...
+
+use gemm_runtime::spec::*;
+
+/// Applies a variant, settings joined by commas, to `spec`.
+pub fn apply_all(spec: &mut KernelSpec, variant: &str) -> Result<(), String> {
+    variant.split(',').try_for_each(|setting| apply(spec, setting))
+}
+
+/// Changes one setting of `spec`, as `key=value`.
+pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
+    let (key, value) = setting.split_once('=').ok_or_else(|| format!("`{setting}`: expected key=value"))?;
+    let bad = || format!("`{setting}`: unknown value for `{key}`");
+    match key {
+        "pad" if value == "none" => spec.swizzle = Swizzle::None,
+        "pad" => spec.swizzle = Swizzle::Pad(value.parse().map_err(|_| bad())?),
+        "sweep" => {
+            let t = spec.thread.as_mut().ok_or_else(|| format!("`{setting}`: this step has no thread tier"))?;
+            t.sweep = match value {
+                "m" => Dim::M,
+                "n" => Dim::N,
+                _ => return Err(bad()),
+            };
+        }
+        "raster" if value == "row" => spec.raster = Raster::Row,
+        "raster" => {
+            let g = value.strip_prefix("grouped(").and_then(|v| v.strip_suffix(')')).ok_or_else(bad)?;
+            spec.raster = Raster::Grouped(g.parse().map_err(|_| bad())?);
+        }
+        "stages" => match &mut spec.staging {
+            Staging::CpAsync { stages, .. } => *stages = value.parse().map_err(|_| bad())?,
+            _ => return Err(format!("`{setting}`: this step's staging is not a cp.async pipeline")),
+        },
+        "schedule" => {
+            spec.persistent = match value {
+                "tiles" => None,
+                "stream_k" => Some(Persistent::StreamK),
+                _ => return Err(bad()),
+            }
+        }
+        _ => return Err(format!("`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, stages or schedule")),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::steps::step;
+
+    #[test]
+    fn each_setting_changes_what_it_names() {
+        let mut s = step("autotuned").unwrap().kernel.spec.clone();
+        apply_all(&mut s, "pad=4,sweep=m,raster=grouped(8),stages=5,schedule=tiles").unwrap();
+        assert_eq!(s.swizzle, Swizzle::Pad(4));
+        assert_eq!(s.thread.unwrap().sweep, Dim::M);
+        assert_eq!(s.raster, Raster::Grouped(8));
+        assert!(matches!(s.staging, Staging::CpAsync { stages: 5, .. }));
+        assert_eq!(s.persistent, None);
+        apply(&mut s, "pad=none").unwrap();
+        assert_eq!(s.swizzle, Swizzle::None);
+    }
+
+    #[test]
+    fn a_setting_the_step_cannot_take_is_an_error_that_says_why() {
+        let mut s = step("warptiling").unwrap().kernel.spec.clone();
+        assert!(apply(&mut s, "stages=3").unwrap_err().contains("not a cp.async pipeline"));
+        assert!(apply(&mut s, "sweep=k").unwrap_err().contains("unknown value"));
+        assert!(apply(&mut s, "raster=grouped(x)").unwrap_err().contains("unknown value"));
+        assert!(apply(&mut s, "tiles").unwrap_err().contains("key=value"));
+        assert!(apply(&mut s, "swizzle=xor").unwrap_err().contains("expected pad, sweep"));
+        let mut naive = step("naive").unwrap().kernel.spec.clone();
+        naive.thread = None;
+        assert!(apply(&mut naive, "sweep=m").unwrap_err().contains("no thread tier"));
+    }
+}

@@ -85,7 +85,7 @@ impl Space {
     /// The focused space's pipelines under the stream-K schedule, which
     /// leaves no part-full last wave, with both FMA sweeps. Measured on the
     /// H100 (BENCHMARKS.md): K steps of 8 trailed 16 by 3% or more, and rows
-    /// padded by 8 beat 4 on every pipeline tried, so those are fixed.
+    /// padded by 8 beat 4 on every cp.async tiling tried, so those are fixed.
     pub fn stream_k() -> Self {
         Space {
             block_k: vec![16],

@@ -97,7 +97,7 @@ pub fn bank_conflicts(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f3
 /// rows, from the compiler's different schedule); and tiles handed out in
 /// groups of 8 rows (`raster = grouped(8)`), so that blocks on the GPU at
 /// once share A and B in L2: single-buffered loads wait in full for memory,
-/// and L2 hits shorten the wait (90.3% against 89%).
+/// and L2 hits shorten the wait (90.4% against 89%).
 #[gemm_kernel(
     block(m = 64, n = 128, k = 16, threads = 128),
     warp(m = 32, n = 64, m_iters = 1, n_iters = 2),
@@ -131,9 +131,9 @@ pub fn double_buffering(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<
 /// 4096^3 (the search timed every legal point of its space; see
 /// BENCHMARKS.md): 128x256 blocks of 8 warps of 32x128, each in 1x4 steps of
 /// 8x4 thread tiles, K steps of 16 through a 4-stage cp.async pipeline, rows
-/// of shared memory padded by 8 (faster than 4 here on every pipeline
-/// measured), on the stream-K schedule: one block per SM, the K steps of all
-/// tiles split evenly over them, so that no wave runs part-full.
+/// of shared memory padded by 8 (faster than 4 on every cp.async stream-K
+/// tiling measured), on the stream-K schedule: one block per SM, the K steps
+/// of all tiles split evenly over them, so that no wave runs part-full.
 #[gemm_kernel(
     block(m = 128, n = 256, k = 16, threads = 256),
     warp(m = 32, n = 128, m_iters = 1, n_iters = 4),

@@ -1,10 +1,11 @@
 //! The search over legal SIMT tilings: prune with the rules, compile, verify
 //! against cuBLAS, time; print the best few per size.
-//! `cargo run --release --example search [--focus | --stream-k | --single-buffered] [SIZE ...]`
+//! `cargo run --release --example search [--focus | --stream-k | --single-buffered] [--threads=N,..] [SIZE ...]`
 //! (default 4096, then the best ten again at 2048 and 8192; `--focus` searches
 //! the narrower space around the H100's winners, `--stream-k` its pipelines
 //! under the stream-K schedule, `--single-buffered` the tilings of the
-//! warptiling step's staging; with `--stream-k` too, those under stream-K).
+//! warptiling step's staging; with `--stream-k` too, those under stream-K;
+//! `--threads=` keeps blocks of those thread counts instead of 128 and 256).
 
 use std::io::Write;
 
@@ -23,8 +24,9 @@ fn main() {
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     const FLAGS: [&str; 3] = ["--focus", "--stream-k", "--single-buffered"];
-    if let Some(bad) = args.iter().find(|a| a.starts_with("--") && !FLAGS.contains(&a.as_str())) {
-        return Err(format!("unknown option {bad}; expected {} or sizes", FLAGS.join(", ")).into());
+    let threads = args.iter().find_map(|a| a.strip_prefix("--threads="));
+    if let Some(bad) = args.iter().find(|a| a.starts_with("--") && !FLAGS.contains(&a.as_str()) && !a.starts_with("--threads=")) {
+        return Err(format!("unknown option {bad}; expected {}, --threads=N[,N..] or sizes", FLAGS.join(", ")).into());
     }
     let flag = |f: &str| args.iter().any(|a| a == f);
     let mut space = if flag("--focus") {
@@ -38,6 +40,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     };
     if flag("--stream-k") {
         space.persistent = vec![Some(Persistent::StreamK)];
+    }
+    if let Some(list) = threads {
+        let parsed: Result<Vec<u32>, _> = list.split(',').map(str::parse).collect();
+        space.threads = parsed.map_err(|_| format!("--threads={list}: expected numbers joined by commas"))?;
     }
     let sizes: Vec<usize> = args.iter().filter(|a| !a.starts_with("--")).map(|a| a.parse()).collect::<Result<_, _>>()?;
     let (first, rest) = match sizes.split_first() {

@@ -6,7 +6,9 @@
 //!
 //! A variant is one or more settings joined by commas: `pad=8`, `pad=none`,
 //! `sweep=m`, `sweep=n`, `raster=row`, `raster=grouped(8)`, `stages=5` (cp.async
-//! pipelines), `schedule=tiles` (a block per C tile) or `schedule=stream_k`.
+//! pipelines), `epilogue=direct` or `epilogue=vector` (C stored element by
+//! element or in float4s), `schedule=tiles` (a block per C tile) or
+//! `schedule=stream_k`.
 //! For example `variants autotuned pad=4 sweep=m raster=grouped(8),pad=4`.
 
 use gemm_ladder::measure::{time_cublas, Bench, Reps};

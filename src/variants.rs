@@ -32,6 +32,13 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
             Staging::CpAsync { stages, .. } => *stages = value.parse().map_err(|_| bad())?,
             _ => return Err(format!("`{setting}`: this step's staging is not a cp.async pipeline")),
         },
+        "epilogue" => {
+            spec.epilogue = match value {
+                "direct" => Epilogue::Direct,
+                "vector" => Epilogue::Vector,
+                _ => return Err(bad()),
+            }
+        }
         "schedule" => {
             spec.persistent = match value {
                 "tiles" => None,
@@ -39,7 +46,7 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
                 _ => return Err(bad()),
             }
         }
-        _ => return Err(format!("`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, stages or schedule")),
+        _ => return Err(format!("`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, stages, epilogue or schedule")),
     }
     Ok(())
 }
@@ -60,6 +67,8 @@ mod tests {
         assert_eq!(s.persistent, None);
         apply(&mut s, "pad=none").unwrap();
         assert_eq!(s.swizzle, Swizzle::None);
+        apply(&mut s, "epilogue=direct").unwrap();
+        assert_eq!(s.epilogue, Epilogue::Direct);
     }
 
     #[test]

@@ -3,11 +3,10 @@
 // Tiers: block 64x128x16 with 128 threads; warp 32x64 in 1x2 steps; thread 8x4; atom fma; staging smem; target sm_80.
 // Requires: M % 64 == 0, N % 128 == 0, K % 16 == 0.
 // Requires: A and B 16-byte aligned, leading dimensions multiples of 4.
-// Requires: C 16-byte aligned, leading dimensions multiples of 4.
 
 extern "C" __global__ void
 __launch_bounds__(128)
-warptiling__f32f32f32_rrr__b64x128x16_t128__w32x64_i1x2__r8x4n_sm__fma__smem_v4_x1_at__pad4__g8__ev__sm_80(
+warptiling__f32f32f32_rrr__b64x128x16_t128__w32x64_i1x2__r8x4n_sm__fma__smem_v4_x1_at__pad4__g8__sm_80(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
     int M, int N, int K, int lda, int ldb, int ldc)
 {
@@ -95,13 +94,15 @@ warptiling__f32f32f32_rrr__b64x128x16_t128__w32x64_i1x2__r8x4n_sm__fma__smem_v4_
         __syncthreads();  // everyone is done reading before the next tiles land
     }
 
-    // epilogue (vector: float4 stores): accumulators -> C
+    // epilogue (direct): accumulators -> C
     #pragma unroll
-    for (int jn = 0; jn < 2; ++jn) {
+    for (int i = 0; i < 8; ++i) {
         #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            const float4 v = {acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
-            *reinterpret_cast<float4*>(&C[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32)]) = v;
+        for (int jn = 0; jn < 2; ++jn) {
+            #pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                C[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32 + j)] = acc[i][jn * 4 + j];
+            }
         }
     }
 }

@@ -9,7 +9,8 @@
 //! pipelines), `epilogue=direct` or `epilogue=vector` (C stored element by
 //! element or in float4s), `schedule=tiles` (a block per C tile) or
 //! `schedule=stream_k`.
-//! For example `variants autotuned pad=4 sweep=m raster=grouped(8),pad=4`.
+//! For example `variants autotuned pad=4 sweep=m 'raster=grouped(8),pad=4'`
+//! (quoted for the shell).
 
 use gemm_ladder::measure::{time_cublas, Bench, Reps};
 use gemm_ladder::search;

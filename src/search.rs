@@ -212,9 +212,9 @@ pub fn candidates(space: &Space) -> Candidates {
 /// (0, 0) when there is none, which the rules then reject.
 fn split_iters(iters: u32, room_m: u32, room_n: u32) -> (u32, u32) {
     (1..=iters)
-        .filter(|mi| iters % mi == 0)
+        .filter(|mi| iters.is_multiple_of(*mi))
         .map(|mi| (mi, iters / mi))
-        .filter(|&(mi, ni)| room_m % mi == 0 && room_n % ni == 0 && (room_m / mi) * (room_n / ni) == 32)
+        .filter(|&(mi, ni)| room_m.is_multiple_of(mi) && room_n.is_multiple_of(ni) && (room_m / mi) * (room_n / ni) == 32)
         .min_by_key(|&(mi, ni)| ((room_m / mi) as i64 - (room_n / ni) as i64).abs())
         .unwrap_or((0, 0))
 }

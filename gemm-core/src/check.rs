@@ -46,7 +46,7 @@ fn round_up(x: u32, of: u32) -> u32 {
 
 fn threads(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let t = spec.block.threads;
-    if t == 0 || t % 32 != 0 || t > 1024 {
+    if t == 0 || !t.is_multiple_of(32) || t > 1024 {
         out.push(Diag::new(
             "block.threads",
             format!(
@@ -55,7 +55,7 @@ fn threads(spec: &KernelSpec, out: &mut Vec<Diag>) {
             ),
         ));
     }
-    if matches!(spec.atom, Atom::Wgmma { .. }) && t % 128 != 0 {
+    if matches!(spec.atom, Atom::Wgmma { .. }) && !t.is_multiple_of(128) {
         out.push(Diag::new(
             "block.threads",
             format!("block threads = {t}: wgmma is issued by warpgroups of 128 threads; use a multiple of 128"),
@@ -68,7 +68,7 @@ fn divides(out: &mut Vec<Diag>, at: &'static str, outer: (&str, u32), inner: (&s
         out.push(Diag::new(at, format!("{} = 0 must be at least 1", inner.0)));
         return false;
     }
-    if outer.1 % inner.1 != 0 {
+    if !outer.1.is_multiple_of(inner.1) {
         out.push(Diag::new(
             at,
             format!(
@@ -513,7 +513,7 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 out.push(Diag::new(at, format!("{name} = {v}: a TMA box side is at most 256 elements")));
             }
         }
-        if (k * spec.a.elem.bytes()) % 16 != 0 {
+        if !(k * spec.a.elem.bytes()).is_multiple_of(16) {
             out.push(Diag::new(
                 "block.k",
                 format!("a TMA box's inner side must be a multiple of 16 bytes; block k = {k} is {} bytes", k * spec.a.elem.bytes()),

@@ -7,6 +7,9 @@ use common::smem_spec;
 use gemm_core::generate;
 use gemm_core::spec::*;
 
+/// One edit to a spec, named in the assertions.
+type Change = Box<dyn Fn(&mut KernelSpec)>;
+
 #[test]
 fn generation_is_deterministic_and_header_free() {
     let a = generate(&smem_spec()).unwrap();
@@ -34,7 +37,7 @@ fn shared_memory_is_sized_from_the_tiles_and_padding() {
 #[test]
 fn every_supported_setting_changes_the_kernel() {
     let base = generate(&smem_spec()).unwrap();
-    let variants: Vec<(&str, Box<dyn Fn(&mut KernelSpec)>)> = vec![
+    let variants: Vec<(&str, Change)> = vec![
         ("block tile", Box::new(|s| s.block = Block { m: 128, n: 64, k: Some(32), threads: 512, min_blocks: None })),
         ("block k", Box::new(|s| s.block.k = Some(32))),
         ("thread tile", Box::new(|s| { s.thread = Some(ThreadTile { m: 8, n: 2, lanes: Dim::N, sweep: Dim::N }) })),
@@ -96,7 +99,7 @@ fn sweep_m_issues_the_outer_product_a_column_at_a_time() {
 /// Each legal setting the generator cannot emit yet is an error at that setting.
 #[test]
 fn unsupported_settings_are_refused_not_ignored() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut KernelSpec)>)> = vec![
+    let cases: Vec<(&str, Change)> = vec![
         ("raster", Box::new(|s| s.raster = Raster::Hilbert)),
         ("persistent", Box::new(|s| s.persistent = Some(Persistent::Tiles))),
         ("persistent", Box::new(|s| {

@@ -55,7 +55,7 @@ impl CopyPlan {
     /// the threads cover whole lines, or a line holds whole rounds. (A tile
     /// the rules reject, with no whole copy per line, counts as regular.)
     pub fn regular(&self) -> bool {
-        self.per_line == 0 || self.threads % self.per_line == 0 || self.per_line % self.threads == 0
+        self.per_line == 0 || self.threads.is_multiple_of(self.per_line) || self.per_line.is_multiple_of(self.threads)
     }
 
     /// Whether round `r`'s offset is `r` times round 1's, so a counted loop can walk them.

@@ -511,7 +511,7 @@ impl Kernel<'_> {
             "A" => t.smem("a_rd", idx, k),
             _ => t.smem("b_rd", k, idx),
         };
-        if contiguous && tile % 4 == 0 && t.smem_row % 4 == 0 {
+        if contiguous && tile % 4 == 0 && t.smem_row.is_multiple_of(4) {
             // Named per operand: loops that run once are written flat.
             let tmp = format!("{}_frag4", t.name.to_lowercase());
             w.unrolled(o, iters, |w| {
@@ -584,7 +584,7 @@ impl Kernel<'_> {
     #[allow(clippy::too_many_arguments)]
     fn store_vector(&self, w: &mut Writer, t: &Tile, vector: u32, smem: &str, reg: &str, row: &str, col: &str) {
         let along_cols = t.layout == Layout::RowMajor;
-        if along_cols != t.smem_transposed && t.smem_row % vector == 0 {
+        if along_cols != t.smem_transposed && t.smem_row.is_multiple_of(vector) {
             let ty = vec_type(vector);
             w.line(format!("*reinterpret_cast<{ty}*>(&{}) = {reg};", t.smem(smem, row, col)));
             return;

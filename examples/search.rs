@@ -46,6 +46,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         space.threads = parsed.map_err(|_| format!("--threads={list}: expected numbers joined by commas"))?;
     }
     let sizes: Vec<usize> = args.iter().filter(|a| !a.starts_with("--")).map(|a| a.parse()).collect::<Result<_, _>>()?;
+    if sizes.contains(&0) {
+        return Err("every size must be at least 1".into());
+    }
     let (first, rest) = match sizes.split_first() {
         Some((f, r)) => (*f, r.to_vec()),
         None => (4096, vec![2048, 8192]),

@@ -37,6 +37,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
         _ => 4096,
     };
+    if size == 0 {
+        return Err("the size must be at least 1".into());
+    }
     let base = step.kernel.spec.clone();
     let mut specs = vec![base.clone()];
     let mut labels = vec!["(as in the ladder)".to_string()];

@@ -330,11 +330,11 @@ impl Kernel<'_> {
     /// order the thread tier's `sweep` names.
     fn fmas(&self, w: &mut Writer, a: &str, b: &str) {
         let (rows, cols) = (("ii", self.mi * self.tm), ("jj", self.ni * self.tn));
-        let ((outer, o_n), (inner, i_n)) = match self.spec.thread.map_or(Dim::N, |t| t.sweep) {
-            Dim::N => (rows, cols),
-            Dim::M => (cols, rows),
+        let ((outer, o_n), (inner, i_n), comment) = match self.spec.thread.map_or(Dim::N, |t| t.sweep) {
+            Dim::N => (rows, cols, "// atom (fma)"),
+            Dim::M => (cols, rows, "// atom (fma), one column of the thread tile at a time (sweep = m)"),
         };
-        w.line(if outer == "ii" { "// atom (fma)" } else { "// atom (fma), one column of the thread tile at a time (sweep = m)" });
+        w.line(comment);
         w.unrolled(outer, o_n, |w| {
             w.unrolled(inner, i_n, |w| w.line(format!("acc[ii][jj] = fmaf({a}[ii], {b}[jj], acc[ii][jj]);")));
         });

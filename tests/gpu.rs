@@ -207,7 +207,25 @@ fn stream_k_double_buffered(a: Mat<f32, ColMajor>, b: Mat<f32, RowMajor>, c: Mat
 )]
 fn stream_k_single_buffered(a: Mat<f32, ColMajor>, b: Mat<f32, ColMajor>, c: MatMut<f32, ColMajor>);
 
-const STREAM_K: [&Kernel; 3] = [&stream_k_cp_async::KERNEL, &stream_k_double_buffered::KERNEL, &stream_k_single_buffered::KERNEL];
+// Two stages (a fill of one tile), A copied as it lies, the grouped raster:
+// the cp.async producer's other paths into the next C tile.
+#[gemm_kernel(
+    block(m = 64, n = 128, k = 8, threads = 128),
+    warp(m = 32, n = 64, m_iters = 1, n_iters = 2),
+    thread(m = 8, n = 4),
+    atom = fma,
+    staging = cp_async(stages = 2, vector = 4),
+    raster = grouped(3),
+    persistent = stream_k,
+)]
+fn stream_k_cp_async_grouped(a: Mat<f32, ColMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+const STREAM_K: [&Kernel; 4] = [
+    &stream_k_cp_async::KERNEL,
+    &stream_k_cp_async_grouped::KERNEL,
+    &stream_k_double_buffered::KERNEL,
+    &stream_k_single_buffered::KERNEL,
+];
 
 #[test]
 #[ignore = "needs a CUDA GPU"]

@@ -152,3 +152,31 @@ fn cp_async_copies_transposed_operands_element_by_element_and_the_rest_by_vector
     // Every stage of both tiles is in shared memory.
     assert_eq!(generate(&s).unwrap().smem_bytes, 3 * (64 * 16 + 16 * 64) * 4);
 }
+
+/// Under stream-K a cp.async pipeline is filled once per block, before its
+/// units, and its producer moves to the next C tile inside the main loop;
+/// shared-memory staging starts afresh in each unit.
+#[test]
+fn stream_k_cp_async_pipelines_run_through_the_whole_share() {
+    let mut s = smem_spec();
+    s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: true };
+    s.persistent = Some(Persistent::StreamK);
+    for raster in [Raster::Row, Raster::Grouped(4)] {
+        s.raster = raster;
+        let src = generate(&s).unwrap().source;
+        let units = src.find("for (long long it = first; it < last;)").expect("the unit loop");
+        let fill = src.find("// pipeline fill").expect("the pipeline fill");
+        assert!(fill < units, "the pipeline fills before the first unit: {src}");
+        assert!(!src[units..].contains("// the previous unit is done with shared memory"), "{src}");
+        let main_loop = &src[src.find("for (int kt = 0; kt < tiles; ++kt)").unwrap()..];
+        assert!(main_loop.contains("if (copies_left > 0)") && main_loop.contains("aim();"), "{src}");
+        // The producer finds a tile's origin by the same raster as the units.
+        let aim = &src[src.find("const auto aim = [&]()").unwrap()..fill];
+        assert_eq!(aim.contains("band"), raster != Raster::Row, "{aim}");
+    }
+    s.staging = Staging::Smem { vector: 4, transpose_a: true, buffers: 2 };
+    let src = generate(&s).unwrap().source;
+    let units = src.find("for (long long it = first; it < last;)").unwrap();
+    assert!(src[units..].contains("// the previous unit is done with shared memory"), "{src}");
+    assert!(!src.contains("copies_left"), "{src}");
+}

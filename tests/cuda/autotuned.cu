@@ -61,83 +61,104 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
     const long long last = work * (blockIdx.x + 1) / gridDim.x;
     // a partial sum: 8x16 accumulators a thread, stored so that a warp's stores are contiguous
     const int slot = 32768;  // floats per block
+
+    // staging (cp.async): shared-memory tiles (dynamic shared memory, 16-byte aligned)
+    extern __shared__ float4 smem_raw[];
+    // 4 stages of each tile: A [16][128], each row padded by 8, then B [16][256]
+    float* const As = reinterpret_cast<float*>(smem_raw);
+    float* const Bs = As + 8704;
+    // this thread's fragments start here; they are read at constant offsets from it
+    const float* const a_rd0 = &As[thread_m];
+    const float* const b_rd0 = &Bs[thread_n];
+
+    // A tile 128x16: 8 round(s) of one 4-byte copy per thread, transposed
+    const int a_row = threadIdx.x / 16;
+    const int a_col = threadIdx.x % 16;
+    const float* a_src;  // aimed by the producer below; each issue moves it one tile along K
+    const unsigned a_dst = (unsigned)__cvta_generic_to_shared(&As[a_col * 136 + a_row]);  // in stage 0
+    // B tile 16x256: 4 round(s) of one 16-byte copy per thread
+    const int b_row = threadIdx.x / 64;
+    const int b_col = (threadIdx.x % 64) * 4;
+    const float* b_src;  // aimed by the producer below; each issue moves it one tile along K
+    const unsigned b_dst = (unsigned)__cvta_generic_to_shared(&Bs[b_row * 264 + b_col]);  // in stage 0
+
+    // the producer: copies run ahead of the math through this block's whole share,
+    // across its units, so the pipeline does not drain and refill between C tiles
+    int copy_tile = (int)(first / k_tiles);  // the C tile and K step the next copy fetches
+    int copy_k = (int)(first - (long long)copy_tile * k_tiles);
+    int copies_left = (int)(last - first);  // K steps of the share not yet copied
+    // points the copies' sources at K step copy_k of C tile copy_tile
+    const auto aim = [&]() {
+        const int tile = copy_tile;
+        // raster (row): tiles in row-major order
+        const int block_m = (tile / tiles_n) * 128;
+        const int block_n = (tile % tiles_n) * 256;
+        a_src = &A[(block_m + a_row) * lda + (copy_k * 16 + a_col)];
+        b_src = &B[(copy_k * 16 + b_row) * ldb + (block_n + b_col)];
+    };
+    aim();
+
+    // pipeline fill: the first 3 tile(s) start to travel, one commit group each
+    #pragma unroll
+    for (int s = 0; s < 3; ++s) {
+        if (copies_left > 0) {
+            #pragma unroll
+            for (int r = 0; r < 8; ++r) {
+                cp_async_4(a_dst + s * 8704 + r * 64, a_src + r * 16 * lda);
+            }
+            a_src += 16;
+            #pragma unroll
+            for (int r = 0; r < 4; ++r) {
+                cp_async_16(b_dst + s * 16896 + r * 4224, b_src + r * 4 * ldb);
+            }
+            b_src += 16 * ldb;
+            --copies_left;
+            if (++copy_k == k_tiles) {
+                // that was the C tile's last K step: the next copy starts the next tile
+                copy_k = 0;
+                ++copy_tile;
+                aim();
+            }
+        }
+        cp_async_commit();  // empty past the last tile: keeps one group per tile
+    }
+
+    // fragments are double buffered: k + 1's load while k's FMAs issue, across
+    // tile boundaries too, so neither the barrier nor shared-memory latency stalls the math
+    float a_frag[2][8], b_frag[2][16];
+    int rd = 0;  // the stage being read
+    int wr = 3;  // the stage being refilled
+    const float* a_rd = a_rd0;
+    const float* b_rd = b_rd0;
+    cp_async_wait<2>();  // tile 0 has landed
+    __syncthreads();
+    #pragma unroll
+    for (int q = 0; q < 2; ++q) {
+        const float4 a_frag4 = *reinterpret_cast<const float4*>(&a_rd[q * 4]);
+        a_frag[0][q * 4] = a_frag4.x;
+        a_frag[0][q * 4 + 1] = a_frag4.y;
+        a_frag[0][q * 4 + 2] = a_frag4.z;
+        a_frag[0][q * 4 + 3] = a_frag4.w;
+    }
+    #pragma unroll
+    for (int jn = 0; jn < 4; ++jn) {
+        const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[jn * 32]);
+        b_frag[0][jn * 4] = b_frag4.x;
+        b_frag[0][jn * 4 + 1] = b_frag4.y;
+        b_frag[0][jn * 4 + 2] = b_frag4.z;
+        b_frag[0][jn * 4 + 3] = b_frag4.w;
+    }
+
     for (long long it = first; it < last;) {
         // this unit: K steps k_step.. of one C tile, up to the tile's end or the share's
         const int tile = (int)(it / k_tiles);
         const int k_step = (int)(it - (long long)tile * k_tiles);
         const int tiles = (int)(last - it < k_tiles - k_step ? last - it : k_tiles - k_step);
         it += tiles;
-        const int k_begin = k_step * 16;
-        const int k_end = k_begin + tiles * 16;
         // raster (row): tiles in row-major order
         const int block_m = (tile / tiles_n) * 128;
         const int block_n = (tile % tiles_n) * 256;
         float acc[8][16] = {};
-
-        __syncthreads();  // the previous unit is done with shared memory
-        // staging (cp.async): shared-memory tiles (dynamic shared memory, 16-byte aligned)
-        extern __shared__ float4 smem_raw[];
-        // 4 stages of each tile: A [16][128], each row padded by 8, then B [16][256]
-        float* const As = reinterpret_cast<float*>(smem_raw);
-        float* const Bs = As + 8704;
-        // this thread's fragments start here; they are read at constant offsets from it
-        const float* const a_rd0 = &As[thread_m];
-        const float* const b_rd0 = &Bs[thread_n];
-
-        // A tile 128x16: 8 round(s) of one 4-byte copy per thread, transposed
-        const int a_row = threadIdx.x / 16;
-        const int a_col = threadIdx.x % 16;
-        const float* a_src = &A[(block_m + a_row) * lda + (k_begin + a_col)];  // tile 0; each issue moves it one tile along K
-        const unsigned a_dst = (unsigned)__cvta_generic_to_shared(&As[a_col * 136 + a_row]);  // in stage 0
-        // B tile 16x256: 4 round(s) of one 16-byte copy per thread
-        const int b_row = threadIdx.x / 64;
-        const int b_col = (threadIdx.x % 64) * 4;
-        const float* b_src = &B[(k_begin + b_row) * ldb + (block_n + b_col)];  // tile 0; each issue moves it one tile along K
-        const unsigned b_dst = (unsigned)__cvta_generic_to_shared(&Bs[b_row * 264 + b_col]);  // in stage 0
-
-        // pipeline fill: the first 3 tile(s) start to travel, one commit group each
-        #pragma unroll
-        for (int s = 0; s < 3; ++s) {
-            if (s < tiles) {
-                #pragma unroll
-                for (int r = 0; r < 8; ++r) {
-                    cp_async_4(a_dst + s * 8704 + r * 64, a_src + r * 16 * lda);
-                }
-                a_src += 16;
-                #pragma unroll
-                for (int r = 0; r < 4; ++r) {
-                    cp_async_16(b_dst + s * 16896 + r * 4224, b_src + r * 4 * ldb);
-                }
-                b_src += 16 * ldb;
-            }
-            cp_async_commit();  // empty past the last tile: keeps one group per tile
-        }
-
-        // fragments are double buffered: k + 1's load while k's FMAs issue, across
-        // tile boundaries too, so neither the barrier nor shared-memory latency stalls the math
-        float a_frag[2][8], b_frag[2][16];
-        int rd = 0;  // the stage being read
-        int wr = 3;  // the stage being refilled
-        const float* a_rd = a_rd0;
-        const float* b_rd = b_rd0;
-        cp_async_wait<2>();  // tile 0 has landed
-        __syncthreads();
-        #pragma unroll
-        for (int q = 0; q < 2; ++q) {
-            const float4 a_frag4 = *reinterpret_cast<const float4*>(&a_rd[q * 4]);
-            a_frag[0][q * 4] = a_frag4.x;
-            a_frag[0][q * 4 + 1] = a_frag4.y;
-            a_frag[0][q * 4 + 2] = a_frag4.z;
-            a_frag[0][q * 4 + 3] = a_frag4.w;
-        }
-        #pragma unroll
-        for (int jn = 0; jn < 4; ++jn) {
-            const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[jn * 32]);
-            b_frag[0][jn * 4] = b_frag4.x;
-            b_frag[0][jn * 4 + 1] = b_frag4.y;
-            b_frag[0][jn * 4 + 2] = b_frag4.z;
-            b_frag[0][jn * 4 + 3] = b_frag4.w;
-        }
 
         // block tier: walk K one 16-wide tile at a time
         for (int kt = 0; kt < tiles; ++kt) {
@@ -145,8 +166,9 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
             #pragma unroll
             for (int p = 0; p < 16; ++p) {
                 if (p == 0) {
-                    // refill the stage tile kt - 1 used (everyone is past reading it) with tile kt + 3
-                    if (kt + 3 < tiles) {
+                    // refill the stage tile kt - 1 used (everyone is past reading it) with the share's
+                    // K step 3 ahead, of this C tile or the next
+                    if (copies_left > 0) {
                         #pragma unroll
                         for (int r = 0; r < 8; ++r) {
                             cp_async_4(a_dst + wr * 8704 + r * 64, a_src + r * 16 * lda);
@@ -157,6 +179,13 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                             cp_async_16(b_dst + wr * 16896 + r * 4224, b_src + r * 4 * ldb);
                         }
                         b_src += 16 * ldb;
+                        --copies_left;
+                        if (++copy_k == k_tiles) {
+                            // that was the C tile's last K step: the next copy starts the next tile
+                            copy_k = 0;
+                            ++copy_tile;
+                            aim();
+                        }
                     }
                     cp_async_commit();  // empty past the last tile: keeps one group per tile
                     wr = wr == 3 ? 0 : wr + 1;

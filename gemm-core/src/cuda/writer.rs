@@ -27,6 +27,15 @@ impl Writer {
         self.line("}");
     }
 
+    /// [`Self::block`] closed by `};`: a lambda or other statement that ends in a block.
+    pub fn statement_block(&mut self, head: impl AsRef<str>, body: impl FnOnce(&mut Self)) {
+        self.line(format!("{} {{", head.as_ref()));
+        self.depth += 1;
+        body(self);
+        self.depth -= 1;
+        self.line("};");
+    }
+
     /// A fully unrolled counted loop: `#pragma unroll` then `for (int var = 0; var < n; ++var)`.
     /// A loop of one iteration is written as its body with `[var]` as `[0]`,
     /// so 1x1 tiles read as plainly as hand-written code; bodies use `var`

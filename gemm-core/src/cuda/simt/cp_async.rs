@@ -90,7 +90,18 @@ impl Kernel<'_> {
         w.line("");
     }
 
+    /// The whole pipeline: [`Self::cp_async_prologue`], then [`Self::cp_async_main_loop`].
     pub(super) fn cp_async_body(&self, w: &mut Writer, stages: u32, vector: u32) {
+        self.cp_async_prologue(w, stages, vector);
+        w.line("");
+        self.cp_async_main_loop(w, stages, vector);
+    }
+
+    /// Shared-memory tiles, where this thread's copies come from and go to, the
+    /// first `stages - 1` tiles on their way and k = 0's fragments loaded.
+    /// Under stream-K it runs once per block: the pipeline then flows through
+    /// the block's whole share, so it never drains and refills between units.
+    pub(super) fn cp_async_prologue(&self, w: &mut Writer, stages: u32, vector: u32) {
         let bk = self.spec.block.k.expect("checked: staged tiles have a K step");
         let (a_tile, b_tile, shapes) = self.staged_tiles();
         let (a, b) = (self.copies(&a_tile, vector), self.copies(&b_tile, vector));
@@ -104,34 +115,27 @@ impl Kernel<'_> {
         for c in [&a, &b] {
             self.copy_origin(w, c);
         }
-        if !self.stream_k {
+        if self.stream_k {
+            w.line("");
+            self.producer(w, &[self.copy_source(&a), self.copy_source(&b)]);
+        } else {
             w.line(format!("const int tiles = K / {bk};"));
         }
         w.line("");
-        let issue = |w: &mut Writer, stage: &str| {
-            for c in [&a, &b] {
-                self.issue(w, c, stage);
-            }
-        };
         let fill = stages - 1;
         w.line(format!("// pipeline fill: the first {fill} tile(s) start to travel, one commit group each"));
         if fill == 1 {
-            w.block("if (0 < tiles)", |w| issue(w, "0"));
+            w.block(format!("if ({})", self.copy_ahead("0")), |w| self.issue_next(w, &a, &b, "0"));
             w.line("cp_async_commit();");
         } else {
             w.line("#pragma unroll");
             w.block(format!("for (int s = 0; s < {fill}; ++s)"), |w| {
-                w.block("if (s < tiles)", |w| issue(w, "s"));
+                w.block(format!("if ({})", self.copy_ahead("s")), |w| self.issue_next(w, &a, &b, "s"));
                 w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
             });
         }
         w.line("");
         let (rows, cols) = (self.mi * self.tm, self.ni * self.tn);
-        let next = |v: &str| format!("{v} = {v} == {} ? 0 : {v} + 1;", stages - 1);
-        let stage_bases = |w: &mut Writer| {
-            w.line(format!("a_rd = a_rd0 + rd * {};", a.stage_elems));
-            w.line(format!("b_rd = b_rd0 + rd * {};", b.stage_elems));
-        };
         w.line("// fragments are double buffered: k + 1's load while k's FMAs issue, across");
         w.line("// tile boundaries too, so neither the barrier nor shared-memory latency stalls the math");
         w.line(format!("float a_frag[2][{rows}], b_frag[2][{cols}];"));
@@ -143,15 +147,29 @@ impl Kernel<'_> {
         w.line("__syncthreads();");
         self.a_frags(w, &a_tile, "a_frag[0]", "0");
         self.b_frags(w, &b_tile, "b_frag[0]", "0");
-        w.line("");
+    }
+
+    /// The block tier's loop over `tiles` K steps: each refills the stage the
+    /// step before it read, then computes from fragments loaded a k ahead.
+    pub(super) fn cp_async_main_loop(&self, w: &mut Writer, stages: u32, vector: u32) {
+        let bk = self.spec.block.k.expect("checked: staged tiles have a K step");
+        let (a_tile, b_tile, _) = self.staged_tiles();
+        let (a, b) = (self.copies(&a_tile, vector), self.copies(&b_tile, vector));
+        let fill = stages - 1;
+        let next = |v: &str| format!("{v} = {v} == {} ? 0 : {v} + 1;", stages - 1);
         w.line(format!("// block tier: walk K one {bk}-wide tile at a time"));
         w.block("for (int kt = 0; kt < tiles; ++kt)", |w| {
             w.line("// thread tier: one outer product per k of the staged tile");
             w.line("#pragma unroll");
             w.block(format!("for (int p = 0; p < {bk}; ++p)"), |w| {
                 w.block("if (p == 0)", |w| {
-                    w.line(format!("// refill the stage tile kt - 1 used (everyone is past reading it) with tile kt + {fill}"));
-                    w.block(format!("if (kt + {fill} < tiles)"), |w| issue(w, "wr"));
+                    if self.stream_k {
+                        w.line("// refill the stage tile kt - 1 used (everyone is past reading it) with the share's");
+                        w.line(format!("// K step {fill} ahead, of this C tile or the next"));
+                    } else {
+                        w.line(format!("// refill the stage tile kt - 1 used (everyone is past reading it) with tile kt + {fill}"));
+                    }
+                    w.block(format!("if ({})", self.copy_ahead(&format!("kt + {fill}"))), |w| self.issue_next(w, &a, &b, "wr"));
                     w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
                     w.line(next("wr"));
                 });
@@ -161,7 +179,8 @@ impl Kernel<'_> {
                     w.line(format!("cp_async_wait<{}>();", stages - 2));
                     w.line("__syncthreads();");
                     w.line(next("rd"));
-                    stage_bases(w);
+                    w.line(format!("a_rd = a_rd0 + rd * {};", a.stage_elems));
+                    w.line(format!("b_rd = b_rd0 + rd * {};", b.stage_elems));
                 });
                 w.line("// fragments of k + 1 (after the last tile: from a stage no copy fills, never used)");
                 let k_next = format!("(p + 1) % {bk}");
@@ -170,6 +189,25 @@ impl Kernel<'_> {
                 self.fmas(w, "a_frag[p % 2]", "b_frag[p % 2]");
             });
         });
+    }
+
+    /// Whether there is a tile to copy into the stage being refilled, the
+    /// tile `ahead` of this unit's first (under stream-K: any K step left in the share).
+    fn copy_ahead(&self, ahead: &str) -> String {
+        if self.stream_k {
+            "copies_left > 0".to_string()
+        } else {
+            format!("{ahead} < tiles")
+        }
+    }
+
+    /// Issues both operands' copies of the next tile into stage `stage`.
+    fn issue_next(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str) {
+        self.issue(w, a, stage);
+        self.issue(w, b, stage);
+        if self.stream_k {
+            self.advance_producer(w);
+        }
     }
 
     /// Where this thread's first copy of an operand comes from and goes to.
@@ -196,21 +234,31 @@ impl Kernel<'_> {
         };
         w.line(format!("const int {p}_row = {row};"));
         w.line(format!("const int {p}_col = {col};"));
-        let k0 = self.k_range().0;
-        let (grow, gcol) = match t.name {
-            "A" => (format!("block_m + {p}_row"), super::sum(k0, &[Some(format!("{p}_col"))])),
-            _ => (super::sum(k0, &[Some(format!("{p}_row"))]), format!("block_n + {p}_col")),
-        };
-        let src = match t.name {
-            "A" => self.a_global(&grow, &gcol),
-            _ => self.b_global(&grow, &gcol),
-        };
         let smem = if t.name == "A" { "As" } else { "Bs" };
-        w.line(format!("const float* {p}_src = &{src};  // tile 0; each issue moves it one tile along K"));
+        if self.stream_k {
+            w.line(format!("const float* {p}_src;  // aimed by the producer below; each issue moves it one tile along K"));
+        } else {
+            w.line(format!("const float* {p}_src = &{};  // tile 0; each issue moves it one tile along K", self.copy_source(c)));
+        }
         w.line(format!(
             "const unsigned {p}_dst = (unsigned)__cvta_generic_to_shared(&{});  // in stage 0",
             t.smem(smem, &format!("{p}_row"), &format!("{p}_col"))
         ));
+    }
+
+    /// Where this thread's first copy of the operand's tile comes from: at
+    /// K = 0 or, under stream-K, at the producer's K step `copy_k`.
+    fn copy_source(&self, c: &Copies) -> String {
+        let p = &c.p;
+        let k0 = if self.stream_k { format!("copy_k * {}", self.spec.block.k.unwrap_or(1)) } else { "0".to_string() };
+        let (row, col) = match c.tile.name {
+            "A" => (format!("block_m + {p}_row"), super::sum(&k0, &[Some(format!("{p}_col"))])),
+            _ => (super::sum(&k0, &[Some(format!("{p}_row"))]), format!("block_n + {p}_col")),
+        };
+        match c.tile.name {
+            "A" => self.a_global(&row, &col),
+            _ => self.b_global(&row, &col),
+        }
     }
 
     /// Issues one operand's copies of the next tile into stage `stage`, then

@@ -80,7 +80,7 @@ pub fn emit(spec: &KernelSpec) -> String {
     w.block("", |w| {
         if k.stream_k {
             k.thread_origin(w, t.lanes);
-            k.stream_k_units(w, staged);
+            k.stream_k_units(w);
         } else if spec.staging == Staging::Direct {
             k.raster(w);
             k.thread_origin(w, t.lanes);

@@ -17,7 +17,7 @@
 
 use super::Kernel;
 use crate::cuda::writer::Writer;
-use crate::spec::Raster;
+use crate::spec::{Raster, Staging};
 
 /// The flag handshake between the blocks that share a tile.
 pub(super) fn helpers(w: &mut Writer) {
@@ -35,9 +35,10 @@ pub(super) fn helpers(w: &mut Writer) {
 }
 
 impl Kernel<'_> {
-    /// The stream-K loop over this block's units; `body` emits the staged
-    /// main loop over K steps `k_begin..k_end` of the C tile at `block_m`, `block_n`.
-    pub(super) fn stream_k_units(&self, w: &mut Writer, body: impl FnOnce(&mut Writer)) {
+    /// The stream-K loop over this block's units. A cp.async pipeline is set
+    /// up once and flows through the whole share (a producer runs its copies
+    /// ahead across units); shared-memory staging starts afresh in each unit.
+    pub(super) fn stream_k_units(&self, w: &mut Writer) {
         let bk = self.spec.block.k.expect("checked: staged tiles have a K step");
         let (rows, cols) = (self.mi * self.tm, self.ni * self.tn);
         w.line("");
@@ -54,29 +55,78 @@ impl Kernel<'_> {
         ));
         let slot = rows * cols * self.threads;
         w.line(format!("const int slot = {slot};  // floats per block"));
+        if let Staging::CpAsync { stages, vector, .. } = self.spec.staging {
+            w.line("");
+            self.cp_async_prologue(w, stages, vector);
+        }
+        w.line("");
         w.block("for (long long it = first; it < last;)", |w| {
             w.line("// this unit: K steps k_step.. of one C tile, up to the tile's end or the share's");
             w.line("const int tile = (int)(it / k_tiles);");
             w.line("const int k_step = (int)(it - (long long)tile * k_tiles);");
             w.line("const int tiles = (int)(last - it < k_tiles - k_step ? last - it : k_tiles - k_step);");
             w.line("it += tiles;");
-            w.line(format!("const int k_begin = k_step * {bk};"));
-            w.line(format!("const int k_end = k_begin + tiles * {bk};"));
-            match self.spec.raster {
-                Raster::Grouped(g) => self.grouped(w, g, None, "tiles_n", "tiles_m"),
-                _ => {
-                    w.line("// raster (row): tiles in row-major order");
-                    w.line(format!("const int block_m = (tile / tiles_n) * {};", self.bm));
-                    w.line(format!("const int block_n = (tile % tiles_n) * {};", self.bn));
+            self.tile_origin(w);
+            match self.spec.staging {
+                Staging::CpAsync { stages, vector, .. } => {
+                    self.accumulators(w);
+                    self.cp_async_main_loop(w, stages, vector);
                 }
+                Staging::Smem { vector, buffers, .. } => {
+                    w.line(format!("const int k_begin = k_step * {bk};"));
+                    w.line(format!("const int k_end = k_begin + tiles * {bk};"));
+                    self.accumulators(w);
+                    w.line("__syncthreads();  // the previous unit is done with shared memory");
+                    self.smem_body(w, vector, buffers);
+                }
+                _ => unreachable!("checked by support::unsupported"),
             }
-            self.accumulators(w);
-            w.line("__syncthreads();  // the previous unit is done with shared memory");
-            body(w);
             w.line("");
             self.fixup(w, rows, cols);
             w.line("");
             self.staged_epilogue(w);
+        });
+    }
+
+    /// `block_m` and `block_n` of C tile number `tile`.
+    fn tile_origin(&self, w: &mut Writer) {
+        match self.spec.raster {
+            Raster::Grouped(g) => self.grouped(w, g, None, "tiles_n", "tiles_m"),
+            _ => {
+                w.line("// raster (row): tiles in row-major order");
+                w.line(format!("const int block_m = (tile / tiles_n) * {};", self.bm));
+                w.line(format!("const int block_n = (tile % tiles_n) * {};", self.bn));
+            }
+        }
+    }
+
+    /// The cp.async producer's cursor: the C tile and K step its next copy
+    /// fetches, and `aim`, which points the copy sources (`a_src = ...`, as
+    /// `sources` give them) there.
+    pub(super) fn producer(&self, w: &mut Writer, sources: &[String; 2]) {
+        w.line("// the producer: copies run ahead of the math through this block's whole share,");
+        w.line("// across its units, so the pipeline does not drain and refill between C tiles");
+        w.line("int copy_tile = (int)(first / k_tiles);  // the C tile and K step the next copy fetches");
+        w.line("int copy_k = (int)(first - (long long)copy_tile * k_tiles);");
+        w.line("int copies_left = (int)(last - first);  // K steps of the share not yet copied");
+        w.line("// points the copies' sources at K step copy_k of C tile copy_tile");
+        w.statement_block("const auto aim = [&]()", |w| {
+            w.line("const int tile = copy_tile;");
+            self.tile_origin(w);
+            w.line(format!("a_src = &{};", sources[0]));
+            w.line(format!("b_src = &{};", sources[1]));
+        });
+        w.line("aim();");
+    }
+
+    /// Moves the producer's cursor on by the K step just issued.
+    pub(super) fn advance_producer(&self, w: &mut Writer) {
+        w.line("--copies_left;");
+        w.block("if (++copy_k == k_tiles)", |w| {
+            w.line("// that was the C tile's last K step: the next copy starts the next tile");
+            w.line("copy_k = 0;");
+            w.line("++copy_tile;");
+            w.line("aim();");
         });
     }
 

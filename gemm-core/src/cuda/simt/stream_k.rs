@@ -10,6 +10,11 @@
 //! owners wait only for those, which makes the schedule deadlock-free while
 //! the whole grid is resident (the runtime sizes it so).
 //!
+//! A cp.async pipeline is filled once per block and flows through the whole
+//! share, its copies running ahead into the next C tile: on the H100 that
+//! took `autotuned` from 99.4% to 100.9% of cuBLAS at 4096^3, where a block
+//! computes four to five units and its warps are the only ones on the SM.
+//!
 //! Measured on the H100 (BENCHMARKS.md), a variant that computed whole waves
 //! of tiles first and shared only the last one to two waves was slower at
 //! every size, and a loop that chose between the two kinds of unit cost 1.5%

@@ -273,6 +273,33 @@ pub fn run(
     Ok(results)
 }
 
+/// Times `specs` again in `rounds` rounds of `reps` (each round times every
+/// candidate once, so drifts of clock or temperature fall on all alike) and
+/// ranks them by the mean of their rounds: the one-pass search's best few can
+/// sit within its noise of each other.
+pub fn confirm(bench: &Bench, specs: &[KernelSpec], dims: Dims, rounds: usize, reps: Reps) -> Result<Vec<Tuned>, Failure> {
+    let timed = (0..rounds).map(|_| run(bench, specs, dims, reps, |_, _| {})).collect::<Result<Vec<_>, _>>()?;
+    Ok(mean_of_rounds(timed))
+}
+
+/// Each spec timed in every round, at its mean TFLOP/s and worst error, best
+/// first; a spec missing from a round (it failed there) is left out.
+fn mean_of_rounds(rounds: Vec<Vec<Tuned>>) -> Vec<Tuned> {
+    let Some((first, rest)) = rounds.split_first() else { return Vec::new() };
+    let mut out: Vec<Tuned> = first
+        .iter()
+        .filter_map(|t| {
+            let others: Option<Vec<&Tuned>> = rest.iter().map(|r| r.iter().find(|o| o.spec == t.spec)).collect();
+            let others = others?;
+            let tflops = (t.tflops + others.iter().map(|o| o.tflops).sum::<f64>()) / rounds.len() as f64;
+            let rel_err = others.iter().map(|o| o.rel_err).fold(t.rel_err, f64::max);
+            Some(Tuned { spec: t.spec.clone(), tflops, rel_err })
+        })
+        .collect();
+    out.sort_by(|a, b| b.tflops.total_cmp(&a.tflops));
+    out
+}
+
 /// The attribute that declares `spec`, for pasting into a `#[gemm_kernel]`.
 pub fn attribute(spec: &KernelSpec) -> String {
     let b = spec.block;
@@ -340,6 +367,18 @@ mod tests {
         let seed = seed.expect("the seed's parameters are legal and searched");
         let w = seed.warp.unwrap();
         assert_eq!(w.m_iters * w.n_iters, 4);
+    }
+
+    #[test]
+    fn confirmed_ranks_are_means_over_rounds_and_drop_what_failed_in_any() {
+        let specs = candidates(&Space::stream_k()).specs;
+        let t = |i: usize, tflops: f64| Tuned { spec: specs[i].clone(), tflops, rel_err: i as f64 * 1e-7 };
+        // 0 leads round 1 by noise, 1 is faster on average, 2 failed in round 2.
+        let merged = mean_of_rounds(vec![vec![t(0, 52.0), t(1, 51.9), t(2, 53.0)], vec![t(1, 52.3), t(0, 51.8)]]);
+        let order: Vec<_> = merged.iter().map(|m| (&m.spec, m.tflops)).collect();
+        assert_eq!(order, vec![(&specs[1], (51.9 + 52.3) / 2.0), (&specs[0], (52.0 + 51.8) / 2.0)]);
+        assert_eq!(merged[0].rel_err, 1e-7);
+        assert!(mean_of_rounds(Vec::new()).is_empty());
     }
 
     #[test]

@@ -134,9 +134,9 @@ pub fn double_buffering(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<
 /// 8x4 thread tiles, K steps of 16 through a 4-stage cp.async pipeline, rows
 /// of shared memory padded by 8 (faster than 4 on every cp.async stream-K
 /// tiling measured), on the stream-K schedule: one block per SM, the K steps
-/// of all tiles split evenly over them, so that no wave runs part-full. The
-/// search ranked 3 and 4 stages within 0.04%; side by side 4 led by 0.2% at
-/// 2048^3, 4096^3 and 8192^3.
+/// of all tiles split evenly over them, so that no wave runs part-full. 4
+/// stages led 3 by 0.2% in the search's re-timed ranking and side by side
+/// at 2048^3, 4096^3 and 8192^3.
 #[gemm_kernel(
     block(m = 128, n = 256, k = 16, threads = 256),
     warp(m = 32, n = 128, m_iters = 1, n_iters = 4),

@@ -27,8 +27,9 @@ struct Kernel<'a> {
     subm: u32,
     subn: u32,
     threads: u32,
-    /// A persistent stream-K grid: each block walks units of K steps, and K
-    /// runs from `k_begin` to `k_end` in each unit instead of from 0 to K.
+    /// A persistent stream-K grid: each block walks units of K steps. With
+    /// shared-memory staging K runs from `k_begin` to `k_end` in each unit;
+    /// a cp.async pipeline follows a producer cursor through the whole share.
     stream_k: bool,
 }
 
@@ -270,7 +271,8 @@ impl Kernel<'_> {
         w.line(format!("const int thread_n = {}{};", origin.1, scaled(&n_of, self.tn)));
     }
 
-    /// Where K starts and ends for this block: a unit's range under stream-K.
+    /// Where K starts and ends for a shared-memory staged block: a unit's
+    /// range under stream-K.
     fn k_range(&self) -> (&'static str, &'static str) {
         if self.stream_k {
             ("k_begin", "k_end")

@@ -166,8 +166,8 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
             #pragma unroll
             for (int p = 0; p < 16; ++p) {
                 if (p == 0) {
-                    // refill the stage tile kt - 1 used (everyone is past reading it) with the share's
-                    // K step 3 ahead, of this C tile or the next
+                    // refill the stage the previous K step used (everyone is past reading it) with
+                    // the share's K step 3 ahead, of this C tile or the next
                     if (copies_left > 0) {
                         #pragma unroll
                         for (int r = 0; r < 8; ++r) {

@@ -19,21 +19,20 @@ impl Writer {
 
     /// `head {`, then the body one level deeper, then `}`.
     pub fn block(&mut self, head: impl AsRef<str>, body: impl FnOnce(&mut Self)) {
-        let head = head.as_ref();
-        self.line(if head.is_empty() { "{".to_string() } else { format!("{head} {{") });
-        self.depth += 1;
-        body(self);
-        self.depth -= 1;
-        self.line("}");
+        self.closed_block(head.as_ref(), "}", body);
     }
 
     /// [`Self::block`] closed by `};`: a lambda or other statement that ends in a block.
     pub fn statement_block(&mut self, head: impl AsRef<str>, body: impl FnOnce(&mut Self)) {
-        self.line(format!("{} {{", head.as_ref()));
+        self.closed_block(head.as_ref(), "};", body);
+    }
+
+    fn closed_block(&mut self, head: &str, close: &str, body: impl FnOnce(&mut Self)) {
+        self.line(if head.is_empty() { "{".to_string() } else { format!("{head} {{") });
         self.depth += 1;
         body(self);
         self.depth -= 1;
-        self.line("};");
+        self.line(close);
     }
 
     /// A fully unrolled counted loop: `#pragma unroll` then `for (int var = 0; var < n; ++var)`.

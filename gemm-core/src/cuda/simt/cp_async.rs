@@ -164,8 +164,8 @@ impl Kernel<'_> {
             w.block(format!("for (int p = 0; p < {bk}; ++p)"), |w| {
                 w.block("if (p == 0)", |w| {
                     if self.stream_k {
-                        w.line("// refill the stage tile kt - 1 used (everyone is past reading it) with the share's");
-                        w.line(format!("// K step {fill} ahead, of this C tile or the next"));
+                        w.line("// refill the stage the previous K step used (everyone is past reading it) with");
+                        w.line(format!("// the share's K step {fill} ahead, of this C tile or the next"));
                     } else {
                         w.line(format!("// refill the stage tile kt - 1 used (everyone is past reading it) with tile kt + {fill}"));
                     }

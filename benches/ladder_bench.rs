@@ -1,17 +1,18 @@
-//! The ladder benchmark: every step at several sizes beside cuBLAS sgemm.
+//! The ladder benchmark: every step of both ladders at several sizes beside
+//! cuBLAS in the step's types and layouts.
 //! `cargo bench --bench ladder_bench [STEP ...]` (default: every step).
 //!
 //! Each step is verified against cuBLAS at each size before it is timed. Timing:
 //! CUDA events, 3 warm-up runs, the median of 20, inputs rotated over enough
 //! random normal buffer sets that repeated runs do not find them in the L2.
-//! Writes a table to stdout, `target/bench/ladder.json` and `target/bench/ladder.svg`.
+//! Writes a table per ladder to stdout, and `target/bench/{ladder,tensor}.{json,svg}`.
 
 use std::io::Write;
 
 use gemm_ladder::measure::{verify_on, Bench, Problem, Reps};
 use gemm_ladder::report::{json_str, line_chart, write_target};
-use gemm_ladder::STEPS;
-use gemm_runtime::spec::Layout;
+use gemm_ladder::{Step, STEPS, TENSOR_STEPS};
+use gemm_runtime::spec::{Elem, Layout};
 use gemm_runtime::timing::time;
 use gemm_runtime::{Dims, GemmError};
 
@@ -34,25 +35,58 @@ fn main() {
     }
 }
 
-/// Input sets for `dims`: as many as fit ROTATION_BYTES, at least 2, at most 8.
-fn rotation(bench: &Bench, dims: Dims) -> Result<Vec<Problem>, GemmError> {
-    let bytes = 4 * (dims.m * dims.k + dims.k * dims.n);
+/// Input sets for `dims` in `config`'s types and layouts: as many as fit
+/// ROTATION_BYTES, at least 2, at most 8.
+fn rotation(bench: &Bench, config: Config, dims: Dims) -> Result<Vec<Problem>, GemmError> {
+    let (types, layouts) = config;
+    let bytes = types[0].bytes() as usize * (dims.m * dims.k + dims.k * dims.n);
     let sets = (ROTATION_BYTES / bytes).clamp(2, 8);
-    (0..sets).map(|i| Problem::new(bench, [Layout::RowMajor; 3], dims, 1000 + i as u64)).collect()
+    (0..sets).map(|i| Problem::typed(bench, types, layouts, dims, 1000 + i as u64)).collect()
+}
+
+/// Element types and layouts of A, B and C: what cuBLAS is timed on beside a step.
+type Config = ([Elem; 3], [Layout; 3]);
+
+fn config(step: &Step) -> Config {
+    let s = &step.kernel.spec;
+    ([s.a.elem, s.b.elem, s.c.elem], [s.a.layout, s.b.layout, s.c.layout])
+}
+
+fn describe(c: Config) -> String {
+    let letter = |l: Layout| if l == Layout::RowMajor { 'r' } else { 'c' };
+    format!("{}{}{}_{}{}{}", c.0[0].rust_name(), c.0[1].rust_name(), c.0[2].rust_name(), letter(c.1[0]), letter(c.1[1]), letter(c.1[2]))
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     // `cargo bench` passes `--bench`; anything else names steps to keep.
     let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
-    let steps: Vec<_> = STEPS.iter().filter(|s| only.is_empty() || only.iter().any(|o| o == s.name)).collect();
+    let keep = |steps: &'static [Step]| -> Vec<&'static Step> {
+        steps.iter().filter(|s| only.is_empty() || only.iter().any(|o| o == s.name)).collect()
+    };
     let bench = Bench::open()?;
+    for (steps, name, title) in [(keep(&STEPS), "ladder", "f32 GEMM ladder"), (keep(&TENSOR_STEPS), "tensor", "tensor-core ladder")] {
+        if !steps.is_empty() {
+            ladder(&bench, &steps, name, title)?;
+        }
+    }
+    Ok(())
+}
+
+/// Benchmarks one ladder's `steps` at every size; writes `bench/{name}.json` and `.svg`.
+fn ladder(bench: &Bench, steps: &[&Step], name: &str, title: &str) -> Result<(), Box<dyn std::error::Error>> {
     let reps = Reps::default();
     let driver = gemm_runtime::device::driver_version().unwrap_or_else(|_| "?".into());
-    let total = SIZES.len() * (steps.len() + 1);
+    let mut configs: Vec<Config> = Vec::new();
+    for s in steps {
+        if !configs.contains(&config(s)) {
+            configs.push(config(s));
+        }
+    }
+    let total = SIZES.len() * (steps.len() + configs.len());
     let mut done = 0;
-    // results[size][step] = (TFLOP/s, rel. error); cublas[size]
+    // results[size][step] = (TFLOP/s, rel. error); cublas[size][config]
     let mut results = vec![vec![None; steps.len()]; SIZES.len()];
-    let mut cublas = vec![0.0; SIZES.len()];
+    let mut cublas = vec![vec![0.0; configs.len()]; SIZES.len()];
     for (si, &(m, n, k)) in SIZES.iter().enumerate() {
         let dims = Dims::new(m, n, k);
         let mut progress = |what: &str| {
@@ -60,40 +94,38 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             eprint!("\r[{done:>3}/{total}] {m}x{n}x{k} {what:<24}");
             let _ = std::io::stderr().flush();
         };
-        progress("inputs and cuBLAS");
-        let sets = rotation(&bench, dims)?;
-        let reference = sets[0].reference(&bench)?;
-        let mut c = sets[0].poisoned_c(&bench)?;
-        let t = time(bench.stream(), reps.warmup, reps.runs, |i| {
-            let p = &sets[i % sets.len()];
-            bench.blas.sgemm([Layout::RowMajor; 3], &p.a, &p.b, &mut c, dims)
-        })?;
-        cublas[si] = t.tflops(dims.flops());
-        for (i, step) in steps.iter().enumerate() {
-            progress(step.name);
-            let rel_err = match verify_on(&bench, step.kernel, &sets[0], &reference) {
-                Ok(e) => e,
-                Err(gemm_ladder::measure::Failure::Gpu(GemmError::UnsupportedSize { .. })) => continue,
-                Err(e) => return Err(e.into()),
-            };
-            let t = time(bench.stream(), reps.warmup, reps.runs, |r| {
-                let p = &sets[r % sets.len()];
-                step.kernel.launch(bench.stream(), &p.a, &p.b, &mut c, dims)
-            })?;
-            results[si][i] = Some((t.tflops(dims.flops()), rel_err));
+        for (ci, &cfg) in configs.iter().enumerate() {
+            progress("inputs and cuBLAS");
+            let sets = rotation(bench, cfg, dims)?;
+            let reference = sets[0].reference(bench)?;
+            let mut c = sets[0].poisoned_c(bench)?;
+            let t = time(bench.stream(), reps.warmup, reps.runs, |i| sets[i % sets.len()].cublas(bench, &mut c))?;
+            cublas[si][ci] = t.tflops(dims.flops());
+            for (i, step) in steps.iter().enumerate().filter(|(_, s)| config(s) == cfg) {
+                progress(step.name);
+                let rel_err = match verify_on(bench, step.kernel, &sets[0], &reference) {
+                    Ok(e) => e,
+                    Err(gemm_ladder::measure::Failure::Gpu(GemmError::UnsupportedSize { .. })) => continue,
+                    Err(e) => return Err(e.into()),
+                };
+                let t = time(bench.stream(), reps.warmup, reps.runs, |r| sets[r % sets.len()].launch(bench, step.kernel, &mut c))?;
+                results[si][i] = Some((t.tflops(dims.flops()), rel_err, ci));
+            }
         }
     }
     eprintln!();
 
     // The table: one row per step, one column per size.
     let labels: Vec<String> = SIZES.iter().map(|&(m, n, k)| if m == n && n == k { format!("{m}^3") } else { format!("{m}x{n}x{k}") }).collect();
-    println!("{} (CUDA driver {driver}); TFLOP/s (% of cuBLAS in the same run); median of {} runs\n", bench.gpu.name, reps.runs);
+    println!("\n{title}: {} (CUDA driver {driver}); TFLOP/s (% of cuBLAS in the same types and layouts, same run); median of {} runs\n", bench.gpu.name, reps.runs);
     println!("| step | {} |", labels.join(" | "));
     println!("|---|{}", "---:|".repeat(SIZES.len()));
-    println!("| cuBLAS sgemm | {} |", cublas.iter().map(|t| format!("{t:.2}")).collect::<Vec<_>>().join(" | "));
+    for (ci, c) in configs.iter().enumerate() {
+        println!("| cuBLAS {} | {} |", describe(*c), (0..SIZES.len()).map(|si| format!("{:.2}", cublas[si][ci])).collect::<Vec<_>>().join(" | "));
+    }
     for (i, step) in steps.iter().enumerate() {
         let cells: Vec<String> = (0..SIZES.len())
-            .map(|si| results[si][i].map_or("n/a".into(), |(t, _)| format!("{t:.2} ({:.1}%)", 100.0 * t / cublas[si])))
+            .map(|si| results[si][i].map_or("n/a".into(), |(t, _, ci)| format!("{t:.2} ({:.1}%)", 100.0 * t / cublas[si][ci])))
             .collect();
         println!("| {} | {} |", step.name, cells.join(" | "));
     }
@@ -110,14 +142,20 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             .iter()
             .enumerate()
             .filter_map(|(i, s)| {
-                results[si][i].map(|(t, e)| {
-                    format!("{{\"step\": {}, \"tflops\": {t:.3}, \"pct_of_cublas\": {:.2}, \"rel_err\": {e:.3e}}}", json_str(s.name), 100.0 * t / cublas[si])
+                results[si][i].map(|(t, e, ci)| {
+                    format!(
+                        "{{\"step\": {}, \"tflops\": {t:.3}, \"cublas\": {}, \"pct_of_cublas\": {:.2}, \"rel_err\": {e:.3e}}}",
+                        json_str(s.name),
+                        json_str(&describe(configs[ci])),
+                        100.0 * t / cublas[si][ci]
+                    )
                 })
             })
             .collect();
+        let refs: Vec<String> = configs.iter().enumerate().map(|(ci, c)| format!("{}: {:.3}", json_str(&describe(*c)), cublas[si][ci])).collect();
         json += &format!(
-            "    {{\"m\": {m}, \"n\": {n}, \"k\": {k}, \"cublas_tflops\": {:.3}, \"steps\": [\n      {}\n    ]}}{}\n",
-            cublas[si],
+            "    {{\"m\": {m}, \"n\": {n}, \"k\": {k}, \"cublas_tflops\": {{{}}}, \"steps\": [\n      {}\n    ]}}{}\n",
+            refs.join(", "),
             steps_json.join(",\n      "),
             if si + 1 < SIZES.len() { "," } else { "" }
         );
@@ -125,8 +163,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     json += "  ]\n}\n";
     let series: Vec<(String, Vec<Option<f64>>)> =
         steps.iter().enumerate().map(|(i, s)| (s.name.to_string(), (0..SIZES.len()).map(|si| results[si][i].map(|r| r.0)).collect())).collect();
-    let svg = line_chart(&format!("f32 GEMM ladder, {}", bench.gpu.name), &labels, &series, ("cuBLAS sgemm", &cublas));
-    let (j, s) = (write_target("bench/ladder.json", &json)?, write_target("bench/ladder.svg", &svg)?);
+    // The chart's reference line is cuBLAS in the last steps' types (the ladder's goal).
+    let last = configs.len() - 1;
+    let reference: Vec<f64> = (0..SIZES.len()).map(|si| cublas[si][last]).collect();
+    let svg = line_chart(&format!("{title}, {}", bench.gpu.name), &labels, &series, (&format!("cuBLAS {}", describe(configs[last])), &reference));
+    let (j, s) = (write_target(&format!("bench/{name}.json"), &json)?, write_target(&format!("bench/{name}.svg"), &svg)?);
     println!("\nwrote {} and {}", j.display(), s.display());
     Ok(())
 }

@@ -1,7 +1,7 @@
-//! Every ladder step in one process, each checked against cuBLAS and timed
-//! beside it. `cargo run --release --example ladder [SIZE | M N K]`
+//! Both ladders in one process, every step checked against cuBLAS and timed
+//! beside it: the f32 SIMT table, then the tensor-core table.
+//! `cargo run --release --example ladder [SIZE | M N K]`
 
 fn main() {
-    let steps: Vec<_> = gemm_ladder::STEPS.iter().collect();
-    gemm_ladder::cli::main_for(&steps, "ladder");
+    gemm_ladder::cli::main_for_both();
 }

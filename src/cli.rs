@@ -1,10 +1,10 @@
 //! The examples' shared command line: run some ladder steps at one size and
 //! print a table beside cuBLAS, measured in the same process.
 
-use gemm_runtime::spec::Layout;
+use gemm_runtime::spec::{Elem, Layout};
 use gemm_runtime::Dims;
 
-use crate::measure::{measure, time_cublas, Bench, Failure, Reps};
+use crate::measure::{measure, time_cublas_typed, Bench, Failure, Reps};
 use crate::Step;
 
 /// `[SIZE | M N K]` from the command line; 4096 cubed by default.
@@ -32,38 +32,84 @@ pub fn main_for(steps: &[&Step], name: &str) {
     }
 }
 
+/// Both ladders, each in its own table and files (`ladder`, `tensor`).
+pub fn main_for_both() {
+    let simt: Vec<&Step> = crate::STEPS.iter().collect();
+    let tensor: Vec<&Step> = crate::TENSOR_STEPS.iter().collect();
+    if let Err(e) = run(&simt, "ladder").and_then(|_| run(&tensor, "tensor")) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// A step's operand types and layouts, as cuBLAS is timed beside it.
+type Config = ([Elem; 3], [Layout; 3]);
+
+fn config(step: &Step) -> Config {
+    let s = &step.kernel.spec;
+    ([s.a.elem, s.b.elem, s.c.elem], [s.a.layout, s.b.layout, s.c.layout])
+}
+
+/// `bf16 x bf16 -> bf16, A row-major, B row-major, C row-major`.
+fn describe(c: Config) -> String {
+    let l = |l: Layout| if l == Layout::RowMajor { "r" } else { "c" };
+    format!("{}{}{}_{}{}{}", c.0[0].rust_name(), c.0[1].rust_name(), c.0[2].rust_name(), l(c.1[0]), l(c.1[1]), l(c.1[2]))
+}
+
 fn run(steps: &[&Step], name: &str) -> Result<(), Box<dyn std::error::Error>> {
     let dims = dims_from_args()?;
     let bench = Bench::open()?;
     let reps = Reps::default();
+    let tensor = steps.iter().any(|s| s.kernel.spec.tensor_core());
     let driver = gemm_runtime::device::driver_version().unwrap_or_else(|_| "?".into());
     let heading = format!(
-        "{} (sm_{}{}, CUDA driver {driver}), C = A * B in f32, m = {}, n = {}, k = {}; median of {} runs after {} warm-up",
+        "{} (sm_{}{}, CUDA driver {driver}), C = A * B accumulated in f32, m = {}, n = {}, k = {}; median of {} runs after {} warm-up; cuBLAS in each step's types and layouts (A, B, C; r = row-major, c = column-major)",
         bench.gpu.name, bench.gpu.capability.0, bench.gpu.capability.1, dims.m, dims.n, dims.k, reps.runs, reps.warmup
     );
     println!("{heading}\n");
-    let cublas = time_cublas(&bench, [Layout::RowMajor; 3], dims, reps)?.tflops(dims.flops());
-    let mut table = vec![
-        "| step | TFLOP/s | % of cuBLAS | speed-up over previous | rel. error vs cuBLAS | seed's figure |".to_string(),
-        "|---|---:|---:|---:|---:|---|".to_string(),
-        format!("| cuBLAS sgemm | {cublas:.2} | 100.0% | | | |"),
-    ];
+    // cuBLAS once per distinct configuration, in the order the steps need them.
+    let mut cublas: Vec<(Config, f64)> = Vec::new();
+    for s in steps {
+        let c = config(s);
+        if !cublas.iter().any(|(k, _)| *k == c) {
+            cublas.push((c, time_cublas_typed(&bench, c.0, c.1, dims, reps)?.tflops(dims.flops())));
+        }
+    }
+    let ceiling = if tensor { Some(crate::peak::mma_sync_ceiling(&bench)?) } else { None };
+    let mut table = if let Some(peak) = ceiling {
+        vec![
+            "| step | TFLOP/s | % of cuBLAS | % of mma.sync ceiling | speed-up over previous | rel. error vs cuBLAS | seed's figure |".to_string(),
+            "|---|---:|---:|---:|---:|---:|---|".to_string(),
+            format!("| mma.sync ceiling (back-to-back m16n8k16 bf16) | {peak:.2} | | 100.0% | | | |"),
+        ]
+    } else {
+        vec![
+            "| step | TFLOP/s | % of cuBLAS | speed-up over previous | rel. error vs cuBLAS | seed's figure |".to_string(),
+            "|---|---:|---:|---:|---:|---|".to_string(),
+        ]
+    };
+    for (c, t) in &cublas {
+        let pct = ceiling.map_or(String::new(), |p| format!(" {:.1}% |", 100.0 * t / p));
+        table.push(format!("| cuBLAS {} | {t:.2} | 100.0% |{pct} | | |", describe(*c)));
+    }
     for line in &table {
         println!("{line}");
     }
     let mut bars = Vec::new();
     let mut prev: Option<f64> = None;
     for step in steps {
+        let reference = cublas.iter().find(|(c, _)| *c == config(step)).map_or(f64::NAN, |r| r.1);
         let line = match measure(&bench, step.kernel, dims, reps) {
             Ok(m) => {
                 let speedup = prev.map_or(String::new(), |p| format!("{:.2}x", m.tflops / p));
                 prev = Some(m.tflops);
                 bars.push((step.name.to_string(), m.tflops));
+                let pct = ceiling.map_or(String::new(), |p| format!(" {:.1}% |", 100.0 * m.tflops / p));
                 format!(
-                    "| {} | {:.2} | {:.1}% | {speedup} | {:.1e} | {} |",
+                    "| {} | {:.2} | {:.1}% |{pct} {speedup} | {:.1e} | {} |",
                     step.name,
                     m.tflops,
-                    100.0 * m.tflops / cublas,
+                    100.0 * m.tflops / reference,
                     m.rel_err,
                     step.seed
                 )
@@ -77,9 +123,10 @@ fn run(steps: &[&Step], name: &str) -> Result<(), Box<dyn std::error::Error>> {
         table.push(line);
     }
     let md = format!("{heading}\n\n{}\n", table.join("\n"));
-    let title = format!("{} TFLOP/s, {}x{}x{} f32, {}", name, dims.m, dims.n, dims.k, bench.gpu.name);
-    let svg = crate::report::bar_chart(&title, &bars, ("cuBLAS", cublas));
+    let (last, reference) = *cublas.last().ok_or("no steps to run")?;
+    let title = format!("{} TFLOP/s, {}x{}x{} {}, {}", name, dims.m, dims.n, dims.k, describe(last), bench.gpu.name);
+    let svg = crate::report::bar_chart(&title, &bars, (&format!("cuBLAS {}", describe(last)), reference));
     let (md_path, svg_path) = (crate::report::write_target(&format!("{name}.md"), &md)?, crate::report::write_target(&format!("{name}.svg"), &svg)?);
-    println!("\nwrote {} and {}", md_path.display(), svg_path.display());
+    println!("\nwrote {} and {}\n", md_path.display(), svg_path.display());
     Ok(())
 }

@@ -3,10 +3,12 @@
 //! times it. Examples, tests and benches all take their kernels from here.
 
 pub mod cli;
+pub mod combos;
 pub mod measure;
+pub mod peak;
 pub mod report;
 pub mod search;
 pub mod steps;
 pub mod variants;
 
-pub use steps::{Step, STEPS};
+pub use steps::{Step, STEPS, TENSOR_STEPS};

@@ -4,12 +4,12 @@ use std::fmt;
 use std::sync::Arc;
 
 use gemm_runtime::cudarc::driver::{CudaSlice, CudaStream};
-use gemm_runtime::data::{random_normal, relative_error, F32_TOLERANCE, POISON};
+use gemm_runtime::data::{random_normal, relative_error, tolerance, POISON};
 use gemm_runtime::device::Gpu;
 use gemm_runtime::reference::Cublas;
 use gemm_runtime::spec::{Elem, Layout};
 use gemm_runtime::timing::{time, Timing};
-use gemm_runtime::{Dims, GemmError, Kernel};
+use gemm_runtime::{bf16, f16, Dims, GemmError, Kernel};
 
 /// Why a measurement failed: the GPU said no, or the kernel computed a wrong C.
 #[derive(Debug)]
@@ -69,35 +69,127 @@ impl Bench {
     }
 }
 
-/// Random normal A and B for a problem, laid out as a kernel reads them.
+/// A device matrix of any element type a kernel takes.
+pub enum DevMat {
+    F32(CudaSlice<f32>),
+    F16(CudaSlice<f16>),
+    Bf16(CudaSlice<bf16>),
+}
+
+impl DevMat {
+    /// `values` on the device as `elem` (16-bit types rounded to nearest).
+    pub fn from_f32(stream: &Arc<CudaStream>, elem: Elem, values: &[f32]) -> Result<Self, GemmError> {
+        Ok(match elem {
+            Elem::F32 => DevMat::F32(stream.clone_htod(values)?),
+            Elem::F16 => DevMat::F16(stream.clone_htod(&values.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>())?),
+            Elem::Bf16 => DevMat::Bf16(stream.clone_htod(&values.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>())?),
+        })
+    }
+
+    /// The matrix back on the host, widened to f32 (exactly: every f16 and bf16 is an f32).
+    pub fn to_f32(&self, stream: &Arc<CudaStream>) -> Result<Vec<f32>, GemmError> {
+        Ok(match self {
+            DevMat::F32(d) => stream.clone_dtoh(d)?,
+            DevMat::F16(d) => stream.clone_dtoh(d)?.into_iter().map(f16::to_f32).collect(),
+            DevMat::Bf16(d) => stream.clone_dtoh(d)?.into_iter().map(bf16::to_f32).collect(),
+        })
+    }
+
+    pub fn elem(&self) -> Elem {
+        match self {
+            DevMat::F32(_) => Elem::F32,
+            DevMat::F16(_) => Elem::F16,
+            DevMat::Bf16(_) => Elem::Bf16,
+        }
+    }
+
+    /// The f32 buffer, for typed launchers of f32 kernels.
+    pub fn f32(&self) -> &CudaSlice<f32> {
+        match self {
+            DevMat::F32(d) => d,
+            other => panic!("an f32 matrix was expected, not {}", other.elem().rust_name()),
+        }
+    }
+
+    pub fn f32_mut(&mut self) -> &mut CudaSlice<f32> {
+        match self {
+            DevMat::F32(d) => d,
+            other => panic!("an f32 matrix was expected, not {}", other.elem().rust_name()),
+        }
+    }
+}
+
+/// Runs `$body` with `$a`, `$b`, `$c` bound to the typed buffers of three
+/// [`DevMat`]s: A and B of one type, C of any.
+macro_rules! typed {
+    ($a:expr, $b:expr, $c:expr, |$x:ident, $y:ident, $z:ident| $body:expr) => {
+        match ($a, $b, $c) {
+            (DevMat::F32($x), DevMat::F32($y), DevMat::F32($z)) => $body,
+            (DevMat::F32($x), DevMat::F32($y), DevMat::F16($z)) => $body,
+            (DevMat::F32($x), DevMat::F32($y), DevMat::Bf16($z)) => $body,
+            (DevMat::F16($x), DevMat::F16($y), DevMat::F32($z)) => $body,
+            (DevMat::F16($x), DevMat::F16($y), DevMat::F16($z)) => $body,
+            (DevMat::F16($x), DevMat::F16($y), DevMat::Bf16($z)) => $body,
+            (DevMat::Bf16($x), DevMat::Bf16($y), DevMat::F32($z)) => $body,
+            (DevMat::Bf16($x), DevMat::Bf16($y), DevMat::F16($z)) => $body,
+            (DevMat::Bf16($x), DevMat::Bf16($y), DevMat::Bf16($z)) => $body,
+            (a, b, _) => panic!("A and B differ in type: {} and {}", a.elem().rust_name(), b.elem().rust_name()),
+        }
+    };
+}
+
+/// Random normal A and B for a problem, laid out and typed as a kernel reads them.
 pub struct Problem {
     pub dims: Dims,
     pub layouts: [Layout; 3],
-    pub a: CudaSlice<f32>,
-    pub b: CudaSlice<f32>,
+    /// Element types of A, B and C.
+    pub types: [Elem; 3],
+    pub a: DevMat,
+    pub b: DevMat,
     pub c_len: usize,
 }
 
 impl Problem {
+    /// An f32 problem.
     pub fn new(bench: &Bench, layouts: [Layout; 3], dims: Dims, seed: u64) -> Result<Self, GemmError> {
-        let op = |l| gemm_runtime::spec::Operand { elem: Elem::F32, layout: l };
-        let [sa, sb, sc] = gemm_runtime::args_shapes(op(layouts[0]), op(layouts[1]), op(layouts[2]), dims);
+        Self::typed(bench, [Elem::F32; 3], layouts, dims, seed)
+    }
+
+    /// A problem with operands of `types` (A, B, C).
+    pub fn typed(bench: &Bench, types: [Elem; 3], layouts: [Layout; 3], dims: Dims, seed: u64) -> Result<Self, GemmError> {
+        let op = |i: usize| gemm_runtime::spec::Operand { elem: types[i], layout: layouts[i] };
+        let [sa, sb, sc] = gemm_runtime::args_shapes(op(0), op(1), op(2), dims);
         let s = bench.stream();
-        let a = s.clone_htod(&random_normal(sa.span(), seed))?;
-        let b = s.clone_htod(&random_normal(sb.span(), seed.wrapping_add(1)))?;
-        Ok(Problem { dims, layouts, a, b, c_len: sc.span() })
+        let a = DevMat::from_f32(s, types[0], &random_normal(sa.span(), seed))?;
+        let b = DevMat::from_f32(s, types[1], &random_normal(sb.span(), seed.wrapping_add(1)))?;
+        Ok(Problem { dims, layouts, types, a, b, c_len: sc.span() })
     }
 
-    /// A C buffer full of [`POISON`].
-    pub fn poisoned_c(&self, bench: &Bench) -> Result<CudaSlice<f32>, GemmError> {
-        Ok(bench.stream().clone_htod(&vec![POISON; self.c_len])?)
+    /// The problem `kernel` computes, in its types and layouts.
+    pub fn for_kernel(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64) -> Result<Self, GemmError> {
+        Self::typed(bench, types(kernel), layouts(kernel), dims, seed)
     }
 
-    /// C as cuBLAS computes it.
+    /// A C buffer full of [`POISON`] (NaN in every type).
+    pub fn poisoned_c(&self, bench: &Bench) -> Result<DevMat, GemmError> {
+        DevMat::from_f32(bench.stream(), self.types[2], &vec![POISON; self.c_len])
+    }
+
+    /// Launches `kernel` on this problem's A and B into `c`.
+    pub fn launch(&self, bench: &Bench, kernel: &Kernel, c: &mut DevMat) -> Result<(), GemmError> {
+        typed!(&self.a, &self.b, c, |a, b, c| kernel.launch(bench.stream(), a, b, c, self.dims))
+    }
+
+    /// cuBLAS computes this problem into `c`.
+    pub fn cublas(&self, bench: &Bench, c: &mut DevMat) -> Result<(), GemmError> {
+        typed!(&self.a, &self.b, c, |a, b, c| bench.blas.gemm(self.layouts, a, b, c, self.dims))
+    }
+
+    /// C as cuBLAS computes it, widened to f32.
     pub fn reference(&self, bench: &Bench) -> Result<Vec<f32>, GemmError> {
         let mut c = self.poisoned_c(bench)?;
-        bench.blas.sgemm(self.layouts, &self.a, &self.b, &mut c, self.dims)?;
-        Ok(bench.stream().clone_dtoh(&c)?)
+        self.cublas(bench, &mut c)?;
+        c.to_f32(bench.stream())
     }
 }
 
@@ -105,10 +197,14 @@ fn layouts(k: &Kernel) -> [Layout; 3] {
     [k.spec.a.layout, k.spec.b.layout, k.spec.c.layout]
 }
 
+fn types(k: &Kernel) -> [Elem; 3] {
+    [k.spec.a.elem, k.spec.b.elem, k.spec.c.elem]
+}
+
 /// Runs `kernel` once on fresh random inputs into a poisoned C and compares
 /// with cuBLAS: the relative error, or a [`Failure::Wrong`] past the tolerance.
 pub fn verify(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64) -> Result<f64, Failure> {
-    let p = Problem::new(bench, layouts(kernel), dims, seed)?;
+    let p = Problem::for_kernel(bench, kernel, dims, seed)?;
     let reference = p.reference(bench)?;
     verify_on(bench, kernel, &p, &reference)
 }
@@ -117,33 +213,39 @@ pub fn verify(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64) -> Result<f
 /// kernels on one set of inputs.
 pub fn verify_on(bench: &Bench, kernel: &Kernel, p: &Problem, reference: &[f32]) -> Result<f64, Failure> {
     let mut c = p.poisoned_c(bench)?;
-    kernel.launch(bench.stream(), &p.a, &p.b, &mut c, p.dims)?;
-    let out = bench.stream().clone_dtoh(&c).map_err(GemmError::from)?;
+    p.launch(bench, kernel, &mut c)?;
+    let out = c.to_f32(bench.stream())?;
     let wrong = |detail| Failure::Wrong { kernel: kernel.name.to_string(), dims: p.dims, detail };
+    let tolerance = tolerance(kernel.spec.c.elem);
     match relative_error(&out, reference) {
-        Ok(err) if err <= F32_TOLERANCE => Ok(err),
-        Ok(err) => Err(wrong(format!("relative error {err:.3e} against cuBLAS is over {F32_TOLERANCE:.0e}"))),
+        Ok(err) if err <= tolerance => Ok(err),
+        Ok(err) => Err(wrong(format!("relative error {err:.3e} against cuBLAS is over {tolerance:.1e}"))),
         Err(detail) => Err(wrong(detail)),
     }
 }
 
 /// Times `kernel` on random inputs (CUDA events, warm-up, `reps.runs` runs).
 pub fn time_kernel(bench: &Bench, kernel: &Kernel, dims: Dims, reps: Reps) -> Result<Timing, GemmError> {
-    let p = Problem::new(bench, layouts(kernel), dims, 11)?;
+    let p = Problem::for_kernel(bench, kernel, dims, 11)?;
     time_on(bench, kernel, &p, reps)
 }
 
 /// [`time_kernel`] on given inputs.
 pub fn time_on(bench: &Bench, kernel: &Kernel, p: &Problem, reps: Reps) -> Result<Timing, GemmError> {
     let mut c = p.poisoned_c(bench)?;
-    time(bench.stream(), reps.warmup, reps.runs, |_| kernel.launch(bench.stream(), &p.a, &p.b, &mut c, p.dims))
+    time(bench.stream(), reps.warmup, reps.runs, |_| p.launch(bench, kernel, &mut c))
 }
 
 /// Times cuBLAS sgemm on the same kind of inputs.
 pub fn time_cublas(bench: &Bench, layouts: [Layout; 3], dims: Dims, reps: Reps) -> Result<Timing, GemmError> {
-    let p = Problem::new(bench, layouts, dims, 11)?;
+    time_cublas_typed(bench, [Elem::F32; 3], layouts, dims, reps)
+}
+
+/// Times cuBLAS on inputs of `types` (A, B, C) and `layouts`.
+pub fn time_cublas_typed(bench: &Bench, types: [Elem; 3], layouts: [Layout; 3], dims: Dims, reps: Reps) -> Result<Timing, GemmError> {
+    let p = Problem::typed(bench, types, layouts, dims, 11)?;
     let mut c = p.poisoned_c(bench)?;
-    time(bench.stream(), reps.warmup, reps.runs, |_| bench.blas.sgemm(layouts, &p.a, &p.b, &mut c, dims))
+    time(bench.stream(), reps.warmup, reps.runs, |_| p.cublas(bench, &mut c))
 }
 
 /// One step measured: correctness, then speed beside cuBLAS's.

@@ -1,7 +1,7 @@
 //! One spec per ladder step. Each differs from the step before by that step's
 //! change alone; read top to bottom, they teach the optimizations.
 
-use gemm_runtime::{gemm_kernel, Kernel, Mat, MatMut, RowMajor};
+use gemm_runtime::{bf16, f16, gemm_kernel, ColMajor, Kernel, Mat, MatMut, RowMajor};
 
 /// Step 1: one thread per element of C. Consecutive threads take consecutive
 /// *rows* (`lanes = m`), so a warp's loads of B and stores of C hit 32
@@ -149,6 +149,94 @@ pub fn double_buffering(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<
 )]
 pub fn autotuned(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
 
+// The tensor-core ladder (sm_80 instructions: wmma, then mma.sync with
+// ldmatrix). Its first three steps are seed 004's kernels (f16 in, f32 out,
+// B column-major as its fragments are); from `mma_ldmatrix` on, bf16 in and
+// out with both operands row-major, as a PyTorch `x @ W` stores them.
+
+/// Tensor step 1: seed 004's first kernel. One warp per block computes one
+/// 16x16 tile of C, its fragments loaded by wmma straight from global memory.
+/// Requires m, n, k multiples of 16, 32-byte aligned matrices.
+#[gemm_kernel(
+    block(m = 16, n = 16, threads = 32),
+    warp(m = 16, n = 16),
+    atom = wmma(m16n16k16),
+    staging = direct,
+)]
+pub fn wmma_warp(a: Mat<f16, RowMajor>, b: Mat<f16, ColMajor>, c: MatMut<f32, RowMajor>);
+
+/// Tensor step 2: seed 004's second kernel. 64x64 tiles of 4 warps, each a
+/// 16x64 strip in 4 atoms, so one A fragment feeds 4 products.
+#[gemm_kernel(
+    block(m = 64, n = 64, threads = 128),
+    warp(m = 16, n = 64),
+    atom = wmma(m16n16k16),
+    staging = direct,
+)]
+pub fn wmma_block(a: Mat<f16, RowMajor>, b: Mat<f16, ColMajor>, c: MatMut<f32, RowMajor>);
+
+/// Tensor step 3: seed 004's third kernel: the same strips in 128x128 tiles
+/// of 8 warps (16x128 each, 8 atoms), fewer and larger blocks.
+#[gemm_kernel(
+    block(m = 128, n = 128, threads = 256),
+    warp(m = 16, n = 128),
+    atom = wmma(m16n16k16),
+    staging = direct,
+)]
+pub fn wmma_wide(a: Mat<f16, RowMajor>, b: Mat<f16, ColMajor>, c: MatMut<f32, RowMajor>);
+
+/// Tensor step 4: mma.sync m16n8k16 (seed 003's tensor-core section). 128x128
+/// tiles staged in shared memory K 32 at a time, 16-byte copies, rows padded
+/// by 8 elements; 8 warps of 64x32, each 4x4 atoms whose fragments ldmatrix
+/// loads (`.trans` for the row-major B). bf16 in, bf16 out, C stored a pair
+/// of neighbours at a time.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 32, threads = 256),
+    warp(m = 64, n = 32),
+    atom = mma(m16n8k16),
+    staging = smem(vector = 8),
+    swizzle = pad(8),
+    epilogue = vector,
+)]
+pub fn mma_ldmatrix(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
+
+/// Tensor step 5: the tiles travel by cp.async, 3 stages deep: two tiles are
+/// on their way while the warps compute the third, with one barrier a tile.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 32, threads = 256),
+    warp(m = 64, n = 32),
+    atom = mma(m16n8k16),
+    staging = cp_async(stages = 3, vector = 8),
+    swizzle = pad(8),
+    epilogue = vector,
+)]
+pub fn mma_pipeline(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
+
+/// Tensor step 6: an XOR swizzle of 16-byte chunks instead of padding: the 8
+/// rows an ldmatrix reads, and the 8 chunks a copy phase writes, fall in 8
+/// different bank groups with no shared memory spent on padding.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 32, threads = 256),
+    warp(m = 64, n = 32),
+    atom = mma(m16n8k16),
+    staging = cp_async(stages = 3, vector = 8),
+    swizzle = xor,
+    epilogue = vector,
+)]
+pub fn mma_swizzle(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
+
+/// Tensor step 7: the best mma spec of the search on the H100.
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 32, threads = 256),
+    warp(m = 64, n = 64),
+    atom = mma(m16n8k16),
+    staging = cp_async(stages = 4, vector = 8),
+    swizzle = xor,
+    raster = grouped(8),
+    epilogue = vector,
+)]
+pub fn mma_autotuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
+
 /// A ladder step: its kernel and what the source documents measured for it.
 pub struct Step {
     /// The example's name (`cargo run --release --example NAME`).
@@ -223,7 +311,53 @@ pub static STEPS: [Step; 10] = [
     },
 ];
 
-/// The step named `name`.
+/// The tensor-core ladder.
+pub static TENSOR_STEPS: [Step; 7] = [
+    Step {
+        name: "wmma_warp",
+        change: "wmma 16x16x16, one warp per block, fragments from global memory (f16 -> f32)",
+        seed: "(004's first kernel on an RTX 4080)",
+        kernel: &wmma_warp::KERNEL,
+    },
+    Step {
+        name: "wmma_block",
+        change: "64x64 tiles of 4 warps, 16x64 strips of 4 atoms",
+        seed: "(004's second kernel)",
+        kernel: &wmma_block::KERNEL,
+    },
+    Step {
+        name: "wmma_wide",
+        change: "128x128 tiles of 8 warps",
+        seed: "13 TFLOP/s (004, RTX 4080)",
+        kernel: &wmma_wide::KERNEL,
+    },
+    Step {
+        name: "mma_ldmatrix",
+        change: "mma.sync m16n8k16 from smem tiles by ldmatrix, bf16 in and out",
+        seed: "(003's tensor-core section)",
+        kernel: &mma_ldmatrix::KERNEL,
+    },
+    Step {
+        name: "mma_pipeline",
+        change: "3-stage cp.async pipeline",
+        seed: "(003: cp.async, software pipelining)",
+        kernel: &mma_pipeline::KERNEL,
+    },
+    Step {
+        name: "mma_swizzle",
+        change: "xor swizzle of 16-byte chunks instead of padding",
+        seed: "(003: swizzle vs padding)",
+        kernel: &mma_swizzle::KERNEL,
+    },
+    Step {
+        name: "mma_autotuned",
+        change: "the search's best mma spec",
+        seed: "",
+        kernel: &mma_autotuned::KERNEL,
+    },
+];
+
+/// The step named `name`, on either ladder.
 pub fn step(name: &str) -> Option<&'static Step> {
-    STEPS.iter().find(|s| s.name == name)
+    STEPS.iter().chain(&TENSOR_STEPS).find(|s| s.name == name)
 }

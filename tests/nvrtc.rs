@@ -2,12 +2,12 @@
 //! `scripts/test` provisions libnvrtc where none is installed, so a missing
 //! library fails these tests rather than skipping them.
 
-use gemm_ladder::STEPS;
+use gemm_ladder::{STEPS, TENSOR_STEPS};
 use gemm_runtime::compile::{compile, compilations};
 
 #[test]
 fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
-    for step in &STEPS {
+    for step in STEPS.iter().chain(&TENSOR_STEPS) {
         let k = step.kernel;
         let ptx = compile(&k.source, &k.name, k.spec.arch.nvrtc_name())
             .unwrap_or_else(|e| panic!("step {}: {e}", step.name));
@@ -33,7 +33,7 @@ fn nvrtc_errors_carry_the_log_and_the_offending_line() {
 #[test]
 fn ladder_kernels_match_their_committed_cuda() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda");
-    for step in &STEPS {
+    for step in STEPS.iter().chain(&TENSOR_STEPS) {
         let path = dir.join(format!("{}.cu", step.name));
         if std::env::var_os("UPDATE_CUDA").is_some() {
             std::fs::create_dir_all(&dir).unwrap();
@@ -95,5 +95,17 @@ fn every_layout_and_staging_combination_compiles() {
                 }
             }
         }
+    }
+}
+
+/// Tensor-core kernels beyond the ladder (`gemm_ladder::combos`): every
+/// layout under each staging, swizzle and C type, mma and wmma, compile.
+#[test]
+fn every_tensor_core_combination_compiles_for_sm_80() {
+    for spec in gemm_ladder::combos::mma().into_iter().chain(gemm_ladder::combos::wmma()) {
+        let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+        let ptx = compile(&k.source, &k.name, "sm_80").unwrap_or_else(|e| panic!("{}: {e}", k.name)).to_src();
+        let instruction = if k.spec.atom.name() == "mma" { "mma.sync.aligned.m16n8k16" } else { "wmma.mma.sync.aligned" };
+        assert!(ptx.contains(instruction), "{}: no {instruction} in the PTX", k.name);
     }
 }

@@ -30,6 +30,7 @@ pub fn check(spec: &KernelSpec) -> Vec<Diag> {
     threads(spec, &mut out);
     tiers(spec, &mut out);
     atom(spec, &mut out);
+    tensor(spec, &mut out);
     staging(spec, &mut out);
     swizzle(spec, &mut out);
     epilogue(spec, &mut out);
@@ -248,6 +249,112 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 spec.min_arch()
             ),
         ));
+    }
+}
+
+/// What the tensor-core atoms need of the tiers, the staging, the shared
+/// layout and C.
+fn tensor(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    let atom = spec.atom.name();
+    let (am, an, _) = spec.atom.shape();
+    match spec.atom {
+        Atom::Fma => return,
+        Atom::Wgmma { .. } => {}
+        Atom::Mma { .. } | Atom::Wmma { .. } => {
+            if let Some(w) = spec.warp.filter(|w| w.m_iters != 1 || w.n_iters != 1) {
+                out.push(Diag::new(
+                    "warp",
+                    format!(
+                        "m_iters = {}, n_iters = {}: iterations step thread tiles of atom = fma; a tensor-core warp covers its {}x{} tile with {}x{} atoms ({} x {}); remove them",
+                        w.m_iters, w.n_iters, w.m, w.n, am, an, w.m / am.max(1), w.n / an.max(1)
+                    ),
+                ));
+            }
+        }
+    }
+    if matches!(spec.atom, Atom::Mma { .. }) && spec.staging == Staging::Direct {
+        out.push(Diag::new(
+            "staging",
+            "atom = mma loads its fragments from shared memory with ldmatrix: stage the tiles with smem(vector = 8) or cp_async(stages = .., vector = 8)",
+        ));
+    }
+    if spec.staging.transpose_a() {
+        out.push(Diag::new(
+            "staging.transpose_a",
+            format!("transpose_a lays A out for atom = fma; atom = {atom} keeps each operand's global layout in shared memory and transposes as it loads fragments: remove it"),
+        ));
+    }
+    if let Atom::Wmma { .. } = spec.atom {
+        if spec.c.elem != Elem::F32 {
+            out.push(Diag::new(
+                "c",
+                format!(
+                    "atom = wmma stores its f32 accumulators with wmma.store, so C must be f32, not {}; use atom = mma(m16n8k16) for a 16-bit C",
+                    spec.c.elem.rust_name()
+                ),
+            ));
+        }
+        if spec.epilogue != Epilogue::Direct {
+            out.push(Diag::new("epilogue", "atom = wmma stores whole fragments with wmma.store; use epilogue = direct"));
+        }
+        // wmma.load takes 32-byte aligned fragments: an 8-wide side of the
+        // atom may only step along a strided dimension.
+        if an == 8 && spec.b.layout == Layout::RowMajor {
+            out.push(Diag::new(
+                "b",
+                format!("wmma {am}x{an}x16 steps 8 columns (16 bytes) along a row-major B, but wmma.load needs 32-byte aligned fragments; make B column-major or use wmma(m16n16k16)"),
+            ));
+        }
+        if am == 8 && spec.a.layout == Layout::ColMajor {
+            out.push(Diag::new(
+                "a",
+                format!("wmma {am}x{an}x16 steps 8 rows (16 bytes) along a column-major A, but wmma.load needs 32-byte aligned fragments; make A row-major or use wmma(m16n16k16)"),
+            ));
+        }
+    }
+    if let Atom::Mma { .. } = spec.atom {
+        if spec.epilogue == Epilogue::Vector && spec.c.layout == Layout::ColMajor {
+            out.push(Diag::new(
+                "epilogue",
+                "epilogue = vector stores the pairs of neighbours along n that an mma accumulator holds, but C is column-major; use epilogue = direct or a row-major C",
+            ));
+        }
+    }
+    if spec.staging == Staging::Direct {
+        return;
+    }
+    // ldmatrix reads, and wmma.load strides by, 16-byte rows of shared memory.
+    let bytes = spec.a.elem.bytes();
+    if let Swizzle::Pad(p) = spec.swizzle {
+        if p * bytes % 16 != 0 {
+            let step = 16 / bytes;
+            out.push(Diag::new(
+                "swizzle",
+                format!(
+                    "pad({p}) moves each shared-memory row {} bytes off the 16-byte alignment that {} needs; use pad({step}) or another multiple of {step}",
+                    p * bytes,
+                    if matches!(spec.atom, Atom::Wmma { .. }) { "wmma.load" } else { "ldmatrix" }
+                ),
+            ));
+        }
+    }
+    if spec.swizzle == Swizzle::Xor {
+        if matches!(spec.atom, Atom::Wmma { .. }) {
+            out.push(Diag::new("swizzle", "swizzle = xor permutes 16-byte chunks, which wmma.load cannot follow; use pad(8) with atom = wmma, or atom = mma"));
+        }
+        for (name, t) in [("A", spec.smem_a()), ("B", spec.smem_b())] {
+            let chunks = t.len * bytes / 16;
+            if !(chunks == 2 || chunks == 4 || (chunks >= 8 && chunks % 8 == 0)) || t.len * bytes % 16 != 0 {
+                out.push(Diag::new(
+                    "swizzle",
+                    format!(
+                        "swizzle = xor permutes the 16-byte chunks of each shared-memory line, which needs 2, 4 or a multiple of 8 chunks a line; the {name} tile's lines are {} elements ({} bytes); choose a tile side of 16, 32 or a multiple of 64 elements, or pad(8)",
+                        t.len,
+                        t.len * bytes
+                    ),
+                ));
+            }
+        }
     }
 }
 
@@ -486,22 +593,29 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
             ));
         }
     }
-    if matches!(spec.atom, Atom::Fma) {
-        let acc = spec.accumulators_per_thread();
-        let cap = spec.register_cap();
-        let budget = cap.saturating_sub(REGISTER_RESERVE);
-        if acc > budget {
-            let (at, why) = match spec.block.min_blocks {
-                Some(o) if cap < MAX_REGISTERS => ("block.min_blocks", format!("min_blocks = {o} caps each thread at {cap} registers")),
-                _ => (if spec.warp.is_some() { "warp" } else { "thread" }, format!("a thread has {MAX_REGISTERS} registers")),
-            };
-            out.push(Diag::new(
-                at,
-                format!(
-                    "each thread would hold {acc} accumulators, but {why} and {REGISTER_RESERVE} of them hold addresses and operands: at most {budget} accumulators; shrink the thread tile, the warp iterations or min_blocks"
-                ),
-            ));
-        }
+    let acc = spec.accumulators_per_thread();
+    let frags = spec.fragment_registers();
+    let cap = spec.register_cap();
+    let budget = cap.saturating_sub(REGISTER_RESERVE);
+    if acc + frags > budget {
+        let (at, why) = match spec.block.min_blocks {
+            Some(o) if cap < MAX_REGISTERS => ("block.min_blocks", format!("min_blocks = {o} caps each thread at {cap} registers")),
+            _ => (if spec.warp.is_some() { "warp" } else { "thread" }, format!("a thread has {MAX_REGISTERS} registers")),
+        };
+        let (held, shrink) = if spec.tensor_core() {
+            (
+                format!("{acc} f32 accumulators and {frags} registers of operand fragments"),
+                "shrink the warp tile (or use more warps) or min_blocks",
+            )
+        } else {
+            (format!("{acc} accumulators"), "shrink the thread tile, the warp iterations or min_blocks")
+        };
+        out.push(Diag::new(
+            at,
+            format!(
+                "each thread would hold {held}, but {why} and {REGISTER_RESERVE} of them hold addresses and operands: at most {budget}; {shrink}"
+            ),
+        ));
     }
 }
 

@@ -360,11 +360,30 @@ pub struct Requirements {
     pub m_multiple: u32,
     pub n_multiple: u32,
     pub k_multiple: u32,
-    /// Elements per vector load of A and B: their base pointers aligned to
-    /// `vector * elem bytes` and leading dimensions multiples of `vector`.
+    /// A and B: leading dimensions multiples of this many elements.
     pub vector: u32,
-    /// Elements per vector store of C, with the same alignment rule for C.
+    /// A and B: base pointers aligned to this many bytes.
+    pub align: u32,
+    /// C: leading dimension a multiple of this many elements.
     pub c_vector: u32,
+    /// C: base pointer aligned to this many bytes.
+    pub c_align: u32,
+}
+
+/// How one operand tile lies in shared memory: `lines` lines of `len`
+/// elements (the operand's contiguous dimension), each `row` elements apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SmemTile {
+    pub lines: u32,
+    pub len: u32,
+    /// Elements from one line to the next: `len` plus any padding.
+    pub row: u32,
+}
+
+impl SmemTile {
+    pub const fn elems(self) -> u32 {
+        self.lines * self.row
+    }
 }
 
 impl KernelSpec {
@@ -391,20 +410,46 @@ impl KernelSpec {
     /// Whether staging A and B each copies into a shared layout that runs the
     /// other way from the global one (so one element per copy): A is held
     /// along k unless transposed, B always along n.
+    /// Tensor-core kernels keep both operands' global layouts.
     pub fn copies_transpose(&self) -> (bool, bool) {
+        if self.tensor_core() {
+            return (false, false);
+        }
         ((self.a.layout == Layout::RowMajor) == self.staging.transpose_a(), self.b.layout == Layout::ColMajor)
+    }
+
+    /// Whether the atom runs on tensor cores (mma, wmma, wgmma).
+    pub fn tensor_core(&self) -> bool {
+        !matches!(self.atom, Atom::Fma)
+    }
+
+    /// The A tile in shared memory. SIMT kernels hold it along k (`[m][k]`),
+    /// or `[k][m]` with `transpose_a`; tensor-core kernels keep A's global
+    /// layout (ldmatrix and wmma transpose as they load).
+    pub fn smem_a(&self) -> SmemTile {
+        let k = self.block.k.unwrap_or(0);
+        let along_m = if self.tensor_core() { self.a.layout == Layout::ColMajor } else { self.staging.transpose_a() };
+        let (lines, len) = if along_m { (k, self.block.m) } else { (self.block.m, k) };
+        SmemTile { lines, len, row: len + self.pad() }
+    }
+
+    /// The B tile in shared memory: `[k][n]` for SIMT kernels; tensor-core
+    /// kernels keep B's global layout.
+    pub fn smem_b(&self) -> SmemTile {
+        let k = self.block.k.unwrap_or(0);
+        let along_k = self.tensor_core() && self.b.layout == Layout::ColMajor;
+        let (lines, len) = if along_k { (self.block.n, k) } else { (k, self.block.n) };
+        SmemTile { lines, len, row: len + self.pad() }
     }
 
     /// Shared-memory row length of the A tile in elements (padding included).
     pub fn smem_a_row(&self) -> u32 {
-        let k = self.block.k.unwrap_or(0);
-        let transposed = self.staging.transpose_a();
-        (if transposed { self.block.m } else { k }) + self.pad()
+        self.smem_a().row
     }
 
     /// Shared-memory row length of the B tile in elements (padding included).
     pub fn smem_b_row(&self) -> u32 {
-        self.block.n + self.pad()
+        self.smem_b().row
     }
 
     fn pad(&self) -> u32 {
@@ -420,12 +465,7 @@ impl KernelSpec {
         if tiles == 0 {
             return 0;
         }
-        let k = self.block.k.unwrap_or(0);
-        let transposed = self.staging.transpose_a();
-        let a_rows = if transposed { k } else { self.block.m };
-        let a = a_rows * self.smem_a_row() * self.a.elem.bytes();
-        let b = k * self.smem_b_row() * self.b.elem.bytes();
-        tiles * (a + b)
+        tiles * (self.smem_a().elems() * self.a.elem.bytes() + self.smem_b().elems() * self.b.elem.bytes())
     }
 
     /// Registers per thread the compiler may use: 255, or less where
@@ -437,26 +477,56 @@ impl KernelSpec {
         }
     }
 
-    /// Accumulators each thread holds (SIMT: thread tile times warp iterations).
+    /// Accumulators each thread holds (SIMT: thread tile times warp
+    /// iterations; tensor cores: the warp tile's f32 values over 32 lanes).
     pub fn accumulators_per_thread(&self) -> u32 {
-        let thread = self.thread.map_or(1, |t| t.m * t.n);
-        let iters = self.warp.map_or(1, |w| w.m_iters * w.n_iters);
-        thread * iters
+        match (self.atom, self.warp) {
+            (Atom::Fma, _) => {
+                let thread = self.thread.map_or(1, |t| t.m * t.n);
+                let iters = self.warp.map_or(1, |w| w.m_iters * w.n_iters);
+                thread * iters
+            }
+            (Atom::Wgmma { .. }, Some(w)) => w.m * w.n / 128,
+            (_, Some(w)) => w.m * w.n / 32,
+            (_, None) => 0,
+        }
+    }
+
+    /// Registers per thread that hold one K step's operand fragments of a
+    /// tensor-core warp tile (A: 16 x 16 per m atom, B: 16 x 8 per n atom, two
+    /// 16-bit values a register); 0 for SIMT, whose fragments the thread tile covers.
+    pub fn fragment_registers(&self) -> u32 {
+        match (self.atom, self.warp) {
+            (Atom::Mma { k, .. } | Atom::Wmma { k, .. }, Some(w)) => (w.m * k + k * w.n) / 64,
+            _ => 0,
+        }
     }
 
     /// What sizes and pointers a launch of this kernel needs.
     pub fn requirements(&self) -> Requirements {
-        match self.staging {
-            // Direct loads are bounds-guarded: any size.
-            Staging::Direct => Requirements { m_multiple: 1, n_multiple: 1, k_multiple: 1, vector: 1, c_vector: 1 },
-            staging => Requirements {
-                m_multiple: self.block.m,
-                n_multiple: self.block.n,
-                k_multiple: self.block.k.unwrap_or(1),
-                vector: staging.vector(),
-                c_vector: if self.epilogue == Epilogue::Vector { 4 } else { 1 },
-            },
-        }
+        let (ab, c) = (self.a.elem.bytes(), self.c.elem.bytes());
+        let aligned = |vector: u32, bytes: u32| (vector, vector * bytes);
+        let ((vector, align), (c_vector, c_align)) = match (self.atom, self.staging) {
+            // Direct SIMT loads are bounds-guarded: any size.
+            (Atom::Fma, Staging::Direct) => {
+                return Requirements { m_multiple: 1, n_multiple: 1, k_multiple: 1, vector: 1, align: ab, c_vector: 1, c_align: c }
+            }
+            // wmma.load and wmma.store take 32-byte aligned pointers and rows
+            // a multiple of 16 bytes apart.
+            (Atom::Wmma { .. }, Staging::Direct) => ((16 / ab, 32), (16 / c, 32)),
+            (Atom::Wmma { .. }, staging) => (aligned(staging.vector(), ab), (16 / c, 32)),
+            (_, staging) => {
+                let c_vector = match (self.epilogue, self.atom) {
+                    (Epilogue::Vector, Atom::Fma) => 4,
+                    // an mma accumulator holds pairs of neighbours along n
+                    (Epilogue::Vector, _) => 2,
+                    _ => 1,
+                };
+                (aligned(staging.vector(), ab), aligned(c_vector, c))
+            }
+        };
+        let k_multiple = self.block.k.unwrap_or(self.atom.shape().2);
+        Requirements { m_multiple: self.block.m, n_multiple: self.block.n, k_multiple, vector, align, c_vector, c_align }
     }
 
     /// The CUDA kernel name: the Rust name, then the tiling, so that two specs

@@ -12,17 +12,18 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         let msg = if out.is_empty() { format!("{what} is not generated yet; {SUPPORTED}") } else { format!("{what} is not generated yet") };
         out.push(Diag { at, msg })
     };
-    if !matches!(spec.atom, Atom::Fma) {
+    let simt = matches!(spec.atom, Atom::Fma);
+    if matches!(spec.atom, Atom::Wgmma { .. }) {
         no("atom", format!("atom = {}", spec.atom.name()));
     }
     let direct = spec.staging == Staging::Direct;
-    if spec.warp.is_some() && direct {
-        no("warp", "the warp tier with staging = direct".into());
+    if spec.warp.is_some() && direct && simt {
+        no("warp", "the warp tier with staging = direct and atom = fma".into());
     }
     if !matches!(spec.staging, Staging::Direct | Staging::Smem { .. } | Staging::CpAsync { .. }) {
         no("staging", format!("staging = {}", spec.staging.name()));
     }
-    if matches!(spec.staging, Staging::CpAsync { .. }) && !crate::cuda::cp_async_rounds_regular(spec) {
+    if simt && matches!(spec.staging, Staging::CpAsync { .. }) && !crate::cuda::cp_async_rounds_regular(spec) {
         no("block.threads", format!("cp.async copies with {} threads, a count that neither divides nor is a multiple of a tile's row of copies", spec.block.threads));
     }
     if spec.specialize.is_some() {
@@ -30,6 +31,8 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
     }
     match spec.swizzle {
         Swizzle::None | Swizzle::Pad(_) => {}
+        Swizzle::Xor if !simt => {}
+        Swizzle::Xor => no("swizzle", "swizzle = xor with atom = fma".into()),
         s => no("swizzle", format!("swizzle = {s:?}").to_lowercase()),
     }
     if spec.raster == Raster::Hilbert {
@@ -37,7 +40,8 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
     }
     match spec.persistent {
         None => {}
-        Some(Persistent::StreamK) if !direct => {}
+        Some(Persistent::StreamK) if !direct && simt => {}
+        Some(Persistent::StreamK) if !simt => no("persistent", format!("persistent = stream_k with atom = {}", spec.atom.name())),
         Some(Persistent::StreamK) => no("persistent", "persistent = stream_k with staging = direct".into()),
         Some(Persistent::Tiles) => no("persistent", "persistent = tiles".into()),
     }
@@ -46,17 +50,20 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
     }
     match spec.epilogue {
         Epilogue::Direct => {}
-        Epilogue::Vector if !direct => {}
+        Epilogue::Vector if !(direct && simt) => {}
         Epilogue::Vector => no("epilogue", "epilogue = vector with staging = direct (its edges are guarded)".into()),
         e => no("epilogue", format!("epilogue = {e:?}").to_lowercase()),
     }
-    if spec.c.elem != Elem::F32 {
-        no("c", format!("C in {}", spec.c.elem.rust_name()));
+    if spec.c.elem != Elem::F32 && simt {
+        no("c", format!("C in {} with atom = fma", spec.c.elem.rust_name()));
     }
     out
 }
 
 /// The supported set, as stated in every "not generated yet" error.
-pub const SUPPORTED: &str = "the generator supports f32 SIMT kernels today: atom = fma; block, warp and thread tiers; \
-staging = direct (no warp tier), smem(vector, transpose_a, buffers = 1 or 2) or cp_async(stages, vector, transpose_a); swizzle = none or pad(n); raster = row or grouped(n); persistent = stream_k with staged tiles; \
-epilogue = direct, or vector with staged tiles; C in f32";
+pub const SUPPORTED: &str = "the generator supports f32 SIMT kernels (atom = fma; block, warp and thread tiers; \
+staging = direct (no warp tier), smem(vector, transpose_a, buffers = 1 or 2) or cp_async(stages, vector, transpose_a); swizzle = none or pad(n); \
+persistent = stream_k with staged tiles; epilogue = direct, or vector with staged tiles; C in f32) and sm_80 tensor-core kernels \
+(atom = mma(m16n8k16) or wmma; f16 or bf16 operands; block and warp tiers; staging = smem(vector, buffers = 1 or 2) or cp_async(stages, vector), \
+or direct for wmma; swizzle = none, pad(n) or xor (mma); epilogue = direct, or vector for mma; C in f32, f16 or bf16 (f32 for wmma)); \
+raster = row or grouped(n) for both";

@@ -158,13 +158,13 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
         let rule = format!("m = {} needs {gy} blocks along m, over the grid's 65535", d.m);
         return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
     }
-    // A and B are read, C written, `vector` / `c_vector` elements at a time.
-    let widths = [req.vector, req.vector, req.c_vector];
-    for ((s, addr), (op, v)) in shapes.iter().zip(addrs).zip([spec.a, spec.b, spec.c].into_iter().zip(widths)) {
-        if v == 1 {
+    // A and B are read, C written, `vector` / `c_vector` elements at a time,
+    // from pointers aligned to `align` / `c_align` bytes.
+    let rules = [(req.vector, req.align), (req.vector, req.align), (req.c_vector, req.c_align)];
+    for ((s, addr), (op, (v, bytes))) in shapes.iter().zip(addrs).zip([spec.a, spec.b, spec.c].into_iter().zip(rules)) {
+        if v == 1 && bytes <= op.elem.bytes() {
             continue;
         }
-        let bytes = v * op.elem.bytes();
         if addr % bytes as u64 != 0 {
             let what = format!("its device address {addr:#x} must be {bytes}-byte aligned");
             return Err(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what });

@@ -48,6 +48,25 @@ pub fn relative_error(out: &[f32], reference: &[f32]) -> Result<f64, String> {
 /// 1e-6 at K = 4096; a wrong index or a race lands near 1.
 pub const F32_TOLERANCE: f64 = 1e-4;
 
+/// The largest relative error against cuBLAS (`||C - C_cublas|| / ||C_cublas||`)
+/// a correct kernel shows for C in `elem`, with f32 accumulation on both sides.
+///
+/// With 16-bit operands every product is exact in f32, so the two f32 sums
+/// differ by summation order only (as for f32 operands: about 1e-6). A
+/// 16-bit C then rounds each sum: two nearly equal sums round to the same
+/// value or to neighbours one unit in the last place (ulp) apart, and only
+/// near a rounding boundary: a correct kernel shows about 1e-4 (bf16). The
+/// bound, 2^-8 for bf16 and 2^-11 for f16, is about one ulp relative: what C
+/// would show if nearly every element were a unit off. A wrong index, a race
+/// or an unwritten tile lands near 1.
+pub fn tolerance(elem: gemm_core::spec::Elem) -> f64 {
+    match elem {
+        gemm_core::spec::Elem::F32 => F32_TOLERANCE,
+        gemm_core::spec::Elem::F16 => 2f64.powi(-11),
+        gemm_core::spec::Elem::Bf16 => 2f64.powi(-8),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,7 +27,7 @@ pub enum GemmError {
     BufferTooSmall { operand: char, rows: usize, cols: usize, ld: usize, needed: usize, len: usize },
     #[error("`{kernel}` cannot run this size: {rule}")]
     UnsupportedSize { kernel: String, rule: String },
-    #[error("`{kernel}` moves {operand} {bytes} bytes at a time: {what}")]
+    #[error("`{kernel}` accesses {operand} in aligned pieces of {bytes} bytes: {what}")]
     Misaligned { kernel: String, operand: char, bytes: u32, what: String },
     #[error("{operand} spans {elements} elements, past the 32-bit offsets the kernel computes with (at most {max}); split the problem")]
     IndexOverflow { operand: char, elements: usize, max: usize },

@@ -3,15 +3,17 @@
 use std::sync::Arc;
 
 use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
-use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
+use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cudaDataType_t};
+use cudarc::cublas::{result, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
-use gemm_core::spec::{Layout, Operand};
+use gemm_core::spec::{Elem, Layout, Operand};
 
-use crate::args::{self, Dims};
+use crate::args::{self, Dims, Element};
 use crate::GemmError;
 
 pub struct Cublas {
     blas: CudaBlas,
+    stream: Arc<CudaStream>,
 }
 
 impl Cublas {
@@ -20,7 +22,7 @@ impl Cublas {
         if !unsafe { cudarc::cublas::sys::is_culib_present() } {
             return Err(GemmError::NoCublas);
         }
-        Ok(Cublas { blas: CudaBlas::new(stream)? })
+        Ok(Cublas { blas: CudaBlas::new(stream.clone())?, stream })
     }
 
     /// `C = A * B` in f32 (cuBLAS's default math: no TF32), for any of the
@@ -60,6 +62,67 @@ impl Cublas {
                 Layout::ColMajor => self.blas.gemm(cfg(&sa, &sb, m, n), a, b, c),
                 Layout::RowMajor => self.blas.gemm(cfg(&sb, &sa, n, m), b, a, c),
             }
+        }?;
+        Ok(())
+    }
+
+    /// `C = A * B` for any element types a kernel takes, through
+    /// `cublasGemmEx` with f32 accumulation (`CUBLAS_COMPUTE_32F`, which for
+    /// f32 operands is plain f32, no TF32) and C in its own type, rounded by
+    /// cuBLAS; any of the layouts, as in [`Self::sgemm`].
+    pub fn gemm<TA: Element, TB: Element, TC: Element>(
+        &self,
+        layouts: [Layout; 3],
+        a: &impl DevicePtr<TA>,
+        b: &impl DevicePtr<TB>,
+        c: &mut impl DevicePtrMut<TC>,
+        dims: Dims,
+    ) -> Result<(), GemmError> {
+        let [ea, eb, ec] = [TA::ELEM, TB::ELEM, TC::ELEM];
+        let ops = [Operand { elem: ea, layout: layouts[0] }, Operand { elem: eb, layout: layouts[1] }, Operand { elem: ec, layout: layouts[2] }];
+        let [sa, sb, sc] = args::shapes(ops[0], ops[1], ops[2], dims);
+        args::fit_buffers(&[sa, sb, sc], [a.len(), b.len(), c.len()])?;
+        args::fit_i32(&[sa, sb, sc])?;
+        let data_type = |e: Elem| match e {
+            Elem::F32 => cudaDataType_t::CUDA_R_32F,
+            Elem::F16 => cudaDataType_t::CUDA_R_16F,
+            Elem::Bf16 => cudaDataType_t::CUDA_R_16BF,
+        };
+        let trans = |l: Layout| if l == sc.layout { CUBLAS_OP_N } else { CUBLAS_OP_T };
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let stream = &self.stream;
+        let (pa, _ra) = a.device_ptr(stream);
+        let (pb, _rb) = b.device_ptr(stream);
+        let (pc, _rc) = c.device_ptr_mut(stream);
+        // cuBLAS is column-major: a row-major C is computed as C^T = B^T * A^T.
+        let ((first, fp, ft), (second, sp, st), rows, cols) = match sc.layout {
+            Layout::ColMajor => ((sa, pa, ea), (sb, pb, eb), dims.m, dims.n),
+            Layout::RowMajor => ((sb, pb, eb), (sa, pa, ea), dims.n, dims.m),
+        };
+        // SAFETY: every buffer was checked above to hold its matrix, every
+        // size to fit cuBLAS's ints; alpha and beta are f32 as COMPUTE_32F needs.
+        unsafe {
+            result::gemm_ex(
+                *self.blas.handle(),
+                trans(first.layout),
+                trans(second.layout),
+                rows as i32,
+                cols as i32,
+                dims.k as i32,
+                (&alpha) as *const f32 as *const _,
+                fp as *const _,
+                data_type(ft),
+                first.ld as i32,
+                sp as *const _,
+                data_type(st),
+                second.ld as i32,
+                (&beta) as *const f32 as *const _,
+                pc as *mut _,
+                data_type(ec),
+                sc.ld as i32,
+                cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
         }?;
         Ok(())
     }

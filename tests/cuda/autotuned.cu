@@ -8,10 +8,10 @@
 
 // cp.async: a copy global -> shared that holds no register while in flight.
 // 16-byte copies may bypass L1 (.cg); smaller ones must go through it (.ca).
-__device__ __forceinline__ void cp_async_4(unsigned dst, const float* src) {
+__device__ __forceinline__ void cp_async_4(unsigned dst, const void* src) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" :: "r"(dst), "l"(src));
 }
-__device__ __forceinline__ void cp_async_16(unsigned dst, const float* src) {
+__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(dst), "l"(src));
 }
 // closes the group of copies issued since the last commit

@@ -1,12 +1,24 @@
 //! CUDA C++ generation: header-free, deterministic source for one kernel spec.
+//!
+//! Every kernel has one skeleton (the raster picks a C tile, staging fills
+//! shared memory, the K loop loads the atom's fragments and does its math,
+//! the epilogue stores C); `simt` emits it for atom = fma, `tensor` for the
+//! tensor-core atoms. They share the raster (`schedule`), the copy plans
+//! (`copy`), the PTX helpers (`ptx`), the shared layouts (`swizzle`) and the
+//! header (`header`).
 
 mod copy;
+mod header;
 mod layout;
+mod ptx;
+mod schedule;
 mod simt;
+mod swizzle;
+mod tensor;
 mod writer;
 
 use crate::check::{check, Diag};
-use crate::spec::{Arch, KernelSpec};
+use crate::spec::{Arch, Atom, KernelSpec};
 use crate::support::unsupported;
 
 pub use copy::cp_async_rounds_regular;
@@ -29,17 +41,15 @@ pub fn generate(spec: &KernelSpec) -> Result<Generated, Vec<Diag>> {
     if !diags.is_empty() {
         return Err(diags);
     }
-    Ok(Generated {
-        kernel_name: spec.kernel_name(),
-        source: simt::emit(spec),
-        threads: spec.threads(),
-        smem_bytes: spec.smem_bytes(),
-        arch: spec.arch,
-    })
+    let source = match spec.atom {
+        Atom::Fma => simt::emit(spec),
+        _ => tensor::emit(spec),
+    };
+    Ok(Generated { kernel_name: spec.kernel_name(), source, threads: spec.threads(), smem_bytes: spec.smem_bytes(), arch: spec.arch })
 }
 
 /// The launch grid for an `m x n` C: one block per C tile, x along N and y
-/// along M (the row raster, the only one generated today).
+/// along M (every raster generated today maps the block index itself).
 pub fn grid(spec: &KernelSpec, m: u32, n: u32) -> (u32, u32, u32) {
     (n.div_ceil(spec.block.n), m.div_ceil(spec.block.m), 1)
 }

@@ -67,27 +67,7 @@ impl Kernel<'_> {
     /// Device functions for the copies this kernel issues.
     pub(super) fn cp_async_helpers(&self, w: &mut Writer, vector: u32) {
         let (a, b, _) = self.staged_tiles();
-        let mut sizes: Vec<u32> = [self.copies(&a, vector).bytes(), self.copies(&b, vector).bytes()].to_vec();
-        sizes.sort_unstable();
-        sizes.dedup();
-        w.line("// cp.async: a copy global -> shared that holds no register while in flight.");
-        w.line("// 16-byte copies may bypass L1 (.cg); smaller ones must go through it (.ca).");
-        for bytes in sizes {
-            let cache = if bytes == 16 { "cg" } else { "ca" };
-            w.block(format!("__device__ __forceinline__ void cp_async_{bytes}(unsigned dst, const float* src)"), |w| {
-                w.line(format!("asm volatile(\"cp.async.{cache}.shared.global [%0], [%1], {bytes};\\n\" :: \"r\"(dst), \"l\"(src));"));
-            });
-        }
-        w.line("// closes the group of copies issued since the last commit");
-        w.block("__device__ __forceinline__ void cp_async_commit()", |w| {
-            w.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
-        });
-        w.line("// waits until at most N of this thread's groups are still in flight");
-        w.line("template <int N>");
-        w.block("__device__ __forceinline__ void cp_async_wait()", |w| {
-            w.line("asm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(N) : \"memory\");");
-        });
-        w.line("");
+        crate::cuda::ptx::cp_async(w, &[self.copies(&a, vector).bytes(), self.copies(&b, vector).bytes()]);
     }
 
     /// The whole pipeline: [`Self::cp_async_prologue`], then [`Self::cp_async_main_loop`].

@@ -22,7 +22,7 @@
 
 use super::Kernel;
 use crate::cuda::writer::Writer;
-use crate::spec::{Raster, Staging};
+use crate::spec::Staging;
 
 /// The flag handshake between the blocks that share a tile.
 pub(super) fn helpers(w: &mut Writer) {
@@ -95,14 +95,7 @@ impl Kernel<'_> {
 
     /// `block_m` and `block_n` of C tile number `tile`.
     fn tile_origin(&self, w: &mut Writer) {
-        match self.spec.raster {
-            Raster::Grouped(g) => self.grouped(w, g, None, "tiles_n", "tiles_m"),
-            _ => {
-                w.line("// raster (row): tiles in row-major order");
-                w.line(format!("const int block_m = (tile / tiles_n) * {};", self.bm));
-                w.line(format!("const int block_n = (tile % tiles_n) * {};", self.bn));
-            }
-        }
+        crate::cuda::schedule::tile_origin(w, self.spec.raster, self.bm, self.bn);
     }
 
     /// The cp.async producer's cursor: the C tile and K step its next copy

@@ -1,0 +1,127 @@
+//! The mma atom: `mma.sync.m16n8k16`, operand fragments loaded from shared
+//! memory by `ldmatrix`, accumulators in registers in the mma fragment layout.
+//!
+//! An operand whose shared lines run along K (A row-major, B column-major)
+//! is read by plain `ldmatrix`; one whose lines run along M or N by
+//! `ldmatrix.trans`, which hands each lane the transposed matrix. Either way
+//! lane `i` addresses row `i % 8` of 8x8 matrix `i / 8`, in the order the
+//! fragment registers take them: A's (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7,
+//! k 8-15), (m 8-15, k 8-15); B's (k 0-7, n 0-7), (k 8-15, n 0-7), and for a
+//! second atom along n the same 8 columns on.
+
+use super::{plus, times, Source, Tc};
+use crate::cuda::ptx;
+use crate::cuda::writer::Writer;
+use crate::spec::Layout;
+
+impl Tc<'_> {
+    /// Whether an operand's shared lines run along M or N, so ldmatrix transposes.
+    fn trans(&self, which: char) -> bool {
+        if which == 'A' {
+            self.spec.a.layout == Layout::ColMajor
+        } else {
+            self.spec.b.layout == Layout::RowMajor
+        }
+    }
+
+    pub(super) fn mma_helpers(&self, w: &mut Writer) {
+        let mut variants = vec![(4, self.trans('A'))];
+        if self.ani >= 2 {
+            variants.push((4, self.trans('B')));
+        }
+        if self.ani % 2 == 1 {
+            variants.push((2, self.trans('B')));
+        }
+        variants.sort_unstable();
+        variants.dedup();
+        ptx::ldmatrix(w, &variants);
+        ptx::mma_m16n8k16(w, self.spec.a.elem);
+    }
+
+    /// The accumulators, and the shared-memory line and element each lane's
+    /// ldmatrix address starts from.
+    pub(super) fn mma_accumulators(&self, w: &mut Writer) {
+        w.line(format!("// accumulators: {}x{} atoms of 16x8, 4 floats per lane each", self.ami, self.ani));
+        w.line(format!("float acc[{}][{}][4] = {{}};", self.ami, self.ani));
+        w.line("");
+        w.line("// ldmatrix: the line and element of the shared tile this lane addresses");
+        let (a_line, a_elem) = if self.trans('A') {
+            ("(lane / 16) * 8 + lane % 8", "warp_m + (lane / 8 % 2) * 8")
+        } else {
+            ("warp_m + lane % 16", "(lane / 16) * 8")
+        };
+        let (b_line, b_elem) = if self.trans('B') {
+            ("(lane / 8 % 2) * 8 + lane % 8", "warp_n + (lane / 16) * 8")
+        } else {
+            ("warp_n + (lane / 16) * 8 + lane % 8", "(lane / 8 % 2) * 8")
+        };
+        w.line(format!("const int a_line = {a_line}, a_elem = {a_elem};"));
+        w.line(format!("const int b_line = {b_line}, b_elem = {b_elem};"));
+        w.line("");
+    }
+
+    /// The shared address of an ldmatrix: operand `which`'s fragment at
+    /// `mn` (along M or N, from the warp's origin) and `k` within the tile.
+    fn ldmatrix_addr(&self, which: char, stage: &str, mn: Option<String>, k: Option<String>) -> String {
+        let p = which.to_ascii_lowercase();
+        let (along_line, along_elem) = if self.trans(which) { (k, mn) } else { (mn, k) };
+        let line = plus(&[Some(format!("{p}_line")), along_line]);
+        let elem = plus(&[Some(format!("{p}_elem")), along_elem]);
+        let stage_elems = if which == 'A' { self.spec.smem_a().elems() } else { self.spec.smem_b().elems() };
+        let at = plus(&[times(stage, stage_elems), Some(format!("{p}_at({line}, {elem})"))]);
+        format!("{p}s_addr + 2 * ({at})")
+    }
+
+    /// One K step of 16: A and B fragments by ldmatrix, then every atom's mma.
+    pub(super) fn mma_k_step(&self, w: &mut Writer, src: Source) {
+        let Source::Smem { stage } = src else { unreachable!("checked: mma needs staged tiles") };
+        let ks = (self.bk > 16).then(|| "ks * 16".to_string());
+        let (mi, ni) = (self.ami, self.ani);
+        let x = |n: u32, v: &'static str| if n > 1 { v } else { "0" };
+        w.line(format!("unsigned a_frag[{mi}][4], b_frag[{ni}][2];"));
+        let trans = |which| if self.trans(which) { "_trans" } else { "" };
+        w.unrolled("im", mi, |w| {
+            let addr = self.ldmatrix_addr('A', stage, times(x(mi, "im"), 16), ks.clone());
+            w.line(format!("ldmatrix_x4{}(a_frag[im][0], a_frag[im][1], a_frag[im][2], a_frag[im][3], {addr});", trans('A')));
+        });
+        let pairs = ni / 2;
+        w.unrolled("jp", pairs, |w| {
+            let addr = self.ldmatrix_addr('B', stage, times(x(pairs, "jp"), 16), ks.clone());
+            let (j0, j1) = if pairs > 1 { ("2 * jp", "2 * jp + 1") } else { ("0", "1") };
+            w.line(format!(
+                "ldmatrix_x4{}(b_frag[{j0}][0], b_frag[{j0}][1], b_frag[{j1}][0], b_frag[{j1}][1], {addr});",
+                trans('B')
+            ));
+        });
+        if ni % 2 == 1 {
+            let last = ni - 1;
+            let addr = self.ldmatrix_addr('B', stage, times(&last.to_string(), 8), ks.clone());
+            w.line(format!("ldmatrix_x2{}(b_frag[{last}][0], b_frag[{last}][1], {addr});", trans('B')));
+        }
+        w.unrolled("im", mi, |w| {
+            w.unrolled("jn", ni, |w| {
+                w.line("mma_m16n8k16(acc[im][jn], a_frag[im], b_frag[jn][0], b_frag[jn][1]);");
+            });
+        });
+    }
+
+    /// The accumulator map of the m16n8 atom: lane `l` holds rows `l / 4` and
+    /// `l / 4 + 8`, columns `(l % 4) * 2` and the next, of each atom.
+    pub(super) fn mma_epilogue(&self, w: &mut Writer) {
+        w.line("// where this lane's accumulators lie in C: rows lane / 4 (+ 8) and columns");
+        w.line("// (lane % 4) * 2 (+ 1) of each 16x8 atom");
+        w.line("const int c_row = block_m + warp_m + lane / 4;");
+        w.line("const int c_col = block_n + warp_n + (lane % 4) * 2;");
+        let (mi, ni) = (self.ami, self.ani);
+        let x = |n: u32, v: &'static str| if n > 1 { v } else { "0" };
+        w.unrolled("im", mi, |w| {
+            w.unrolled("jn", ni, |w| {
+                w.unrolled("h", 2, |w| {
+                    let row = plus(&[Some("c_row".into()), times(x(mi, "im"), 16), Some("h * 8".into())]);
+                    let col = plus(&[Some("c_col".into()), times(x(ni, "jn"), 8)]);
+                    self.store_pair(w, &row, &col, "acc[im][jn][2 * h]", "acc[im][jn][2 * h + 1]");
+                });
+            });
+        });
+    }
+}

@@ -1,0 +1,235 @@
+//! Tensor-core kernels (atom = mma or wmma) on 16-bit operands with f32
+//! accumulators. One skeleton for both atoms:
+//!
+//! - raster: the block's C tile (`schedule`);
+//! - warp tier: each warp owns a `wm x wn` sub-tile, covered by atoms;
+//! - staging (`staging`): straight from global memory (wmma only), or
+//!   through shared memory kept in each operand's global layout, by
+//!   synchronous 16-byte copies (1 or 2 buffers) or a cp.async pipeline;
+//! - K loop: per 16-wide K step, the atom loads its fragments (from global
+//!   memory, or shared memory through the tile's `swizzle` function) and
+//!   does its math;
+//! - epilogue: the atom's accumulators to C (`epilogue` for mma's register
+//!   map, wmma.store for wmma).
+//!
+//! The atoms (`mma`, `wmma`) fill the fragment, math and store slots.
+
+mod epilogue;
+mod mma;
+mod staging;
+mod wmma;
+
+use super::ptx::{self, storage_type};
+use super::schedule;
+use super::writer::Writer;
+use crate::spec::*;
+
+/// The spec and the sizes every part of a tensor-core kernel derives from it.
+pub(super) struct Tc<'a> {
+    spec: &'a KernelSpec,
+    bm: u32,
+    bn: u32,
+    /// K step of a block: the staged tile's, or the atom's K without staging.
+    bk: u32,
+    wm: u32,
+    wn: u32,
+    /// Warps side by side along n.
+    warps_n: u32,
+    /// The atom's shape and how many of them tile a warp.
+    am: u32,
+    an: u32,
+    ak: u32,
+    ami: u32,
+    ani: u32,
+    threads: u32,
+}
+
+/// Where a K step's fragments come from.
+#[derive(Clone, Copy)]
+pub(super) enum Source<'s> {
+    /// Global memory at K offset `k0` (a variable in scope).
+    Global { k0: &'s str },
+    /// Shared memory, stage `stage` (an expression) of the staged tiles.
+    Smem { stage: &'s str },
+}
+
+pub fn emit(spec: &KernelSpec) -> String {
+    let w = spec.warp.expect("checked: tensor-core atoms have a warp tier");
+    let (am, an, ak) = spec.atom.shape();
+    let tc = Tc {
+        spec,
+        bm: spec.block.m,
+        bn: spec.block.n,
+        bk: spec.block.k.unwrap_or(ak),
+        wm: w.m,
+        wn: w.n,
+        warps_n: spec.block.n / w.n,
+        am,
+        an,
+        ak,
+        ami: w.m / am,
+        ani: w.n / an,
+        threads: spec.block.threads,
+    };
+    let mut out = Writer::default();
+    tc.emit(&mut out);
+    out.finish()
+}
+
+impl Tc<'_> {
+    fn emit(&self, w: &mut Writer) {
+        let s = self.spec;
+        super::header::header(w, s, &self.tiers());
+        self.helpers(w);
+        w.line("extern \"C\" __global__ void");
+        match s.block.min_blocks {
+            Some(o) => w.line(format!("__launch_bounds__({}, {o})  // {o} blocks per SM: at most {} registers a thread", self.threads, s.register_cap())),
+            None => w.line(format!("__launch_bounds__({})", self.threads)),
+        }
+        let (ab, c) = (storage_type(s.a.elem), storage_type(s.c.elem));
+        w.line(format!("{}(", s.kernel_name()));
+        w.line(format!("    const {ab}* __restrict__ A, const {ab}* __restrict__ B, {c}* __restrict__ C,"));
+        w.line("    int M, int N, int K, int lda, int ldb, int ldc)");
+        w.block("", |w| {
+            schedule::raster(w, s.raster, self.bm, self.bn);
+            self.warp_tier(w);
+            self.declare_accumulators(w);
+            match s.staging {
+                Staging::Direct => self.direct_loop(w),
+                Staging::Smem { vector, buffers, .. } => self.smem_loop(w, vector, buffers),
+                Staging::CpAsync { stages, vector, .. } => self.cp_async_loop(w, stages, vector),
+                Staging::Tma { .. } => unreachable!("checked by support::unsupported"),
+            }
+            w.line("");
+            match s.atom {
+                Atom::Mma { .. } => self.mma_epilogue(w),
+                _ => self.wmma_epilogue(w),
+            }
+        });
+    }
+
+    /// The header's line of tiers.
+    fn tiers(&self) -> String {
+        let s = self.spec;
+        let k = s.block.k.map_or(String::new(), |k| format!("x{k}"));
+        let staging = match s.staging {
+            Staging::Direct => "direct (fragments from global memory)".to_string(),
+            Staging::Smem { buffers: 2, .. } => "smem (double buffered)".to_string(),
+            Staging::Smem { .. } => "smem".to_string(),
+            Staging::CpAsync { stages, .. } => format!("cp_async ({stages} stages)"),
+            Staging::Tma { stages } => format!("tma ({stages} stages)"),
+        };
+        let swizzle = match s.swizzle {
+            Swizzle::Pad(p) => format!("; rows padded by {p}"),
+            Swizzle::Xor => "; xor swizzle".to_string(),
+            _ => String::new(),
+        };
+        format!(
+            "block {}x{}{k} with {} threads; warp {}x{} in {}x{} atoms; atom {} m{}n{}k{}; staging {staging}{swizzle}; target {}.",
+            self.bm, self.bn, self.threads, self.wm, self.wn, self.ami, self.ani, s.atom.name(), self.am, self.an, self.ak, s.arch
+        )
+    }
+
+    /// The device functions the kernel calls: PTX helpers, then the shared
+    /// tiles' layout functions.
+    fn helpers(&self, w: &mut Writer) {
+        let s = self.spec;
+        if let Staging::CpAsync { vector, .. } = s.staging {
+            ptx::cp_async(w, &[vector * s.a.elem.bytes()]);
+        }
+        match s.atom {
+            Atom::Mma { .. } => self.mma_helpers(w),
+            _ => self.wmma_helpers(w),
+        }
+        if s.c.elem != Elem::F32 {
+            ptx::cvt(w, s.c.elem);
+        }
+        if s.staging != Staging::Direct {
+            let (a, b) = (s.smem_a(), s.smem_b());
+            let side = |l: Layout, along: &str, other: &str| if l == Layout::RowMajor { along.to_string() } else { other.to_string() };
+            let a_what = format!("the A tile in shared memory, lines along {}", side(s.a.layout, "m (each a row of k)", "k (each a column of m)"));
+            let b_what = format!("the B tile in shared memory, lines along {}", side(s.b.layout, "k (each a row of n)", "n (each a column of k)"));
+            super::swizzle::offset_fn(w, "a_at", &a_what, a, s.swizzle);
+            super::swizzle::offset_fn(w, "b_at", &b_what, b, s.swizzle);
+            w.line("");
+        }
+    }
+
+    /// Warp tier: where this warp's sub-tile starts in the block tile.
+    fn warp_tier(&self, w: &mut Writer) {
+        w.line(format!(
+            "// warp tier: {}x{} warps, each a {}x{} sub-tile of {}x{} atoms of {}x{}",
+            self.bm / self.wm,
+            self.warps_n,
+            self.wm,
+            self.wn,
+            self.ami,
+            self.ani,
+            self.am,
+            self.an
+        ));
+        w.line("const int warp = threadIdx.x / 32;");
+        w.line("const int lane = threadIdx.x % 32;");
+        let (warps_m, warps_n) = (self.bm / self.wm, self.warps_n);
+        let scaled = |e: String, f: u32| if f == 1 { e } else { format!("({e}) * {f}") };
+        let warp_m = match (warps_m, warps_n) {
+            (1, _) => "0".to_string(),
+            (_, 1) => format!("warp * {}", self.wm),
+            _ => scaled(format!("warp / {warps_n}"), self.wm),
+        };
+        let warp_n = match warps_n {
+            1 => "0".to_string(),
+            _ if warps_m == 1 => format!("warp * {}", self.wn),
+            _ => scaled(format!("warp % {warps_n}"), self.wn),
+        };
+        w.line(format!("const int warp_m = {warp_m};"));
+        w.line(format!("const int warp_n = {warp_n};"));
+        w.line("");
+    }
+
+    fn declare_accumulators(&self, w: &mut Writer) {
+        match self.spec.atom {
+            Atom::Mma { .. } => self.mma_accumulators(w),
+            _ => self.wmma_accumulators(w),
+        }
+    }
+
+    /// One K tile's math: the atom's fragment loads and products for each
+    /// of its K steps.
+    fn k_tile(&self, w: &mut Writer, src: Source) {
+        let steps = self.bk / self.ak;
+        w.line(format!("// atom ({}): {steps} K step(s) of {} per tile", self.spec.atom.name(), self.ak));
+        w.unrolled("ks", steps, |w| match self.spec.atom {
+            Atom::Mma { .. } => self.mma_k_step(w, src),
+            _ => self.wmma_k_step(w, src),
+        });
+    }
+
+    /// No staging (wmma): each K step's fragments straight from global memory.
+    fn direct_loop(&self, w: &mut Writer) {
+        w.line(format!("// block tier: walk K {} at a time; fragments straight from global memory", self.ak));
+        w.block(format!("for (int k0 = 0; k0 < K; k0 += {})", self.ak), |w| {
+            self.k_tile(w, Source::Global { k0: "k0" });
+        });
+    }
+}
+
+/// `expr * factor`, leaving out a factor of 1 and a zero term.
+fn times(expr: &str, factor: u32) -> Option<String> {
+    match factor {
+        _ if expr == "0" => None,
+        0 => None,
+        1 => Some(expr.to_string()),
+        f => Some(format!("{expr} * {f}")),
+    }
+}
+
+/// `a + b + ...` of the present terms, `0` if none.
+fn plus(terms: &[Option<String>]) -> String {
+    let t: Vec<&str> = terms.iter().flatten().map(String::as_str).filter(|t| *t != "0").collect();
+    if t.is_empty() {
+        "0".into()
+    } else {
+        t.join(" + ")
+    }
+}

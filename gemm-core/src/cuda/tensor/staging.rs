@@ -1,0 +1,240 @@
+//! Staging of the tensor-core paths: tiles of A and B copied global ->
+//! shared in each operand's global layout, 16 bytes (or `vector` elements) a
+//! copy along its contiguous lines; the tile's layout function (`a_at`,
+//! `b_at`) places each copy, so padding and the XOR swizzle apply to copies
+//! and fragment loads alike.
+
+use super::{plus, times, Source, Tc};
+use crate::cuda::copy::CopyPlan;
+use crate::cuda::writer::Writer;
+use crate::spec::Layout;
+
+/// One operand's copies of a tile.
+struct Copies {
+    /// `a` or `b`.
+    p: char,
+    plan: CopyPlan,
+    /// Elements of one stage of the shared tile.
+    stage: u32,
+    /// Whether the operand's lines run along K (A column-major, B row-major).
+    lines_along_k: bool,
+}
+
+impl Tc<'_> {
+    fn copies(&self, which: char, vector: u32) -> Copies {
+        let s = self.spec;
+        let (op, rows, cols, tile) = if which == 'A' {
+            (s.a, self.bm, self.bk, s.smem_a())
+        } else {
+            (s.b, self.bk, self.bn, s.smem_b())
+        };
+        Copies {
+            p: which.to_ascii_lowercase(),
+            plan: CopyPlan::new(rows, cols, op.layout, vector, self.threads),
+            stage: tile.elems(),
+            lines_along_k: (which == 'A') == (op.layout == Layout::ColMajor),
+        }
+    }
+
+    /// Dynamic shared memory for `stages` stages of both tiles, their shared
+    /// addresses, and each thread's copies.
+    fn smem_setup(&self, w: &mut Writer, stages: u32, vector: u32) -> (Copies, Copies) {
+        let (a, b) = (self.copies('A', vector), self.copies('B', vector));
+        w.line("// staging: tiles in dynamic shared memory");
+        w.line("extern __shared__ __align__(128) unsigned char smem_raw[];");
+        w.line(format!("// {stages} stage(s) of the A tile ({} elements each), then of the B tile ({})", a.stage, b.stage));
+        w.line("unsigned short* const As = reinterpret_cast<unsigned short*>(smem_raw);");
+        w.line(format!("unsigned short* const Bs = As + {};", stages * a.stage));
+        w.line("const unsigned as_addr = (unsigned)__cvta_generic_to_shared(As);");
+        w.line("const unsigned bs_addr = (unsigned)__cvta_generic_to_shared(Bs);");
+        w.line("");
+        self.copy_setup(w, &a);
+        self.copy_setup(w, &b);
+        (a, b)
+    }
+
+    /// Where this thread's copies of one operand come from (offsets from
+    /// `{p}_src`, which moves a tile along K per copy) and go to (offsets in
+    /// a stage, through the tile's layout function).
+    fn copy_setup(&self, w: &mut Writer, c: &Copies) {
+        let (p, plan) = (c.p, c.plan);
+        let s = self.spec;
+        let (op, ld, origin) = if p == 'a' {
+            (s.a, "lda", if s.a.layout == Layout::RowMajor { "block_m * lda" } else { "block_m" })
+        } else {
+            (s.b, "ldb", if s.b.layout == Layout::RowMajor { "block_n" } else { "block_n * ldb" })
+        };
+        let bytes = plan.vector * s.a.elem.bytes();
+        w.line(format!(
+            "// copies of the {} tile ({}): {} round(s) of one {bytes}-byte copy per thread along its lines",
+            p.to_ascii_uppercase(),
+            crate::cuda::layout::describe(op.layout),
+            plan.rounds
+        ));
+        w.line(format!("const unsigned short* {p}_src = {}{origin}];  // K = 0; each copy moves it one tile along K", &format!("&{}[", p.to_ascii_uppercase())));
+        let rounds = plan.rounds;
+        w.line(format!("int {p}_off[{rounds}];  // each round's offset from {p}_src"));
+        w.line(format!("int {p}_dst[{rounds}];  // and its element in a stage"));
+        w.unrolled("r", rounds, |w| {
+            let i = plus(&[Some("threadIdx.x".into()), if rounds > 1 { times("r", self.threads) } else { None }]);
+            let body = |w: &mut Writer| {
+                w.line(format!("const int i = {i};"));
+                let per_line = plan.per_line;
+                w.line(format!("const int line = i / {per_line};"));
+                let e = if plan.vector == 1 { format!("i % {per_line}") } else { format!("(i % {per_line}) * {}", plan.vector) };
+                w.line(format!("const int e = {e};"));
+                w.line(format!("{p}_off[r] = line * {ld} + e;"));
+                w.line(format!("{p}_dst[r] = {p}_at(line, e);"));
+            };
+            // one round is written flat: a scope keeps its names to itself
+            if rounds == 1 {
+                w.block("", body);
+            } else {
+                body(w);
+            }
+        });
+        w.line("");
+    }
+
+    /// Moves `{p}_src` on by one K tile.
+    fn advance(&self, w: &mut Writer, c: &Copies) {
+        let ld = if c.p == 'a' { "lda" } else { "ldb" };
+        let step = if c.lines_along_k { format!("{} * {ld}", self.bk) } else { self.bk.to_string() };
+        w.line(format!("{}_src += {step};", c.p));
+    }
+
+    /// cp.async copies of the next tile of one operand into stage `stage`.
+    fn issue(&self, w: &mut Writer, c: &Copies, stage: &str) {
+        let (p, rounds) = (c.p, c.plan.rounds);
+        let bytes = c.plan.vector * self.spec.a.elem.bytes();
+        let stage_off = times(stage, c.stage);
+        w.unrolled("r", rounds, |w| {
+            let at = plus(&[stage_off.clone(), Some(format!("{p}_dst[r]"))]);
+            w.line(format!("cp_async_{bytes}({p}s_addr + 2 * ({at}), {p}_src + {p}_off[r]);"));
+        });
+        self.advance(w, c);
+    }
+
+    /// The vector type of one copy.
+    fn copy_type(c: &Copies) -> &'static str {
+        match c.plan.vector {
+            8 => "uint4",
+            4 => "uint2",
+            2 => "unsigned",
+            _ => "unsigned short",
+        }
+    }
+
+    /// Synchronous copies of one operand's next tile into registers `{p}_ld`.
+    fn load(&self, w: &mut Writer, c: &Copies) {
+        let (p, ty) = (c.p, Self::copy_type(c));
+        w.unrolled("r", c.plan.rounds, |w| {
+            w.line(format!("{p}_ld[r] = *reinterpret_cast<const {ty}*>({p}_src + {p}_off[r]);"));
+        });
+        self.advance(w, c);
+    }
+
+    /// Stores registers `{p}_ld` into stage `stage` of the shared tile.
+    fn store(&self, w: &mut Writer, c: &Copies, stage: &str) {
+        let (p, ty) = (c.p, Self::copy_type(c));
+        let smem = if p == 'a' { "As" } else { "Bs" };
+        let stage_off = times(stage, c.stage);
+        w.unrolled("r", c.plan.rounds, |w| {
+            let at = plus(&[stage_off.clone(), Some(format!("{p}_dst[r]"))]);
+            w.line(format!("*reinterpret_cast<{ty}*>({smem} + {at}) = {p}_ld[r];"));
+        });
+    }
+
+    /// Declares the copy registers of both operands.
+    fn copy_registers(&self, w: &mut Writer, a: &Copies, b: &Copies) {
+        for c in [a, b] {
+            w.line(format!("{} {}_ld[{}];", Self::copy_type(c), c.p, c.plan.rounds));
+        }
+    }
+
+    /// Synchronous staging: one buffer (copy, barrier, math, barrier), or two
+    /// (the next tile's loads issued before this tile's math, stored after it).
+    pub(super) fn smem_loop(&self, w: &mut Writer, vector: u32, buffers: u32) {
+        let (a, b) = self.smem_setup(w, buffers, vector);
+        let bk = self.bk;
+        if buffers == 1 {
+            w.line(format!("// block tier: walk K one {bk}-wide tile at a time"));
+            w.block(format!("for (int k0 = 0; k0 < K; k0 += {bk})"), |w| {
+                w.line("// staging: global -> registers -> shared");
+                self.copy_registers(w, &a, &b);
+                self.load(w, &a);
+                self.load(w, &b);
+                self.store(w, &a, "0");
+                self.store(w, &b, "0");
+                w.line("__syncthreads();  // the tiles are complete before anyone reads them");
+                self.k_tile(w, Source::Smem { stage: "0" });
+                w.line("__syncthreads();  // everyone is done reading before the next tiles land");
+            });
+            return;
+        }
+        w.line(format!("const int tiles = K / {bk};"));
+        w.line("// staging (double buffered): tile 0 lands first; then each step computes one");
+        w.line("// buffer while the next tile travels through registers into the other");
+        w.block("", |w| {
+            self.copy_registers(w, &a, &b);
+            self.load(w, &a);
+            self.load(w, &b);
+            self.store(w, &a, "0");
+            self.store(w, &b, "0");
+        });
+        w.line("__syncthreads();");
+        w.line("");
+        w.line(format!("// block tier: walk K one {bk}-wide tile at a time"));
+        w.block("for (int kt = 0, buf = 0; kt < tiles; ++kt, buf ^= 1)", |w| {
+            w.line("const bool more = kt + 1 < tiles;");
+            self.copy_registers(w, &a, &b);
+            w.line("// staging: the next tiles' global loads are issued before this tile's math");
+            w.block("if (more)", |w| {
+                self.load(w, &a);
+                self.load(w, &b);
+            });
+            self.k_tile(w, Source::Smem { stage: "buf" });
+            w.block("if (more)", |w| {
+                self.store(w, &a, "(buf ^ 1)");
+                self.store(w, &b, "(buf ^ 1)");
+            });
+            w.line("// one barrier a step: the next tiles are complete, and nobody still");
+            w.line("// reads the buffer the step after next overwrites");
+            w.line("__syncthreads();");
+        });
+    }
+
+    /// A cp.async pipeline `stages` tiles deep, one barrier per K tile.
+    pub(super) fn cp_async_loop(&self, w: &mut Writer, stages: u32, vector: u32) {
+        let (a, b) = self.smem_setup(w, stages, vector);
+        let bk = self.bk;
+        let fill = stages - 1;
+        w.line(format!("const int tiles = K / {bk};"));
+        w.line(format!("// pipeline fill: the first {fill} tile(s) start to travel, one commit group each"));
+        w.unrolled("s", fill, |w| {
+            let s = if fill == 1 { "0" } else { "s" };
+            w.block(format!("if ({s} < tiles)"), |w| {
+                self.issue(w, &a, s);
+                self.issue(w, &b, s);
+            });
+            w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
+        });
+        w.line("int rd = 0;  // the stage being read");
+        w.line(format!("int wr = {fill};  // the stage being refilled"));
+        w.line("");
+        w.line(format!("// block tier: walk K one {bk}-wide tile at a time"));
+        w.block("for (int kt = 0; kt < tiles; ++kt)", |w| {
+            w.line(format!("cp_async_wait<{}>();  // this thread's copies of tile kt have landed", stages - 2));
+            w.line("__syncthreads();  // everyone's have; and everyone is done reading the stage refilled next");
+            w.line(format!("// refill the stage tile kt - 1 used with tile kt + {fill}"));
+            w.block(format!("if (kt + {fill} < tiles)"), |w| {
+                self.issue(w, &a, "wr");
+                self.issue(w, &b, "wr");
+            });
+            w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
+            w.line(format!("wr = wr == {fill} ? 0 : wr + 1;"));
+            self.k_tile(w, Source::Smem { stage: "rd" });
+            w.line(format!("rd = rd == {fill} ? 0 : rd + 1;"));
+        });
+    }
+}

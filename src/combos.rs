@@ -1,0 +1,107 @@
+//! Tensor-core specs beyond the ladder: every layout of A, B and C under
+//! each staging, swizzle and C type, for the NVRTC test (compiles them all)
+//! and the GPU test (checks them all against cuBLAS).
+
+use gemm_runtime::spec::*;
+
+fn spec(name: &'static str, elems: [Elem; 3], layouts: [Layout; 3], atom: Atom) -> KernelSpec {
+    let op = |i: usize| Operand { elem: elems[i], layout: layouts[i] };
+    KernelSpec {
+        name: name.into(),
+        a: op(0),
+        b: op(1),
+        c: op(2),
+        block: Block { m: 64, n: 64, k: Some(32), threads: 128, min_blocks: None },
+        warp: Some(Warp { m: 32, n: 32, m_iters: 1, n_iters: 1 }),
+        thread: None,
+        atom,
+        staging: Staging::Direct,
+        specialize: None,
+        swizzle: Swizzle::None,
+        raster: Raster::Row,
+        persistent: None,
+        cluster: None,
+        epilogue: Epilogue::Direct,
+        arch: Arch::Sm80,
+    }
+}
+
+/// Every layout of A, B, C.
+fn layouts() -> impl Iterator<Item = [Layout; 3]> {
+    let l = [Layout::RowMajor, Layout::ColMajor];
+    l.into_iter().flat_map(move |a| l.into_iter().flat_map(move |b| l.into_iter().map(move |c| [a, b, c])))
+}
+
+/// mma specs: each of the 8 layouts with each C type (24 kernels), cycling
+/// through the stagings (1 and 2 synchronous buffers, 2- to 4-stage
+/// cp.async, 4-element copies), the swizzles (none, pad, xor), f16 and bf16
+/// operands, warp shapes with an odd number of 8-wide atoms, a grouped
+/// raster and vector stores where C is row-major.
+pub fn mma() -> Vec<KernelSpec> {
+    let stagings = [
+        Staging::Smem { vector: 8, transpose_a: false, buffers: 1 },
+        Staging::CpAsync { stages: 3, vector: 8, transpose_a: false },
+        Staging::Smem { vector: 8, transpose_a: false, buffers: 2 },
+        Staging::CpAsync { stages: 2, vector: 4, transpose_a: false },
+        Staging::CpAsync { stages: 4, vector: 8, transpose_a: false },
+    ];
+    let swizzles = [Swizzle::Pad(8), Swizzle::Xor, Swizzle::None, Swizzle::Xor];
+    let mut out = Vec::new();
+    for (i, layouts) in layouts().enumerate() {
+        for (j, c) in [Elem::Bf16, Elem::F32, Elem::F16].into_iter().enumerate() {
+            let n = i * 3 + j;
+            let ab = if n % 2 == 0 { Elem::Bf16 } else { Elem::F16 };
+            let mut s = spec("mma_combo", [ab, ab, c], layouts, Atom::Mma { m: 16, n: 8, k: 16 });
+            s.staging = stagings[n % stagings.len()];
+            s.swizzle = swizzles[n % swizzles.len()];
+            if n % 3 == 1 {
+                // 64x24 warps: three 8-wide atoms, the last loaded by ldmatrix .x2
+                // (48-element lines: 4-element copies, and padding, not xor)
+                s.block = Block { m: 128, n: 48, k: Some(32), threads: 128, min_blocks: None };
+                s.warp = Some(Warp { m: 64, n: 24, m_iters: 1, n_iters: 1 });
+                s.staging = match s.staging {
+                    Staging::Smem { buffers, .. } => Staging::Smem { vector: 4, transpose_a: false, buffers },
+                    Staging::CpAsync { stages, .. } => Staging::CpAsync { stages, vector: 4, transpose_a: false },
+                    other => other,
+                };
+                if s.swizzle == Swizzle::Xor {
+                    s.swizzle = Swizzle::Pad(8);
+                }
+            }
+            if n % 4 == 2 {
+                s.raster = Raster::Grouped(3);
+            }
+            if layouts[2] == Layout::RowMajor && n % 2 == 1 {
+                s.epilogue = Epilogue::Vector;
+            }
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// wmma specs: each of the 8 layouts of A and B (C row- or column-major by
+/// turns) straight from global memory and through both stagings, with each
+/// atom shape the layouts allow, f16 and bf16 operands.
+pub fn wmma() -> Vec<KernelSpec> {
+    let mut out = Vec::new();
+    for (i, layouts) in layouts().enumerate() {
+        let ab = if i % 2 == 0 { Elem::F16 } else { Elem::Bf16 };
+        let shape = match (layouts[0], layouts[1]) {
+            (Layout::RowMajor, Layout::ColMajor) if i % 4 == 1 => Atom::Wmma { m: 32, n: 8, k: 16 },
+            (Layout::RowMajor, _) if i % 4 == 0 => Atom::Wmma { m: 8, n: 32, k: 16 },
+            _ => Atom::Wmma { m: 16, n: 16, k: 16 },
+        };
+        let base = spec("wmma_combo", [ab, ab, Elem::F32], layouts, shape);
+        let mut direct = base.clone();
+        direct.block.k = None;
+        let mut smem = base.clone();
+        smem.staging = Staging::Smem { vector: 8, transpose_a: false, buffers: 1 + (i as u32 % 2) };
+        smem.swizzle = Swizzle::Pad(8);
+        let mut cp = base;
+        cp.staging = Staging::CpAsync { stages: 3, vector: 8, transpose_a: false };
+        cp.raster = Raster::Grouped(2);
+        out.extend([direct, smem, cp]);
+    }
+    out
+}

@@ -1,18 +1,19 @@
 //! The search over legal SIMT tilings: prune with the rules, compile, verify
 //! against cuBLAS, time; print the best few per size.
-//! `cargo run --release --example search [--focus | --stream-k | --single-buffered] [--threads=N,..] [SIZE ...]`
+//! `cargo run --release --example search [--focus | --stream-k | --single-buffered | --mma] [--threads=N,..] [SIZE ...]`
 //! (default 4096, its best five re-timed in two rounds of 30 runs, then the
 //! best ten again at 2048 and 8192; `--focus` searches
 //! the narrower space around the H100's winners, `--stream-k` its pipelines
 //! under the stream-K schedule, `--single-buffered` the tilings of the
 //! warptiling step's staging; with `--stream-k` too, those under stream-K;
-//! `--threads=` keeps blocks of those thread counts instead of 128 and 256).
+//! `--threads=` keeps blocks of those thread counts instead of 128 and 256;
+//! `--mma` searches the bf16 mma.sync tilings of the tensor ladder instead).
 
 use std::io::Write;
 
-use gemm_ladder::measure::{time_cublas, Bench, Reps};
+use gemm_ladder::measure::{time_cublas_typed, Bench, Reps};
 use gemm_ladder::search::{self, Space};
-use gemm_runtime::spec::{Layout, Persistent};
+use gemm_runtime::spec::{Elem, Layout, Persistent};
 use gemm_runtime::Dims;
 
 fn main() {
@@ -24,7 +25,7 @@ fn main() {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    const FLAGS: [&str; 3] = ["--focus", "--stream-k", "--single-buffered"];
+    const FLAGS: [&str; 4] = ["--focus", "--stream-k", "--single-buffered", "--mma"];
     let threads = args.iter().find_map(|a| a.strip_prefix("--threads="));
     if let Some(bad) = args.iter().find(|a| a.starts_with("--") && !FLAGS.contains(&a.as_str()) && !a.starts_with("--threads=")) {
         return Err(format!("unknown option {bad}; expected {}, --threads=N[,N..] or sizes", FLAGS.join(", ")).into());
@@ -54,7 +55,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         Some((f, r)) => (*f, r.to_vec()),
         None => (4096, vec![2048, 8192]),
     };
-    let c = search::candidates(&space);
+    let c = if flag("--mma") { search::mma_candidates() } else { search::candidates(&space) };
     println!("{} points considered, {} legal; pruned by rule:", c.considered, c.specs.len());
     for (at, n) in &c.pruned {
         println!("  {n:>6}  {at}");
@@ -87,8 +88,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 
 fn report(bench: &Bench, size: usize, results: &[search::Tuned], n: usize, what: &str) -> Result<(), Box<dyn std::error::Error>> {
     let dims = Dims::new(size, size, size);
-    let cublas = time_cublas(bench, [Layout::RowMajor; 3], dims, Reps::default())?.tflops(dims.flops());
-    println!("\n{size}^3: cuBLAS sgemm {cublas:.2} TFLOP/s; best {} of {} {what}:", n.min(results.len()), results.len());
+    // cuBLAS in the candidates' types and layouts
+    let (types, layouts) = results
+        .first()
+        .map_or(([Elem::F32; 3], [Layout::RowMajor; 3]), |t| ([t.spec.a.elem, t.spec.b.elem, t.spec.c.elem], [t.spec.a.layout, t.spec.b.layout, t.spec.c.layout]));
+    let cublas = time_cublas_typed(bench, types, layouts, dims, Reps::default())?.tflops(dims.flops());
+    println!("\n{size}^3: cuBLAS ({}) {cublas:.2} TFLOP/s; best {} of {} {what}:", types[0].rust_name(), n.min(results.len()), results.len());
     println!("| TFLOP/s | % of cuBLAS | rel. error | attribute |");
     println!("|---:|---:|---:|---|");
     for t in results.iter().take(n) {

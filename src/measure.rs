@@ -185,11 +185,24 @@ impl Problem {
         typed!(&self.a, &self.b, c, |a, b, c| bench.blas.gemm(self.layouts, a, b, c, self.dims))
     }
 
-    /// C as cuBLAS computes it, widened to f32.
+    /// C as cuBLAS computes it, widened to f32. cuBLAS writes a 16-bit C only
+    /// in the operands' own type; for the other (bf16 operands, f16 C, or the
+    /// reverse) it computes C in f32, rounded here to C's type to nearest
+    /// even, as cuBLAS and the kernels round.
     pub fn reference(&self, bench: &Bench) -> Result<Vec<f32>, GemmError> {
-        let mut c = self.poisoned_c(bench)?;
+        let [ab, _, c_elem] = self.types;
+        if c_elem == Elem::F32 || c_elem == ab {
+            let mut c = self.poisoned_c(bench)?;
+            self.cublas(bench, &mut c)?;
+            return c.to_f32(bench.stream());
+        }
+        let mut c = DevMat::from_f32(bench.stream(), Elem::F32, &vec![POISON; self.c_len])?;
         self.cublas(bench, &mut c)?;
-        c.to_f32(bench.stream())
+        let wide = c.to_f32(bench.stream())?;
+        Ok(match c_elem {
+            Elem::F16 => wide.into_iter().map(|x| f16::from_f32(x).to_f32()).collect(),
+            _ => wide.into_iter().map(|x| bf16::from_f32(x).to_f32()).collect(),
+        })
     }
 }
 

@@ -207,6 +207,67 @@ pub fn candidates(space: &Space) -> Candidates {
     out
 }
 
+/// The mma search's space: bf16 in and out, both operands row-major (the
+/// tensor ladder's types), 16-byte cp.async copies into XOR-swizzled tiles,
+/// every block and warp tile of 32 to 256 a side, K steps of 32 and 64, 3
+/// to 5 stages, both rasters, with and without a cap for 2 blocks per SM.
+pub fn mma_candidates() -> Candidates {
+    let mut out = Candidates { specs: Vec::new(), considered: 0, pruned: BTreeMap::new() };
+    let op = Operand { elem: Elem::Bf16, layout: Layout::RowMajor };
+    let sides = [64u32, 128, 256];
+    let warps = [32u32, 64, 128];
+    for bm in sides {
+        for bn in sides {
+            for bk in [32u32, 64] {
+                for wm in warps {
+                    for wn in warps {
+                        for stages in [3u32, 4, 5] {
+                            for raster in [Raster::Row, Raster::Grouped(8)] {
+                                for min_blocks in [None, Some(2)] {
+                                    out.considered += 1;
+                                    let threads = if bm % wm == 0 && bn % wn == 0 { (bm / wm) * (bn / wn) * 32 } else { 0 };
+                                    let spec = KernelSpec {
+                                        name: "mma_tuned".into(),
+                                        a: op,
+                                        b: op,
+                                        c: op,
+                                        block: Block { m: bm, n: bn, k: Some(bk), threads, min_blocks },
+                                        warp: Some(Warp { m: wm, n: wn, m_iters: 1, n_iters: 1 }),
+                                        thread: None,
+                                        atom: Atom::Mma { m: 16, n: 8, k: 16 },
+                                        staging: Staging::CpAsync { stages, vector: 8, transpose_a: false },
+                                        specialize: None,
+                                        swizzle: Swizzle::Xor,
+                                        raster,
+                                        persistent: None,
+                                        cluster: None,
+                                        epilogue: Epilogue::Vector,
+                                        arch: Arch::Sm80,
+                                    };
+                                    let mut diags = gemm_runtime::gemm_core::check(&spec);
+                                    if diags.is_empty() && ![128, 256].contains(&threads) {
+                                        *out.pruned.entry("threads other than 128 and 256").or_insert(0) += 1;
+                                    } else if diags.is_empty() && min_blocks.is_some() && spec.register_cap() == 255 {
+                                        *out.pruned.entry("min_blocks that caps nothing").or_insert(0) += 1;
+                                    } else if diags.is_empty() && 2 * spec.smem_bytes() > Arch::Sm90.smem_per_sm() && min_blocks.is_some() {
+                                        *out.pruned.entry("min_blocks = 2 over an SM's shared memory").or_insert(0) += 1;
+                                    } else if diags.is_empty() {
+                                        out.specs.push(spec);
+                                    } else {
+                                        diags.truncate(1);
+                                        *out.pruned.entry(diags[0].at).or_insert(0) += 1;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Splits `iters` warp iterations into m x n, each dividing the lanes' room
 /// along its side, favouring the split whose per-step sub-tile is squarest;
 /// (0, 0) when there is none, which the rules then reject.
@@ -252,12 +313,14 @@ pub fn run(
             });
         }
     });
-    // One set of inputs for all: verified at a size up to 1024, timed at `dims`.
-    let layouts = [Layout::RowMajor; 3];
+    // One set of inputs for all (the candidates share types and layouts):
+    // verified at a size up to 1024, timed at `dims`.
+    let Some(first) = specs.first() else { return Ok(Vec::new()) };
+    let (types, layouts) = ([first.a.elem, first.b.elem, first.c.elem], [first.a.layout, first.b.layout, first.c.layout]);
     let check_dims = Dims::new(dims.m.min(1024), dims.n.min(1024), dims.k.min(512));
-    let check = Problem::new(bench, layouts, check_dims, 7)?;
+    let check = Problem::typed(bench, types, layouts, check_dims, 7)?;
     let reference = check.reference(bench)?;
-    let timed = Problem::new(bench, layouts, dims, 11)?;
+    let timed = Problem::typed(bench, types, layouts, dims, 11)?;
     let mut results = Vec::new();
     for (i, kernel) in kernels.iter().enumerate() {
         progress(i, &kernel.spec);
@@ -313,7 +376,13 @@ pub fn attribute(spec: &KernelSpec) -> String {
         let sweep = if t.sweep == Dim::M { ", sweep = m" } else { "" };
         parts.push(format!("thread(m = {}, n = {}{lanes}{sweep})", t.m, t.n));
     }
-    parts.push("atom = fma".into());
+    parts.push(match spec.atom {
+        Atom::Fma => "atom = fma".into(),
+        atom => {
+            let (m, n, k) = atom.shape();
+            format!("atom = {}(m{m}n{n}k{k})", atom.name())
+        }
+    });
     let t = |transpose_a: bool| if transpose_a { ", transpose_a" } else { "" };
     match spec.staging {
         Staging::Smem { vector, transpose_a, buffers } => {
@@ -324,8 +393,10 @@ pub fn attribute(spec: &KernelSpec) -> String {
         }
         _ => {}
     }
-    if let Swizzle::Pad(p) = spec.swizzle {
-        parts.push(format!("swizzle = pad({p})"));
+    match spec.swizzle {
+        Swizzle::Pad(p) => parts.push(format!("swizzle = pad({p})")),
+        Swizzle::Xor => parts.push("swizzle = xor".into()),
+        _ => {}
     }
     if let Raster::Grouped(g) = spec.raster {
         parts.push(format!("raster = grouped({g})"));

@@ -445,8 +445,8 @@ fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 ));
             }
         }
-        if let Staging::CpAsync { transpose_a, .. } = spec.staging {
-            cp_async_sizes(spec, v, transpose_a, out);
+        if let Staging::CpAsync { .. } = spec.staging {
+            cp_async_sizes(spec, v, out);
         }
         // Global loads split evenly across the block's threads.
         let t = b.threads.max(1);
@@ -464,9 +464,10 @@ fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
 }
 
-/// `cp.async` copies 4, 8 or 16 bytes; an operand whose shared layout
-/// transposes its global one is copied one element at a time.
-fn cp_async_sizes(spec: &KernelSpec, v: u32, transpose_a: bool, out: &mut Vec<Diag>) {
+/// `cp.async` copies 4, 8 or 16 bytes. (A SIMT operand whose shared layout
+/// transposes its global one is copied 4 bytes at a time: f32 elements, the
+/// only ones SIMT kernels take; tensor-core kernels never transpose a copy.)
+fn cp_async_sizes(spec: &KernelSpec, v: u32, out: &mut Vec<Diag>) {
     let elem = spec.a.elem;
     let bytes = v * elem.bytes();
     if bytes < 4 {
@@ -478,20 +479,6 @@ fn cp_async_sizes(spec: &KernelSpec, v: u32, transpose_a: bool, out: &mut Vec<Di
                 4 / elem.bytes()
             ),
         ));
-    }
-    let (a_copy_transposes, b_copy_transposes) = spec.copies_transpose();
-    let a_at = if transpose_a { "staging.transpose_a" } else { "a" };
-    for (at, transposes, op) in [(a_at, a_copy_transposes, spec.a), ("b", b_copy_transposes, spec.b)] {
-        if transposes && op.elem.bytes() < 4 {
-            out.push(Diag::new(
-                at,
-                format!(
-                    "cp.async would copy this operand into a transposed shared layout one {} at a time, {} bytes, below its 4-byte minimum; keep the operand contiguous the same way in global and shared memory",
-                    op.elem.rust_name(),
-                    op.elem.bytes()
-                ),
-            ));
-        }
     }
 }
 

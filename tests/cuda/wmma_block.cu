@@ -35,8 +35,8 @@ wmma_block__f16f16f32_rcr__b64x64_t128__w16x64_i1x1__wmma16x16x16__direct__sm_80
     // warp tier: 4x1 warps, each a 16x64 sub-tile of 1x4 atoms of 16x16
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    const int warp_m = (warp / 1) * 16;
-    const int warp_n = (warp % 1) * 64;
+    const int warp_m = warp * 16;
+    const int warp_n = 0;
 
     // accumulators: 1x4 atoms, one f32 fragment (8 registers a lane) each
     float acc[1][4][8] = {};

@@ -35,8 +35,8 @@ wmma_warp__f16f16f32_rcr__b16x16_t32__w16x16_i1x1__wmma16x16x16__direct__sm_80(
     // warp tier: 1x1 warps, each a 16x16 sub-tile of 1x1 atoms of 16x16
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    const int warp_m = (warp / 1) * 16;
-    const int warp_n = (warp % 1) * 16;
+    const int warp_m = 0;
+    const int warp_n = 0;
 
     // accumulators: 1x1 atoms, one f32 fragment (8 registers a lane) each
     float acc[1][1][8] = {};

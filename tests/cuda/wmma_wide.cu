@@ -35,8 +35,8 @@ wmma_wide__f16f16f32_rcr__b128x128_t256__w16x128_i1x1__wmma16x16x16__direct__sm_
     // warp tier: 8x1 warps, each a 16x128 sub-tile of 1x8 atoms of 16x16
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    const int warp_m = (warp / 1) * 16;
-    const int warp_n = (warp % 1) * 128;
+    const int warp_m = warp * 16;
+    const int warp_n = 0;
 
     // accumulators: 1x8 atoms, one f32 fragment (8 registers a lane) each
     float acc[1][8][8] = {};

@@ -5,7 +5,7 @@ fn main() {
     match gemm_ladder::steps::step(&name) {
         Some(step) => print!("{}", step.kernel.source),
         None => {
-            let names: Vec<_> = gemm_ladder::STEPS.iter().map(|s| s.name).collect();
+            let names: Vec<_> = gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).map(|s| s.name).collect();
             eprintln!("usage: cuda STEP, where STEP is one of {}", names.join(", "));
             std::process::exit(2);
         }

@@ -326,7 +326,7 @@ fn tensor(spec: &KernelSpec, out: &mut Vec<Diag>) {
     // ldmatrix reads, and wmma.load strides by, 16-byte rows of shared memory.
     let bytes = spec.a.elem.bytes();
     if let Swizzle::Pad(p) = spec.swizzle {
-        if p * bytes % 16 != 0 {
+        if !(p * bytes).is_multiple_of(16) {
             let step = 16 / bytes;
             out.push(Diag::new(
                 "swizzle",
@@ -344,7 +344,7 @@ fn tensor(spec: &KernelSpec, out: &mut Vec<Diag>) {
         }
         for (name, t) in [("A", spec.smem_a()), ("B", spec.smem_b())] {
             let chunks = t.len * bytes / 16;
-            if !(chunks == 2 || chunks == 4 || (chunks >= 8 && chunks % 8 == 0)) || t.len * bytes % 16 != 0 {
+            if !(chunks == 2 || chunks == 4 || (chunks >= 8 && chunks.is_multiple_of(8))) || !(t.len * bytes).is_multiple_of(16) {
                 out.push(Diag::new(
                     "swizzle",
                     format!(

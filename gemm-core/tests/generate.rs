@@ -180,3 +180,90 @@ fn stream_k_cp_async_pipelines_run_through_the_whole_share() {
     assert!(src[units..].contains("// the previous unit is done with shared memory"), "{src}");
     assert!(!src.contains("copies_left"), "{src}");
 }
+
+/// A legal mma spec: bf16, row-major, 64x64x32 blocks of 4 warps of 32x32,
+/// a 3-stage cp.async pipeline.
+fn mma_spec() -> KernelSpec {
+    let op = Operand { elem: Elem::Bf16, layout: Layout::RowMajor };
+    KernelSpec {
+        a: op,
+        b: op,
+        c: op,
+        block: Block { m: 64, n: 64, k: Some(32), threads: 128, min_blocks: None },
+        warp: Some(Warp { m: 32, n: 32, m_iters: 1, n_iters: 1 }),
+        thread: None,
+        atom: Atom::Mma { m: 16, n: 8, k: 16 },
+        staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false },
+        ..smem_spec()
+    }
+}
+
+#[test]
+fn ldmatrix_transposes_exactly_the_operands_that_run_along_m_or_n() {
+    let trans_of = |a: Layout, b: Layout| {
+        let mut s = mma_spec();
+        s.a.layout = a;
+        s.b.layout = b;
+        let src = generate(&s).unwrap().source;
+        let a_trans = src.contains("ldmatrix_x4_trans(a_frag");
+        let b_trans = src.contains("ldmatrix_x4_trans(b_frag");
+        assert!(src.contains("ldmatrix_x4(a_frag") != a_trans && src.contains("ldmatrix_x4(b_frag") != b_trans);
+        (a_trans, b_trans)
+    };
+    // A row-major and B column-major run along k: plain ldmatrix for both.
+    assert_eq!(trans_of(Layout::RowMajor, Layout::ColMajor), (false, false));
+    assert_eq!(trans_of(Layout::RowMajor, Layout::RowMajor), (false, true));
+    assert_eq!(trans_of(Layout::ColMajor, Layout::ColMajor), (true, false));
+    assert_eq!(trans_of(Layout::ColMajor, Layout::RowMajor), (true, true));
+}
+
+#[test]
+fn copies_and_fragment_loads_share_one_layout_function_per_tile() {
+    for swizzle in [Swizzle::None, Swizzle::Pad(8), Swizzle::Xor] {
+        let src = generate(&KernelSpec { swizzle, ..mma_spec() }).unwrap().source;
+        for p in ["a", "b"] {
+            assert_eq!(src.matches(&format!("int {p}_at(int line, int e)")).count(), 1, "{swizzle:?}");
+            assert!(src.contains(&format!("{p}_dst[r] = {p}_at(line, e);")), "the copies place {p} through {p}_at");
+            assert!(src.contains(&format!("{p}_at({p}_line")), "ldmatrix reads {p} through {p}_at");
+        }
+        assert_eq!(src.contains("^"), swizzle == Swizzle::Xor, "only xor permutes chunks");
+    }
+}
+
+#[test]
+fn sixteen_bit_c_is_rounded_by_cvt_and_f32_c_is_stored_as_is() {
+    let bf16 = generate(&mma_spec()).unwrap().source;
+    assert!(bf16.contains("cvt.rn.bf16.f32") && bf16.contains("C[") && bf16.contains("to_bf16("));
+    let f32c = generate(&KernelSpec { c: Operand { elem: Elem::F32, layout: Layout::RowMajor }, ..mma_spec() }).unwrap().source;
+    assert!(!f32c.contains("cvt.rn"));
+    let vector = generate(&KernelSpec { epilogue: Epilogue::Vector, ..mma_spec() }).unwrap().source;
+    assert!(vector.contains("to_bf16x2("), "paired stores pack two values");
+}
+
+#[test]
+fn every_tensor_core_setting_changes_the_kernel() {
+    let base = generate(&mma_spec()).unwrap();
+    let changes: Vec<(&str, Change)> = vec![
+        ("xor", Box::new(|s| s.swizzle = Swizzle::Xor)),
+        ("pad", Box::new(|s| s.swizzle = Swizzle::Pad(8))),
+        ("stages", Box::new(|s| s.staging = Staging::CpAsync { stages: 4, vector: 8, transpose_a: false })),
+        ("vector", Box::new(|s| s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: false })),
+        ("smem", Box::new(|s| s.staging = Staging::Smem { vector: 8, transpose_a: false, buffers: 1 })),
+        ("double buffer", Box::new(|s| s.staging = Staging::Smem { vector: 8, transpose_a: false, buffers: 2 })),
+        ("raster", Box::new(|s| s.raster = Raster::Grouped(4))),
+        ("epilogue", Box::new(|s| s.epilogue = Epilogue::Vector)),
+        ("c type", Box::new(|s| s.c.elem = Elem::F16)),
+        ("a type", Box::new(|s| (s.a.elem, s.b.elem) = (Elem::F16, Elem::F16))),
+        ("wmma", Box::new(|s| s.atom = Atom::Wmma { m: 16, n: 16, k: 16 })),
+    ];
+    for (what, change) in changes {
+        let mut s = mma_spec();
+        change(&mut s);
+        if matches!(s.atom, Atom::Wmma { .. }) {
+            s.c.elem = Elem::F32;
+        }
+        let g = generate(&s).unwrap_or_else(|e| panic!("{what}: {e:?}"));
+        assert_ne!(g.source, base.source, "{what} left the source unchanged");
+        assert_ne!(g.kernel_name, base.kernel_name, "{what} left the name unchanged");
+    }
+}

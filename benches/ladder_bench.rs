@@ -9,10 +9,9 @@
 
 use std::io::Write;
 
-use gemm_ladder::measure::{verify_on, Bench, Problem, Reps};
+use gemm_ladder::measure::{config, describe, verify_on, Bench, Config, Problem, Reps};
 use gemm_ladder::report::{json_str, line_chart, write_target};
 use gemm_ladder::{Step, STEPS, TENSOR_STEPS};
-use gemm_runtime::spec::{Elem, Layout};
 use gemm_runtime::timing::time;
 use gemm_runtime::{Dims, GemmError};
 
@@ -44,19 +43,6 @@ fn rotation(bench: &Bench, config: Config, dims: Dims) -> Result<Vec<Problem>, G
     (0..sets).map(|i| Problem::typed(bench, types, layouts, dims, 1000 + i as u64)).collect()
 }
 
-/// Element types and layouts of A, B and C: what cuBLAS is timed on beside a step.
-type Config = ([Elem; 3], [Layout; 3]);
-
-fn config(step: &Step) -> Config {
-    let s = &step.kernel.spec;
-    ([s.a.elem, s.b.elem, s.c.elem], [s.a.layout, s.b.layout, s.c.layout])
-}
-
-fn describe(c: Config) -> String {
-    let letter = |l: Layout| if l == Layout::RowMajor { 'r' } else { 'c' };
-    format!("{}{}{}_{}{}{}", c.0[0].rust_name(), c.0[1].rust_name(), c.0[2].rust_name(), letter(c.1[0]), letter(c.1[1]), letter(c.1[2]))
-}
-
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     // `cargo bench` passes `--bench`; anything else names steps to keep.
     let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
@@ -78,8 +64,8 @@ fn ladder(bench: &Bench, steps: &[&Step], name: &str, title: &str) -> Result<(),
     let driver = gemm_runtime::device::driver_version().unwrap_or_else(|_| "?".into());
     let mut configs: Vec<Config> = Vec::new();
     for s in steps {
-        if !configs.contains(&config(s)) {
-            configs.push(config(s));
+        if !configs.contains(&config(s.kernel)) {
+            configs.push(config(s.kernel));
         }
     }
     let total = SIZES.len() * (steps.len() + configs.len());
@@ -101,7 +87,7 @@ fn ladder(bench: &Bench, steps: &[&Step], name: &str, title: &str) -> Result<(),
             let mut c = sets[0].poisoned_c(bench)?;
             let t = time(bench.stream(), reps.warmup, reps.runs, |i| sets[i % sets.len()].cublas(bench, &mut c))?;
             cublas[si][ci] = t.tflops(dims.flops());
-            for (i, step) in steps.iter().enumerate().filter(|(_, s)| config(s) == cfg) {
+            for (i, step) in steps.iter().enumerate().filter(|(_, s)| config(s.kernel) == cfg) {
                 progress(step.name);
                 let rel_err = match verify_on(bench, step.kernel, &sets[0], &reference) {
                     Ok(e) => e,

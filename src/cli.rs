@@ -1,10 +1,9 @@
 //! The examples' shared command line: run some ladder steps at one size and
 //! print a table beside cuBLAS, measured in the same process.
 
-use gemm_runtime::spec::{Elem, Layout};
 use gemm_runtime::Dims;
 
-use crate::measure::{measure, time_cublas_typed, Bench, Failure, Reps};
+use crate::measure::{config, describe, measure, time_cublas_typed, Bench, Config, Failure, Reps};
 use crate::Step;
 
 /// `[SIZE | M N K]` from the command line; 4096 cubed by default.
@@ -42,20 +41,6 @@ pub fn main_for_both() {
     }
 }
 
-/// A step's operand types and layouts, as cuBLAS is timed beside it.
-type Config = ([Elem; 3], [Layout; 3]);
-
-fn config(step: &Step) -> Config {
-    let s = &step.kernel.spec;
-    ([s.a.elem, s.b.elem, s.c.elem], [s.a.layout, s.b.layout, s.c.layout])
-}
-
-/// `bf16 x bf16 -> bf16, A row-major, B row-major, C row-major`.
-fn describe(c: Config) -> String {
-    let l = |l: Layout| if l == Layout::RowMajor { "r" } else { "c" };
-    format!("{}{}{}_{}{}{}", c.0[0].rust_name(), c.0[1].rust_name(), c.0[2].rust_name(), l(c.1[0]), l(c.1[1]), l(c.1[2]))
-}
-
 fn run(steps: &[&Step], name: &str) -> Result<(), Box<dyn std::error::Error>> {
     let dims = dims_from_args()?;
     let bench = Bench::open()?;
@@ -70,7 +55,7 @@ fn run(steps: &[&Step], name: &str) -> Result<(), Box<dyn std::error::Error>> {
     // cuBLAS once per distinct configuration, in the order the steps need them.
     let mut cublas: Vec<(Config, f64)> = Vec::new();
     for s in steps {
-        let c = config(s);
+        let c = config(s.kernel);
         if !cublas.iter().any(|(k, _)| *k == c) {
             cublas.push((c, time_cublas_typed(&bench, c.0, c.1, dims, reps)?.tflops(dims.flops())));
         }
@@ -98,7 +83,7 @@ fn run(steps: &[&Step], name: &str) -> Result<(), Box<dyn std::error::Error>> {
     let mut bars = Vec::new();
     let mut prev: Option<f64> = None;
     for step in steps {
-        let reference = cublas.iter().find(|(c, _)| *c == config(step)).map_or(f64::NAN, |r| r.1);
+        let reference = cublas.iter().find(|(c, _)| *c == config(step.kernel)).map_or(f64::NAN, |r| r.1);
         let line = match measure(&bench, step.kernel, dims, reps) {
             Ok(m) => {
                 let speedup = prev.map_or(String::new(), |p| format!("{:.2}x", m.tflops / p));

@@ -206,6 +206,20 @@ impl Problem {
     }
 }
 
+/// Element types and layouts of A, B and C: what cuBLAS is timed on beside a kernel.
+pub type Config = ([Elem; 3], [Layout; 3]);
+
+/// `kernel`'s types and layouts.
+pub fn config(kernel: &Kernel) -> Config {
+    (types(kernel), layouts(kernel))
+}
+
+/// `bf16bf16bf16_rrr`: the types of A, B, C, then their layouts (r = row-major, c = column-major).
+pub fn describe(c: Config) -> String {
+    let l = |l: Layout| if l == Layout::RowMajor { 'r' } else { 'c' };
+    format!("{}{}{}_{}{}{}", c.0[0].rust_name(), c.0[1].rust_name(), c.0[2].rust_name(), l(c.1[0]), l(c.1[1]), l(c.1[2]))
+}
+
 fn layouts(k: &Kernel) -> [Layout; 3] {
     [k.spec.a.layout, k.spec.b.layout, k.spec.c.layout]
 }

@@ -26,3 +26,30 @@ pub fn describe(layout: Layout) -> &'static str {
         Layout::ColMajor => "column-major",
     }
 }
+
+/// `base + t1 + t2 ...` of the present terms (loops that run once give
+/// none, and a term of 0 adds nothing); `0` if nothing is left.
+pub fn sum(base: &str, terms: &[Option<String>]) -> String {
+    let mut s = base.to_string();
+    for t in terms.iter().flatten().filter(|t| *t != "0") {
+        if s.is_empty() || s == "0" {
+            s = t.clone();
+        } else {
+            s = format!("{s} + {t}");
+        }
+    }
+    if s.is_empty() {
+        "0".into()
+    } else {
+        s
+    }
+}
+
+/// `expr * factor`, leaving out a factor of 1.
+pub fn scaled(expr: &str, factor: u32) -> String {
+    if factor == 1 {
+        expr.to_string()
+    } else {
+        format!("({expr}) * {factor}")
+    }
+}

@@ -232,8 +232,8 @@ impl Kernel<'_> {
         let p = &c.p;
         let k0 = if self.stream_k { format!("copy_k * {}", self.spec.block.k.unwrap_or(1)) } else { "0".to_string() };
         let (row, col) = match c.tile.name {
-            "A" => (format!("block_m + {p}_row"), super::sum(&k0, &[Some(format!("{p}_col"))])),
-            _ => (super::sum(&k0, &[Some(format!("{p}_row"))]), format!("block_n + {p}_col")),
+            "A" => (format!("block_m + {p}_row"), crate::cuda::layout::sum(&k0, &[Some(format!("{p}_col"))])),
+            _ => (crate::cuda::layout::sum(&k0, &[Some(format!("{p}_row"))]), format!("block_n + {p}_col")),
         };
         match c.tile.name {
             "A" => self.a_global(&row, &col),

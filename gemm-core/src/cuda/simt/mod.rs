@@ -10,7 +10,7 @@
 mod cp_async;
 mod stream_k;
 
-use super::layout::{offset, term};
+use super::layout::{offset, scaled, sum, term};
 use super::schedule;
 use super::writer::Writer;
 use crate::spec::*;
@@ -100,38 +100,12 @@ pub fn emit(spec: &KernelSpec) -> String {
     w.finish()
 }
 
-/// `base + t1 + t2 ...`, leaving out terms of loops that run once.
-fn sum(base: &str, terms: &[Option<String>]) -> String {
-    let mut s = base.to_string();
-    for t in terms.iter().flatten() {
-        if s.is_empty() || s == "0" {
-            s = t.clone();
-        } else {
-            s = format!("{s} + {t}");
-        }
-    }
-    if s.is_empty() {
-        "0".into()
-    } else {
-        s
-    }
-}
-
 /// The term `var * stride` of a loop of `extent` iterations; none if it runs once.
 fn step(var: &str, extent: u32, stride: u32) -> Option<String> {
     match (extent, stride) {
         (1, _) => None,
         (_, 1) => Some(var.to_string()),
         _ => Some(format!("{var} * {stride}")),
-    }
-}
-
-/// `expr * factor`, leaving out a factor of 1.
-fn scaled(expr: &str, factor: u32) -> String {
-    if factor == 1 {
-        expr.to_string()
-    } else {
-        format!("({expr}) * {factor}")
     }
 }
 

@@ -9,7 +9,7 @@
 //! k 8-15), (m 8-15, k 8-15); B's (k 0-7, n 0-7), (k 8-15, n 0-7), and for a
 //! second atom along n the same 8 columns on.
 
-use super::{plus, times, Source, Tc};
+use super::{index, plus, times, Source, Tc};
 use crate::cuda::ptx;
 use crate::cuda::writer::Writer;
 use crate::spec::Layout;
@@ -77,16 +77,15 @@ impl Tc<'_> {
         let Source::Smem { stage } = src else { unreachable!("checked: mma needs staged tiles") };
         let ks = (self.bk > 16).then(|| "ks * 16".to_string());
         let (mi, ni) = (self.ami, self.ani);
-        let x = |n: u32, v: &'static str| if n > 1 { v } else { "0" };
         w.line(format!("unsigned a_frag[{mi}][4], b_frag[{ni}][2];"));
         let trans = |which| if self.trans(which) { "_trans" } else { "" };
         w.unrolled("im", mi, |w| {
-            let addr = self.ldmatrix_addr('A', stage, times(x(mi, "im"), 16), ks.clone());
+            let addr = self.ldmatrix_addr('A', stage, times(index("im", mi), 16), ks.clone());
             w.line(format!("ldmatrix_x4{}(a_frag[im][0], a_frag[im][1], a_frag[im][2], a_frag[im][3], {addr});", trans('A')));
         });
         let pairs = ni / 2;
         w.unrolled("jp", pairs, |w| {
-            let addr = self.ldmatrix_addr('B', stage, times(x(pairs, "jp"), 16), ks.clone());
+            let addr = self.ldmatrix_addr('B', stage, times(index("jp", pairs), 16), ks.clone());
             let (j0, j1) = if pairs > 1 { ("2 * jp", "2 * jp + 1") } else { ("0", "1") };
             w.line(format!(
                 "ldmatrix_x4{}(b_frag[{j0}][0], b_frag[{j0}][1], b_frag[{j1}][0], b_frag[{j1}][1], {addr});",
@@ -113,12 +112,11 @@ impl Tc<'_> {
         w.line("const int c_row = block_m + warp_m + lane / 4;");
         w.line("const int c_col = block_n + warp_n + (lane % 4) * 2;");
         let (mi, ni) = (self.ami, self.ani);
-        let x = |n: u32, v: &'static str| if n > 1 { v } else { "0" };
         w.unrolled("im", mi, |w| {
             w.unrolled("jn", ni, |w| {
                 w.unrolled("h", 2, |w| {
-                    let row = plus(&[Some("c_row".into()), times(x(mi, "im"), 16), Some("h * 8".into())]);
-                    let col = plus(&[Some("c_col".into()), times(x(ni, "jn"), 8)]);
+                    let row = plus(&[Some("c_row".into()), times(index("im", mi), 16), Some("h * 8".into())]);
+                    let col = plus(&[Some("c_col".into()), times(index("jn", ni), 8)]);
                     self.store_pair(w, &row, &col, "acc[im][jn][2 * h]", "acc[im][jn][2 * h + 1]");
                 });
             });

@@ -19,6 +19,7 @@ mod mma;
 mod staging;
 mod wmma;
 
+use super::layout::scaled;
 use super::ptx::{self, storage_type};
 use super::schedule;
 use super::writer::Writer;
@@ -171,16 +172,15 @@ impl Tc<'_> {
         w.line("const int warp = threadIdx.x / 32;");
         w.line("const int lane = threadIdx.x % 32;");
         let (warps_m, warps_n) = (self.bm / self.wm, self.warps_n);
-        let scaled = |e: String, f: u32| if f == 1 { e } else { format!("({e}) * {f}") };
         let warp_m = match (warps_m, warps_n) {
             (1, _) => "0".to_string(),
             (_, 1) => format!("warp * {}", self.wm),
-            _ => scaled(format!("warp / {warps_n}"), self.wm),
+            _ => scaled(&format!("warp / {warps_n}"), self.wm),
         };
         let warp_n = match warps_n {
             1 => "0".to_string(),
             _ if warps_m == 1 => format!("warp * {}", self.wn),
-            _ => scaled(format!("warp % {warps_n}"), self.wn),
+            _ => scaled(&format!("warp % {warps_n}"), self.wn),
         };
         w.line(format!("const int warp_m = {warp_m};"));
         w.line(format!("const int warp_n = {warp_n};"));
@@ -214,7 +214,7 @@ impl Tc<'_> {
     }
 }
 
-/// `expr * factor`, leaving out a factor of 1 and a zero term.
+/// The term `expr * factor`; none where `expr` or `factor` is 0.
 fn times(expr: &str, factor: u32) -> Option<String> {
     match factor {
         _ if expr == "0" => None,
@@ -226,10 +226,15 @@ fn times(expr: &str, factor: u32) -> Option<String> {
 
 /// `a + b + ...` of the present terms, `0` if none.
 fn plus(terms: &[Option<String>]) -> String {
-    let t: Vec<&str> = terms.iter().flatten().map(String::as_str).filter(|t| *t != "0").collect();
-    if t.is_empty() {
-        "0".into()
+    super::layout::sum("", terms)
+}
+
+/// A loop variable as an expression: `var`, or `0` where the loop runs once
+/// (and the writer emits its body flat).
+fn index(var: &'static str, n: u32) -> &'static str {
+    if n > 1 {
+        var
     } else {
-        t.join(" + ")
+        "0"
     }
 }

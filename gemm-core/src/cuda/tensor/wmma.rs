@@ -4,7 +4,7 @@
 //! (`.row` / `.col`), so no operand is transposed anywhere; its fragments'
 //! register layout is the hardware's own, so the epilogue is `wmma.store`.
 
-use super::{plus, times, Source, Tc};
+use super::{index, plus, times, Source, Tc};
 use crate::cuda::layout::offset;
 use crate::cuda::ptx::ptx_type;
 use crate::cuda::writer::Writer;
@@ -125,14 +125,13 @@ impl Tc<'_> {
         let (ra, rb) = self.wmma_regs();
         let (mi, ni) = (self.ami, self.ani);
         let ks = (self.bk > self.ak).then(|| format!("ks * {}", self.ak));
-        let x = |n: u32, v: &'static str| if n > 1 { v } else { "0" };
         w.line(format!("unsigned a_frag[{mi}][{ra}], b_frag[{ni}][{rb}];"));
         w.unrolled("im", mi, |w| {
-            let (p, ld) = self.fragment('A', src, times(x(mi, "im"), self.am), ks.clone());
+            let (p, ld) = self.fragment('A', src, times(index("im", mi), self.am), ks.clone());
             w.line(format!("wmma_load_a(a_frag[im], {p}, {ld});"));
         });
         w.unrolled("jn", ni, |w| {
-            let (p, ld) = self.fragment('B', src, times(x(ni, "jn"), self.an), ks.clone());
+            let (p, ld) = self.fragment('B', src, times(index("jn", ni), self.an), ks.clone());
             w.line(format!("wmma_load_b(b_frag[jn], {p}, {ld});"));
         });
         w.unrolled("im", mi, |w| {
@@ -143,12 +142,11 @@ impl Tc<'_> {
     /// Each atom's accumulators to C by wmma.store.
     pub(super) fn wmma_epilogue(&self, w: &mut Writer) {
         let (mi, ni) = (self.ami, self.ani);
-        let x = |n: u32, v: &'static str| if n > 1 { v } else { "0" };
         w.line("// epilogue: each atom's accumulators to C by wmma.store");
         w.unrolled("im", mi, |w| {
             w.unrolled("jn", ni, |w| {
-                let row = plus(&[Some("block_m + warp_m".into()), times(x(mi, "im"), self.am)]);
-                let col = plus(&[Some("block_n + warp_n".into()), times(x(ni, "jn"), self.an)]);
+                let row = plus(&[Some("block_m + warp_m".into()), times(index("im", mi), self.am)]);
+                let col = plus(&[Some("block_n + warp_n".into()), times(index("jn", ni), self.an)]);
                 w.line(format!("wmma_store(&C[{}], acc[im][jn], ldc);", offset(self.spec.c.layout, "ldc", &row, &col)));
             });
         });

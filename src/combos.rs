@@ -36,14 +36,15 @@ fn layouts() -> impl Iterator<Item = [Layout; 3]> {
 /// through the stagings (1 and 2 synchronous buffers, 2- to 4-stage
 /// cp.async, 4-element copies), the swizzles (none, pad, xor), f16 and bf16
 /// operands, warp shapes with an odd number of 8-wide atoms, a grouped
-/// raster and vector stores where C is row-major.
+/// raster, vector stores where C is row-major, and fragments loaded a K
+/// step ahead (`fragments = 2`) over K tiles of one to three 16-wide steps.
 pub fn mma() -> Vec<KernelSpec> {
     let stagings = [
         Staging::Smem { vector: 8, transpose_a: false, buffers: 1 },
-        Staging::CpAsync { stages: 3, vector: 8, transpose_a: false },
+        Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 },
         Staging::Smem { vector: 8, transpose_a: false, buffers: 2 },
-        Staging::CpAsync { stages: 2, vector: 4, transpose_a: false },
-        Staging::CpAsync { stages: 4, vector: 8, transpose_a: false },
+        Staging::CpAsync { stages: 2, vector: 4, transpose_a: false, fragments: 1 },
+        Staging::CpAsync { stages: 4, vector: 8, transpose_a: false, fragments: 1 },
     ];
     let swizzles = [Swizzle::Pad(8), Swizzle::Xor, Swizzle::None, Swizzle::Xor];
     let mut out = Vec::new();
@@ -61,7 +62,7 @@ pub fn mma() -> Vec<KernelSpec> {
                 s.warp = Some(Warp { m: 64, n: 24, m_iters: 1, n_iters: 1 });
                 s.staging = match s.staging {
                     Staging::Smem { buffers, .. } => Staging::Smem { vector: 4, transpose_a: false, buffers },
-                    Staging::CpAsync { stages, .. } => Staging::CpAsync { stages, vector: 4, transpose_a: false },
+                    Staging::CpAsync { stages, .. } => Staging::CpAsync { stages, vector: 4, transpose_a: false, fragments: 1 },
                     other => other,
                 };
                 if s.swizzle == Swizzle::Xor {
@@ -73,6 +74,25 @@ pub fn mma() -> Vec<KernelSpec> {
             }
             if layouts[2] == Layout::RowMajor && n % 2 == 1 {
                 s.epilogue = Epilogue::Vector;
+            }
+            // fragments a K step ahead, over one to three K steps a tile (an odd
+            // number moves the next tile's first fragments to set 0)
+            if let Staging::CpAsync { fragments, .. } = &mut s.staging {
+                if n % 3 != 1 {
+                    *fragments = 2;
+                }
+            }
+            if matches!(s.staging, Staging::CpAsync { fragments: 2, .. }) {
+                match n % 4 {
+                    0 => s.block.k = Some(16),
+                    3 => {
+                        s.block.k = Some(48);
+                        if s.swizzle == Swizzle::Xor {
+                            s.swizzle = Swizzle::Pad(8);
+                        }
+                    }
+                    _ => {}
+                }
             }
             out.push(s);
         }
@@ -99,7 +119,7 @@ pub fn wmma() -> Vec<KernelSpec> {
         smem.staging = Staging::Smem { vector: 8, transpose_a: false, buffers: 1 + (i as u32 % 2) };
         smem.swizzle = Swizzle::Pad(8);
         let mut cp = base;
-        cp.staging = Staging::CpAsync { stages: 3, vector: 8, transpose_a: false };
+        cp.staging = Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 };
         cp.raster = Raster::Grouped(2);
         out.extend([direct, smem, cp]);
     }

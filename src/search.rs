@@ -119,7 +119,7 @@ fn smem(buffers: u32) -> Staging {
 
 /// A cp.async pipeline with float4 copies of B and A transposed.
 fn cp_async(stages: u32) -> Staging {
-    Staging::CpAsync { stages, vector: 4, transpose_a: true }
+    Staging::CpAsync { stages, vector: 4, transpose_a: true, fragments: 1 }
 }
 
 /// The legal candidates, and how many were pruned by which rule.
@@ -210,7 +210,8 @@ pub fn candidates(space: &Space) -> Candidates {
 /// The mma search's space: bf16 in and out, both operands row-major (the
 /// tensor ladder's types), 16-byte cp.async copies into XOR-swizzled tiles,
 /// every block and warp tile of 32 to 256 a side, K steps of 32 and 64, 3
-/// to 5 stages, both rasters, with and without a cap for 2 blocks per SM.
+/// to 5 stages, both rasters, with and without a cap for 2 blocks per SM,
+/// fragments loaded right before their step's math or a step ahead.
 pub fn mma_candidates() -> Candidates {
     let mut out = Candidates { specs: Vec::new(), considered: 0, pruned: BTreeMap::new() };
     let op = Operand { elem: Elem::Bf16, layout: Layout::RowMajor };
@@ -223,7 +224,7 @@ pub fn mma_candidates() -> Candidates {
                     for wn in warps {
                         for stages in [3u32, 4, 5] {
                             for raster in [Raster::Row, Raster::Grouped(8)] {
-                                for min_blocks in [None, Some(2)] {
+                                for (min_blocks, fragments) in [(None, 1u32), (Some(2), 1), (None, 2), (Some(2), 2)] {
                                     out.considered += 1;
                                     let threads = if bm % wm == 0 && bn % wn == 0 { (bm / wm) * (bn / wn) * 32 } else { 0 };
                                     let spec = KernelSpec {
@@ -235,7 +236,7 @@ pub fn mma_candidates() -> Candidates {
                                         warp: Some(Warp { m: wm, n: wn, m_iters: 1, n_iters: 1 }),
                                         thread: None,
                                         atom: Atom::Mma { m: 16, n: 8, k: 16 },
-                                        staging: Staging::CpAsync { stages, vector: 8, transpose_a: false },
+                                        staging: Staging::CpAsync { stages, vector: 8, transpose_a: false, fragments },
                                         specialize: None,
                                         swizzle: Swizzle::Xor,
                                         raster,
@@ -388,8 +389,9 @@ pub fn attribute(spec: &KernelSpec) -> String {
         Staging::Smem { vector, transpose_a, buffers } => {
             parts.push(format!("staging = smem(vector = {vector}{}, buffers = {buffers})", t(transpose_a)))
         }
-        Staging::CpAsync { stages, vector, transpose_a } => {
-            parts.push(format!("staging = cp_async(stages = {stages}, vector = {vector}{})", t(transpose_a)))
+        Staging::CpAsync { stages, vector, transpose_a, fragments } => {
+            let f = if fragments > 1 { format!(", fragments = {fragments}") } else { String::new() };
+            parts.push(format!("staging = cp_async(stages = {stages}, vector = {vector}{}{f})", t(transpose_a)))
         }
         _ => {}
     }

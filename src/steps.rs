@@ -226,18 +226,19 @@ pub fn mma_pipeline(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf
 pub fn mma_swizzle(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
 
 /// Tensor step 7: the best spec of `examples/search.rs --mma` on the H100 at
-/// 4096^3 (316 legal points of block and warp tiles, K steps of 32 and 64, 3
-/// to 5 stages, both rasters, with and without a 2-blocks-per-SM cap; see
-/// BENCHMARKS.md): 128x128 blocks of only 4 warps, each 64x64 in 4x8 atoms,
-/// so that each ldmatrix feeds more mmas than with 64x32 warps, and 2 blocks
-/// share an SM; K steps of 32 through a 4-stage cp.async pipeline. The best
-/// five (3 to 5 stages, either raster) sat within 0.2% of each other.
+/// 4096^3 (see BENCHMARKS.md for the space and the runners-up): 128x256
+/// blocks of 8 warps, each 64x64 in 4x8 atoms, so that each ldmatrix feeds
+/// 4 to 8 mmas; K steps of 64 through a 3-stage cp.async pipeline, so a
+/// barrier comes every 4 K steps of 16; fragments loaded a K step ahead of
+/// their mmas (`fragments = 2`), the next tile's first ones while the last
+/// step's mmas run; tiles rastered in groups of 8 rows of blocks.
 #[gemm_kernel(
-    block(m = 128, n = 128, k = 32, threads = 128),
+    block(m = 128, n = 256, k = 64, threads = 256),
     warp(m = 64, n = 64),
     atom = mma(m16n8k16),
-    staging = cp_async(stages = 4, vector = 8),
+    staging = cp_async(stages = 3, vector = 8, fragments = 2),
     swizzle = xor,
+    raster = grouped(8),
     epilogue = vector,
 )]
 pub fn mma_autotuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);

@@ -58,9 +58,9 @@ fn every_layout_and_staging_combination_compiles() {
         (Staging::Smem { vector: 4, transpose_a: true, buffers: 1 }, Some(16), Swizzle::Pad(4)),
         (Staging::Smem { vector: 2, transpose_a: false, buffers: 1 }, Some(16), Swizzle::Pad(2)),
         (Staging::Smem { vector: 4, transpose_a: true, buffers: 2 }, Some(16), Swizzle::Pad(4)),
-        (Staging::CpAsync { stages: 2, vector: 1, transpose_a: false }, Some(16), Swizzle::None),
-        (Staging::CpAsync { stages: 3, vector: 4, transpose_a: true }, Some(16), Swizzle::Pad(4)),
-        (Staging::CpAsync { stages: 4, vector: 2, transpose_a: true }, Some(16), Swizzle::Pad(2)),
+        (Staging::CpAsync { stages: 2, vector: 1, transpose_a: false, fragments: 1 }, Some(16), Swizzle::None),
+        (Staging::CpAsync { stages: 3, vector: 4, transpose_a: true, fragments: 1 }, Some(16), Swizzle::Pad(4)),
+        (Staging::CpAsync { stages: 4, vector: 2, transpose_a: true, fragments: 1 }, Some(16), Swizzle::Pad(2)),
     ];
     for la in layouts {
         for lb in layouts {

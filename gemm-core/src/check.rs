@@ -414,6 +414,20 @@ fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
         )),
         _ => {}
     }
+    match (spec.staging, spec.atom) {
+        (Staging::CpAsync { fragments, .. }, _) if !(1..=2).contains(&fragments) => out.push(Diag::new(
+            "staging.fragments",
+            format!("fragments = {fragments}: registers hold 1 set of fragments (loaded right before their K step's math) or 2 (loaded a step ahead)"),
+        )),
+        (Staging::CpAsync { fragments: 2, .. }, Atom::Fma | Atom::Wmma { .. }) => out.push(Diag::new(
+            "staging.fragments",
+            format!(
+                "fragments = 2 (fragments loaded a K step ahead) is generated for atom = mma only, not atom = {}: remove it, or use atom = mma(m16n8k16)",
+                spec.atom.name()
+            ),
+        )),
+        _ => {}
+    }
     let v = spec.staging.vector();
     if v > 1 || matches!(spec.staging, Staging::Smem { .. } | Staging::CpAsync { .. }) {
         let elem = spec.a.elem;
@@ -592,7 +606,11 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
         let (held, shrink) = if spec.tensor_core() {
             (
                 format!("{acc} f32 accumulators and {frags} registers of operand fragments"),
-                "shrink the warp tile (or use more warps) or min_blocks",
+                if spec.staging.fragment_sets() > 1 && acc + frags / spec.staging.fragment_sets() <= budget {
+                    "shrink the warp tile (or use more warps) or min_blocks, or load one set of fragments (fragments = 1)"
+                } else {
+                    "shrink the warp tile (or use more warps) or min_blocks"
+                },
             )
         } else {
             (format!("{acc} accumulators"), "shrink the thread tile, the warp iterations or min_blocks")

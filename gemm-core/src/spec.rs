@@ -150,7 +150,11 @@ pub enum Staging {
     /// registers hold a tile in flight. An operand whose shared layout
     /// transposes its global one (A with `transpose_a`) is copied an element
     /// (4 bytes) at a time; the others `vector` elements at a time.
-    CpAsync { stages: u32, vector: u32, transpose_a: bool },
+    /// `fragments` sets of operand fragments in registers: 1 loads a K step's
+    /// fragments right before its math; 2 (mma) loads them a step ahead, so
+    /// shared-memory latency overlaps the previous step's math, at the cost
+    /// of a second set of registers.
+    CpAsync { stages: u32, vector: u32, transpose_a: bool, fragments: u32 },
     /// TMA bulk tensor copies completing on mbarriers, `stages` tiles deep.
     Tma { stages: u32 },
 }
@@ -170,6 +174,14 @@ impl Staging {
         match self {
             Staging::Direct | Staging::Tma { .. } => 1,
             Staging::Smem { vector, .. } | Staging::CpAsync { vector, .. } => vector,
+        }
+    }
+
+    /// Sets of operand fragments held in registers at once.
+    pub const fn fragment_sets(self) -> u32 {
+        match self {
+            Staging::CpAsync { fragments, .. } => fragments,
+            _ => 1,
         }
     }
 
@@ -497,7 +509,7 @@ impl KernelSpec {
     /// 16-bit values a register); 0 for SIMT, whose fragments the thread tile covers.
     pub fn fragment_registers(&self) -> u32 {
         match (self.atom, self.warp) {
-            (Atom::Mma { k, .. } | Atom::Wmma { k, .. }, Some(w)) => (w.m * k + k * w.n) / 64,
+            (Atom::Mma { k, .. } | Atom::Wmma { k, .. }, Some(w)) => (w.m * k + k * w.n) / 64 * self.staging.fragment_sets(),
             _ => 0,
         }
     }
@@ -578,10 +590,13 @@ impl KernelSpec {
                     s += "_at";
                 }
             }
-            Staging::CpAsync { stages, vector, transpose_a } => {
+            Staging::CpAsync { stages, vector, transpose_a, fragments } => {
                 s += &format!("_v{vector}_s{stages}");
                 if transpose_a {
                     s += "_at";
+                }
+                if fragments > 1 {
+                    s += &format!("_f{fragments}");
                 }
             }
             Staging::Tma { stages } => s += &format!("_s{stages}"),

@@ -54,8 +54,8 @@ fn every_supported_setting_changes_the_kernel() {
         ("name", Box::new(|s| s.name = "other".into())),
         ("double buffering", Box::new(|s| s.staging = Staging::Smem { vector: 4, transpose_a: false, buffers: 2 })),
         ("vector epilogue", Box::new(|s| s.epilogue = Epilogue::Vector)),
-        ("cp.async", Box::new(|s| s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: false })),
-        ("cp.async stages", Box::new(|s| s.staging = Staging::CpAsync { stages: 2, vector: 4, transpose_a: false })),
+        ("cp.async", Box::new(|s| s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: false, fragments: 1 })),
+        ("cp.async stages", Box::new(|s| s.staging = Staging::CpAsync { stages: 2, vector: 4, transpose_a: false, fragments: 1 })),
         ("grouped raster", Box::new(|s| s.raster = Raster::Grouped(8))),
         ("min_blocks", Box::new(|s| s.block.min_blocks = Some(2))),
         ("warp tier", Box::new(|s| {
@@ -140,13 +140,13 @@ fn direct_kernels_guard_every_edge() {
 #[test]
 fn cp_async_copies_transposed_operands_element_by_element_and_the_rest_by_vector() {
     let mut s = smem_spec();
-    s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: true };
+    s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: true, fragments: 1 };
     let src = generate(&s).unwrap().source;
     // A row-major into [k][m]: 4-byte copies; B row-major into [k][n]: 16-byte copies.
     assert!(src.contains("cp_async_4(a_dst"), "{src}");
     assert!(src.contains("cp_async_16(b_dst"), "{src}");
     assert!(src.contains("cp_async_wait<1>()"), "three stages wait for all but one group");
-    s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: false };
+    s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: false, fragments: 1 };
     let src = generate(&s).unwrap().source;
     assert!(src.contains("cp_async_16(a_dst") && !src.contains("cp_async_4("), "{src}");
     // Every stage of both tiles is in shared memory.
@@ -159,7 +159,7 @@ fn cp_async_copies_transposed_operands_element_by_element_and_the_rest_by_vector
 #[test]
 fn stream_k_cp_async_pipelines_run_through_the_whole_share() {
     let mut s = smem_spec();
-    s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: true };
+    s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: true, fragments: 1 };
     s.persistent = Some(Persistent::StreamK);
     for raster in [Raster::Row, Raster::Grouped(4)] {
         s.raster = raster;
@@ -193,7 +193,7 @@ fn mma_spec() -> KernelSpec {
         warp: Some(Warp { m: 32, n: 32, m_iters: 1, n_iters: 1 }),
         thread: None,
         atom: Atom::Mma { m: 16, n: 8, k: 16 },
-        staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false },
+        staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 },
         ..smem_spec()
     }
 }
@@ -246,8 +246,9 @@ fn every_tensor_core_setting_changes_the_kernel() {
     let changes: Vec<(&str, Change)> = vec![
         ("xor", Box::new(|s| s.swizzle = Swizzle::Xor)),
         ("pad", Box::new(|s| s.swizzle = Swizzle::Pad(8))),
-        ("stages", Box::new(|s| s.staging = Staging::CpAsync { stages: 4, vector: 8, transpose_a: false })),
-        ("vector", Box::new(|s| s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: false })),
+        ("stages", Box::new(|s| s.staging = Staging::CpAsync { stages: 4, vector: 8, transpose_a: false, fragments: 1 })),
+        ("vector", Box::new(|s| s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: false, fragments: 1 })),
+        ("fragments", Box::new(|s| s.staging = Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 2 })),
         ("smem", Box::new(|s| s.staging = Staging::Smem { vector: 8, transpose_a: false, buffers: 1 })),
         ("double buffer", Box::new(|s| s.staging = Staging::Smem { vector: 8, transpose_a: false, buffers: 2 })),
         ("raster", Box::new(|s| s.raster = Raster::Grouped(4))),
@@ -266,4 +267,32 @@ fn every_tensor_core_setting_changes_the_kernel() {
         assert_ne!(g.source, base.source, "{what} left the source unchanged");
         assert_ne!(g.kernel_name, base.kernel_name, "{what} left the name unchanged");
     }
+}
+
+#[test]
+fn two_fragment_sets_load_a_k_step_ahead_and_wait_for_the_next_tile_before_the_last_step() {
+    let with = |fragments: u32, k: u32| {
+        let mut s = mma_spec();
+        s.block.k = Some(k);
+        s.staging = Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments };
+        generate(&s).unwrap().source
+    };
+    let one = with(1, 32);
+    assert!(one.contains("unsigned a_frag[2][4], b_frag[4][2];"), "one set, declared in each step");
+    let two = with(2, 32);
+    assert!(two.contains("unsigned a_frag[2][2][4], b_frag[2][4][2];"), "two sets of 2x4 atoms' fragments");
+    // tile 0's first fragments load before the loop; the loop loads each next step's
+    let before_loop = &two[..two.find("for (int kt = 0").unwrap()];
+    assert!(before_loop.contains("a_frag[0][im]") && before_loop.contains("__syncthreads()"));
+    let body = &two[two.find("for (int kt = 0").unwrap()..];
+    // the barrier for the next tile sits before the last step's mmas, after its loads
+    let barrier = body.find("__syncthreads()").unwrap();
+    let next_first = body.find("if (kt + 1 < tiles)").unwrap();
+    let last_mma = body.rfind("mma_m16n8k16(acc[im][jn], a_frag[1]").unwrap();
+    assert!(body.find("ldmatrix_x4(a_frag[1]").unwrap() < barrier && barrier < next_first && next_first < last_mma);
+    assert_eq!(body.matches("__syncthreads()").count(), 1, "one barrier a tile");
+    assert!(!two.contains("a_frag[0][im][r] = a_frag[1][im][r]"), "an even number of steps alternates sets");
+    // three steps a tile: the next tile's first fragments land in set 1 and move to set 0
+    let odd = with(2, 48);
+    assert!(odd.contains("a_frag[0][im][r] = a_frag[1][im][r];") && odd.contains("b_frag[0][jn][r] = b_frag[1][jn][r];"));
 }

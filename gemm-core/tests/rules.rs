@@ -137,14 +137,14 @@ fn messages_say_what_would_be_valid() {
 #[test]
 fn cp_async_copies_at_least_4_bytes() {
     let mut s = smem_spec();
-    s.staging = Staging::CpAsync { stages: 2, vector: 4, transpose_a: true };
+    s.staging = Staging::CpAsync { stages: 2, vector: 4, transpose_a: true, fragments: 1 };
     assert!(errors_at(&s).is_empty(), "{:?}", check(&s));
     // 16-bit operands: one element is 2 bytes, too small for cp.async.
     s.a.elem = Elem::F16;
     s.b.elem = Elem::F16;
     s.atom = Atom::Mma { m: 16, n: 8, k: 16 };
-    s.staging = Staging::CpAsync { stages: 2, vector: 1, transpose_a: false };
+    s.staging = Staging::CpAsync { stages: 2, vector: 1, transpose_a: false, fragments: 1 };
     assert!(errors_at(&s).contains(&"staging.vector"));
-    s.staging = Staging::CpAsync { stages: 2, vector: 8, transpose_a: true };
+    s.staging = Staging::CpAsync { stages: 2, vector: 8, transpose_a: true, fragments: 1 };
     assert!(errors_at(&s).contains(&"staging.transpose_a"));
 }

@@ -6,7 +6,7 @@
 //! thread(m = .., n = .., lanes = n | m)
 //! atom = fma | mma(m16n8k16) | wmma(m16n16k16) | wgmma(m64nNk16)
 //! staging = direct | smem(vector = 1, transpose_a, buffers = 1)
-//!         | cp_async(stages = .., vector = .., transpose_a) | tma(stages = ..)
+//!         | cp_async(stages = .., vector = .., transpose_a, fragments = 1) | tma(stages = ..)
 //! specialize(producers = 1, consumers = .., producer_regs = .., consumer_regs = ..)
 //! swizzle = none | pad(N) | xor | b32 | b64 | b128
 //! raster = row | grouped(N) | hilbert
@@ -359,10 +359,11 @@ fn staging(cx: &mut Ctxt, value: &Node) -> Option<Staging> {
             })
         }
         "cp_async" => {
-            let f = fields(cx, &["stages", "vector", "transpose_a"]);
+            let f = fields(cx, &["stages", "vector", "transpose_a", "fragments"]);
             let stages = f.required(cx, "stages")?;
             let vector = f.required(cx, "vector")?;
-            Some(Staging::CpAsync { stages, vector, transpose_a: f.flag(cx, "transpose_a") })
+            let fragments = f.int(cx, "fragments").unwrap_or(1);
+            Some(Staging::CpAsync { stages, vector, transpose_a: f.flag(cx, "transpose_a"), fragments })
         }
         "tma" => {
             let f = fields(cx, &["stages"]);

@@ -202,8 +202,8 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Staging::Smem { vector, transpose_a, buffers } => {
             quote!(#p::Staging::Smem { vector: #vector, transpose_a: #transpose_a, buffers: #buffers })
         }
-        Staging::CpAsync { stages, vector, transpose_a } => {
-            quote!(#p::Staging::CpAsync { stages: #stages, vector: #vector, transpose_a: #transpose_a })
+        Staging::CpAsync { stages, vector, transpose_a, fragments } => {
+            quote!(#p::Staging::CpAsync { stages: #stages, vector: #vector, transpose_a: #transpose_a, fragments: #fragments })
         }
         Staging::Tma { stages } => quote!(#p::Staging::Tma { stages: #stages }),
     };

@@ -74,7 +74,7 @@ fn simt_and_ampere_settings_parse() {
     let (a, errors) = parse(quote!(atom = mma(m16n8k16), staging = cp_async(stages = 3, vector = 8), swizzle = xor));
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(a.atom, Some(Atom::Mma { m: 16, n: 8, k: 16 }));
-    assert_eq!(a.staging, Some(Staging::CpAsync { stages: 3, vector: 8, transpose_a: false }));
+    assert_eq!(a.staging, Some(Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 }));
     assert_eq!(a.swizzle, Some(Swizzle::Xor));
 }
 

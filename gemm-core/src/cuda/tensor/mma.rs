@@ -76,30 +76,48 @@ impl Tc<'_> {
     pub(super) fn mma_k_step(&self, w: &mut Writer, src: Source) {
         let Source::Smem { stage } = src else { unreachable!("checked: mma needs staged tiles") };
         let ks = (self.bk > 16).then(|| "ks * 16".to_string());
+        self.mma_fragment_registers(w, None);
+        self.mma_fragments(w, stage, ks, None);
+        self.mma_products(w, None);
+    }
+
+    /// Declares the fragment registers: one set, or `Some(n)` sets for
+    /// fragments loaded ahead of the mmas that use them.
+    pub(super) fn mma_fragment_registers(&self, w: &mut Writer, sets: Option<u32>) {
+        let n = sets.map_or(String::new(), |n| format!("[{n}]"));
+        w.line(format!("unsigned a_frag{n}[{}][4], b_frag{n}[{}][2];", self.ami, self.ani));
+    }
+
+    /// The fragments of one K step (at `ks` within the tile) by ldmatrix
+    /// from stage `stage`, into fragment set `set`.
+    pub(super) fn mma_fragments(&self, w: &mut Writer, stage: &str, ks: Option<String>, set: Option<u32>) {
         let (mi, ni) = (self.ami, self.ani);
-        w.line(format!("unsigned a_frag[{mi}][4], b_frag[{ni}][2];"));
+        let set = set.map_or(String::new(), |s| format!("[{s}]"));
+        let (a, b) = (format!("a_frag{set}"), format!("b_frag{set}"));
         let trans = |which| if self.trans(which) { "_trans" } else { "" };
         w.unrolled("im", mi, |w| {
             let addr = self.ldmatrix_addr('A', stage, times(index("im", mi), 16), ks.clone());
-            w.line(format!("ldmatrix_x4{}(a_frag[im][0], a_frag[im][1], a_frag[im][2], a_frag[im][3], {addr});", trans('A')));
+            w.line(format!("ldmatrix_x4{}({a}[im][0], {a}[im][1], {a}[im][2], {a}[im][3], {addr});", trans('A')));
         });
         let pairs = ni / 2;
         w.unrolled("jp", pairs, |w| {
             let addr = self.ldmatrix_addr('B', stage, times(index("jp", pairs), 16), ks.clone());
             let (j0, j1) = if pairs > 1 { ("2 * jp", "2 * jp + 1") } else { ("0", "1") };
-            w.line(format!(
-                "ldmatrix_x4{}(b_frag[{j0}][0], b_frag[{j0}][1], b_frag[{j1}][0], b_frag[{j1}][1], {addr});",
-                trans('B')
-            ));
+            w.line(format!("ldmatrix_x4{}({b}[{j0}][0], {b}[{j0}][1], {b}[{j1}][0], {b}[{j1}][1], {addr});", trans('B')));
         });
         if ni % 2 == 1 {
             let last = ni - 1;
             let addr = self.ldmatrix_addr('B', stage, times(&last.to_string(), 8), ks.clone());
-            w.line(format!("ldmatrix_x2{}(b_frag[{last}][0], b_frag[{last}][1], {addr});", trans('B')));
+            w.line(format!("ldmatrix_x2{}({b}[{last}][0], {b}[{last}][1], {addr});", trans('B')));
         }
-        w.unrolled("im", mi, |w| {
-            w.unrolled("jn", ni, |w| {
-                w.line("mma_m16n8k16(acc[im][jn], a_frag[im], b_frag[jn][0], b_frag[jn][1]);");
+    }
+
+    /// Every atom's mma on fragment set `set`.
+    pub(super) fn mma_products(&self, w: &mut Writer, set: Option<u32>) {
+        let set = set.map_or(String::new(), |s| format!("[{s}]"));
+        w.unrolled("im", self.ami, |w| {
+            w.unrolled("jn", self.ani, |w| {
+                w.line(format!("mma_m16n8k16(acc[im][jn], a_frag{set}[im], b_frag{set}[jn][0], b_frag{set}[jn][1]);"));
             });
         });
     }

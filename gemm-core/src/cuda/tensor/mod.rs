@@ -117,6 +117,7 @@ impl Tc<'_> {
             Staging::Direct => "direct (fragments from global memory)".to_string(),
             Staging::Smem { buffers: 2, .. } => "smem (double buffered)".to_string(),
             Staging::Smem { .. } => "smem".to_string(),
+            Staging::CpAsync { stages, fragments: 2, .. } => format!("cp_async ({stages} stages, fragments a K step ahead)"),
             Staging::CpAsync { stages, .. } => format!("cp_async ({stages} stages)"),
             Staging::Tma { stages } => format!("tma ({stages} stages)"),
         };

@@ -221,11 +221,8 @@ impl Tc<'_> {
         });
         w.line("int rd = 0;  // the stage being read");
         w.line(format!("int wr = {fill};  // the stage being refilled"));
-        w.line("");
-        w.line(format!("// block tier: walk K one {bk}-wide tile at a time"));
-        w.block("for (int kt = 0; kt < tiles; ++kt)", |w| {
-            w.line(format!("cp_async_wait<{}>();  // this thread's copies of tile kt have landed", stages - 2));
-            w.line("__syncthreads();  // everyone's have; and everyone is done reading the stage refilled next");
+        let wait = format!("cp_async_wait<{}>();", stages - 2);
+        let refill = |w: &mut Writer| {
             w.line(format!("// refill the stage tile kt - 1 used with tile kt + {fill}"));
             w.block(format!("if (kt + {fill} < tiles)"), |w| {
                 self.issue(w, &a, "wr");
@@ -233,8 +230,63 @@ impl Tc<'_> {
             });
             w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
             w.line(format!("wr = wr == {fill} ? 0 : wr + 1;"));
+        };
+        let next_rd = format!("rd = rd == {fill} ? 0 : rd + 1;");
+        if self.spec.staging.fragment_sets() == 2 {
+            self.mma_pipelined_k_loop(w, &wait, &next_rd, refill);
+            return;
+        }
+        w.line("");
+        w.line(format!("// block tier: walk K one {bk}-wide tile at a time"));
+        w.block("for (int kt = 0; kt < tiles; ++kt)", |w| {
+            w.line(format!("{wait}  // this thread's copies of tile kt have landed"));
+            w.line("__syncthreads();  // everyone's have; and everyone is done reading the stage refilled next");
+            refill(w);
             self.k_tile(w, Source::Smem { stage: "rd" });
-            w.line(format!("rd = rd == {fill} ? 0 : rd + 1;"));
+            w.line(next_rd);
+        });
+    }
+
+    /// The mma atom's K loop over a cp.async pipeline with `fragments = 2`:
+    /// fragments one K step ahead of the mmas: each step's ldmatrix loads overlap the previous
+    /// step's mmas, across tiles too. The barrier for the next tile moves to
+    /// before the last K step of this one, whose fragments are already in
+    /// registers, so the next tile's first loads overlap its mmas.
+    fn mma_pipelined_k_loop(&self, w: &mut Writer, wait: &str, next_rd: &str, refill: impl Fn(&mut Writer)) {
+        let steps = self.bk / 16;
+        let ks = |k: u32| (k > 0).then(|| (k * 16).to_string());
+        w.line(format!("{wait}  // tile 0 has landed"));
+        w.line("__syncthreads();");
+        w.line("// fragments, two sets: a K step's mmas use one while the next step's load into the other");
+        self.mma_fragment_registers(w, Some(2));
+        self.mma_fragments(w, "rd", None, Some(0));
+        w.line("");
+        w.line(format!("// block tier: walk K one {}-wide tile at a time", self.bk));
+        w.block("for (int kt = 0; kt < tiles; ++kt)", |w| {
+            refill(w);
+            w.line(format!("// atom (mma): {steps} K step(s) of 16 per tile, the fragments one step ahead"));
+            for k in 0..steps - 1 {
+                w.block("", |w| {
+                    w.line(format!("// K step {k}: step {}'s fragments load while this one's mmas run", k + 1));
+                    self.mma_fragments(w, "rd", ks(k + 1), Some((k + 1) % 2));
+                    self.mma_products(w, Some(k % 2));
+                });
+            }
+            let last = steps - 1;
+            w.block("", |w| {
+                w.line(format!("// K step {last}, the last: its fragments are in registers, so the next tile's"));
+                w.line("// barrier comes first and that tile's first fragments load while these mmas run");
+                w.line(format!("{wait}  // this thread's copies of tile kt + 1 have landed"));
+                w.line("__syncthreads();  // everyone's have; and everyone is done reading tile kt's stage");
+                w.line(next_rd);
+                w.block("if (kt + 1 < tiles)", |w| self.mma_fragments(w, "rd", None, Some(steps % 2)));
+                self.mma_products(w, Some(last % 2));
+            });
+            if steps % 2 == 1 {
+                w.line("// an odd number of K steps: the next tile's first fragments move to set 0");
+                w.unrolled("im", self.ami, |w| w.unrolled("r", 4, |w| w.line("a_frag[0][im][r] = a_frag[1][im][r];")));
+                w.unrolled("jn", self.ani, |w| w.unrolled("r", 2, |w| w.line("b_frag[0][jn][r] = b_frag[1][jn][r];")));
+            }
         });
     }
 }

@@ -6,12 +6,12 @@ use gemm_runtime::Dims;
 use crate::measure::{config, describe, measure, time_cublas_typed, Bench, Config, Failure, Reps};
 use crate::Step;
 
-/// `[SIZE | M N K]` from the command line; 4096 cubed by default.
-pub fn dims_from_args() -> Result<Dims, String> {
+/// `[SIZE | M N K]` from the command line; `default` where it names none.
+pub fn dims_from_args(default: Dims) -> Result<Dims, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let nums: Result<Vec<usize>, _> = args.iter().map(|a| a.parse::<usize>()).collect();
     let dims = match nums.map_err(|_| format!("expected SIZE or M N K as numbers, got {args:?}"))?.as_slice() {
-        [] => Dims::new(4096, 4096, 4096),
+        [] => default,
         [s] => Dims::new(*s, *s, *s),
         [m, n, k] => Dims::new(*m, *n, *k),
         other => return Err(format!("expected SIZE or M N K, got {} numbers", other.len())),
@@ -25,7 +25,12 @@ pub fn dims_from_args() -> Result<Dims, String> {
 /// Runs `steps`, prints the table, and writes it as `target/<name>.md` with a
 /// bar chart `target/<name>.svg`; on any failure prints one line and exits 1.
 pub fn main_for(steps: &[&Step], name: &str) {
-    if let Err(e) = run(steps, name) {
+    main_at(steps, name, Dims::new(4096, 4096, 4096));
+}
+
+/// [`main_for`] at `default` where the command line names no size.
+pub fn main_at(steps: &[&Step], name: &str, default: Dims) {
+    if let Err(e) = run(steps, name, default) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
@@ -35,14 +40,15 @@ pub fn main_for(steps: &[&Step], name: &str) {
 pub fn main_for_both() {
     let simt: Vec<&Step> = crate::STEPS.iter().collect();
     let tensor: Vec<&Step> = crate::TENSOR_STEPS.iter().collect();
-    if let Err(e) = run(&simt, "ladder").and_then(|_| run(&tensor, "tensor")) {
+    let default = Dims::new(4096, 4096, 4096);
+    if let Err(e) = run(&simt, "ladder", default).and_then(|_| run(&tensor, "tensor", default)) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
 }
 
-fn run(steps: &[&Step], name: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let dims = dims_from_args()?;
+fn run(steps: &[&Step], name: &str, default: Dims) -> Result<(), Box<dyn std::error::Error>> {
+    let dims = dims_from_args(default)?;
     let bench = Bench::open()?;
     let reps = Reps::default();
     let tensor = steps.iter().any(|s| s.kernel.spec.tensor_core());

@@ -37,7 +37,8 @@ fn layouts() -> impl Iterator<Item = [Layout; 3]> {
 /// cp.async, 4-element copies), the swizzles (none, pad, xor), f16 and bf16
 /// operands, warp shapes with an odd number of 8-wide atoms, a grouped
 /// raster, vector stores where C is row-major, and fragments loaded a K
-/// step ahead (`fragments = 2`) over K tiles of one to three 16-wide steps.
+/// step ahead (`fragments = 2`) over K tiles of one to three 16-wide steps,
+/// stream-K on some of the cp.async pipelines.
 pub fn mma() -> Vec<KernelSpec> {
     let stagings = [
         Staging::Smem { vector: 8, transpose_a: false, buffers: 1 },
@@ -94,6 +95,10 @@ pub fn mma() -> Vec<KernelSpec> {
                     _ => {}
                 }
             }
+            // stream-K on every third cp.async pipeline
+            if matches!(s.staging, Staging::CpAsync { .. }) && n % 3 == 2 {
+                s.persistent = Some(Persistent::StreamK);
+            }
             out.push(s);
         }
     }
@@ -102,7 +107,8 @@ pub fn mma() -> Vec<KernelSpec> {
 
 /// wmma specs: each of the 8 layouts of A and B (C row- or column-major by
 /// turns) straight from global memory and through both stagings, with each
-/// atom shape the layouts allow, f16 and bf16 operands.
+/// atom shape the layouts allow, f16 and bf16 operands, stream-K on half of
+/// the cp.async pipelines.
 pub fn wmma() -> Vec<KernelSpec> {
     let mut out = Vec::new();
     for (i, layouts) in layouts().enumerate() {
@@ -121,6 +127,9 @@ pub fn wmma() -> Vec<KernelSpec> {
         let mut cp = base;
         cp.staging = Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 };
         cp.raster = Raster::Grouped(2);
+        if i % 2 == 1 {
+            cp.persistent = Some(Persistent::StreamK);
+        }
         out.extend([direct, smem, cp]);
     }
     out

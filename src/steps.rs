@@ -243,6 +243,33 @@ pub fn mma_swizzle(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf1
 )]
 pub fn mma_autotuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
 
+/// Seed 003's skinny shape, 128 x 128 x 16384: a grid of one block per C
+/// tile leaves most SMs idle. The tiled kernel: 64x64 tiles (4 blocks at
+/// this shape), 4 warps of 32x32, K steps of 64 through 4 cp.async stages.
+#[gemm_kernel(
+    block(m = 64, n = 64, k = 64, threads = 128),
+    warp(m = 32, n = 32),
+    atom = mma(m16n8k16),
+    staging = cp_async(stages = 4, vector = 8, fragments = 2),
+    swizzle = xor,
+    epilogue = vector,
+)]
+pub fn mma_skinny_tiles(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
+
+/// The same kernel under stream-K: every resident block takes an even share
+/// of the 1024 K steps, and each tile's owner adds the others' partial sums
+/// in block order (deterministic).
+#[gemm_kernel(
+    block(m = 64, n = 64, k = 64, threads = 128),
+    warp(m = 32, n = 32),
+    atom = mma(m16n8k16),
+    staging = cp_async(stages = 4, vector = 8, fragments = 2),
+    swizzle = xor,
+    persistent = stream_k,
+    epilogue = vector,
+)]
+pub fn mma_skinny_stream_k(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
+
 /// A ladder step: its kernel and what the source documents measured for it.
 pub struct Step {
     /// The example's name (`cargo run --release --example NAME`).
@@ -363,7 +390,24 @@ pub static TENSOR_STEPS: [Step; 7] = [
     },
 ];
 
-/// The step named `name`, on either ladder.
+/// The step named `name`, on either ladder or the split-K row.
 pub fn step(name: &str) -> Option<&'static Step> {
-    STEPS.iter().chain(&TENSOR_STEPS).find(|s| s.name == name)
+    STEPS.iter().chain(&TENSOR_STEPS).chain(&SPLIT_K_STEPS).find(|s| s.name == name)
 }
+
+/// Seed 003's split-K row: its skinny shape with one block per tile, then
+/// split along K by stream-K (`examples/split_k.rs`, at 128 x 128 x 16384).
+pub static SPLIT_K_STEPS: [Step; 2] = [
+    Step {
+        name: "mma_skinny_tiles",
+        change: "one block per 64x64 C tile: 4 blocks",
+        seed: "",
+        kernel: &mma_skinny_tiles::KERNEL,
+    },
+    Step {
+        name: "mma_skinny_stream_k",
+        change: "stream-K: K steps split over every resident block",
+        seed: "SPLITK=32: 25 us, 11x SPLITK=1 (003, f32, a 170-SM GPU)",
+        kernel: &mma_skinny_stream_k::KERNEL,
+    },
+];

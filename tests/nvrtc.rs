@@ -1,13 +1,14 @@
-//! Every ladder kernel compiles with NVRTC for its target arch; no GPU needed.
+//! Every ladder kernel (and the split-K row's) compiles with NVRTC for its target arch; no GPU needed.
 //! `scripts/test` provisions libnvrtc where none is installed, so a missing
 //! library fails these tests rather than skipping them.
 
+use gemm_ladder::steps::SPLIT_K_STEPS;
 use gemm_ladder::{STEPS, TENSOR_STEPS};
 use gemm_runtime::compile::{compile, compilations};
 
 #[test]
 fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
-    for step in STEPS.iter().chain(&TENSOR_STEPS) {
+    for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&SPLIT_K_STEPS) {
         let k = step.kernel;
         let ptx = compile(&k.source, &k.name, k.spec.arch.nvrtc_name())
             .unwrap_or_else(|e| panic!("step {}: {e}", step.name));
@@ -33,7 +34,7 @@ fn nvrtc_errors_carry_the_log_and_the_offending_line() {
 #[test]
 fn ladder_kernels_match_their_committed_cuda() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda");
-    for step in STEPS.iter().chain(&TENSOR_STEPS) {
+    for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&SPLIT_K_STEPS) {
         let path = dir.join(format!("{}.cu", step.name));
         if std::env::var_os("UPDATE_CUDA").is_some() {
             std::fs::create_dir_all(&dir).unwrap();

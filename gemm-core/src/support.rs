@@ -41,7 +41,11 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
     match spec.persistent {
         None => {}
         Some(Persistent::StreamK) if !direct && simt => {}
-        Some(Persistent::StreamK) if !simt => no("persistent", format!("persistent = stream_k with atom = {}", spec.atom.name())),
+        Some(Persistent::StreamK) if matches!(spec.staging, Staging::CpAsync { .. }) => {}
+        Some(Persistent::StreamK) if !simt => no(
+            "persistent",
+            format!("persistent = stream_k with atom = {} and staging = {} (tensor-core atoms take it with cp_async)", spec.atom.name(), spec.staging.name()),
+        ),
         Some(Persistent::StreamK) => no("persistent", "persistent = stream_k with staging = direct".into()),
         Some(Persistent::Tiles) => no("persistent", "persistent = tiles".into()),
     }
@@ -65,5 +69,5 @@ pub const SUPPORTED: &str = "the generator supports f32 SIMT kernels (atom = fma
 staging = direct (no warp tier), smem(vector, transpose_a, buffers = 1 or 2) or cp_async(stages, vector, transpose_a); swizzle = none or pad(n); \
 persistent = stream_k with staged tiles; epilogue = direct, or vector with staged tiles; C in f32) and sm_80 tensor-core kernels \
 (atom = mma(m16n8k16) or wmma; f16 or bf16 operands; block and warp tiers; staging = smem(vector, buffers = 1 or 2) or cp_async(stages, vector, fragments = 1, or 2 for mma), \
-or direct for wmma; swizzle = none, pad(n) or xor (mma); epilogue = direct, or vector for mma; C in f32, f16 or bf16 (f32 for wmma)); \
+or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector for mma; C in f32, f16 or bf16 (f32 for wmma)); \
 raster = row or grouped(n) for both";

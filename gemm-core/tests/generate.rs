@@ -296,3 +296,29 @@ fn two_fragment_sets_load_a_k_step_ahead_and_wait_for_the_next_tile_before_the_l
     let odd = with(2, 48);
     assert!(odd.contains("a_frag[0][im][r] = a_frag[1][im][r];") && odd.contains("b_frag[0][jn][r] = b_frag[1][jn][r];"));
 }
+
+#[test]
+fn tensor_core_stream_k_walks_units_around_one_pipeline_and_hands_over_every_accumulator() {
+    for (atom, regs) in [(Atom::Mma { m: 16, n: 8, k: 16 }, 4), (Atom::Wmma { m: 16, n: 16, k: 16 }, 8)] {
+        let mut s = mma_spec();
+        s.atom = atom;
+        s.c.elem = Elem::F32;
+        s.persistent = Some(Persistent::StreamK);
+        let src = generate(&s).unwrap().source;
+        assert!(src.contains("float* __restrict__ partials, unsigned* __restrict__ flags)"));
+        let units = src.find("for (long long it = first; it < last;)").expect("a loop over units");
+        // the copies' producer and the pipeline fill come once, before the units
+        assert!(src.find("const auto aim = [&]()").unwrap() < units && src.find("cp_async_commit();").unwrap() < units);
+        assert_eq!(src.matches("__syncthreads();  // everyone's have").count(), 1);
+        // every accumulator register goes into the partial sum and comes back out
+        assert!(src.contains(&format!("for (int r = 0; r < {regs}; ++r)")));
+        assert!(src.contains("__stcg(&mine[im * ") && src.contains("acc[im][jn][r] += __ldcg(&theirs[im * "));
+    }
+    // two fragment sets: each unit loads its own first fragments after a barrier
+    let mut s = mma_spec();
+    s.persistent = Some(Persistent::StreamK);
+    s.staging = Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 2 };
+    let src = generate(&s).unwrap().source;
+    let unit = &src[src.find("for (long long it = first").unwrap()..src.find("for (int kt = 0").unwrap()];
+    assert!(unit.contains("float acc[") && unit.contains("__syncthreads();") && unit.contains("ldmatrix_x4(a_frag[0]"));
+}

@@ -59,7 +59,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
     const long long work = (long long)tiles_m * tiles_n * k_tiles;
     const long long first = work * blockIdx.x / gridDim.x;
     const long long last = work * (blockIdx.x + 1) / gridDim.x;
-    // a partial sum: 8x16 accumulators a thread, stored so that a warp's stores are contiguous
+    // a partial sum: 128 accumulators a thread, stored so that a warp's stores are contiguous
     const int slot = 32768;  // floats per block
 
     // staging (cp.async): shared-memory tiles (dynamic shared memory, 16-byte aligned)
@@ -234,7 +234,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
             for (int ii = 0; ii < 8; ++ii) {
                 #pragma unroll
                 for (int jj = 0; jj < 16; ++jj) {
-                    __stcg(&mine[(ii * 16 + jj) * 256], acc[ii][jj]);
+                    __stcg(&mine[ii * 4096 + jj * 256], acc[ii][jj]);
                 }
             }
             __threadfence();  // the sum is visible to the whole GPU before the flag
@@ -256,7 +256,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 for (int ii = 0; ii < 8; ++ii) {
                     #pragma unroll
                     for (int jj = 0; jj < 16; ++jj) {
-                        acc[ii][jj] += __ldcg(&theirs[(ii * 16 + jj) * 256]);
+                        acc[ii][jj] += __ldcg(&theirs[ii * 4096 + jj * 256]);
                     }
                 }
             }

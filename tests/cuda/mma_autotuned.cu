@@ -141,7 +141,7 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
     }
     int rd = 0;  // the stage being read
     int wr = 2;  // the stage being refilled
-    cp_async_wait<1>();  // tile 0 has landed
+    cp_async_wait<1>();  // the loop's first tile has landed
     __syncthreads();
     // fragments, two sets: a K step's mmas use one while the next step's load into the other
     unsigned a_frag[2][4][4], b_frag[2][8][2];

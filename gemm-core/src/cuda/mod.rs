@@ -3,8 +3,8 @@
 //! Every kernel has one skeleton (the raster picks a C tile, staging fills
 //! shared memory, the K loop loads the atom's fragments and does its math,
 //! the epilogue stores C); `simt` emits it for atom = fma, `tensor` for the
-//! tensor-core atoms. They share the raster (`schedule`), the copy plans
-//! (`copy`), the PTX helpers (`ptx`), the shared layouts (`swizzle`) and the
+//! tensor-core atoms. They share the raster (`schedule`), the stream-K
+//! schedule (`stream_k`), the copy plans (`copy`), the PTX helpers (`ptx`), the shared layouts (`swizzle`) and the
 //! header (`header`).
 
 mod copy;
@@ -13,6 +13,7 @@ mod layout;
 mod ptx;
 mod schedule;
 mod simt;
+mod stream_k;
 mod swizzle;
 mod tensor;
 mod writer;

@@ -97,7 +97,7 @@ impl Kernel<'_> {
         }
         if self.stream_k {
             w.line("");
-            self.producer(w, &[self.copy_source(&a), self.copy_source(&b)]);
+            self.stream_k().producer(w, &[self.copy_source(&a), self.copy_source(&b)]);
         } else {
             w.line(format!("const int tiles = K / {bk};"));
         }
@@ -186,7 +186,7 @@ impl Kernel<'_> {
         self.issue(w, a, stage);
         self.issue(w, b, stage);
         if self.stream_k {
-            self.advance_producer(w);
+            crate::cuda::stream_k::advance_producer(w);
         }
     }
 

@@ -59,7 +59,7 @@ pub fn emit(spec: &KernelSpec) -> String {
         k.cp_async_helpers(&mut w, vector);
     }
     if k.stream_k {
-        stream_k::helpers(&mut w);
+        super::stream_k::helpers(&mut w);
     }
     w.line("extern \"C\" __global__ void");
     match spec.block.min_blocks {
@@ -70,7 +70,7 @@ pub fn emit(spec: &KernelSpec) -> String {
     w.line("    const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,");
     if k.stream_k {
         w.line("    int M, int N, int K, int lda, int ldb, int ldc,");
-        w.line("    float* __restrict__ partials, unsigned* __restrict__ flags)");
+        w.line(format!("    {})", super::stream_k::PARAMS));
     } else {
         w.line("    int M, int N, int K, int lda, int ldb, int ldc)");
     }

@@ -38,12 +38,14 @@ impl Tc<'_> {
         ptx::mma_m16n8k16(w, self.spec.a.elem);
     }
 
-    /// The accumulators, and the shared-memory line and element each lane's
-    /// ldmatrix address starts from.
     pub(super) fn mma_accumulators(&self, w: &mut Writer) {
         w.line(format!("// accumulators: {}x{} atoms of 16x8, 4 floats per lane each", self.ami, self.ani));
         w.line(format!("float acc[{}][{}][4] = {{}};", self.ami, self.ani));
         w.line("");
+    }
+
+    /// The shared-memory line and element each lane's ldmatrix address starts from.
+    pub(super) fn ldmatrix_lanes(&self, w: &mut Writer) {
         w.line("// ldmatrix: the line and element of the shared tile this lane addresses");
         let (a_line, a_elem) = if self.trans('A') {
             ("(lane / 16) * 8 + lane % 8", "warp_m + (lane / 8 % 2) * 8")

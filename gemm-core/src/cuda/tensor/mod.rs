@@ -12,6 +12,10 @@
 //! - epilogue: the atom's accumulators to C (`epilogue` for mma's register
 //!   map, wmma.store for wmma).
 //!
+//! Under `persistent = stream_k` (cp.async staging) the shared schedule of
+//! `crate::cuda::stream_k` walks units of K steps around the same K loop and
+//! epilogue.
+//!
 //! The atoms (`mma`, `wmma`) fill the fragment, math and store slots.
 
 mod epilogue;
@@ -22,6 +26,7 @@ mod wmma;
 use super::layout::scaled;
 use super::ptx::{self, storage_type};
 use super::schedule;
+use super::stream_k;
 use super::writer::Writer;
 use crate::spec::*;
 
@@ -43,6 +48,9 @@ pub(super) struct Tc<'a> {
     ami: u32,
     ani: u32,
     threads: u32,
+    /// A persistent stream-K grid (`crate::cuda::stream_k`): each block walks
+    /// units of K steps, its cp.async copies aimed by a producer cursor.
+    stream_k: bool,
 }
 
 /// Where a K step's fragments come from.
@@ -71,6 +79,7 @@ pub fn emit(spec: &KernelSpec) -> String {
         ami: w.m / am,
         ani: w.n / an,
         threads: spec.block.threads,
+        stream_k: spec.persistent == Some(Persistent::StreamK),
     };
     let mut out = Writer::default();
     tc.emit(&mut out);
@@ -90,11 +99,23 @@ impl Tc<'_> {
         let (ab, c) = (storage_type(s.a.elem), storage_type(s.c.elem));
         w.line(format!("{}(", s.kernel_name()));
         w.line(format!("    const {ab}* __restrict__ A, const {ab}* __restrict__ B, {c}* __restrict__ C,"));
-        w.line("    int M, int N, int K, int lda, int ldb, int ldc)");
+        if self.stream_k {
+            w.line("    int M, int N, int K, int lda, int ldb, int ldc,");
+            w.line(format!("    {})", stream_k::PARAMS));
+        } else {
+            w.line("    int M, int N, int K, int lda, int ldb, int ldc)");
+        }
         w.block("", |w| {
+            if let (true, Staging::CpAsync { stages, vector, .. }) = (self.stream_k, s.staging) {
+                self.warp_tier(w);
+                self.fragment_lanes(w);
+                self.stream_k_loop(w, stages, vector);
+                return;
+            }
             schedule::raster(w, s.raster, self.bm, self.bn);
             self.warp_tier(w);
             self.declare_accumulators(w);
+            self.fragment_lanes(w);
             match s.staging {
                 Staging::Direct => self.direct_loop(w),
                 Staging::Smem { vector, buffers, .. } => self.smem_loop(w, vector, buffers),
@@ -102,11 +123,45 @@ impl Tc<'_> {
                 Staging::Tma { .. } => unreachable!("checked by support::unsupported"),
             }
             w.line("");
-            match s.atom {
-                Atom::Mma { .. } => self.mma_epilogue(w),
-                _ => self.wmma_epilogue(w),
-            }
+            self.epilogue(w);
         });
+    }
+
+    /// The accumulators to C.
+    fn epilogue(&self, w: &mut Writer) {
+        match self.spec.atom {
+            Atom::Mma { .. } => self.mma_epilogue(w),
+            _ => self.wmma_epilogue(w),
+        }
+    }
+
+    /// The stream-K schedule's view of this kernel: tiles and accumulators.
+    fn tiling(&self) -> stream_k::Tiling {
+        let regs = if matches!(self.spec.atom, Atom::Mma { .. }) { 4 } else { 8 };
+        stream_k::Tiling {
+            raster: self.spec.raster,
+            bm: self.bm,
+            bn: self.bn,
+            bk: self.bk,
+            threads: self.threads,
+            acc: "acc",
+            loops: vec![("im", self.ami), ("jn", self.ani), ("r", regs)],
+        }
+    }
+
+    /// Stream-K over a cp.async pipeline: shared memory and the copies' producer
+    /// are set up once, and the pipeline flows through every unit of the share.
+    fn stream_k_loop(&self, w: &mut Writer, stages: u32, vector: u32) {
+        let sk = self.tiling();
+        sk.share(w);
+        w.line("");
+        let (a, b) = self.cp_async_setup(w, stages, vector, Some(&sk));
+        w.line("");
+        let body = |w: &mut Writer| {
+            self.declare_accumulators(w);
+            self.cp_async_k_loop(w, stages, &a, &b);
+        };
+        sk.units(w, body, |w| self.epilogue(w));
     }
 
     /// The header's line of tiers.
@@ -145,6 +200,9 @@ impl Tc<'_> {
         }
         if s.c.elem != Elem::F32 {
             ptx::cvt(w, s.c.elem);
+        }
+        if self.stream_k {
+            stream_k::helpers(w);
         }
         if s.staging != Staging::Direct {
             let (a, b) = (s.smem_a(), s.smem_b());
@@ -192,6 +250,13 @@ impl Tc<'_> {
         match self.spec.atom {
             Atom::Mma { .. } => self.mma_accumulators(w),
             _ => self.wmma_accumulators(w),
+        }
+    }
+
+    /// Where each lane's fragment loads start (mma's ldmatrix lanes).
+    fn fragment_lanes(&self, w: &mut Writer) {
+        if let Atom::Mma { .. } = self.spec.atom {
+            self.ldmatrix_lanes(w);
         }
     }
 

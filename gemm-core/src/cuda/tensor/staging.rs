@@ -6,11 +6,12 @@
 
 use super::{plus, times, Source, Tc};
 use crate::cuda::copy::CopyPlan;
+use crate::cuda::stream_k::{self, Tiling};
 use crate::cuda::writer::Writer;
 use crate::spec::Layout;
 
 /// One operand's copies of a tile.
-struct Copies {
+pub(super) struct Copies {
     /// `a` or `b`.
     p: char,
     plan: CopyPlan,
@@ -59,11 +60,7 @@ impl Tc<'_> {
     fn copy_setup(&self, w: &mut Writer, c: &Copies) {
         let (p, plan) = (c.p, c.plan);
         let s = self.spec;
-        let (op, ld, origin) = if p == 'a' {
-            (s.a, "lda", if s.a.layout == Layout::RowMajor { "block_m * lda" } else { "block_m" })
-        } else {
-            (s.b, "ldb", if s.b.layout == Layout::RowMajor { "block_n" } else { "block_n * ldb" })
-        };
+        let (op, ld) = if p == 'a' { (s.a, "lda") } else { (s.b, "ldb") };
         let bytes = plan.vector * s.a.elem.bytes();
         w.line(format!(
             "// copies of the {} tile ({}): {} round(s) of one {bytes}-byte copy per thread along its lines",
@@ -71,7 +68,11 @@ impl Tc<'_> {
             crate::cuda::layout::describe(op.layout),
             plan.rounds
         ));
-        w.line(format!("const unsigned short* {p}_src = {}{origin}];  // K = 0; each copy moves it one tile along K", &format!("&{}[", p.to_ascii_uppercase())));
+        if self.stream_k {
+            w.line(format!("const unsigned short* {p}_src;  // aimed by the producer below; each copy moves it one tile along K"));
+        } else {
+            w.line(format!("const unsigned short* {p}_src = &{};  // K = 0; each copy moves it one tile along K", self.source(c, None)));
+        }
         let rounds = plan.rounds;
         w.line(format!("int {p}_off[{rounds}];  // each round's offset from {p}_src"));
         w.line(format!("int {p}_dst[{rounds}];  // and its element in a stage"));
@@ -94,6 +95,21 @@ impl Tc<'_> {
             }
         });
         w.line("");
+    }
+
+    /// The element of operand `c` where the block's tile starts, at K = 0 or
+    /// at the K step `k_step` (an expression).
+    fn source(&self, c: &Copies, k_step: Option<&str>) -> String {
+        let s = self.spec;
+        let (op, ld, origin) = if c.p == 'a' { (s.a, "lda", "block_m") } else { (s.b, "ldb", "block_n") };
+        let k = k_step.map(|k| format!("{k} * {}", self.bk));
+        let origin_line = (c.p == 'a') == (op.layout == Layout::RowMajor);
+        let (origin, k) = if origin_line {
+            (format!("{origin} * {ld}"), k)
+        } else {
+            (origin.to_string(), k.map(|k| format!("{k} * {ld}")))
+        };
+        format!("{}[{}]", c.p.to_ascii_uppercase(), plus(&[Some(origin), k]))
     }
 
     /// Moves `{p}_src` on by one K tile.
@@ -206,28 +222,65 @@ impl Tc<'_> {
 
     /// A cp.async pipeline `stages` tiles deep, one barrier per K tile.
     pub(super) fn cp_async_loop(&self, w: &mut Writer, stages: u32, vector: u32) {
+        let (a, b) = self.cp_async_setup(w, stages, vector, None);
+        self.cp_async_k_loop(w, stages, &a, &b);
+    }
+
+    /// Shared memory, each thread's copies, and the pipeline fill: the first
+    /// `stages - 1` tiles start to travel. Under stream-K (`sk`) a producer
+    /// cursor aims the copies through the block's whole share.
+    pub(super) fn cp_async_setup(&self, w: &mut Writer, stages: u32, vector: u32, sk: Option<&Tiling>) -> (Copies, Copies) {
         let (a, b) = self.smem_setup(w, stages, vector);
-        let bk = self.bk;
         let fill = stages - 1;
-        w.line(format!("const int tiles = K / {bk};"));
+        match sk {
+            Some(sk) => {
+                sk.producer(w, &[self.source(&a, Some("copy_k")), self.source(&b, Some("copy_k"))]);
+                w.line("");
+            }
+            None => w.line(format!("const int tiles = K / {};", self.bk)),
+        }
         w.line(format!("// pipeline fill: the first {fill} tile(s) start to travel, one commit group each"));
         w.unrolled("s", fill, |w| {
             let s = if fill == 1 { "0" } else { "s" };
-            w.block(format!("if ({s} < tiles)"), |w| {
-                self.issue(w, &a, s);
-                self.issue(w, &b, s);
-            });
+            w.block(format!("if ({})", self.copy_ahead(s)), |w| self.issue_next(w, &a, &b, s));
             w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
         });
         w.line("int rd = 0;  // the stage being read");
         w.line(format!("int wr = {fill};  // the stage being refilled"));
+        (a, b)
+    }
+
+    /// Whether there is a tile to copy: tile `ahead` of this loop's first,
+    /// or under stream-K any K step left in the share.
+    fn copy_ahead(&self, ahead: &str) -> String {
+        if self.stream_k {
+            "copies_left > 0".to_string()
+        } else {
+            format!("{ahead} < tiles")
+        }
+    }
+
+    /// Both operands' copies of the next tile into stage `stage`.
+    fn issue_next(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str) {
+        self.issue(w, a, stage);
+        self.issue(w, b, stage);
+        if self.stream_k {
+            stream_k::advance_producer(w);
+        }
+    }
+
+    /// The block tier's loop over `tiles` K tiles of a cp.async pipeline.
+    pub(super) fn cp_async_k_loop(&self, w: &mut Writer, stages: u32, a: &Copies, b: &Copies) {
+        let fill = stages - 1;
         let wait = format!("cp_async_wait<{}>();", stages - 2);
         let refill = |w: &mut Writer| {
-            w.line(format!("// refill the stage tile kt - 1 used with tile kt + {fill}"));
-            w.block(format!("if (kt + {fill} < tiles)"), |w| {
-                self.issue(w, &a, "wr");
-                self.issue(w, &b, "wr");
-            });
+            if self.stream_k {
+                w.line("// refill the stage the previous K step used with the share's K step");
+                w.line(format!("// {fill} ahead, of this C tile or the next"));
+            } else {
+                w.line(format!("// refill the stage tile kt - 1 used with tile kt + {fill}"));
+            }
+            w.block(format!("if ({})", self.copy_ahead(&format!("kt + {fill}"))), |w| self.issue_next(w, a, b, "wr"));
             w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
             w.line(format!("wr = wr == {fill} ? 0 : wr + 1;"));
         };
@@ -237,7 +290,7 @@ impl Tc<'_> {
             return;
         }
         w.line("");
-        w.line(format!("// block tier: walk K one {bk}-wide tile at a time"));
+        w.line(format!("// block tier: walk K one {}-wide tile at a time", self.bk));
         w.block("for (int kt = 0; kt < tiles; ++kt)", |w| {
             w.line(format!("{wait}  // this thread's copies of tile kt have landed"));
             w.line("__syncthreads();  // everyone's have; and everyone is done reading the stage refilled next");
@@ -255,7 +308,7 @@ impl Tc<'_> {
     fn mma_pipelined_k_loop(&self, w: &mut Writer, wait: &str, next_rd: &str, refill: impl Fn(&mut Writer)) {
         let steps = self.bk / 16;
         let ks = |k: u32| (k > 0).then(|| (k * 16).to_string());
-        w.line(format!("{wait}  // tile 0 has landed"));
+        w.line(format!("{wait}  // the loop's first tile has landed"));
         w.line("__syncthreads();");
         w.line("// fragments, two sets: a K step's mmas use one while the next step's load into the other");
         self.mma_fragment_registers(w, Some(2));

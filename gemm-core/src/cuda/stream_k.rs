@@ -1,0 +1,191 @@
+//! The stream-K schedule (`persistent = stream_k`), shared by every atom: a
+//! grid of as many blocks as the GPU holds at once, the K steps of all C
+//! tiles laid end to end and split evenly over them, so no block sits idle
+//! in a part-full last wave.
+//!
+//! A block's share of K steps falls into units, one per C tile it touches. A
+//! unit that holds its tile's first K step owns the tile: it adds the partial
+//! sums the later blocks left for it, in block order, and stores C. A unit
+//! that starts inside its tile is always its block's first, so it never
+//! waits on anyone: it leaves its partial sum and a flag, then goes on. The
+//! owners wait only for those, which makes the schedule deadlock-free while
+//! the whole grid is resident (the runtime sizes it so).
+//!
+//! A cp.async pipeline is filled once per block and flows through the whole
+//! share, its copies running ahead into the next C tile (the producer
+//! below): on the H100 that took `autotuned` from 99.4% to 100.9% of cuBLAS
+//! at 4096^3, where a block computes four to five units and its warps are
+//! the only ones on the SM.
+//!
+//! Measured on the H100 (BENCHMARKS.md), a variant that computed whole waves
+//! of tiles first and shared only the last one to two waves was slower at
+//! every size, and a loop that chose between the two kinds of unit cost 1.5%
+//! in the main loop's scheduling: the schedule stays this simple.
+
+use super::layout::sum;
+use super::schedule;
+use super::writer::Writer;
+use crate::spec::Raster;
+
+/// The flag handshake between the blocks that share a tile.
+pub fn helpers(w: &mut Writer) {
+    w.line("// stream-K flags: a block publishes its partial sum with a release store;");
+    w.line("// the tile's owner reads the flag with an acquire load before the sum");
+    w.block("__device__ __forceinline__ unsigned ld_acquire(const unsigned* p)", |w| {
+        w.line("unsigned v;");
+        w.line("asm volatile(\"ld.acquire.gpu.global.u32 %0, [%1];\\n\" : \"=r\"(v) : \"l\"(p) : \"memory\");");
+        w.line("return v;");
+    });
+    w.block("__device__ __forceinline__ void st_release(unsigned* p, unsigned v)", |w| {
+        w.line("asm volatile(\"st.release.gpu.global.u32 [%0], %1;\\n\" :: \"l\"(p), \"r\"(v) : \"memory\");");
+    });
+    w.line("");
+}
+
+/// The kernel's last parameters: scratch for partial sums and their flags.
+pub const PARAMS: &str = "float* __restrict__ partials, unsigned* __restrict__ flags";
+
+/// A block's C tile and how its threads hold the accumulators.
+pub struct Tiling {
+    pub raster: Raster,
+    pub bm: u32,
+    pub bn: u32,
+    pub bk: u32,
+    pub threads: u32,
+    /// Each thread's accumulators: `acc` indexed by these loops (variable,
+    /// extent), outermost first, e.g. `acc[ii][jj]` over `ii` and `jj`.
+    pub acc: &'static str,
+    pub loops: Vec<(&'static str, u32)>,
+}
+
+impl Tiling {
+    /// Accumulators per thread.
+    fn per_thread(&self) -> u32 {
+        self.loops.iter().map(|l| l.1).product()
+    }
+
+    /// `block_m` and `block_n` of C tile number `tile` (in scope).
+    pub fn tile_origin(&self, w: &mut Writer) {
+        schedule::tile_origin(w, self.raster, self.bm, self.bn);
+    }
+
+    /// This block's share of the K steps, `[first, last)`, and the size of a
+    /// partial sum.
+    pub fn share(&self, w: &mut Writer) {
+        w.line("// schedule (stream-K): the K steps of all C tiles, tile after tile, split");
+        w.line("// evenly over the grid; [first, last) is this block's share");
+        w.line(format!("const int tiles_m = M / {};", self.bm));
+        w.line(format!("const int tiles_n = N / {};", self.bn));
+        w.line(format!("const int k_tiles = K / {};  // K steps per C tile", self.bk));
+        w.line("const long long work = (long long)tiles_m * tiles_n * k_tiles;");
+        w.line("const long long first = work * blockIdx.x / gridDim.x;");
+        w.line("const long long last = work * (blockIdx.x + 1) / gridDim.x;");
+        w.line(format!(
+            "// a partial sum: {} accumulators a thread, stored so that a warp's stores are contiguous",
+            self.per_thread()
+        ));
+        w.line(format!("const int slot = {};  // floats per block", self.per_thread() * self.threads));
+    }
+
+    /// The loop over this block's units; `body` computes the unit's
+    /// `tiles` K steps from `k_step` on into the accumulators, in scope with
+    /// `block_m` and `block_n`. Each unit then hands its partial sum over or,
+    /// as its tile's owner, adds the others' and runs `epilogue`.
+    pub fn units(&self, w: &mut Writer, body: impl FnOnce(&mut Writer), epilogue: impl FnOnce(&mut Writer)) {
+        w.block("for (long long it = first; it < last;)", |w| {
+            w.line("// this unit: K steps k_step.. of one C tile, up to the tile's end or the share's");
+            w.line("const int tile = (int)(it / k_tiles);");
+            w.line("const int k_step = (int)(it - (long long)tile * k_tiles);");
+            w.line("const int tiles = (int)(last - it < k_tiles - k_step ? last - it : k_tiles - k_step);");
+            w.line("it += tiles;");
+            self.tile_origin(w);
+            body(w);
+            w.line("");
+            self.fixup(w);
+            w.line("");
+            epilogue(w);
+        });
+    }
+
+    /// The cp.async producer's cursor: the C tile and K step its next copy
+    /// fetches, and `aim`, which points the copy sources (`a_src = ...`, as
+    /// `sources` give them, in terms of `block_m`, `block_n` and `copy_k`)
+    /// there.
+    pub fn producer(&self, w: &mut Writer, sources: &[String; 2]) {
+        w.line("// the producer: copies run ahead of the math through this block's whole share,");
+        w.line("// across its units, so the pipeline does not drain and refill between C tiles");
+        w.line("int copy_tile = (int)(first / k_tiles);  // the C tile and K step the next copy fetches");
+        w.line("int copy_k = (int)(first - (long long)copy_tile * k_tiles);");
+        w.line("int copies_left = (int)(last - first);  // K steps of the share not yet copied");
+        w.line("// points the copies' sources at K step copy_k of C tile copy_tile");
+        w.statement_block("const auto aim = [&]()", |w| {
+            w.line("const int tile = copy_tile;");
+            self.tile_origin(w);
+            w.line(format!("a_src = &{};", sources[0]));
+            w.line(format!("b_src = &{};", sources[1]));
+        });
+        w.line("aim();");
+    }
+
+    /// Emits `line` once for each accumulator, with `{acc}` the accumulator
+    /// and `{at}` its float in a partial sum.
+    fn each(&self, w: &mut Writer, line: &str) {
+        let mut stride = self.threads;
+        let mut terms = Vec::new();
+        for &(var, n) in self.loops.iter().rev() {
+            if n > 1 {
+                terms.push(Some(if stride == 1 { var.to_string() } else { format!("{var} * {stride}") }));
+            }
+            stride *= n;
+        }
+        terms.reverse();
+        let at = sum("", &terms);
+        let subscripts: String = self.loops.iter().map(|l| format!("[{}]", l.0)).collect();
+        let line = line.replace("{acc}", &format!("{}{subscripts}", self.acc)).replace("{at}", &at);
+        fn nest(w: &mut Writer, loops: &[(&'static str, u32)], line: &str) {
+            match loops.split_first() {
+                Some((&(var, n), rest)) => w.unrolled(var, n, |w| nest(w, rest, line)),
+                None => w.line(line),
+            }
+        }
+        nest(w, &self.loops, &line);
+    }
+
+    /// Hands a partial sum over to the tile's owner, or, in the owner, adds
+    /// the partial sums of the later blocks that share its tile.
+    fn fixup(&self, w: &mut Writer) {
+        w.block("if (k_step > 0)", |w| {
+            w.line("// the tile's first K step is an earlier block's: leave this partial sum for it");
+            w.line("float* const mine = partials + (long long)blockIdx.x * slot + threadIdx.x;");
+            self.each(w, "__stcg(&mine[{at}], {acc});");
+            w.line("__threadfence();  // the sum is visible to the whole GPU before the flag");
+            w.line("__syncthreads();");
+            w.line("if (threadIdx.x == 0) st_release(&flags[blockIdx.x], 1u);");
+            w.line("continue;");
+        });
+        w.line("// this block owns the tile; where it stopped short of the tile's end, the blocks");
+        w.line("// after it hold the rest, each in its first unit: add their sums in block order");
+        w.line("// (a fixed order: the result does not depend on timing)");
+        w.block("if (tiles < k_tiles)", |w| {
+            w.line("const long long tile_end = (long long)(tile + 1) * k_tiles;");
+            w.block("for (unsigned b = blockIdx.x + 1; work * b / gridDim.x < tile_end; ++b)", |w| {
+                w.line("if (work * (b + 1) / gridDim.x == work * b / gridDim.x) continue;  // an empty share");
+                w.line("if (threadIdx.x == 0) while (ld_acquire(&flags[b]) == 0) {}");
+                w.line("__syncthreads();  // thread 0 saw the flag: the sum is complete");
+                w.line("const float* const theirs = partials + (long long)b * slot + threadIdx.x;");
+                self.each(w, "{acc} += __ldcg(&theirs[{at}]);");
+            });
+        });
+    }
+}
+
+/// Moves the producer's cursor on by the K step just issued.
+pub fn advance_producer(w: &mut Writer) {
+    w.line("--copies_left;");
+    w.block("if (++copy_k == k_tiles)", |w| {
+        w.line("// that was the C tile's last K step: the next copy starts the next tile");
+        w.line("copy_k = 0;");
+        w.line("++copy_tile;");
+        w.line("aim();");
+    });
+}

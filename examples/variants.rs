@@ -5,16 +5,16 @@
 //! `cargo run --release --example variants -- STEP [SIZE] VARIANT...`
 //!
 //! A variant is one or more settings joined by commas: `pad=8`, `pad=none`,
-//! `sweep=m`, `sweep=n`, `raster=row`, `raster=grouped(8)`, `stages=5` (cp.async
-//! pipelines), `epilogue=direct` or `epilogue=vector` (C stored element by
-//! element or in float4s), `schedule=tiles` (a block per C tile) or
-//! `schedule=stream_k`.
+//! `sweep=m`, `sweep=n`, `raster=row`, `raster=grouped(8)`, `stages=5` and
+//! `fragments=1` or `fragments=2` (cp.async pipelines), `epilogue=direct` or
+//! `epilogue=vector` (C stored element by element or in vectors),
+//! `schedule=tiles` (a block per C tile) or `schedule=stream_k`. Any step of
+//! either ladder; cuBLAS is timed in the step's types and layouts.
 //! For example `variants autotuned pad=4 sweep=m 'raster=grouped(8),pad=4'`
 //! (quoted for the shell).
 
-use gemm_ladder::measure::{time_cublas, Bench, Reps};
+use gemm_ladder::measure::{config, describe, time_cublas_typed, Bench, Reps};
 use gemm_ladder::search;
-use gemm_runtime::spec::Layout;
 use gemm_runtime::Dims;
 
 fn main() {
@@ -26,7 +26,7 @@ fn main() {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1).peekable();
-    let names: Vec<_> = gemm_ladder::STEPS.iter().map(|s| s.name).collect();
+    let names: Vec<_> = gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).map(|s| s.name).collect();
     let usage = || format!("usage: variants STEP [SIZE] VARIANT..., STEP one of {}", names.join(", "));
     let name = args.next().ok_or_else(usage)?;
     let step = gemm_ladder::steps::step(&name).ok_or_else(usage)?;
@@ -55,6 +55,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     let bench = Bench::open()?;
     let dims = Dims::new(size, size, size);
+    // cuBLAS in the step's own types and layouts
+    let cfg = config(step.kernel);
     let reps = Reps { warmup: 3, runs: 30 };
     println!("{name} at {size}^3, median of {} runs, two rounds; every kernel verified against cuBLAS first\n", reps.runs);
     println!("| variant | round 1 TFLOP/s | round 2 TFLOP/s | % of cuBLAS (round 2) |");
@@ -62,7 +64,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut rounds = Vec::new();
     for _ in 0..2 {
         let timed = search::run(&bench, &specs, dims, reps, |_, _| {})?;
-        let cublas = time_cublas(&bench, [Layout::RowMajor; 3], dims, reps)?.tflops(dims.flops());
+        let cublas = time_cublas_typed(&bench, cfg.0, cfg.1, dims, reps)?.tflops(dims.flops());
         rounds.push((timed, cublas));
     }
     let (_, cublas) = rounds[1];
@@ -73,6 +75,6 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             _ => println!("| {label} | failed (see above) | | |"),
         }
     }
-    println!("| cuBLAS sgemm | {:.2} | {:.2} | 100.0% |", rounds[0].1, cublas);
+    println!("| cuBLAS {} | {:.2} | {:.2} | 100.0% |", describe(cfg), rounds[0].1, cublas);
     Ok(())
 }

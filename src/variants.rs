@@ -32,6 +32,10 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
             Staging::CpAsync { stages, .. } => *stages = value.parse().map_err(|_| bad())?,
             _ => return Err(format!("`{setting}`: this step's staging is not a cp.async pipeline")),
         },
+        "fragments" => match &mut spec.staging {
+            Staging::CpAsync { fragments, .. } => *fragments = value.parse().map_err(|_| bad())?,
+            _ => return Err(format!("`{setting}`: this step's staging is not a cp.async pipeline")),
+        },
         "epilogue" => {
             spec.epilogue = match value {
                 "direct" => Epilogue::Direct,
@@ -46,7 +50,7 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
                 _ => return Err(bad()),
             }
         }
-        _ => return Err(format!("`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, stages, epilogue or schedule")),
+        _ => return Err(format!("`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, stages, fragments, epilogue or schedule")),
     }
     Ok(())
 }
@@ -63,7 +67,9 @@ mod tests {
         assert_eq!(s.swizzle, Swizzle::Pad(4));
         assert_eq!(s.thread.unwrap().sweep, Dim::M);
         assert_eq!(s.raster, Raster::Grouped(8));
-        assert!(matches!(s.staging, Staging::CpAsync { stages: 5, .. }));
+        assert!(matches!(s.staging, Staging::CpAsync { stages: 5, fragments: 1, .. }));
+        apply(&mut s, "fragments=2").unwrap();
+        assert!(matches!(s.staging, Staging::CpAsync { fragments: 2, .. }));
         assert_eq!(s.persistent, None);
         apply(&mut s, "pad=none").unwrap();
         assert_eq!(s.swizzle, Swizzle::None);
@@ -75,6 +81,7 @@ mod tests {
     fn a_setting_the_step_cannot_take_is_an_error_that_says_why() {
         let mut s = step("warptiling").unwrap().kernel.spec.clone();
         assert!(apply(&mut s, "stages=3").unwrap_err().contains("not a cp.async pipeline"));
+        assert!(apply(&mut s, "fragments=2").unwrap_err().contains("not a cp.async pipeline"));
         assert!(apply(&mut s, "sweep=k").unwrap_err().contains("unknown value"));
         assert!(apply(&mut s, "raster=grouped(x)").unwrap_err().contains("unknown value"));
         assert!(apply(&mut s, "tiles").unwrap_err().contains("key=value"));

@@ -3,7 +3,9 @@
 
 use gemm_core::Diag;
 
-#[derive(Debug, thiserror::Error)]
+/// `Debug` prints the message too, so `fn main() -> Result<(), GemmError>`
+/// reports what went wrong and what to do, not a variant name.
+#[derive(thiserror::Error)]
 pub enum GemmError {
     #[error("no CUDA driver: libcuda could not be loaded (is an NVIDIA driver installed?)")]
     NoDriver,
@@ -54,4 +56,22 @@ impl From<cudarc::cublas::result::CublasError> for GemmError {
 
 fn list(diags: &[Diag]) -> String {
     diags.iter().map(|d| format!("  {}: {}", d.at, d.msg)).collect::<Vec<_>>().join("\n")
+}
+
+impl std::fmt::Debug for GemmError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GemmError;
+
+    #[test]
+    fn debug_prints_the_message_so_main_reports_it() {
+        let e = GemmError::ZeroSize { m: 0, n: 4, k: 4 };
+        assert_eq!(format!("{e:?}"), e.to_string());
+        assert!(format!("{e:?}").contains("every size must be at least 1"));
+    }
 }

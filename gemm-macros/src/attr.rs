@@ -23,6 +23,7 @@ use proc_macro2::Span;
 
 use crate::ast::Node;
 use crate::ctxt::Ctxt;
+use crate::suggest::{closest, hint};
 
 /// The tiers and policies as written; `None` where an argument was left out.
 #[derive(Default)]
@@ -41,6 +42,9 @@ pub struct Attr {
     pub arch: Option<Arch>,
     /// The top-level arguments written, valid or not.
     pub written: Vec<String>,
+    /// Arguments a misspelt name probably meant (`thread` for `thraed`): the
+    /// rules say nothing about their absence, which the misspelling explains.
+    pub meant: Vec<&'static str>,
 }
 
 const TOP: &[&str] = &[
@@ -58,7 +62,8 @@ pub fn parse(cx: &mut Ctxt, nodes: &[Node]) -> Attr {
         };
         let key = name.to_string();
         if !TOP.contains(&key.as_str()) {
-            cx.error(name.span(), format!("unknown argument `{key}`; expected one of {}", list(TOP)));
+            cx.error(name.span(), format!("unknown argument `{key}`{}; expected one of {}", hint(&key, TOP), list(TOP)));
+            attr.meant.extend(closest(&key, TOP));
             continue;
         }
         attr.written.push(key.clone());
@@ -140,12 +145,15 @@ struct Args<'a> {
 struct Fields<'a> {
     label: String,
     found: HashMap<&'static str, &'a Node>,
+    /// Settings a misspelt name probably meant: not reported missing.
+    meant: Vec<&'static str>,
     span: Span,
 }
 
 impl<'a> Args<'a> {
     fn fields(&self, cx: &mut Ctxt, allowed: &[&'static str], span: Span) -> Fields<'a> {
         let mut found = HashMap::new();
+        let mut meant = Vec::new();
         for node in self.nodes {
             let Some(name) = node.name() else {
                 cx.error(node.span(), format!("expected `name = value` in `{}(..)`; one of {}", self.label, list(allowed)));
@@ -153,7 +161,11 @@ impl<'a> Args<'a> {
             };
             let key = name.to_string();
             let Some(&k) = allowed.iter().find(|a| **a == key) else {
-                cx.error(name.span(), format!("unknown argument `{key}` in `{}(..)`; expected one of {}", self.label, list(allowed)));
+                cx.error(
+                    name.span(),
+                    format!("unknown argument `{key}` in `{}(..)`{}; expected one of {}", self.label, hint(&key, allowed), list(allowed)),
+                );
+                meant.extend(closest(&key, allowed));
                 continue;
             };
             if found.insert(k, node).is_some() {
@@ -166,7 +178,7 @@ impl<'a> Args<'a> {
             };
             cx.record(format!("{}.{key}", self.path), span);
         }
-        Fields { label: self.label.clone(), found, span }
+        Fields { label: self.label.clone(), found, meant, span }
     }
 }
 
@@ -191,7 +203,9 @@ impl Fields<'_> {
     /// `name = <integer>`, which must be written.
     fn required(&self, cx: &mut Ctxt, name: &str) -> Option<u32> {
         if !self.found.contains_key(name) {
-            cx.error(self.span, format!("missing `{name} = ..` in `{}(..)`", self.label));
+            if !self.meant.contains(&name) {
+                cx.error(self.span, format!("missing `{name} = ..` in `{}(..)`", self.label));
+            }
             return None;
         }
         self.int(cx, name)
@@ -281,7 +295,13 @@ fn word(cx: &mut Ctxt, value: &Node, what: &str, choices: &[&str]) -> Option<Str
     match value {
         Node::Flag(i) if choices.contains(&i.to_string().as_str()) => Some(i.to_string()),
         other => {
-            cx.error(other.span(), format!("unknown {what}; expected one of {}", list(choices)));
+            // `pad(N)` is offered as `pad`
+            let names: Vec<&str> = choices.iter().map(|c| c.split('(').next().unwrap_or(c)).collect();
+            let said = match other {
+                Node::Flag(i) | Node::Call(i, ..) => hint(&i.to_string(), &names),
+                _ => String::new(),
+            };
+            cx.error(other.span(), format!("unknown {what}{said}; expected one of {}", list(choices)));
             None
         }
     }
@@ -318,7 +338,11 @@ fn atom(cx: &mut Ctxt, value: &Node) -> Option<Atom> {
             })
         }
         other => {
-            cx.error(other.span(), format!("unknown atom; expected {USAGE}"));
+            let said = match other {
+                Node::Flag(i) | Node::Call(i, ..) => hint(&i.to_string(), &["fma", "mma", "wmma", "wgmma"]),
+                _ => String::new(),
+            };
+            cx.error(other.span(), format!("unknown atom{said}; expected {USAGE}"));
             None
         }
     }
@@ -370,7 +394,7 @@ fn staging(cx: &mut Ctxt, value: &Node) -> Option<Staging> {
             Some(Staging::Tma { stages: f.required(cx, "stages")? })
         }
         _ => {
-            cx.error(span, format!("unknown staging `{kind}`; expected one of {}", list(KINDS)));
+            cx.error(span, format!("unknown staging `{kind}`{}; expected one of {}", hint(&kind, KINDS), list(KINDS)));
             None
         }
     }

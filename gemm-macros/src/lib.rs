@@ -9,6 +9,7 @@ mod attr;
 mod ctxt;
 mod expand;
 mod sig;
+mod suggest;
 
 use proc_macro::TokenStream;
 

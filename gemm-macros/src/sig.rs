@@ -84,7 +84,8 @@ fn operand(cx: &mut Ctxt, ty: &Type, key: &str, kind: &str) -> Option<Operand> {
         "f16" => Elem::F16,
         "bf16" => Elem::Bf16,
         other => {
-            cx.error(args.span(), format!("element type `{other}` of {key} is not supported; use f32, f16 or bf16"));
+            let hint = crate::suggest::hint(other, &["f32", "f16", "bf16"]);
+            cx.error(args.span(), format!("element type `{other}` of {key} is not supported{hint}; use f32, f16 or bf16"));
             return None;
         }
     };
@@ -92,7 +93,8 @@ fn operand(cx: &mut Ctxt, ty: &Type, key: &str, kind: &str) -> Option<Operand> {
         "RowMajor" => Layout::RowMajor,
         "ColMajor" => Layout::ColMajor,
         other => {
-            cx.error(args.span(), format!("layout `{other}` of {key} is not a layout; use RowMajor or ColMajor"));
+            let hint = crate::suggest::hint(other, &["RowMajor", "ColMajor"]);
+            cx.error(args.span(), format!("layout `{other}` of {key} is not a layout{hint}; use RowMajor or ColMajor"));
             return None;
         }
     };

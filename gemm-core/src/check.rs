@@ -11,11 +11,70 @@ pub struct Diag {
     /// The macro points the compile error at that argument.
     pub at: &'static str,
     pub msg: String,
+    /// The value the message proposes, where it proposes one: applied to the
+    /// spec, it clears this error and breaks no other rule ([`check`] made sure).
+    pub fix: Option<Fix>,
+    /// Values a rule would propose, before [`check`] tries them.
+    proposals: Vec<Proposal>,
+}
+
+/// A setting and the value proposed for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fix {
+    /// `block.threads`, `block.m`, `block.n`, `block.k`, `warp.m`, `warp.n`,
+    /// `staging.vector`, `staging.stages` or `swizzle` (a pad).
+    pub path: &'static str,
+    pub value: u32,
+}
+
+/// A proposed fix and how to say it: `{}` stands for the value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Proposal {
+    fix: Fix,
+    say: String,
 }
 
 impl Diag {
-    fn new(at: &'static str, msg: impl Into<String>) -> Self {
-        Diag { at, msg: msg.into() }
+    pub(crate) fn new(at: &'static str, msg: impl Into<String>) -> Self {
+        Diag { at, msg: msg.into(), fix: None, proposals: Vec::new() }
+    }
+
+    /// A problem (`msg`) and a value that should fix it, said as `say` with
+    /// `{}` for the value; [`check`] proposes it only if it works.
+    fn proposing(at: &'static str, msg: impl Into<String>, path: &'static str, value: u32, say: impl Into<String>) -> Self {
+        let proposal = Proposal { fix: Fix { path, value }, say: say.into() };
+        Diag { proposals: vec![proposal], ..Diag::new(at, msg) }
+    }
+}
+
+/// `spec` with `fix` applied; `None` where the setting is not in the spec.
+pub fn apply(spec: &KernelSpec, fix: Fix) -> Option<KernelSpec> {
+    let mut s = spec.clone();
+    let v = fix.value;
+    match (fix.path, &mut s.staging) {
+        ("block.threads", _) => s.block.threads = v,
+        ("block.m", _) => s.block.m = v,
+        ("block.n", _) => s.block.n = v,
+        ("block.k", _) if s.block.k.is_some() => s.block.k = Some(v),
+        ("warp.m", _) if s.warp.is_some() => s.warp.as_mut()?.m = v,
+        ("warp.n", _) if s.warp.is_some() => s.warp.as_mut()?.n = v,
+        ("staging.vector", Staging::Smem { vector, .. } | Staging::CpAsync { vector, .. }) => *vector = v,
+        ("staging.stages", Staging::CpAsync { stages, .. } | Staging::Tma { stages }) => *stages = v,
+        ("swizzle", _) if matches!(s.swizzle, Swizzle::Pad(_)) => s.swizzle = Swizzle::Pad(v),
+        _ => return None,
+    }
+    Some(s)
+}
+
+/// The values a search for a working fix tries for `path`.
+fn candidates(path: &str) -> Vec<u32> {
+    match path {
+        "block.threads" => (1..=32).map(|w| w * 32).collect(),
+        "block.m" | "block.n" | "block.k" | "warp.m" | "warp.n" => (1..=32).map(|i| i * 8).collect(),
+        "staging.vector" => vec![1, 2, 4, 8],
+        "staging.stages" => (2..=8).collect(),
+        "swizzle" => (1..=16).collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -25,7 +84,88 @@ pub const REGISTER_RESERVE: u32 = 31;
 pub const MAX_REGISTERS: u32 = 255;
 
 /// Checks every rule that applies to `spec`; an empty result means legal.
+/// Errors at one argument come as one message, and a value it proposes
+/// clears it without breaking another rule: a proposal that would is
+/// replaced by the nearest value that works, or by the conflict.
 pub fn check(spec: &KernelSpec) -> Vec<Diag> {
+    let raw = rules(spec);
+    let sites: Vec<&'static str> = raw.iter().map(|d| d.at).collect();
+    let mut merged: Vec<Diag> = Vec::new();
+    for d in raw {
+        match merged.iter_mut().find(|m| m.at == d.at) {
+            Some(m) if m.msg != d.msg => {
+                m.msg = format!("{}; and {}", m.msg, d.msg);
+                m.proposals.extend(d.proposals);
+            }
+            Some(_) => {}
+            None => merged.push(d),
+        }
+    }
+    for d in &mut merged {
+        settle(spec, d, &sites);
+    }
+    // one error per root cause: an error that another's fix clears (loads
+    // that do not split over a wrong thread count) goes with that fix
+    let cleared: Vec<&'static str> = merged
+        .iter()
+        .filter_map(|d| d.fix.map(|f| (d.at, f)))
+        .flat_map(|(at, fix)| {
+            let after: Vec<&'static str> = apply(spec, fix).map(|s| rules(&s).into_iter().map(|e| e.at).collect()).unwrap_or_default();
+            sites.iter().copied().filter(move |site| *site != at && !after.contains(site))
+        })
+        .collect();
+    merged.retain(|d| d.fix.is_some() || !cleared.contains(&d.at));
+    merged
+}
+
+/// Picks the first proposal of `d` that works, else the working value
+/// nearest the first one, else says what breaks; writes it into the message.
+fn settle(spec: &KernelSpec, d: &mut Diag, sites: &[&'static str]) {
+    let Some(first) = d.proposals.first().cloned() else { return };
+    // what is wrong after `fix`: at this argument, at the fixed one, or
+    // anywhere that was right before
+    let breaks = |fix: Fix| -> Option<Vec<Diag>> {
+        let fixed = apply(spec, fix)?;
+        Some(rules(&fixed).into_iter().filter(|e| e.at == d.at || e.at == fix.path || !sites.contains(&e.at)).collect())
+    };
+    let works = |fix: Fix| breaks(fix).is_some_and(|b| b.is_empty());
+    let chosen = d.proposals.iter().find(|p| works(p.fix)).cloned().or_else(|| {
+        let mut near = candidates(first.fix.path);
+        near.sort_by_key(|&c| c.abs_diff(first.fix.value));
+        near.into_iter()
+            .map(|value| Proposal { fix: Fix { value, ..first.fix }, say: first.say.clone() })
+            .find(|p| works(p.fix))
+    });
+    match chosen {
+        Some(p) => {
+            d.msg = format!("{}; {}", d.msg, p.say.replace("{}", &p.fix.value.to_string()));
+            d.fix = Some(p.fix);
+        }
+        None => {
+            let conflict = breaks(first.fix).and_then(|b| b.into_iter().next());
+            // `block m`, `warp n`, but `vector` and `stages` as their calls name them
+            let setting = match first.fix.path.strip_prefix("staging.") {
+                Some(name) => name.to_string(),
+                None => first.fix.path.replace('.', " "),
+            };
+            // the conflict's problem, without its own advice
+            let problem = |c: &Diag| c.msg.split("; ").next().unwrap_or(&c.msg).to_string();
+            d.msg = match conflict {
+                Some(c) => format!("{}; {setting} = {} would break another rule: {}", d.msg, first.fix.value, problem(&c)),
+                None => format!("{}; no nearby value of {setting} satisfies every rule", d.msg),
+            };
+        }
+    }
+}
+
+/// Every argument some rule finds at fault, before [`check`] merges the
+/// errors at one argument and leaves out those another error's fix clears.
+pub fn violated(spec: &KernelSpec) -> Vec<&'static str> {
+    rules(spec).into_iter().map(|d| d.at).collect()
+}
+
+/// Every rule, each violation on its own, proposals untried.
+fn rules(spec: &KernelSpec) -> Vec<Diag> {
     let mut out = Vec::new();
     threads(spec, &mut out);
     tiers(spec, &mut out);
@@ -48,12 +188,12 @@ fn round_up(x: u32, of: u32) -> u32 {
 fn threads(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let t = spec.block.threads;
     if t == 0 || !t.is_multiple_of(32) || t > 1024 {
-        out.push(Diag::new(
+        out.push(Diag::proposing(
             "block.threads",
-            format!(
-                "block threads = {t} must be a multiple of 32 (a whole number of warps) between 32 and 1024; try {}",
-                round_up(t.clamp(1, 1024), 32)
-            ),
+            format!("block threads = {t} must be a multiple of 32 (a whole number of warps) between 32 and 1024"),
+            "block.threads",
+            round_up(t.clamp(1, 1024), 32),
+            "try {}",
         ));
     }
     if matches!(spec.atom, Atom::Wgmma { .. }) && !t.is_multiple_of(128) {
@@ -64,19 +204,26 @@ fn threads(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
 }
 
-fn divides(out: &mut Vec<Diag>, at: &'static str, outer: (&str, u32), inner: (&str, u32)) -> bool {
+/// `outer` is a multiple of `inner`, each (its name in messages, its value);
+/// `grow` names the setting of `outer` that a fix may round up, if any.
+fn divides(out: &mut Vec<Diag>, at: &'static str, outer: (&str, u32), inner: (&str, u32), grow: Option<&'static str>) -> bool {
     if inner.1 == 0 {
         out.push(Diag::new(at, format!("{} = 0 must be at least 1", inner.0)));
         return false;
     }
     if !outer.1.is_multiple_of(inner.1) {
-        out.push(Diag::new(
-            at,
-            format!(
-                "{} = {} is not divisible by {} = {}; use a multiple of {} for {}, or a divisor of {} for {}",
-                outer.0, outer.1, inner.0, inner.1, inner.1, outer.0, outer.1, inner.0
+        let problem = format!("{} = {} is not divisible by {} = {}", outer.0, outer.1, inner.0, inner.1);
+        let or_divisor = format!("or a divisor of {} for {}", outer.1, inner.0);
+        out.push(match grow {
+            Some(path) => Diag::proposing(
+                at,
+                problem,
+                path,
+                round_up(outer.1, inner.1),
+                format!("use a multiple of {} for {}, such as {{}}, {or_divisor}", inner.1, outer.0),
             ),
-        ));
+            None => Diag::new(at, format!("{problem}; use a multiple of {} for {}, {or_divisor}", inner.1, outer.0)),
+        });
         return false;
     }
     true
@@ -94,8 +241,8 @@ fn tiers(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
     let mut threads_needed = None;
     if let Some(w) = spec.warp {
-        let ok_m = divides(out, "warp.m", ("block m", b.m), ("warp m", w.m));
-        let ok_n = divides(out, "warp.n", ("block n", b.n), ("warp n", w.n));
+        let ok_m = divides(out, "warp.m", ("block m", b.m), ("warp m", w.m), Some("block.m"));
+        let ok_n = divides(out, "warp.n", ("block n", b.n), ("warp n", w.n), Some("block.n"));
         if ok_m && ok_n {
             // The tiling gives the computing warps (warpgroups for wgmma); warp
             // specialization adds its producer warpgroups.
@@ -126,14 +273,14 @@ fn tiers(spec: &KernelSpec, out: &mut Vec<Diag>) {
                         ),
                     ));
                 } else {
-                    divides(out, "thread.m", ("warp m / m_iters", w.m / w.m_iters.max(1)), ("thread m", t.m));
-                    divides(out, "thread.n", ("warp n / n_iters", w.n / w.n_iters.max(1)), ("thread n", t.n));
+                    divides(out, "thread.m", ("warp m / m_iters", w.m / w.m_iters.max(1)), ("thread m", t.m), None);
+                    divides(out, "thread.n", ("warp n / n_iters", w.n / w.n_iters.max(1)), ("thread n", t.n), None);
                 }
             }
         }
     } else if let Some(t) = spec.thread {
-        let ok_m = divides(out, "thread.m", ("block m", b.m), ("thread m", t.m));
-        let ok_n = divides(out, "thread.n", ("block n", b.n), ("thread n", t.n));
+        let ok_m = divides(out, "thread.m", ("block m", b.m), ("thread m", t.m), Some("block.m"));
+        let ok_n = divides(out, "thread.n", ("block n", b.n), ("thread n", t.n), Some("block.n"));
         if ok_m && ok_n {
             threads_needed = Some((
                 (b.m / t.m) * (b.n / t.n),
@@ -143,9 +290,12 @@ fn tiers(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
     if let Some((need, why)) = threads_needed {
         if need != b.threads {
-            out.push(Diag::new(
+            out.push(Diag::proposing(
                 "block.threads",
-                format!("block threads = {} but the tiling needs {why} = {need} threads; use threads = {need}", b.threads),
+                format!("block threads = {} but the tiling needs {why} = {need} threads", b.threads),
+                "block.threads",
+                need,
+                "use threads = {}",
             ));
         }
     }
@@ -176,7 +326,7 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
                     out.push(Diag::new(
                         at,
                         format!(
-                            "atom = fma computes in f32 and reads f32 operands, but {at} is {}; use f32, or a tensor-core atom (mma, wmma, wgmma) for {}",
+                            "atom = fma computes in f32 and reads f32 operands, but {at} is {}; use f32, or for {} a tensor-core atom such as mma(m16n8k16) with a warp tier in place of the thread tier",
                             op.elem.rust_name(),
                             op.elem.rust_name()
                         ),
@@ -231,11 +381,11 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
     if !matches!(spec.atom, Atom::Fma) {
         if let Some(w) = spec.warp {
             let per_m = if matches!(spec.atom, Atom::Wgmma { .. }) { "warpgroup m" } else { "warp m" };
-            divides(out, "warp.m", (per_m, w.m), ("atom m", am));
-            divides(out, "warp.n", ("warp n", w.n), ("atom n", an));
+            divides(out, "warp.m", (per_m, w.m), ("atom m", am), Some("warp.m"));
+            divides(out, "warp.n", ("warp n", w.n), ("atom n", an), Some("warp.n"));
         }
         if let Some(k) = spec.block.k {
-            divides(out, "block.k", ("block k", k), ("atom k", ak));
+            divides(out, "block.k", ("block k", k), ("atom k", ak), Some("block.k"));
         }
     }
     if spec.min_arch() == Arch::Sm90a && spec.arch != Arch::Sm90a {
@@ -453,9 +603,14 @@ fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
         };
         for (inner, name) in [(a_inner, a_name), (b_inner, b_name)] {
             if inner % v != 0 {
-                out.push(Diag::new(
+                // the widest vector that divides the side
+                let widest = (0..=3).map(|i| 1u32 << i).filter(|w| *w <= v && inner % w == 0).max().unwrap_or(1);
+                out.push(Diag::proposing(
                     "staging.vector",
-                    format!("vector = {v} does not divide {name} = {inner}; use a vector width that divides {inner}"),
+                    format!("vector = {v} does not divide {name} = {inner}"),
+                    "staging.vector",
+                    widest,
+                    format!("use vector = {{}}, which divides {inner}"),
                 ));
             }
         }
@@ -464,15 +619,18 @@ fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
         }
         // Global loads split evenly across the block's threads.
         let t = b.threads.max(1);
-        for (what, elems) in [("A", b.m * k), ("B", k * b.n)] {
-            if elems % (v * t) != 0 {
-                out.push(Diag::new(
-                    "staging.vector",
-                    format!(
-                        "the {what} tile has {elems} elements, which {t} threads cannot load {v} at a time in whole rounds ({elems} is not a multiple of {v} x {t} = {}); change the tile, the threads or the vector width",
-                        v * t
-                    ),
-                ));
+        let uneven: Vec<(&str, u32)> = [("A", b.m * k), ("B", k * b.n)].into_iter().filter(|(_, e)| e % (v * t) != 0).collect();
+        if !uneven.is_empty() {
+            let tiles: Vec<String> = uneven.iter().map(|(what, elems)| format!("the {what} tile ({elems} elements)")).collect();
+            let problem = format!(
+                "{} cannot be loaded {v} elements at a time by {t} threads in whole rounds: a tile must be a multiple of {v} x {t} = {}",
+                tiles.join(" and "),
+                v * t
+            );
+            // a narrower vector where one splits evenly, else the tile or the threads
+            match (1..v).rev().filter(|w| w.is_power_of_two()).find(|w| uneven.iter().all(|(_, e)| e % (w * t) == 0)) {
+                Some(w) => out.push(Diag::proposing("staging.vector", problem, "staging.vector", w, "use vector = {}")),
+                None => out.push(Diag::new("staging.vector", format!("{problem}; change the tile or the threads"))),
             }
         }
     }
@@ -509,9 +667,12 @@ fn swizzle(spec: &KernelSpec, out: &mut Vec<Diag>) {
             let v = spec.staging.vector();
             if p % v != 0 {
                 // Vector stores into shared memory need each padded row to stay aligned.
-                out.push(Diag::new(
+                out.push(Diag::proposing(
                     "swizzle",
-                    format!("pad({p}) breaks the {v}-element alignment of shared-memory rows that vector = {v} stores; use a multiple of {v}"),
+                    format!("pad({p}) breaks the {v}-element alignment of shared-memory rows that vector = {v} stores"),
+                    "swizzle",
+                    round_up(p, v),
+                    format!("use a multiple of {v}, such as pad({{}})"),
                 ));
             }
         }
@@ -567,18 +728,27 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let smem = spec.smem_bytes();
     let limit = spec.arch.smem_limit();
     if smem > limit {
-        out.push(Diag::new(
-            "block",
-            format!(
-                "the staged tiles need {smem} bytes of shared memory ({} tile(s) of A {}x{} and B {}x{}), over the {limit} bytes a block may use on {}; shrink the tiles or the stages",
-                spec.staging.smem_tiles(),
-                spec.block.m,
-                spec.block.k.unwrap_or(0),
-                spec.block.k.unwrap_or(0),
-                spec.block.n,
-                spec.arch
-            ),
-        ));
+        let tiles = spec.staging.smem_tiles();
+        let problem = format!(
+            "the staged tiles need {smem} bytes of shared memory ({tiles} tile(s) of A {}x{} and B {}x{}), over the {limit} bytes a block may use on {}",
+            spec.block.m,
+            spec.block.k.unwrap_or(0),
+            spec.block.k.unwrap_or(0),
+            spec.block.n,
+            spec.arch
+        );
+        // a pipeline says how deep it can go at this tile size
+        let fit = limit / (smem / tiles.max(1)).max(1);
+        match spec.staging {
+            Staging::CpAsync { .. } | Staging::Tma { .. } if fit >= 2 => out.push(Diag::proposing(
+                "block",
+                problem,
+                "staging.stages",
+                fit,
+                "at most {} stages fit at this tile size: use stages = {}, or shrink the tiles",
+            )),
+            _ => out.push(Diag::new("block", format!("{problem}; shrink the tiles{}", if tiles > 1 { " or the buffers" } else { "" }))),
+        }
     }
     if let Some(o) = spec.block.min_blocks {
         let sm = spec.arch.smem_per_sm();

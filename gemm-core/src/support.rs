@@ -10,7 +10,7 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
     // The first error says what is supported; the others name their setting only.
     let mut no = |at: &'static str, what: String| {
         let msg = if out.is_empty() { format!("{what} is not generated yet; {SUPPORTED}") } else { format!("{what} is not generated yet") };
-        out.push(Diag { at, msg })
+        out.push(Diag::new(at, msg))
     };
     let simt = matches!(spec.atom, Atom::Fma);
     if matches!(spec.atom, Atom::Wgmma { .. }) {

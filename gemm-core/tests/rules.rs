@@ -130,7 +130,7 @@ fn messages_say_what_would_be_valid() {
     let d = check(&s).into_iter().find(|d| d.at == "thread.m").expect("an error at thread.m");
     assert_eq!(
         d.msg,
-        "block m = 100 is not divisible by thread m = 8; use a multiple of 8 for block m, or a divisor of 100 for thread m"
+        "block m = 100 is not divisible by thread m = 8; use a multiple of 8 for block m, such as 128, or a divisor of 100 for thread m"
     );
 }
 

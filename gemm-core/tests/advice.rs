@@ -152,3 +152,18 @@ fn a_pipeline_over_shared_memory_says_how_many_stages_fit() {
     let smem = d.iter().find(|d| d.at == "block").expect("a shared-memory error");
     assert!(smem.msg.contains("at most 2 stages fit at this tile size: use stages = 2"), "{}", smem.msg);
 }
+
+#[test]
+fn the_issues_case_gets_advice_at_each_argument_that_does_not_contradict() {
+    // block(m = 30, n = 32, threads = 100) with 8x8 thread tiles: one message
+    // at threads (whole warps), one at the block side 8 does not divide
+    let mut s = smem_spec();
+    s.block = Block { m: 30, n: 32, k: Some(8), threads: 100, min_blocks: None };
+    s.thread = Some(ThreadTile { m: 8, n: 8, lanes: Dim::N, sweep: Dim::N });
+    let d = check(&s);
+    for site in ["block.threads", "thread.m"] {
+        assert_eq!(d.iter().filter(|d| d.at == site).count(), 1, "one message at {site}: {d:#?}");
+    }
+    let threads = d.iter().find(|d| d.at == "block.threads").unwrap();
+    assert!(!threads.msg.contains("use threads = 256"), "{}", threads.msg);
+}

@@ -387,10 +387,10 @@ fn a_second_launch_does_not_compile_again() {
     let p = Problem::new(&bench, [Layout::RowMajor; 3], dims, 3).unwrap();
     let mut c = p.poisoned_c(&bench).unwrap();
     naive(bench.stream(), p.a.f32(), p.b.f32(), c.f32_mut(), dims).unwrap();
-    let after_first = gemm_runtime::compile::compilations();
+    let after_first = gemm_runtime::compile::compilations_here();
     naive(bench.stream(), p.a.f32(), p.b.f32(), c.f32_mut(), dims).unwrap();
     naive::KERNEL.function(bench.stream().context()).unwrap();
-    assert_eq!(gemm_runtime::compile::compilations(), after_first);
+    assert_eq!(gemm_runtime::compile::compilations_here(), after_first);
 }
 
 /// Buffers of `len` f32 (uninitialized: the launches below must fail before reading them).

@@ -110,3 +110,34 @@ fn every_tensor_core_combination_compiles_for_sm_80() {
         assert!(ptx.contains(instruction), "{}: no {instruction} in the PTX", k.name);
     }
 }
+
+/// The disk cache: a second compile of the same kernel (as a second process
+/// would, its in-process cache empty) reads the PTX from disk and runs no
+/// NVRTC; a damaged entry is compiled again and rewritten.
+#[test]
+fn a_kernel_in_the_disk_cache_compiles_nothing_and_a_damaged_entry_is_rewritten() {
+    use gemm_runtime::compile::{compilations_here as compilations, compile_cached};
+    use gemm_runtime::disk_cache::DiskCache;
+    let dir = std::env::temp_dir().join(format!("gemm-tiles-nvrtc-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = DiskCache::at(&dir);
+    let k = TENSOR_STEPS[3].kernel;
+    let target = k.spec.arch.nvrtc_name();
+    let before = compilations();
+    let first = compile_cached(&k.source, &k.name, target, Some(&cache)).unwrap().to_src();
+    assert_eq!(compilations(), before + 1, "a miss compiles");
+    let again = compile_cached(&k.source, &k.name, target, Some(&cache)).unwrap().to_src();
+    assert_eq!(compilations(), before + 1, "a hit compiles nothing");
+    assert_eq!(again, first);
+    // damage every entry: the next load compiles again, and rewrites it
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let path = f.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, &text[..text.len() - 40]).unwrap();
+    }
+    let rebuilt = compile_cached(&k.source, &k.name, target, Some(&cache)).unwrap().to_src();
+    assert_eq!((compilations(), &rebuilt), (before + 2, &first));
+    compile_cached(&k.source, &k.name, target, Some(&cache)).unwrap();
+    assert_eq!(compilations(), before + 2, "the rewritten entry is whole");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,14 +1,16 @@
-//! NVRTC compilation, and the per-process cache of loaded kernels.
+//! NVRTC compilation, the on-disk cache of its output (`disk_cache`), and
+//! the per-process cache of loaded kernels.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUfunction_attribute_enum as Attr;
 use cudarc::driver::{CudaContext, CudaFunction};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 use gemm_core::spec::Arch;
 
+use crate::disk_cache::{DiskCache, Entry};
 use crate::GemmError;
 
 /// Is libnvrtc loadable? cudarc panics on first use when it is not, so ask first.
@@ -19,9 +21,18 @@ pub fn nvrtc_present() -> bool {
 
 static COMPILATIONS: AtomicUsize = AtomicUsize::new(0);
 
+thread_local! {
+    static COMPILATIONS_HERE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// How many NVRTC compilations this process has run (the cache's hit test).
 pub fn compilations() -> usize {
     COMPILATIONS.load(Ordering::SeqCst)
+}
+
+/// How many of them ran on this thread: exact where other threads compile too.
+pub fn compilations_here() -> usize {
+    COMPILATIONS_HERE.with(|c| c.get())
 }
 
 /// Compiles `source` with NVRTC for `arch` (an `--gpu-architecture` value such
@@ -32,6 +43,7 @@ pub fn compile(source: &str, kernel: &str, arch: &'static str) -> Result<Ptx, Ge
         return Err(GemmError::NoNvrtc);
     }
     COMPILATIONS.fetch_add(1, Ordering::SeqCst);
+    COMPILATIONS_HERE.with(|c| c.set(c.get() + 1));
     let opts = CompileOptions {
         arch: Some(arch),
         options: vec!["--std=c++17".into()],
@@ -45,6 +57,40 @@ pub fn compile(source: &str, kernel: &str, arch: &'static str) -> Result<Ptx, Ge
         };
         GemmError::Compile { kernel: kernel.into(), arch: arch.into(), log }
     })
+}
+
+/// NVRTC's version as "major.minor" (part of a disk cache entry's key).
+pub fn nvrtc_version() -> Result<String, GemmError> {
+    if !nvrtc_present() {
+        return Err(GemmError::NoNvrtc);
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: writes two ints; the library is loadable (checked above).
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .map_err(|e| GemmError::Compile { kernel: String::new(), arch: String::new(), log: format!("nvrtcVersion: {e:?}") })?;
+    Ok(format!("{major}.{minor}"))
+}
+
+/// [`compile`], through `cache` where there is one: a whole entry for this
+/// source, target and NVRTC version is used as it is; otherwise NVRTC
+/// compiles and the entry is (re)written.
+pub fn compile_cached(source: &str, kernel: &str, target: &'static str, cache: Option<&DiskCache>) -> Result<Ptx, GemmError> {
+    let Some(cache) = cache else { return compile(source, kernel, target) };
+    let nvrtc = nvrtc_version()?;
+    let entry = Entry { source, target, nvrtc: &nvrtc };
+    if let Some(ptx) = cache.get(&entry) {
+        return Ok(Ptx::from_src(ptx));
+    }
+    let ptx = compile(source, kernel, target)?;
+    cache.put(&entry, &ptx.to_src());
+    Ok(ptx)
+}
+
+/// The disk cache the environment asks for, looked up once per process.
+fn disk_cache() -> Option<&'static DiskCache> {
+    static CACHE: OnceLock<Option<DiskCache>> = OnceLock::new();
+    CACHE.get_or_init(DiskCache::from_env).as_ref()
 }
 
 /// Quotes the source line under every `file.cu(LINE): ...` message of an NVRTC
@@ -105,8 +151,8 @@ type Slot = Arc<Mutex<Option<CudaFunction>>>;
 
 static CACHE: Mutex<Option<HashMap<Key, Slot>>> = Mutex::new(None);
 
-/// The loaded function for a kernel on `ctx`'s device: compiled and loaded on
-/// first use, from the cache after. Raises the dynamic shared-memory limit where
+/// The loaded function for a kernel on `ctx`'s device: compiled (or read from
+/// the disk cache) and loaded on first use, from this process's cache after. Raises the dynamic shared-memory limit where
 /// the kernel needs more than the default 48 KB.
 pub fn load(
     ctx: &Arc<CudaContext>,
@@ -124,7 +170,7 @@ pub fn load(
     if let Some(f) = slot.as_ref() {
         return Ok(f.clone());
     }
-    let ptx = compile(source, kernel, target)?;
+    let ptx = compile_cached(source, kernel, target, disk_cache())?;
     let module = ctx.load_module(ptx)?;
     let f = module.load_function(kernel)?;
     if smem_bytes > 48 * 1024 {

@@ -9,6 +9,7 @@ mod args;
 pub mod compile;
 pub mod data;
 pub mod device;
+pub mod disk_cache;
 mod error;
 mod kernel;
 pub mod reference;

@@ -1,0 +1,58 @@
+//! The first launch of a kernel with and without the disk cache of compiled
+//! kernels: each case runs in a fresh process (this program, started again
+//! with `--child`), so nothing is cached in memory.
+//! `cargo run --release --example first_launch`
+//!
+//! Cases: no cache (`GEMM_TILES_CACHE=off`), an empty cache (NVRTC compiles
+//! and the entry is written), the same cache again (the entry is read).
+
+use std::process::Command;
+use std::time::Instant;
+
+use gemm_ladder::measure::{Bench, Problem};
+use gemm_ladder::steps::step;
+use gemm_runtime::compile::compilations;
+use gemm_runtime::disk_cache::ENV;
+use gemm_runtime::{Dims, GemmError};
+
+const STEPS: [&str; 3] = ["smem_tiling", "autotuned", "mma_autotuned"];
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().nth(1).as_deref() == Some("--child") {
+        return child();
+    }
+    let dir = std::env::temp_dir().join(format!("gemm-tiles-first-launch-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let me = std::env::current_exe()?;
+    let cases = [("no cache", "off".into()), ("empty cache", dir.clone().into_os_string()), ("cached", dir.clone().into_os_string())];
+    println!("first launch of each kernel in a fresh process: compile (or read the cache), load, run once; milliseconds\n");
+    println!("| case | {} | NVRTC compilations |", STEPS.join(" | "));
+    println!("|---|{}---:|", "---:|".repeat(STEPS.len()));
+    for (name, cache) in cases {
+        let out = Command::new(&me).arg("--child").env(ENV, cache).output()?;
+        if !out.status.success() {
+            return Err(format!("{name}: {}", String::from_utf8_lossy(&out.stderr)).into());
+        }
+        println!("| {name} | {} |", String::from_utf8_lossy(&out.stdout).trim());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// Times the first launch of each step (to its end on the GPU) and prints one row.
+fn child() -> Result<(), Box<dyn std::error::Error>> {
+    let bench = Bench::open()?;
+    let mut cells = Vec::new();
+    for name in STEPS {
+        let kernel = step(name).ok_or("a ladder step")?.kernel;
+        let p = Problem::for_kernel(&bench, kernel, Dims::new(512, 512, 512), 1)?;
+        let mut c = p.poisoned_c(&bench)?;
+        bench.stream().synchronize().map_err(GemmError::from)?;
+        let t = Instant::now();
+        p.launch(&bench, kernel, &mut c)?;
+        bench.stream().synchronize().map_err(GemmError::from)?;
+        cells.push(format!("{:.1}", t.elapsed().as_secs_f64() * 1e3));
+    }
+    println!("{} | {}", cells.join(" | "), compilations());
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! Compiled kernels on disk, so a second process compiles nothing.
+//!
+//! An entry holds the PTX NVRTC made from one source for one target, keyed by
+//! the source, the `--gpu-architecture` target and the NVRTC version. The
+//! file name is a hash of the three; the entry repeats all three in full and
+//! a read checks them, so a hash collision, a half-written file or any other
+//! damage reads as a miss: the kernel is compiled again and the entry
+//! rewritten, never an error and never another kernel's code.
+//!
+//! Where: `$GEMM_TILES_CACHE` if set (`off` or empty turns the cache off),
+//! else the platform's cache folder: `$XDG_CACHE_HOME/gemm-tiles` or
+//! `~/.cache/gemm-tiles` on Linux, `~/Library/Caches/gemm-tiles` on macOS,
+//! `%LOCALAPPDATA%\gemm-tiles` on Windows.
+
+use std::path::{Path, PathBuf};
+
+/// The environment variable that moves the cache or (`off`) turns it off.
+pub const ENV: &str = "GEMM_TILES_CACHE";
+
+const MAGIC: &str = "gemm-tiles kernel cache, format 1";
+
+/// A folder of cached PTX.
+#[derive(Clone, Debug)]
+pub struct DiskCache {
+    dir: PathBuf,
+}
+
+/// What identifies a compiled kernel.
+pub struct Entry<'a> {
+    pub source: &'a str,
+    pub target: &'a str,
+    /// NVRTC's version, "major.minor".
+    pub nvrtc: &'a str,
+}
+
+impl DiskCache {
+    /// A cache in `dir` (created on the first store).
+    pub fn at(dir: impl Into<PathBuf>) -> Self {
+        DiskCache { dir: dir.into() }
+    }
+
+    /// The cache the environment asks for: `$GEMM_TILES_CACHE`, else the
+    /// platform's cache folder; `None` when turned off or there is no home.
+    pub fn from_env() -> Option<Self> {
+        match std::env::var_os(ENV) {
+            Some(v) if v.is_empty() || v == "off" => None,
+            Some(v) => Some(Self::at(v)),
+            None => platform_dir().map(|d| Self::at(d.join("gemm-tiles"))),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where `entry` lives.
+    pub fn path(&self, entry: &Entry) -> PathBuf {
+        // FNV-1a: stable across processes and Rust versions, unlike std's hasher
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for part in [entry.source, "\0", entry.target, "\0", entry.nvrtc] {
+            for b in part.bytes() {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        self.dir.join(format!("{h:016x}.ptx"))
+    }
+
+    /// The PTX stored for `entry`, if a whole, matching entry is there.
+    pub fn get(&self, entry: &Entry) -> Option<String> {
+        let text = std::fs::read_to_string(self.path(entry)).ok()?;
+        let rest = text.strip_prefix(&header(entry))?;
+        let (source, ptx) = rest.split_at_checked(entry.source.len())?;
+        let ptx = ptx.strip_prefix("\n")?.strip_suffix("\n// end\n")?;
+        (source == entry.source && ptx.contains(".entry")).then(|| ptx.to_string())
+    }
+
+    /// Stores `ptx` for `entry`; written to a temporary file and renamed into
+    /// place, so a reader never sees half an entry. Failures are ignored: the
+    /// cache only saves time.
+    pub fn put(&self, entry: &Entry, ptx: &str) {
+        let path = self.path(entry);
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        let text = format!("{}{}\n{ptx}\n// end\n", header(entry), entry.source);
+        let written = std::fs::create_dir_all(&self.dir).and_then(|_| std::fs::write(&tmp, text)).and_then(|_| std::fs::rename(&tmp, &path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+fn header(entry: &Entry) -> String {
+    format!("// {MAGIC}\n// nvrtc {}\n// target {}\n// source, {} bytes, then the PTX:\n", entry.nvrtc, entry.target, entry.source.len())
+}
+
+fn platform_dir() -> Option<PathBuf> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if cfg!(windows) {
+        env("LOCALAPPDATA")
+    } else if cfg!(target_os = "macos") {
+        env("HOME").map(|h| h.join("Library/Caches"))
+    } else {
+        env("XDG_CACHE_HOME").or_else(|| env("HOME").map(|h| h.join(".cache")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("gemm-tiles-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    const PTX: &str = ".version 9.0\n.visible .entry k()\n{\n\tret;\n}";
+
+    #[test]
+    fn an_entry_reads_back_only_for_its_own_source_target_and_nvrtc() {
+        let cache = DiskCache::at(temp_dir("match"));
+        let e = Entry { source: "extern \"C\" __global__ void k() {}", target: "sm_90", nvrtc: "13.0" };
+        assert_eq!(cache.get(&e), None);
+        cache.put(&e, PTX);
+        assert_eq!(cache.get(&e).as_deref(), Some(PTX));
+        for other in [Entry { target: "sm_80", ..e }, Entry { nvrtc: "12.9", ..e }, Entry { source: "// other", ..e }] {
+            assert_eq!(cache.get(&other), None);
+        }
+        let _ = std::fs::remove_dir_all(cache.dir());
+    }
+
+    #[test]
+    fn a_damaged_entry_is_a_miss_and_is_rewritten() {
+        let cache = DiskCache::at(temp_dir("damaged"));
+        let e = Entry { source: "extern \"C\" __global__ void k() {}", target: "sm_90", nvrtc: "13.0" };
+        cache.put(&e, PTX);
+        let path = cache.path(&e);
+        let whole = std::fs::read_to_string(&path).unwrap();
+        // cut short, garbage, another source under this entry's name
+        for bad in [&whole[..whole.len() / 2], "\u{0}\u{1}garbage", &whole.replace("void k()", "void j()")] {
+            std::fs::write(&path, bad).unwrap();
+            assert_eq!(cache.get(&e), None, "{bad:?}");
+        }
+        std::fs::write(&path, [0xff, 0xfe, 0x00]).unwrap(); // not UTF-8
+        assert_eq!(cache.get(&e), None);
+        cache.put(&e, PTX);
+        assert_eq!(cache.get(&e).as_deref(), Some(PTX));
+        let _ = std::fs::remove_dir_all(cache.dir());
+    }
+}

@@ -10,7 +10,7 @@
 use std::io::Write;
 
 use gemm_ladder::measure::{config, describe, verify_on, Bench, Config, Problem, Reps};
-use gemm_ladder::report::{json_str, line_chart, write_target};
+use gemm_ladder::report::{line_chart, rounded, write_json, write_target, BenchRecord, SizeRecord, StepRecord};
 use gemm_ladder::{Step, STEPS, TENSOR_STEPS};
 use gemm_runtime::timing::time;
 use gemm_runtime::{Dims, GemmError};
@@ -116,44 +116,37 @@ fn ladder(bench: &Bench, steps: &[&Step], name: &str, title: &str) -> Result<(),
         println!("| {} | {} |", step.name, cells.join(" | "));
     }
 
-    let mut json = format!(
-        "{{\n  \"device\": {},\n  \"driver\": {},\n  \"date\": {},\n  \"runs\": {},\n  \"sizes\": [\n",
-        json_str(&bench.gpu.name),
-        json_str(&driver),
-        json_str(&today()),
-        reps.runs
-    );
-    for (si, &(m, n, k)) in SIZES.iter().enumerate() {
-        let steps_json: Vec<String> = steps
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| {
-                results[si][i].map(|(t, e, ci)| {
-                    format!(
-                        "{{\"step\": {}, \"tflops\": {t:.3}, \"cublas\": {}, \"pct_of_cublas\": {:.2}, \"rel_err\": {e:.3e}}}",
-                        json_str(s.name),
-                        json_str(&describe(configs[ci])),
-                        100.0 * t / cublas[si][ci]
-                    )
+    let sizes = SIZES
+        .iter()
+        .enumerate()
+        .map(|(si, &(m, n, k))| SizeRecord {
+            m,
+            n,
+            k,
+            cublas_tflops: configs.iter().enumerate().map(|(ci, c)| (describe(*c), rounded(cublas[si][ci], 3))).collect(),
+            steps: steps
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| {
+                    results[si][i].map(|(t, e, ci)| StepRecord {
+                        step: s.name.to_string(),
+                        tflops: rounded(t, 3),
+                        cublas: describe(configs[ci]),
+                        pct_of_cublas: rounded(100.0 * t / cublas[si][ci], 2),
+                        rel_err: e,
+                    })
                 })
-            })
-            .collect();
-        let refs: Vec<String> = configs.iter().enumerate().map(|(ci, c)| format!("{}: {:.3}", json_str(&describe(*c)), cublas[si][ci])).collect();
-        json += &format!(
-            "    {{\"m\": {m}, \"n\": {n}, \"k\": {k}, \"cublas_tflops\": {{{}}}, \"steps\": [\n      {}\n    ]}}{}\n",
-            refs.join(", "),
-            steps_json.join(",\n      "),
-            if si + 1 < SIZES.len() { "," } else { "" }
-        );
-    }
-    json += "  ]\n}\n";
+                .collect(),
+        })
+        .collect();
+    let record = BenchRecord { device: bench.gpu.name.clone(), driver: driver.clone(), date: today(), runs: reps.runs, sizes };
     let series: Vec<(String, Vec<Option<f64>>)> =
         steps.iter().enumerate().map(|(i, s)| (s.name.to_string(), (0..SIZES.len()).map(|si| results[si][i].map(|r| r.0)).collect())).collect();
     // The chart's reference line is cuBLAS in the last steps' types (the ladder's goal).
     let last = configs.len() - 1;
     let reference: Vec<f64> = (0..SIZES.len()).map(|si| cublas[si][last]).collect();
     let svg = line_chart(&format!("{title}, {}", bench.gpu.name), &labels, &series, (&format!("cuBLAS {}", describe(configs[last])), &reference));
-    let (j, s) = (write_target(&format!("bench/{name}.json"), &json)?, write_target(&format!("bench/{name}.svg"), &svg)?);
+    let (j, s) = (write_json(&format!("bench/{name}.json"), &record)?, write_target(&format!("bench/{name}.svg"), &svg)?);
     println!("\nwrote {} and {}", j.display(), s.display());
     Ok(())
 }

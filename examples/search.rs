@@ -12,6 +12,7 @@
 use std::io::Write;
 
 use gemm_ladder::measure::{time_cublas_typed, Bench, Reps};
+use gemm_ladder::report::{rounded, write_json, CandidateRecord, SearchRecord};
 use gemm_ladder::search::{self, Space};
 use gemm_runtime::spec::{Elem, Layout, Persistent};
 use gemm_runtime::Dims;
@@ -75,6 +76,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let lines: Vec<String> = all.iter().map(|t| format!("| {:.2} | `{}` |", t.tflops, search::attribute(&t.spec))).collect();
     let md = format!("{first}^3, all {} verified candidates\n\n| TFLOP/s | attribute |\n|---:|---|\n{}\n", all.len(), lines.join("\n"));
     eprintln!("wrote {}", gemm_ladder::report::write_target("search.md", &md)?.display());
+    let candidates = all
+        .iter()
+        .map(|t| CandidateRecord { tflops: rounded(t.tflops, 3), kernel: t.spec.kernel_name(), attribute: search::attribute(&t.spec) })
+        .collect();
+    let record = SearchRecord { device: bench.gpu.name.clone(), m: first, n: first, k: first, candidates };
+    eprintln!("wrote {}", write_json("search.json", &record)?.display());
     report(&bench, first, &all, 5, "verified candidates")?;
     // The best few again, in rounds of more runs: the winner is the best of these.
     let confirmed = search::confirm(&bench, &top[..top.len().min(5)], dims, 2, Reps { warmup: 3, runs: 30 })?;

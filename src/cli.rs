@@ -4,6 +4,7 @@
 use gemm_runtime::Dims;
 
 use crate::measure::{config, describe, measure, time_cublas_typed, Bench, Config, Failure, Reps};
+use crate::report::{rounded, write_json, write_target, LadderRecord, SizeRecord, StepRecord};
 use crate::Step;
 
 /// `[SIZE | M N K]` from the command line; `default` where it names none.
@@ -23,7 +24,7 @@ pub fn dims_from_args(default: Dims) -> Result<Dims, String> {
 }
 
 /// Runs `steps`, prints the table, and writes it as `target/<name>.md` with a
-/// bar chart `target/<name>.svg`; on any failure prints one line and exits 1.
+/// bar chart `target/<name>.svg` and the record `target/<name>.json`; on any failure prints one line and exits 1.
 pub fn main_for(steps: &[&Step], name: &str) {
     main_at(steps, name, Dims::new(4096, 4096, 4096));
 }
@@ -87,6 +88,7 @@ fn run(steps: &[&Step], name: &str, default: Dims) -> Result<(), Box<dyn std::er
         println!("{line}");
     }
     let mut bars = Vec::new();
+    let mut records = Vec::new();
     let mut prev: Option<f64> = None;
     for step in steps {
         let reference = cublas.iter().find(|(c, _)| *c == config(step.kernel)).map_or(f64::NAN, |r| r.1);
@@ -95,6 +97,13 @@ fn run(steps: &[&Step], name: &str, default: Dims) -> Result<(), Box<dyn std::er
                 let speedup = prev.map_or(String::new(), |p| format!("{:.2}x", m.tflops / p));
                 prev = Some(m.tflops);
                 bars.push((step.name.to_string(), m.tflops));
+                records.push(StepRecord {
+                    step: step.name.to_string(),
+                    tflops: rounded(m.tflops, 3),
+                    cublas: describe(config(step.kernel)),
+                    pct_of_cublas: rounded(100.0 * m.tflops / reference, 2),
+                    rel_err: m.rel_err,
+                });
                 let pct = ceiling.map_or(String::new(), |p| format!(" {:.1}% |", 100.0 * m.tflops / p));
                 format!(
                     "| {} | {:.2} | {:.1}% |{pct} {speedup} | {:.1e} | {} |",
@@ -117,7 +126,16 @@ fn run(steps: &[&Step], name: &str, default: Dims) -> Result<(), Box<dyn std::er
     let (last, reference) = *cublas.last().ok_or("no steps to run")?;
     let title = format!("{} TFLOP/s, {}x{}x{} {}, {}", name, dims.m, dims.n, dims.k, describe(last), bench.gpu.name);
     let svg = crate::report::bar_chart(&title, &bars, (&format!("cuBLAS {}", describe(last)), reference));
-    let (md_path, svg_path) = (crate::report::write_target(&format!("{name}.md"), &md)?, crate::report::write_target(&format!("{name}.svg"), &svg)?);
-    println!("\nwrote {} and {}\n", md_path.display(), svg_path.display());
+    let (md_path, svg_path) = (write_target(&format!("{name}.md"), &md)?, write_target(&format!("{name}.svg"), &svg)?);
+    let size = SizeRecord {
+        m: dims.m,
+        n: dims.n,
+        k: dims.k,
+        cublas_tflops: cublas.iter().map(|(c, t)| (describe(*c), rounded(*t, 3))).collect(),
+        steps: records,
+    };
+    let record = LadderRecord { device: bench.gpu.name.clone(), driver, runs: reps.runs, size };
+    let json_path = write_json(&format!("{name}.json"), &record)?;
+    println!("\nwrote {}, {} and {}\n", md_path.display(), svg_path.display(), json_path.display());
     Ok(())
 }

@@ -1,7 +1,10 @@
-//! Reports of measured results: SVG charts and JSON, written by hand (a few
-//! dozen lines each, no plotting dependency).
+//! Reports of measured results: SVG charts (written by hand, a few dozen
+//! lines each) and JSON records (serde).
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
+
+use serde::Serialize;
 
 const W: f64 = 860.0;
 const H: f64 = 460.0;
@@ -144,20 +147,73 @@ pub fn line_chart(title: &str, x: &[String], series: &[(String, Vec<Option<f64>>
     s + "</svg>\n"
 }
 
-/// A JSON string literal.
-pub fn json_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out + "\""
+/// The bench's record (`target/bench/{ladder,tensor}.json`).
+#[derive(Debug, Serialize)]
+pub struct BenchRecord {
+    pub device: String,
+    pub driver: String,
+    pub date: String,
+    pub runs: usize,
+    pub sizes: Vec<SizeRecord>,
+}
+
+/// One size of the bench: cuBLAS in each configuration, then every step.
+#[derive(Debug, Serialize)]
+pub struct SizeRecord {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    /// TFLOP/s by configuration (`bf16bf16bf16_rrr`).
+    pub cublas_tflops: BTreeMap<String, f64>,
+    pub steps: Vec<StepRecord>,
+}
+
+/// One step measured: against cuBLAS in `cublas`, its own configuration.
+#[derive(Debug, Serialize)]
+pub struct StepRecord {
+    pub step: String,
+    pub tflops: f64,
+    pub cublas: String,
+    pub pct_of_cublas: f64,
+    pub rel_err: f64,
+}
+
+/// The ladder's record (`target/{ladder,tensor}.json`): one size, every step.
+#[derive(Debug, Serialize)]
+pub struct LadderRecord {
+    pub device: String,
+    pub driver: String,
+    pub runs: usize,
+    pub size: SizeRecord,
+}
+
+/// The search's record (`target/search.json`): every verified candidate.
+#[derive(Debug, Serialize)]
+pub struct SearchRecord {
+    pub device: String,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub candidates: Vec<CandidateRecord>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CandidateRecord {
+    pub tflops: f64,
+    pub kernel: String,
+    /// The `#[gemm_kernel(..)]` attribute that describes it.
+    pub attribute: String,
+}
+
+/// `x` to `digits` decimals, so records do not carry timing noise's last bits.
+pub fn rounded(x: f64, digits: i32) -> f64 {
+    let f = 10f64.powi(digits);
+    (x * f).round() / f
+}
+
+/// Writes `record` as pretty JSON to `target/<name>`; returns the path.
+pub fn write_json(name: &str, record: &impl Serialize) -> std::io::Result<std::path::PathBuf> {
+    write_target(name, &(serde_json::to_string_pretty(record)? + "\n"))
 }
 
 /// Writes `text` to `target/<name>`, creating the folder; returns the path.
@@ -188,8 +244,10 @@ mod tests {
     }
 
     #[test]
-    fn json_strings_are_escaped() {
-        assert_eq!(json_str("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+    fn records_serialize_with_their_field_names() {
+        let step = StepRecord { step: "naive \"1\"".into(), tflops: rounded(1.23456, 3), cublas: "f32f32f32_rrr".into(), pct_of_cublas: 2.5, rel_err: 1e-7 };
+        let json = serde_json::to_string(&step).unwrap();
+        assert_eq!(json, r#"{"step":"naive \"1\"","tflops":1.235,"cublas":"f32f32f32_rrr","pct_of_cublas":2.5,"rel_err":1e-7}"#);
     }
 
     #[test]

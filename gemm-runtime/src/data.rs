@@ -1,27 +1,5 @@
-//! Test data and comparisons: random normal inputs, poisoned outputs, relative error.
-
-/// `len` samples of N(0, 1) from a fixed seed (xorshift64* and Box-Muller):
-/// the same data on every machine, no zeros or constants.
-pub fn random_normal(len: usize, seed: u64) -> Vec<f32> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut uniform = move || {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        let bits = state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
-        (bits as f64 + 0.5) / (1u64 << 53) as f64
-    };
-    let mut out = Vec::with_capacity(len + 1);
-    while out.len() < len {
-        let (u1, u2) = (uniform(), uniform());
-        let r = (-2.0 * u1.ln()).sqrt();
-        let t = std::f64::consts::TAU * u2;
-        out.push((r * t.cos()) as f32);
-        out.push((r * t.sin()) as f32);
-    }
-    out.truncate(len);
-    out
-}
+//! Comparisons of test results: poisoned outputs, relative error, tolerances.
+//! (The random inputs are the ladder crate's: `gemm_ladder::measure::random_normal`.)
 
 /// The value an output buffer is filled with before a kernel runs: any element
 /// the kernel fails to write stays NaN and fails the comparison.
@@ -70,16 +48,6 @@ pub fn tolerance(elem: gemm_core::spec::Elem) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn random_normal_has_zero_mean_and_unit_variance() {
-        let v = random_normal(100_000, 7);
-        let mean = v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64;
-        let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / v.len() as f64;
-        assert!(mean.abs() < 0.02, "mean {mean}");
-        assert!((var - 1.0).abs() < 0.03, "variance {var}");
-        assert_ne!(random_normal(8, 1), random_normal(8, 2));
-    }
 
     #[test]
     fn relative_error_rejects_poisoned_elements() {

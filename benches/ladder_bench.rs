@@ -9,6 +9,8 @@
 
 use std::io::Write;
 
+use clap::Parser;
+
 use gemm_ladder::measure::{config, describe, verify_on, Bench, Config, Problem, Reps};
 use gemm_ladder::report::{line_chart, rounded, write_json, write_target, BenchRecord, SizeRecord, StepRecord};
 use gemm_ladder::{Step, STEPS, TENSOR_STEPS};
@@ -24,11 +26,16 @@ const ROTATION_BYTES: usize = 256 << 20;
 fn main() {
     // `cargo test --all-targets` runs bench binaries without `--bench`: the
     // benchmark needs a GPU and minutes, so it only runs under `cargo bench`.
-    if !std::env::args().any(|a| a == "--bench") {
+    let cli = Cli::parse();
+    if !cli.bench {
         println!("ladder_bench: a GPU benchmark; run it with `cargo bench --bench ladder_bench`");
         return;
     }
-    if let Err(e) = run() {
+    if let Some(bad) = cli.only.iter().find(|o| !STEPS.iter().chain(&TENSOR_STEPS).any(|s| &s.name == o)) {
+        eprintln!("error: no step is named `{bad}`");
+        std::process::exit(2);
+    }
+    if let Err(e) = run(cli.only) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
@@ -43,12 +50,22 @@ fn rotation(bench: &Bench, config: Config, dims: Dims) -> Result<Vec<Problem>, G
     (0..sets).map(|i| Problem::typed(bench, types, layouts, dims, 1000 + i as u64)).collect()
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    // `cargo bench` passes `--bench`; anything else names steps to keep.
-    let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
-    let keep = |steps: &'static [Step]| -> Vec<&'static Step> {
-        steps.iter().filter(|s| only.is_empty() || only.iter().any(|o| o == s.name)).collect()
-    };
+/// Every step of both ladders at several sizes beside cuBLAS, each verified
+/// first; writes target/bench/{ladder,tensor}.{json,svg}.
+#[derive(Debug, Parser)]
+#[command(name = "ladder_bench")]
+struct Cli {
+    /// Run the benchmark (`cargo bench` passes it; without it the binary only says how to run it)
+    #[arg(long)]
+    bench: bool,
+    /// Steps to run (default: every step)
+    #[arg(value_name = "STEP")]
+    only: Vec<String>,
+}
+
+fn run(only: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
+    let keep =
+        |steps: &'static [Step]| -> Vec<&'static Step> { steps.iter().filter(|s| only.is_empty() || only.iter().any(|o| o == s.name)).collect() };
     let bench = Bench::open()?;
     for (steps, name, title) in [(keep(&STEPS), "ladder", "f32 GEMM ladder"), (keep(&TENSOR_STEPS), "tensor", "tensor-core ladder")] {
         if !steps.is_empty() {
@@ -103,7 +120,10 @@ fn ladder(bench: &Bench, steps: &[&Step], name: &str, title: &str) -> Result<(),
 
     // The table: one row per step, one column per size.
     let labels: Vec<String> = SIZES.iter().map(|&(m, n, k)| if m == n && n == k { format!("{m}^3") } else { format!("{m}x{n}x{k}") }).collect();
-    println!("\n{title}: {} (CUDA driver {driver}); TFLOP/s (% of cuBLAS in the same types and layouts, same run); median of {} runs\n", bench.gpu.name, reps.runs);
+    println!(
+        "\n{title}: {} (CUDA driver {driver}); TFLOP/s (% of cuBLAS in the same types and layouts, same run); median of {} runs\n",
+        bench.gpu.name, reps.runs
+    );
     println!("| step | {} |", labels.join(" | "));
     println!("|---|{}", "---:|".repeat(SIZES.len()));
     for (ci, c) in configs.iter().enumerate() {

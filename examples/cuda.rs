@@ -1,13 +1,23 @@
 //! Prints the generated CUDA of a ladder step: `cargo run --example cuda -- STEP`.
 
+use clap::Parser;
+
+/// Prints the CUDA C++ that #[gemm_kernel] generated for a ladder step.
+#[derive(Debug, Parser)]
+#[command(name = "cuda")]
+struct Cli {
+    /// The ladder step (either ladder, or the split-K row)
+    #[arg(value_parser = step_names())]
+    step: String,
+}
+
+fn step_names() -> clap::builder::PossibleValuesParser {
+    let steps = gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).chain(&gemm_ladder::steps::SPLIT_K_STEPS);
+    steps.map(|s| s.name).collect::<Vec<_>>().into()
+}
+
 fn main() {
-    let name = std::env::args().nth(1).unwrap_or_default();
-    match gemm_ladder::steps::step(&name) {
-        Some(step) => print!("{}", step.kernel.source),
-        None => {
-            let names: Vec<_> = gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).map(|s| s.name).collect();
-            eprintln!("usage: cuda STEP, where STEP is one of {}", names.join(", "));
-            std::process::exit(2);
-        }
-    }
+    let cli = Cli::parse();
+    let step = gemm_ladder::steps::step(&cli.step).expect("clap accepts step names only");
+    print!("{}", step.kernel.source);
 }

@@ -9,6 +9,8 @@
 use std::process::Command;
 use std::time::Instant;
 
+use clap::Parser;
+
 use gemm_ladder::measure::{Bench, Problem};
 use gemm_ladder::steps::step;
 use gemm_runtime::compile::compilations;
@@ -17,8 +19,18 @@ use gemm_runtime::{Dims, GemmError};
 
 const STEPS: [&str; 3] = ["smem_tiling", "autotuned", "mma_autotuned"];
 
+/// Times the first launch of three kernels in fresh processes: without the
+/// disk cache of compiled kernels, with an empty one, and with it filled.
+#[derive(Debug, Parser)]
+#[command(name = "first_launch")]
+struct Cli {
+    /// One timed process (started by this program)
+    #[arg(long, hide = true)]
+    child: bool,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    if std::env::args().nth(1).as_deref() == Some("--child") {
+    if Cli::parse().child {
         return child();
     }
     let dir = std::env::temp_dir().join(format!("gemm-tiles-first-launch-{}", std::process::id()));

@@ -11,52 +11,70 @@
 
 use std::io::Write;
 
+use clap::Parser;
 use gemm_ladder::measure::{time_cublas_typed, Bench, Reps};
 use gemm_ladder::report::{rounded, write_json, CandidateRecord, SearchRecord};
 use gemm_ladder::search::{self, Space};
 use gemm_runtime::spec::{Elem, Layout, Persistent};
 use gemm_runtime::Dims;
 
+/// Searches the legal tilings of a space: the rules prune, NVRTC compiles,
+/// each candidate is verified against cuBLAS and timed; prints the best few
+/// per size, re-times the best five at the first size in two rounds of 30
+/// runs, and writes every verified candidate to target/search.{md,json}.
+#[derive(Debug, Parser)]
+#[command(name = "search")]
+struct Cli {
+    /// The narrower space around the H100's winners
+    #[arg(long, group = "space")]
+    focus: bool,
+    /// The tilings of the warptiling step's single-buffered staging
+    #[arg(long, group = "space")]
+    single_buffered: bool,
+    /// The pipelines under the stream-K schedule (with --single-buffered: those tilings under stream-K)
+    #[arg(long)]
+    stream_k: bool,
+    /// The bf16 mma.sync tilings of the tensor ladder instead
+    #[arg(long, conflicts_with_all = ["focus", "single_buffered", "stream_k", "threads"])]
+    mma: bool,
+    /// Keep blocks of these thread counts instead of 128 and 256
+    #[arg(long, value_delimiter = ',', value_name = "N,..")]
+    threads: Vec<u32>,
+    /// Sizes to search at (cubed); the best ten are timed again at the rest
+    #[arg(value_name = "SIZE", default_values_t = [4096, 2048, 8192], value_parser = clap::value_parser!(u64).range(1..))]
+    sizes: Vec<u64>,
+}
+
 fn main() {
-    if let Err(e) = run() {
+    let cli = Cli::parse();
+    if let Err(e) = run(cli) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    const FLAGS: [&str; 4] = ["--focus", "--stream-k", "--single-buffered", "--mma"];
-    let threads = args.iter().find_map(|a| a.strip_prefix("--threads="));
-    if let Some(bad) = args.iter().find(|a| a.starts_with("--") && !FLAGS.contains(&a.as_str()) && !a.starts_with("--threads=")) {
-        return Err(format!("unknown option {bad}; expected {}, --threads=N[,N..] or sizes", FLAGS.join(", ")).into());
-    }
-    let flag = |f: &str| args.iter().any(|a| a == f);
-    let mut space = if flag("--focus") {
+fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
+    let mut space = if cli.focus {
         Space::focused()
-    } else if flag("--single-buffered") {
+    } else if cli.single_buffered {
         Space::single_buffered()
-    } else if flag("--stream-k") {
+    } else if cli.stream_k {
         Space::stream_k()
     } else {
         Space::default()
     };
-    if flag("--stream-k") {
+    if cli.stream_k {
         space.persistent = vec![Some(Persistent::StreamK)];
     }
-    if let Some(list) = threads {
-        let parsed: Result<Vec<u32>, _> = list.split(',').map(str::parse).collect();
-        space.threads = parsed.map_err(|_| format!("--threads={list}: expected numbers joined by commas"))?;
+    if !cli.threads.is_empty() {
+        space.threads = cli.threads.clone();
     }
-    let sizes: Vec<usize> = args.iter().filter(|a| !a.starts_with("--")).map(|a| a.parse()).collect::<Result<_, _>>()?;
-    if sizes.contains(&0) {
-        return Err("every size must be at least 1".into());
-    }
+    let sizes: Vec<usize> = cli.sizes.iter().map(|&s| s as usize).collect();
     let (first, rest) = match sizes.split_first() {
         Some((f, r)) => (*f, r.to_vec()),
         None => (4096, vec![2048, 8192]),
     };
-    let c = if flag("--mma") { search::mma_candidates() } else { search::candidates(&space) };
+    let c = if cli.mma { search::mma_candidates() } else { search::candidates(&space) };
     println!("{} points considered, {} legal; pruned by rule:", c.considered, c.specs.len());
     for (at, n) in &c.pruned {
         println!("  {n:>6}  {at}");
@@ -96,9 +114,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 fn report(bench: &Bench, size: usize, results: &[search::Tuned], n: usize, what: &str) -> Result<(), Box<dyn std::error::Error>> {
     let dims = Dims::new(size, size, size);
     // cuBLAS in the candidates' types and layouts
-    let (types, layouts) = results
-        .first()
-        .map_or(([Elem::F32; 3], [Layout::RowMajor; 3]), |t| ([t.spec.a.elem, t.spec.b.elem, t.spec.c.elem], [t.spec.a.layout, t.spec.b.layout, t.spec.c.layout]));
+    let (types, layouts) = results.first().map_or(([Elem::F32; 3], [Layout::RowMajor; 3]), |t| {
+        ([t.spec.a.elem, t.spec.b.elem, t.spec.c.elem], [t.spec.a.layout, t.spec.b.layout, t.spec.c.layout])
+    });
     let cublas = time_cublas_typed(bench, types, layouts, dims, Reps::default())?.tflops(dims.flops());
     println!("\n{size}^3: cuBLAS ({}) {cublas:.2} TFLOP/s; best {} of {} {what}:", types[0].rust_name(), n.min(results.len()), results.len());
     println!("| TFLOP/s | % of cuBLAS | rel. error | attribute |");

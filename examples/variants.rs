@@ -13,23 +13,44 @@
 //! For example `variants autotuned pad=4 sweep=m 'raster=grouped(8),pad=4'`
 //! (quoted for the shell).
 
+use clap::Parser;
 use gemm_ladder::measure::{config, describe, time_cublas_typed, Bench, Reps};
 use gemm_ladder::search;
 use gemm_runtime::Dims;
 
+/// A ladder step beside variants of its spec, each verified against cuBLAS and
+/// timed in one process, two rounds: what one setting is worth.
+#[derive(Debug, Parser)]
+#[command(name = "variants", after_help = SETTINGS)]
+struct Cli {
+    /// The ladder step (either ladder)
+    #[arg(value_parser = step_names())]
+    step: String,
+    /// An optional SIZE (cubed, default 4096), then variants: settings joined by commas
+    #[arg(value_name = "[SIZE] VARIANT")]
+    rest: Vec<String>,
+}
+
+const SETTINGS: &str = "Settings: pad=N | pad=none, sweep=m | sweep=n, raster=row | raster=grouped(N), stages=N, \
+fragments=1 | fragments=2, epilogue=direct | epilogue=vector, schedule=tiles | schedule=stream_k.
+Example: variants autotuned 4096 pad=4 sweep=m 'raster=grouped(8),pad=4'";
+
+fn step_names() -> clap::builder::PossibleValuesParser {
+    gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).map(|s| s.name).collect::<Vec<_>>().into()
+}
+
 fn main() {
-    if let Err(e) = run() {
+    let cli = Cli::parse();
+    if let Err(e) = run(cli) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1).peekable();
-    let names: Vec<_> = gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).map(|s| s.name).collect();
-    let usage = || format!("usage: variants STEP [SIZE] VARIANT..., STEP one of {}", names.join(", "));
-    let name = args.next().ok_or_else(usage)?;
-    let step = gemm_ladder::steps::step(&name).ok_or_else(usage)?;
+fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
+    let step = gemm_ladder::steps::step(&cli.step).ok_or("a ladder step")?;
+    let name = cli.step.clone();
+    let mut args = cli.rest.into_iter().peekable();
     let size = match args.peek().map(|a| a.parse::<usize>()) {
         Some(Ok(s)) => {
             args.next();
@@ -71,7 +92,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     for (spec, label) in specs.iter().zip(&labels) {
         let of = |i: usize| rounds[i].0.iter().find(|t| &t.spec == spec).map(|t| t.tflops);
         match (of(0), of(1)) {
-            (Some(a), Some(b)) => println!("| {label} | {a:.2} | {b:.2} | {:.1}% |", 100.0 * b / cublas),
+            (Some(a), Some(b)) => {
+                println!("| {label} | {a:.2} | {b:.2} | {:.1}% |", 100.0 * b / cublas)
+            }
             _ => println!("| {label} | failed (see above) | | |"),
         }
     }

@@ -1,26 +1,54 @@
 //! The examples' shared command line: run some ladder steps at one size and
 //! print a table beside cuBLAS, measured in the same process.
 
+use clap::{CommandFactory, FromArgMatches, Parser};
 use gemm_runtime::Dims;
 
 use crate::measure::{config, describe, measure, time_cublas_typed, Bench, Config, Failure, Reps};
 use crate::report::{rounded, write_json, write_target, LadderRecord, SizeRecord, StepRecord};
 use crate::Step;
 
-/// `[SIZE | M N K]` from the command line; `default` where it names none.
-pub fn dims_from_args(default: Dims) -> Result<Dims, String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let nums: Result<Vec<usize>, _> = args.iter().map(|a| a.parse::<usize>()).collect();
-    let dims = match nums.map_err(|_| format!("expected SIZE or M N K as numbers, got {args:?}"))?.as_slice() {
-        [] => default,
-        [s] => Dims::new(*s, *s, *s),
-        [m, n, k] => Dims::new(*m, *n, *k),
-        other => return Err(format!("expected SIZE or M N K, got {} numbers", other.len())),
-    };
-    if dims.m == 0 || dims.n == 0 || dims.k == 0 {
-        return Err("every size must be at least 1".into());
+/// The examples' size arguments: `SIZE` (cubed) or `M N K`.
+#[derive(Debug, clap::Args)]
+pub struct SizeArgs {
+    /// SIZE for SIZE x SIZE x SIZE, or M N K (default: the example's own)
+    #[arg(value_name = "SIZE | M N K", num_args = 0..=3)]
+    pub dims: Vec<usize>,
+}
+
+impl SizeArgs {
+    /// The sizes asked for, or `default` where none.
+    pub fn dims(&self, default: Dims) -> Result<Dims, String> {
+        let dims = match self.dims.as_slice() {
+            [] => default,
+            [s] => Dims::new(*s, *s, *s),
+            [m, n, k] => Dims::new(*m, *n, *k),
+            other => return Err(format!("expected SIZE or M N K, got {} numbers", other.len())),
+        };
+        if dims.m == 0 || dims.n == 0 || dims.k == 0 {
+            return Err("every size must be at least 1".into());
+        }
+        Ok(dims)
     }
-    Ok(dims)
+}
+
+#[derive(Debug, Parser)]
+struct StepsCli {
+    #[command(flatten)]
+    size: SizeArgs,
+}
+
+/// Parses the command line of an example that runs `steps`: its `--help`
+/// names them and what each changes; bad arguments get clap's errors.
+fn parse_args(steps: &[&Step], name: &str, default: Dims) -> StepsCli {
+    let listed: Vec<String> = steps.iter().map(|s| format!("  {}: {}", s.name, s.change)).collect();
+    let about = format!(
+        "Checks each step against cuBLAS, then times it beside cuBLAS in the same process ({} by default).\n\nSteps:\n{}",
+        format_args!("{} x {} x {}", default.m, default.n, default.k),
+        listed.join("\n")
+    );
+    let cmd = StepsCli::command().name(name.to_string()).about(about);
+    StepsCli::from_arg_matches(&cmd.get_matches()).unwrap_or_else(|e| e.exit())
 }
 
 /// Runs `steps`, prints the table, and writes it as `target/<name>.md` with a
@@ -31,7 +59,8 @@ pub fn main_for(steps: &[&Step], name: &str) {
 
 /// [`main_for`] at `default` where the command line names no size.
 pub fn main_at(steps: &[&Step], name: &str, default: Dims) {
-    if let Err(e) = run(steps, name, default) {
+    let args = parse_args(steps, name, default);
+    if let Err(e) = args.size.dims(default).map_err(Into::into).and_then(|dims| run(steps, name, dims)) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
@@ -42,14 +71,22 @@ pub fn main_for_both() {
     let simt: Vec<&Step> = crate::STEPS.iter().collect();
     let tensor: Vec<&Step> = crate::TENSOR_STEPS.iter().collect();
     let default = Dims::new(4096, 4096, 4096);
-    if let Err(e) = run(&simt, "ladder", default).and_then(|_| run(&tensor, "tensor", default)) {
+    let all: Vec<&Step> = simt.iter().chain(&tensor).copied().collect();
+    let args = parse_args(&all, "ladder", default);
+    let dims = match args.size.dims(default) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = run(&simt, "ladder", dims).and_then(|_| run(&tensor, "tensor", dims)) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
 }
 
-fn run(steps: &[&Step], name: &str, default: Dims) -> Result<(), Box<dyn std::error::Error>> {
-    let dims = dims_from_args(default)?;
+fn run(steps: &[&Step], name: &str, dims: Dims) -> Result<(), Box<dyn std::error::Error>> {
     let bench = Bench::open()?;
     let reps = Reps::default();
     let tensor = steps.iter().any(|s| s.kernel.spec.tensor_core());

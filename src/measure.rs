@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use gemm_runtime::cudarc::driver::{CudaSlice, CudaStream};
 use gemm_runtime::data::{relative_error, tolerance, POISON};
-use rand::{rngs::StdRng, Rng, SeedableRng};
-use rand_distr::StandardNormal;
 use gemm_runtime::device::Gpu;
 use gemm_runtime::reference::Cublas;
 use gemm_runtime::spec::{Elem, Layout};
 use gemm_runtime::timing::{time, Timing};
 use gemm_runtime::{bf16, f16, Dims, GemmError, Kernel};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use rand_distr::StandardNormal;
 
 /// Why a measurement failed: the GPU said no, or the kernel computed a wrong C.
 #[derive(Debug)]

@@ -12,8 +12,7 @@ const LEFT: f64 = 70.0;
 const RIGHT: f64 = 190.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 110.0;
-const COLORS: [&str; 10] =
-    ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+const COLORS: [&str; 10] = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
@@ -82,11 +81,7 @@ pub fn bar_chart(title: &str, bars: &[(String, f64)], reference: (&str, f64)) ->
             y(*v) - 4.0
         );
         let (lx, ly) = (x + slot * 0.35, y(0.0) + 12.0);
-        let _ = writeln!(
-            s,
-            r#"<text x="{lx:.1}" y="{ly:.1}" transform="rotate(35 {lx:.1} {ly:.1})">{}</text>"#,
-            escape(label)
-        );
+        let _ = writeln!(s, r#"<text x="{lx:.1}" y="{ly:.1}" transform="rotate(35 {lx:.1} {ly:.1})">{}</text>"#, escape(label));
     }
     let ry = y(reference.1);
     let _ = writeln!(
@@ -111,20 +106,11 @@ pub fn line_chart(title: &str, x: &[String], series: &[(String, Vec<Option<f64>>
     for (i, label) in x.iter().enumerate() {
         // Slanted, so that long shape labels do not run into each other.
         let (lx, ly) = (px(i) - 10.0, y(0.0) + 14.0);
-        let _ = writeln!(
-            s,
-            r#"<text x="{lx:.1}" y="{ly:.1}" transform="rotate(25 {lx:.1} {ly:.1})">{}</text>"#,
-            escape(label)
-        );
+        let _ = writeln!(s, r#"<text x="{lx:.1}" y="{ly:.1}" transform="rotate(25 {lx:.1} {ly:.1})">{}</text>"#, escape(label));
     }
     let mut line = |name: &str, values: Vec<Option<f64>>, color: &str, dash: &str, row: usize| {
-        let points: Vec<String> =
-            values.iter().enumerate().filter_map(|(i, v)| v.map(|v| format!("{:.1},{:.1}", px(i), y(v)))).collect();
-        let _ = writeln!(
-            s,
-            r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2" stroke-dasharray="{dash}"/>"#,
-            points.join(" ")
-        );
+        let points: Vec<String> = values.iter().enumerate().filter_map(|(i, v)| v.map(|v| format!("{:.1},{:.1}", px(i), y(v)))).collect();
+        let _ = writeln!(s, r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2" stroke-dasharray="{dash}"/>"#, points.join(" "));
         for p in &points {
             let (cx, cy) = p.split_once(',').unwrap_or(("0", "0"));
             let _ = writeln!(s, r#"<circle cx="{cx}" cy="{cy}" r="3" fill="{color}"/>"#);
@@ -245,7 +231,8 @@ mod tests {
 
     #[test]
     fn records_serialize_with_their_field_names() {
-        let step = StepRecord { step: "naive \"1\"".into(), tflops: rounded(1.23456, 3), cublas: "f32f32f32_rrr".into(), pct_of_cublas: 2.5, rel_err: 1e-7 };
+        let step =
+            StepRecord { step: "naive \"1\"".into(), tflops: rounded(1.23456, 3), cublas: "f32f32f32_rrr".into(), pct_of_cublas: 2.5, rel_err: 1e-7 };
         let json = serde_json::to_string(&step).unwrap();
         assert_eq!(json, r#"{"step":"naive \"1\"","tflops":1.235,"cublas":"f32f32f32_rrr","pct_of_cublas":2.5,"rel_err":1e-7}"#);
     }

@@ -291,17 +291,9 @@ pub struct Tuned {
 /// Compiles (in parallel), verifies and times every candidate at `dims`;
 /// returns them best first. A candidate that fails to compile, launch or
 /// verify is reported on stderr and dropped: a wrong kernel is never timed.
-pub fn run(
-    bench: &Bench,
-    specs: &[KernelSpec],
-    dims: Dims,
-    reps: Reps,
-    mut progress: impl FnMut(usize, &KernelSpec),
-) -> Result<Vec<Tuned>, Failure> {
-    let kernels: Vec<Kernel> = specs
-        .iter()
-        .filter_map(|s| Kernel::from_spec(s.clone()).map_err(|e| eprintln!("{}: {e}", s.kernel_name())).ok())
-        .collect();
+pub fn run(bench: &Bench, specs: &[KernelSpec], dims: Dims, reps: Reps, mut progress: impl FnMut(usize, &KernelSpec)) -> Result<Vec<Tuned>, Failure> {
+    let kernels: Vec<Kernel> =
+        specs.iter().filter_map(|s| Kernel::from_spec(s.clone()).map_err(|e| eprintln!("{}: {e}", s.kernel_name())).ok()).collect();
     // NVRTC is the slow part, and thread-safe: compile on every core first.
     let workers = std::thread::available_parallelism().map_or(4, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -325,8 +317,7 @@ pub fn run(
     let mut results = Vec::new();
     for (i, kernel) in kernels.iter().enumerate() {
         progress(i, &kernel.spec);
-        let measured = verify_on(bench, kernel, &check, &reference)
-            .and_then(|err| Ok((err, time_on(bench, kernel, &timed, reps)?)));
+        let measured = verify_on(bench, kernel, &check, &reference).and_then(|err| Ok((err, time_on(bench, kernel, &timed, reps)?)));
         match measured {
             Ok((rel_err, t)) => results.push(Tuned { spec: kernel.spec.clone(), tflops: t.tflops(dims.flops()), rel_err }),
             Err(Failure::Gpu(e)) => eprintln!("\n{}: {e}", kernel.name),

@@ -282,30 +282,15 @@ pub struct Step {
 }
 
 pub static STEPS: [Step; 10] = [
-    Step {
-        name: "naive",
-        change: "one thread per C element, lanes along m",
-        seed: "309 GFLOP/s, 1.3% of cuBLAS (A6000)",
-        kernel: &naive::KERNEL,
-    },
+    Step { name: "naive", change: "one thread per C element, lanes along m", seed: "309 GFLOP/s, 1.3% of cuBLAS (A6000)", kernel: &naive::KERNEL },
     Step {
         name: "coalesced",
         change: "lanes along n: coalesced B loads and C stores",
         seed: "1987 GFLOP/s, 8.5% (A6000)",
         kernel: &coalesced::KERNEL,
     },
-    Step {
-        name: "smem_tiling",
-        change: "32x32 tiles staged in shared memory",
-        seed: "2980 GFLOP/s, 12.8% (A6000)",
-        kernel: &smem_tiling::KERNEL,
-    },
-    Step {
-        name: "blocktiling_1d",
-        change: "8 results per thread along m",
-        seed: "8475 GFLOP/s, 36.5% (A6000)",
-        kernel: &blocktiling_1d::KERNEL,
-    },
+    Step { name: "smem_tiling", change: "32x32 tiles staged in shared memory", seed: "2980 GFLOP/s, 12.8% (A6000)", kernel: &smem_tiling::KERNEL },
+    Step { name: "blocktiling_1d", change: "8 results per thread along m", seed: "8475 GFLOP/s, 36.5% (A6000)", kernel: &blocktiling_1d::KERNEL },
     Step {
         name: "blocktiling_2d",
         change: "8x8 results per thread, 128x128 tiles",
@@ -358,36 +343,21 @@ pub static TENSOR_STEPS: [Step; 7] = [
         seed: "(004's second kernel)",
         kernel: &wmma_block::KERNEL,
     },
-    Step {
-        name: "wmma_wide",
-        change: "128x128 tiles of 8 warps",
-        seed: "13 TFLOP/s (004, RTX 4080)",
-        kernel: &wmma_wide::KERNEL,
-    },
+    Step { name: "wmma_wide", change: "128x128 tiles of 8 warps", seed: "13 TFLOP/s (004, RTX 4080)", kernel: &wmma_wide::KERNEL },
     Step {
         name: "mma_ldmatrix",
         change: "mma.sync m16n8k16 from smem tiles by ldmatrix, bf16 in and out",
         seed: "(003's tensor-core section)",
         kernel: &mma_ldmatrix::KERNEL,
     },
-    Step {
-        name: "mma_pipeline",
-        change: "3-stage cp.async pipeline",
-        seed: "(003: cp.async, software pipelining)",
-        kernel: &mma_pipeline::KERNEL,
-    },
+    Step { name: "mma_pipeline", change: "3-stage cp.async pipeline", seed: "(003: cp.async, software pipelining)", kernel: &mma_pipeline::KERNEL },
     Step {
         name: "mma_swizzle",
         change: "xor swizzle of 16-byte chunks instead of padding",
         seed: "(003: swizzle vs padding)",
         kernel: &mma_swizzle::KERNEL,
     },
-    Step {
-        name: "mma_autotuned",
-        change: "the search's best mma spec",
-        seed: "",
-        kernel: &mma_autotuned::KERNEL,
-    },
+    Step { name: "mma_autotuned", change: "the search's best mma spec", seed: "", kernel: &mma_autotuned::KERNEL },
 ];
 
 /// The step named `name`, on either ladder or the split-K row.
@@ -398,12 +368,7 @@ pub fn step(name: &str) -> Option<&'static Step> {
 /// Seed 003's split-K row: its skinny shape with one block per tile, then
 /// split along K by stream-K (`examples/split_k.rs`, at 128 x 128 x 16384).
 pub static SPLIT_K_STEPS: [Step; 2] = [
-    Step {
-        name: "mma_skinny_tiles",
-        change: "one block per 64x64 C tile: 4 blocks",
-        seed: "",
-        kernel: &mma_skinny_tiles::KERNEL,
-    },
+    Step { name: "mma_skinny_tiles", change: "one block per 64x64 C tile: 4 blocks", seed: "", kernel: &mma_skinny_tiles::KERNEL },
     Step {
         name: "mma_skinny_stream_k",
         change: "stream-K: K steps split over every resident block",

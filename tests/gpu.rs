@@ -320,7 +320,8 @@ fn stream_k_matches_cublas_when_blocks_split_tiles_many_ways() {
         // block; two and a half tiles per block.
         let blocks = kernel.stream_k_grid(bench.stream(), Dims::new(64 * bm, 64 * bn, 64 * bk)).unwrap() as usize;
         let rows = (5 * blocks / 2).div_ceil(40);
-        let cases = [Dims::new(bm, bn, bk), Dims::new(bm, 2 * bn, 96 * bk), Dims::new(17 * bm, 29 * bn, 5 * bk), Dims::new(rows * bm, 40 * bn, 3 * bk)];
+        let cases =
+            [Dims::new(bm, bn, bk), Dims::new(bm, 2 * bn, 96 * bk), Dims::new(17 * bm, 29 * bn, 5 * bk), Dims::new(rows * bm, 40 * bn, 3 * bk)];
         for (i, dims) in cases.into_iter().enumerate() {
             // `verify` fails past the tolerance of C's type
             verify(&bench, kernel, dims, 300 + i as u64).unwrap_or_else(|e| panic!("{e}"));
@@ -424,8 +425,7 @@ fn runtime_misuse_is_an_error_not_a_panic_or_a_wrong_answer() {
     assert!(odd_ld.to_string().contains("leading dimension 66 must be a multiple of 4"), "{odd_ld}");
 
     let (va, vb, mut vc) = (buffer(&bench, 128 * 128), buffer(&bench, 128 * 128), buffer(&bench, 128 * 128 + 1));
-    let c_misaligned =
-        gemm_ladder::steps::vectorized(s, &va, &vb, &mut vc.slice_mut(1..), Dims::new(128, 128, 128)).unwrap_err();
+    let c_misaligned = gemm_ladder::steps::vectorized(s, &va, &vb, &mut vc.slice_mut(1..), Dims::new(128, 128, 128)).unwrap_err();
     assert!(matches!(c_misaligned, GemmError::Misaligned { operand: 'C', bytes: 16, .. }), "{c_misaligned}");
 
     let half_a: CudaSlice<gemm_runtime::half::f16> = s.alloc_zeros(256).unwrap();
@@ -448,13 +448,7 @@ fn sizes_past_32_bit_offsets_are_refused() {
 #[ignore = "needs a CUDA GPU"]
 fn nvrtc_failures_reach_the_caller_with_the_log() {
     let bench = bench();
-    let broken = Kernel::from_parts(
-        naive::SPEC,
-        "extern \"C\" __global__ void broken() { undefined_name = 1; }\n",
-        "broken",
-        1024,
-        0,
-    );
+    let broken = Kernel::from_parts(naive::SPEC, "extern \"C\" __global__ void broken() { undefined_name = 1; }\n", "broken", 1024, 0);
     let err = broken.function(bench.stream().context()).unwrap_err();
     assert!(matches!(err, GemmError::Compile { .. }), "{err}");
     assert!(err.to_string().contains("undefined_name"), "{err}");

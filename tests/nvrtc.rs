@@ -4,14 +4,13 @@
 
 use gemm_ladder::steps::SPLIT_K_STEPS;
 use gemm_ladder::{STEPS, TENSOR_STEPS};
-use gemm_runtime::compile::{compile, compilations};
+use gemm_runtime::compile::{compilations, compile};
 
 #[test]
 fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
     for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&SPLIT_K_STEPS) {
         let k = step.kernel;
-        let ptx = compile(&k.source, &k.name, k.spec.arch.nvrtc_name())
-            .unwrap_or_else(|e| panic!("step {}: {e}", step.name));
+        let ptx = compile(&k.source, &k.name, k.spec.arch.nvrtc_name()).unwrap_or_else(|e| panic!("step {}: {e}", step.name));
         let ptx = ptx.to_src();
         assert!(ptx.contains(&format!(".entry {}", k.name)), "step {}: PTX lacks the kernel entry", step.name);
         assert!(ptx.contains(".target sm_80"), "step {}: PTX is not for sm_80", step.name);

@@ -132,9 +132,7 @@ fn settle(spec: &KernelSpec, d: &mut Diag, sites: &[&'static str]) {
     let chosen = d.proposals.iter().find(|p| works(p.fix)).cloned().or_else(|| {
         let mut near = candidates(first.fix.path);
         near.sort_by_key(|&c| c.abs_diff(first.fix.value));
-        near.into_iter()
-            .map(|value| Proposal { fix: Fix { value, ..first.fix }, say: first.say.clone() })
-            .find(|p| works(p.fix))
+        near.into_iter().map(|value| Proposal { fix: Fix { value, ..first.fix }, say: first.say.clone() }).find(|p| works(p.fix))
     });
     match chosen {
         Some(p) => {
@@ -197,10 +195,7 @@ fn threads(spec: &KernelSpec, out: &mut Vec<Diag>) {
         ));
     }
     if matches!(spec.atom, Atom::Wgmma { .. }) && !t.is_multiple_of(128) {
-        out.push(Diag::new(
-            "block.threads",
-            format!("block threads = {t}: wgmma is issued by warpgroups of 128 threads; use a multiple of 128"),
-        ));
+        out.push(Diag::new("block.threads", format!("block threads = {t}: wgmma is issued by warpgroups of 128 threads; use a multiple of 128")));
     }
 }
 
@@ -282,10 +277,7 @@ fn tiers(spec: &KernelSpec, out: &mut Vec<Diag>) {
         let ok_m = divides(out, "thread.m", ("block m", b.m), ("thread m", t.m), Some("block.m"));
         let ok_n = divides(out, "thread.n", ("block n", b.n), ("thread n", t.n), Some("block.n"));
         if ok_m && ok_n {
-            threads_needed = Some((
-                (b.m / t.m) * (b.n / t.n),
-                format!("({}/{}) x ({}/{}) thread tiles", b.m, t.m, b.n, t.n),
-            ));
+            threads_needed = Some(((b.m / t.m) * (b.n / t.n), format!("({}/{}) x ({}/{}) thread tiles", b.m, t.m, b.n, t.n)));
         }
     }
     if let Some((need, why)) = threads_needed {
@@ -309,10 +301,7 @@ fn tiers(spec: &KernelSpec, out: &mut Vec<Diag>) {
         ));
     }
     if spec.warp.is_none() && !matches!(spec.atom, Atom::Fma) {
-        out.push(Diag::new(
-            "warp",
-            format!("atom = {} needs a warp tier: add `warp(m = .., n = ..)`", spec.atom.name()),
-        ));
+        out.push(Diag::new("warp", format!("atom = {} needs a warp tier: add `warp(m = .., n = ..)`", spec.atom.name())));
     }
 }
 
@@ -353,14 +342,12 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
         }
     }
     match spec.atom {
-        Atom::Mma { .. } if (am, an, ak) != (16, 8, 16) => out.push(Diag::new(
-            "atom",
-            format!("mma shape m{am}n{an}k{ak} is not supported for f16/bf16; use mma(m16n8k16)"),
-        )),
-        Atom::Wmma { .. } if ![(16, 16, 16), (32, 8, 16), (8, 32, 16)].contains(&(am, an, ak)) => out.push(Diag::new(
-            "atom",
-            format!("wmma shape {am}x{an}x{ak} does not exist for f16/bf16; use 16x16x16, 32x8x16 or 8x32x16"),
-        )),
+        Atom::Mma { .. } if (am, an, ak) != (16, 8, 16) => {
+            out.push(Diag::new("atom", format!("mma shape m{am}n{an}k{ak} is not supported for f16/bf16; use mma(m16n8k16)")))
+        }
+        Atom::Wmma { .. } if ![(16, 16, 16), (32, 8, 16), (8, 32, 16)].contains(&(am, an, ak)) => {
+            out.push(Diag::new("atom", format!("wmma shape {am}x{an}x{ak} does not exist for f16/bf16; use 16x16x16, 32x8x16 or 8x32x16")))
+        }
         Atom::Wgmma { .. } => {
             if am != 64 || ak != 16 {
                 out.push(Diag::new(
@@ -490,7 +477,10 @@ fn tensor(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
     if spec.swizzle == Swizzle::Xor {
         if matches!(spec.atom, Atom::Wmma { .. }) {
-            out.push(Diag::new("swizzle", "swizzle = xor permutes 16-byte chunks, which wmma.load cannot follow; use pad(8) with atom = wmma, or atom = mma"));
+            out.push(Diag::new(
+                "swizzle",
+                "swizzle = xor permutes 16-byte chunks, which wmma.load cannot follow; use pad(8) with atom = wmma, or atom = mma",
+            ));
         }
         for (name, t) in [("A", spec.smem_a()), ("B", spec.smem_b())] {
             let chunks = t.len * bytes / 16;
@@ -540,10 +530,7 @@ fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
         }
         (Staging::Direct, None) => return,
         (s, None) => {
-            out.push(Diag::new(
-                "block",
-                format!("staging = {} moves K tiles: give the block its K step, `block(.., k = ..)`", s.name()),
-            ));
+            out.push(Diag::new("block", format!("staging = {} moves K tiles: give the block its K step, `block(.., k = ..)`", s.name())));
             return;
         }
         (_, Some(0)) => {
@@ -658,10 +645,9 @@ fn swizzle(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let staged = !matches!(spec.staging, Staging::Direct);
     match spec.swizzle {
         Swizzle::None => {}
-        _ if !staged => out.push(Diag::new(
-            "swizzle",
-            "swizzle lays out shared memory, but staging = direct uses none; remove it or stage through shared memory",
-        )),
+        _ if !staged => {
+            out.push(Diag::new("swizzle", "swizzle lays out shared memory, but staging = direct uses none; remove it or stage through shared memory"))
+        }
         Swizzle::Pad(0) => out.push(Diag::new("swizzle", "pad(0) pads nothing; use swizzle = none or pad(1) and more")),
         Swizzle::Pad(p) => {
             let v = spec.staging.vector();
@@ -755,7 +741,11 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
         if o == 0 || o * spec.block.threads > 2048 {
             out.push(Diag::new(
                 "block.min_blocks",
-                format!("min_blocks = {o}: an SM holds 1 to {} blocks of {} threads (2048 threads at most)", 2048 / spec.block.threads.max(1), spec.block.threads),
+                format!(
+                    "min_blocks = {o}: an SM holds 1 to {} blocks of {} threads (2048 threads at most)",
+                    2048 / spec.block.threads.max(1),
+                    spec.block.threads
+                ),
             ));
         } else if o * smem > sm {
             out.push(Diag::new(
@@ -811,10 +801,7 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
     if let Some(c) = spec.cluster {
         if c.m == 0 || c.n == 0 || c.m * c.n > 8 {
-            out.push(Diag::new(
-                "cluster",
-                format!("cluster {}x{} must hold between 1 and 8 blocks (the portable cluster size)", c.m, c.n),
-            ));
+            out.push(Diag::new("cluster", format!("cluster {}x{} must hold between 1 and 8 blocks (the portable cluster size)", c.m, c.n)));
         }
         match c.multicast {
             // Blocks in one cluster column (same n) share B; in one row (same m), A.

@@ -24,7 +24,10 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         no("staging", format!("staging = {}", spec.staging.name()));
     }
     if simt && matches!(spec.staging, Staging::CpAsync { .. }) && !crate::cuda::cp_async_rounds_regular(spec) {
-        no("block.threads", format!("cp.async copies with {} threads, a count that neither divides nor is a multiple of a tile's row of copies", spec.block.threads));
+        no(
+            "block.threads",
+            format!("cp.async copies with {} threads, a count that neither divides nor is a multiple of a tile's row of copies", spec.block.threads),
+        );
     }
     if spec.specialize.is_some() {
         no("specialize", "warp specialization".into());
@@ -44,7 +47,11 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         Some(Persistent::StreamK) if matches!(spec.staging, Staging::CpAsync { .. }) => {}
         Some(Persistent::StreamK) if !simt => no(
             "persistent",
-            format!("persistent = stream_k with atom = {} and staging = {} (tensor-core atoms take it with cp_async)", spec.atom.name(), spec.staging.name()),
+            format!(
+                "persistent = stream_k with atom = {} and staging = {} (tensor-core atoms take it with cp_async)",
+                spec.atom.name(),
+                spec.staging.name()
+            ),
         ),
         Some(Persistent::StreamK) => no("persistent", "persistent = stream_k with staging = direct".into()),
         Some(Persistent::Tiles) => no("persistent", "persistent = tiles".into()),

@@ -40,12 +40,18 @@ fn every_supported_setting_changes_the_kernel() {
     let variants: Vec<(&str, Change)> = vec![
         ("block tile", Box::new(|s| s.block = Block { m: 128, n: 64, k: Some(32), threads: 512, min_blocks: None })),
         ("block k", Box::new(|s| s.block.k = Some(32))),
-        ("thread tile", Box::new(|s| { s.thread = Some(ThreadTile { m: 8, n: 2, lanes: Dim::N, sweep: Dim::N }) })),
+        ("thread tile", Box::new(|s| s.thread = Some(ThreadTile { m: 8, n: 2, lanes: Dim::N, sweep: Dim::N }))),
         ("lanes", Box::new(|s| s.thread = Some(ThreadTile { m: 4, n: 4, lanes: Dim::M, sweep: Dim::N }))),
         ("sweep", Box::new(|s| s.thread = Some(ThreadTile { m: 4, n: 4, lanes: Dim::N, sweep: Dim::M }))),
         ("vector", Box::new(|s| s.staging = Staging::Smem { vector: 2, transpose_a: false, buffers: 1 })),
         ("transpose_a", Box::new(|s| s.staging = Staging::Smem { vector: 4, transpose_a: true, buffers: 1 })),
-        ("direct staging", Box::new(|s| { s.staging = Staging::Direct; s.block.k = None; })),
+        (
+            "direct staging",
+            Box::new(|s| {
+                s.staging = Staging::Direct;
+                s.block.k = None;
+            }),
+        ),
         ("padding", Box::new(|s| s.swizzle = Swizzle::Pad(4))),
         ("A layout", Box::new(|s| s.a.layout = Layout::ColMajor)),
         ("B layout", Box::new(|s| s.b.layout = Layout::ColMajor)),
@@ -58,17 +64,23 @@ fn every_supported_setting_changes_the_kernel() {
         ("cp.async stages", Box::new(|s| s.staging = Staging::CpAsync { stages: 2, vector: 4, transpose_a: false, fragments: 1 })),
         ("grouped raster", Box::new(|s| s.raster = Raster::Grouped(8))),
         ("min_blocks", Box::new(|s| s.block.min_blocks = Some(2))),
-        ("warp tier", Box::new(|s| {
-            s.block = Block { m: 128, n: 128, k: Some(16), threads: 256, min_blocks: None };
-            s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N, sweep: Dim::N });
-            s.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 });
-        })),
+        (
+            "warp tier",
+            Box::new(|s| {
+                s.block = Block { m: 128, n: 128, k: Some(16), threads: 256, min_blocks: None };
+                s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N, sweep: Dim::N });
+                s.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 });
+            }),
+        ),
         ("stream-K schedule", Box::new(|s| s.persistent = Some(Persistent::StreamK))),
-        ("warp iterations", Box::new(|s| {
-            s.block = Block { m: 128, n: 128, k: Some(16), threads: 256, min_blocks: None };
-            s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N, sweep: Dim::N });
-            s.warp = Some(Warp { m: 64, n: 32, m_iters: 2, n_iters: 1 });
-        })),
+        (
+            "warp iterations",
+            Box::new(|s| {
+                s.block = Block { m: 128, n: 128, k: Some(16), threads: 256, min_blocks: None };
+                s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N, sweep: Dim::N });
+                s.warp = Some(Warp { m: 64, n: 32, m_iters: 2, n_iters: 1 });
+            }),
+        ),
     ];
     for (what, change) in variants {
         let mut s = smem_spec();
@@ -102,20 +114,26 @@ fn unsupported_settings_are_refused_not_ignored() {
     let cases: Vec<(&str, Change)> = vec![
         ("raster", Box::new(|s| s.raster = Raster::Hilbert)),
         ("persistent", Box::new(|s| s.persistent = Some(Persistent::Tiles))),
-        ("persistent", Box::new(|s| {
-            s.staging = Staging::Direct;
-            s.block.k = None;
-            s.persistent = Some(Persistent::StreamK);
-        })),
+        (
+            "persistent",
+            Box::new(|s| {
+                s.staging = Staging::Direct;
+                s.block.k = None;
+                s.persistent = Some(Persistent::StreamK);
+            }),
+        ),
         ("epilogue", Box::new(|s| s.epilogue = Epilogue::Smem)),
         ("swizzle", Box::new(|s| s.swizzle = Swizzle::Xor)),
         ("c", Box::new(|s| s.c.elem = Elem::Bf16)),
-        ("warp", Box::new(|s| {
-            s.staging = Staging::Direct;
-            s.block = Block { m: 128, n: 128, k: None, threads: 256, min_blocks: None };
-            s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N, sweep: Dim::N });
-            s.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 });
-        })),
+        (
+            "warp",
+            Box::new(|s| {
+                s.staging = Staging::Direct;
+                s.block = Block { m: 128, n: 128, k: None, threads: 256, min_blocks: None };
+                s.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N, sweep: Dim::N });
+                s.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 });
+            }),
+        ),
     ];
     for (at, change) in cases {
         let mut s = smem_spec();

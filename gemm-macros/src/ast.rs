@@ -76,8 +76,6 @@ trait ParseAnyIdent {
 
 impl ParseAnyIdent for Ident {
     fn parse_any_ident(input: ParseStream) -> syn::Result<Ident> {
-        input.parse::<Ident>().map_err(|e| {
-            syn::Error::new(e.span(), "expected an argument such as `block(..)`, `atom = ..` or a number")
-        })
+        input.parse::<Ident>().map_err(|e| syn::Error::new(e.span(), "expected an argument such as `block(..)`, `atom = ..` or a number"))
     }
 }

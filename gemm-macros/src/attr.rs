@@ -47,10 +47,7 @@ pub struct Attr {
     pub meant: Vec<&'static str>,
 }
 
-const TOP: &[&str] = &[
-    "block", "warp", "thread", "atom", "staging", "specialize", "swizzle", "raster", "persistent", "cluster",
-    "epilogue", "arch",
-];
+const TOP: &[&str] = &["block", "warp", "thread", "atom", "staging", "specialize", "swizzle", "raster", "persistent", "cluster", "epilogue", "arch"];
 
 pub fn parse(cx: &mut Ctxt, nodes: &[Node]) -> Attr {
     let mut attr = Attr::default();
@@ -75,9 +72,7 @@ pub fn parse(cx: &mut Ctxt, nodes: &[Node]) -> Attr {
             "block" => attr.block = call(cx, node, "block").and_then(|a| block(cx, &a, node.span())),
             "warp" => attr.warp = call(cx, node, "warp").and_then(|a| warp(cx, &a, node.span())),
             "thread" => attr.thread = call(cx, node, "thread").and_then(|a| thread(cx, &a, node.span())),
-            "specialize" => {
-                attr.specialize = call(cx, node, "specialize").and_then(|a| specialize(cx, &a, node.span()))
-            }
+            "specialize" => attr.specialize = call(cx, node, "specialize").and_then(|a| specialize(cx, &a, node.span())),
             "cluster" => attr.cluster = call(cx, node, "cluster").and_then(|a| cluster(cx, &a, node.span())),
             // Alone, `persistent` means whole tiles per block.
             "persistent" if matches!(node, Node::Flag(_)) => {

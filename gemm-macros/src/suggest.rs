@@ -5,12 +5,7 @@
 /// the same length), else `None`.
 pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let limit = (word.chars().count() / 4).max(1);
-    candidates
-        .iter()
-        .map(|c| (distance(word, c), *c))
-        .filter(|&(d, c)| d <= limit && d < c.chars().count())
-        .min_by_key(|&(d, _)| d)
-        .map(|(_, c)| c)
+    candidates.iter().map(|c| (distance(word, c), *c)).filter(|&(d, c)| d <= limit && d < c.chars().count()).min_by_key(|&(d, _)| d).map(|(_, c)| c)
 }
 
 /// ` (did you mean `x`?)` where a candidate is close to `word`, else nothing.

@@ -36,10 +36,7 @@ fn the_whole_hopper_vocabulary_parses() {
     assert_eq!(a.warp, Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }));
     assert_eq!(a.atom, Some(Atom::Wgmma { m: 64, n: 256, k: 16 }));
     assert_eq!(a.staging, Some(Staging::Tma { stages: 4 }));
-    assert_eq!(
-        a.specialize,
-        Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(40), consumer_regs: Some(232) })
-    );
+    assert_eq!(a.specialize, Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(40), consumer_regs: Some(232) }));
     assert_eq!(a.swizzle, Some(Swizzle::B128));
     assert_eq!(a.raster, Some(Raster::Hilbert));
     assert_eq!(a.persistent, Some(Persistent::Tiles));
@@ -107,7 +104,9 @@ fn unknown_duplicate_and_malformed_arguments_are_all_reported() {
 fn a_valid_kernel_expands_to_a_launcher_and_its_module() {
     let out = crate::expand::gemm_kernel(
         quote!(block(m = 32, n = 32, threads = 1024), thread(m = 1, n = 1), atom = fma, staging = direct),
-        quote!(pub fn k(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);),
+        quote!(
+            pub fn k(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+        ),
     )
     .to_string();
     assert!(out.contains("pub fn k"), "{out}");
@@ -122,7 +121,9 @@ fn a_valid_kernel_expands_to_a_launcher_and_its_module() {
 fn a_bad_signature_is_an_error_at_the_parameter() {
     let out = crate::expand::gemm_kernel(
         quote!(block(m = 32, n = 32, threads = 1024), thread(m = 1, n = 1), atom = fma, staging = direct),
-        quote!(fn k(a: Mat<f64, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);),
+        quote!(
+            fn k(a: Mat<f64, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+        ),
     )
     .to_string();
     assert!(out.contains("compile_error"), "{out}");

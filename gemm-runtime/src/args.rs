@@ -76,11 +76,7 @@ impl Shape {
 
 /// The three operand shapes of a problem under a spec's layouts.
 pub fn shapes(a: Operand, b: Operand, c: Operand, d: Dims) -> [Shape; 3] {
-    [
-        Shape::new('A', d.m, d.k, a.layout, d.lda),
-        Shape::new('B', d.k, d.n, b.layout, d.ldb),
-        Shape::new('C', d.m, d.n, c.layout, d.ldc),
-    ]
+    [Shape::new('A', d.m, d.k, a.layout, d.lda), Shape::new('B', d.k, d.n, b.layout, d.ldb), Shape::new('C', d.m, d.n, c.layout, d.ldc)]
 }
 
 /// Element types a kernel can be launched with.
@@ -143,11 +139,9 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
     fit_buffers(&shapes, lens)?;
     let kernel = || spec.kernel_name();
     let req = spec.requirements();
-    for (name, size, multiple, tile) in [
-        ("m", d.m, req.m_multiple, "block m"),
-        ("n", d.n, req.n_multiple, "block n"),
-        ("k", d.k, req.k_multiple, "block k"),
-    ] {
+    for (name, size, multiple, tile) in
+        [("m", d.m, req.m_multiple, "block m"), ("n", d.n, req.n_multiple, "block n"), ("k", d.k, req.k_multiple, "block k")]
+    {
         if size % multiple as usize != 0 {
             let rule = format!("{name} = {size} must be a multiple of {tile} = {multiple} (the kernel does not guard partial tiles)");
             return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });

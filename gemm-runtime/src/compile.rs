@@ -44,12 +44,7 @@ pub fn compile(source: &str, kernel: &str, arch: &'static str) -> Result<Ptx, Ge
     }
     COMPILATIONS.fetch_add(1, Ordering::SeqCst);
     COMPILATIONS_HERE.with(|c| c.set(c.get() + 1));
-    let opts = CompileOptions {
-        arch: Some(arch),
-        options: vec!["--std=c++17".into()],
-        name: Some(format!("{kernel}.cu")),
-        ..Default::default()
-    };
+    let opts = CompileOptions { arch: Some(arch), options: vec!["--std=c++17".into()], name: Some(format!("{kernel}.cu")), ..Default::default() };
     cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| {
         let log = match e {
             CompileError::CompileError { log, .. } => annotate(&log.to_string_lossy(), source),
@@ -66,9 +61,11 @@ pub fn nvrtc_version() -> Result<String, GemmError> {
     }
     let (mut major, mut minor) = (0, 0);
     // SAFETY: writes two ints; the library is loadable (checked above).
-    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }
-        .result()
-        .map_err(|e| GemmError::Compile { kernel: String::new(), arch: String::new(), log: format!("nvrtcVersion: {e:?}") })?;
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }.result().map_err(|e| GemmError::Compile {
+        kernel: String::new(),
+        arch: String::new(),
+        log: format!("nvrtcVersion: {e:?}"),
+    })?;
     Ok(format!("{major}.{minor}"))
 }
 
@@ -154,13 +151,7 @@ static CACHE: Mutex<Option<HashMap<Key, Slot>>> = Mutex::new(None);
 /// The loaded function for a kernel on `ctx`'s device: compiled (or read from
 /// the disk cache) and loaded on first use, from this process's cache after. Raises the dynamic shared-memory limit where
 /// the kernel needs more than the default 48 KB.
-pub fn load(
-    ctx: &Arc<CudaContext>,
-    source: &str,
-    kernel: &str,
-    target: &'static str,
-    smem_bytes: u32,
-) -> Result<CudaFunction, GemmError> {
+pub fn load(ctx: &Arc<CudaContext>, source: &str, kernel: &str, target: &'static str, smem_bytes: u32) -> Result<CudaFunction, GemmError> {
     let key = Key { device: ctx.ordinal(), target, kernel: kernel.into(), source: source.into() };
     let slot: Slot = {
         let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -37,14 +37,7 @@ struct Loaded {
 impl Kernel {
     /// The kernel as the macro expanded it.
     pub const fn from_parts(spec: KernelSpec, source: &'static str, name: &'static str, threads: u32, smem_bytes: u32) -> Self {
-        Kernel {
-            spec,
-            source: Cow::Borrowed(source),
-            name: Cow::Borrowed(name),
-            threads,
-            smem_bytes,
-            loaded: Mutex::new(Vec::new()),
-        }
+        Kernel { spec, source: Cow::Borrowed(source), name: Cow::Borrowed(name), threads, smem_bytes, loaded: Mutex::new(Vec::new()) }
     }
 
     /// Checks and generates a spec built at run time.
@@ -76,12 +69,7 @@ impl Kernel {
         let (need_major, need_minor) = self.spec.arch.capability();
         let specific_mismatch = self.spec.arch == gemm_core::spec::Arch::Sm90a && (major, minor) != (9, 0);
         if (major as u32, minor as u32) < (need_major, need_minor) || specific_mismatch {
-            return Err(GemmError::ArchTooOld {
-                kernel: self.name.to_string(),
-                kernel_arch: self.spec.arch.to_string(),
-                major,
-                minor,
-            });
+            return Err(GemmError::ArchTooOld { kernel: self.name.to_string(), kernel_arch: self.spec.arch.to_string(), major, minor });
         }
         let target = compile::device_target(self.spec.arch, (major, minor));
         let f = compile::load(ctx, &self.source, &self.name, target, self.smem_bytes)?;
@@ -101,9 +89,7 @@ impl Kernel {
         c: &mut impl DevicePtrMut<TC>,
         dims: Dims,
     ) -> Result<(), GemmError> {
-        for (operand, expected, given) in
-            [('A', self.spec.a.elem, TA::ELEM), ('B', self.spec.b.elem, TB::ELEM), ('C', self.spec.c.elem, TC::ELEM)]
-        {
+        for (operand, expected, given) in [('A', self.spec.a.elem, TA::ELEM), ('B', self.spec.b.elem, TB::ELEM), ('C', self.spec.c.elem, TC::ELEM)] {
             if expected != given {
                 return Err(GemmError::ElemMismatch {
                     kernel: self.name.to_string(),

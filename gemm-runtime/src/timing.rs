@@ -31,12 +31,7 @@ impl Timing {
 
 /// Runs `f(i)` `warmup` times untimed, then `runs` times, each between two
 /// events on `stream`. `i` counts every call, so callers can rotate inputs.
-pub fn time(
-    stream: &CudaStream,
-    warmup: usize,
-    runs: usize,
-    mut f: impl FnMut(usize) -> Result<(), GemmError>,
-) -> Result<Timing, GemmError> {
+pub fn time(stream: &CudaStream, warmup: usize, runs: usize, mut f: impl FnMut(usize) -> Result<(), GemmError>) -> Result<Timing, GemmError> {
     for i in 0..warmup {
         f(i)?;
     }

@@ -22,13 +22,7 @@ impl CopyPlan {
             Layout::RowMajor => cols,
             Layout::ColMajor => rows,
         };
-        CopyPlan {
-            layout,
-            vector,
-            rounds: rows * cols / (vector * threads).max(1),
-            per_line: inner / vector.max(1),
-            threads,
-        }
+        CopyPlan { layout, vector, rounds: rows * cols / (vector * threads).max(1), per_line: inner / vector.max(1), threads }
     }
 
     /// Where copy `index` of the tile lands: (line, element along the line).

@@ -59,7 +59,9 @@ pub fn mma_m16n8k16(w: &mut Writer, elem: Elem) {
     w.line(format!("// mma.sync m16n8k16: D = A (16x16 {t}, row) * B (16x8 {t}, col) + D, in f32"));
     w.block("__device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)", |w| {
         w.line("asm volatile(");
-        w.line(format!("    \"mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\\n\""));
+        w.line(format!(
+            "    \"mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\\n\""
+        ));
         w.line("    : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])");
         w.line("    : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b0), \"r\"(b1));");
     });

@@ -80,10 +80,7 @@ impl Tiling {
         w.line("const long long work = (long long)tiles_m * tiles_n * k_tiles;");
         w.line("const long long first = work * blockIdx.x / gridDim.x;");
         w.line("const long long last = work * (blockIdx.x + 1) / gridDim.x;");
-        w.line(format!(
-            "// a partial sum: {} accumulators a thread, stored so that a warp's stores are contiguous",
-            self.per_thread()
-        ));
+        w.line(format!("// a partial sum: {} accumulators a thread, stored so that a warp's stores are contiguous", self.per_thread()));
         w.line(format!("const int slot = {};  // floats per block", self.per_thread() * self.threads));
     }
 

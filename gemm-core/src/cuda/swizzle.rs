@@ -14,14 +14,9 @@ pub fn offset_fn(w: &mut Writer, name: &str, what: &str, tile: SmemTile, swizzle
         Swizzle::Xor => {
             let chunks = len / 8;
             let (period, mask) = xor_pattern(chunks);
-            w.line(format!(
-                "// {what}: {lines} lines of {len} elements ({chunks} 16-byte chunks); chunk c of line l is stored"
-            ));
+            w.line(format!("// {what}: {lines} lines of {len} elements ({chunks} 16-byte chunks); chunk c of line l is stored"));
             let shift = if period == 1 { "line".to_string() } else { format!("(line / {period})") };
-            w.line(format!(
-                "// at chunk c ^ {shift} % {}: the 8 rows an ldmatrix reads at one chunk land in 8 different bank groups",
-                mask + 1
-            ));
+            w.line(format!("// at chunk c ^ {shift} % {}: the 8 rows an ldmatrix reads at one chunk land in 8 different bank groups", mask + 1));
             w.block(format!("__device__ __forceinline__ int {name}(int line, int e)"), |w| {
                 let term = if period == 1 { format!("(line & {mask})") } else { format!("((line >> {}) & {mask})", period.trailing_zeros()) };
                 w.line(format!("return line * {row} + (((e >> 3) ^ {term}) << 3) + (e & 7);"));

@@ -194,14 +194,7 @@ impl Kernel<'_> {
     fn copy_origin(&self, w: &mut Writer, c: &Copies) {
         let (t, plan, p) = (c.tile, c.plan, &c.p);
         let how = if t.copy_transposes() { ", transposed" } else { "" };
-        w.line(format!(
-            "// {} tile {}x{}: {} round(s) of one {}-byte copy per thread{how}",
-            t.name,
-            t.rows,
-            t.cols,
-            plan.rounds,
-            c.bytes()
-        ));
+        w.line(format!("// {} tile {}x{}: {} round(s) of one {}-byte copy per thread{how}", t.name, t.rows, t.cols, plan.rounds, c.bytes()));
         let line = if plan.per_line == 1 { "threadIdx.x".to_string() } else { format!("threadIdx.x / {}", plan.per_line) };
         let along = match (plan.per_line, plan.vector) {
             (1, _) => "0".to_string(),

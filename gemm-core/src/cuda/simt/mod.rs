@@ -115,9 +115,7 @@ impl Kernel<'_> {
     fn header(&self, w: &mut Writer) {
         let s = self.spec;
         let k = s.block.k.map_or(String::new(), |k| format!("x{k}"));
-        let warp = s.warp.map_or(String::new(), |wt| {
-            format!("warp {}x{} in {}x{} steps; ", wt.m, wt.n, wt.m_iters, wt.n_iters)
-        });
+        let warp = s.warp.map_or(String::new(), |wt| format!("warp {}x{} in {}x{} steps; ", wt.m, wt.n, wt.m_iters, wt.n_iters));
         let buffers = match s.staging {
             Staging::Smem { buffers: 2, .. } => " (double buffered)".to_string(),
             Staging::CpAsync { stages, .. } => format!(" ({stages} stages)"),
@@ -522,14 +520,7 @@ impl Kernel<'_> {
     /// thread per round along the global layout's contiguous dimension; `body`
     /// gets the operand's letter, the vector type, the global element and the
     /// (row, col) in the tile.
-    fn tile_rounds(
-        &self,
-        w: &mut Writer,
-        t: &Tile,
-        vector: u32,
-        what: &str,
-        body: impl Fn(&mut Writer, &str, &str, &str, &str, &str),
-    ) {
+    fn tile_rounds(&self, w: &mut Writer, t: &Tile, vector: u32, what: &str, body: impl Fn(&mut Writer, &str, &str, &str, &str, &str)) {
         let inner = match t.layout {
             Layout::RowMajor => t.cols,
             Layout::ColMajor => t.rows,
@@ -537,10 +528,7 @@ impl Kernel<'_> {
         let per_line = inner / vector;
         let rounds = t.rounds(vector, self.threads);
         let vec_ty = vec_type(vector);
-        w.line(format!(
-            "// staging ({what}): {} tile {}x{}, {rounds} round(s) of one {vec_ty} per thread",
-            t.name, t.rows, t.cols
-        ));
+        w.line(format!("// staging ({what}): {} tile {}x{}, {rounds} round(s) of one {vec_ty} per thread", t.name, t.rows, t.cols));
         // Names carry the operand's letter: with one round the loop is written
         // flat, and A's and B's copies share a scope.
         let p = t.name.to_lowercase();
@@ -566,15 +554,11 @@ impl Kernel<'_> {
     fn epilogue(&self, w: &mut Writer, row0: &str, col0: &str, guarded: bool) {
         let c = self.spec.c.layout;
         let vector = self.spec.epilogue == Epilogue::Vector;
-        w.line(format!(
-            "// epilogue ({}): accumulators -> C",
-            if vector { "vector: float4 stores" } else { "direct" }
-        ));
+        w.line(format!("// epilogue ({}): accumulators -> C", if vector { "vector: float4 stores" } else { "direct" }));
         // acc[im * TM + i][jn * TN + j]; `i` and `j` may be expressions.
         let acc = |i: &str, j: &str| {
-            let part = |iter: &str, iters: u32, tile: u32, e: &str| {
-                sum("", &[step(iter, iters, tile), (tile > 1 && e != "0").then(|| e.to_string())])
-            };
+            let part =
+                |iter: &str, iters: u32, tile: u32, e: &str| sum("", &[step(iter, iters, tile), (tile > 1 && e != "0").then(|| e.to_string())]);
             format!("acc[{}][{}]", part("im", self.mi, self.tm, i), part("jn", self.ni, self.tn, j))
         };
         if vector {
@@ -596,7 +580,11 @@ impl Kernel<'_> {
                             let parts: Vec<String> = (0..4)
                                 .map(|e| {
                                     let idx = sum("", &[q.clone(), (e > 0).then(|| e.to_string())]);
-                                    if row_major { acc(outer, &idx) } else { acc(&idx, outer) }
+                                    if row_major {
+                                        acc(outer, &idx)
+                                    } else {
+                                        acc(&idx, outer)
+                                    }
                                 })
                                 .collect();
                             w.line(format!("const float4 v = {{{}}};", parts.join(", ")));

@@ -47,11 +47,8 @@ impl Tc<'_> {
     /// The shared-memory line and element each lane's ldmatrix address starts from.
     pub(super) fn ldmatrix_lanes(&self, w: &mut Writer) {
         w.line("// ldmatrix: the line and element of the shared tile this lane addresses");
-        let (a_line, a_elem) = if self.trans('A') {
-            ("(lane / 16) * 8 + lane % 8", "warp_m + (lane / 8 % 2) * 8")
-        } else {
-            ("warp_m + lane % 16", "(lane / 16) * 8")
-        };
+        let (a_line, a_elem) =
+            if self.trans('A') { ("(lane / 16) * 8 + lane % 8", "warp_m + (lane / 8 % 2) * 8") } else { ("warp_m + lane % 16", "(lane / 16) * 8") };
         let (b_line, b_elem) = if self.trans('B') {
             ("(lane / 8 % 2) * 8 + lane % 8", "warp_n + (lane / 16) * 8")
         } else {

@@ -93,7 +93,9 @@ impl Tc<'_> {
         self.helpers(w);
         w.line("extern \"C\" __global__ void");
         match s.block.min_blocks {
-            Some(o) => w.line(format!("__launch_bounds__({}, {o})  // {o} blocks per SM: at most {} registers a thread", self.threads, s.register_cap())),
+            Some(o) => {
+                w.line(format!("__launch_bounds__({}, {o})  // {o} blocks per SM: at most {} registers a thread", self.threads, s.register_cap()))
+            }
             None => w.line(format!("__launch_bounds__({})", self.threads)),
         }
         let (ab, c) = (storage_type(s.a.elem), storage_type(s.c.elem));
@@ -183,7 +185,18 @@ impl Tc<'_> {
         };
         format!(
             "block {}x{}{k} with {} threads; warp {}x{} in {}x{} atoms; atom {} m{}n{}k{}; staging {staging}{swizzle}; target {}.",
-            self.bm, self.bn, self.threads, self.wm, self.wn, self.ami, self.ani, s.atom.name(), self.am, self.an, self.ak, s.arch
+            self.bm,
+            self.bn,
+            self.threads,
+            self.wm,
+            self.wn,
+            self.ami,
+            self.ani,
+            s.atom.name(),
+            self.am,
+            self.an,
+            self.ak,
+            s.arch
         )
     }
 

@@ -24,11 +24,7 @@ pub(super) struct Copies {
 impl Tc<'_> {
     fn copies(&self, which: char, vector: u32) -> Copies {
         let s = self.spec;
-        let (op, rows, cols, tile) = if which == 'A' {
-            (s.a, self.bm, self.bk, s.smem_a())
-        } else {
-            (s.b, self.bk, self.bn, s.smem_b())
-        };
+        let (op, rows, cols, tile) = if which == 'A' { (s.a, self.bm, self.bk, s.smem_a()) } else { (s.b, self.bk, self.bn, s.smem_b()) };
         Copies {
             p: which.to_ascii_lowercase(),
             plan: CopyPlan::new(rows, cols, op.layout, vector, self.threads),
@@ -104,11 +100,7 @@ impl Tc<'_> {
         let (op, ld, origin) = if c.p == 'a' { (s.a, "lda", "block_m") } else { (s.b, "ldb", "block_n") };
         let k = k_step.map(|k| format!("{k} * {}", self.bk));
         let origin_line = (c.p == 'a') == (op.layout == Layout::RowMajor);
-        let (origin, k) = if origin_line {
-            (format!("{origin} * {ld}"), k)
-        } else {
-            (origin.to_string(), k.map(|k| format!("{k} * {ld}")))
-        };
+        let (origin, k) = if origin_line { (format!("{origin} * {ld}"), k) } else { (origin.to_string(), k.map(|k| format!("{k} * {ld}"))) };
         format!("{}[{}]", c.p.to_ascii_uppercase(), plus(&[Some(origin), k]))
     }
 

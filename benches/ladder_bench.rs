@@ -7,12 +7,10 @@
 //! random normal buffer sets that repeated runs do not find them in the L2.
 //! Writes a table per ladder to stdout, and `target/bench/{ladder,tensor}.{json,svg}`.
 
-use std::io::Write;
-
 use clap::Parser;
 
 use gemm_ladder::measure::{config, describe, verify_on, Bench, Config, Problem, Reps};
-use gemm_ladder::report::{line_chart, rounded, write_json, write_target, BenchRecord, SizeRecord, StepRecord};
+use gemm_ladder::report::{line_chart, progress, rounded, write_json, write_target, BenchRecord, SizeRecord, StepRecord};
 use gemm_ladder::{Step, STEPS, TENSOR_STEPS};
 use gemm_runtime::timing::time;
 use gemm_runtime::{Dims, GemmError};
@@ -85,27 +83,25 @@ fn ladder(bench: &Bench, steps: &[&Step], name: &str, title: &str) -> Result<(),
             configs.push(config(s.kernel));
         }
     }
-    let total = SIZES.len() * (steps.len() + configs.len());
-    let mut done = 0;
+    let bar = progress(SIZES.len() * (steps.len() + configs.len()));
     // results[size][step] = (TFLOP/s, rel. error); cublas[size][config]
     let mut results = vec![vec![None; steps.len()]; SIZES.len()];
     let mut cublas = vec![vec![0.0; configs.len()]; SIZES.len()];
     for (si, &(m, n, k)) in SIZES.iter().enumerate() {
         let dims = Dims::new(m, n, k);
-        let mut progress = |what: &str| {
-            done += 1;
-            eprint!("\r[{done:>3}/{total}] {m}x{n}x{k} {what:<24}");
-            let _ = std::io::stderr().flush();
+        let step_to = |what: &str| {
+            bar.set_message(format!("{m}x{n}x{k} {what}"));
+            bar.inc(1);
         };
         for (ci, &cfg) in configs.iter().enumerate() {
-            progress("inputs and cuBLAS");
+            step_to("inputs and cuBLAS");
             let sets = rotation(bench, cfg, dims)?;
             let reference = sets[0].reference(bench)?;
             let mut c = sets[0].poisoned_c(bench)?;
             let t = time(bench.stream(), reps.warmup, reps.runs, |i| sets[i % sets.len()].cublas(bench, &mut c))?;
             cublas[si][ci] = t.tflops(dims.flops());
             for (i, step) in steps.iter().enumerate().filter(|(_, s)| config(s.kernel) == cfg) {
-                progress(step.name);
+                step_to(step.name);
                 let rel_err = match verify_on(bench, step.kernel, &sets[0], &reference) {
                     Ok(e) => e,
                     Err(gemm_ladder::measure::Failure::Gpu(GemmError::UnsupportedSize { .. })) => continue,
@@ -116,7 +112,7 @@ fn ladder(bench: &Bench, steps: &[&Step], name: &str, title: &str) -> Result<(),
             }
         }
     }
-    eprintln!();
+    bar.finish_and_clear();
 
     // The table: one row per step, one column per size.
     let labels: Vec<String> = SIZES.iter().map(|&(m, n, k)| if m == n && n == k { format!("{m}^3") } else { format!("{m}x{n}x{k}") }).collect();

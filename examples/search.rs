@@ -9,11 +9,9 @@
 //! `--threads=` keeps blocks of those thread counts instead of 128 and 256;
 //! `--mma` searches the bf16 mma.sync tilings of the tensor ladder instead).
 
-use std::io::Write;
-
 use clap::Parser;
 use gemm_ladder::measure::{time_cublas_typed, Bench, Reps};
-use gemm_ladder::report::{rounded, write_json, CandidateRecord, SearchRecord};
+use gemm_ladder::report::{progress, rounded, write_json, CandidateRecord, SearchRecord};
 use gemm_ladder::search::{self, Space};
 use gemm_runtime::spec::{Elem, Layout, Persistent};
 use gemm_runtime::Dims;
@@ -84,11 +82,12 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let dims = Dims::new(first, first, first);
     let total = c.specs.len();
     eprintln!("compiling {total} candidates with NVRTC ...");
+    let bar = progress(total);
     let all = search::run(&bench, &c.specs, dims, reps, |i, spec| {
-        eprint!("\r[{:>4}/{total}] {first}^3 {:<110}", i + 1, spec.kernel_name());
-        let _ = std::io::stderr().flush();
+        bar.set_position(i as u64);
+        bar.set_message(format!("{first}^3 {}", spec.kernel_name()));
     })?;
-    eprintln!();
+    bar.finish_and_clear();
     let top: Vec<_> = all.iter().take(10).map(|t| t.spec.clone()).collect();
     // Every verified candidate, for the record.
     let lines: Vec<String> = all.iter().map(|t| format!("| {:.2} | `{}` |", t.tflops, search::attribute(&t.spec))).collect();

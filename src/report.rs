@@ -202,6 +202,16 @@ pub fn write_json(name: &str, record: &impl Serialize) -> std::io::Result<std::p
     write_target(name, &(serde_json::to_string_pretty(record)? + "\n"))
 }
 
+/// A progress bar of `len` steps on stderr: one line that updates, `{msg}`
+/// naming the current step; drawn only where stderr is a terminal.
+pub fn progress(len: usize) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(len as u64);
+    let style = indicatif::ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos:>4}/{len} {msg}")
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar
+}
+
 /// Writes `text` to `target/<name>`, creating the folder; returns the path.
 pub fn write_target(name: &str, text: &str) -> std::io::Result<std::path::PathBuf> {
     let path = std::path::Path::new("target").join(name);

@@ -320,8 +320,8 @@ pub fn run(bench: &Bench, specs: &[KernelSpec], dims: Dims, reps: Reps, mut prog
         let measured = verify_on(bench, kernel, &check, &reference).and_then(|err| Ok((err, time_on(bench, kernel, &timed, reps)?)));
         match measured {
             Ok((rel_err, t)) => results.push(Tuned { spec: kernel.spec.clone(), tflops: t.tflops(dims.flops()), rel_err }),
-            Err(Failure::Gpu(e)) => eprintln!("\n{}: {e}", kernel.name),
-            Err(e) => eprintln!("\n{e}"),
+            Err(Failure::Gpu(e)) => eprintln!("{}: {e}", kernel.name),
+            Err(e) => eprintln!("{e}"),
         }
     }
     results.sort_by(|a, b| b.tflops.total_cmp(&a.tflops));

@@ -29,10 +29,17 @@ fn nvrtc_errors_carry_the_log_and_the_offending_line() {
 
 /// The generated CUDA of every step is committed under `tests/cuda/`, so a
 /// change to the generator shows in review as a change to the kernels.
-/// `UPDATE_CUDA=1 cargo test --test nvrtc` rewrites the files.
+/// `UPDATE_CUDA=1 cargo test --test nvrtc` accepts the new kernels.
+///
+/// Plain `.cu` files rather than insta snapshots: they stay CUDA that a
+/// reader opens with highlighting and hands to nvcc or NVRTC as it is, and
+/// the README and BENCHMARKS.md link them; an insta `.snap` would wrap each
+/// in a YAML header. A mismatch shows, per file, the lines from the first
+/// that differs to the last, old and new.
 #[test]
 fn ladder_kernels_match_their_committed_cuda() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda");
+    let mut changed = Vec::new();
     for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&SPLIT_K_STEPS) {
         let path = dir.join(format!("{}.cu", step.name));
         if std::env::var_os("UPDATE_CUDA").is_some() {
@@ -40,8 +47,27 @@ fn ladder_kernels_match_their_committed_cuda() {
             std::fs::write(&path, step.kernel.source.as_ref()).unwrap();
         }
         let committed = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert_eq!(committed, step.kernel.source, "{} differs from the generated CUDA", path.display());
+        if committed != *step.kernel.source {
+            changed.push(format!("{}:\n{}", path.display(), changes(&committed, &step.kernel.source)));
+        }
     }
+    assert!(changed.is_empty(), "generated CUDA differs from the committed files (UPDATE_CUDA=1 accepts it):\n\n{}", changed.join("\n"));
+}
+
+/// Where `new` differs from `old`: the lines between their common head and
+/// tail, as `-old` then `+new`, from the first line number that differs.
+fn changes(old: &str, new: &str) -> String {
+    let (a, b): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
+    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let tail = a[head..].iter().rev().zip(b[head..].iter().rev()).take_while(|(x, y)| x == y).count();
+    let mut out = format!("  at line {}:\n", head + 1);
+    for l in &a[head..a.len() - tail] {
+        out += &format!("  -{l}\n");
+    }
+    for l in &b[head..b.len() - tail] {
+        out += &format!("  +{l}\n");
+    }
+    out
 }
 
 /// Beyond the ladder: every layout combination under each staging path, and

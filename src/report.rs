@@ -1,136 +1,156 @@
-//! Reports of measured results: SVG charts (written by hand, a few dozen
-//! lines each) and JSON records (serde).
+//! Reports of measured results: SVG charts (plotters) and JSON records
+//! (serde).
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::Serialize;
 
-const W: f64 = 860.0;
-const H: f64 = 460.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 190.0;
-const TOP: f64 = 40.0;
-const BOTTOM: f64 = 110.0;
-const COLORS: [&str; 10] = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+const SIZE: (u32, u32) = (900, 480);
+const FONT: &str = "sans-serif";
+/// Tableau 10: distinct and readable on white.
+const COLORS: [RGBColor; 10] = [
+    RGBColor(0x4e, 0x79, 0xa7),
+    RGBColor(0xf2, 0x8e, 0x2b),
+    RGBColor(0xe1, 0x57, 0x59),
+    RGBColor(0x76, 0xb7, 0xb2),
+    RGBColor(0x59, 0xa1, 0x4f),
+    RGBColor(0xed, 0xc9, 0x48),
+    RGBColor(0xb0, 0x7a, 0xa1),
+    RGBColor(0xff, 0x9d, 0xa7),
+    RGBColor(0x9c, 0x75, 0x5f),
+    RGBColor(0xba, 0xb0, 0xac),
+];
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+/// The top of a TFLOP/s axis that holds `max`, with room for labels above bars.
+fn axis_top(max: f64) -> f64 {
+    (max * 1.12).max(1e-9)
 }
 
-/// A round step for axis ticks covering `0..=max`.
-fn tick_step(max: f64) -> f64 {
-    let raw = max / 6.0;
-    let mag = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(mag * 10.0)
-}
-
-/// The frame, title and y axis (TFLOP/s) of a chart whose values reach `max`;
-/// returns the SVG so far and the y of a value.
-fn frame(title: &str, max: f64) -> (String, impl Fn(f64) -> f64) {
-    let step = tick_step(max.max(1e-9));
-    let top = (max / step).ceil().max(1.0) * step;
-    let plot_h = H - TOP - BOTTOM;
-    let y = move |v: f64| TOP + plot_h * (1.0 - v / top);
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">
-<rect width="{W}" height="{H}" fill="white"/>
-<text x="{}" y="22" font-size="15" text-anchor="middle">{}</text>
-"#,
-        W / 2.0,
-        escape(title)
-    );
-    let mut v = 0.0;
-    while v <= top + 1e-9 {
-        let _ = writeln!(
-            s,
-            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{v}</text>"##,
-            W - RIGHT,
-            LEFT - 6.0,
-            y(v) + 4.0,
-            y = y(v)
-        );
-        v += step;
-    }
-    let _ = writeln!(
-        s,
-        r#"<text x="16" y="{}" transform="rotate(-90 16 {})" text-anchor="middle">TFLOP/s</text>"#,
-        TOP + plot_h / 2.0,
-        TOP + plot_h / 2.0
-    );
-    (s, y)
-}
-
-/// One bar per labelled value, and a dashed reference line (cuBLAS).
+/// One horizontal bar per labelled value, first at the top, its TFLOP/s at
+/// its end, and a dashed reference line (cuBLAS) with its name and value.
 pub fn bar_chart(title: &str, bars: &[(String, f64)], reference: (&str, f64)) -> String {
-    let max = bars.iter().map(|b| b.1).fold(reference.1, f64::max);
-    let (mut s, y) = frame(title, max);
-    let slot = (W - LEFT - RIGHT) / bars.len().max(1) as f64;
-    for (i, (label, v)) in bars.iter().enumerate() {
-        let x = LEFT + slot * i as f64 + slot * 0.15;
-        let _ = writeln!(
-            s,
-            r#"<rect x="{x:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}"/><text x="{:.1}" y="{:.1}" text-anchor="middle">{v:.1}</text>"#,
-            y(*v),
-            slot * 0.7,
-            y(0.0) - y(*v),
-            COLORS[0],
-            x + slot * 0.35,
-            y(*v) - 4.0
-        );
-        let (lx, ly) = (x + slot * 0.35, y(0.0) + 12.0);
-        let _ = writeln!(s, r#"<text x="{lx:.1}" y="{ly:.1}" transform="rotate(35 {lx:.1} {ly:.1})">{}</text>"#, escape(label));
-    }
-    let ry = y(reference.1);
-    let _ = writeln!(
-        s,
-        r##"<line x1="{LEFT}" x2="{}" y1="{ry:.1}" y2="{ry:.1}" stroke="#000" stroke-dasharray="6 4"/><text x="{}" y="{:.1}">{} {:.1}</text>"##,
-        W - RIGHT,
-        W - RIGHT + 6.0,
-        ry + 4.0,
-        escape(reference.0),
-        reference.1
-    );
-    s + "</svg>\n"
+    let mut svg = String::new();
+    draw_bars(&mut svg, title, bars, reference).expect("drawing into a string cannot fail");
+    svg
+}
+
+fn draw_bars(svg: &mut String, title: &str, bars: &[(String, f64)], reference: (&str, f64)) -> Result<(), Box<dyn std::error::Error>> {
+    let n = bars.len().max(1) as u32;
+    // names read across, so the height follows the number of bars
+    let size = (SIZE.0, 110 + 26 * n);
+    let root = SVGBackend::with_string(svg, size).into_drawing_area();
+    root.fill(&WHITE)?;
+    let right = axis_top(bars.iter().map(|b| b.1).fold(reference.1, f64::max)) * 1.05;
+    let longest = bars.iter().map(|b| b.0.len()).max().unwrap_or(4) as u32;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, (FONT, 17))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(20 + 8 * longest)
+        .build_cartesian_2d(0.0..right, (0..n - 1).into_segmented())?;
+    // bar i sits in segment n - 1 - i: the first bar at the top
+    let row = |i: usize| n - 1 - i as u32;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .x_desc("TFLOP/s")
+        .x_label_style((FONT, 13))
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_labels(bars.len())
+        .y_label_style((FONT, 13))
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(r) => bars.get((n - 1 - r) as usize).map_or(String::new(), |b| b.0.clone()),
+            _ => String::new(),
+        })
+        .draw()?;
+    chart.draw_series(bars.iter().enumerate().map(|(i, (_, v))| {
+        let mut bar = Rectangle::new([(0.0, SegmentValue::Exact(row(i))), (*v, SegmentValue::Exact(row(i) + 1))], COLORS[0].filled());
+        bar.set_margin(4, 4, 0, 0);
+        bar
+    }))?;
+    let value = TextStyle::from((FONT, 12)).pos(Pos::new(HPos::Left, VPos::Center));
+    let gap = right / 200.0;
+    chart.draw_series(
+        bars.iter().enumerate().map(|(i, (_, v))| Text::new(format!("{v:.1}"), (v + gap, SegmentValue::CenterOf(row(i))), value.clone())),
+    )?;
+    // the reference: a dashed line down the plot, its name and value at its top
+    let line = [(reference.1, SegmentValue::Exact(0)), (reference.1, SegmentValue::Exact(n))];
+    chart.draw_series(DashedLineSeries::new(line, 8, 5, BLACK.stroke_width(2)))?;
+    let label = TextStyle::from((FONT, 13)).pos(Pos::new(HPos::Right, VPos::Top));
+    chart.draw_series([Text::new(format!("{} {:.1} ", reference.0, reference.1), (reference.1, SegmentValue::Exact(n)), label)])?;
+    root.present()?;
+    Ok(())
 }
 
 /// One line per series over the x labels (None: not measured), and the
-/// reference series (cuBLAS) dashed.
+/// reference series (cuBLAS) dashed; a legend beside the plot.
 pub fn line_chart(title: &str, x: &[String], series: &[(String, Vec<Option<f64>>)], reference: (&str, &[f64])) -> String {
+    let mut svg = String::new();
+    draw_lines(&mut svg, title, x, series, reference).expect("drawing into a string cannot fail");
+    svg
+}
+
+fn draw_lines(
+    svg: &mut String,
+    title: &str,
+    x: &[String],
+    series: &[(String, Vec<Option<f64>>)],
+    reference: (&str, &[f64]),
+) -> Result<(), Box<dyn std::error::Error>> {
+    let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    // the legend in a column of its own, right of the plot
+    let (plot, legend) = root.split_horizontally(SIZE.0 - 230);
     let max = series.iter().flat_map(|s| s.1.iter().flatten()).copied().chain(reference.1.iter().copied()).fold(0.0, f64::max);
-    let (mut s, y) = frame(title, max);
-    let slot = (W - LEFT - RIGHT) / x.len().max(1) as f64;
-    let px = |i: usize| LEFT + slot * (i as f64 + 0.5);
-    for (i, label) in x.iter().enumerate() {
-        // Slanted, so that long shape labels do not run into each other.
-        let (lx, ly) = (px(i) - 10.0, y(0.0) + 14.0);
-        let _ = writeln!(s, r#"<text x="{lx:.1}" y="{ly:.1}" transform="rotate(25 {lx:.1} {ly:.1})">{}</text>"#, escape(label));
-    }
-    let mut line = |name: &str, values: Vec<Option<f64>>, color: &str, dash: &str, row: usize| {
-        let points: Vec<String> = values.iter().enumerate().filter_map(|(i, v)| v.map(|v| format!("{:.1},{:.1}", px(i), y(v)))).collect();
-        let _ = writeln!(s, r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2" stroke-dasharray="{dash}"/>"#, points.join(" "));
-        for p in &points {
-            let (cx, cy) = p.split_once(',').unwrap_or(("0", "0"));
-            let _ = writeln!(s, r#"<circle cx="{cx}" cy="{cy}" r="3" fill="{color}"/>"#);
+    let n = x.len().max(1) as u32;
+    let mut chart = ChartBuilder::on(&plot)
+        .caption(title, (FONT, 17))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d((0..n - 1).into_segmented(), 0.0..axis_top(max))?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .y_desc("TFLOP/s")
+        .y_label_style((FONT, 13))
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .x_labels(x.len())
+        .x_label_style((FONT, 12))
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => x.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .draw()?;
+    let at = |i: usize, v: f64| (SegmentValue::CenterOf(i as u32), v);
+    let mut entries: Vec<(String, RGBColor, bool)> = vec![(reference.0.to_string(), BLACK, true)];
+    chart.draw_series(DashedLineSeries::new(reference.1.iter().enumerate().map(|(i, v)| at(i, *v)), 8, 5, BLACK.stroke_width(2)))?;
+    chart.draw_series(reference.1.iter().enumerate().map(|(i, v)| Circle::new(at(i, *v), 3, BLACK.filled())))?;
+    for (k, (name, values)) in series.iter().enumerate() {
+        let color = COLORS[k % COLORS.len()];
+        // a gap where a size was not measured
+        for run in values.iter().enumerate().collect::<Vec<_>>().split(|(_, v)| v.is_none()) {
+            let points: Vec<_> = run.iter().filter_map(|(i, v)| v.map(|v| at(*i, v))).collect();
+            chart.draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?;
+            chart.draw_series(points.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
         }
-        let ly = TOP + 16.0 * row as f64;
-        let _ = writeln!(
-            s,
-            r#"<line x1="{}" x2="{}" y1="{ly:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="2" stroke-dasharray="{dash}"/><text x="{}" y="{:.1}">{}</text>"#,
-            W - RIGHT + 10.0,
-            W - RIGHT + 30.0,
-            W - RIGHT + 36.0,
-            ly + 4.0,
-            escape(name)
-        );
-    };
-    line(reference.0, reference.1.iter().map(|v| Some(*v)).collect(), "#000", "6 4", 0);
-    for (i, (name, values)) in series.iter().enumerate() {
-        line(name, values.clone(), COLORS[i % COLORS.len()], "", i + 1);
+        entries.push((name.clone(), color, false));
     }
-    s + "</svg>\n"
+    for (row, (name, color, dashed)) in entries.iter().enumerate() {
+        let y = 50 + 20 * row as i32;
+        let style = color.stroke_width(2);
+        if *dashed {
+            legend.draw(&PathElement::new(vec![(4, y), (12, y)], style))?;
+            legend.draw(&PathElement::new(vec![(18, y), (26, y)], style))?;
+        } else {
+            legend.draw(&PathElement::new(vec![(4, y), (26, y)], style))?;
+        }
+        legend.draw(&Text::new(name.clone(), (32, y), TextStyle::from((FONT, 13)).pos(Pos::new(HPos::Left, VPos::Center))))?;
+    }
+    root.present()?;
+    Ok(())
 }
 
 /// The bench's record (`target/bench/{ladder,tensor}.json`).
@@ -230,13 +250,19 @@ mod tests {
     fn charts_are_well_formed_svg_with_every_label() {
         let bars = vec![("naive".to_string(), 0.5), ("tiled <32>".to_string(), 9.2)];
         let svg = bar_chart("ladder", &bars, ("cuBLAS", 51.7));
-        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
-        assert!(svg.contains(">naive<") && svg.contains("tiled &lt;32&gt;") && svg.contains("cuBLAS 51.7"));
-        let x = vec!["1024".to_string(), "2048".to_string()];
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        for text in ["naive", "tiled &lt;32&gt;", "cuBLAS 51.7", "9.2", "TFLOP/s"] {
+            assert!(svg.contains(text), "{text} missing");
+        }
+        let x = vec!["1024^3".to_string(), "2048^3".to_string()];
         let series = vec![("warptiling".to_string(), vec![Some(30.0), None])];
         let svg = line_chart("bench", &x, &series, ("cuBLAS", &[40.0, 50.0]));
-        assert_eq!(svg.matches("<polyline").count(), 2);
-        assert!(svg.contains(">warptiling<"));
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        for text in ["warptiling", "cuBLAS", "1024^3", "2048^3"] {
+            assert!(svg.contains(text), "{text} missing");
+        }
+        // a measured point is drawn, an unmeasured one is not
+        assert_eq!(svg.matches("<circle").count(), 2 + 1);
     }
 
     #[test]
@@ -253,11 +279,5 @@ mod tests {
         let path = write_target(&name, "x").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "x");
         std::fs::remove_dir_all(std::path::Path::new("target").join(name.split('/').next().unwrap())).unwrap();
-    }
-
-    #[test]
-    fn ticks_are_round() {
-        assert_eq!(tick_step(51.7), 10.0);
-        assert_eq!(tick_step(0.9), 0.2);
     }
 }

@@ -34,6 +34,12 @@ struct Loaded {
     resident: u32,
 }
 
+/// Blocks that may share one C tile under stream-K. A tile's owner adds the
+/// others' partial sums one after another, so on a grid of few tiles (small
+/// M and N, large K) the fix-up grows with the blocks per tile; past a few,
+/// it costs more than their math saves. Grids of many tiles never reach it.
+pub const MAX_SHARERS: usize = 8;
+
 impl Kernel {
     /// The kernel as the macro expanded it.
     pub const fn from_parts(spec: KernelSpec, source: &'static str, name: &'static str, threads: u32, smem_bytes: u32) -> Self {
@@ -135,15 +141,17 @@ impl Kernel {
 
     /// A stream-K kernel's grid for `dims` on `stream`'s device: as many
     /// blocks as are resident at once, so that a tile's owner never waits on
-    /// a block that cannot start, and at most one per K step.
+    /// a block that cannot start, at most one per K step, and at most
+    /// [`MAX_SHARERS`] per C tile.
     pub fn stream_k_grid(&self, stream: &CudaStream, dims: Dims) -> Result<u32, GemmError> {
         Ok(self.stream_k_blocks(self.load(stream.context())?.resident, dims))
     }
 
     fn stream_k_blocks(&self, resident: u32, dims: Dims) -> u32 {
         let b = &self.spec.block;
-        let steps = (dims.m / b.m as usize) * (dims.n / b.n as usize) * (dims.k / b.k.unwrap_or(1) as usize);
-        (resident as usize).min(steps.max(1)) as u32
+        let tiles = (dims.m / b.m as usize) * (dims.n / b.n as usize);
+        let steps = tiles * (dims.k / b.k.unwrap_or(1) as usize);
+        (resident as usize).min(steps.max(1)).min((tiles * MAX_SHARERS).max(1)) as u32
     }
 
     /// A stream-K launch's grid and scratch: a partial sum per block, and a

@@ -330,11 +330,17 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
         // after it hold the rest, each in its first unit: add their sums in block order
         // (a fixed order: the result does not depend on timing)
         if (tiles < k_tiles) {
+            // they are blocks blockIdx.x + 1 .. b_end - 1
             const long long tile_end = (long long)(tile + 1) * k_tiles;
-            for (unsigned b = blockIdx.x + 1; work * b / gridDim.x < tile_end; ++b) {
+            unsigned b_end = blockIdx.x + 1;
+            while (work * b_end / gridDim.x < tile_end) ++b_end;
+            // wait for all their flags at once, a thread to a block (empty shares have none)
+            for (unsigned b = blockIdx.x + 1 + threadIdx.x; b < b_end; b += blockDim.x) {
+                if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}
+            }
+            __syncthreads();  // every flag seen: every sum is complete
+            for (unsigned b = blockIdx.x + 1; b < b_end; ++b) {
                 if (work * (b + 1) / gridDim.x == work * b / gridDim.x) continue;  // an empty share
-                if (threadIdx.x == 0) while (ld_acquire(&flags[b]) == 0) {}
-                __syncthreads();  // thread 0 saw the flag: the sum is complete
                 const float* const theirs = partials + (long long)b * slot + threadIdx.x;
                 #pragma unroll
                 for (int im = 0; im < 2; ++im) {

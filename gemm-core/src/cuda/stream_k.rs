@@ -9,7 +9,9 @@
 //! that starts inside its tile is always its block's first, so it never
 //! waits on anyone: it leaves its partial sum and a flag, then goes on. The
 //! owners wait only for those, which makes the schedule deadlock-free while
-//! the whole grid is resident (the runtime sizes it so).
+//! the whole grid is resident (the runtime sizes it so, with at most 8 blocks
+//! to a tile). An owner waits for all its helpers' flags at once, a thread to
+//! each, then adds their sums in block order.
 //!
 //! A cp.async pipeline is filled once per block and flows through the whole
 //! share, its copies running ahead into the next C tile (the producer
@@ -164,11 +166,17 @@ impl Tiling {
         w.line("// after it hold the rest, each in its first unit: add their sums in block order");
         w.line("// (a fixed order: the result does not depend on timing)");
         w.block("if (tiles < k_tiles)", |w| {
+            w.line("// they are blocks blockIdx.x + 1 .. b_end - 1");
             w.line("const long long tile_end = (long long)(tile + 1) * k_tiles;");
-            w.block("for (unsigned b = blockIdx.x + 1; work * b / gridDim.x < tile_end; ++b)", |w| {
+            w.line("unsigned b_end = blockIdx.x + 1;");
+            w.line("while (work * b_end / gridDim.x < tile_end) ++b_end;");
+            w.line("// wait for all their flags at once, a thread to a block (empty shares have none)");
+            w.block("for (unsigned b = blockIdx.x + 1 + threadIdx.x; b < b_end; b += blockDim.x)", |w| {
+                w.line("if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}");
+            });
+            w.line("__syncthreads();  // every flag seen: every sum is complete");
+            w.block("for (unsigned b = blockIdx.x + 1; b < b_end; ++b)", |w| {
                 w.line("if (work * (b + 1) / gridDim.x == work * b / gridDim.x) continue;  // an empty share");
-                w.line("if (threadIdx.x == 0) while (ld_acquire(&flags[b]) == 0) {}");
-                w.line("__syncthreads();  // thread 0 saw the flag: the sum is complete");
                 w.line("const float* const theirs = partials + (long long)b * slot + threadIdx.x;");
                 self.each(w, "{acc} += __ldcg(&theirs[{at}]);");
             });

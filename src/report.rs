@@ -223,9 +223,15 @@ pub fn write_json(name: &str, record: &impl Serialize) -> std::io::Result<std::p
 }
 
 /// A progress bar of `len` steps on stderr: one line that updates, `{msg}`
-/// naming the current step; drawn only where stderr is a terminal.
+/// naming the current step; quiet unless stdout and stderr are terminals
+/// (a run whose table goes to a file or a pipe leaves no bar in its logs).
 pub fn progress(len: usize) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new(len as u64);
+    use std::io::IsTerminal;
+    let bar = if std::io::stdout().is_terminal() {
+        indicatif::ProgressBar::new(len as u64)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
     let style = indicatif::ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos:>4}/{len} {msg}")
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
     bar.set_style(style);

@@ -292,11 +292,12 @@ impl Tc<'_> {
         });
     }
 
-    /// The mma atom's K loop over a cp.async pipeline with `fragments = 2`:
-    /// fragments one K step ahead of the mmas: each step's ldmatrix loads overlap the previous
-    /// step's mmas, across tiles too. The barrier for the next tile moves to
-    /// before the last K step of this one, whose fragments are already in
-    /// registers, so the next tile's first loads overlap its mmas.
+    /// The mma atom's K loop over a cp.async pipeline with `fragments = 2`.
+    /// Fragments load one K step ahead of their mmas, so each step's ldmatrix
+    /// loads overlap the previous step's mmas, across tiles too: the barrier
+    /// for the next tile moves before the last K step of this one, whose
+    /// fragments are already in registers. (Here rather than in `mma.rs`: it
+    /// is the pipeline's barrier and refill that move.)
     fn mma_pipelined_k_loop(&self, w: &mut Writer, wait: &str, next_rd: &str, refill: impl Fn(&mut Writer)) {
         let steps = self.bk / 16;
         let ks = |k: u32| (k > 0).then(|| (k * 16).to_string());

@@ -15,27 +15,28 @@ const CHAINS: u32 = 8;
 const THREADS: u32 = 256;
 const ITERS: i32 = 4096;
 
-fn source() -> String {
+/// The microbenchmark with `chains` independent accumulators a warp.
+fn source(chains: u32) -> String {
     format!(
-        r#"// mma.sync m16n8k16 bf16 -> f32 throughput: {CHAINS} independent chains a warp
+        r#"// mma.sync m16n8k16 bf16 -> f32 throughput: {chains} independent chains a warp
 __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {{
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }}
-extern "C" __global__ void __launch_bounds__({THREADS}) mma_peak(float* out, int iters) {{
+extern "C" __global__ void __launch_bounds__({THREADS}) mma_peak_{chains}(float* out, int iters) {{
     // bf16 pairs near 1 (0x3f80 is 1.0), varied by lane so nothing is constant-folded
     const unsigned x = 0x3f803f80u + (threadIdx.x & 7);
     unsigned a[4] = {{x, x ^ 1u, x ^ 2u, x ^ 3u}};
     const unsigned b0 = x ^ 4u, b1 = x ^ 5u;
-    float d[{CHAINS}][4] = {{}};
+    float d[{chains}][4] = {{}};
     for (int i = 0; i < iters; ++i) {{
         #pragma unroll
-        for (int c = 0; c < {CHAINS}; ++c) mma(d[c], a, b0, b1);
+        for (int c = 0; c < {chains}; ++c) mma(d[c], a, b0, b1);
     }}
     float s = 0.0f;
     #pragma unroll
-    for (int c = 0; c < {CHAINS}; ++c) s += d[c][0] + d[c][1] + d[c][2] + d[c][3];
+    for (int c = 0; c < {chains}; ++c) s += d[c][0] + d[c][1] + d[c][2] + d[c][3];
     out[blockIdx.x * blockDim.x + threadIdx.x] = s;  // keeps every mma alive
 }}
 "#
@@ -43,14 +44,23 @@ extern "C" __global__ void __launch_bounds__({THREADS}) mma_peak(float* out, int
 }
 
 /// TFLOP/s of back-to-back mma.sync on `bench`'s GPU: 4 blocks of 8 warps
-/// per SM, the median of 20 timed launches after 3 warm-up ones.
+/// per SM, 8 chains a warp, the median of 20 timed launches after 3 warm-up ones.
 pub fn mma_sync_ceiling(bench: &Bench) -> Result<f64, GemmError> {
+    mma_sync_ceiling_at(bench, 4, CHAINS)
+}
+
+/// The ceiling with `blocks_per_sm` blocks of 8 warps on each SM (2 warps
+/// per scheduler for each block) and `chains` independent mmas a warp: the
+/// ceiling at a kernel's own occupancy (`mma_autotuned`: 1 block, 32 mmas
+/// between dependent ones).
+pub fn mma_sync_ceiling_at(bench: &Bench, blocks_per_sm: u32, chains: u32) -> Result<f64, GemmError> {
     let ctx = bench.stream().context();
     let (major, minor) = ctx.compute_capability()?;
     let target = gemm_runtime::compile::device_target(gemm_runtime::spec::Arch::Sm80, (major, minor));
-    let f = gemm_runtime::compile::load(ctx, &source(), "mma_peak", target, 0)?;
+    let name = format!("mma_peak_{chains}");
+    let f = gemm_runtime::compile::load(ctx, &source(chains), &name, target, 0)?;
     let sms = ctx.attribute(gemm_runtime::cudarc::driver::sys::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-    let blocks = 4 * sms;
+    let blocks = blocks_per_sm * sms;
     let mut out = bench.stream().alloc_zeros::<f32>((blocks * THREADS) as usize)?;
     let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
     let t = time(bench.stream(), 3, 20, |_| {
@@ -60,6 +70,6 @@ pub fn mma_sync_ceiling(bench: &Bench) -> Result<f64, GemmError> {
         unsafe { l.launch(cfg) }?;
         Ok(())
     })?;
-    let flops = blocks as f64 * (THREADS / 32) as f64 * ITERS as f64 * CHAINS as f64 * (2.0 * 16.0 * 8.0 * 16.0);
+    let flops = blocks as f64 * (THREADS / 32) as f64 * ITERS as f64 * chains as f64 * (2.0 * 16.0 * 8.0 * 16.0);
     Ok(t.tflops(flops))
 }

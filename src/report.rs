@@ -227,11 +227,7 @@ pub fn write_json(name: &str, record: &impl Serialize) -> std::io::Result<std::p
 /// (a run whose table goes to a file or a pipe leaves no bar in its logs).
 pub fn progress(len: usize) -> indicatif::ProgressBar {
     use std::io::IsTerminal;
-    let bar = if std::io::stdout().is_terminal() {
-        indicatif::ProgressBar::new(len as u64)
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = if std::io::stdout().is_terminal() { indicatif::ProgressBar::new(len as u64) } else { indicatif::ProgressBar::hidden() };
     let style = indicatif::ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos:>4}/{len} {msg}")
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
     bar.set_style(style);

@@ -37,51 +37,49 @@ pub fn bar_chart(title: &str, bars: &[(String, f64)], reference: (&str, f64)) ->
 }
 
 fn draw_bars(svg: &mut String, title: &str, bars: &[(String, f64)], reference: (&str, f64)) -> Result<(), Box<dyn std::error::Error>> {
-    let n = bars.len().max(1) as u32;
+    let n = bars.len().max(1);
     // names read across, so the height follows the number of bars
-    let size = (SIZE.0, 110 + 26 * n);
+    let size = (SIZE.0, 110 + 26 * n as u32);
     let root = SVGBackend::with_string(svg, size).into_drawing_area();
     root.fill(&WHITE)?;
     let right = axis_top(bars.iter().map(|b| b.1).fold(reference.1, f64::max)) * 1.05;
     let longest = bars.iter().map(|b| b.0.len()).max().unwrap_or(4) as u32;
+    // one unit of y per bar, the first at the top
+    let rows = -0.5..n as f64 - 0.5;
+    let row = |i: usize| (n - 1 - i) as f64;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, (FONT, 17))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(20 + 8 * longest)
-        .build_cartesian_2d(0.0..right, (0..n - 1).into_segmented())?;
-    // bar i sits in segment n - 1 - i: the first bar at the top
-    let row = |i: usize| n - 1 - i as u32;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .x_desc("TFLOP/s")
-        .x_label_style((FONT, 13))
-        .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_labels(bars.len())
-        .y_label_style((FONT, 13))
-        .y_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(r) => bars.get((n - 1 - r) as usize).map_or(String::new(), |b| b.0.clone()),
-            _ => String::new(),
-        })
-        .draw()?;
-    chart.draw_series(bars.iter().enumerate().map(|(i, (_, v))| {
-        let mut bar = Rectangle::new([(0.0, SegmentValue::Exact(row(i))), (*v, SegmentValue::Exact(row(i) + 1))], COLORS[0].filled());
-        bar.set_margin(4, 4, 0, 0);
-        bar
-    }))?;
+        .build_cartesian_2d(0.0..right, rows.clone())?;
+    chart.configure_mesh().disable_y_mesh().y_labels(0).x_desc("TFLOP/s").x_label_style((FONT, 13)).x_label_formatter(&tick).draw()?;
+    chart.draw_series(bars.iter().enumerate().map(|(i, (_, v))| Rectangle::new([(0.0, row(i) - 0.36), (*v, row(i) + 0.36)], COLORS[0].filled())))?;
     let value = TextStyle::from((FONT, 12)).pos(Pos::new(HPos::Left, VPos::Center));
     let gap = right / 200.0;
-    chart.draw_series(
-        bars.iter().enumerate().map(|(i, (_, v))| Text::new(format!("{v:.1}"), (v + gap, SegmentValue::CenterOf(row(i))), value.clone())),
-    )?;
+    chart.draw_series(bars.iter().enumerate().map(|(i, (_, v))| Text::new(format!("{v:.1}"), (v + gap, row(i)), value.clone())))?;
+    // the names left of the axis, each beside its bar
+    let name = TextStyle::from((FONT, 13)).pos(Pos::new(HPos::Right, VPos::Center));
+    for (i, (label, _)) in bars.iter().enumerate() {
+        let (x, y) = chart.backend_coord(&(0.0, row(i)));
+        root.draw(&Text::new(label.clone(), (x - 8, y), name.clone()))?;
+    }
     // the reference: a dashed line down the plot, its name and value at its top
-    let line = [(reference.1, SegmentValue::Exact(0)), (reference.1, SegmentValue::Exact(n))];
+    let line = [(reference.1, rows.start), (reference.1, rows.end)];
     chart.draw_series(DashedLineSeries::new(line, 8, 5, BLACK.stroke_width(2)))?;
     let label = TextStyle::from((FONT, 13)).pos(Pos::new(HPos::Right, VPos::Top));
-    chart.draw_series([Text::new(format!("{} {:.1} ", reference.0, reference.1), (reference.1, SegmentValue::Exact(n)), label)])?;
+    chart.draw_series([Text::new(format!("{} {:.1} ", reference.0, reference.1), (reference.1, rows.end), label)])?;
     root.present()?;
     Ok(())
+}
+
+/// An axis value: whole numbers without decimals, others with one.
+fn tick(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
 }
 
 /// One line per series over the x labels (None: not measured), and the
@@ -104,27 +102,22 @@ fn draw_lines(
     // the legend in a column of its own, right of the plot
     let (plot, legend) = root.split_horizontally(SIZE.0 - 230);
     let max = series.iter().flat_map(|s| s.1.iter().flatten()).copied().chain(reference.1.iter().copied()).fold(0.0, f64::max);
-    let n = x.len().max(1) as u32;
+    // one unit of x per size
+    let n = x.len().max(1);
     let mut chart = ChartBuilder::on(&plot)
         .caption(title, (FONT, 17))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d((0..n - 1).into_segmented(), 0.0..axis_top(max))?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .y_desc("TFLOP/s")
-        .y_label_style((FONT, 13))
-        .y_label_formatter(&|v| format!("{v:.0}"))
-        .x_labels(x.len())
-        .x_label_style((FONT, 12))
-        .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) => x.get(*i as usize).cloned().unwrap_or_default(),
-            _ => String::new(),
-        })
-        .draw()?;
-    let at = |i: usize, v: f64| (SegmentValue::CenterOf(i as u32), v);
+        .build_cartesian_2d(-0.5..n as f64 - 0.5, 0.0..axis_top(max))?;
+    chart.configure_mesh().disable_x_mesh().x_labels(0).y_desc("TFLOP/s").y_label_style((FONT, 13)).y_label_formatter(&tick).draw()?;
+    // the sizes under the axis, each under its points
+    let size_label = TextStyle::from((FONT, 12)).pos(Pos::new(HPos::Center, VPos::Top));
+    for (i, label) in x.iter().enumerate() {
+        let (px, py) = chart.backend_coord(&(i as f64, 0.0));
+        root.draw(&Text::new(label.clone(), (px, py + 8), size_label.clone()))?;
+    }
+    let at = |i: usize, v: f64| (i as f64, v);
     let mut entries: Vec<(String, RGBColor, bool)> = vec![(reference.0.to_string(), BLACK, true)];
     chart.draw_series(DashedLineSeries::new(reference.1.iter().enumerate().map(|(i, v)| at(i, *v)), 8, 5, BLACK.stroke_width(2)))?;
     chart.draw_series(reference.1.iter().enumerate().map(|(i, v)| Circle::new(at(i, *v), 3, BLACK.filled())))?;
@@ -265,6 +258,17 @@ mod tests {
         }
         // a measured point is drawn, an unmeasured one is not
         assert_eq!(svg.matches("<circle").count(), 2 + 1);
+    }
+
+    #[test]
+    fn a_single_step_or_size_is_drawn_with_its_label() {
+        // every step's own example charts one bar
+        let svg = bar_chart("one step", &[("smem_tiling".to_string(), 8.7)], ("cuBLAS", 51.7));
+        assert_eq!(svg.matches(r##"fill="#4E79A7""##).count(), 1, "the bar is drawn");
+        assert!(svg.contains("smem_tiling") && svg.contains("8.7"));
+        let svg = line_chart("one size", &["1024^3".to_string()], &[("naive".to_string(), vec![Some(0.5)])], ("cuBLAS", &[35.0]));
+        assert_eq!(svg.matches("<circle").count(), 2);
+        assert!(svg.contains("1024^3"));
     }
 
     #[test]

@@ -74,8 +74,14 @@ pub fn nvrtc_version() -> Result<String, GemmError> {
 /// compiles and the entry is (re)written.
 pub fn compile_cached(source: &str, kernel: &str, target: &'static str, cache: Option<&DiskCache>) -> Result<Ptx, GemmError> {
     let Some(cache) = cache else { return compile(source, kernel, target) };
-    let nvrtc = nvrtc_version()?;
-    let entry = Entry { source, target, nvrtc: &nvrtc };
+    // asked of the library once per process; unknown (no library) compiles
+    // uncached, and compile says why it cannot
+    static NVRTC: OnceLock<String> = OnceLock::new();
+    let nvrtc = NVRTC.get_or_init(|| nvrtc_version().unwrap_or_default());
+    if nvrtc.is_empty() {
+        return compile(source, kernel, target);
+    }
+    let entry = Entry { source, target, nvrtc };
     if let Some(ptx) = cache.get(&entry) {
         return Ok(Ptx::from_src(ptx));
     }

@@ -22,6 +22,8 @@ fn spec(name: &'static str, elems: [Elem; 3], layouts: [Layout; 3], atom: Atom) 
         persistent: None,
         cluster: None,
         epilogue: Epilogue::Direct,
+        fused: Fused::default(),
+        edges: Edges::Whole,
         arch: Arch::Sm80,
     }
 }

@@ -17,16 +17,19 @@ use rand_distr::StandardNormal;
 #[derive(Debug)]
 pub enum Failure {
     Gpu(GemmError),
-    Wrong { kernel: String, dims: Dims, detail: String },
+    /// `at` is the problem's size, `m x n x k`.
+    Wrong {
+        kernel: String,
+        at: String,
+        detail: String,
+    },
 }
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::Gpu(e) => write!(f, "{e}"),
-            Failure::Wrong { kernel, dims, detail } => {
-                write!(f, "`{kernel}` is wrong at {}x{}x{}: {detail}", dims.m, dims.n, dims.k)
-            }
+            Failure::Wrong { kernel, at, detail } => write!(f, "`{kernel}` is wrong at {at}: {detail}"),
         }
     }
 }
@@ -252,7 +255,8 @@ pub fn verify_on(bench: &Bench, kernel: &Kernel, p: &Problem, reference: &[f32])
     let mut c = p.poisoned_c(bench)?;
     p.launch(bench, kernel, &mut c)?;
     let out = c.to_f32(bench.stream())?;
-    let wrong = |detail| Failure::Wrong { kernel: kernel.name.to_string(), dims: p.dims, detail };
+    let at = format!("{}x{}x{}", p.dims.m, p.dims.n, p.dims.k);
+    let wrong = |detail| Failure::Wrong { kernel: kernel.name.to_string(), at: at.clone(), detail };
     let tolerance = tolerance(kernel.spec.c.elem);
     match relative_error(&out, reference) {
         Ok(err) if err <= tolerance => Ok(err),

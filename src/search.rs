@@ -174,6 +174,8 @@ pub fn candidates(space: &Space) -> Candidates {
                                             persistent,
                                             cluster: None,
                                             epilogue: Epilogue::Vector,
+                                            fused: Fused::default(),
+                                            edges: Edges::Whole,
                                             arch: Arch::Sm80,
                                         };
                                         let mut diags = gemm_runtime::gemm_core::check(&spec);
@@ -243,6 +245,8 @@ pub fn mma_candidates() -> Candidates {
                                         persistent: None,
                                         cluster: None,
                                         epilogue: Epilogue::Vector,
+                                        fused: Fused::default(),
+                                        edges: Edges::Whole,
                                         arch: Arch::Sm80,
                                     };
                                     let mut diags = gemm_runtime::gemm_core::check(&spec);

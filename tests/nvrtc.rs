@@ -114,6 +114,8 @@ fn every_layout_and_staging_combination_compiles() {
                         persistent,
                         cluster: None,
                         epilogue: Epilogue::Direct,
+                        fused: Fused::default(),
+                        edges: if staging == Staging::Direct { Edges::Guarded } else { Edges::Whole },
                         arch: Arch::Sm80,
                     };
                     let k = gemm_runtime::Kernel::from_spec(spec).unwrap();

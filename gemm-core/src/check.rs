@@ -172,6 +172,7 @@ fn rules(spec: &KernelSpec) -> Vec<Diag> {
     staging(spec, &mut out);
     swizzle(spec, &mut out);
     epilogue(spec, &mut out);
+    edges(spec, &mut out);
     raster(spec, &mut out);
     resources(spec, &mut out);
     hopper(spec, &mut out);
@@ -706,6 +707,15 @@ fn epilogue(spec: &KernelSpec, out: &mut Vec<Diag>) {
         out.push(Diag::new(
             "epilogue",
             format!("epilogue = vector stores 4 neighbouring accumulators along C's contiguous side, but {side} = {v} for a {layout} C; use a multiple of 4 or epilogue = direct"),
+        ));
+    }
+}
+
+fn edges(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    if spec.atom == Atom::Fma && spec.staging == Staging::Direct && spec.edges == Edges::Whole {
+        out.push(Diag::new(
+            "edges",
+            "an fma kernel with staging = direct guards its edges always (each thread checks its row and column); write edges = guarded or leave it out",
         ));
     }
 }

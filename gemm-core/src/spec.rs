@@ -289,6 +289,102 @@ pub enum Epilogue {
     Stmatrix,
 }
 
+/// What the epilogue computes from the accumulators, in f32, before C is
+/// rounded to its type: `C = act(alpha * acc + beta * C + bias)`, each part
+/// present only where the spec asks for it (the default is `C = acc`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Fused {
+    /// `alpha` is a run-time argument that scales the product.
+    pub alpha: bool,
+    /// `beta` is a run-time argument; C is read (and scaled by it) only
+    /// where it is not 0, so a C of NaNs is fine with `beta = 0`, as in BLAS.
+    pub beta: bool,
+    pub bias: Option<Bias>,
+    pub activation: Option<Activation>,
+}
+
+impl Fused {
+    /// Whether the epilogue computes anything beyond `C = acc`.
+    pub fn any(&self) -> bool {
+        *self != Fused::default()
+    }
+}
+
+/// A bias vector added before the activation: one value per column of C
+/// (`along = N`, length n) or per row (`along = M`, length m).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Bias {
+    pub along: Dim,
+    pub elem: Elem,
+}
+
+/// An activation applied elementwise after the bias.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Activation {
+    /// `max(x, 0)`.
+    Relu,
+    /// `x * Phi(x)` with the exact normal CDF (erf): PyTorch's `GELU()`.
+    Gelu,
+    /// The tanh approximation: PyTorch's `GELU(approximate = "tanh")`, cuBLASLt's GELU.
+    GeluTanh,
+    /// `x * sigmoid(x)`.
+    Silu,
+}
+
+impl Activation {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Activation::Relu => "relu",
+            Activation::Gelu => "gelu",
+            Activation::GeluTanh => "gelu_tanh",
+            Activation::Silu => "silu",
+        }
+    }
+
+    /// The activation in f64, as the host references compute it.
+    pub fn apply(self, x: f64) -> f64 {
+        match self {
+            Activation::Relu => x.max(0.0),
+            Activation::Gelu => 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2)),
+            Activation::GeluTanh => 0.5 * x * (1.0 + (0.797_884_560_802_865_4 * (x + 0.044715 * x * x * x)).tanh()),
+            Activation::Silu => x / (1.0 + (-x).exp()),
+        }
+    }
+}
+
+/// The error function to about 1e-14 (a Taylor series near 0, a continued
+/// fraction of erfc beyond), for host references: Rust's std has none.
+fn erf(x: f64) -> f64 {
+    let a = x.abs();
+    let r = if a < 2.5 {
+        // erf(a) = 2/sqrt(pi) * sum (-1)^n a^(2n+1) / (n! (2n+1))
+        let (mut term, mut sum, mut n) = (a, a, 0.0);
+        while term.abs() > 1e-17 * sum.abs() {
+            n += 1.0;
+            term *= -a * a / n;
+            sum += term / (2.0 * n + 1.0);
+        }
+        sum * std::f64::consts::FRAC_2_SQRT_PI
+    } else {
+        // erfc(a) = exp(-a^2)/sqrt(pi) * 1/(a + 1/2/(a + 1/(a + 3/2/(a + ...))))
+        let mut f = a;
+        for k in (1..60).rev() {
+            f = a + (k as f64 / 2.0) / f;
+        }
+        1.0 - (-a * a).exp() / (std::f64::consts::PI.sqrt() * f)
+    };
+    r.copysign(x)
+}
+
+/// Whether a kernel handles partial tiles at the edges of M, N and K.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Edges {
+    /// m, n and k must be multiples of the block tile: nothing is guarded.
+    Whole,
+    /// Any m, n and k: copies past an edge fill zeros, stores past it are skipped.
+    Guarded,
+}
+
 /// Target architecture: the oldest GPU the kernel runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Arch {
@@ -362,6 +458,9 @@ pub struct KernelSpec {
     pub persistent: Option<Persistent>,
     pub cluster: Option<Cluster>,
     pub epilogue: Epilogue,
+    /// What the epilogue computes on its way to C.
+    pub fused: Fused,
+    pub edges: Edges,
     pub arch: Arch,
 }
 
@@ -537,8 +636,28 @@ impl KernelSpec {
                 (aligned(staging.vector(), ab), aligned(c_vector, c))
             }
         };
+        if self.edges == Edges::Guarded {
+            return Requirements { m_multiple: 1, n_multiple: 1, k_multiple: 1, vector, align, c_vector, c_align };
+        }
         let k_multiple = self.block.k.unwrap_or(self.atom.shape().2);
         Requirements { m_multiple: self.block.m, n_multiple: self.block.n, k_multiple, vector, align, c_vector, c_align }
+    }
+
+    /// What the kernel computes: `C = A * B`, or with its fused epilogue,
+    /// e.g. `C = gelu(alpha * A * B + bias[col])`.
+    pub fn formula(&self) -> String {
+        let f = self.fused;
+        let mut e = if f.alpha { "alpha * A * B".to_string() } else { "A * B".to_string() };
+        if f.beta {
+            e += " + beta * C";
+        }
+        if let Some(b) = f.bias {
+            e += if b.along == Dim::N { " + bias[col]" } else { " + bias[row]" };
+        }
+        if let Some(a) = f.activation {
+            e = format!("{}({e})", a.name());
+        }
+        format!("C = {e}")
     }
 
     /// The CUDA kernel name: the Rust name, then the tiling, so that two specs
@@ -639,6 +758,22 @@ impl KernelSpec {
             Epilogue::Smem => s += "__es",
             Epilogue::Tma => s += "__etma",
             Epilogue::Stmatrix => s += "__estm",
+        }
+        let f = self.fused;
+        if f.alpha {
+            s += "__alpha";
+        }
+        if f.beta {
+            s += "__beta";
+        }
+        if let Some(b) = f.bias {
+            s += &format!("__bias{}_{}", if b.along == Dim::N { 'n' } else { 'm' }, b.elem.rust_name());
+        }
+        if let Some(a) = f.activation {
+            s += &format!("__{}", a.name());
+        }
+        if self.edges == Edges::Guarded {
+            s += "__guarded";
         }
         s += &format!("__{}", self.arch.nvrtc_name());
         s

@@ -50,8 +50,17 @@ fn every_supported_setting_changes_the_kernel() {
             Box::new(|s| {
                 s.staging = Staging::Direct;
                 s.block.k = None;
+                s.edges = Edges::Guarded;
             }),
         ),
+        ("alpha", Box::new(|s| s.fused.alpha = true)),
+        ("beta", Box::new(|s| s.fused.beta = true)),
+        ("bias along n", Box::new(|s| s.fused.bias = Some(Bias { along: Dim::N, elem: Elem::F32 }))),
+        ("bias along m", Box::new(|s| s.fused.bias = Some(Bias { along: Dim::M, elem: Elem::Bf16 }))),
+        ("relu", Box::new(|s| s.fused.activation = Some(Activation::Relu))),
+        ("gelu", Box::new(|s| s.fused.activation = Some(Activation::Gelu))),
+        ("gelu_tanh", Box::new(|s| s.fused.activation = Some(Activation::GeluTanh))),
+        ("silu", Box::new(|s| s.fused.activation = Some(Activation::Silu))),
         ("padding", Box::new(|s| s.swizzle = Swizzle::Pad(4))),
         ("A layout", Box::new(|s| s.a.layout = Layout::ColMajor)),
         ("B layout", Box::new(|s| s.b.layout = Layout::ColMajor)),
@@ -123,6 +132,7 @@ fn unsupported_settings_are_refused_not_ignored() {
             }),
         ),
         ("epilogue", Box::new(|s| s.epilogue = Epilogue::Smem)),
+        ("edges", Box::new(|s| s.edges = Edges::Guarded)),
         ("swizzle", Box::new(|s| s.swizzle = Swizzle::Xor)),
         ("c", Box::new(|s| s.c.elem = Elem::Bf16)),
         (
@@ -148,6 +158,10 @@ fn direct_kernels_guard_every_edge() {
     let mut s = smem_spec();
     s.staging = Staging::Direct;
     s.block.k = None;
+    s.edges = Edges::Whole;
+    let errs = generate(&s).expect_err("a direct fma kernel guards its edges always");
+    assert!(errs.iter().any(|d| d.at == "edges"), "{errs:?}");
+    s.edges = Edges::Guarded;
     let src = generate(&s).unwrap().source;
     assert!(src.contains("if (row0 >= M || col0 >= N) return;"));
     assert!(src.contains("row0 + i < M ?") && src.contains("col0 + j < N ?"), "{src}");

@@ -13,6 +13,8 @@
 //! persistent | persistent = tiles | stream_k
 //! cluster(m = .., n = .., multicast = a | b)
 //! epilogue = direct | vector | smem | tma | stmatrix
+//!          | direct(alpha, beta, bias = n | m, activation = relu | gelu | gelu_tanh | silu)   (and vector(..))
+//! edges = whole | guarded                                    default: whole (guarded for direct fma)
 //! arch = sm_80 | sm_90 | sm_90a | sm_100                     default: the oldest the features allow
 //! ```
 
@@ -39,6 +41,9 @@ pub struct Attr {
     pub persistent: Option<Persistent>,
     pub cluster: Option<Cluster>,
     pub epilogue: Option<Epilogue>,
+    /// The epilogue's math, with the bias's side (its type is the signature's).
+    pub fused: FusedAttr,
+    pub edges: Option<Edges>,
     pub arch: Option<Arch>,
     /// The top-level arguments written, valid or not.
     pub written: Vec<String>,
@@ -47,7 +52,17 @@ pub struct Attr {
     pub meant: Vec<&'static str>,
 }
 
-const TOP: &[&str] = &["block", "warp", "thread", "atom", "staging", "specialize", "swizzle", "raster", "persistent", "cluster", "epilogue", "arch"];
+/// The epilogue's settings as written: the bias's element type comes from the signature.
+#[derive(Default)]
+pub struct FusedAttr {
+    pub alpha: bool,
+    pub beta: bool,
+    pub bias: Option<Dim>,
+    pub activation: Option<Activation>,
+}
+
+const TOP: &[&str] =
+    &["block", "warp", "thread", "atom", "staging", "specialize", "swizzle", "raster", "persistent", "cluster", "epilogue", "edges", "arch"];
 
 pub fn parse(cx: &mut Ctxt, nodes: &[Node]) -> Attr {
     let mut attr = Attr::default();
@@ -88,7 +103,13 @@ pub fn parse(cx: &mut Ctxt, nodes: &[Node]) -> Attr {
                     "swizzle" => attr.swizzle = swizzle(cx, value),
                     "raster" => attr.raster = raster(cx, value),
                     "persistent" => attr.persistent = persistent(cx, value),
-                    "epilogue" => attr.epilogue = epilogue(cx, value),
+                    "epilogue" => {
+                        if let Some((e, f)) = epilogue(cx, value) {
+                            attr.epilogue = Some(e);
+                            attr.fused = f;
+                        }
+                    }
+                    "edges" => attr.edges = edges(cx, value),
                     "arch" => attr.arch = arch(cx, value),
                     _ => unreachable!("every name in TOP is handled"),
                 }
@@ -224,7 +245,11 @@ impl Fields<'_> {
             Node::Assign(_, v) => match &**v {
                 Node::Flag(i) if choices.contains(&i.to_string().as_str()) => Some(i.to_string()),
                 other => {
-                    cx.error(other.span(), format!("`{name}` in `{}(..)` is one of {}", self.label, list(choices)));
+                    let said = match other {
+                        Node::Flag(i) => hint(&i.to_string(), choices),
+                        _ => String::new(),
+                    };
+                    cx.error(other.span(), format!("`{name}` in `{}(..)` is one of {}{said}", self.label, list(choices)));
                     None
                 }
             },
@@ -429,13 +454,47 @@ fn persistent(cx: &mut Ctxt, value: &Node) -> Option<Persistent> {
     })
 }
 
-fn epilogue(cx: &mut Ctxt, value: &Node) -> Option<Epilogue> {
-    Some(match word(cx, value, "epilogue", &["direct", "vector", "smem", "tma", "stmatrix"])?.as_str() {
+fn epilogue(cx: &mut Ctxt, value: &Node) -> Option<(Epilogue, FusedAttr)> {
+    const STORES: &[&str] = &["direct", "vector", "smem", "tma", "stmatrix"];
+    let (store, fused) = match value {
+        Node::Call(i, args, span) => {
+            let label = i.to_string();
+            let args = Args { path: "epilogue".into(), label: label.clone(), nodes: args };
+            let f = args.fields(cx, &["alpha", "beta", "bias", "activation"], *span);
+            let activations = ["relu", "gelu", "gelu_tanh", "silu"];
+            let fused = FusedAttr {
+                alpha: f.flag(cx, "alpha"),
+                beta: f.flag(cx, "beta"),
+                bias: f.choice(cx, "bias", &["n", "m"]).map(|d| if d == "n" { Dim::N } else { Dim::M }),
+                activation: f.choice(cx, "activation", &activations).map(|a| match a.as_str() {
+                    "relu" => Activation::Relu,
+                    "gelu" => Activation::Gelu,
+                    "gelu_tanh" => Activation::GeluTanh,
+                    _ => Activation::Silu,
+                }),
+            };
+            if !STORES.contains(&label.as_str()) {
+                cx.error(i.span(), format!("unknown epilogue `{label}`{}; expected one of {}", hint(&label, STORES), list(STORES)));
+                return None;
+            }
+            (label, fused)
+        }
+        other => (word(cx, other, "epilogue", STORES)?, FusedAttr::default()),
+    };
+    let store = match store.as_str() {
         "direct" => Epilogue::Direct,
         "vector" => Epilogue::Vector,
         "smem" => Epilogue::Smem,
         "tma" => Epilogue::Tma,
         _ => Epilogue::Stmatrix,
+    };
+    Some((store, fused))
+}
+
+fn edges(cx: &mut Ctxt, value: &Node) -> Option<Edges> {
+    Some(match word(cx, value, "edges", &["whole", "guarded"])?.as_str() {
+        "whole" => Edges::Whole,
+        _ => Edges::Guarded,
     })
 }
 

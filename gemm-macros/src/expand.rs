@@ -65,6 +65,33 @@ fn build(cx: &mut Ctxt, a: attr::Attr, sig: Option<sig::Sig>) -> Option<(KernelS
     }
     let sig = sig?;
     let [a_op, b_op, c_op] = [sig.params[0].1, sig.params[1].1, sig.params[2].1];
+    // the bias's side is the attribute's, its element type the signature's
+    let bias = match (a.fused.bias, &sig.bias) {
+        (Some(along), Some((_, elem, _))) => Some(Bias { along, elem: *elem }),
+        (None, None) => None,
+        (Some(along), None) => {
+            let side = if along == Dim::N { "one value per column of C, n values" } else { "one value per row of C, m values" };
+            let span = cx.span_of("epilogue.bias");
+            cx.error(
+                span,
+                format!(
+                    "a bias ({side}) needs its vector in the signature: add a fourth parameter such as `bias: Bias<f32>` (element f32, f16 or bf16)"
+                ),
+            );
+            return None;
+        }
+        (None, Some(_)) => {
+            let span = cx.span_of("bias");
+            cx.error(
+                span,
+                "a bias parameter needs the epilogue to add it: write `bias = n` (one value per column of C) or `bias = m` (per row) in `epilogue = direct(..)` or `vector(..)`",
+            );
+            return None;
+        }
+    };
+    let (atom, staging) = (a.atom?, a.staging?);
+    // a direct fma kernel checks each row and column anyway
+    let edges = a.edges.unwrap_or(if atom == Atom::Fma && staging == Staging::Direct { Edges::Guarded } else { Edges::Whole });
     let mut spec = KernelSpec {
         name: sig.ident.to_string().into(),
         a: a_op,
@@ -73,14 +100,16 @@ fn build(cx: &mut Ctxt, a: attr::Attr, sig: Option<sig::Sig>) -> Option<(KernelS
         block: a.block?,
         warp: a.warp,
         thread: a.thread,
-        atom: a.atom?,
-        staging: a.staging?,
+        atom,
+        staging,
         specialize: a.specialize,
         swizzle: a.swizzle.unwrap_or(Swizzle::None),
         raster: a.raster.unwrap_or(Raster::Row),
         persistent: a.persistent,
         cluster: a.cluster,
         epilogue: a.epilogue.unwrap_or(Epilogue::Direct),
+        fused: Fused { alpha: a.fused.alpha, beta: a.fused.beta, bias, activation: a.fused.activation },
+        edges,
         arch: Arch::Sm80,
     };
     spec.arch = a.arch.unwrap_or_else(|| spec.min_arch());
@@ -88,35 +117,69 @@ fn build(cx: &mut Ctxt, a: attr::Attr, sig: Option<sig::Sig>) -> Option<(KernelS
 }
 
 fn expand(spec: &KernelSpec, sig: &sig::Sig, g: &gemm_core::Generated) -> TokenStream {
-    let sig::Sig { attrs, vis, ident, params } = sig;
+    let sig::Sig { attrs, vis, ident, params, bias } = sig;
     let [a, b, c] = [&params[0].0, &params[1].0, &params[2].0];
     let [ta, tb, tc] = [params[0].1.elem, params[1].1.elem, params[2].1.elem].map(elem_type);
-    let written = params.iter().map(|p| &p.2);
+    let written = params.iter().map(|p| &p.2).chain(bias.iter().map(|b| &b.2));
     let spec_value = spec_tokens(spec);
     let (source, name, threads, smem, arch) = (&g.source, &g.kernel_name, g.threads, g.smem_bytes, arch_tokens(g.arch));
     let req = spec.requirements();
     let doc_tiling = format!(" CUDA kernel `{name}`: {threads} threads, {smem} bytes of shared memory, target {}.", g.arch);
     let doc_req = if req.m_multiple * req.n_multiple * req.k_multiple == 1 {
-        " Accepts any m, n, k.".to_string()
+        " Accepts any m, n, k (partial tiles at the edges are guarded).".to_string()
     } else {
-        format!(" Requires m % {} == 0, n % {} == 0, k % {} == 0.", req.m_multiple, req.n_multiple, req.k_multiple)
+        format!(
+            " Requires m % {} == 0, n % {} == 0, k % {} == 0 (write `edges = guarded` for any size).",
+            req.m_multiple, req.n_multiple, req.k_multiple
+        )
     };
+    let doc_align = format!(
+        " A and B: {}-byte aligned, leading dimensions multiples of {}; C: {}-byte aligned, leading dimension a multiple of {}.",
+        req.align, req.vector, req.c_align, req.c_vector
+    );
+    // the epilogue's arguments, as the spec declares them
+    let f = spec.fused;
+    let mut extra_params = Vec::new();
+    let mut doc_epilogue = Vec::new();
+    let mut ep = quote!(::gemm_runtime::EpilogueArgs::new());
+    if let Some((bias_name, elem, _)) = bias {
+        let tx = elem_type(*elem);
+        extra_params.push(quote!(#bias_name: &impl ::gemm_runtime::cudarc::driver::DevicePtr<#tx>));
+        ep = quote!(#ep.bias(#bias_name));
+        let along = if f.bias.is_some_and(|b| b.along == Dim::M) { "m: one value per row of C" } else { "n: one value per column of C" };
+        doc_epilogue.push(format!(" `{bias_name}`: the bias vector, length {along}."));
+    }
+    if f.alpha {
+        extra_params.push(quote!(alpha: f32));
+        ep = quote!(#ep.alpha(alpha));
+    }
+    if f.beta {
+        extra_params.push(quote!(beta: f32));
+        ep = quote!(#ep.beta(beta));
+        doc_epilogue.push(" With `beta == 0.0`, C is not read (it may hold anything).".to_string());
+    }
+    let computes = format!(" Computes {}.", spec.formula());
     quote! {
         #(#attrs)*
         #[doc = ""]
+        #[doc = #computes]
+        #(#[doc = #doc_epilogue])*
         #[doc = #doc_tiling]
         #[doc = #doc_req]
+        #[doc = #doc_align]
         #[doc = " Compiles on first use (once per process and device), checks the arguments, launches on `stream`."]
+        #[allow(clippy::too_many_arguments)]
         #vis fn #ident(
             stream: &::gemm_runtime::cudarc::driver::CudaStream,
             #a: &impl ::gemm_runtime::cudarc::driver::DevicePtr<#ta>,
             #b: &impl ::gemm_runtime::cudarc::driver::DevicePtr<#tb>,
             #c: &mut impl ::gemm_runtime::cudarc::driver::DevicePtrMut<#tc>,
+            #(#extra_params,)*
             dims: ::gemm_runtime::Dims,
         ) -> ::std::result::Result<(), ::gemm_runtime::GemmError> {
             // The signature's types as written, so they resolve like any other.
             let _: ::core::marker::PhantomData<(#(#written,)*)> = ::core::marker::PhantomData;
-            #ident::KERNEL.launch(stream, #a, #b, #c, dims)
+            #ident::KERNEL.launch_with(stream, #a, #b, #c, dims, #ep)
         }
 
         #[doc = " The generated kernel behind the launcher of the same name: its spec, CUDA source and launch shape."]
@@ -148,6 +211,15 @@ fn elem_type(e: Elem) -> TokenStream {
     }
 }
 
+/// The variant name of an element type.
+fn elem_tokens(e: Elem) -> TokenStream {
+    match e {
+        Elem::F32 => quote!(F32),
+        Elem::F16 => quote!(F16),
+        Elem::Bf16 => quote!(Bf16),
+    }
+}
+
 fn arch_tokens(a: Arch) -> TokenStream {
     match a {
         Arch::Sm80 => quote!(::gemm_runtime::spec::Arch::Sm80),
@@ -171,11 +243,7 @@ fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> TokenStream) -> TokenStream {
 fn spec_tokens(s: &KernelSpec) -> TokenStream {
     let p = quote!(::gemm_runtime::spec);
     let operand = |o: Operand| {
-        let elem = match o.elem {
-            Elem::F32 => quote!(F32),
-            Elem::F16 => quote!(F16),
-            Elem::Bf16 => quote!(Bf16),
-        };
+        let elem = elem_tokens(o.elem);
         let layout = match o.layout {
             Layout::RowMajor => quote!(RowMajor),
             Layout::ColMajor => quote!(ColMajor),
@@ -188,13 +256,13 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
     let k = opt(k, |k| quote!(#k));
     let min_blocks = opt(min_blocks, |o| quote!(#o));
     let warp = opt(s.warp, |Warp { m, n, m_iters, n_iters }| quote!(#p::Warp { m: #m, n: #n, m_iters: #m_iters, n_iters: #n_iters }));
+    let dim = |d| match d {
+        Dim::M => quote!(#p::Dim::M),
+        Dim::N => quote!(#p::Dim::N),
+    };
     let thread = opt(s.thread, |ThreadTile { m, n, lanes, sweep }| {
-        let dim = |d| match d {
-            Dim::M => quote!(M),
-            Dim::N => quote!(N),
-        };
         let (lanes, sweep) = (dim(lanes), dim(sweep));
-        quote!(#p::ThreadTile { m: #m, n: #n, lanes: #p::Dim::#lanes, sweep: #p::Dim::#sweep })
+        quote!(#p::ThreadTile { m: #m, n: #n, lanes: #lanes, sweep: #sweep })
     });
     let atom = match s.atom {
         Atom::Fma => quote!(#p::Atom::Fma),
@@ -248,6 +316,21 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Epilogue::Tma => quote!(#p::Epilogue::Tma),
         Epilogue::Stmatrix => quote!(#p::Epilogue::Stmatrix),
     };
+    let Fused { alpha, beta, bias, activation } = s.fused;
+    let bias = opt(bias, |Bias { along, elem }| {
+        let (along, elem) = (dim(along), elem_tokens(elem));
+        quote!(#p::Bias { along: #along, elem: #p::Elem::#elem })
+    });
+    let activation = opt(activation, |a| match a {
+        Activation::Relu => quote!(#p::Activation::Relu),
+        Activation::Gelu => quote!(#p::Activation::Gelu),
+        Activation::GeluTanh => quote!(#p::Activation::GeluTanh),
+        Activation::Silu => quote!(#p::Activation::Silu),
+    });
+    let edges = match s.edges {
+        Edges::Whole => quote!(#p::Edges::Whole),
+        Edges::Guarded => quote!(#p::Edges::Guarded),
+    };
     let arch = arch_tokens(s.arch);
     quote! {
         #p::KernelSpec {
@@ -266,6 +349,8 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
             persistent: #persistent,
             cluster: #cluster,
             epilogue: #epilogue,
+            fused: #p::Fused { alpha: #alpha, beta: #beta, bias: #bias, activation: #activation },
+            edges: #edges,
             arch: #arch,
         }
     }

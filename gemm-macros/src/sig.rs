@@ -15,10 +15,12 @@ pub struct Sig {
     pub ident: Ident,
     /// A, B and C: the name each was given, what it holds, and its type as written.
     pub params: Vec<(Ident, Operand, Type)>,
+    /// The bias vector, where a fourth parameter declares one: its name, element type and type as written.
+    pub bias: Option<(Ident, Elem, Type)>,
 }
 
-const USAGE: &str =
-    "declare `fn name(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);` (element f32, f16 or bf16; RowMajor or ColMajor)";
+const USAGE: &str = "declare `fn name(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);` (element f32, f16 or bf16; \
+RowMajor or ColMajor), with a fourth parameter `bias: Bias<f32>` where the epilogue adds a bias";
 
 pub fn parse(cx: &mut Ctxt, item: TokenStream) -> Option<Sig> {
     let f: syn::ForeignItemFn = match syn::parse2(item) {
@@ -35,12 +37,13 @@ pub fn parse(cx: &mut Ctxt, item: TokenStream) -> Option<Sig> {
     if !sig.generics.params.is_empty() {
         cx.error(sig.generics.span(), "a kernel signature takes no generics: element types and layouts are written out");
     }
-    if sig.inputs.len() != 3 {
-        cx.error(sig.inputs.span(), format!("expected three parameters, A, B and C: {USAGE}"));
+    if !matches!(sig.inputs.len(), 3 | 4) {
+        cx.error(sig.inputs.span(), format!("expected three parameters, A, B and C, and a bias where the epilogue adds one: {USAGE}"));
         return None;
     }
     let mut params = Vec::new();
-    for (arg, (key, kind)) in sig.inputs.iter().zip([("a", "Mat"), ("b", "Mat"), ("c", "MatMut")]) {
+    let mut bias = None;
+    for (arg, (key, kind)) in sig.inputs.iter().zip([("a", "Mat"), ("b", "Mat"), ("c", "MatMut"), ("bias", "Bias")]) {
         let FnArg::Typed(pt) = arg else {
             cx.error(arg.span(), format!("a kernel takes no `self`: {USAGE}"));
             return None;
@@ -50,11 +53,58 @@ pub fn parse(cx: &mut Ctxt, item: TokenStream) -> Option<Sig> {
             return None;
         };
         cx.record(key, pt.ty.span());
-        if let Some(op) = operand(cx, &pt.ty, key, kind) {
+        if kind == "Bias" {
+            bias = Some((name.ident.clone(), vector(cx, &pt.ty)?, (*pt.ty).clone()));
+        } else if let Some(op) = operand(cx, &pt.ty, key, kind) {
             params.push((name.ident.clone(), op, (*pt.ty).clone()));
         }
     }
-    (params.len() == 3).then(|| Sig { attrs: f.attrs, vis: f.vis, ident: sig.ident.clone(), params })
+    (params.len() == 3).then(|| Sig { attrs: f.attrs, vis: f.vis, ident: sig.ident.clone(), params, bias })
+}
+
+/// The generic arguments of `kind<..>` as the last segments of their paths;
+/// `None` if `ty` is not a `kind<..>`.
+fn generic_names(ty: &Type, kind: &str) -> Option<(Vec<String>, proc_macro2::Span)> {
+    let Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last()?;
+    if last.ident != kind {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    let names = args
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            GenericArgument::Type(Type::Path(p)) => p.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        })
+        .collect();
+    Some((names, args.span()))
+}
+
+/// An element type name of a signature.
+fn elem(cx: &mut Ctxt, name: &str, key: &str, span: proc_macro2::Span) -> Option<Elem> {
+    match name {
+        "f32" => Some(Elem::F32),
+        "f16" => Some(Elem::F16),
+        "bf16" => Some(Elem::Bf16),
+        other => {
+            let hint = crate::suggest::hint(other, &["f32", "f16", "bf16"]);
+            cx.error(span, format!("element type `{other}` of {key} is not supported{hint}; use f32, f16 or bf16"));
+            None
+        }
+    }
+}
+
+/// `Bias<bf16>` -> Bf16: the fourth parameter, a vector added in the epilogue.
+fn vector(cx: &mut Ctxt, ty: &Type) -> Option<Elem> {
+    match generic_names(ty, "Bias") {
+        Some((names, span)) if names.len() == 1 => elem(cx, &names[0], "the bias", span),
+        _ => {
+            cx.error(ty.span(), "the fourth parameter is the epilogue's bias vector: write its type as `Bias<f32>` (element f32, f16 or bf16)");
+            None
+        }
+    }
 }
 
 /// `Mat<f32, RowMajor>` -> (F32, RowMajor); `kind` is `Mat` for inputs, `MatMut` for C.
@@ -64,37 +114,15 @@ fn operand(cx: &mut Ctxt, ty: &Type, key: &str, kind: &str) -> Option<Operand> {
         cx.error(ty.span(), format!("{key} is {role}: write its type as `{kind}<f32, RowMajor>` (element f32, f16 or bf16; RowMajor or ColMajor)"));
         None
     };
-    let Type::Path(path) = ty else { return bad(cx) };
-    let Some(last) = path.path.segments.last() else { return bad(cx) };
-    if last.ident != kind {
-        return bad(cx);
-    }
-    let PathArguments::AngleBracketed(args) = &last.arguments else { return bad(cx) };
-    let names: Vec<String> = args
-        .args
-        .iter()
-        .filter_map(|a| match a {
-            GenericArgument::Type(Type::Path(p)) => p.path.segments.last().map(|s| s.ident.to_string()),
-            _ => None,
-        })
-        .collect();
-    let [elem, layout] = names.as_slice() else { return bad(cx) };
-    let elem = match elem.as_str() {
-        "f32" => Elem::F32,
-        "f16" => Elem::F16,
-        "bf16" => Elem::Bf16,
-        other => {
-            let hint = crate::suggest::hint(other, &["f32", "f16", "bf16"]);
-            cx.error(args.span(), format!("element type `{other}` of {key} is not supported{hint}; use f32, f16 or bf16"));
-            return None;
-        }
-    };
+    let Some((names, span)) = generic_names(ty, kind) else { return bad(cx) };
+    let [elem_name, layout] = names.as_slice() else { return bad(cx) };
+    let elem = elem(cx, elem_name, key, span)?;
     let layout = match layout.as_str() {
         "RowMajor" => Layout::RowMajor,
         "ColMajor" => Layout::ColMajor,
         other => {
             let hint = crate::suggest::hint(other, &["RowMajor", "ColMajor"]);
-            cx.error(args.span(), format!("layout `{other}` of {key} is not a layout{hint}; use RowMajor or ColMajor"));
+            cx.error(span, format!("layout `{other}` of {key} is not a layout{hint}; use RowMajor or ColMajor"));
             return None;
         }
     };

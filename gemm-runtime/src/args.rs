@@ -16,12 +16,33 @@ pub struct Dims {
     pub lda: Option<usize>,
     pub ldb: Option<usize>,
     pub ldc: Option<usize>,
+    pub batch: Batch,
+}
+
+/// `count` problems of the same sizes, launched as one grid: problem `i`'s
+/// A starts `i * stride_a` elements into A's buffer, and so on. A stride of
+/// 0 shares one A (or B, or bias) among all problems; C's must keep the
+/// problems apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Batch {
+    pub count: usize,
+    pub stride_a: usize,
+    pub stride_b: usize,
+    pub stride_c: usize,
+    pub stride_bias: usize,
+}
+
+impl Batch {
+    /// One problem.
+    pub const fn single() -> Self {
+        Batch { count: 1, stride_a: 0, stride_b: 0, stride_c: 0, stride_bias: 0 }
+    }
 }
 
 impl Dims {
     /// Packed matrices of these sizes.
     pub const fn new(m: usize, n: usize, k: usize) -> Self {
-        Dims { m, n, k, lda: None, ldb: None, ldc: None }
+        Dims { m, n, k, lda: None, ldb: None, ldc: None, batch: Batch::single() }
     }
 
     /// The same sizes with explicit leading dimensions.
@@ -29,9 +50,21 @@ impl Dims {
         Dims { lda: Some(lda), ldb: Some(ldb), ldc: Some(ldc), ..self }
     }
 
-    /// Multiply-adds times two.
+    /// `count` problems of these sizes, each's A, B and C the given numbers of
+    /// elements after the one before (the bias is shared: see [`Self::bias_stride`]).
+    pub const fn batched(self, count: usize, stride_a: usize, stride_b: usize, stride_c: usize) -> Self {
+        Dims { batch: Batch { count, stride_a, stride_b, stride_c, stride_bias: self.batch.stride_bias }, ..self }
+    }
+
+    /// Each batch's bias this many elements after the one before (0, the
+    /// default: one bias for all).
+    pub const fn bias_stride(self, stride: usize) -> Self {
+        Dims { batch: Batch { stride_bias: stride, ..self.batch }, ..self }
+    }
+
+    /// Multiply-adds times two, over the whole batch.
     pub fn flops(&self) -> f64 {
-        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64 * self.batch.count as f64
     }
 }
 
@@ -96,13 +129,43 @@ impl Element for half::bf16 {
 /// Largest offset the generated kernels compute in 32-bit `int`.
 pub const MAX_OFFSET: usize = i32::MAX as usize;
 
-/// Each buffer (lengths in elements, A, B, C) holds its matrix.
-pub(crate) fn fit_buffers(shapes: &[Shape; 3], lens: [usize; 3]) -> Result<(), GemmError> {
-    for (s, len) in shapes.iter().zip(lens) {
-        let needed = s.span();
+/// Each buffer (lengths in elements, A, B, C) holds its matrix, every batch's.
+pub(crate) fn fit_buffers(shapes: &[Shape; 3], lens: [usize; 3], batch: Batch) -> Result<(), GemmError> {
+    let strides = [batch.stride_a, batch.stride_b, batch.stride_c];
+    for ((s, len), stride) in shapes.iter().zip(lens).zip(strides) {
+        let needed = batched_span(s.span(), batch.count, stride);
         if needed > len {
             return Err(GemmError::BufferTooSmall { operand: s.name, rows: s.rows, cols: s.cols, ld: s.ld, needed, len });
         }
+    }
+    Ok(())
+}
+
+/// Elements from the first batch's first element to one past the last batch's last.
+fn batched_span(span: usize, count: usize, stride: usize) -> usize {
+    (count.max(1) - 1).saturating_mul(stride).saturating_add(span)
+}
+
+/// The batch's own rules: at least one problem, within the grid's reach,
+/// and no two problems writing the same C.
+fn check_batch(d: &Dims, c: &Shape, grid_z: bool) -> Result<(), GemmError> {
+    let b = d.batch;
+    if b.count == 0 {
+        return Err(GemmError::Batch("a batch count of 0 computes nothing; use at least 1".into()));
+    }
+    if b.count > 1 && b.stride_c < c.span() {
+        return Err(GemmError::Batch(format!(
+            "C's stride {} is less than one C's {} elements ({} x {}, leading dimension {}): the problems would write over each other",
+            b.stride_c,
+            c.span(),
+            c.rows,
+            c.cols,
+            c.ld
+        )));
+    }
+    // one block per C tile: the batch is blockIdx.z, at most 65535
+    if grid_z && b.count > 65535 {
+        return Err(GemmError::Batch(format!("{} problems are over the grid's 65535 in z; launch them in parts", b.count)));
     }
     Ok(())
 }
@@ -136,7 +199,8 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
             return Err(GemmError::LeadingDim { operand: s.name, rows: s.rows, cols: s.cols, layout, ld: s.ld, min: s.min_ld() });
         }
     }
-    fit_buffers(&shapes, lens)?;
+    fit_buffers(&shapes, lens, d.batch)?;
+    check_batch(&d, &shapes[2], spec.persistent.is_none())?;
     let kernel = || spec.kernel_name();
     let req = spec.requirements();
     for (name, size, multiple, tile) in
@@ -165,6 +229,15 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
         }
         if s.ld % v as usize != 0 {
             let what = format!("its leading dimension {} must be a multiple of {v}", s.ld);
+            return Err(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what });
+        }
+    }
+    // every problem of a batch starts as aligned as the first
+    let strides = [d.batch.stride_a, d.batch.stride_b, d.batch.stride_c];
+    for ((s, stride), (op, (_, bytes))) in shapes.iter().zip(strides).zip([spec.a, spec.b, spec.c].into_iter().zip(rules)) {
+        let elems = (bytes / op.elem.bytes()).max(1) as usize;
+        if d.batch.count > 1 && stride % elems != 0 {
+            let what = format!("its batch stride {stride} must be a multiple of {elems} elements");
             return Err(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what });
         }
     }

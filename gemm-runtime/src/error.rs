@@ -33,6 +33,10 @@ pub enum GemmError {
     Misaligned { kernel: String, operand: char, bytes: u32, what: String },
     #[error("{operand} spans {elements} elements, past the 32-bit offsets the kernel computes with (at most {max}); split the problem")]
     IndexOverflow { operand: char, elements: usize, max: usize },
+    #[error("`{kernel}` {what}")]
+    EpilogueArgs { kernel: String, what: String },
+    #[error("bad batch: {0}")]
+    Batch(String),
     #[error("the spec is invalid:\n{}", list(.0))]
     InvalidSpec(Vec<Diag>),
     // cudarc without its `std` feature gives these errors Debug only.

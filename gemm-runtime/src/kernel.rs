@@ -9,6 +9,7 @@ use gemm_core::spec::{KernelSpec, Persistent};
 
 use crate::args::{self, Dims, Element};
 use crate::compile;
+use crate::fused::EpilogueArgs;
 use crate::scratch::Scratch;
 use crate::GemmError;
 
@@ -86,7 +87,8 @@ impl Kernel {
         Ok(l)
     }
 
-    /// Launches `C = A * B` on `stream` after checking every argument.
+    /// Launches `C = A * B` on `stream` after checking every argument: for
+    /// kernels without epilogue arguments (see [`Self::launch_with`]).
     pub fn launch<TA: Element, TB: Element, TC: Element>(
         &self,
         stream: &CudaStream,
@@ -94,6 +96,20 @@ impl Kernel {
         b: &impl DevicePtr<TB>,
         c: &mut impl DevicePtrMut<TC>,
         dims: Dims,
+    ) -> Result<(), GemmError> {
+        self.launch_with(stream, a, b, c, dims, EpilogueArgs::new())
+    }
+
+    /// Launches the kernel with its epilogue's arguments (`alpha`, `beta`,
+    /// the bias), each required exactly where the spec declares it.
+    pub fn launch_with<TA: Element, TB: Element, TC: Element, TX: Element>(
+        &self,
+        stream: &CudaStream,
+        a: &impl DevicePtr<TA>,
+        b: &impl DevicePtr<TB>,
+        c: &mut impl DevicePtrMut<TC>,
+        dims: Dims,
+        epilogue: EpilogueArgs<'_, TX>,
     ) -> Result<(), GemmError> {
         for (operand, expected, given) in [('A', self.spec.a.elem, TA::ELEM), ('B', self.spec.b.elem, TB::ELEM), ('C', self.spec.c.elem, TC::ELEM)] {
             if expected != given {
@@ -105,11 +121,13 @@ impl Kernel {
                 });
             }
         }
+        epilogue.check(&self.spec, &self.name, &dims)?;
         let (a_ptr, _a_sync) = a.device_ptr(stream);
         let (b_ptr, _b_sync) = b.device_ptr(stream);
         let lens = [a.len(), b.len(), c.len()];
         let (c_ptr, _c_sync) = c.device_ptr_mut(stream);
         let [sa, sb, sc] = args::check(&self.spec, dims, lens, [a_ptr, b_ptr, c_ptr])?;
+        let bias = epilogue.bias.map(|x| x.device_ptr(stream));
         let Loaded { f, resident, .. } = self.load(stream.context())?;
         let stream_k = match self.spec.persistent {
             Some(Persistent::StreamK) => Some(self.stream_k_scratch(stream, resident, dims)?),
@@ -117,24 +135,49 @@ impl Kernel {
         };
         let grid_dim = match &stream_k {
             Some((blocks, _, _)) => (*blocks, 1, 1),
-            None => gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32),
+            None => {
+                let (x, y, _) = gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32);
+                (x, y, dims.batch.count as u32)
+            }
         };
         let cfg = LaunchConfig { grid_dim, block_dim: (self.threads, 1, 1), shared_mem_bytes: self.smem_bytes };
-        // `args::check` bounded every size and offset by i32::MAX.
+        // `args::check` bounded every size and offset by i32::MAX, and the
+        // batch by the buffers' lengths.
         let ints = [dims.m, dims.n, dims.k, sa.ld, sb.ld, sc.ld].map(|v| v as i32);
+        let b = dims.batch;
+        let strides = [b.stride_a, b.stride_b, b.stride_c].map(|v| v as i64);
         let mut launch = stream.launch_builder(&f);
         launch.arg(&a_ptr).arg(&b_ptr).arg(&c_ptr);
         for v in &ints {
             launch.arg(v);
         }
+        for v in &strides {
+            launch.arg(v);
+        }
+        if let Some(alpha) = &epilogue.alpha {
+            launch.arg(alpha);
+        }
+        if let Some(beta) = &epilogue.beta {
+            launch.arg(beta);
+        }
+        let bias_stride = b.stride_bias as i64;
+        if let Some((bias_ptr, _)) = &bias {
+            launch.arg(bias_ptr).arg(&bias_stride);
+        }
+        let batches = b.count as i32;
         let scratch_ptrs = stream_k.as_ref().map(|(_, partials, flags)| [partials.ptr(), flags.ptr()]);
+        if stream_k.is_some() {
+            launch.arg(&batches);
+        }
         for p in scratch_ptrs.iter().flatten() {
             launch.arg(p);
         }
         // SAFETY: the kernel's parameters are (A, B, C pointers, M, N, K, lda,
-        // ldb, ldc), then under stream-K (partials, flags) with the scratch
-        // sized for its grid, as generated; the checks above keep every
-        // access in bounds.
+        // ldb, ldc, batch strides of A, B and C), then the epilogue's (alpha,
+        // beta, bias and its batch stride) where the spec declares them, then
+        // under stream-K (batches, partials, flags) with the scratch sized
+        // for its grid, as `gemm_core`'s params module generates them; the
+        // checks above keep every access in bounds.
         unsafe { launch.launch(cfg) }?;
         Ok(())
     }
@@ -149,8 +192,9 @@ impl Kernel {
 
     fn stream_k_blocks(&self, resident: u32, dims: Dims) -> u32 {
         let b = &self.spec.block;
-        let tiles = (dims.m / b.m as usize) * (dims.n / b.n as usize);
-        let steps = tiles * (dims.k / b.k.unwrap_or(1) as usize);
+        // a partial tile (edges = guarded) counts whole
+        let tiles = dims.m.div_ceil(b.m as usize) * dims.n.div_ceil(b.n as usize) * dims.batch.count;
+        let steps = tiles * dims.k.div_ceil(b.k.unwrap_or(1) as usize);
         (resident as usize).min(steps.max(1)).min((tiles * MAX_SHARERS).max(1)) as u32
     }
 

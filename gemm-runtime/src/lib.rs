@@ -11,13 +11,15 @@ pub mod data;
 pub mod device;
 pub mod disk_cache;
 mod error;
+mod fused;
 mod kernel;
 pub mod reference;
 mod scratch;
 pub mod timing;
 
-pub use args::{shapes as args_shapes, Dims, Element, Shape, MAX_OFFSET};
+pub use args::{shapes as args_shapes, Batch, Dims, Element, Shape, MAX_OFFSET};
 pub use error::GemmError;
+pub use fused::EpilogueArgs;
 pub use gemm_core::spec;
 pub use gemm_macros::gemm_kernel;
 pub use kernel::Kernel;
@@ -29,6 +31,9 @@ pub use {cudarc, gemm_core, half};
 pub struct Mat<T, L>(std::marker::PhantomData<(T, L)>);
 /// The output matrix of a kernel signature; see [`Mat`].
 pub struct MatMut<T, L>(std::marker::PhantomData<(T, L)>);
+/// The bias vector of a kernel signature whose epilogue adds one
+/// (`bias: Bias<f32>`); the launcher takes a cudarc device buffer.
+pub struct Bias<T>(std::marker::PhantomData<T>);
 /// Rows are contiguous in memory.
 pub struct RowMajor;
 /// Columns are contiguous in memory.

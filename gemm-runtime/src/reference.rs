@@ -38,7 +38,7 @@ impl Cublas {
     ) -> Result<(), GemmError> {
         let op = |l| Operand { elem: gemm_core::spec::Elem::F32, layout: l };
         let [sa, sb, sc] = args::shapes(op(layouts[0]), op(layouts[1]), op(layouts[2]), dims);
-        args::fit_buffers(&[sa, sb, sc], [a.len(), b.len(), c.len()])?;
+        args::fit_buffers(&[sa, sb, sc], [a.len(), b.len(), c.len()], args::Batch::single())?;
         args::fit_i32(&[sa, sb, sc])?;
         // An operand stored in C's order is used as is; the other is transposed.
         let trans = |l: Layout| if l == sc.layout { CUBLAS_OP_N } else { CUBLAS_OP_T };
@@ -69,7 +69,8 @@ impl Cublas {
     /// `C = A * B` for any element types a kernel takes, through
     /// `cublasGemmEx` with f32 accumulation (`CUBLAS_COMPUTE_32F`, which for
     /// f32 operands is plain f32, no TF32) and C in its own type, rounded by
-    /// cuBLAS; any of the layouts, as in [`Self::sgemm`].
+    /// cuBLAS; any of the layouts, as in [`Self::sgemm`]; every problem of a
+    /// batch (`cublasGemmStridedBatchedEx`).
     pub fn gemm<TA: Element, TB: Element, TC: Element>(
         &self,
         layouts: [Layout; 3],
@@ -78,51 +79,99 @@ impl Cublas {
         c: &mut impl DevicePtrMut<TC>,
         dims: Dims,
     ) -> Result<(), GemmError> {
+        self.gemm_scaled(layouts, a, b, c, dims, 1.0, 0.0)
+    }
+
+    /// `C = alpha * A * B + beta * C`, as [`Self::gemm`] (cuBLAS's own alpha and beta).
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_scaled<TA: Element, TB: Element, TC: Element>(
+        &self,
+        layouts: [Layout; 3],
+        a: &impl DevicePtr<TA>,
+        b: &impl DevicePtr<TB>,
+        c: &mut impl DevicePtrMut<TC>,
+        dims: Dims,
+        alpha: f32,
+        beta: f32,
+    ) -> Result<(), GemmError> {
         let [ea, eb, ec] = [TA::ELEM, TB::ELEM, TC::ELEM];
         let ops = [Operand { elem: ea, layout: layouts[0] }, Operand { elem: eb, layout: layouts[1] }, Operand { elem: ec, layout: layouts[2] }];
         let [sa, sb, sc] = args::shapes(ops[0], ops[1], ops[2], dims);
-        args::fit_buffers(&[sa, sb, sc], [a.len(), b.len(), c.len()])?;
+        args::fit_buffers(&[sa, sb, sc], [a.len(), b.len(), c.len()], dims.batch)?;
         args::fit_i32(&[sa, sb, sc])?;
+        let batch = dims.batch;
+        if batch.count > i32::MAX as usize {
+            return Err(GemmError::Batch(format!("cuBLAS takes at most {} problems in a batch", i32::MAX)));
+        }
         let data_type = |e: Elem| match e {
             Elem::F32 => cudaDataType_t::CUDA_R_32F,
             Elem::F16 => cudaDataType_t::CUDA_R_16F,
             Elem::Bf16 => cudaDataType_t::CUDA_R_16BF,
         };
         let trans = |l: Layout| if l == sc.layout { CUBLAS_OP_N } else { CUBLAS_OP_T };
-        let (alpha, beta) = (1.0f32, 0.0f32);
         let stream = &self.stream;
         let (pa, _ra) = a.device_ptr(stream);
         let (pb, _rb) = b.device_ptr(stream);
         let (pc, _rc) = c.device_ptr_mut(stream);
         // cuBLAS is column-major: a row-major C is computed as C^T = B^T * A^T.
-        let ((first, fp, ft), (second, sp, st), rows, cols) = match sc.layout {
-            Layout::ColMajor => ((sa, pa, ea), (sb, pb, eb), dims.m, dims.n),
-            Layout::RowMajor => ((sb, pb, eb), (sa, pa, ea), dims.n, dims.m),
+        let ((first, fp, ft, fs), (second, sp, st, ss), rows, cols) = match sc.layout {
+            Layout::ColMajor => ((sa, pa, ea, batch.stride_a), (sb, pb, eb, batch.stride_b), dims.m, dims.n),
+            Layout::RowMajor => ((sb, pb, eb, batch.stride_b), (sa, pa, ea, batch.stride_a), dims.n, dims.m),
         };
-        // SAFETY: every buffer was checked above to hold its matrix, every
-        // size to fit cuBLAS's ints; alpha and beta are f32 as COMPUTE_32F needs.
+        // SAFETY: every buffer was checked above to hold its matrix in every
+        // problem of the batch, every size to fit cuBLAS's ints; alpha and
+        // beta are f32 as COMPUTE_32F needs.
         unsafe {
-            result::gemm_ex(
-                *self.blas.handle(),
-                trans(first.layout),
-                trans(second.layout),
-                rows as i32,
-                cols as i32,
-                dims.k as i32,
-                (&alpha) as *const f32 as *const _,
-                fp as *const _,
-                data_type(ft),
-                first.ld as i32,
-                sp as *const _,
-                data_type(st),
-                second.ld as i32,
-                (&beta) as *const f32 as *const _,
-                pc as *mut _,
-                data_type(ec),
-                sc.ld as i32,
-                cublasComputeType_t::CUBLAS_COMPUTE_32F,
-                cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
-            )
+            if batch.count == 1 {
+                // the plain call for one problem: what the benchmarks time cuBLAS by
+                result::gemm_ex(
+                    *self.blas.handle(),
+                    trans(first.layout),
+                    trans(second.layout),
+                    rows as i32,
+                    cols as i32,
+                    dims.k as i32,
+                    (&alpha) as *const f32 as *const _,
+                    fp as *const _,
+                    data_type(ft),
+                    first.ld as i32,
+                    sp as *const _,
+                    data_type(st),
+                    second.ld as i32,
+                    (&beta) as *const f32 as *const _,
+                    pc as *mut _,
+                    data_type(ec),
+                    sc.ld as i32,
+                    cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                    cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                )
+            } else {
+                result::gemm_strided_batched_ex(
+                    *self.blas.handle(),
+                    trans(first.layout),
+                    trans(second.layout),
+                    rows as i32,
+                    cols as i32,
+                    dims.k as i32,
+                    (&alpha) as *const f32 as *const _,
+                    fp as *const _,
+                    data_type(ft),
+                    first.ld as i32,
+                    fs as i64,
+                    sp as *const _,
+                    data_type(st),
+                    second.ld as i32,
+                    ss as i64,
+                    (&beta) as *const f32 as *const _,
+                    pc as *mut _,
+                    data_type(ec),
+                    sc.ld as i32,
+                    batch.stride_c as i64,
+                    batch.count as i32,
+                    cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                    cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                )
+            }
         }?;
         Ok(())
     }

@@ -40,7 +40,9 @@ __launch_bounds__(256)
 autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v4_s4_at__pad8__stream_k__ev__sm_80(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
     int M, int N, int K, int lda, int ldb, int ldc,
-    float* __restrict__ partials, unsigned* __restrict__ flags)
+    // batches: each problem's A, B and C lie these many elements after the one before
+    long long batch_a, long long batch_b, long long batch_c,
+    int batches, float* __restrict__ partials, unsigned* __restrict__ flags)
 {
     // warp tier: 4x2 warps of 32x128, each in 1x4 steps of 32x32
     const int warp = threadIdx.x / 32;
@@ -53,10 +55,11 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
 
     // schedule (stream-K): the K steps of all C tiles, tile after tile, split
     // evenly over the grid; [first, last) is this block's share
-    const int tiles_m = M / 128;
-    const int tiles_n = N / 256;
-    const int k_tiles = K / 16;  // K steps per C tile
-    const long long work = (long long)tiles_m * tiles_n * k_tiles;
+    // (the tiles of every batch, one batch after another; a partial tile counts whole)
+    const int tiles_m = (M + 127) / 128;
+    const int tiles_n = (N + 255) / 256;
+    const int k_tiles = (K + 15) / 16;  // K steps per C tile
+    const long long work = (long long)batches * tiles_m * tiles_n * k_tiles;
     const long long first = work * blockIdx.x / gridDim.x;
     const long long last = work * (blockIdx.x + 1) / gridDim.x;
     // a partial sum: 128 accumulators a thread, stored so that a warp's stores are contiguous
@@ -90,11 +93,13 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
     // points the copies' sources at K step copy_k of C tile copy_tile
     const auto aim = [&]() {
         const int tile = copy_tile;
+        const int batch = tile / (tiles_m * tiles_n);
+        const int in_batch = tile - batch * (tiles_m * tiles_n);
         // raster (row): tiles in row-major order
-        const int block_m = (tile / tiles_n) * 128;
-        const int block_n = (tile % tiles_n) * 256;
-        a_src = &A[(block_m + a_row) * lda + (copy_k * 16 + a_col)];
-        b_src = &B[(copy_k * 16 + b_row) * ldb + (block_n + b_col)];
+        const int block_m = (in_batch / tiles_n) * 128;
+        const int block_n = (in_batch % tiles_n) * 256;
+        a_src = &A[(block_m + a_row) * lda + (copy_k * 16 + a_col)] + batch * batch_a;
+        b_src = &B[(copy_k * 16 + b_row) * ldb + (block_n + b_col)] + batch * batch_b;
     };
     aim();
 
@@ -155,9 +160,11 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
         const int k_step = (int)(it - (long long)tile * k_tiles);
         const int tiles = (int)(last - it < k_tiles - k_step ? last - it : k_tiles - k_step);
         it += tiles;
+        const int batch = tile / (tiles_m * tiles_n);
+        const int in_batch = tile - batch * (tiles_m * tiles_n);
         // raster (row): tiles in row-major order
-        const int block_m = (tile / tiles_n) * 128;
-        const int block_n = (tile % tiles_n) * 256;
+        const int block_m = (in_batch / tiles_n) * 128;
+        const int block_n = (in_batch % tiles_n) * 256;
         float acc[8][16] = {};
 
         // block tier: walk K one 16-wide tile at a time
@@ -268,13 +275,14 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
             }
         }
 
-        // epilogue (vector: float4 stores): accumulators -> C
+        // this unit's batch of C
+        auto* const C_batch = C + batch * batch_c;
+        // epilogue (vector: float4 stores): C = A * B
         #pragma unroll
         for (int jn = 0; jn < 4; ++jn) {
             #pragma unroll
             for (int i = 0; i < 8; ++i) {
-                const float4 v = {acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
-                *reinterpret_cast<float4*>(&C[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32)]) = v;
+                *reinterpret_cast<float4*>(&C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32)]) = float4{acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
             }
         }
     }

@@ -7,8 +7,15 @@ extern "C" __global__ void
 __launch_bounds__(512)
 blocktiling_1d__f32f32f32_rrr__b64x64x8_t512__r8x1n__fma__smem_v1_x1__sm_80(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-    int M, int N, int K, int lda, int ldb, int ldc)
+    int M, int N, int K, int lda, int ldb, int ldc,
+    // batches: each problem's A, B and C lie these many elements after the one before
+    long long batch_a, long long batch_b, long long batch_c)
 {
+    // batch: blockIdx.z is the problem this block works on
+    A += blockIdx.z * batch_a;
+    B += blockIdx.z * batch_b;
+    C += blockIdx.z * batch_c;
+
     // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
     const int block_m = blockIdx.y * 64;
     const int block_n = blockIdx.x * 64;
@@ -58,7 +65,7 @@ blocktiling_1d__f32f32f32_rrr__b64x64x8_t512__r8x1n__fma__smem_v1_x1__sm_80(
         __syncthreads();  // everyone is done reading before the next tiles land
     }
 
-    // epilogue (direct): accumulators -> C
+    // epilogue (direct): C = A * B
     #pragma unroll
     for (int i = 0; i < 8; ++i) {
         C[(block_m + thread_m + i) * ldc + (block_n + thread_n)] = acc[i][0];

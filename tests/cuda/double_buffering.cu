@@ -9,8 +9,15 @@ extern "C" __global__ void
 __launch_bounds__(128)
 double_buffering__f32f32f32_rrr__b128x128x8_t128__w64x64_i1x4__r8x4n__fma__smem_v4_x2_at__pad4__ev__sm_80(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-    int M, int N, int K, int lda, int ldb, int ldc)
+    int M, int N, int K, int lda, int ldb, int ldc,
+    // batches: each problem's A, B and C lie these many elements after the one before
+    long long batch_a, long long batch_b, long long batch_c)
 {
+    // batch: blockIdx.z is the problem this block works on
+    A += blockIdx.z * batch_a;
+    B += blockIdx.z * batch_b;
+    C += blockIdx.z * batch_c;
+
     // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
     const int block_m = blockIdx.y * 128;
     const int block_n = blockIdx.x * 128;
@@ -152,13 +159,12 @@ double_buffering__f32f32f32_rrr__b128x128x8_t128__w64x64_i1x4__r8x4n__fma__smem_
         __syncthreads();
     }
 
-    // epilogue (vector: float4 stores): accumulators -> C
+    // epilogue (vector: float4 stores): C = A * B
     #pragma unroll
     for (int jn = 0; jn < 4; ++jn) {
         #pragma unroll
         for (int i = 0; i < 8; ++i) {
-            const float4 v = {acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
-            *reinterpret_cast<float4*>(&C[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16)]) = v;
+            *reinterpret_cast<float4*>(&C[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16)]) = float4{acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
         }
     }
 }

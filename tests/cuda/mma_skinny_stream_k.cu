@@ -77,7 +77,9 @@ __launch_bounds__(128)
 mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__cp_async_v8_s4_f2__xor__stream_k__ev__sm_80(
     const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, unsigned short* __restrict__ C,
     int M, int N, int K, int lda, int ldb, int ldc,
-    float* __restrict__ partials, unsigned* __restrict__ flags)
+    // batches: each problem's A, B and C lie these many elements after the one before
+    long long batch_a, long long batch_b, long long batch_c,
+    int batches, float* __restrict__ partials, unsigned* __restrict__ flags)
 {
     // warp tier: 2x2 warps, each a 32x32 sub-tile of 2x4 atoms of 16x8
     const int warp = threadIdx.x / 32;
@@ -91,10 +93,11 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
 
     // schedule (stream-K): the K steps of all C tiles, tile after tile, split
     // evenly over the grid; [first, last) is this block's share
-    const int tiles_m = M / 64;
-    const int tiles_n = N / 64;
-    const int k_tiles = K / 64;  // K steps per C tile
-    const long long work = (long long)tiles_m * tiles_n * k_tiles;
+    // (the tiles of every batch, one batch after another; a partial tile counts whole)
+    const int tiles_m = (M + 63) / 64;
+    const int tiles_n = (N + 63) / 64;
+    const int k_tiles = (K + 63) / 64;  // K steps per C tile
+    const long long work = (long long)batches * tiles_m * tiles_n * k_tiles;
     const long long first = work * blockIdx.x / gridDim.x;
     const long long last = work * (blockIdx.x + 1) / gridDim.x;
     // a partial sum: 32 accumulators a thread, stored so that a warp's stores are contiguous
@@ -142,11 +145,13 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
     // points the copies' sources at K step copy_k of C tile copy_tile
     const auto aim = [&]() {
         const int tile = copy_tile;
+        const int batch = tile / (tiles_m * tiles_n);
+        const int in_batch = tile - batch * (tiles_m * tiles_n);
         // raster (row): tiles in row-major order
-        const int block_m = (tile / tiles_n) * 64;
-        const int block_n = (tile % tiles_n) * 64;
-        a_src = &A[block_m * lda + copy_k * 64];
-        b_src = &B[block_n + copy_k * 64 * ldb];
+        const int block_m = (in_batch / tiles_n) * 64;
+        const int block_n = (in_batch % tiles_n) * 64;
+        a_src = &A[block_m * lda + copy_k * 64] + batch * batch_a;
+        b_src = &B[block_n + copy_k * 64 * ldb] + batch * batch_b;
     };
     aim();
 
@@ -183,9 +188,11 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
         const int k_step = (int)(it - (long long)tile * k_tiles);
         const int tiles = (int)(last - it < k_tiles - k_step ? last - it : k_tiles - k_step);
         it += tiles;
+        const int batch = tile / (tiles_m * tiles_n);
+        const int in_batch = tile - batch * (tiles_m * tiles_n);
         // raster (row): tiles in row-major order
-        const int block_m = (tile / tiles_n) * 64;
-        const int block_n = (tile % tiles_n) * 64;
+        const int block_m = (in_batch / tiles_n) * 64;
+        const int block_n = (in_batch % tiles_n) * 64;
         // accumulators: 2x4 atoms of 16x8, 4 floats per lane each
         float acc[2][4][4] = {};
 
@@ -355,6 +362,9 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
             }
         }
 
+        // this unit's batch of C
+        auto* const C_batch = C + batch * batch_c;
+        // epilogue (vector: pairs of neighbours along n): C = A * B, rounded to bf16 (nearest even)
         // where this lane's accumulators lie in C: rows lane / 4 (+ 8) and columns
         // (lane % 4) * 2 (+ 1) of each 16x8 atom
         const int c_row = block_m + warp_m + lane / 4;
@@ -365,7 +375,7 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
             for (int jn = 0; jn < 4; ++jn) {
                 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
-                    *reinterpret_cast<unsigned*>(&C[(c_row + im * 16 + h * 8) * ldc + (c_col + jn * 8)]) = to_bf16x2(acc[im][jn][2 * h], acc[im][jn][2 * h + 1]);
+                    *reinterpret_cast<unsigned*>(&C_batch[(c_row + im * 16 + h * 8) * ldc + (c_col + jn * 8)]) = to_bf16x2(acc[im][jn][2 * h], acc[im][jn][2 * h + 1]);
                 }
             }
         }

@@ -64,8 +64,15 @@ extern "C" __global__ void
 __launch_bounds__(256)
 mma_swizzle__bf16bf16bf16_rrr__b128x128x32_t256__w64x32_i1x1__mma16x8x16__cp_async_v8_s3__xor__ev__sm_80(
     const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, unsigned short* __restrict__ C,
-    int M, int N, int K, int lda, int ldb, int ldc)
+    int M, int N, int K, int lda, int ldb, int ldc,
+    // batches: each problem's A, B and C lie these many elements after the one before
+    long long batch_a, long long batch_b, long long batch_c)
 {
+    // batch: blockIdx.z is the problem this block works on
+    A += blockIdx.z * batch_a;
+    B += blockIdx.z * batch_b;
+    C += blockIdx.z * batch_c;
+
     // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
     const int block_m = blockIdx.y * 128;
     const int block_n = blockIdx.x * 128;
@@ -179,6 +186,7 @@ mma_swizzle__bf16bf16bf16_rrr__b128x128x32_t256__w64x32_i1x1__mma16x8x16__cp_asy
         rd = rd == 2 ? 0 : rd + 1;
     }
 
+    // epilogue (vector: pairs of neighbours along n): C = A * B, rounded to bf16 (nearest even)
     // where this lane's accumulators lie in C: rows lane / 4 (+ 8) and columns
     // (lane % 4) * 2 (+ 1) of each 16x8 atom
     const int c_row = block_m + warp_m + lane / 4;

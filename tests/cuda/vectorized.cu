@@ -9,8 +9,15 @@ extern "C" __global__ void
 __launch_bounds__(256)
 vectorized__f32f32f32_rrr__b128x128x8_t256__r8x8n__fma__smem_v4_x1_at__ev__sm_80(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-    int M, int N, int K, int lda, int ldb, int ldc)
+    int M, int N, int K, int lda, int ldb, int ldc,
+    // batches: each problem's A, B and C lie these many elements after the one before
+    long long batch_a, long long batch_b, long long batch_c)
 {
+    // batch: blockIdx.z is the problem this block works on
+    A += blockIdx.z * batch_a;
+    B += blockIdx.z * batch_b;
+    C += blockIdx.z * batch_c;
+
     // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
     const int block_m = blockIdx.y * 128;
     const int block_n = blockIdx.x * 128;
@@ -79,13 +86,12 @@ vectorized__f32f32f32_rrr__b128x128x8_t256__r8x8n__fma__smem_v4_x1_at__ev__sm_80
         __syncthreads();  // everyone is done reading before the next tiles land
     }
 
-    // epilogue (vector: float4 stores): accumulators -> C
+    // epilogue (vector: float4 stores): C = A * B
     #pragma unroll
     for (int i = 0; i < 8; ++i) {
         #pragma unroll
         for (int q = 0; q < 2; ++q) {
-            const float4 v = {acc[i][q * 4], acc[i][q * 4 + 1], acc[i][q * 4 + 2], acc[i][q * 4 + 3]};
-            *reinterpret_cast<float4*>(&C[(block_m + thread_m + i) * ldc + (block_n + thread_n + q * 4)]) = v;
+            *reinterpret_cast<float4*>(&C[(block_m + thread_m + i) * ldc + (block_n + thread_n + q * 4)]) = float4{acc[i][q * 4], acc[i][q * 4 + 1], acc[i][q * 4 + 2], acc[i][q * 4 + 3]};
         }
     }
 }

@@ -8,8 +8,15 @@ extern "C" __global__ void
 __launch_bounds__(128)
 warptiling__f32f32f32_rrr__b64x128x16_t128__w32x64_i1x2__r8x4n_sm__fma__smem_v4_x1_at__pad4__g8__sm_80(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-    int M, int N, int K, int lda, int ldb, int ldc)
+    int M, int N, int K, int lda, int ldb, int ldc,
+    // batches: each problem's A, B and C lie these many elements after the one before
+    long long batch_a, long long batch_b, long long batch_c)
 {
+    // batch: blockIdx.z is the problem this block works on
+    A += blockIdx.z * batch_a;
+    B += blockIdx.z * batch_b;
+    C += blockIdx.z * batch_c;
+
     // raster (grouped): tiles are taken in order down bands 8 M tiles tall,
     // column by column, so that a wave of blocks shares A and B tiles in the L2
     const int tile = blockIdx.y * gridDim.x + blockIdx.x;
@@ -94,7 +101,7 @@ warptiling__f32f32f32_rrr__b64x128x16_t128__w32x64_i1x2__r8x4n_sm__fma__smem_v4_
         __syncthreads();  // everyone is done reading before the next tiles land
     }
 
-    // epilogue (direct): accumulators -> C
+    // epilogue (direct): C = A * B
     #pragma unroll
     for (int i = 0; i < 8; ++i) {
         #pragma unroll

@@ -27,8 +27,15 @@ extern "C" __global__ void
 __launch_bounds__(256)
 wmma_wide__f16f16f32_rcr__b128x128_t256__w16x128_i1x1__wmma16x16x16__direct__sm_80(
     const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, float* __restrict__ C,
-    int M, int N, int K, int lda, int ldb, int ldc)
+    int M, int N, int K, int lda, int ldb, int ldc,
+    // batches: each problem's A, B and C lie these many elements after the one before
+    long long batch_a, long long batch_b, long long batch_c)
 {
+    // batch: blockIdx.z is the problem this block works on
+    A += blockIdx.z * batch_a;
+    B += blockIdx.z * batch_b;
+    C += blockIdx.z * batch_c;
+
     // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
     const int block_m = blockIdx.y * 128;
     const int block_n = blockIdx.x * 128;

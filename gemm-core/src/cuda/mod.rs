@@ -8,8 +8,10 @@
 //! header (`header`).
 
 mod copy;
+mod epilogue;
 mod header;
 mod layout;
+mod params;
 mod ptx;
 mod schedule;
 mod simt;

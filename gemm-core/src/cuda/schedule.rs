@@ -8,7 +8,7 @@ use crate::spec::Raster;
 pub fn raster(w: &mut Writer, raster: Raster, bm: u32, bn: u32) {
     match raster {
         Raster::Grouped(g) => {
-            grouped(w, g, bm, bn, Some("blockIdx.y * gridDim.x + blockIdx.x"), "gridDim.x", "(int)gridDim.y");
+            grouped(w, g, bm, bn, ("tile", Some("blockIdx.y * gridDim.x + blockIdx.x")), "gridDim.x", "(int)gridDim.y");
         }
         _ => {
             w.line("// raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles");
@@ -18,31 +18,32 @@ pub fn raster(w: &mut Writer, raster: Raster, bm: u32, bn: u32) {
     }
 }
 
-/// `block_m` and `block_n` of C tile number `tile` (in scope) of a grid
-/// `tiles_n` tiles wide and `tiles_m` tall (persistent schedules).
-pub fn tile_origin(w: &mut Writer, raster: Raster, bm: u32, bn: u32) {
+/// `block_m` and `block_n` of C tile number `tile` (a variable in scope) of
+/// a grid `tiles_n` tiles wide and `tiles_m` tall (persistent schedules).
+pub fn tile_origin(w: &mut Writer, raster: Raster, bm: u32, bn: u32, tile: &str) {
     match raster {
-        Raster::Grouped(g) => grouped(w, g, bm, bn, None, "tiles_n", "tiles_m"),
+        Raster::Grouped(g) => grouped(w, g, bm, bn, (tile, None), "tiles_n", "tiles_m"),
         _ => {
             w.line("// raster (row): tiles in row-major order");
-            w.line(format!("const int block_m = (tile / tiles_n) * {bm};"));
-            w.line(format!("const int block_n = (tile % tiles_n) * {bn};"));
+            w.line(format!("const int block_m = ({tile} / tiles_n) * {bm};"));
+            w.line(format!("const int block_n = ({tile} % tiles_n) * {bn};"));
         }
     }
 }
 
-/// The grouped raster's `block_m` and `block_n` for C tile number `tile`
-/// (defined as `tile` where given, else already in scope) of a grid
-/// `tiles_n` tiles wide and `tiles_m` tall.
-fn grouped(w: &mut Writer, g: u32, bm: u32, bn: u32, tile: Option<&str>, tiles_n: &str, tiles_m: &str) {
+/// The grouped raster's `block_m` and `block_n` for C tile number `tile.0`
+/// (defined as `tile.1` where given, else in scope) of a grid `tiles_n`
+/// tiles wide and `tiles_m` tall.
+fn grouped(w: &mut Writer, g: u32, bm: u32, bn: u32, tile: (&str, Option<&str>), tiles_n: &str, tiles_m: &str) {
     w.line(format!("// raster (grouped): tiles are taken in order down bands {g} M tiles tall,"));
     w.line("// column by column, so that a wave of blocks shares A and B tiles in the L2");
-    if let Some(tile) = tile {
-        w.line(format!("const int tile = {tile};"));
+    let (tile, definition) = tile;
+    if let Some(d) = definition {
+        w.line(format!("const int {tile} = {d};"));
     }
-    w.line(format!("const int band = tile / ({g} * {tiles_n});"));
+    w.line(format!("const int band = {tile} / ({g} * {tiles_n});"));
     w.line(format!("const int band_rows = {tiles_m} - band * {g} < {g} ? {tiles_m} - band * {g} : {g};"));
-    w.line(format!("const int in_band = tile % ({g} * {tiles_n});"));
+    w.line(format!("const int in_band = {tile} % ({g} * {tiles_n});"));
     w.line(format!("const int block_m = (band * {g} + in_band % band_rows) * {bm};"));
     w.line(format!("const int block_n = (in_band / band_rows) * {bn};"));
 }

@@ -66,9 +66,12 @@ impl Tiling {
         self.loops.iter().map(|l| l.1).product()
     }
 
-    /// `block_m` and `block_n` of C tile number `tile` (in scope).
+    /// `batch`, `block_m` and `block_n` of C tile number `tile` (in scope)
+    /// of all batches' tiles laid end to end.
     pub fn tile_origin(&self, w: &mut Writer) {
-        schedule::tile_origin(w, self.raster, self.bm, self.bn);
+        w.line("const int batch = tile / (tiles_m * tiles_n);");
+        w.line("const int in_batch = tile - batch * (tiles_m * tiles_n);");
+        schedule::tile_origin(w, self.raster, self.bm, self.bn, "in_batch");
     }
 
     /// This block's share of the K steps, `[first, last)`, and the size of a
@@ -76,10 +79,11 @@ impl Tiling {
     pub fn share(&self, w: &mut Writer) {
         w.line("// schedule (stream-K): the K steps of all C tiles, tile after tile, split");
         w.line("// evenly over the grid; [first, last) is this block's share");
-        w.line(format!("const int tiles_m = M / {};", self.bm));
-        w.line(format!("const int tiles_n = N / {};", self.bn));
-        w.line(format!("const int k_tiles = K / {};  // K steps per C tile", self.bk));
-        w.line("const long long work = (long long)tiles_m * tiles_n * k_tiles;");
+        w.line("// (the tiles of every batch, one batch after another; a partial tile counts whole)");
+        w.line(format!("const int tiles_m = (M + {}) / {};", self.bm - 1, self.bm));
+        w.line(format!("const int tiles_n = (N + {}) / {};", self.bn - 1, self.bn));
+        w.line(format!("const int k_tiles = (K + {}) / {};  // K steps per C tile", self.bk - 1, self.bk));
+        w.line("const long long work = (long long)batches * tiles_m * tiles_n * k_tiles;");
         w.line("const long long first = work * blockIdx.x / gridDim.x;");
         w.line("const long long last = work * (blockIdx.x + 1) / gridDim.x;");
         w.line(format!("// a partial sum: {} accumulators a thread, stored so that a warp's stores are contiguous", self.per_thread()));
@@ -120,8 +124,8 @@ impl Tiling {
         w.statement_block("const auto aim = [&]()", |w| {
             w.line("const int tile = copy_tile;");
             self.tile_origin(w);
-            w.line(format!("a_src = &{};", sources[0]));
-            w.line(format!("b_src = &{};", sources[1]));
+            w.line(format!("a_src = &{} + batch * batch_a;", sources[0]));
+            w.line(format!("b_src = &{} + batch * batch_b;", sources[1]));
         });
         w.line("aim();");
     }

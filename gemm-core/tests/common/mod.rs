@@ -19,6 +19,8 @@ pub fn smem_spec() -> KernelSpec {
         persistent: None,
         cluster: None,
         epilogue: Epilogue::Direct,
+        fused: Fused::default(),
+        edges: Edges::Whole,
         arch: Arch::Sm80,
     }
 }

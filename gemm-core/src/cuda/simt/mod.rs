@@ -10,6 +10,7 @@
 mod cp_async;
 mod stream_k;
 
+use super::epilogue::Output;
 use super::layout::{offset, scaled, sum, term};
 use super::schedule;
 use super::writer::Writer;
@@ -61,19 +62,13 @@ pub fn emit(spec: &KernelSpec) -> String {
     if k.stream_k {
         super::stream_k::helpers(&mut w);
     }
+    super::epilogue::helpers(&mut w, spec);
     w.line("extern \"C\" __global__ void");
     match spec.block.min_blocks {
         Some(o) => w.line(format!("__launch_bounds__({}, {o})  // {o} blocks per SM: at most {} registers a thread", k.threads, spec.register_cap())),
         None => w.line(format!("__launch_bounds__({})", k.threads)),
     }
-    w.line(format!("{}(", spec.kernel_name()));
-    w.line("    const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,");
-    if k.stream_k {
-        w.line("    int M, int N, int K, int lda, int ldb, int ldc,");
-        w.line(format!("    {})", super::stream_k::PARAMS));
-    } else {
-        w.line("    int M, int N, int K, int lda, int ldb, int ldc)");
-    }
+    super::params::signature(&mut w, spec);
     let staged = |w: &mut Writer| match spec.staging {
         Staging::Smem { vector, buffers, .. } => k.smem_body(w, vector, buffers),
         Staging::CpAsync { stages, vector, .. } => k.cp_async_body(w, stages, vector),
@@ -83,18 +78,22 @@ pub fn emit(spec: &KernelSpec) -> String {
         if k.stream_k {
             k.thread_origin(w, t.lanes);
             k.stream_k_units(w);
-        } else if spec.staging == Staging::Direct {
+            return;
+        }
+        super::params::batch_offsets(w, spec);
+        let out = Output::new(spec);
+        if spec.staging == Staging::Direct {
             k.raster(w);
             k.thread_origin(w, t.lanes);
             k.accumulators(w);
-            k.direct_body(w);
+            k.direct_body(w, &out);
         } else {
             k.raster(w);
             k.thread_origin(w, t.lanes);
             k.accumulators(w);
             staged(w);
             w.line("");
-            k.staged_epilogue(w);
+            k.staged_epilogue(w, &out);
         }
     });
     w.finish()
@@ -200,8 +199,8 @@ impl Kernel<'_> {
     }
 
     /// Stores the accumulators of a staged kernel to C.
-    fn staged_epilogue(&self, w: &mut Writer) {
-        self.epilogue(w, "block_m + thread_m", "block_n + thread_n", false);
+    fn staged_epilogue(&self, w: &mut Writer, out: &Output) {
+        self.epilogue(w, "block_m + thread_m", "block_n + thread_n", out);
     }
 
     fn a_global(&self, row: &str, col: &str) -> String {
@@ -260,7 +259,7 @@ impl Kernel<'_> {
         });
     }
 
-    fn direct_body(&self, w: &mut Writer) {
+    fn direct_body(&self, w: &mut Writer, out: &Output) {
         let guarded = self.tm > 1 || self.tn > 1;
         w.line("const int row0 = block_m + thread_m;");
         w.line("const int col0 = block_n + thread_n;");
@@ -287,7 +286,7 @@ impl Kernel<'_> {
             self.outer_product(w, a_frags, b_frags);
         });
         w.line("");
-        self.epilogue(w, "row0", "col0", guarded);
+        self.epilogue(w, "row0", "col0", out);
     }
 
     /// The two operand tiles as shared memory holds them, and their shapes
@@ -551,10 +550,9 @@ impl Kernel<'_> {
         });
     }
 
-    fn epilogue(&self, w: &mut Writer, row0: &str, col0: &str, guarded: bool) {
-        let c = self.spec.c.layout;
+    fn epilogue(&self, w: &mut Writer, row0: &str, col0: &str, out: &Output) {
         let vector = self.spec.epilogue == Epilogue::Vector;
-        w.line(format!("// epilogue ({}): accumulators -> C", if vector { "vector: float4 stores" } else { "direct" }));
+        out.describe(w, if vector { "vector: float4 stores" } else { "direct" });
         // acc[im * TM + i][jn * TN + j]; `i` and `j` may be expressions.
         let acc = |i: &str, j: &str| {
             let part =
@@ -565,17 +563,17 @@ impl Kernel<'_> {
             // Four accumulators that are neighbours along C's contiguous
             // dimension go out as one float4: j in steps of 4 for a row-major
             // C, i for a column-major one.
-            let row_major = c == Layout::RowMajor;
+            let row_major = self.spec.c.layout == Layout::RowMajor;
             let (outer, outer_n, inner_n) = if row_major { ("i", self.tm, self.tn) } else { ("j", self.tn, self.tm) };
             w.unrolled("im", self.mi, |w| {
                 w.unrolled("jn", self.ni, |w| {
                     w.unrolled(outer, outer_n, |w| {
                         w.unrolled("q", inner_n / 4, |w| {
                             let q = step("q", inner_n / 4, 4);
-                            let (row, col) = if row_major {
-                                (self.row(row0), sum(col0, &[step("jn", self.ni, self.subn), q.clone()]))
+                            let (row, col, along) = if row_major {
+                                (self.row(row0), sum(col0, &[step("jn", self.ni, self.subn), q.clone()]), Dim::N)
                             } else {
-                                (sum(row0, &[step("im", self.mi, self.subm), q.clone()]), self.col(col0))
+                                (sum(row0, &[step("im", self.mi, self.subm), q.clone()]), self.col(col0), Dim::M)
                             };
                             let parts: Vec<String> = (0..4)
                                 .map(|e| {
@@ -587,8 +585,7 @@ impl Kernel<'_> {
                                     }
                                 })
                                 .collect();
-                            w.line(format!("const float4 v = {{{}}};", parts.join(", ")));
-                            w.line(format!("*reinterpret_cast<float4*>(&C[{}]) = v;", offset(c, "ldc", &row, &col)));
+                            out.store(w, &row, &col, along, &parts);
                         });
                     });
                 });
@@ -597,13 +594,7 @@ impl Kernel<'_> {
         }
         self.each_row(w, |w| {
             self.each_col(w, |w| {
-                let (r, cl) = (self.row(row0), self.col(col0));
-                let store = format!("C[{}] = {};", offset(c, "ldc", &r, &cl), acc("i", "j"));
-                if guarded {
-                    w.line(format!("if ({r} < M && {cl} < N) {store}"));
-                } else {
-                    w.line(store);
-                }
+                out.store(w, &self.row(row0), &self.col(col0), Dim::N, &[acc("i", "j")]);
             });
         });
     }

@@ -3,6 +3,7 @@
 //! from shared-memory staging that starts afresh in each unit.
 
 use super::Kernel;
+use crate::cuda::epilogue::Output;
 use crate::cuda::stream_k::Tiling;
 use crate::cuda::writer::Writer;
 use crate::spec::Staging;
@@ -45,6 +46,9 @@ impl Kernel<'_> {
             }
             _ => unreachable!("checked by support::unsupported"),
         };
-        sk.units(w, body, |w| self.staged_epilogue(w));
+        sk.units(w, body, |w| {
+            let out = Output::for_unit(self.spec, w);
+            self.staged_epilogue(w, &out)
+        });
     }
 }

@@ -10,9 +10,10 @@
 //! second atom along n the same 8 columns on.
 
 use super::{index, plus, times, Source, Tc};
+use crate::cuda::epilogue::Output;
 use crate::cuda::ptx;
 use crate::cuda::writer::Writer;
-use crate::spec::Layout;
+use crate::spec::{Dim, Epilogue, Layout};
 
 impl Tc<'_> {
     /// Whether an operand's shared lines run along M or N, so ldmatrix transposes.
@@ -123,7 +124,8 @@ impl Tc<'_> {
 
     /// The accumulator map of the m16n8 atom: lane `l` holds rows `l / 4` and
     /// `l / 4 + 8`, columns `(l % 4) * 2` and the next, of each atom.
-    pub(super) fn mma_epilogue(&self, w: &mut Writer) {
+    pub(super) fn mma_epilogue(&self, w: &mut Writer, out: &Output) {
+        out.describe(w, if self.spec.epilogue == Epilogue::Vector { "vector: pairs of neighbours along n" } else { "direct" });
         w.line("// where this lane's accumulators lie in C: rows lane / 4 (+ 8) and columns");
         w.line("// (lane % 4) * 2 (+ 1) of each 16x8 atom");
         w.line("const int c_row = block_m + warp_m + lane / 4;");
@@ -134,7 +136,7 @@ impl Tc<'_> {
                 w.unrolled("h", 2, |w| {
                     let row = plus(&[Some("c_row".into()), times(index("im", mi), 16), Some("h * 8".into())]);
                     let col = plus(&[Some("c_col".into()), times(index("jn", ni), 8)]);
-                    self.store_pair(w, &row, &col, "acc[im][jn][2 * h]", "acc[im][jn][2 * h + 1]");
+                    out.store(w, &row, &col, Dim::N, &["acc[im][jn][2 * h]".into(), "acc[im][jn][2 * h + 1]".into()]);
                 });
             });
         });

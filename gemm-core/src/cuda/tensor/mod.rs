@@ -18,13 +18,13 @@
 //!
 //! The atoms (`mma`, `wmma`) fill the fragment, math and store slots.
 
-mod epilogue;
 mod mma;
 mod staging;
 mod wmma;
 
+use super::epilogue::Output;
 use super::layout::scaled;
-use super::ptx::{self, storage_type};
+use super::ptx;
 use super::schedule;
 use super::stream_k;
 use super::writer::Writer;
@@ -98,15 +98,7 @@ impl Tc<'_> {
             }
             None => w.line(format!("__launch_bounds__({})", self.threads)),
         }
-        let (ab, c) = (storage_type(s.a.elem), storage_type(s.c.elem));
-        w.line(format!("{}(", s.kernel_name()));
-        w.line(format!("    const {ab}* __restrict__ A, const {ab}* __restrict__ B, {c}* __restrict__ C,"));
-        if self.stream_k {
-            w.line("    int M, int N, int K, int lda, int ldb, int ldc,");
-            w.line(format!("    {})", stream_k::PARAMS));
-        } else {
-            w.line("    int M, int N, int K, int lda, int ldb, int ldc)");
-        }
+        super::params::signature(w, s);
         w.block("", |w| {
             if let (true, Staging::CpAsync { stages, vector, .. }) = (self.stream_k, s.staging) {
                 self.warp_tier(w);
@@ -114,6 +106,7 @@ impl Tc<'_> {
                 self.stream_k_loop(w, stages, vector);
                 return;
             }
+            super::params::batch_offsets(w, s);
             schedule::raster(w, s.raster, self.bm, self.bn);
             self.warp_tier(w);
             self.declare_accumulators(w);
@@ -125,15 +118,15 @@ impl Tc<'_> {
                 Staging::Tma { .. } => unreachable!("checked by support::unsupported"),
             }
             w.line("");
-            self.epilogue(w);
+            self.epilogue(w, &Output::new(s));
         });
     }
 
     /// The accumulators to C.
-    fn epilogue(&self, w: &mut Writer) {
+    fn epilogue(&self, w: &mut Writer, out: &Output) {
         match self.spec.atom {
-            Atom::Mma { .. } => self.mma_epilogue(w),
-            _ => self.wmma_epilogue(w),
+            Atom::Mma { .. } => self.mma_epilogue(w, out),
+            _ => self.wmma_epilogue(w, out),
         }
     }
 
@@ -163,7 +156,10 @@ impl Tc<'_> {
             self.declare_accumulators(w);
             self.cp_async_k_loop(w, stages, &a, &b);
         };
-        sk.units(w, body, |w| self.epilogue(w));
+        sk.units(w, body, |w| {
+            let out = Output::for_unit(self.spec, w);
+            self.epilogue(w, &out)
+        });
     }
 
     /// The header's line of tiers.
@@ -217,6 +213,7 @@ impl Tc<'_> {
         if self.stream_k {
             stream_k::helpers(w);
         }
+        super::epilogue::helpers(w, s);
         if s.staging != Staging::Direct {
             let (a, b) = (s.smem_a(), s.smem_b());
             let side = |l: Layout, along: &str, other: &str| if l == Layout::RowMajor { along.to_string() } else { other.to_string() };

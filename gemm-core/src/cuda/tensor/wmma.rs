@@ -5,6 +5,7 @@
 //! register layout is the hardware's own, so the epilogue is `wmma.store`.
 
 use super::{index, plus, times, Source, Tc};
+use crate::cuda::epilogue::Output;
 use crate::cuda::layout::offset;
 use crate::cuda::ptx::ptx_type;
 use crate::cuda::writer::Writer;
@@ -140,14 +141,14 @@ impl Tc<'_> {
     }
 
     /// Each atom's accumulators to C by wmma.store.
-    pub(super) fn wmma_epilogue(&self, w: &mut Writer) {
+    pub(super) fn wmma_epilogue(&self, w: &mut Writer, out: &Output) {
         let (mi, ni) = (self.ami, self.ani);
         w.line("// epilogue: each atom's accumulators to C by wmma.store");
         w.unrolled("im", mi, |w| {
             w.unrolled("jn", ni, |w| {
                 let row = plus(&[Some("block_m + warp_m".into()), times(index("im", mi), self.am)]);
                 let col = plus(&[Some("block_n + warp_n".into()), times(index("jn", ni), self.an)]);
-                w.line(format!("wmma_store(&C[{}], acc[im][jn], ldc);", offset(self.spec.c.layout, "ldc", &row, &col)));
+                w.line(format!("wmma_store(&{}[{}], acc[im][jn], ldc);", out.c(), offset(self.spec.c.layout, "ldc", &row, &col)));
             });
         });
     }

@@ -1,0 +1,69 @@
+//! The kernel's parameters, the same order for every atom: the operands,
+//! the sizes, the batch strides, the epilogue's run-time arguments where the
+//! spec declares them, and the stream-K scratch. The runtime pushes its
+//! arguments in this order.
+
+use super::ptx::storage_type;
+use super::stream_k;
+use super::writer::Writer;
+use crate::spec::{Elem, KernelSpec, Persistent};
+
+/// Writes the parameter list, `(` to `)`, after the kernel's name.
+pub fn signature(w: &mut Writer, spec: &KernelSpec) {
+    let (a, b) = (storage_type(spec.a.elem), storage_type(spec.b.elem));
+    let c = storage_type(spec.c.elem);
+    let mut lines = vec![
+        format!("const {a}* __restrict__ A, const {b}* __restrict__ B, {c}* __restrict__ C,"),
+        "int M, int N, int K, int lda, int ldb, int ldc,".to_string(),
+        "// batches: each problem's A, B and C lie these many elements after the one before".to_string(),
+        "long long batch_a, long long batch_b, long long batch_c".to_string(),
+    ];
+    let f = spec.fused;
+    let mut extra = Vec::new();
+    if f.alpha {
+        extra.push("float alpha".to_string());
+    }
+    if f.beta {
+        extra.push("float beta".to_string());
+    }
+    if let Some(bias) = f.bias {
+        extra.push(format!("const {}* __restrict__ bias, long long batch_bias", storage_type(bias.elem)));
+    }
+    if !extra.is_empty() {
+        lines.push(format!("// epilogue: {}", extra.iter().map(|e| e.rsplit(' ').next().unwrap_or("")).collect::<Vec<_>>().join(", ")));
+        lines.push(extra.join(", "));
+    }
+    if spec.persistent == Some(Persistent::StreamK) {
+        lines.push(format!("int batches, {}", stream_k::PARAMS));
+    }
+    // commas between groups: after every parameter line but the last
+    let last = lines.len() - 1;
+    w.line(format!("{}(", spec.kernel_name()));
+    for (i, l) in lines.iter().enumerate() {
+        let comma = if i < last && !l.ends_with(',') && !l.starts_with("//") { "," } else { "" };
+        w.line(format!("    {l}{comma}{}", if i == last { ")" } else { "" }));
+    }
+}
+
+/// For a grid of one block per C tile: `blockIdx.z` is the batch, and the
+/// operand pointers move to its problem (64-bit offsets: a batch may span
+/// more than 2^31 elements; each problem's own offsets stay 32-bit).
+pub fn batch_offsets(w: &mut Writer, spec: &KernelSpec) {
+    w.line("// batch: blockIdx.z is the problem this block works on");
+    w.line("A += blockIdx.z * batch_a;");
+    w.line("B += blockIdx.z * batch_b;");
+    w.line("C += blockIdx.z * batch_c;");
+    if spec.fused.bias.is_some() {
+        w.line("bias += blockIdx.z * batch_bias;");
+    }
+    w.line("");
+}
+
+/// The CUDA element a 16-bit or f32 value widens to f32 from.
+pub fn to_f32(elem: Elem, value: &str) -> String {
+    match elem {
+        Elem::F32 => value.to_string(),
+        Elem::Bf16 => format!("bf16_to_f32({value})"),
+        Elem::F16 => format!("f16_to_f32({value})"),
+    }
+}

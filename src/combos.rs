@@ -136,3 +136,83 @@ pub fn wmma() -> Vec<KernelSpec> {
     }
     out
 }
+
+/// The paths a fused epilogue and guarded edges run on: SIMT through shared
+/// memory, SIMT cp.async under stream-K, mma through shared memory, mma
+/// cp.async (fragments a step ahead), mma stream-K.
+fn paths(layouts: [Layout; 3], c: Elem, ab: Elem) -> Vec<KernelSpec> {
+    let f32_op = |l| Operand { elem: Elem::F32, layout: l };
+    let simt = KernelSpec {
+        a: f32_op(layouts[0]),
+        b: f32_op(layouts[1]),
+        c: f32_op(layouts[2]),
+        block: Block { m: 64, n: 64, k: Some(16), threads: 256, min_blocks: None },
+        warp: None,
+        thread: Some(ThreadTile { m: 4, n: 4, lanes: Dim::N, sweep: Dim::N }),
+        atom: Atom::Fma,
+        staging: Staging::Smem { vector: 4, transpose_a: false, buffers: 2 },
+        swizzle: Swizzle::Pad(4),
+        ..spec("simt_epilogue", [Elem::F32; 3], layouts, Atom::Fma)
+    };
+    let simt_stream_k = KernelSpec {
+        staging: Staging::CpAsync { stages: 3, vector: 4, transpose_a: true, fragments: 1 },
+        persistent: Some(Persistent::StreamK),
+        raster: Raster::Grouped(2),
+        ..simt.clone()
+    };
+    let mma = spec("mma_epilogue", [ab, ab, c], layouts, Atom::Mma { m: 16, n: 8, k: 16 });
+    let mma_smem = KernelSpec { staging: Staging::Smem { vector: 8, transpose_a: false, buffers: 2 }, swizzle: Swizzle::Pad(8), ..mma.clone() };
+    let mma_cp = KernelSpec { staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 2 }, swizzle: Swizzle::Xor, ..mma };
+    let mma_stream_k = KernelSpec { persistent: Some(Persistent::StreamK), raster: Raster::Grouped(2), ..mma_cp.clone() };
+    vec![simt, simt_stream_k, mma_smem, mma_cp, mma_stream_k]
+}
+
+/// Fused epilogues on every path: each activation, the bias along n and
+/// along m in each type, alpha and beta, every layout, each C type of mma,
+/// vector stores where C is row-major.
+pub fn fused() -> Vec<KernelSpec> {
+    let activations = [None, Some(Activation::Relu), Some(Activation::Gelu), Some(Activation::GeluTanh), Some(Activation::Silu)];
+    let mut out = Vec::new();
+    for (i, layouts) in layouts().enumerate() {
+        let c = [Elem::Bf16, Elem::F32, Elem::F16][i % 3];
+        let ab = if i % 2 == 0 { Elem::Bf16 } else { Elem::F16 };
+        for (j, mut s) in paths(layouts, c, ab).into_iter().enumerate() {
+            let n = i * 5 + j;
+            s.fused = Fused {
+                alpha: n % 2 == 0,
+                beta: n % 3 != 1,
+                bias: (n % 4 != 3).then(|| Bias { along: if n % 2 == 0 { Dim::N } else { Dim::M }, elem: [Elem::F32, Elem::Bf16, Elem::F16][n % 3] }),
+                activation: activations[n % activations.len()],
+            };
+            if layouts[2] == Layout::RowMajor && n % 2 == 0 {
+                s.epilogue = Epilogue::Vector;
+            }
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Guarded edges on the paths that take them (cp.async staging): every
+/// layout, each C type of mma, some with a fused epilogue.
+pub fn guarded() -> Vec<KernelSpec> {
+    let mut out = Vec::new();
+    for (i, layouts) in layouts().enumerate() {
+        let c = [Elem::F32, Elem::Bf16, Elem::F16][i % 3];
+        for (j, mut s) in paths(layouts, c, Elem::Bf16).into_iter().enumerate() {
+            if !matches!(s.staging, Staging::CpAsync { .. }) {
+                continue;
+            }
+            s.name = "guarded".into();
+            s.edges = Edges::Guarded;
+            if layouts[2] == Layout::RowMajor {
+                s.epilogue = Epilogue::Vector;
+            }
+            if (i + j) % 3 == 0 {
+                s.fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: c }), activation: Some(Activation::Relu) };
+            }
+            out.push(s);
+        }
+    }
+    out
+}

@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod combos;
+pub mod fused;
 pub mod measure;
 pub mod peak;
 pub mod report;

@@ -3,13 +3,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use gemm_runtime::cudarc::driver::{CudaSlice, CudaStream};
+use gemm_runtime::cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 use gemm_runtime::data::{relative_error, tolerance, POISON};
 use gemm_runtime::device::Gpu;
 use gemm_runtime::reference::Cublas;
 use gemm_runtime::spec::{Elem, Layout};
 use gemm_runtime::timing::{time, Timing};
-use gemm_runtime::{bf16, f16, Dims, GemmError, Kernel};
+use gemm_runtime::{bf16, f16, Dims, EpilogueArgs, GemmError, Kernel};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rand_distr::StandardNormal;
 
@@ -173,9 +173,12 @@ impl Problem {
         let op = |i: usize| gemm_runtime::spec::Operand { elem: types[i], layout: layouts[i] };
         let [sa, sb, sc] = gemm_runtime::args_shapes(op(0), op(1), op(2), dims);
         let s = bench.stream();
-        let a = DevMat::from_f32(s, types[0], &random_normal(sa.span(), seed))?;
-        let b = DevMat::from_f32(s, types[1], &random_normal(sb.span(), seed.wrapping_add(1)))?;
-        Ok(Problem { dims, layouts, types, a, b, c_len: sc.span() })
+        let batch = dims.batch;
+        // every problem of a batch: the last one starts (count - 1) strides in
+        let span = |span: usize, stride: usize| (batch.count - 1) * stride + span;
+        let a = DevMat::from_f32(s, types[0], &random_normal(span(sa.span(), batch.stride_a), seed))?;
+        let b = DevMat::from_f32(s, types[1], &random_normal(span(sb.span(), batch.stride_b), seed.wrapping_add(1)))?;
+        Ok(Problem { dims, layouts, types, a, b, c_len: span(sc.span(), batch.stride_c) })
     }
 
     /// The problem `kernel` computes, in its types and layouts.
@@ -191,6 +194,33 @@ impl Problem {
     /// Launches `kernel` on this problem's A and B into `c`.
     pub fn launch(&self, bench: &Bench, kernel: &Kernel, c: &mut DevMat) -> Result<(), GemmError> {
         typed!(&self.a, &self.b, c, |a, b, c| kernel.launch(bench.stream(), a, b, c, self.dims))
+    }
+
+    /// Launches `kernel` with its epilogue's arguments: `alpha` and `beta`
+    /// where the spec declares them, and `bias` (of the spec's bias type).
+    pub fn launch_fused(
+        &self,
+        bench: &Bench,
+        kernel: &Kernel,
+        c: &mut DevMat,
+        alpha: f32,
+        beta: f32,
+        bias: Option<&DevMat>,
+    ) -> Result<(), GemmError> {
+        let f = kernel.spec.fused;
+        let (alpha, beta) = (f.alpha.then_some(alpha), f.beta.then_some(beta));
+        let s = bench.stream();
+        macro_rules! with_bias {
+            ($x:expr) => {
+                typed!(&self.a, &self.b, c, |a, b, c| kernel.launch_with(s, a, b, c, self.dims, EpilogueArgs { alpha, beta, bias: $x }))
+            };
+        }
+        match bias {
+            None => with_bias!(None::<&dyn DevicePtr<f32>>),
+            Some(DevMat::F32(x)) => with_bias!(Some(x as &dyn DevicePtr<f32>)),
+            Some(DevMat::F16(x)) => with_bias!(Some(x as &dyn DevicePtr<f16>)),
+            Some(DevMat::Bf16(x)) => with_bias!(Some(x as &dyn DevicePtr<bf16>)),
+        }
     }
 
     /// cuBLAS computes this problem into `c`.

@@ -146,6 +146,7 @@ pub fn double_buffering(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<
     swizzle = pad(8),
     persistent = stream_k,
     epilogue = vector,
+    edges = guarded,
 )]
 pub fn autotuned(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
 
@@ -240,6 +241,7 @@ pub fn mma_swizzle(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf1
     swizzle = xor,
     raster = grouped(8),
     epilogue = vector,
+    edges = guarded,
 )]
 pub fn mma_autotuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
 

@@ -138,6 +138,27 @@ fn every_tensor_core_combination_compiles_for_sm_80() {
     }
 }
 
+/// Fused epilogues and guarded edges on every path (`combos::fused`,
+/// `combos::guarded`) compile; a guarded kernel's copies fill zeros past the
+/// edges (cp.async with a source size) and its stores check them.
+#[test]
+fn every_fused_epilogue_and_guarded_combination_compiles_for_sm_80() {
+    let fused = gemm_ladder::combos::fused();
+    let guarded = gemm_ladder::combos::guarded();
+    assert!(fused.len() >= 40 && guarded.len() >= 20, "{} fused, {} guarded", fused.len(), guarded.len());
+    for spec in fused.into_iter().chain(guarded) {
+        let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+        let ptx = compile(&k.source, &k.name, "sm_80").unwrap_or_else(|e| panic!("{}: {e}", k.name)).to_src();
+        if spec.edges == gemm_runtime::spec::Edges::Guarded {
+            assert!(k.source.contains("_zfill(") && k.source.contains("< M && "), "{}: no checked copies or stores", k.name);
+            assert!(ptx.contains("cp.async"), "{}", k.name);
+        }
+        if let Some(a) = spec.fused.activation {
+            assert!(k.source.contains(&format!("{}(v0)", a.name())), "{}: the activation is not applied", k.name);
+        }
+    }
+}
+
 /// The disk cache: a second compile of the same kernel (as a second process
 /// would, its in-process cache empty) reads the PTX from disk and runs no
 /// NVRTC; a damaged entry is compiled again and rewritten.

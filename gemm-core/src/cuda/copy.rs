@@ -59,6 +59,82 @@ impl CopyPlan {
     }
 }
 
+/// Where a guarded kernel's next tile of copies lies: the C tile's origin
+/// (`m`, `n`) and the K tile's index `k_tile`, and how many of that C
+/// tile's K tiles lie wholly inside A and B (`whole`); all in scope.
+#[derive(Clone, Copy)]
+pub struct CopyAt<'a> {
+    pub m: &'a str,
+    pub n: &'a str,
+    pub k_tile: &'a str,
+    pub whole: &'a str,
+}
+
+impl CopyAt<'_> {
+    /// Whether the tile lies wholly inside A and B, so that no copy needs a
+    /// check: every tile of a problem whose sizes are tile multiples.
+    pub fn whole(&self) -> String {
+        format!("{} < {}", self.k_tile, self.whole)
+    }
+}
+
+/// Which copies of a guarded kernel check the edges of A and B.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Checks {
+    /// None: the kernel is not guarded, or this loop's tiles all lie inside.
+    Off,
+    /// Every copy: this loop's block lies at an edge.
+    Every,
+    /// A branch per tile picks checked or unchecked copies (stream-K, whose
+    /// producer crosses from one C tile to the next).
+    PerTile,
+}
+
+/// `{var} = ...`: the K tiles of the C tile at (`m`, `n`) whose copies lie
+/// wholly inside A and B: all whole ones in an interior C tile, none at an
+/// edge of M or N. One comparison per tile then picks the unchecked copies.
+pub fn whole_tiles(var: &str, m: &str, n: &str, (bm, bn, bk): (u32, u32, u32)) -> String {
+    format!("{var} = {m} + {bm} <= M && {n} + {bn} <= N ? K / {bk} : 0;")
+}
+
+/// One operand's copies at the edges of a guarded kernel: the tile's first
+/// element lies at (`origin`) of a matrix of `limits` rows and columns.
+pub struct Edge {
+    pub layout: Layout,
+    /// Elements per copy, along the layout's contiguous side.
+    pub vector: u32,
+    pub origin: (String, String),
+    pub limits: (&'static str, &'static str),
+}
+
+impl Edge {
+    /// The operand's edge for its tile at `at`: A's rows run along M and its
+    /// columns along K, B's rows along K and its columns along N.
+    pub fn new(which: char, layout: Layout, vector: u32, at: CopyAt, bk: u32) -> Self {
+        let k0 = format!("{} * {bk}", crate::cuda::layout::term(at.k_tile));
+        let (origin, limits) = if which == 'A' { ((at.m.to_string(), k0), ("M", "K")) } else { ((k0, at.n.to_string()), ("K", "N")) };
+        Edge { layout, vector, origin, limits }
+    }
+
+    /// `const int {name}`: how many of the copy's elements at (`row`, `col`)
+    /// of the tile lie inside the matrix (0 to `vector`).
+    pub fn inside(&self, w: &mut crate::cuda::writer::Writer, name: &str, row: &str, col: &str) {
+        let (r, c) = (format!("{} + {row}", self.origin.0), format!("{} + {col}", self.origin.1));
+        // the copy's line (across the contiguous side) and its first element along it
+        let ((line, line_limit), (along, along_limit)) = match self.layout {
+            Layout::RowMajor => ((r, self.limits.0), (c, self.limits.1)),
+            Layout::ColMajor => ((c, self.limits.1), (r, self.limits.0)),
+        };
+        let v = self.vector;
+        if v == 1 {
+            w.line(format!("const int {name} = {line} < {line_limit} && {along} < {along_limit};"));
+        } else {
+            w.line(format!("const int {name}_left = {along_limit} - ({along});"));
+            w.line(format!("const int {name} = {line} < {line_limit} ? ({name}_left < 0 ? 0 : {name}_left < {v} ? {name}_left : {v}) : 0;"));
+        }
+    }
+}
+
 /// Whether every cp.async copy of `spec`'s tiles sits a fixed offset from the
 /// thread's first, which the generator relies on to keep addresses in registers.
 pub fn cp_async_rounds_regular(spec: &KernelSpec) -> bool {

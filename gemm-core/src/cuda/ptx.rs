@@ -5,18 +5,31 @@
 use super::writer::Writer;
 use crate::spec::Elem;
 
-/// `cp.async` copies of the given sizes in bytes, with commit and wait.
-pub fn cp_async(w: &mut Writer, sizes: &[u32]) {
+/// `cp.async` copies of the given sizes in bytes, with commit and wait; with
+/// `zfill`, also copies that read only `src_bytes` of them and fill the
+/// rest with zeros (the edges of a guarded kernel's operands).
+pub fn cp_async(w: &mut Writer, sizes: &[u32], zfill: bool) {
     let mut sizes = sizes.to_vec();
     sizes.sort_unstable();
     sizes.dedup();
     w.line("// cp.async: a copy global -> shared that holds no register while in flight.");
     w.line("// 16-byte copies may bypass L1 (.cg); smaller ones must go through it (.ca).");
-    for bytes in sizes {
+    for &bytes in &sizes {
         let cache = if bytes == 16 { "cg" } else { "ca" };
         w.block(format!("__device__ __forceinline__ void cp_async_{bytes}(unsigned dst, const void* src)"), |w| {
             w.line(format!("asm volatile(\"cp.async.{cache}.shared.global [%0], [%1], {bytes};\\n\" :: \"r\"(dst), \"l\"(src));"));
         });
+    }
+    if zfill {
+        w.line("// at an edge: reads src_bytes (0 reads nothing) and fills the rest of the copy with zeros");
+        for &bytes in &sizes {
+            let cache = if bytes == 16 { "cg" } else { "ca" };
+            w.block(format!("__device__ __forceinline__ void cp_async_{bytes}_zfill(unsigned dst, const void* src, int src_bytes)"), |w| {
+                w.line(format!(
+                    "asm volatile(\"cp.async.{cache}.shared.global [%0], [%1], {bytes}, %2;\\n\" :: \"r\"(dst), \"l\"(src), \"r\"(src_bytes));"
+                ));
+            });
+        }
     }
     w.line("// closes the group of copies issued since the last commit");
     w.block("__device__ __forceinline__ void cp_async_commit()", |w| {

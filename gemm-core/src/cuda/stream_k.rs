@@ -58,6 +58,9 @@ pub struct Tiling {
     /// extent), outermost first, e.g. `acc[ii][jj]` over `ii` and `jj`.
     pub acc: &'static str,
     pub loops: Vec<(&'static str, u32)>,
+    /// `edges = guarded`: the producer keeps the origin of the tile it
+    /// copies (`copy_m`, `copy_n`) for the copies' checks.
+    pub guarded: bool,
 }
 
 impl Tiling {
@@ -120,12 +123,21 @@ impl Tiling {
         w.line("int copy_tile = (int)(first / k_tiles);  // the C tile and K step the next copy fetches");
         w.line("int copy_k = (int)(first - (long long)copy_tile * k_tiles);");
         w.line("int copies_left = (int)(last - first);  // K steps of the share not yet copied");
+        if self.guarded {
+            w.line("// the origin of that C tile and its K tiles that need no edge checks");
+            w.line("int copy_m = 0, copy_n = 0, copy_whole = 0;");
+        }
         w.line("// points the copies' sources at K step copy_k of C tile copy_tile");
         w.statement_block("const auto aim = [&]()", |w| {
             w.line("const int tile = copy_tile;");
             self.tile_origin(w);
             w.line(format!("a_src = &{} + batch * batch_a;", sources[0]));
             w.line(format!("b_src = &{} + batch * batch_b;", sources[1]));
+            if self.guarded {
+                w.line("copy_m = block_m;");
+                w.line("copy_n = block_n;");
+                w.line(super::copy::whole_tiles("copy_whole", "block_m", "block_n", (self.bm, self.bn, self.bk)));
+            }
         });
         w.line("aim();");
     }

@@ -4,9 +4,9 @@
 //! operand; every copy sits a constant offset from them.
 
 use super::{Kernel, Tile};
-use crate::cuda::copy::CopyPlan;
+use crate::cuda::copy::{whole_tiles, CopyAt, CopyPlan, Edge};
 use crate::cuda::writer::Writer;
-use crate::spec::Layout;
+use crate::spec::{Edges, Layout};
 
 /// One operand's copies: the tile, how threads split it, and its names.
 struct Copies<'t> {
@@ -22,6 +22,15 @@ struct Copies<'t> {
 impl Copies<'_> {
     fn bytes(&self) -> u32 {
         self.plan.vector * 4
+    }
+
+    /// Bytes from stage 0 to stage `stage` (an expression); empty for stage 0.
+    fn stage_offset(&self, stage: &str) -> String {
+        if stage == "0" {
+            String::new()
+        } else {
+            format!("{stage} * {}", self.stage_elems * 4)
+        }
     }
 
     /// Round `r`'s offset from round 0: in the global source (as a row and a
@@ -46,6 +55,15 @@ impl Copies<'_> {
     }
 }
 
+/// `x` as a term, empty for 0.
+fn nonzero(x: u32) -> String {
+    if x == 0 {
+        String::new()
+    } else {
+        x.to_string()
+    }
+}
+
 /// `base + a + b`, leaving out empty terms.
 fn plus(base: &str, terms: &[&str]) -> String {
     terms.iter().filter(|t| !t.is_empty()).fold(base.to_string(), |acc, t| format!("{acc} + {t}"))
@@ -67,7 +85,8 @@ impl Kernel<'_> {
     /// Device functions for the copies this kernel issues.
     pub(super) fn cp_async_helpers(&self, w: &mut Writer, vector: u32) {
         let (a, b, _) = self.staged_tiles();
-        crate::cuda::ptx::cp_async(w, &[self.copies(&a, vector).bytes(), self.copies(&b, vector).bytes()]);
+        let guarded = self.spec.edges == Edges::Guarded;
+        crate::cuda::ptx::cp_async(w, &[self.copies(&a, vector).bytes(), self.copies(&b, vector).bytes()], guarded);
     }
 
     /// The whole pipeline: [`Self::cp_async_prologue`], then [`Self::cp_async_main_loop`].
@@ -99,18 +118,24 @@ impl Kernel<'_> {
             w.line("");
             self.stream_k().producer(w, &[self.copy_source(&a), self.copy_source(&b)]);
         } else {
-            w.line(format!("const int tiles = K / {bk};"));
+            if self.spec.edges == Edges::Guarded {
+                w.line(format!("const int tiles = (K + {}) / {bk};  // the last may be partial", bk - 1));
+                w.line("// the K tiles whose copies need no edge checks");
+                w.line(whole_tiles("const int whole_tiles", "block_m", "block_n", (self.bm, self.bn, bk)));
+            } else {
+                w.line(format!("const int tiles = K / {bk};"));
+            }
         }
         w.line("");
         let fill = stages - 1;
         w.line(format!("// pipeline fill: the first {fill} tile(s) start to travel, one commit group each"));
         if fill == 1 {
-            w.block(format!("if ({})", self.copy_ahead("0")), |w| self.issue_next(w, &a, &b, "0"));
+            w.block(format!("if ({})", self.copy_ahead("0")), |w| self.issue_next(w, &a, &b, "0", "0"));
             w.line("cp_async_commit();");
         } else {
             w.line("#pragma unroll");
             w.block(format!("for (int s = 0; s < {fill}; ++s)"), |w| {
-                w.block(format!("if ({})", self.copy_ahead("s")), |w| self.issue_next(w, &a, &b, "s"));
+                w.block(format!("if ({})", self.copy_ahead("s")), |w| self.issue_next(w, &a, &b, "s", "s"));
                 w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
             });
         }
@@ -149,7 +174,8 @@ impl Kernel<'_> {
                     } else {
                         w.line(format!("// refill the stage tile kt - 1 used (everyone is past reading it) with tile kt + {fill}"));
                     }
-                    w.block(format!("if ({})", self.copy_ahead(&format!("kt + {fill}"))), |w| self.issue_next(w, &a, &b, "wr"));
+                    let ahead = format!("kt + {fill}");
+                    w.block(format!("if ({})", self.copy_ahead(&ahead)), |w| self.issue_next(w, &a, &b, "wr", &ahead));
                     w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
                     w.line(next("wr"));
                 });
@@ -181,12 +207,57 @@ impl Kernel<'_> {
         }
     }
 
-    /// Issues both operands' copies of the next tile into stage `stage`.
-    fn issue_next(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str) {
-        self.issue(w, a, stage);
-        self.issue(w, b, stage);
+    /// Issues both operands' copies of the next tile, K tile `ahead` of this
+    /// block's (under stream-K: the producer's), into stage `stage`.
+    fn issue_next(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str, ahead: &str) {
+        // one branch per tile: the SIMT kernels have the registers for it
+        if self.spec.edges == Edges::Guarded {
+            let at = if self.stream_k {
+                CopyAt { m: "copy_m", n: "copy_n", k_tile: "copy_k", whole: "copy_whole" }
+            } else {
+                CopyAt { m: "block_m", n: "block_n", k_tile: ahead, whole: "whole_tiles" }
+            };
+            w.block(format!("if ({})", at.whole()), |w| {
+                self.issue(w, a, stage);
+                self.issue(w, b, stage);
+            });
+            w.block("else", |w| {
+                w.line("// the tile crosses an edge of A or B: copies check their elements and fill zeros past it");
+                self.issue_guarded(w, a, stage, at);
+                self.issue_guarded(w, b, stage, at);
+            });
+        } else {
+            self.issue(w, a, stage);
+            self.issue(w, b, stage);
+        }
+        self.advance(w, a);
+        self.advance(w, b);
         if self.stream_k {
             crate::cuda::stream_k::advance_producer(w);
+        }
+    }
+
+    /// [`Self::issue`] for a tile at an edge (`at`) of a guarded kernel: each
+    /// copy reads only the elements inside the matrix and fills the rest with zeros.
+    fn issue_guarded(&self, w: &mut Writer, c: &Copies, stage: &str, at: CopyAt) {
+        let p = &c.p;
+        let bk = self.spec.block.k.unwrap_or(1);
+        let edge = Edge::new(c.tile.name.chars().next().unwrap_or('A'), c.tile.layout, c.plan.vector, at, bk);
+        let stage_off = c.stage_offset(stage);
+        let base = c.tile.name;
+        for r in 0..c.plan.rounds {
+            let (dr, dc) = c.plan.round_offset(r);
+            let (src, dst) = c.round(r, None);
+            w.block("", |w| {
+                let (row, col) = (plus(&format!("{p}_row"), &[&nonzero(dr)]), plus(&format!("{p}_col"), &[&nonzero(dc)]));
+                edge.inside(w, "n", &row, &col);
+                w.line(format!(
+                    "cp_async_{}_zfill({}, n > 0 ? {} : {base}, n * 4);",
+                    c.bytes(),
+                    plus(&format!("{p}_dst"), &[&stage_off, &dst]),
+                    plus(&format!("{p}_src"), &[&src])
+                ));
+            });
         }
     }
 
@@ -239,7 +310,7 @@ impl Kernel<'_> {
     fn issue(&self, w: &mut Writer, c: &Copies, stage: &str) {
         let p = &c.p;
         let bytes = c.bytes();
-        let stage_off = if stage == "0" { String::new() } else { format!("{stage} * {}", c.stage_elems * 4) };
+        let stage_off = c.stage_offset(stage);
         let copy = |w: &mut Writer, (src, dst): (String, String)| {
             w.line(format!("cp_async_{bytes}({}, {});", plus(&format!("{p}_dst"), &[&stage_off, &dst]), plus(&format!("{p}_src"), &[&src])));
         };
@@ -252,6 +323,11 @@ impl Kernel<'_> {
                 copy(w, c.round(r, None));
             }
         }
+    }
+
+    /// Moves one operand's source on by one tile along K.
+    fn advance(&self, w: &mut Writer, c: &Copies) {
+        let p = &c.p;
         let bk = self.spec.block.k.unwrap_or(1);
         // A moves along its columns, B along its rows.
         let along_k_strided = (c.tile.name == "A") == (c.tile.layout == Layout::ColMajor);

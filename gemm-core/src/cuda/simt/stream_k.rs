@@ -6,7 +6,7 @@ use super::Kernel;
 use crate::cuda::epilogue::Output;
 use crate::cuda::stream_k::Tiling;
 use crate::cuda::writer::Writer;
-use crate::spec::Staging;
+use crate::spec::{Edges, Staging};
 
 impl Kernel<'_> {
     /// The schedule's view of this kernel: tiles and accumulators.
@@ -19,6 +19,7 @@ impl Kernel<'_> {
             threads: self.threads,
             acc: "acc",
             loops: vec![("ii", self.mi * self.tm), ("jj", self.ni * self.tn)],
+            guarded: self.spec.edges == Edges::Guarded,
         }
     }
 

@@ -22,6 +22,7 @@ mod mma;
 mod staging;
 mod wmma;
 
+use super::copy::Checks;
 use super::epilogue::Output;
 use super::layout::scaled;
 use super::ptx;
@@ -141,20 +142,23 @@ impl Tc<'_> {
             threads: self.threads,
             acc: "acc",
             loops: vec![("im", self.ami), ("jn", self.ani), ("r", regs)],
+            guarded: self.spec.edges == Edges::Guarded,
         }
     }
 
     /// Stream-K over a cp.async pipeline: shared memory and the copies' producer
     /// are set up once, and the pipeline flows through every unit of the share.
     fn stream_k_loop(&self, w: &mut Writer, stages: u32, vector: u32) {
-        let sk = self.tiling();
+        let (s, sk) = (self.spec, self.tiling());
         sk.share(w);
         w.line("");
         let (a, b) = self.cp_async_setup(w, stages, vector, Some(&sk));
+        let checks = if s.edges == Edges::Guarded { Checks::PerTile } else { Checks::Off };
+        self.cp_async_fill(w, stages, &a, &b, checks);
         w.line("");
         let body = |w: &mut Writer| {
             self.declare_accumulators(w);
-            self.cp_async_k_loop(w, stages, &a, &b);
+            self.cp_async_k_loop(w, stages, &a, &b, checks);
         };
         sk.units(w, body, |w| {
             let out = Output::for_unit(self.spec, w);
@@ -201,7 +205,7 @@ impl Tc<'_> {
     fn helpers(&self, w: &mut Writer) {
         let s = self.spec;
         if let Staging::CpAsync { vector, .. } = s.staging {
-            ptx::cp_async(w, &[vector * s.a.elem.bytes()]);
+            ptx::cp_async(w, &[vector * s.a.elem.bytes()], s.edges == Edges::Guarded);
         }
         match s.atom {
             Atom::Mma { .. } => self.mma_helpers(w),

@@ -5,10 +5,10 @@
 //! and fragment loads alike.
 
 use super::{plus, times, Source, Tc};
-use crate::cuda::copy::CopyPlan;
+use crate::cuda::copy::{whole_tiles, Checks, CopyAt, CopyPlan, Edge};
 use crate::cuda::stream_k::{self, Tiling};
 use crate::cuda::writer::Writer;
-use crate::spec::Layout;
+use crate::spec::{Edges, Layout};
 
 /// One operand's copies of a tile.
 pub(super) struct Copies {
@@ -120,7 +120,32 @@ impl Tc<'_> {
             let at = plus(&[stage_off.clone(), Some(format!("{p}_dst[r]"))]);
             w.line(format!("cp_async_{bytes}({p}s_addr + 2 * ({at}), {p}_src + {p}_off[r]);"));
         });
-        self.advance(w, c);
+    }
+
+    /// [`Self::issue`] for a tile at an edge (`at`) of a guarded kernel: each
+    /// copy reads only the elements inside the matrix and fills the rest of
+    /// its 16 bytes with zeros, which add nothing to the products.
+    fn issue_guarded(&self, w: &mut Writer, c: &Copies, stage: &str, at: CopyAt) {
+        let s = self.spec;
+        let (p, plan) = (c.p, c.plan);
+        let (op, base) = if p == 'a' { (s.a, "A") } else { (s.b, "B") };
+        let eb = op.elem.bytes();
+        let edge = Edge::new(p.to_ascii_uppercase(), op.layout, plan.vector, at, self.bk);
+        let stage_off = times(stage, c.stage);
+        w.unrolled("r", plan.rounds, |w| {
+            let body = |w: &mut Writer| {
+                let i = plus(&[Some("threadIdx.x".into()), if plan.rounds > 1 { times("r", self.threads) } else { None }]);
+                w.line(format!("const int i = {i};"));
+                w.line(format!("const int line = i / {};", plan.per_line));
+                w.line(format!("const int e = (i % {}) * {};", plan.per_line, plan.vector));
+                let (row, col) = if op.layout == Layout::RowMajor { ("line", "e") } else { ("e", "line") };
+                edge.inside(w, "n", row, col);
+                let dst = plus(&[stage_off.clone(), Some(format!("{p}_dst[r]"))]);
+                w.line(format!("cp_async_{}_zfill({p}s_addr + 2 * ({dst}), n > 0 ? {p}_src + {p}_off[r] : {base}, n * {eb});", plan.vector * eb));
+            };
+            // the names are this copy's own
+            w.block("", body);
+        });
     }
 
     /// The vector type of one copy.
@@ -213,33 +238,60 @@ impl Tc<'_> {
     }
 
     /// A cp.async pipeline `stages` tiles deep, one barrier per K tile.
+    /// Guarded, it is written twice: blocks whose tiles all lie inside A and
+    /// B run it without a check, the others with every copy checked, so the
+    /// checks cost the inner blocks nothing (not even registers: checks in
+    /// the loop made `mma_autotuned` spill).
     pub(super) fn cp_async_loop(&self, w: &mut Writer, stages: u32, vector: u32) {
         let (a, b) = self.cp_async_setup(w, stages, vector, None);
-        self.cp_async_k_loop(w, stages, &a, &b);
+        if self.spec.edges != Edges::Guarded {
+            self.cp_async_fill(w, stages, &a, &b, Checks::Off);
+            self.cp_async_k_loop(w, stages, &a, &b, Checks::Off);
+            return;
+        }
+        w.block("if (whole_tiles == tiles)", |w| {
+            w.line("// every tile of this block lies inside A and B: no copy needs a check");
+            self.cp_async_fill(w, stages, &a, &b, Checks::Off);
+            self.cp_async_k_loop(w, stages, &a, &b, Checks::Off);
+        });
+        w.block("else", |w| {
+            w.line("// this block's tiles cross an edge of A or B: every copy checks");
+            self.cp_async_fill(w, stages, &a, &b, Checks::Every);
+            self.cp_async_k_loop(w, stages, &a, &b, Checks::Every);
+        });
     }
 
-    /// Shared memory, each thread's copies, and the pipeline fill: the first
-    /// `stages - 1` tiles start to travel. Under stream-K (`sk`) a producer
-    /// cursor aims the copies through the block's whole share.
+    /// Shared memory, each thread's copies and the number of K tiles. Under
+    /// stream-K (`sk`) a producer cursor aims the copies through the block's
+    /// whole share.
     pub(super) fn cp_async_setup(&self, w: &mut Writer, stages: u32, vector: u32, sk: Option<&Tiling>) -> (Copies, Copies) {
         let (a, b) = self.smem_setup(w, stages, vector);
-        let fill = stages - 1;
         match sk {
             Some(sk) => {
                 sk.producer(w, &[self.source(&a, Some("copy_k")), self.source(&b, Some("copy_k"))]);
                 w.line("");
             }
+            None if self.spec.edges == Edges::Guarded => {
+                w.line(format!("const int tiles = (K + {}) / {};  // the last may be partial", self.bk - 1, self.bk));
+                w.line("// the K tiles whose copies need no edge checks");
+                w.line(whole_tiles("const int whole_tiles", "block_m", "block_n", (self.bm, self.bn, self.bk)));
+            }
             None => w.line(format!("const int tiles = K / {};", self.bk)),
         }
+        (a, b)
+    }
+
+    /// The pipeline fill: the first `stages - 1` tiles start to travel.
+    pub(super) fn cp_async_fill(&self, w: &mut Writer, stages: u32, a: &Copies, b: &Copies, checks: Checks) {
+        let fill = stages - 1;
         w.line(format!("// pipeline fill: the first {fill} tile(s) start to travel, one commit group each"));
         w.unrolled("s", fill, |w| {
             let s = if fill == 1 { "0" } else { "s" };
-            w.block(format!("if ({})", self.copy_ahead(s)), |w| self.issue_next(w, &a, &b, s));
+            w.block(format!("if ({})", self.copy_ahead(s)), |w| self.issue_next(w, a, b, s, s, checks));
             w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
         });
         w.line("int rd = 0;  // the stage being read");
         w.line(format!("int wr = {fill};  // the stage being refilled"));
-        (a, b)
     }
 
     /// Whether there is a tile to copy: tile `ahead` of this loop's first,
@@ -252,17 +304,42 @@ impl Tc<'_> {
         }
     }
 
-    /// Both operands' copies of the next tile into stage `stage`.
-    fn issue_next(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str) {
-        self.issue(w, a, stage);
-        self.issue(w, b, stage);
+    /// Both operands' copies of the next tile, K tile `ahead` of this block's
+    /// (under stream-K: the producer's), into stage `stage`.
+    fn issue_next(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str, ahead: &str, checks: Checks) {
+        let at = if self.stream_k {
+            CopyAt { m: "copy_m", n: "copy_n", k_tile: "copy_k", whole: "copy_whole" }
+        } else {
+            CopyAt { m: "block_m", n: "block_n", k_tile: ahead, whole: "whole_tiles" }
+        };
+        let checked = |w: &mut Writer| {
+            w.line("// copies check each line against the edges and fill zeros past them");
+            self.issue_guarded(w, a, stage, at);
+            self.issue_guarded(w, b, stage, at);
+        };
+        match checks {
+            Checks::Off => {
+                self.issue(w, a, stage);
+                self.issue(w, b, stage);
+            }
+            Checks::Every => checked(w),
+            Checks::PerTile => {
+                w.block(format!("if ({})", at.whole()), |w| {
+                    self.issue(w, a, stage);
+                    self.issue(w, b, stage);
+                });
+                w.block("else", checked);
+            }
+        }
+        self.advance(w, a);
+        self.advance(w, b);
         if self.stream_k {
             stream_k::advance_producer(w);
         }
     }
 
     /// The block tier's loop over `tiles` K tiles of a cp.async pipeline.
-    pub(super) fn cp_async_k_loop(&self, w: &mut Writer, stages: u32, a: &Copies, b: &Copies) {
+    pub(super) fn cp_async_k_loop(&self, w: &mut Writer, stages: u32, a: &Copies, b: &Copies, checks: Checks) {
         let fill = stages - 1;
         let wait = format!("cp_async_wait<{}>();", stages - 2);
         let refill = |w: &mut Writer| {
@@ -272,7 +349,8 @@ impl Tc<'_> {
             } else {
                 w.line(format!("// refill the stage tile kt - 1 used with tile kt + {fill}"));
             }
-            w.block(format!("if ({})", self.copy_ahead(&format!("kt + {fill}"))), |w| self.issue_next(w, a, b, "wr"));
+            let ahead = format!("kt + {fill}");
+            w.block(format!("if ({})", self.copy_ahead(&ahead)), |w| self.issue_next(w, a, b, "wr", &ahead, checks));
             w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
             w.line(format!("wr = wr == {fill} ? 0 : wr + 1;"));
         };

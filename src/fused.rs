@@ -1,0 +1,103 @@
+//! Checks of the fused epilogue against cuBLAS: `alpha` and `beta` through
+//! cuBLAS's own (into an f32 C, so nothing is rounded twice), the bias and
+//! the activation applied to its result on the host in f64, then rounded
+//! to C's type as the kernel rounds. Batches and any size included.
+
+use gemm_runtime::data::{relative_error, tolerance, POISON};
+use gemm_runtime::spec::{Dim, Elem, Layout};
+use gemm_runtime::{bf16, f16, Dims, Kernel};
+
+use crate::measure::{random_normal, Bench, DevMat, Failure, Problem};
+
+/// `alpha` and `beta` for a check; `beta = 0` leaves C poisoned, which the
+/// kernel must then not read.
+#[derive(Clone, Copy, Debug)]
+pub struct Scalars {
+    pub alpha: f32,
+    pub beta: f32,
+}
+
+/// `x` rounded to `elem` as the kernels round (to nearest even), widened back.
+fn round_to(elem: Elem, x: f32) -> f32 {
+    match elem {
+        Elem::F32 => x,
+        Elem::F16 => f16::from_f32(x).to_f32(),
+        Elem::Bf16 => bf16::from_f32(x).to_f32(),
+    }
+}
+
+/// (offset, problem, row, column) of every element of every problem's C, in the order the problems,
+/// rows and columns come: what a check compares (the gaps between problems
+/// and past the leading dimension are not C's).
+fn c_offsets(kernel: &Kernel, dims: Dims) -> Vec<(usize, usize, usize, usize)> {
+    let layout = kernel.spec.c.layout;
+    let ldc = dims.ldc.unwrap_or(if layout == Layout::RowMajor { dims.n } else { dims.m });
+    let mut out = Vec::with_capacity(dims.m * dims.n * dims.batch.count);
+    for b in 0..dims.batch.count {
+        for row in 0..dims.m {
+            for col in 0..dims.n {
+                let at = match layout {
+                    Layout::RowMajor => row * ldc + col,
+                    Layout::ColMajor => col * ldc + row,
+                };
+                out.push((b * dims.batch.stride_c + at, b, row, col));
+            }
+        }
+    }
+    out
+}
+
+/// Runs `kernel` (fused epilogue or not) on random inputs and compares every
+/// element of C with the reference: the relative error, or why it is wrong.
+pub fn verify_fused(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64, sc: Scalars) -> Result<f64, Failure> {
+    let spec = &kernel.spec;
+    let f = spec.fused;
+    let s = bench.stream();
+    let p = Problem::for_kernel(bench, kernel, dims, seed)?;
+    let (alpha, beta) = (if f.alpha { sc.alpha } else { 1.0 }, if f.beta { sc.beta } else { 0.0 });
+    // C before the launch: values beta scales, or poison where beta = 0
+    let c0: Vec<f32> =
+        if beta != 0.0 { random_normal(p.c_len, seed + 7).into_iter().map(|x| round_to(spec.c.elem, x)).collect() } else { vec![POISON; p.c_len] };
+    let bias_host: Option<Vec<f32>> = f.bias.map(|b| {
+        let len = if b.along == Dim::N { dims.n } else { dims.m };
+        let len = (dims.batch.count - 1) * dims.batch.stride_bias + len;
+        random_normal(len, seed + 9).into_iter().map(|x| round_to(b.elem, x)).collect()
+    });
+    let bias = match (&bias_host, f.bias) {
+        (Some(v), Some(b)) => Some(DevMat::from_f32(s, b.elem, v)?),
+        _ => None,
+    };
+    let mut c = DevMat::from_f32(s, spec.c.elem, &c0)?;
+    p.launch_fused(bench, kernel, &mut c, sc.alpha, sc.beta, bias.as_ref())?;
+    let out = c.to_f32(s)?;
+    // cuBLAS: alpha * A * B + beta * C0 into an f32 C
+    let mut wide = DevMat::from_f32(s, Elem::F32, &c0)?;
+    match (&p.a, &p.b) {
+        (DevMat::F32(a), DevMat::F32(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), dims, alpha, beta)?,
+        (DevMat::F16(a), DevMat::F16(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), dims, alpha, beta)?,
+        (DevMat::Bf16(a), DevMat::Bf16(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), dims, alpha, beta)?,
+        _ => unreachable!("a problem's A and B share a type"),
+    }
+    let wide = wide.to_f32(s)?;
+    let (mut got, mut want) = (Vec::new(), Vec::new());
+    for (at, batch, row, col) in c_offsets(kernel, dims) {
+        let mut v = wide[at] as f64;
+        if let (Some(b), Some(bias)) = (f.bias, &bias_host) {
+            let i = if b.along == Dim::N { col } else { row };
+            v += bias[batch * dims.batch.stride_bias + i] as f64;
+        }
+        if let Some(a) = f.activation {
+            v = a.apply(v);
+        }
+        got.push(out[at]);
+        want.push(round_to(spec.c.elem, v as f32));
+    }
+    let at = format!("{}x{}x{} (batch of {})", dims.m, dims.n, dims.k, dims.batch.count);
+    let wrong = |detail| Failure::Wrong { kernel: kernel.name.to_string(), at: at.clone(), detail };
+    let tol = tolerance(spec.c.elem);
+    match relative_error(&got, &want) {
+        Ok(e) if e <= tol => Ok(e),
+        Ok(e) => Err(wrong(format!("relative error {e:.3e} against cuBLAS and the host's epilogue is over {tol:.1e}"))),
+        Err(d) => Err(wrong(d)),
+    }
+}

@@ -8,7 +8,8 @@
 //! `sweep=m`, `sweep=n`, `raster=row`, `raster=grouped(8)`, `stages=5` and
 //! `fragments=1` or `fragments=2` (cp.async pipelines), `epilogue=direct` or
 //! `epilogue=vector` (C stored element by element or in vectors),
-//! `schedule=tiles` (a block per C tile) or `schedule=stream_k`. Any step of
+//! `schedule=tiles` (a block per C tile) or `schedule=stream_k`, `edges=whole` or
+//! `edges=guarded` (partial tiles checked). Any step of
 //! either ladder; cuBLAS is timed in the step's types and layouts.
 //! For example `variants autotuned pad=4 sweep=m 'raster=grouped(8),pad=4'`
 //! (quoted for the shell).

@@ -36,6 +36,13 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
             Staging::CpAsync { fragments, .. } => *fragments = value.parse().map_err(|_| bad())?,
             _ => return Err(format!("`{setting}`: this step's staging is not a cp.async pipeline")),
         },
+        "edges" => {
+            spec.edges = match value {
+                "whole" => Edges::Whole,
+                "guarded" => Edges::Guarded,
+                _ => return Err(bad()),
+            }
+        }
         "epilogue" => {
             spec.epilogue = match value {
                 "direct" => Epilogue::Direct,

@@ -1,6 +1,7 @@
 //! GPU tests: every kernel against cuBLAS, and every runtime error for real.
 //! Ignored where there is no GPU; `.gpu/run-tests` runs them on the GPU host.
 
+use gemm_ladder::fused::{verify_fused, Scalars};
 use gemm_ladder::measure::{verify, Bench, Problem};
 use gemm_ladder::steps::{naive, smem_tiling};
 use gemm_ladder::{STEPS, TENSOR_STEPS};
@@ -23,15 +24,18 @@ fn sizes(kernel: &Kernel) -> Vec<Dims> {
         .map(|(m, n, k)| Dims::new(up(m, req.m_multiple), up(n, req.n_multiple), up(k, req.k_multiple)))
         .collect();
     if req.m_multiple == 1 {
-        sizes.extend([Dims::new(1, 1, 1), Dims::new(1000, 777, 333), Dims::new(33, 65, 17), Dims::new(31, 1, 129)]);
+        // vectorized kernels need rows 16 bytes apart whatever the sizes: pad them
+        let dims = |m, n, k| if req.vector * req.c_vector > 1 { padded(m, n, k, layouts_of(&kernel.spec)) } else { Dims::new(m, n, k) };
+        sizes.extend([dims(1, 1, 1), dims(1000, 777, 333), dims(33, 65, 17), dims(31, 1, 129)]);
     }
     sizes
 }
 
 fn check_against_cublas(bench: &Bench, kernel: &Kernel) {
     for (i, dims) in sizes(kernel).into_iter().enumerate() {
-        // `verify` fails past the tolerance of C's type (`data::tolerance`)
-        verify(bench, kernel, dims, 100 + i as u64).unwrap_or_else(|e| panic!("{e}"));
+        // fails past the tolerance of C's type (`data::tolerance`); compares C's
+        // elements only, not the padding of a leading dimension
+        verify_fused(bench, kernel, dims, 100 + i as u64, Scalars { alpha: 1.0, beta: 0.0 }).unwrap_or_else(|e| panic!("{e}"));
     }
 }
 
@@ -485,4 +489,98 @@ fn opening_a_device_that_is_not_there_is_an_error() {
         Err(other) => panic!("unexpected error: {other}"),
         Ok(_) => panic!("device 4096 opened"),
     }
+}
+
+/// Leading dimensions rounded up to 8 elements: the 16-byte rows that
+/// vectorized kernels need, whatever m, n and k are.
+fn padded(m: usize, n: usize, k: usize, layouts: [Layout; 3]) -> Dims {
+    let ld = |rows: usize, cols: usize, l: Layout| (if l == Layout::RowMajor { cols } else { rows }).div_ceil(8) * 8;
+    Dims::new(m, n, k).with_ld(ld(m, k, layouts[0]), ld(k, n, layouts[1]), ld(m, n, layouts[2]))
+}
+
+fn layouts_of(spec: &gemm_runtime::spec::KernelSpec) -> [Layout; 3] {
+    [spec.a.layout, spec.b.layout, spec.c.layout]
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn fused_epilogues_match_cublas_on_every_path_layout_and_c_type() {
+    let bench = bench();
+    for (i, spec) in gemm_ladder::combos::fused().into_iter().enumerate() {
+        let k = Kernel::from_spec(spec).unwrap();
+        // beta = 0 on every third: C stays poisoned, so a kernel that reads it fails
+        let sc = Scalars { alpha: 1.5, beta: if i % 3 == 0 { 0.0 } else { -0.75 } };
+        for dims in [Dims::new(128, 192, 64), Dims::new(256, 128, 320)] {
+            verify_fused(&bench, &k, dims, 40 + i as u64, sc).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn guarded_kernels_match_cublas_at_odd_sizes_and_one_off_tile_multiples() {
+    let bench = bench();
+    let ladder = [&gemm_ladder::steps::autotuned::KERNEL, &gemm_ladder::steps::mma_autotuned::KERNEL];
+    let combos: Vec<Kernel> = gemm_ladder::combos::guarded().into_iter().map(|s| Kernel::from_spec(s).unwrap()).collect();
+    for (i, k) in ladder.into_iter().chain(combos.iter()).enumerate() {
+        let (bm, bn, bk) = (k.spec.block.m as usize, k.spec.block.n as usize, k.spec.block.k.unwrap_or(16) as usize);
+        let mut shapes = vec![(1, 1, 1), (127, 129, 33), (2 * bm + 1, 2 * bn - 1, 3 * bk + 1), (bm - 1, bn + 1, bk - 1)];
+        if i < 2 {
+            shapes.push((1000, 3000, 999));
+        }
+        for (j, (m, n, kk)) in shapes.into_iter().enumerate() {
+            let dims = padded(m, n, kk, layouts_of(&k.spec));
+            let sc = Scalars { alpha: 0.5, beta: 2.0 };
+            verify_fused(&bench, k, dims, 70 + j as u64, sc).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn batched_problems_match_strided_batched_cublas_on_every_path() {
+    let bench = bench();
+    let ladder = [&gemm_ladder::steps::autotuned::KERNEL, &gemm_ladder::steps::mma_autotuned::KERNEL];
+    let fused: Vec<Kernel> = gemm_ladder::combos::fused().into_iter().take(10).map(|s| Kernel::from_spec(s).unwrap()).collect();
+    let guarded: Vec<Kernel> = gemm_ladder::combos::guarded().into_iter().take(6).map(|s| Kernel::from_spec(s).unwrap()).collect();
+    for (i, k) in ladder.into_iter().chain(fused.iter()).chain(guarded.iter()).enumerate() {
+        let guarded = k.spec.edges == gemm_runtime::spec::Edges::Guarded;
+        let (m, n, kk) = if guarded { (200, 136, 72) } else { (256, 256, 128) };
+        let dims = padded(m, n, kk, layouts_of(&k.spec));
+        // problems with gaps between them, and a shared B on every other kernel
+        let one = |ld: Option<usize>, rows: usize, cols: usize, l: Layout| ld.unwrap() * if l == Layout::RowMajor { rows } else { cols };
+        let l = layouts_of(&k.spec);
+        let (sa, sb, sc) = (one(dims.lda, m, kk, l[0]) + 64, one(dims.ldb, kk, n, l[1]) + 32, one(dims.ldc, m, n, l[2]) + 8);
+        let dims = dims.batched(3, sa, if i % 2 == 0 { 0 } else { sb }, sc).bias_stride(if i % 2 == 0 { 0 } else { 3000 });
+        verify_fused(&bench, k, dims, 90 + i as u64, Scalars { alpha: 1.25, beta: 0.5 }).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn epilogue_and_edge_misuse_is_an_error() {
+    let bench = bench();
+    let k = &gemm_ladder::steps::mma_autotuned::KERNEL;
+    // k = 999 with a packed row-major A: rows are not 16 bytes apart
+    let p = Problem::for_kernel(&bench, k, Dims::new(64, 64, 999), 1).unwrap();
+    let mut c = p.poisoned_c(&bench).unwrap();
+    let e = p.launch(&bench, k, &mut c).unwrap_err();
+    assert!(matches!(e, GemmError::Misaligned { operand: 'A', .. }), "{e}");
+    // a fused kernel launched without its arguments, or with a short bias
+    let spec = gemm_ladder::combos::fused().into_iter().find(|s| s.fused.alpha && s.fused.bias.is_some()).unwrap();
+    let fk = Kernel::from_spec(spec).unwrap();
+    let dims = Dims::new(128, 128, 64);
+    let p = Problem::for_kernel(&bench, &fk, dims, 2).unwrap();
+    let mut c = p.poisoned_c(&bench).unwrap();
+    let e = p.launch(&bench, &fk, &mut c).unwrap_err();
+    assert!(matches!(e, GemmError::EpilogueArgs { .. }) && e.to_string().contains("give `alpha`"), "{e}");
+    let short = gemm_ladder::measure::DevMat::from_f32(bench.stream(), fk.spec.fused.bias.unwrap().elem, &[1.0; 7]).unwrap();
+    let e = p.launch_fused(&bench, &fk, &mut c, 1.0, 1.0, Some(&short)).unwrap_err();
+    assert!(e.to_string().contains("its buffer holds 7"), "{e}");
+    // C's problems may not overlap
+    let dims = Dims::new(128, 128, 64).batched(2, 0, 0, 100);
+    let q = Problem::for_kernel(&bench, k, dims, 3).unwrap();
+    let mut c = q.poisoned_c(&bench).unwrap();
+    let e = q.launch(&bench, k, &mut c).unwrap_err();
+    assert!(matches!(e, GemmError::Batch(_)) && e.to_string().contains("write over each other"), "{e}");
 }

@@ -124,10 +124,12 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 for (int r = 0; r < 8; ++r) {
                     cp_async_4(a_dst + s * 8704 + r * 64, a_src + r * 16 * lda);
                 }
+                a_src += 16;
                 #pragma unroll
                 for (int r = 0; r < 4; ++r) {
                     cp_async_16(b_dst + s * 16896 + r * 4224, b_src + r * 4 * ldb);
                 }
+                b_src += 16 * ldb;
             }
             else {
                 // the tile crosses an edge of A or B: copies check their elements and fill zeros past it
@@ -183,9 +185,9 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                     const int n = copy_k * 16 + b_row + 12 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
                     cp_async_16_zfill(b_dst + s * 16896 + 12672, n > 0 ? b_src + 12 * ldb : B, n * 4);
                 }
+                a_src += 16;
+                b_src += 16 * ldb;
             }
-            a_src += 16;
-            b_src += 16 * ldb;
             --copies_left;
             if (++copy_k == k_tiles) {
                 // that was the C tile's last K step: the next copy starts the next tile
@@ -250,10 +252,12 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                             for (int r = 0; r < 8; ++r) {
                                 cp_async_4(a_dst + wr * 8704 + r * 64, a_src + r * 16 * lda);
                             }
+                            a_src += 16;
                             #pragma unroll
                             for (int r = 0; r < 4; ++r) {
                                 cp_async_16(b_dst + wr * 16896 + r * 4224, b_src + r * 4 * ldb);
                             }
+                            b_src += 16 * ldb;
                         }
                         else {
                             // the tile crosses an edge of A or B: copies check their elements and fill zeros past it
@@ -309,9 +313,9 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                                 const int n = copy_k * 16 + b_row + 12 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
                                 cp_async_16_zfill(b_dst + wr * 16896 + 12672, n > 0 ? b_src + 12 * ldb : B, n * 4);
                             }
+                            a_src += 16;
+                            b_src += 16 * ldb;
                         }
-                        a_src += 16;
-                        b_src += 16 * ldb;
                         --copies_left;
                         if (++copy_k == k_tiles) {
                             // that was the C tile's last K step: the next copy starts the next tile

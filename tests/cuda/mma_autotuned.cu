@@ -145,11 +145,11 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                 for (int r = 0; r < 4; ++r) {
                     cp_async_16(as_addr + 2 * (s * 8192 + a_dst[r]), a_src + a_off[r]);
                 }
+                a_src += 64;
                 #pragma unroll
                 for (int r = 0; r < 8; ++r) {
                     cp_async_16(bs_addr + 2 * (s * 16384 + b_dst[r]), b_src + b_off[r]);
                 }
-                a_src += 64;
                 b_src += 64 * ldb;
             }
             cp_async_commit();  // empty past the last tile: keeps one group per tile
@@ -177,11 +177,11 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                 for (int r = 0; r < 4; ++r) {
                     cp_async_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r]);
                 }
+                a_src += 64;
                 #pragma unroll
                 for (int r = 0; r < 8; ++r) {
                     cp_async_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r]);
                 }
-                a_src += 64;
                 b_src += 64 * ldb;
             }
             cp_async_commit();  // empty past the last tile: keeps one group per tile

@@ -130,11 +130,11 @@ mma_pipeline__bf16bf16bf16_rrr__b128x128x32_t256__w64x32_i1x1__mma16x8x16__cp_as
             for (int r = 0; r < 2; ++r) {
                 cp_async_16(as_addr + 2 * (s * 5120 + a_dst[r]), a_src + a_off[r]);
             }
+            a_src += 32;
             #pragma unroll
             for (int r = 0; r < 2; ++r) {
                 cp_async_16(bs_addr + 2 * (s * 4352 + b_dst[r]), b_src + b_off[r]);
             }
-            a_src += 32;
             b_src += 32 * ldb;
         }
         cp_async_commit();  // empty past the last tile: keeps one group per tile
@@ -152,11 +152,11 @@ mma_pipeline__bf16bf16bf16_rrr__b128x128x32_t256__w64x32_i1x1__mma16x8x16__cp_as
             for (int r = 0; r < 2; ++r) {
                 cp_async_16(as_addr + 2 * (wr * 5120 + a_dst[r]), a_src + a_off[r]);
             }
+            a_src += 32;
             #pragma unroll
             for (int r = 0; r < 2; ++r) {
                 cp_async_16(bs_addr + 2 * (wr * 4352 + b_dst[r]), b_src + b_off[r]);
             }
-            a_src += 32;
             b_src += 32 * ldb;
         }
         cp_async_commit();  // empty past the last tile: keeps one group per tile

@@ -163,11 +163,11 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
             for (int r = 0; r < 4; ++r) {
                 cp_async_16(as_addr + 2 * (s * 4096 + a_dst[r]), a_src + a_off[r]);
             }
+            a_src += 64;
             #pragma unroll
             for (int r = 0; r < 4; ++r) {
                 cp_async_16(bs_addr + 2 * (s * 4096 + b_dst[r]), b_src + b_off[r]);
             }
-            a_src += 64;
             b_src += 64 * ldb;
             --copies_left;
             if (++copy_k == k_tiles) {
@@ -218,11 +218,11 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
                 for (int r = 0; r < 4; ++r) {
                     cp_async_16(as_addr + 2 * (wr * 4096 + a_dst[r]), a_src + a_off[r]);
                 }
+                a_src += 64;
                 #pragma unroll
                 for (int r = 0; r < 4; ++r) {
                     cp_async_16(bs_addr + 2 * (wr * 4096 + b_dst[r]), b_src + b_off[r]);
                 }
-                a_src += 64;
                 b_src += 64 * ldb;
                 --copies_left;
                 if (++copy_k == k_tiles) {

@@ -132,11 +132,11 @@ mma_swizzle__bf16bf16bf16_rrr__b128x128x32_t256__w64x32_i1x1__mma16x8x16__cp_asy
             for (int r = 0; r < 2; ++r) {
                 cp_async_16(as_addr + 2 * (s * 4096 + a_dst[r]), a_src + a_off[r]);
             }
+            a_src += 32;
             #pragma unroll
             for (int r = 0; r < 2; ++r) {
                 cp_async_16(bs_addr + 2 * (s * 4096 + b_dst[r]), b_src + b_off[r]);
             }
-            a_src += 32;
             b_src += 32 * ldb;
         }
         cp_async_commit();  // empty past the last tile: keeps one group per tile
@@ -154,11 +154,11 @@ mma_swizzle__bf16bf16bf16_rrr__b128x128x32_t256__w64x32_i1x1__mma16x8x16__cp_asy
             for (int r = 0; r < 2; ++r) {
                 cp_async_16(as_addr + 2 * (wr * 4096 + a_dst[r]), a_src + a_off[r]);
             }
+            a_src += 32;
             #pragma unroll
             for (int r = 0; r < 2; ++r) {
                 cp_async_16(bs_addr + 2 * (wr * 4096 + b_dst[r]), b_src + b_off[r]);
             }
-            a_src += 32;
             b_src += 32 * ldb;
         }
         cp_async_commit();  // empty past the last tile: keeps one group per tile

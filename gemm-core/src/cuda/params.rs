@@ -19,18 +19,21 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
         "long long batch_a, long long batch_b, long long batch_c".to_string(),
     ];
     let f = spec.fused;
-    let mut extra = Vec::new();
+    let (mut extra, mut names) = (Vec::new(), Vec::new());
     if f.alpha {
         extra.push("float alpha".to_string());
+        names.push("alpha");
     }
     if f.beta {
         extra.push("float beta".to_string());
+        names.push("beta");
     }
     if let Some(bias) = f.bias {
         extra.push(format!("const {}* __restrict__ bias, long long batch_bias", storage_type(bias.elem)));
+        names.push("the bias and its batch stride");
     }
     if !extra.is_empty() {
-        lines.push(format!("// epilogue: {}", extra.iter().map(|e| e.rsplit(' ').next().unwrap_or("")).collect::<Vec<_>>().join(", ")));
+        lines.push(format!("// epilogue: {}", names.join(", ")));
         lines.push(extra.join(", "));
     }
     if spec.persistent == Some(Persistent::StreamK) {

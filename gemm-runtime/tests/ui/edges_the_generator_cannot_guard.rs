@@ -1,0 +1,34 @@
+use gemm_runtime::{f16, gemm_kernel, Mat, MatMut, RowMajor, ColMajor};
+
+// A direct fma kernel guards its edges always: `whole` would be a lie.
+#[gemm_kernel(
+    block(m = 32, n = 32, threads = 1024),
+    thread(m = 1, n = 1),
+    atom = fma,
+    staging = direct,
+    edges = whole,
+)]
+fn direct_whole(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+// Guarded edges stage through cp.async; synchronous staging is refused.
+#[gemm_kernel(
+    block(m = 64, n = 64, k = 16, threads = 256),
+    thread(m = 4, n = 4),
+    atom = fma,
+    staging = smem(vector = 4),
+    edges = guarded,
+)]
+fn smem_guarded(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+// wmma stores whole fragments: no guarded edges, no fused epilogue.
+#[gemm_kernel(
+    block(m = 64, n = 64, k = 32, threads = 128),
+    warp(m = 32, n = 32),
+    atom = wmma(m16n16k16),
+    staging = cp_async(stages = 2, vector = 8),
+    epilogue = direct(alpha),
+    edges = guarded,
+)]
+fn wmma_guarded(a: Mat<f16, RowMajor>, b: Mat<f16, ColMajor>, c: MatMut<f32, RowMajor>);
+
+fn main() {}

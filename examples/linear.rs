@@ -76,6 +76,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         print!("{}", linear::CUDA);
         return Ok(());
     }
+    if args.out % 2 != 0 {
+        return Err(format!("--out {} must be even: the separate bias + GELU pass stores pairs", args.out).into());
+    }
     let bench = Bench::open()?;
     let dims = Dims::new(args.tokens, args.out, args.features);
     let kernel = &linear::KERNEL;

@@ -31,7 +31,7 @@ fn round_to(elem: Elem, x: f32) -> f32 {
 /// and past the leading dimension are not C's).
 fn c_offsets(kernel: &Kernel, dims: Dims) -> Vec<(usize, usize, usize, usize)> {
     let layout = kernel.spec.c.layout;
-    let ldc = dims.ldc.unwrap_or(if layout == Layout::RowMajor { dims.n } else { dims.m });
+    let ldc = gemm_runtime::args_shapes(kernel.spec.a, kernel.spec.b, kernel.spec.c, dims)[2].ld;
     let mut out = Vec::with_capacity(dims.m * dims.n * dims.batch.count);
     for b in 0..dims.batch.count {
         for row in 0..dims.m {

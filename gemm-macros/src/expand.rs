@@ -18,7 +18,7 @@ pub fn gemm_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
             meant = attr.meant.clone();
             let sig = sig::parse(&mut cx, item);
             if let Some(sig) = &sig {
-                let tys = sig.params.iter().map(|p| &p.2);
+                let tys = sig.params.iter().map(|p| &p.2).chain(sig.bias.iter().map(|b| &b.2));
                 written_types = quote! { const _: ::core::marker::PhantomData<(#(#tys,)*)> = ::core::marker::PhantomData; };
             }
             build(&mut cx, attr, sig)

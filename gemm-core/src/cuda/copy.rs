@@ -70,7 +70,17 @@ pub struct CopyAt<'a> {
     pub whole: &'a str,
 }
 
-impl CopyAt<'_> {
+impl<'a> CopyAt<'a> {
+    /// The next copies' tile: under stream-K the producer's (`copy_*`),
+    /// else K tile `ahead` of this block's C tile.
+    pub fn next(stream_k: bool, ahead: &'a str) -> Self {
+        if stream_k {
+            CopyAt { m: "copy_m", n: "copy_n", k_tile: "copy_k", whole: "copy_whole" }
+        } else {
+            CopyAt { m: "block_m", n: "block_n", k_tile: ahead, whole: "whole_tiles" }
+        }
+    }
+
     /// Whether the tile lies wholly inside A and B, so that no copy needs a
     /// check: every tile of a problem whose sizes are tile multiples.
     pub fn whole(&self) -> String {

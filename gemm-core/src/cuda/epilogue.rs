@@ -8,7 +8,6 @@
 //! element at a time, each checked.
 
 use super::layout::{offset, sum};
-use super::params::to_f32;
 use super::ptx::ptx_type;
 use super::writer::Writer;
 use crate::spec::{Activation, Dim, Edges, Elem, Epilogue, KernelSpec, Layout};
@@ -57,6 +56,15 @@ pub fn helpers(w: &mut Writer, spec: &KernelSpec) {
     }
     if f.any() {
         w.line("");
+    }
+}
+
+/// `value` (an element of `elem` in memory) widened to f32 by the helpers above.
+fn to_f32(elem: Elem, value: &str) -> String {
+    match elem {
+        Elem::F32 => value.to_string(),
+        Elem::Bf16 => format!("bf16_to_f32({value})"),
+        Elem::F16 => format!("f16_to_f32({value})"),
     }
 }
 

@@ -6,7 +6,7 @@
 use super::ptx::storage_type;
 use super::stream_k;
 use super::writer::Writer;
-use crate::spec::{Elem, KernelSpec, Persistent};
+use crate::spec::{KernelSpec, Persistent};
 
 /// Writes the parameter list, `(` to `)`, after the kernel's name.
 pub fn signature(w: &mut Writer, spec: &KernelSpec) {
@@ -60,13 +60,4 @@ pub fn batch_offsets(w: &mut Writer, spec: &KernelSpec) {
         w.line("bias += blockIdx.z * batch_bias;");
     }
     w.line("");
-}
-
-/// The CUDA element a 16-bit or f32 value widens to f32 from.
-pub fn to_f32(elem: Elem, value: &str) -> String {
-    match elem {
-        Elem::F32 => value.to_string(),
-        Elem::Bf16 => format!("bf16_to_f32({value})"),
-        Elem::F16 => format!("f16_to_f32({value})"),
-    }
 }

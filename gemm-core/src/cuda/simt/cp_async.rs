@@ -212,11 +212,7 @@ impl Kernel<'_> {
     fn issue_next(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str, ahead: &str) {
         // one branch per tile: the SIMT kernels have the registers for it
         if self.spec.edges == Edges::Guarded {
-            let at = if self.stream_k {
-                CopyAt { m: "copy_m", n: "copy_n", k_tile: "copy_k", whole: "copy_whole" }
-            } else {
-                CopyAt { m: "block_m", n: "block_n", k_tile: ahead, whole: "whole_tiles" }
-            };
+            let at = CopyAt::next(self.stream_k, ahead);
             w.block(format!("if ({})", at.whole()), |w| self.issue_both(w, a, b, stage));
             w.block("else", |w| {
                 w.line("// the tile crosses an edge of A or B: copies check their elements and fill zeros past it");

@@ -316,11 +316,7 @@ impl Tc<'_> {
     /// Both operands' copies of the next tile, K tile `ahead` of this block's
     /// (under stream-K: the producer's), into stage `stage`.
     fn issue_next(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str, ahead: &str, checks: Checks) {
-        let at = if self.stream_k {
-            CopyAt { m: "copy_m", n: "copy_n", k_tile: "copy_k", whole: "copy_whole" }
-        } else {
-            CopyAt { m: "block_m", n: "block_n", k_tile: ahead, whole: "whole_tiles" }
-        };
+        let at = CopyAt::next(self.stream_k, ahead);
         let checked = |w: &mut Writer| {
             w.line("// copies check each line against the edges and fill zeros past them");
             self.issue_guarded(w, a, stage, at);

@@ -1,14 +1,19 @@
-//! Prints the generated CUDA of a ladder step: `cargo run --example cuda -- STEP`.
+//! Prints the generated CUDA of a ladder step, or of a variant of its spec:
+//! `cargo run --example cuda -- STEP [VARIANT]`, e.g. `cuda autotuned edges=whole`
+//! (variant settings as in the `variants` example).
 
 use clap::Parser;
 
-/// Prints the CUDA C++ that #[gemm_kernel] generated for a ladder step.
+/// Prints the CUDA C++ that #[gemm_kernel] generated for a ladder step, or
+/// that the generator writes for a variant of its spec.
 #[derive(Debug, Parser)]
 #[command(name = "cuda")]
 struct Cli {
     /// The ladder step (either ladder, or the split-K row)
     #[arg(value_parser = step_names())]
     step: String,
+    /// Settings joined by commas, applied to the step's spec (`pad=4,edges=whole`)
+    variant: Option<String>,
 }
 
 fn step_names() -> clap::builder::PossibleValuesParser {
@@ -19,5 +24,22 @@ fn step_names() -> clap::builder::PossibleValuesParser {
 fn main() {
     let cli = Cli::parse();
     let step = gemm_ladder::steps::step(&cli.step).expect("clap accepts step names only");
-    print!("{}", step.kernel.source);
+    let Some(variant) = cli.variant else {
+        print!("{}", step.kernel.source);
+        return;
+    };
+    let mut spec = step.kernel.spec.clone();
+    let generated = gemm_ladder::variants::apply_all(&mut spec, &variant).and_then(|()| {
+        gemm_runtime::gemm_core::generate(&spec).map_err(|diags| {
+            let why: Vec<String> = diags.iter().map(|d| format!("{}: {}", d.at, d.msg)).collect();
+            format!("`{variant}` is not a kernel the generator accepts: {}", why.join("; "))
+        })
+    });
+    match generated {
+        Ok(kernel) => print!("{}", kernel.source),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    }
 }

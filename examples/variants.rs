@@ -9,7 +9,9 @@
 //! `fragments=1` or `fragments=2` (cp.async pipelines), `epilogue=direct` or
 //! `epilogue=vector` (C stored element by element or in vectors),
 //! `schedule=tiles` (a block per C tile) or `schedule=stream_k`, `edges=whole` or
-//! `edges=guarded` (partial tiles checked). Any step of
+//! `edges=guarded` (partial tiles checked), and `source=FILE`: the CUDA in FILE
+//! in place of the generated source (hand-edit what `cuda STEP VARIANT`
+//! prints, keeping the kernel's name and parameters). Any step of
 //! either ladder; cuBLAS is timed in the step's types and layouts.
 //! For example `variants autotuned pad=4 sweep=m 'raster=grouped(8),pad=4'`
 //! (quoted for the shell).
@@ -17,7 +19,7 @@
 use clap::Parser;
 use gemm_ladder::measure::{config, describe, time_cublas_typed, Bench, Reps};
 use gemm_ladder::search;
-use gemm_runtime::Dims;
+use gemm_runtime::{Dims, Kernel};
 
 /// A ladder step beside variants of its spec, each verified against cuBLAS and
 /// timed in one process, two rounds: what one setting is worth.
@@ -33,7 +35,8 @@ struct Cli {
 }
 
 const SETTINGS: &str = "Settings: pad=N | pad=none, sweep=m | sweep=n, raster=row | raster=grouped(N), stages=N, \
-fragments=1 | fragments=2, epilogue=direct | epilogue=vector, schedule=tiles | schedule=stream_k.
+fragments=1 | fragments=2, epilogue=direct | epilogue=vector, schedule=tiles | schedule=stream_k, \
+edges=whole | edges=guarded, source=FILE (hand-edited CUDA in place of the generated).
 Example: variants autotuned 4096 pad=4 sweep=m 'raster=grouped(8),pad=4'";
 
 fn step_names() -> clap::builder::PossibleValuesParser {
@@ -63,16 +66,10 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         return Err("the size must be at least 1".into());
     }
     let base = step.kernel.spec.clone();
-    let mut specs = vec![base.clone()];
+    let mut kernels = vec![Kernel::from_spec(base.clone())?];
     let mut labels = vec!["(as in the ladder)".to_string()];
     for variant in args {
-        let mut spec = base.clone();
-        gemm_ladder::variants::apply_all(&mut spec, &variant)?;
-        if let Err(diags) = gemm_runtime::gemm_core::generate(&spec) {
-            let why: Vec<String> = diags.iter().map(|d| format!("{}: {}", d.at, d.msg)).collect();
-            return Err(format!("`{variant}` is not a kernel the generator accepts: {}", why.join("; ")).into());
-        }
-        specs.push(spec);
+        kernels.push(variant_kernel(&base, &variant)?);
         labels.push(variant);
     }
     let bench = Bench::open()?;
@@ -85,13 +82,13 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     println!("|---|---:|---:|---:|");
     let mut rounds = Vec::new();
     for _ in 0..2 {
-        let timed = search::run(&bench, &specs, dims, reps, |_, _| {})?;
+        let timed = search::time_all(&bench, &kernels, dims, reps, |_, _| {})?;
         let cublas = time_cublas_typed(&bench, cfg.0, cfg.1, dims, reps)?.tflops(dims.flops());
         rounds.push((timed, cublas));
     }
     let (_, cublas) = rounds[1];
-    for (spec, label) in specs.iter().zip(&labels) {
-        let of = |i: usize| rounds[i].0.iter().find(|t| &t.spec == spec).map(|t| t.tflops);
+    for (i, label) in labels.iter().enumerate() {
+        let of = |round: usize| rounds[round].0[i].as_ref().map(|t| t.tflops);
         match (of(0), of(1)) {
             (Some(a), Some(b)) => {
                 println!("| {label} | {a:.2} | {b:.2} | {:.1}% |", 100.0 * b / cublas)
@@ -101,4 +98,29 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("| cuBLAS {} | {:.2} | {:.2} | 100.0% |", describe(cfg), rounds[0].1, cublas);
     Ok(())
+}
+
+/// The kernel of `base` with a variant's settings; `source=FILE` among them
+/// puts FILE's CUDA in place of the generated source (the settings still
+/// give the launch: threads, shared memory, parameters).
+fn variant_kernel(base: &gemm_runtime::spec::KernelSpec, variant: &str) -> Result<Kernel, Box<dyn std::error::Error>> {
+    let mut spec = base.clone();
+    let mut source = None;
+    for setting in variant.split(',') {
+        match setting.strip_prefix("source=") {
+            Some(path) => source = Some(std::fs::read_to_string(path).map_err(|e| format!("`{setting}`: {e}"))?),
+            None => gemm_ladder::variants::apply(&mut spec, setting)?,
+        }
+    }
+    let g = gemm_runtime::gemm_core::generate(&spec).map_err(|diags| {
+        let why: Vec<String> = diags.iter().map(|d| format!("{}: {}", d.at, d.msg)).collect();
+        format!("`{variant}` is not a kernel the generator accepts: {}", why.join("; "))
+    })?;
+    let Some(source) = source else { return Ok(Kernel::from_spec(spec)?) };
+    if !source.contains(&g.kernel_name) {
+        return Err(format!("`{variant}`: the file has no kernel named {} (the name the settings give)", g.kernel_name).into());
+    }
+    // A command-line tool builds a handful of these: leaking them is simpler
+    // than teaching `Kernel` to own a hand-edited source.
+    Ok(Kernel::from_parts(spec, Box::leak(source.into_boxed_str()), Box::leak(g.kernel_name.into_boxed_str()), g.threads, g.smem_bytes))
 }

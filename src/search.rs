@@ -295,9 +295,23 @@ pub struct Tuned {
 /// Compiles (in parallel), verifies and times every candidate at `dims`;
 /// returns them best first. A candidate that fails to compile, launch or
 /// verify is reported on stderr and dropped: a wrong kernel is never timed.
-pub fn run(bench: &Bench, specs: &[KernelSpec], dims: Dims, reps: Reps, mut progress: impl FnMut(usize, &KernelSpec)) -> Result<Vec<Tuned>, Failure> {
+pub fn run(bench: &Bench, specs: &[KernelSpec], dims: Dims, reps: Reps, progress: impl FnMut(usize, &KernelSpec)) -> Result<Vec<Tuned>, Failure> {
     let kernels: Vec<Kernel> =
         specs.iter().filter_map(|s| Kernel::from_spec(s.clone()).map_err(|e| eprintln!("{}: {e}", s.kernel_name())).ok()).collect();
+    let mut results: Vec<Tuned> = time_all(bench, &kernels, dims, reps, progress)?.into_iter().flatten().collect();
+    results.sort_by(|a, b| b.tflops.total_cmp(&a.tflops));
+    Ok(results)
+}
+
+/// Verifies and times `kernels` (which share types and layouts) in their
+/// order: `None` for one that failed, with the reason printed.
+pub fn time_all(
+    bench: &Bench,
+    kernels: &[Kernel],
+    dims: Dims,
+    reps: Reps,
+    mut progress: impl FnMut(usize, &KernelSpec),
+) -> Result<Vec<Option<Tuned>>, Failure> {
     // NVRTC is the slow part, and thread-safe: compile on every core first.
     let workers = std::thread::available_parallelism().map_or(4, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -312,7 +326,7 @@ pub fn run(bench: &Bench, specs: &[KernelSpec], dims: Dims, reps: Reps, mut prog
     });
     // One set of inputs for all (the candidates share types and layouts):
     // verified at a size up to 1024, timed at `dims`.
-    let Some(first) = specs.first() else { return Ok(Vec::new()) };
+    let Some(first) = kernels.first().map(|k| &k.spec) else { return Ok(Vec::new()) };
     let (types, layouts) = ([first.a.elem, first.b.elem, first.c.elem], [first.a.layout, first.b.layout, first.c.layout]);
     let check_dims = Dims::new(dims.m.min(1024), dims.n.min(1024), dims.k.min(512));
     let check = Problem::typed(bench, types, layouts, check_dims, 7)?;
@@ -322,13 +336,18 @@ pub fn run(bench: &Bench, specs: &[KernelSpec], dims: Dims, reps: Reps, mut prog
     for (i, kernel) in kernels.iter().enumerate() {
         progress(i, &kernel.spec);
         let measured = verify_on(bench, kernel, &check, &reference).and_then(|err| Ok((err, time_on(bench, kernel, &timed, reps)?)));
-        match measured {
-            Ok((rel_err, t)) => results.push(Tuned { spec: kernel.spec.clone(), tflops: t.tflops(dims.flops()), rel_err }),
-            Err(Failure::Gpu(e)) => eprintln!("{}: {e}", kernel.name),
-            Err(e) => eprintln!("{e}"),
-        }
+        results.push(match measured {
+            Ok((rel_err, t)) => Some(Tuned { spec: kernel.spec.clone(), tflops: t.tflops(dims.flops()), rel_err }),
+            Err(Failure::Gpu(e)) => {
+                eprintln!("{}: {e}", kernel.name);
+                None
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                None
+            }
+        });
     }
-    results.sort_by(|a, b| b.tflops.total_cmp(&a.tflops));
     Ok(results)
 }
 

@@ -97,8 +97,19 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
     int copy_tile = (int)(first / k_tiles);  // the C tile and K step the next copy fetches
     int copy_k = (int)(first - (long long)copy_tile * k_tiles);
     int copies_left = (int)(last - first);  // K steps of the share not yet copied
-    // the origin of that C tile and its K tiles that need no edge checks
-    int copy_m = 0, copy_n = 0, copy_whole = 0;
+    // the K tiles of that C tile that need no edge checks
+    int copy_whole = 0;
+    // the origin of that C tile, for the checked copies at its edges
+    const auto copy_origin = [&](int& copy_m, int& copy_n) {
+        const int tile = copy_tile;
+        const int batch = tile / (tiles_m * tiles_n);
+        const int in_batch = tile - batch * (tiles_m * tiles_n);
+        // raster (row): tiles in row-major order
+        const int block_m = (in_batch / tiles_n) * 128;
+        const int block_n = (in_batch % tiles_n) * 256;
+        copy_m = block_m;
+        copy_n = block_n;
+    };
     // points the copies' sources at K step copy_k of C tile copy_tile
     const auto aim = [&]() {
         const int tile = copy_tile;
@@ -109,8 +120,6 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
         const int block_n = (in_batch % tiles_n) * 256;
         a_src = &A[(block_m + a_row) * lda + (copy_k * 16 + a_col)] + batch * batch_a;
         b_src = &B[(copy_k * 16 + b_row) * ldb + (block_n + b_col)] + batch * batch_b;
-        copy_m = block_m;
-        copy_n = block_n;
         copy_whole = block_m + 128 <= M && block_n + 256 <= N ? K / 16 : 0;
     };
     aim();
@@ -133,6 +142,8 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
             }
             else {
                 // the tile crosses an edge of A or B: copies check their elements and fill zeros past it
+                int copy_m, copy_n;
+                copy_origin(copy_m, copy_n);
                 {
                     const int n = copy_m + a_row < M && copy_k * 16 + a_col < K;
                     cp_async_4_zfill(a_dst + s * 8704, n > 0 ? a_src : A, n * 4);
@@ -225,29 +236,35 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
         b_frag[0][jn * 4 + 3] = b_frag4.w;
     }
 
-    for (long long it = first; it < last;) {
-        // this unit: K steps k_step.. of one C tile, up to the tile's end or the share's
-        const int tile = (int)(it / k_tiles);
-        const int k_step = (int)(it - (long long)tile * k_tiles);
-        const int tiles = (int)(last - it < k_tiles - k_step ? last - it : k_tiles - k_step);
-        it += tiles;
+    // whether every C tile of this block's share lies wholly inside M, N and K, so
+    // that no copy needs a check
+    bool share_whole = K % 16 == 0;
+    for (int t = (int)(first / k_tiles); share_whole && (long long)t * k_tiles < last; ++t) {
+        const int tile = t;
         const int batch = tile / (tiles_m * tiles_n);
         const int in_batch = tile - batch * (tiles_m * tiles_n);
         // raster (row): tiles in row-major order
         const int block_m = (in_batch / tiles_n) * 128;
         const int block_n = (in_batch % tiles_n) * 256;
-        float acc[8][16] = {};
+        share_whole = block_m + 128 <= M && block_n + 256 <= N;
+    }
+    if (share_whole) {
+        for (long long it = first; it < last;) {
+            // this unit: K steps of one C tile, up to the tile's end or the share's
+            const long long k_left = k_tiles - it % k_tiles;
+            const int tiles = (int)(last - it < k_left ? last - it : k_left);
+            it += tiles;
+            float acc[8][16] = {};
 
-        // block tier: walk K one 16-wide tile at a time
-        for (int kt = 0; kt < tiles; ++kt) {
-            // thread tier: one outer product per k of the staged tile
-            #pragma unroll
-            for (int p = 0; p < 16; ++p) {
-                if (p == 0) {
-                    // refill the stage the previous K step used (everyone is past reading it) with
-                    // the share's K step 3 ahead, of this C tile or the next
-                    if (copies_left > 0) {
-                        if (copy_k < copy_whole) {
+            // block tier: walk K one 16-wide tile at a time
+            for (int kt = 0; kt < tiles; ++kt) {
+                // thread tier: one outer product per k of the staged tile
+                #pragma unroll
+                for (int p = 0; p < 16; ++p) {
+                    if (p == 0) {
+                        // refill the stage the previous K step used (everyone is past reading it) with
+                        // the share's K step 3 ahead, of this C tile or the next
+                        if (copies_left > 0) {
                             #pragma unroll
                             for (int r = 0; r < 8; ++r) {
                                 cp_async_4(a_dst + wr * 8704 + r * 64, a_src + r * 16 * lda);
@@ -258,176 +275,346 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                                 cp_async_16(b_dst + wr * 16896 + r * 4224, b_src + r * 4 * ldb);
                             }
                             b_src += 16 * ldb;
+                            --copies_left;
+                            if (++copy_k == k_tiles) {
+                                // that was the C tile's last K step: the next copy starts the next tile
+                                copy_k = 0;
+                                ++copy_tile;
+                                aim();
+                            }
                         }
-                        else {
-                            // the tile crosses an edge of A or B: copies check their elements and fill zeros past it
-                            {
-                                const int n = copy_m + a_row < M && copy_k * 16 + a_col < K;
-                                cp_async_4_zfill(a_dst + wr * 8704, n > 0 ? a_src : A, n * 4);
-                            }
-                            {
-                                const int n = copy_m + a_row + 16 < M && copy_k * 16 + a_col < K;
-                                cp_async_4_zfill(a_dst + wr * 8704 + 64, n > 0 ? a_src + 16 * lda : A, n * 4);
-                            }
-                            {
-                                const int n = copy_m + a_row + 32 < M && copy_k * 16 + a_col < K;
-                                cp_async_4_zfill(a_dst + wr * 8704 + 128, n > 0 ? a_src + 32 * lda : A, n * 4);
-                            }
-                            {
-                                const int n = copy_m + a_row + 48 < M && copy_k * 16 + a_col < K;
-                                cp_async_4_zfill(a_dst + wr * 8704 + 192, n > 0 ? a_src + 48 * lda : A, n * 4);
-                            }
-                            {
-                                const int n = copy_m + a_row + 64 < M && copy_k * 16 + a_col < K;
-                                cp_async_4_zfill(a_dst + wr * 8704 + 256, n > 0 ? a_src + 64 * lda : A, n * 4);
-                            }
-                            {
-                                const int n = copy_m + a_row + 80 < M && copy_k * 16 + a_col < K;
-                                cp_async_4_zfill(a_dst + wr * 8704 + 320, n > 0 ? a_src + 80 * lda : A, n * 4);
-                            }
-                            {
-                                const int n = copy_m + a_row + 96 < M && copy_k * 16 + a_col < K;
-                                cp_async_4_zfill(a_dst + wr * 8704 + 384, n > 0 ? a_src + 96 * lda : A, n * 4);
-                            }
-                            {
-                                const int n = copy_m + a_row + 112 < M && copy_k * 16 + a_col < K;
-                                cp_async_4_zfill(a_dst + wr * 8704 + 448, n > 0 ? a_src + 112 * lda : A, n * 4);
-                            }
-                            {
-                                const int n_left = N - (copy_n + b_col);
-                                const int n = copy_k * 16 + b_row < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                cp_async_16_zfill(b_dst + wr * 16896, n > 0 ? b_src : B, n * 4);
-                            }
-                            {
-                                const int n_left = N - (copy_n + b_col);
-                                const int n = copy_k * 16 + b_row + 4 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                cp_async_16_zfill(b_dst + wr * 16896 + 4224, n > 0 ? b_src + 4 * ldb : B, n * 4);
-                            }
-                            {
-                                const int n_left = N - (copy_n + b_col);
-                                const int n = copy_k * 16 + b_row + 8 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                cp_async_16_zfill(b_dst + wr * 16896 + 8448, n > 0 ? b_src + 8 * ldb : B, n * 4);
-                            }
-                            {
-                                const int n_left = N - (copy_n + b_col);
-                                const int n = copy_k * 16 + b_row + 12 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                cp_async_16_zfill(b_dst + wr * 16896 + 12672, n > 0 ? b_src + 12 * ldb : B, n * 4);
-                            }
-                            a_src += 16;
-                            b_src += 16 * ldb;
-                        }
-                        --copies_left;
-                        if (++copy_k == k_tiles) {
-                            // that was the C tile's last K step: the next copy starts the next tile
-                            copy_k = 0;
-                            ++copy_tile;
-                            aim();
+                        cp_async_commit();  // empty past the last tile: keeps one group per tile
+                        wr = wr == 3 ? 0 : wr + 1;
+                    }
+                    if (p == 15) {
+                        // the next tile's fragments come next: wait until it has landed; past
+                        // this barrier nobody reads the stage the next refill overwrites
+                        cp_async_wait<2>();
+                        __syncthreads();
+                        rd = rd == 3 ? 0 : rd + 1;
+                        a_rd = a_rd0 + rd * 2176;
+                        b_rd = b_rd0 + rd * 4224;
+                    }
+                    // fragments of k + 1 (after the last tile: from a stage no copy fills, never used)
+                    #pragma unroll
+                    for (int q = 0; q < 2; ++q) {
+                        const float4 a_frag4 = *reinterpret_cast<const float4*>(&a_rd[((p + 1) % 16) * 136 + q * 4]);
+                        a_frag[(p + 1) % 2][q * 4] = a_frag4.x;
+                        a_frag[(p + 1) % 2][q * 4 + 1] = a_frag4.y;
+                        a_frag[(p + 1) % 2][q * 4 + 2] = a_frag4.z;
+                        a_frag[(p + 1) % 2][q * 4 + 3] = a_frag4.w;
+                    }
+                    #pragma unroll
+                    for (int jn = 0; jn < 4; ++jn) {
+                        const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[((p + 1) % 16) * 264 + jn * 32]);
+                        b_frag[(p + 1) % 2][jn * 4] = b_frag4.x;
+                        b_frag[(p + 1) % 2][jn * 4 + 1] = b_frag4.y;
+                        b_frag[(p + 1) % 2][jn * 4 + 2] = b_frag4.z;
+                        b_frag[(p + 1) % 2][jn * 4 + 3] = b_frag4.w;
+                    }
+                    // atom (fma)
+                    #pragma unroll
+                    for (int ii = 0; ii < 8; ++ii) {
+                        #pragma unroll
+                        for (int jj = 0; jj < 16; ++jj) {
+                            acc[ii][jj] = fmaf(a_frag[p % 2][ii], b_frag[p % 2][jj], acc[ii][jj]);
                         }
                     }
-                    cp_async_commit();  // empty past the last tile: keeps one group per tile
-                    wr = wr == 3 ? 0 : wr + 1;
                 }
-                if (p == 15) {
-                    // the next tile's fragments come next: wait until it has landed; past
-                    // this barrier nobody reads the stage the next refill overwrites
-                    cp_async_wait<2>();
-                    __syncthreads();
-                    rd = rd == 3 ? 0 : rd + 1;
-                    a_rd = a_rd0 + rd * 2176;
-                    b_rd = b_rd0 + rd * 4224;
-                }
-                // fragments of k + 1 (after the last tile: from a stage no copy fills, never used)
-                #pragma unroll
-                for (int q = 0; q < 2; ++q) {
-                    const float4 a_frag4 = *reinterpret_cast<const float4*>(&a_rd[((p + 1) % 16) * 136 + q * 4]);
-                    a_frag[(p + 1) % 2][q * 4] = a_frag4.x;
-                    a_frag[(p + 1) % 2][q * 4 + 1] = a_frag4.y;
-                    a_frag[(p + 1) % 2][q * 4 + 2] = a_frag4.z;
-                    a_frag[(p + 1) % 2][q * 4 + 3] = a_frag4.w;
-                }
-                #pragma unroll
-                for (int jn = 0; jn < 4; ++jn) {
-                    const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[((p + 1) % 16) * 264 + jn * 32]);
-                    b_frag[(p + 1) % 2][jn * 4] = b_frag4.x;
-                    b_frag[(p + 1) % 2][jn * 4 + 1] = b_frag4.y;
-                    b_frag[(p + 1) % 2][jn * 4 + 2] = b_frag4.z;
-                    b_frag[(p + 1) % 2][jn * 4 + 3] = b_frag4.w;
-                }
-                // atom (fma)
+            }
+
+            // the unit's tile and first K step, and where the tile lies, worked out after
+            // the K loop so that they hold no registers through it
+            const int tile = (int)((it - tiles) / k_tiles);
+            const int k_step = (int)(it - tiles - (long long)tile * k_tiles);
+            const int batch = tile / (tiles_m * tiles_n);
+            const int in_batch = tile - batch * (tiles_m * tiles_n);
+            // raster (row): tiles in row-major order
+            const int block_m = (in_batch / tiles_n) * 128;
+            const int block_n = (in_batch % tiles_n) * 256;
+
+            if (k_step > 0) {
+                // the tile's first K step is an earlier block's: leave this partial sum for it
+                float* const mine = partials + (long long)blockIdx.x * slot + threadIdx.x;
                 #pragma unroll
                 for (int ii = 0; ii < 8; ++ii) {
                     #pragma unroll
                     for (int jj = 0; jj < 16; ++jj) {
-                        acc[ii][jj] = fmaf(a_frag[p % 2][ii], b_frag[p % 2][jj], acc[ii][jj]);
+                        __stcg(&mine[ii * 4096 + jj * 256], acc[ii][jj]);
                     }
                 }
+                __threadfence();  // the sum is visible to the whole GPU before the flag
+                __syncthreads();
+                if (threadIdx.x == 0) st_release(&flags[blockIdx.x], 1u);
+                continue;
             }
-        }
-
-        if (k_step > 0) {
-            // the tile's first K step is an earlier block's: leave this partial sum for it
-            float* const mine = partials + (long long)blockIdx.x * slot + threadIdx.x;
-            #pragma unroll
-            for (int ii = 0; ii < 8; ++ii) {
-                #pragma unroll
-                for (int jj = 0; jj < 16; ++jj) {
-                    __stcg(&mine[ii * 4096 + jj * 256], acc[ii][jj]);
+            // this block owns the tile; where it stopped short of the tile's end, the blocks
+            // after it hold the rest, each in its first unit: add their sums in block order
+            // (a fixed order: the result does not depend on timing)
+            if (tiles < k_tiles) {
+                // they are blocks blockIdx.x + 1 .. b_end - 1
+                const long long tile_end = (long long)(tile + 1) * k_tiles;
+                unsigned b_end = blockIdx.x + 1;
+                while (work * b_end / gridDim.x < tile_end) ++b_end;
+                // wait for all their flags at once, a thread to a block (empty shares have none)
+                for (unsigned b = blockIdx.x + 1 + threadIdx.x; b < b_end; b += blockDim.x) {
+                    if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}
                 }
-            }
-            __threadfence();  // the sum is visible to the whole GPU before the flag
-            __syncthreads();
-            if (threadIdx.x == 0) st_release(&flags[blockIdx.x], 1u);
-            continue;
-        }
-        // this block owns the tile; where it stopped short of the tile's end, the blocks
-        // after it hold the rest, each in its first unit: add their sums in block order
-        // (a fixed order: the result does not depend on timing)
-        if (tiles < k_tiles) {
-            // they are blocks blockIdx.x + 1 .. b_end - 1
-            const long long tile_end = (long long)(tile + 1) * k_tiles;
-            unsigned b_end = blockIdx.x + 1;
-            while (work * b_end / gridDim.x < tile_end) ++b_end;
-            // wait for all their flags at once, a thread to a block (empty shares have none)
-            for (unsigned b = blockIdx.x + 1 + threadIdx.x; b < b_end; b += blockDim.x) {
-                if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}
-            }
-            __syncthreads();  // every flag seen: every sum is complete
-            for (unsigned b = blockIdx.x + 1; b < b_end; ++b) {
-                if (work * (b + 1) / gridDim.x == work * b / gridDim.x) continue;  // an empty share
-                const float* const theirs = partials + (long long)b * slot + threadIdx.x;
-                #pragma unroll
-                for (int ii = 0; ii < 8; ++ii) {
+                __syncthreads();  // every flag seen: every sum is complete
+                for (unsigned b = blockIdx.x + 1; b < b_end; ++b) {
+                    if (work * (b + 1) / gridDim.x == work * b / gridDim.x) continue;  // an empty share
+                    const float* const theirs = partials + (long long)b * slot + threadIdx.x;
                     #pragma unroll
-                    for (int jj = 0; jj < 16; ++jj) {
-                        acc[ii][jj] += __ldcg(&theirs[ii * 4096 + jj * 256]);
+                    for (int ii = 0; ii < 8; ++ii) {
+                        #pragma unroll
+                        for (int jj = 0; jj < 16; ++jj) {
+                            acc[ii][jj] += __ldcg(&theirs[ii * 4096 + jj * 256]);
+                        }
                     }
                 }
             }
-        }
 
-        // this unit's batch of C
-        auto* const C_batch = C + batch * batch_c;
-        // epilogue (vector: float4 stores): C = A * B; nothing is stored past C's edges
-        #pragma unroll
-        for (int jn = 0; jn < 4; ++jn) {
+            // this unit's batch of C
+            auto* const C_batch = C + batch * batch_c;
+            // epilogue (vector: float4 stores): C = A * B; nothing is stored past C's edges
             #pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                if (block_m + thread_m + i < M && block_n + thread_n + jn * 32 + 3 < N) {
-                    *reinterpret_cast<float4*>(&C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32)]) = float4{acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
-                }
-                else {
-                    // across an edge of C: the elements inside it, one at a time
-                    if (block_m + thread_m + i < M && block_n + thread_n + jn * 32 < N) {
-                        C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32)] = acc[i][jn * 4];
-                    }
-                    if (block_m + thread_m + i < M && block_n + thread_n + jn * 32 + 1 < N) {
-                        C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32 + 1)] = acc[i][jn * 4 + 1];
-                    }
-                    if (block_m + thread_m + i < M && block_n + thread_n + jn * 32 + 2 < N) {
-                        C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32 + 2)] = acc[i][jn * 4 + 2];
-                    }
+            for (int jn = 0; jn < 4; ++jn) {
+                #pragma unroll
+                for (int i = 0; i < 8; ++i) {
                     if (block_m + thread_m + i < M && block_n + thread_n + jn * 32 + 3 < N) {
-                        C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32 + 3)] = acc[i][jn * 4 + 3];
+                        *reinterpret_cast<float4*>(&C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32)]) = float4{acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
+                    }
+                    else {
+                        // across an edge of C: the elements inside it, one at a time
+                        if (block_m + thread_m + i < M && block_n + thread_n + jn * 32 < N) {
+                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32)] = acc[i][jn * 4];
+                        }
+                        if (block_m + thread_m + i < M && block_n + thread_n + jn * 32 + 1 < N) {
+                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32 + 1)] = acc[i][jn * 4 + 1];
+                        }
+                        if (block_m + thread_m + i < M && block_n + thread_n + jn * 32 + 2 < N) {
+                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32 + 2)] = acc[i][jn * 4 + 2];
+                        }
+                        if (block_m + thread_m + i < M && block_n + thread_n + jn * 32 + 3 < N) {
+                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32 + 3)] = acc[i][jn * 4 + 3];
+                        }
+                    }
+                }
+            }
+        }
+    }
+    else {
+        // a share at an edge: a branch per tile picks checked or unchecked copies
+        for (long long it = first; it < last;) {
+            // this unit: K steps of one C tile, up to the tile's end or the share's
+            const long long k_left = k_tiles - it % k_tiles;
+            const int tiles = (int)(last - it < k_left ? last - it : k_left);
+            it += tiles;
+            float acc[8][16] = {};
+
+            // block tier: walk K one 16-wide tile at a time
+            for (int kt = 0; kt < tiles; ++kt) {
+                // thread tier: one outer product per k of the staged tile
+                #pragma unroll
+                for (int p = 0; p < 16; ++p) {
+                    if (p == 0) {
+                        // refill the stage the previous K step used (everyone is past reading it) with
+                        // the share's K step 3 ahead, of this C tile or the next
+                        if (copies_left > 0) {
+                            if (copy_k < copy_whole) {
+                                #pragma unroll
+                                for (int r = 0; r < 8; ++r) {
+                                    cp_async_4(a_dst + wr * 8704 + r * 64, a_src + r * 16 * lda);
+                                }
+                                a_src += 16;
+                                #pragma unroll
+                                for (int r = 0; r < 4; ++r) {
+                                    cp_async_16(b_dst + wr * 16896 + r * 4224, b_src + r * 4 * ldb);
+                                }
+                                b_src += 16 * ldb;
+                            }
+                            else {
+                                // the tile crosses an edge of A or B: copies check their elements and fill zeros past it
+                                int copy_m, copy_n;
+                                copy_origin(copy_m, copy_n);
+                                {
+                                    const int n = copy_m + a_row < M && copy_k * 16 + a_col < K;
+                                    cp_async_4_zfill(a_dst + wr * 8704, n > 0 ? a_src : A, n * 4);
+                                }
+                                {
+                                    const int n = copy_m + a_row + 16 < M && copy_k * 16 + a_col < K;
+                                    cp_async_4_zfill(a_dst + wr * 8704 + 64, n > 0 ? a_src + 16 * lda : A, n * 4);
+                                }
+                                {
+                                    const int n = copy_m + a_row + 32 < M && copy_k * 16 + a_col < K;
+                                    cp_async_4_zfill(a_dst + wr * 8704 + 128, n > 0 ? a_src + 32 * lda : A, n * 4);
+                                }
+                                {
+                                    const int n = copy_m + a_row + 48 < M && copy_k * 16 + a_col < K;
+                                    cp_async_4_zfill(a_dst + wr * 8704 + 192, n > 0 ? a_src + 48 * lda : A, n * 4);
+                                }
+                                {
+                                    const int n = copy_m + a_row + 64 < M && copy_k * 16 + a_col < K;
+                                    cp_async_4_zfill(a_dst + wr * 8704 + 256, n > 0 ? a_src + 64 * lda : A, n * 4);
+                                }
+                                {
+                                    const int n = copy_m + a_row + 80 < M && copy_k * 16 + a_col < K;
+                                    cp_async_4_zfill(a_dst + wr * 8704 + 320, n > 0 ? a_src + 80 * lda : A, n * 4);
+                                }
+                                {
+                                    const int n = copy_m + a_row + 96 < M && copy_k * 16 + a_col < K;
+                                    cp_async_4_zfill(a_dst + wr * 8704 + 384, n > 0 ? a_src + 96 * lda : A, n * 4);
+                                }
+                                {
+                                    const int n = copy_m + a_row + 112 < M && copy_k * 16 + a_col < K;
+                                    cp_async_4_zfill(a_dst + wr * 8704 + 448, n > 0 ? a_src + 112 * lda : A, n * 4);
+                                }
+                                {
+                                    const int n_left = N - (copy_n + b_col);
+                                    const int n = copy_k * 16 + b_row < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
+                                    cp_async_16_zfill(b_dst + wr * 16896, n > 0 ? b_src : B, n * 4);
+                                }
+                                {
+                                    const int n_left = N - (copy_n + b_col);
+                                    const int n = copy_k * 16 + b_row + 4 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
+                                    cp_async_16_zfill(b_dst + wr * 16896 + 4224, n > 0 ? b_src + 4 * ldb : B, n * 4);
+                                }
+                                {
+                                    const int n_left = N - (copy_n + b_col);
+                                    const int n = copy_k * 16 + b_row + 8 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
+                                    cp_async_16_zfill(b_dst + wr * 16896 + 8448, n > 0 ? b_src + 8 * ldb : B, n * 4);
+                                }
+                                {
+                                    const int n_left = N - (copy_n + b_col);
+                                    const int n = copy_k * 16 + b_row + 12 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
+                                    cp_async_16_zfill(b_dst + wr * 16896 + 12672, n > 0 ? b_src + 12 * ldb : B, n * 4);
+                                }
+                                a_src += 16;
+                                b_src += 16 * ldb;
+                            }
+                            --copies_left;
+                            if (++copy_k == k_tiles) {
+                                // that was the C tile's last K step: the next copy starts the next tile
+                                copy_k = 0;
+                                ++copy_tile;
+                                aim();
+                            }
+                        }
+                        cp_async_commit();  // empty past the last tile: keeps one group per tile
+                        wr = wr == 3 ? 0 : wr + 1;
+                    }
+                    if (p == 15) {
+                        // the next tile's fragments come next: wait until it has landed; past
+                        // this barrier nobody reads the stage the next refill overwrites
+                        cp_async_wait<2>();
+                        __syncthreads();
+                        rd = rd == 3 ? 0 : rd + 1;
+                        a_rd = a_rd0 + rd * 2176;
+                        b_rd = b_rd0 + rd * 4224;
+                    }
+                    // fragments of k + 1 (after the last tile: from a stage no copy fills, never used)
+                    #pragma unroll
+                    for (int q = 0; q < 2; ++q) {
+                        const float4 a_frag4 = *reinterpret_cast<const float4*>(&a_rd[((p + 1) % 16) * 136 + q * 4]);
+                        a_frag[(p + 1) % 2][q * 4] = a_frag4.x;
+                        a_frag[(p + 1) % 2][q * 4 + 1] = a_frag4.y;
+                        a_frag[(p + 1) % 2][q * 4 + 2] = a_frag4.z;
+                        a_frag[(p + 1) % 2][q * 4 + 3] = a_frag4.w;
+                    }
+                    #pragma unroll
+                    for (int jn = 0; jn < 4; ++jn) {
+                        const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[((p + 1) % 16) * 264 + jn * 32]);
+                        b_frag[(p + 1) % 2][jn * 4] = b_frag4.x;
+                        b_frag[(p + 1) % 2][jn * 4 + 1] = b_frag4.y;
+                        b_frag[(p + 1) % 2][jn * 4 + 2] = b_frag4.z;
+                        b_frag[(p + 1) % 2][jn * 4 + 3] = b_frag4.w;
+                    }
+                    // atom (fma)
+                    #pragma unroll
+                    for (int ii = 0; ii < 8; ++ii) {
+                        #pragma unroll
+                        for (int jj = 0; jj < 16; ++jj) {
+                            acc[ii][jj] = fmaf(a_frag[p % 2][ii], b_frag[p % 2][jj], acc[ii][jj]);
+                        }
+                    }
+                }
+            }
+
+            // the unit's tile and first K step, and where the tile lies, worked out after
+            // the K loop so that they hold no registers through it
+            const int tile = (int)((it - tiles) / k_tiles);
+            const int k_step = (int)(it - tiles - (long long)tile * k_tiles);
+            const int batch = tile / (tiles_m * tiles_n);
+            const int in_batch = tile - batch * (tiles_m * tiles_n);
+            // raster (row): tiles in row-major order
+            const int block_m = (in_batch / tiles_n) * 128;
+            const int block_n = (in_batch % tiles_n) * 256;
+
+            if (k_step > 0) {
+                // the tile's first K step is an earlier block's: leave this partial sum for it
+                float* const mine = partials + (long long)blockIdx.x * slot + threadIdx.x;
+                #pragma unroll
+                for (int ii = 0; ii < 8; ++ii) {
+                    #pragma unroll
+                    for (int jj = 0; jj < 16; ++jj) {
+                        __stcg(&mine[ii * 4096 + jj * 256], acc[ii][jj]);
+                    }
+                }
+                __threadfence();  // the sum is visible to the whole GPU before the flag
+                __syncthreads();
+                if (threadIdx.x == 0) st_release(&flags[blockIdx.x], 1u);
+                continue;
+            }
+            // this block owns the tile; where it stopped short of the tile's end, the blocks
+            // after it hold the rest, each in its first unit: add their sums in block order
+            // (a fixed order: the result does not depend on timing)
+            if (tiles < k_tiles) {
+                // they are blocks blockIdx.x + 1 .. b_end - 1
+                const long long tile_end = (long long)(tile + 1) * k_tiles;
+                unsigned b_end = blockIdx.x + 1;
+                while (work * b_end / gridDim.x < tile_end) ++b_end;
+                // wait for all their flags at once, a thread to a block (empty shares have none)
+                for (unsigned b = blockIdx.x + 1 + threadIdx.x; b < b_end; b += blockDim.x) {
+                    if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}
+                }
+                __syncthreads();  // every flag seen: every sum is complete
+                for (unsigned b = blockIdx.x + 1; b < b_end; ++b) {
+                    if (work * (b + 1) / gridDim.x == work * b / gridDim.x) continue;  // an empty share
+                    const float* const theirs = partials + (long long)b * slot + threadIdx.x;
+                    #pragma unroll
+                    for (int ii = 0; ii < 8; ++ii) {
+                        #pragma unroll
+                        for (int jj = 0; jj < 16; ++jj) {
+                            acc[ii][jj] += __ldcg(&theirs[ii * 4096 + jj * 256]);
+                        }
+                    }
+                }
+            }
+
+            // this unit's batch of C
+            auto* const C_batch = C + batch * batch_c;
+            // epilogue (vector: float4 stores): C = A * B; nothing is stored past C's edges
+            #pragma unroll
+            for (int jn = 0; jn < 4; ++jn) {
+                #pragma unroll
+                for (int i = 0; i < 8; ++i) {
+                    if (block_m + thread_m + i < M && block_n + thread_n + jn * 32 + 3 < N) {
+                        *reinterpret_cast<float4*>(&C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32)]) = float4{acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
+                    }
+                    else {
+                        // across an edge of C: the elements inside it, one at a time
+                        if (block_m + thread_m + i < M && block_n + thread_n + jn * 32 < N) {
+                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32)] = acc[i][jn * 4];
+                        }
+                        if (block_m + thread_m + i < M && block_n + thread_n + jn * 32 + 1 < N) {
+                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32 + 1)] = acc[i][jn * 4 + 1];
+                        }
+                        if (block_m + thread_m + i < M && block_n + thread_n + jn * 32 + 2 < N) {
+                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32 + 2)] = acc[i][jn * 4 + 2];
+                        }
+                        if (block_m + thread_m + i < M && block_n + thread_n + jn * 32 + 3 < N) {
+                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32 + 3)] = acc[i][jn * 4 + 3];
+                        }
                     }
                 }
             }

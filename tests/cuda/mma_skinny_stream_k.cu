@@ -183,16 +183,10 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
     int wr = 3;  // the stage being refilled
 
     for (long long it = first; it < last;) {
-        // this unit: K steps k_step.. of one C tile, up to the tile's end or the share's
-        const int tile = (int)(it / k_tiles);
-        const int k_step = (int)(it - (long long)tile * k_tiles);
-        const int tiles = (int)(last - it < k_tiles - k_step ? last - it : k_tiles - k_step);
+        // this unit: K steps of one C tile, up to the tile's end or the share's
+        const long long k_left = k_tiles - it % k_tiles;
+        const int tiles = (int)(last - it < k_left ? last - it : k_left);
         it += tiles;
-        const int batch = tile / (tiles_m * tiles_n);
-        const int in_batch = tile - batch * (tiles_m * tiles_n);
-        // raster (row): tiles in row-major order
-        const int block_m = (in_batch / tiles_n) * 64;
-        const int block_n = (in_batch % tiles_n) * 64;
         // accumulators: 2x4 atoms of 16x8, 4 floats per lane each
         float acc[2][4][4] = {};
 
@@ -314,6 +308,16 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
                 }
             }
         }
+
+        // the unit's tile and first K step, and where the tile lies, worked out after
+        // the K loop so that they hold no registers through it
+        const int tile = (int)((it - tiles) / k_tiles);
+        const int k_step = (int)(it - tiles - (long long)tile * k_tiles);
+        const int batch = tile / (tiles_m * tiles_n);
+        const int in_batch = tile - batch * (tiles_m * tiles_n);
+        // raster (row): tiles in row-major order
+        const int block_m = (in_batch / tiles_n) * 64;
+        const int block_n = (in_batch % tiles_n) * 64;
 
         if (k_step > 0) {
             // the tile's first K step is an earlier block's: leave this partial sum for it

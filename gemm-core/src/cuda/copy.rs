@@ -61,13 +61,16 @@ impl CopyPlan {
 
 /// Where a guarded kernel's next tile of copies lies: the C tile's origin
 /// (`m`, `n`) and the K tile's index `k_tile`, and how many of that C
-/// tile's K tiles lie wholly inside A and B (`whole`); all in scope.
+/// tile's K tiles lie wholly inside A and B (`whole`); all in scope, the
+/// origin once [`Self::origin`] has brought it there.
 #[derive(Clone, Copy)]
 pub struct CopyAt<'a> {
     pub m: &'a str,
     pub n: &'a str,
     pub k_tile: &'a str,
     pub whole: &'a str,
+    /// The origin is worked out by the stream-K producer's `copy_origin`.
+    worked_out: bool,
 }
 
 impl<'a> CopyAt<'a> {
@@ -75,9 +78,19 @@ impl<'a> CopyAt<'a> {
     /// else K tile `ahead` of this block's C tile.
     pub fn next(stream_k: bool, ahead: &'a str) -> Self {
         if stream_k {
-            CopyAt { m: "copy_m", n: "copy_n", k_tile: "copy_k", whole: "copy_whole" }
+            CopyAt { m: "copy_m", n: "copy_n", k_tile: "copy_k", whole: "copy_whole", worked_out: true }
         } else {
-            CopyAt { m: "block_m", n: "block_n", k_tile: ahead, whole: "whole_tiles" }
+            CopyAt { m: "block_m", n: "block_n", k_tile: ahead, whole: "whole_tiles", worked_out: false }
+        }
+    }
+
+    /// Brings the origin into scope for checked copies: the stream-K
+    /// producer works it out at each tile that needs it (a few per share)
+    /// rather than keep it in registers through the K loop.
+    pub fn origin(&self, w: &mut crate::cuda::writer::Writer) {
+        if self.worked_out {
+            w.line(format!("int {}, {};", self.m, self.n));
+            w.line(format!("copy_origin({}, {});", self.m, self.n));
         }
     }
 

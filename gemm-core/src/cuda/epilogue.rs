@@ -38,18 +38,24 @@ pub fn helpers(w: &mut Writer, spec: &KernelSpec) {
         });
     }
     if let Some(a) = f.activation {
+        if matches!(a, Activation::GeluTanh | Activation::Silu) {
+            sigmoid_helpers(w);
+        }
         let (comment, body) = match a {
             Activation::Relu => ("relu: max(x, 0)", "return x > 0.0f ? x : 0.0f;"),
             Activation::Gelu => {
                 ("gelu: x * Phi(x), the normal CDF by erf (PyTorch's GELU())", "return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));")
             }
+            // The constants fold sqrt(8 / pi) and log2(e) into one polynomial:
+            // -2u log2(e) = x (c1 + c3 x^2).
             Activation::GeluTanh => (
                 "gelu_tanh: the tanh approximation of gelu (PyTorch's GELU(approximate='tanh'), cuBLASLt's GELU),\n\
-                 // 0.5 x (1 + tanh u) written as x * sigmoid(2u): one fast exp and a division, where tanhf\n\
-                 // cost the epilogue of a 1-block-per-SM kernel 8% of its time (both agree to f32 rounding)",
-                "return __fdividef(x, 1.0f + __expf(-1.5957691216057308f * (x + 0.044715f * x * x * x)));",
+                 // 0.5 x (1 + tanh u) = x * sigmoid(2u), u = sqrt(2 / pi) (x + 0.044715 x^3): no cancellation\n\
+                 // for negative x, and two fast hardware ops where tanhf cost the epilogue of a\n\
+                 // 1-block-per-SM kernel 8% of its time",
+                "return x * rcp_approx(1.0f + ex2_approx(x * fmaf(x * x, -0.10294324f, -2.3022082f)));",
             ),
-            Activation::Silu => ("silu: x * sigmoid(x)", "return x / (1.0f + __expf(-x));"),
+            Activation::Silu => ("silu: x * sigmoid(x)", "return x * rcp_approx(1.0f + ex2_approx(x * -1.44269504f));"),
         };
         w.line(format!("// activation, {comment}"));
         w.block(format!("__device__ __forceinline__ float {}(float x)", a.name()), |w| w.line(body));
@@ -59,12 +65,41 @@ pub fn helpers(w: &mut Writer, spec: &KernelSpec) {
     }
 }
 
+/// 2^x and 1/x as single hardware ops (MUFU): without the range fix-ups of
+/// `__expf` and `__fdividef`, which doubled a sigmoid's instructions. Both
+/// flush subnormals; an infinite 2^x gives 1/x = 0, the sigmoid's limit.
+fn sigmoid_helpers(w: &mut Writer) {
+    w.line("// 2^x and 1/x, each one hardware op (relative errors about 2^-22 and 2^-23)");
+    for (name, op) in [("ex2_approx", "ex2.approx.ftz.f32"), ("rcp_approx", "rcp.approx.ftz.f32")] {
+        w.block(format!("__device__ __forceinline__ float {name}(float x)"), |w| {
+            w.line("float y;");
+            w.line(format!("asm(\"{op} %0, %1;\\n\" : \"=f\"(y) : \"f\"(x));"));
+            w.line("return y;");
+        });
+    }
+}
+
 /// `value` (an element of `elem` in memory) widened to f32 by the helpers above.
 fn to_f32(elem: Elem, value: &str) -> String {
     match elem {
         Elem::F32 => value.to_string(),
         Elem::Bf16 => format!("bf16_to_f32({value})"),
         Elem::F16 => format!("f16_to_f32({value})"),
+    }
+}
+
+/// One accumulator on its way to C: its expression and, where the kernel
+/// loaded the bias ahead of the stores ([`Output::bias_ahead`]), the
+/// register that holds its bias value.
+pub struct Value {
+    pub acc: String,
+    pub bias: Option<String>,
+}
+
+impl Value {
+    /// An accumulator whose bias value (if any) is loaded where it is stored.
+    pub fn acc(acc: impl Into<String>) -> Self {
+        Value { acc: acc.into(), bias: None }
     }
 }
 
@@ -108,9 +143,40 @@ impl<'a> Output<'a> {
         w.line(format!("// epilogue ({how}): {}{round}{guard}", s.formula()));
     }
 
-    /// Stores `values` (f32 expressions), neighbours along `along` from
+    /// Under a bias, loads the values a thread's accumulators need into the
+    /// registers `bias_ahead[..]` once, before the stores: the bias element
+    /// is `index` (a row of C for a bias along m, a column along n) for each
+    /// value of `loops` (variable, extent). Past C's edge a value reads as 0.
+    /// Returns the registers' name, or `None` without a bias. Where the
+    /// stores loaded the bias themselves, each `(im, jn, h)` store loaded it
+    /// again, and the edge check's two branches once more each: three loads
+    /// an element.
+    pub fn bias_ahead(&self, w: &mut Writer, index: &str, loops: &[(&'static str, u32)]) -> Option<&'static str> {
+        let b = self.spec.fused.bias?;
+        let name = "bias_ahead";
+        let dims: String = loops.iter().map(|l| format!("[{}]", l.1)).collect();
+        let at: String = loops.iter().map(|l| format!("[{}]", l.0)).collect();
+        let (along, extent) = if b.along == Dim::N { ("a column", "N") } else { ("a row", "M") };
+        w.line(format!("// the bias values this thread's accumulators take ({along} of C each), loaded once"));
+        w.line(format!("float {name}{dims};"));
+        fn nest(w: &mut Writer, loops: &[(&'static str, u32)], line: &str) {
+            match loops.split_first() {
+                Some((&(var, n), rest)) => w.unrolled(var, n, |w| nest(w, rest, line)),
+                None => w.line(line),
+            }
+        }
+        let value = to_f32(b.elem, &format!("{}[{index}]", self.bias));
+        let line = match self.spec.edges {
+            Edges::Guarded => format!("{name}{at} = {index} < {extent} ? {value} : 0.0f;"),
+            Edges::Whole => format!("{name}{at} = {value};"),
+        };
+        nest(w, loops, &line);
+        Some(name)
+    }
+
+    /// Stores `values` (f32 accumulators), neighbours along `along` from
     /// (`row`, `col`) on.
-    pub fn store(&self, w: &mut Writer, row: &str, col: &str, along: Dim, values: &[String]) {
+    pub fn store(&self, w: &mut Writer, row: &str, col: &str, along: Dim, values: &[Value]) {
         let n = values.len();
         let at = |i: usize| neighbour(row, col, along, i);
         if self.spec.edges != Edges::Guarded {
@@ -132,7 +198,7 @@ impl<'a> Output<'a> {
     }
 
     /// The stores of one run, unchecked.
-    fn run(&self, w: &mut Writer, row: &str, col: &str, along: Dim, values: &[String]) {
+    fn run(&self, w: &mut Writer, row: &str, col: &str, along: Dim, values: &[Value]) {
         let s = self.spec;
         let n = values.len();
         let elem = |i: usize| neighbour(row, col, along, i);
@@ -144,7 +210,7 @@ impl<'a> Output<'a> {
         let vector = s.epilogue == Epilogue::Vector && contiguous && matches!(n, 2 | 4);
         let fused = s.fused.any();
         // the values to store: the accumulators as they are, or the fused math's results
-        let vals: Vec<String> = if fused { (0..n).map(|i| format!("v{i}")).collect() } else { values.to_vec() };
+        let vals: Vec<String> = if fused { (0..n).map(|i| format!("v{i}")).collect() } else { values.iter().map(|v| v.acc.clone()).collect() };
         let body = |w: &mut Writer| {
             if fused {
                 self.fused_values(w, &elem, &c_at, values);
@@ -179,11 +245,11 @@ impl<'a> Output<'a> {
     }
 
     /// `v0 ..` from the accumulators: alpha, beta * C, the bias, the activation.
-    fn fused_values(&self, w: &mut Writer, elem: &dyn Fn(usize) -> (String, String), c_at: &dyn Fn(usize) -> String, acc: &[String]) {
+    fn fused_values(&self, w: &mut Writer, elem: &dyn Fn(usize) -> (String, String), c_at: &dyn Fn(usize) -> String, acc: &[Value]) {
         let s = self.spec;
         let f = s.fused;
         for (i, a) in acc.iter().enumerate() {
-            w.line(format!("float v{i} = {};", if f.alpha { format!("alpha * {a}") } else { a.clone() }));
+            w.line(format!("float v{i} = {};", if f.alpha { format!("alpha * {}", a.acc) } else { a.acc.clone() }));
         }
         if f.beta {
             // C is read only where beta asks for it: with beta = 0 it may hold anything
@@ -194,10 +260,11 @@ impl<'a> Output<'a> {
             });
         }
         if let Some(b) = f.bias {
-            for i in 0..acc.len() {
+            for (i, a) in acc.iter().enumerate() {
                 let (r, c) = elem(i);
                 let at = if b.along == Dim::N { c } else { r };
-                w.line(format!("v{i} += {};", to_f32(b.elem, &format!("{}[{at}]", self.bias))));
+                let value = a.bias.clone().unwrap_or_else(|| to_f32(b.elem, &format!("{}[{at}]", self.bias)));
+                w.line(format!("v{i} += {value};"));
             }
         }
         if let Some(a) = f.activation {

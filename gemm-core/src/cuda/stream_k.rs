@@ -24,6 +24,7 @@
 //! every size, and a loop that chose between the two kinds of unit cost 1.5%
 //! in the main loop's scheduling: the schedule stays this simple.
 
+use super::copy::Checks;
 use super::layout::sum;
 use super::schedule;
 use super::writer::Writer;
@@ -93,24 +94,66 @@ impl Tiling {
         w.line(format!("const int slot = {};  // floats per block", self.per_thread() * self.threads));
     }
 
-    /// The loop over this block's units; `body` computes the unit's
-    /// `tiles` K steps from `k_step` on into the accumulators, in scope with
-    /// `block_m` and `block_n`. Each unit then hands its partial sum over or,
-    /// as its tile's owner, adds the others' and runs `epilogue`.
-    pub fn units(&self, w: &mut Writer, body: impl FnOnce(&mut Writer), epilogue: impl FnOnce(&mut Writer)) {
-        w.block("for (long long it = first; it < last;)", |w| {
-            w.line("// this unit: K steps k_step.. of one C tile, up to the tile's end or the share's");
-            w.line("const int tile = (int)(it / k_tiles);");
-            w.line("const int k_step = (int)(it - (long long)tile * k_tiles);");
-            w.line("const int tiles = (int)(last - it < k_tiles - k_step ? last - it : k_tiles - k_step);");
-            w.line("it += tiles;");
+    /// The loop over this block's units; `body` computes the unit's `tiles`
+    /// K steps, ending at `it`, into the accumulators, its copies checked as
+    /// told (a body that needs the unit's tile works it out with
+    /// [`Self::unit_tile`] and [`Self::tile_origin`] in a scope of its own).
+    /// Each unit then hands its partial sum over or, as its tile's owner,
+    /// adds the others' and runs `epilogue`, in scope with `batch`,
+    /// `block_m` and `block_n`.
+    ///
+    /// Guarded, a block whose share lies wholly inside A and B (every block,
+    /// for sizes that are tile multiples) runs a loop with unchecked copies,
+    /// the others one with a branch per tile. One loop with the branch cost
+    /// `autotuned` 8%: the checked copies' code in its K loop took registers
+    /// that the loop's shared-memory loads needed to interleave with the FMAs.
+    pub fn units(&self, w: &mut Writer, body: impl Fn(&mut Writer, Checks), epilogue: impl Fn(&mut Writer)) {
+        if !self.guarded {
+            return self.unit_loop(w, Checks::Off, &body, &epilogue);
+        }
+        w.line("// whether every C tile of this block's share lies wholly inside M, N and K, so");
+        w.line("// that no copy needs a check");
+        w.line(format!("bool share_whole = K % {} == 0;", self.bk));
+        w.block("for (int t = (int)(first / k_tiles); share_whole && (long long)t * k_tiles < last; ++t)", |w| {
+            w.line("const int tile = t;");
             self.tile_origin(w);
-            body(w);
+            w.line(format!("share_whole = block_m + {} <= M && block_n + {} <= N;", self.bm, self.bn));
+        });
+        w.block("if (share_whole)", |w| self.unit_loop(w, Checks::Off, &body, &epilogue));
+        w.block("else", |w| {
+            w.line("// a share at an edge: a branch per tile picks checked or unchecked copies");
+            self.unit_loop(w, Checks::PerTile, &body, &epilogue)
+        });
+    }
+
+    fn unit_loop(&self, w: &mut Writer, checks: Checks, body: &dyn Fn(&mut Writer, Checks), epilogue: &dyn Fn(&mut Writer)) {
+        w.block("for (long long it = first; it < last;)", |w| {
+            w.line("// this unit: K steps of one C tile, up to the tile's end or the share's");
+            w.line("const long long k_left = k_tiles - it % k_tiles;");
+            w.line("const int tiles = (int)(last - it < k_left ? last - it : k_left);");
+            w.line("it += tiles;");
+            body(w, checks);
+            w.line("");
+            // The tile, its first K step and its origin are worked out after
+            // the K loop: live through it, they took registers the loop
+            // needed, and `autotuned` ran 7% slower (its shared-memory loads
+            // bunched up instead of interleaving with the FMAs).
+            w.line("// the unit's tile and first K step, and where the tile lies, worked out after");
+            w.line("// the K loop so that they hold no registers through it");
+            Self::unit_tile(w);
+            self.tile_origin(w);
             w.line("");
             self.fixup(w);
             w.line("");
             epilogue(w);
         });
+    }
+
+    /// `tile` and `k_step`, the C tile and first K step of the unit whose
+    /// `tiles` K steps end at `it`.
+    pub fn unit_tile(w: &mut Writer) {
+        w.line("const int tile = (int)((it - tiles) / k_tiles);");
+        w.line("const int k_step = (int)(it - tiles - (long long)tile * k_tiles);");
     }
 
     /// The cp.async producer's cursor: the C tile and K step its next copy
@@ -124,8 +167,17 @@ impl Tiling {
         w.line("int copy_k = (int)(first - (long long)copy_tile * k_tiles);");
         w.line("int copies_left = (int)(last - first);  // K steps of the share not yet copied");
         if self.guarded {
-            w.line("// the origin of that C tile and its K tiles that need no edge checks");
-            w.line("int copy_m = 0, copy_n = 0, copy_whole = 0;");
+            w.line("// the K tiles of that C tile that need no edge checks");
+            w.line("int copy_whole = 0;");
+            // Kept in registers through the K loop, the origin slowed
+            // `autotuned`'s loop (see `units`): the few checked tiles work it out.
+            w.line("// the origin of that C tile, for the checked copies at its edges");
+            w.statement_block("const auto copy_origin = [&](int& copy_m, int& copy_n)", |w| {
+                w.line("const int tile = copy_tile;");
+                self.tile_origin(w);
+                w.line("copy_m = block_m;");
+                w.line("copy_n = block_n;");
+            });
         }
         w.line("// points the copies' sources at K step copy_k of C tile copy_tile");
         w.statement_block("const auto aim = [&]()", |w| {
@@ -134,8 +186,6 @@ impl Tiling {
             w.line(format!("a_src = &{} + batch * batch_a;", sources[0]));
             w.line(format!("b_src = &{} + batch * batch_b;", sources[1]));
             if self.guarded {
-                w.line("copy_m = block_m;");
-                w.line("copy_n = block_n;");
                 w.line(super::copy::whole_tiles("copy_whole", "block_m", "block_n", (self.bm, self.bn, self.bk)));
             }
         });

@@ -4,7 +4,7 @@
 //! operand; every copy sits a constant offset from them.
 
 use super::{Kernel, Tile};
-use crate::cuda::copy::{whole_tiles, CopyAt, CopyPlan, Edge};
+use crate::cuda::copy::{whole_tiles, Checks, CopyAt, CopyPlan, Edge};
 use crate::cuda::writer::Writer;
 use crate::spec::{Edges, Layout};
 
@@ -93,7 +93,7 @@ impl Kernel<'_> {
     pub(super) fn cp_async_body(&self, w: &mut Writer, stages: u32, vector: u32) {
         self.cp_async_prologue(w, stages, vector);
         w.line("");
-        self.cp_async_main_loop(w, stages, vector);
+        self.cp_async_main_loop(w, stages, vector, self.checks());
     }
 
     /// Shared-memory tiles, where this thread's copies come from and go to, the
@@ -130,12 +130,12 @@ impl Kernel<'_> {
         let fill = stages - 1;
         w.line(format!("// pipeline fill: the first {fill} tile(s) start to travel, one commit group each"));
         if fill == 1 {
-            w.block(format!("if ({})", self.copy_ahead("0")), |w| self.issue_next(w, &a, &b, "0", "0"));
+            w.block(format!("if ({})", self.copy_ahead("0")), |w| self.issue_next(w, &a, &b, "0", "0", self.checks()));
             w.line("cp_async_commit();");
         } else {
             w.line("#pragma unroll");
             w.block(format!("for (int s = 0; s < {fill}; ++s)"), |w| {
-                w.block(format!("if ({})", self.copy_ahead("s")), |w| self.issue_next(w, &a, &b, "s", "s"));
+                w.block(format!("if ({})", self.copy_ahead("s")), |w| self.issue_next(w, &a, &b, "s", "s", self.checks()));
                 w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
             });
         }
@@ -154,9 +154,19 @@ impl Kernel<'_> {
         self.b_frags(w, &b_tile, "b_frag[0]", "0");
     }
 
+    /// The copies' checks outside a stream-K loop: a branch per tile when
+    /// guarded (the SIMT kernels have the registers for it).
+    fn checks(&self) -> Checks {
+        if self.spec.edges == Edges::Guarded {
+            Checks::PerTile
+        } else {
+            Checks::Off
+        }
+    }
+
     /// The block tier's loop over `tiles` K steps: each refills the stage the
     /// step before it read, then computes from fragments loaded a k ahead.
-    pub(super) fn cp_async_main_loop(&self, w: &mut Writer, stages: u32, vector: u32) {
+    pub(super) fn cp_async_main_loop(&self, w: &mut Writer, stages: u32, vector: u32, checks: Checks) {
         let bk = self.spec.block.k.expect("checked: staged tiles have a K step");
         let (a_tile, b_tile, _) = self.staged_tiles();
         let (a, b) = (self.copies(&a_tile, vector), self.copies(&b_tile, vector));
@@ -175,7 +185,7 @@ impl Kernel<'_> {
                         w.line(format!("// refill the stage tile kt - 1 used (everyone is past reading it) with tile kt + {fill}"));
                     }
                     let ahead = format!("kt + {fill}");
-                    w.block(format!("if ({})", self.copy_ahead(&ahead)), |w| self.issue_next(w, &a, &b, "wr", &ahead));
+                    w.block(format!("if ({})", self.copy_ahead(&ahead)), |w| self.issue_next(w, &a, &b, "wr", &ahead, checks));
                     w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
                     w.line(next("wr"));
                 });
@@ -209,20 +219,23 @@ impl Kernel<'_> {
 
     /// Issues both operands' copies of the next tile, K tile `ahead` of this
     /// block's (under stream-K: the producer's), into stage `stage`.
-    fn issue_next(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str, ahead: &str) {
-        // one branch per tile: the SIMT kernels have the registers for it
-        if self.spec.edges == Edges::Guarded {
-            let at = CopyAt::next(self.stream_k, ahead);
-            w.block(format!("if ({})", at.whole()), |w| self.issue_both(w, a, b, stage));
-            w.block("else", |w| {
-                w.line("// the tile crosses an edge of A or B: copies check their elements and fill zeros past it");
-                self.issue_guarded(w, a, stage, at);
-                self.issue_guarded(w, b, stage, at);
-                self.advance(w, a);
-                self.advance(w, b);
-            });
-        } else {
-            self.issue_both(w, a, b, stage);
+    fn issue_next(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str, ahead: &str, checks: Checks) {
+        let at = CopyAt::next(self.stream_k, ahead);
+        let checked = |w: &mut Writer| {
+            w.line("// the tile crosses an edge of A or B: copies check their elements and fill zeros past it");
+            at.origin(w);
+            self.issue_guarded(w, a, stage, at);
+            self.issue_guarded(w, b, stage, at);
+            self.advance(w, a);
+            self.advance(w, b);
+        };
+        match checks {
+            Checks::Off => self.issue_both(w, a, b, stage),
+            Checks::Every => checked(w),
+            Checks::PerTile => {
+                w.block(format!("if ({})", at.whole()), |w| self.issue_both(w, a, b, stage));
+                w.block("else", checked);
+            }
         }
         if self.stream_k {
             crate::cuda::stream_k::advance_producer(w);

@@ -10,7 +10,7 @@
 mod cp_async;
 mod stream_k;
 
-use super::epilogue::Output;
+use super::epilogue::{Output, Value};
 use super::layout::{offset, scaled, sum, term};
 use super::schedule;
 use super::writer::Writer;
@@ -575,14 +575,10 @@ impl Kernel<'_> {
                             } else {
                                 (sum(row0, &[step("im", self.mi, self.subm), q.clone()]), self.col(col0), Dim::M)
                             };
-                            let parts: Vec<String> = (0..4)
+                            let parts: Vec<Value> = (0..4)
                                 .map(|e| {
                                     let idx = sum("", &[q.clone(), (e > 0).then(|| e.to_string())]);
-                                    if row_major {
-                                        acc(outer, &idx)
-                                    } else {
-                                        acc(&idx, outer)
-                                    }
+                                    Value::acc(if row_major { acc(outer, &idx) } else { acc(&idx, outer) })
                                 })
                                 .collect();
                             out.store(w, &row, &col, along, &parts);
@@ -594,7 +590,7 @@ impl Kernel<'_> {
         }
         self.each_row(w, |w| {
             self.each_col(w, |w| {
-                out.store(w, &self.row(row0), &self.col(col0), Dim::N, &[acc("i", "j")]);
+                out.store(w, &self.row(row0), &self.col(col0), Dim::N, &[Value::acc(acc("i", "j"))]);
             });
         });
     }

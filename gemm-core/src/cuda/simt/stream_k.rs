@@ -3,6 +3,7 @@
 //! from shared-memory staging that starts afresh in each unit.
 
 use super::Kernel;
+use crate::cuda::copy::Checks;
 use crate::cuda::epilogue::Output;
 use crate::cuda::stream_k::Tiling;
 use crate::cuda::writer::Writer;
@@ -33,17 +34,22 @@ impl Kernel<'_> {
             self.cp_async_prologue(w, stages, vector);
         }
         w.line("");
-        let body = |w: &mut Writer| match self.spec.staging {
+        let body = |w: &mut Writer, checks: Checks| match self.spec.staging {
             Staging::CpAsync { stages, vector, .. } => {
                 self.accumulators(w);
-                self.cp_async_main_loop(w, stages, vector);
+                self.cp_async_main_loop(w, stages, vector, checks);
             }
             Staging::Smem { vector, buffers, .. } => {
-                w.line(format!("const int k_begin = k_step * {};", sk.bk));
-                w.line(format!("const int k_end = k_begin + tiles * {};", sk.bk));
                 self.accumulators(w);
-                w.line("__syncthreads();  // the previous unit is done with shared memory");
-                self.smem_body(w, vector, buffers);
+                w.block("", |w| {
+                    w.line("// the unit's C tile and K steps, for its loads");
+                    Tiling::unit_tile(w);
+                    sk.tile_origin(w);
+                    w.line(format!("const int k_begin = k_step * {};", sk.bk));
+                    w.line(format!("const int k_end = k_begin + tiles * {};", sk.bk));
+                    w.line("__syncthreads();  // the previous unit is done with shared memory");
+                    self.smem_body(w, vector, buffers);
+                });
             }
             _ => unreachable!("checked by support::unsupported"),
         };

@@ -10,7 +10,7 @@
 //! second atom along n the same 8 columns on.
 
 use super::{index, plus, times, Source, Tc};
-use crate::cuda::epilogue::Output;
+use crate::cuda::epilogue::{Output, Value};
 use crate::cuda::ptx;
 use crate::cuda::writer::Writer;
 use crate::spec::{Dim, Epilogue, Layout};
@@ -131,12 +131,25 @@ impl Tc<'_> {
         w.line("const int c_row = block_m + warp_m + lane / 4;");
         w.line("const int c_col = block_n + warp_n + (lane % 4) * 2;");
         let (mi, ni) = (self.ami, self.ani);
+        let row = plus(&[Some("c_row".into()), times(index("im", mi), 16), Some("h * 8".into())]);
+        let col = plus(&[Some("c_col".into()), times(index("jn", ni), 8)]);
+        // a lane's bias values: 2 columns of each atom along n, 2 rows of each along m
+        let bias = match self.spec.fused.bias.map(|b| b.along) {
+            Some(Dim::N) => out
+                .bias_ahead(w, &plus(&[Some(col.clone()), Some("e".into())]), &[("jn", ni), ("e", 2)])
+                .map(|b| [format!("{b}[jn][0]"), format!("{b}[jn][1]")]),
+            Some(Dim::M) => out.bias_ahead(w, &row, &[("im", mi), ("h", 2)]).map(|b| [format!("{b}[im][h]"), format!("{b}[im][h]")]),
+            None => None,
+        };
         w.unrolled("im", mi, |w| {
             w.unrolled("jn", ni, |w| {
                 w.unrolled("h", 2, |w| {
-                    let row = plus(&[Some("c_row".into()), times(index("im", mi), 16), Some("h * 8".into())]);
-                    let col = plus(&[Some("c_col".into()), times(index("jn", ni), 8)]);
-                    out.store(w, &row, &col, Dim::N, &["acc[im][jn][2 * h]".into(), "acc[im][jn][2 * h + 1]".into()]);
+                    let values = ["acc[im][jn][2 * h]", "acc[im][jn][2 * h + 1]"]
+                        .iter()
+                        .enumerate()
+                        .map(|(e, acc)| Value { acc: acc.to_string(), bias: bias.as_ref().map(|b| b[e].clone()) })
+                        .collect::<Vec<_>>();
+                    out.store(w, &row, &col, Dim::N, &values);
                 });
             });
         });

@@ -156,7 +156,7 @@ impl Tc<'_> {
         let checks = if s.edges == Edges::Guarded { Checks::PerTile } else { Checks::Off };
         self.cp_async_fill(w, stages, &a, &b, checks);
         w.line("");
-        let body = |w: &mut Writer| {
+        let body = |w: &mut Writer, checks: Checks| {
             self.declare_accumulators(w);
             self.cp_async_k_loop(w, stages, &a, &b, checks);
         };

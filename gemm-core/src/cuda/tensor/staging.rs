@@ -319,6 +319,7 @@ impl Tc<'_> {
         let at = CopyAt::next(self.stream_k, ahead);
         let checked = |w: &mut Writer| {
             w.line("// copies check each line against the edges and fill zeros past them");
+            at.origin(w);
             self.issue_guarded(w, a, stage, at);
             self.issue_guarded(w, b, stage, at);
             self.advance(w, a);

@@ -167,16 +167,29 @@ fn paths(layouts: [Layout; 3], c: Elem, ab: Elem) -> Vec<KernelSpec> {
     vec![simt, simt_stream_k, mma_smem, mma_cp, mma_stream_k]
 }
 
-/// Fused epilogues on every path: each activation, the bias along n and
-/// along m in each type, alpha and beta, every layout, each C type of mma,
-/// vector stores where C is row-major.
+/// wmma kernels (f32 C, wmma's only) staged straight from global memory,
+/// through a cp.async pipeline, and under stream-K.
+fn wmma_paths(layouts: [Layout; 3], ab: Elem) -> Vec<KernelSpec> {
+    let cp = KernelSpec {
+        staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 },
+        swizzle: Swizzle::Pad(8),
+        ..spec("wmma_epilogue", [ab, ab, Elem::F32], layouts, Atom::Wmma { m: 16, n: 16, k: 16 })
+    };
+    let direct = KernelSpec { block: Block { k: None, ..cp.block }, staging: Staging::Direct, swizzle: Swizzle::None, ..cp.clone() };
+    let stream_k = KernelSpec { persistent: Some(Persistent::StreamK), raster: Raster::Grouped(2), ..cp.clone() };
+    vec![direct, cp, stream_k]
+}
+
+/// Fused epilogues on every path, wmma's included: each activation, the
+/// bias along n and along m in each type, alpha and beta, every layout, each
+/// C type of mma, vector stores where C is row-major.
 pub fn fused() -> Vec<KernelSpec> {
     let activations = [None, Some(Activation::Relu), Some(Activation::Gelu), Some(Activation::GeluTanh), Some(Activation::Silu)];
     let mut out = Vec::new();
     for (i, layouts) in layouts().enumerate() {
         let c = [Elem::Bf16, Elem::F32, Elem::F16][i % 3];
         let ab = if i % 2 == 0 { Elem::Bf16 } else { Elem::F16 };
-        for (j, mut s) in paths(layouts, c, ab).into_iter().enumerate() {
+        for (j, mut s) in paths(layouts, c, ab).into_iter().chain(wmma_paths(layouts, ab)).enumerate() {
             let n = i * 5 + j;
             s.fused = Fused {
                 alpha: n % 2 == 0,
@@ -184,7 +197,7 @@ pub fn fused() -> Vec<KernelSpec> {
                 bias: (n % 4 != 3).then(|| Bias { along: if n % 2 == 0 { Dim::N } else { Dim::M }, elem: [Elem::F32, Elem::Bf16, Elem::F16][n % 3] }),
                 activation: activations[n % activations.len()],
             };
-            if layouts[2] == Layout::RowMajor && n % 2 == 0 {
+            if layouts[2] == Layout::RowMajor && n % 2 == 0 && !matches!(s.atom, Atom::Wmma { .. }) {
                 s.epilogue = Epilogue::Vector;
             }
             out.push(s);
@@ -193,23 +206,25 @@ pub fn fused() -> Vec<KernelSpec> {
     out
 }
 
-/// Guarded edges on the paths that take them (cp.async staging): every
-/// layout, each C type of mma, some with a fused epilogue.
+/// Guarded edges on the paths that take them (cp.async staging, mma and
+/// wmma): every layout, each C type of mma, some with a fused epilogue.
 pub fn guarded() -> Vec<KernelSpec> {
     let mut out = Vec::new();
     for (i, layouts) in layouts().enumerate() {
         let c = [Elem::F32, Elem::Bf16, Elem::F16][i % 3];
-        for (j, mut s) in paths(layouts, c, Elem::Bf16).into_iter().enumerate() {
+        for (j, mut s) in paths(layouts, c, Elem::Bf16).into_iter().chain(wmma_paths(layouts, Elem::F16)).enumerate() {
             if !matches!(s.staging, Staging::CpAsync { .. }) {
                 continue;
             }
             s.name = "guarded".into();
             s.edges = Edges::Guarded;
-            if layouts[2] == Layout::RowMajor {
+            let wmma = matches!(s.atom, Atom::Wmma { .. });
+            if layouts[2] == Layout::RowMajor && !wmma {
                 s.epilogue = Epilogue::Vector;
             }
             if (i + j) % 3 == 0 {
-                s.fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: c }), activation: Some(Activation::Relu) };
+                let bias = Bias { along: Dim::N, elem: if wmma { Elem::F16 } else { c } };
+                s.fused = Fused { alpha: true, beta: true, bias: Some(bias), activation: Some(Activation::Relu) };
             }
             out.push(s);
         }

@@ -718,6 +718,13 @@ fn edges(spec: &KernelSpec, out: &mut Vec<Diag>) {
             "an fma kernel with staging = direct guards its edges always (each thread checks its row and column); write edges = guarded or leave it out",
         ));
     }
+    if matches!(spec.atom, Atom::Wmma { .. }) && spec.staging == Staging::Direct && spec.edges == Edges::Guarded {
+        out.push(Diag::new(
+            "edges",
+            "atom = wmma with staging = direct loads whole fragments straight from global memory, where nothing can check the edges; \
+             stage through cp_async to guard them, or write edges = whole",
+        ));
+    }
 }
 
 fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {

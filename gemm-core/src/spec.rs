@@ -570,13 +570,43 @@ impl KernelSpec {
         }
     }
 
-    /// Shared memory per block in bytes: every staged tile of A and B.
+    /// Shared memory per block in bytes: every staged tile of A and B, then
+    /// the epilogue's scratch (see [`Self::epilogue_scratch_bytes`]).
     pub fn smem_bytes(&self) -> u32 {
+        match self.epilogue_scratch_bytes() {
+            0 => self.staged_bytes(),
+            scratch => self.epilogue_scratch_offset() + scratch,
+        }
+    }
+
+    /// Where the epilogue's scratch starts: past the staged tiles, 128-byte
+    /// aligned (wmma.store takes 32-byte aligned tiles).
+    pub fn epilogue_scratch_offset(&self) -> u32 {
+        self.staged_bytes().next_multiple_of(128)
+    }
+
+    /// Shared memory of the staged tiles of A and B.
+    pub fn staged_bytes(&self) -> u32 {
         let tiles = self.staging.smem_tiles();
         if tiles == 0 {
             return 0;
         }
         tiles * (self.smem_a().elems() * self.a.elem.bytes() + self.smem_b().elems() * self.b.elem.bytes())
+    }
+
+    /// A wmma accumulator's register layout is the hardware's own: a fused
+    /// or guarded epilogue, which must know each value's place in C, sends
+    /// each atom through a scratch tile of its warp's (f32, one atom) in
+    /// shared memory after the staged tiles. Its own space, not the staged
+    /// tiles': under stream-K the next unit's copies are in flight there.
+    pub fn epilogue_scratch_bytes(&self) -> u32 {
+        match (self.atom, self.warp) {
+            (Atom::Wmma { m, n, .. }, Some(w)) if self.fused.any() || self.edges == Edges::Guarded => {
+                let warps = (self.block.m / w.m.max(1)) * (self.block.n / w.n.max(1));
+                warps * m * n * 4
+            }
+            _ => 0,
+        }
     }
 
     /// Registers per thread the compiler may use: 255, or less where
@@ -623,9 +653,13 @@ impl KernelSpec {
                 return Requirements { m_multiple: 1, n_multiple: 1, k_multiple: 1, vector: 1, align: ab, c_vector: 1, c_align: c }
             }
             // wmma.load and wmma.store take 32-byte aligned pointers and rows
-            // a multiple of 16 bytes apart.
-            (Atom::Wmma { .. }, Staging::Direct) => ((16 / ab, 32), (16 / c, 32)),
-            (Atom::Wmma { .. }, staging) => (aligned(staging.vector(), ab), (16 / c, 32)),
+            // a multiple of 16 bytes apart; an epilogue through the scratch
+            // tile stores C an element at a time.
+            (Atom::Wmma { .. }, staging) => {
+                let operands = if staging == Staging::Direct { (16 / ab, 32) } else { aligned(staging.vector(), ab) };
+                let c_side = if self.epilogue_scratch_bytes() > 0 { (1, c) } else { (16 / c, 32) };
+                (operands, c_side)
+            }
             (_, staging) => {
                 let c_vector = match (self.epilogue, self.atom) {
                     (Epilogue::Vector, Atom::Fma) => 4,

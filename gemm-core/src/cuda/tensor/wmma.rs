@@ -5,11 +5,11 @@
 //! register layout is the hardware's own, so the epilogue is `wmma.store`.
 
 use super::{index, plus, times, Source, Tc};
-use crate::cuda::epilogue::Output;
+use crate::cuda::epilogue::{Output, Value};
 use crate::cuda::layout::offset;
 use crate::cuda::ptx::ptx_type;
 use crate::cuda::writer::Writer;
-use crate::spec::{Elem, Layout};
+use crate::spec::{Dim, Elem, Layout};
 
 fn layout(l: Layout) -> &'static str {
     match l {
@@ -140,8 +140,13 @@ impl Tc<'_> {
         });
     }
 
-    /// Each atom's accumulators to C by wmma.store.
+    /// Each atom's accumulators to C by wmma.store; or, where the fused math
+    /// or the edge checks need each value's place in C, through the warp's
+    /// scratch tile in shared memory.
     pub(super) fn wmma_epilogue(&self, w: &mut Writer, out: &Output) {
+        if self.spec.epilogue_scratch_bytes() > 0 {
+            return self.wmma_epilogue_through_scratch(w, out);
+        }
         let (mi, ni) = (self.ami, self.ani);
         w.line("// epilogue: each atom's accumulators to C by wmma.store");
         w.unrolled("im", mi, |w| {
@@ -149,6 +154,47 @@ impl Tc<'_> {
                 let row = plus(&[Some("block_m + warp_m".into()), times(index("im", mi), self.am)]);
                 let col = plus(&[Some("block_n + warp_n".into()), times(index("jn", ni), self.an)]);
                 w.line(format!("wmma_store(&{}[{}], acc[im][jn], ldc);", out.c(), offset(self.spec.c.layout, "ldc", &row, &col)));
+            });
+        });
+    }
+
+    /// The epilogue through shared memory: each atom goes by wmma.store into
+    /// the warp's scratch tile, laid out as C is, and the lanes read it back
+    /// in runs of 4 along C's contiguous side, whose places they know, for
+    /// the shared epilogue (fused math, edge checks, C's type).
+    fn wmma_epilogue_through_scratch(&self, w: &mut Writer, out: &Output) {
+        let s = self.spec;
+        let (mi, ni, am, an) = (self.ami, self.ani, self.am, self.an);
+        let row_major = s.c.layout == Layout::RowMajor;
+        // the scratch's lines run along C's contiguous side
+        let line = if row_major { an } else { am };
+        out.describe(w, "direct, each atom through the warp's scratch tile in shared memory");
+        w.line("// wmma's accumulator layout is the hardware's own: each atom is stored to this warp's");
+        w.line(format!("// {am}x{an} scratch tile (laid out as C), then each lane takes runs of 4 from it"));
+        if s.staging == crate::spec::Staging::Direct {
+            w.line("extern __shared__ __align__(128) unsigned char smem_raw[];");
+        }
+        w.line(format!("float* const c_scratch = reinterpret_cast<float*>(smem_raw + {}) + warp * {};", s.epilogue_scratch_offset(), am * an));
+        let runs = am * an / 4 / 32;
+        w.unrolled("im", mi, |w| {
+            w.unrolled("jn", ni, |w| {
+                w.line(format!("wmma_store(c_scratch, acc[im][jn], {line});"));
+                w.line("__syncwarp();  // the tile is whole before the lanes read it");
+                w.unrolled("q", runs, |w| {
+                    w.line(format!(
+                        "const int at = ({} + lane) * 4;  // this run's first element in the tile",
+                        times(index("q", runs), 32).unwrap_or("0".into())
+                    ));
+                    let (r, c) =
+                        if row_major { (format!("at / {line}"), format!("at % {line}")) } else { (format!("at % {line}"), format!("at / {line}")) };
+                    let row = plus(&[Some("block_m + warp_m".into()), times(index("im", mi), am), Some(format!("{r}"))]);
+                    let col = plus(&[Some("block_n + warp_n".into()), times(index("jn", ni), an), Some(format!("{c}"))]);
+                    let along = if row_major { Dim::N } else { Dim::M };
+                    let values: Vec<Value> =
+                        (0..4).map(|e| Value::acc(if e == 0 { "c_scratch[at]".to_string() } else { format!("c_scratch[at + {e}]") })).collect();
+                    out.store(w, &row, &col, along, &values);
+                });
+                w.line("__syncwarp();  // every lane has read the tile before the next atom overwrites it");
             });
         });
     }

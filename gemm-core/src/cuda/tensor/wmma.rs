@@ -187,8 +187,8 @@ impl Tc<'_> {
                     ));
                     let (r, c) =
                         if row_major { (format!("at / {line}"), format!("at % {line}")) } else { (format!("at % {line}"), format!("at / {line}")) };
-                    let row = plus(&[Some("block_m + warp_m".into()), times(index("im", mi), am), Some(format!("{r}"))]);
-                    let col = plus(&[Some("block_n + warp_n".into()), times(index("jn", ni), an), Some(format!("{c}"))]);
+                    let row = plus(&[Some("block_m + warp_m".into()), times(index("im", mi), am), Some(r)]);
+                    let col = plus(&[Some("block_n + warp_n".into()), times(index("jn", ni), an), Some(c)]);
                     let along = if row_major { Dim::N } else { Dim::M };
                     let values: Vec<Value> =
                         (0..4).map(|e| Value::acc(if e == 0 { "c_scratch[at]".to_string() } else { format!("c_scratch[at + {e}]") })).collect();

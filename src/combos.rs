@@ -206,15 +206,19 @@ pub fn fused() -> Vec<KernelSpec> {
     out
 }
 
-/// Guarded edges on the paths that take them (cp.async staging, mma and
-/// wmma): every layout, each C type of mma, some with a fused epilogue.
+/// Guarded edges on every path that stages its tiles (synchronously or by
+/// cp.async; SIMT, mma and wmma): every layout, each C type of mma, some
+/// with a fused epilogue.
 pub fn guarded() -> Vec<KernelSpec> {
     let mut out = Vec::new();
     for (i, layouts) in layouts().enumerate() {
         let c = [Elem::F32, Elem::Bf16, Elem::F16][i % 3];
         for (j, mut s) in paths(layouts, c, Elem::Bf16).into_iter().chain(wmma_paths(layouts, Elem::F16)).enumerate() {
-            if !matches!(s.staging, Staging::CpAsync { .. }) {
-                continue;
+            match &mut s.staging {
+                Staging::Direct => continue,
+                // synchronous staging, one buffer on every other layout
+                Staging::Smem { buffers, .. } if i % 2 == 0 => *buffers = 1,
+                _ => {}
             }
             s.name = "guarded".into();
             s.edges = Edges::Guarded;

@@ -158,6 +158,62 @@ impl Edge {
     }
 }
 
+/// The register type of a synchronous copy of `vector` elements of `bytes` each.
+pub fn load_type(bytes: u32, vector: u32) -> &'static str {
+    match (bytes, vector) {
+        (4, 1) => "float",
+        (4, 2) => "float2",
+        (4, _) => "float4",
+        (_, 8) => "uint4",
+        (_, 4) => "uint2",
+        (_, 2) => "unsigned",
+        _ => "unsigned short",
+    }
+}
+
+/// The helper of a guarded synchronous copy (global -> registers): the
+/// first `n` elements of a vector, zeros past them, nothing read past them.
+pub fn load_edge_helper(w: &mut crate::cuda::writer::Writer, bytes: u32, vector: u32) {
+    if vector == 1 {
+        return;
+    }
+    let ty = load_type(bytes, vector);
+    let elem = if bytes == 4 { "float" } else { "unsigned short" };
+    w.line("// a copy across an edge of A or B: the n elements inside it, then zeros");
+    w.block(format!("__device__ __forceinline__ {ty} load_edge(const {elem}* p, int n)"), |w| {
+        if bytes == 4 {
+            let lanes = ["x", "y", "z", "w"];
+            w.line(format!("{ty} v;"));
+            for (i, l) in lanes.iter().take(vector as usize).enumerate() {
+                w.line(format!("v.{l} = {i} < n ? p[{i}] : 0.0f;"));
+            }
+            w.line("return v;");
+        } else {
+            // 16-bit elements go in pairs, low half first
+            let pair = |i: u32| format!("({i} < n ? (unsigned)p[{i}] : 0u) | ({} < n ? (unsigned)p[{}] : 0u) << 16", i + 1, i + 1);
+            if vector == 2 {
+                return w.line(format!("return {};", pair(0)));
+            }
+            w.line(format!("return {ty}{{"));
+            for q in 0..vector / 2 {
+                w.line(format!("    {}{}", pair(2 * q), if q + 1 < vector / 2 { "," } else { "" }));
+            }
+            w.line("};");
+        }
+    });
+}
+
+/// The value of a guarded synchronous copy from `src` (an element), of
+/// which `n` (in scope) elements lie inside the matrix.
+pub fn load_edge(bytes: u32, vector: u32, src: &str, n: &str) -> String {
+    let ty = load_type(bytes, vector);
+    match vector {
+        1 if bytes == 4 => format!("{n} > 0 ? {src} : 0.0f"),
+        1 => format!("(unsigned short)({n} > 0 ? {src} : 0)"),
+        v => format!("{n} == {v} ? *reinterpret_cast<const {ty}*>(&{src}) : load_edge(&{src}, {n})"),
+    }
+}
+
 /// Whether every cp.async copy of `spec`'s tiles sits a fixed offset from the
 /// thread's first, which the generator relies on to keep addresses in registers.
 pub fn cp_async_rounds_regular(spec: &KernelSpec) -> bool {

@@ -10,16 +10,6 @@ use gemm_runtime::{f16, gemm_kernel, Mat, MatMut, RowMajor, ColMajor};
 )]
 fn direct_whole(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
 
-// Guarded edges stage through cp.async; synchronous staging is refused.
-#[gemm_kernel(
-    block(m = 64, n = 64, k = 16, threads = 256),
-    thread(m = 4, n = 4),
-    atom = fma,
-    staging = smem(vector = 4),
-    edges = guarded,
-)]
-fn smem_guarded(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
-
 // wmma straight from global memory: its fragment loads cannot check the edges.
 #[gemm_kernel(
     block(m = 64, n = 64, threads = 128),

@@ -10,6 +10,7 @@
 mod cp_async;
 mod stream_k;
 
+use super::copy::{load_edge, Edge};
 use super::epilogue::{Output, Value};
 use super::layout::{offset, scaled, sum, term};
 use super::schedule;
@@ -56,8 +57,10 @@ pub fn emit(spec: &KernelSpec) -> String {
     };
     let mut w = Writer::default();
     k.header(&mut w);
-    if let Staging::CpAsync { vector, .. } = spec.staging {
-        k.cp_async_helpers(&mut w, vector);
+    match spec.staging {
+        Staging::CpAsync { vector, .. } => k.cp_async_helpers(&mut w, vector),
+        Staging::Smem { vector, .. } if spec.edges == Edges::Guarded => super::copy::load_edge_helper(&mut w, 4, vector),
+        _ => {}
     }
     if k.stream_k {
         super::stream_k::helpers(&mut w);
@@ -453,13 +456,31 @@ impl Kernel<'_> {
         }
     }
 
+    /// A synchronous copy's value from global element `src`, at (`row`,
+    /// `col`) of tile `t`: one vector load, or under guarded edges one that
+    /// reads only the elements inside A or B and fills zeros past them
+    /// (every copy checks: synchronous staging is the ladder's teaching path;
+    /// a guarded kernel built for speed stages through cp_async).
+    #[allow(clippy::too_many_arguments)]
+    fn global_value(&self, w: &mut Writer, t: &Tile, vector: u32, p: &str, vec_ty: &str, src: &str, row: &str, col: &str) -> String {
+        if self.spec.edges != Edges::Guarded {
+            return if vector == 1 { src.to_string() } else { format!("*reinterpret_cast<const {vec_ty}*>(&{src})") };
+        }
+        let limits = if t.name == "A" { ("M", "K") } else { ("K", "N") };
+        let edge = Edge { layout: t.layout, vector, origin: (t.origin.0.to_string(), t.origin.1.to_string()), limits };
+        let n = format!("{p}_n");
+        edge.inside(w, &n, row, col);
+        load_edge(4, vector, src, &n)
+    }
+
     /// Copies one operand tile global -> shared in place (single buffering).
     fn copy_tile(&self, w: &mut Writer, t: &Tile, vector: u32, smem: &str) {
         self.tile_rounds(w, t, vector, "copy", |w, p, vec_ty, src, row, col| {
+            let value = self.global_value(w, t, vector, p, vec_ty, src, row, col);
             if vector == 1 {
-                w.line(format!("{} = {src};", t.smem(smem, row, col)));
+                w.line(format!("{} = {value};", t.smem(smem, row, col)));
             } else {
-                w.line(format!("const {vec_ty} {p}_x = *reinterpret_cast<const {vec_ty}*>(&{src});"));
+                w.line(format!("const {vec_ty} {p}_x = {value};"));
                 self.store_vector(w, t, vector, smem, &format!("{p}_x"), row, col);
             }
         });
@@ -478,8 +499,9 @@ impl Kernel<'_> {
                 _ => Tile { origin: ("k_next", "block_n"), ..*t },
             };
             w.line(format!("const int k_next = {k_next};"));
-            self.tile_rounds(w, &origin, vector, "load", |w, p, vec_ty, src, _, _| {
-                w.line(format!("{p}_ld[{}] = *reinterpret_cast<const {vec_ty}*>(&{src});", if rounds == 1 { "0" } else { "r" }));
+            self.tile_rounds(w, &origin, vector, "load", |w, p, vec_ty, src, row, col| {
+                let value = self.global_value(w, &origin, vector, p, vec_ty, src, row, col);
+                w.line(format!("{p}_ld[{}] = {value};", if rounds == 1 { "0" } else { "r" }));
             });
         });
     }

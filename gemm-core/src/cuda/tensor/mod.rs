@@ -204,8 +204,10 @@ impl Tc<'_> {
     /// tiles' layout functions.
     fn helpers(&self, w: &mut Writer) {
         let s = self.spec;
-        if let Staging::CpAsync { vector, .. } = s.staging {
-            ptx::cp_async(w, &[vector * s.a.elem.bytes()], s.edges == Edges::Guarded);
+        match s.staging {
+            Staging::CpAsync { vector, .. } => ptx::cp_async(w, &[vector * s.a.elem.bytes()], s.edges == Edges::Guarded),
+            Staging::Smem { vector, .. } if s.edges == Edges::Guarded => super::copy::load_edge_helper(w, s.a.elem.bytes(), vector),
+            _ => {}
         }
         match s.atom {
             Atom::Mma { .. } => self.mma_helpers(w),

@@ -5,7 +5,7 @@
 //! and fragment loads alike.
 
 use super::{plus, times, Source, Tc};
-use crate::cuda::copy::{whole_tiles, Checks, CopyAt, CopyPlan, Edge};
+use crate::cuda::copy::{load_edge, load_type, whole_tiles, Checks, CopyAt, CopyPlan, Edge};
 use crate::cuda::stream_k::{self, Tiling};
 use crate::cuda::writer::Writer;
 use crate::spec::{Edges, Layout};
@@ -159,20 +159,35 @@ impl Tc<'_> {
 
     /// The vector type of one copy.
     fn copy_type(c: &Copies) -> &'static str {
-        match c.plan.vector {
-            8 => "uint4",
-            4 => "uint2",
-            2 => "unsigned",
-            _ => "unsigned short",
-        }
+        load_type(2, c.plan.vector)
     }
 
-    /// Synchronous copies of one operand's next tile into registers `{p}_ld`.
-    fn load(&self, w: &mut Writer, c: &Copies) {
-        let (p, ty) = (c.p, Self::copy_type(c));
-        w.unrolled("r", c.plan.rounds, |w| {
-            w.line(format!("{p}_ld[r] = *reinterpret_cast<const {ty}*>({p}_src + {p}_off[r]);"));
-        });
+    /// Synchronous copies of one operand's next tile, K tile `k_tile`, into
+    /// registers `{p}_ld`; guarded, each copy checks the edges (every copy:
+    /// synchronous staging is the ladder's teaching path, and a guarded
+    /// kernel built for speed stages through cp_async, whose inner blocks
+    /// skip the checks).
+    fn load(&self, w: &mut Writer, c: &Copies, k_tile: &str) {
+        let (p, ty, plan) = (c.p, Self::copy_type(c), c.plan);
+        if self.spec.edges == Edges::Guarded {
+            let op = if p == 'a' { self.spec.a } else { self.spec.b };
+            let edge = Edge::new(p.to_ascii_uppercase(), op.layout, plan.vector, CopyAt::next(false, k_tile), self.bk);
+            w.unrolled("r", plan.rounds, |w| {
+                w.block("", |w| {
+                    let i = plus(&[Some("threadIdx.x".into()), if plan.rounds > 1 { times("r", self.threads) } else { None }]);
+                    w.line(format!("const int i = {i};"));
+                    w.line(format!("const int line = i / {};", plan.per_line));
+                    w.line(format!("const int e = (i % {}) * {};", plan.per_line, plan.vector));
+                    let (row, col) = if op.layout == Layout::RowMajor { ("line", "e") } else { ("e", "line") };
+                    edge.inside(w, "n", row, col);
+                    w.line(format!("{p}_ld[r] = {};", load_edge(2, plan.vector, &format!("{p}_src[{p}_off[r]]"), "n")));
+                });
+            });
+        } else {
+            w.unrolled("r", plan.rounds, |w| {
+                w.line(format!("{p}_ld[r] = *reinterpret_cast<const {ty}*>({p}_src + {p}_off[r]);"));
+            });
+        }
         self.advance(w, c);
     }
 
@@ -204,8 +219,9 @@ impl Tc<'_> {
             w.block(format!("for (int k0 = 0; k0 < K; k0 += {bk})"), |w| {
                 w.line("// staging: global -> registers -> shared");
                 self.copy_registers(w, &a, &b);
-                self.load(w, &a);
-                self.load(w, &b);
+                let k_tile = format!("k0 / {bk}");
+                self.load(w, &a, &k_tile);
+                self.load(w, &b, &k_tile);
                 self.store(w, &a, "0");
                 self.store(w, &b, "0");
                 w.line("__syncthreads();  // the tiles are complete before anyone reads them");
@@ -214,13 +230,17 @@ impl Tc<'_> {
             });
             return;
         }
-        w.line(format!("const int tiles = K / {bk};"));
+        if self.spec.edges == Edges::Guarded {
+            w.line(format!("const int tiles = (K + {}) / {bk};  // the last may be partial", bk - 1));
+        } else {
+            w.line(format!("const int tiles = K / {bk};"));
+        }
         w.line("// staging (double buffered): tile 0 lands first; then each step computes one");
         w.line("// buffer while the next tile travels through registers into the other");
         w.block("", |w| {
             self.copy_registers(w, &a, &b);
-            self.load(w, &a);
-            self.load(w, &b);
+            self.load(w, &a, "0");
+            self.load(w, &b, "0");
             self.store(w, &a, "0");
             self.store(w, &b, "0");
         });
@@ -232,8 +252,8 @@ impl Tc<'_> {
             self.copy_registers(w, &a, &b);
             w.line("// staging: the next tiles' global loads are issued before this tile's math");
             w.block("if (more)", |w| {
-                self.load(w, &a);
-                self.load(w, &b);
+                self.load(w, &a, "kt + 1");
+                self.load(w, &b, "kt + 1");
             });
             self.k_tile(w, Source::Smem { stage: "buf" });
             w.block("if (more)", |w| {

@@ -82,6 +82,7 @@ fn every_supported_setting_changes_the_kernel() {
             }),
         ),
         ("stream-K schedule", Box::new(|s| s.persistent = Some(Persistent::StreamK))),
+        ("guarded edges", Box::new(|s| s.edges = Edges::Guarded)),
         (
             "warp iterations",
             Box::new(|s| {
@@ -132,7 +133,6 @@ fn unsupported_settings_are_refused_not_ignored() {
             }),
         ),
         ("epilogue", Box::new(|s| s.epilogue = Epilogue::Smem)),
-        ("edges", Box::new(|s| s.edges = Edges::Guarded)),
         ("swizzle", Box::new(|s| s.swizzle = Swizzle::Xor)),
         ("c", Box::new(|s| s.c.elem = Elem::Bf16)),
         (

@@ -14,12 +14,9 @@ __device__ __forceinline__ void cp_async_4(unsigned dst, const void* src) {
 __device__ __forceinline__ void cp_async_16(unsigned dst, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(dst), "l"(src));
 }
-// at an edge: reads src_bytes (0 reads nothing) and fills the rest of the copy with zeros
+// at an edge: reads src_bytes (0 or the whole copy) and fills the rest with zeros
 __device__ __forceinline__ void cp_async_4_zfill(unsigned dst, const void* src, int src_bytes) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" :: "r"(dst), "l"(src), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_16_zfill(unsigned dst, const void* src, int src_bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(src_bytes));
 }
 // closes the group of copies issued since the last commit
 __device__ __forceinline__ void cp_async_commit() {
@@ -31,6 +28,27 @@ __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
 }
 
+// a copy across an edge of A or B: the n elements inside it, then zeros (out of line:
+// it runs only at the edges, and inlined it took registers from the K loop)
+__device__ __noinline__ float4 load_edge(const float* p, int n) {
+    float4 v;
+    v.x = 0 < n ? p[0] : 0.0f;
+    v.y = 1 < n ? p[1] : 0.0f;
+    v.z = 2 < n ? p[2] : 0.0f;
+    v.w = 3 < n ? p[3] : 0.0f;
+    return v;
+}
+// a 16-byte copy at an edge: whole, by cp.async; across the edge, its n elements inside by a load,
+// then zeros, stored to shared memory (nothing past the edge is read)
+__device__ __forceinline__ void copy_edge_16(unsigned dst, const float* src, int n) {
+    if (n == 4) {
+        cp_async_16(dst, src);
+    }
+    else {
+        const float4 v = load_edge(src, n);
+        asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" :: "r"(dst), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w));
+    }
+}
 // stream-K flags: a block publishes its partial sum with a release store;
 // the tile's owner reads the flag with an acquire load before the sum
 __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
@@ -179,22 +197,22 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 {
                     const int n_left = N - (copy_n + b_col);
                     const int n = copy_k * 16 + b_row < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                    cp_async_16_zfill(b_dst + s * 16896, n > 0 ? b_src : B, n * 4);
+                    copy_edge_16(b_dst + s * 16896, b_src, n);
                 }
                 {
                     const int n_left = N - (copy_n + b_col);
                     const int n = copy_k * 16 + b_row + 4 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                    cp_async_16_zfill(b_dst + s * 16896 + 4224, n > 0 ? b_src + 4 * ldb : B, n * 4);
+                    copy_edge_16(b_dst + s * 16896 + 4224, b_src + 4 * ldb, n);
                 }
                 {
                     const int n_left = N - (copy_n + b_col);
                     const int n = copy_k * 16 + b_row + 8 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                    cp_async_16_zfill(b_dst + s * 16896 + 8448, n > 0 ? b_src + 8 * ldb : B, n * 4);
+                    copy_edge_16(b_dst + s * 16896 + 8448, b_src + 8 * ldb, n);
                 }
                 {
                     const int n_left = N - (copy_n + b_col);
                     const int n = copy_k * 16 + b_row + 12 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                    cp_async_16_zfill(b_dst + s * 16896 + 12672, n > 0 ? b_src + 12 * ldb : B, n * 4);
+                    copy_edge_16(b_dst + s * 16896 + 12672, b_src + 12 * ldb, n);
                 }
                 a_src += 16;
                 b_src += 16 * ldb;
@@ -472,22 +490,22 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                                 {
                                     const int n_left = N - (copy_n + b_col);
                                     const int n = copy_k * 16 + b_row < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                    cp_async_16_zfill(b_dst + wr * 16896, n > 0 ? b_src : B, n * 4);
+                                    copy_edge_16(b_dst + wr * 16896, b_src, n);
                                 }
                                 {
                                     const int n_left = N - (copy_n + b_col);
                                     const int n = copy_k * 16 + b_row + 4 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                    cp_async_16_zfill(b_dst + wr * 16896 + 4224, n > 0 ? b_src + 4 * ldb : B, n * 4);
+                                    copy_edge_16(b_dst + wr * 16896 + 4224, b_src + 4 * ldb, n);
                                 }
                                 {
                                     const int n_left = N - (copy_n + b_col);
                                     const int n = copy_k * 16 + b_row + 8 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                    cp_async_16_zfill(b_dst + wr * 16896 + 8448, n > 0 ? b_src + 8 * ldb : B, n * 4);
+                                    copy_edge_16(b_dst + wr * 16896 + 8448, b_src + 8 * ldb, n);
                                 }
                                 {
                                     const int n_left = N - (copy_n + b_col);
                                     const int n = copy_k * 16 + b_row + 12 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                    cp_async_16_zfill(b_dst + wr * 16896 + 12672, n > 0 ? b_src + 12 * ldb : B, n * 4);
+                                    copy_edge_16(b_dst + wr * 16896 + 12672, b_src + 12 * ldb, n);
                                 }
                                 a_src += 16;
                                 b_src += 16 * ldb;

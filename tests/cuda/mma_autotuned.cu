@@ -10,10 +10,6 @@
 __device__ __forceinline__ void cp_async_16(unsigned dst, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(dst), "l"(src));
 }
-// at an edge: reads src_bytes (0 reads nothing) and fills the rest of the copy with zeros
-__device__ __forceinline__ void cp_async_16_zfill(unsigned dst, const void* src, int src_bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(src_bytes));
-}
 // closes the group of copies issued since the last commit
 __device__ __forceinline__ void cp_async_commit() {
     asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -24,6 +20,27 @@ __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
 }
 
+// a copy across an edge of A or B: the n elements inside it, then zeros (out of line:
+// it runs only at the edges, and inlined it took registers from the K loop)
+__device__ __noinline__ uint4 load_edge(const unsigned short* p, int n) {
+    return uint4{
+        (0 < n ? (unsigned)p[0] : 0u) | (1 < n ? (unsigned)p[1] : 0u) << 16,
+        (2 < n ? (unsigned)p[2] : 0u) | (3 < n ? (unsigned)p[3] : 0u) << 16,
+        (4 < n ? (unsigned)p[4] : 0u) | (5 < n ? (unsigned)p[5] : 0u) << 16,
+        (6 < n ? (unsigned)p[6] : 0u) | (7 < n ? (unsigned)p[7] : 0u) << 16
+    };
+}
+// a 16-byte copy at an edge: whole, by cp.async; across the edge, its n elements inside by a load,
+// then zeros, stored to shared memory (nothing past the edge is read)
+__device__ __forceinline__ void copy_edge_16(unsigned dst, const unsigned short* src, int n) {
+    if (n == 8) {
+        cp_async_16(dst, src);
+    }
+    else {
+        const uint4 v = load_edge(src, n);
+        asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" :: "r"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+    }
+}
 // ldmatrix: 8x8 matrices of 16-bit elements, shared memory -> the mma fragment layout;
 // lane i addresses row i % 8 of matrix i / 8 (16 contiguous bytes)
 __device__ __forceinline__ void ldmatrix_x4(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3, unsigned addr) {
@@ -282,7 +299,7 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                         const int e = (i % 8) * 8;
                         const int n_left = K - (s * 64 + e);
                         const int n = block_m + line < M ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                        cp_async_16_zfill(as_addr + 2 * (s * 8192 + a_dst[r]), n > 0 ? a_src + a_off[r] : A, n * 2);
+                        copy_edge_16(as_addr + 2 * (s * 8192 + a_dst[r]), a_src + a_off[r], n);
                     }
                 }
                 #pragma unroll
@@ -293,7 +310,7 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                         const int e = (i % 32) * 8;
                         const int n_left = N - (block_n + e);
                         const int n = s * 64 + line < K ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                        cp_async_16_zfill(bs_addr + 2 * (s * 16384 + b_dst[r]), n > 0 ? b_src + b_off[r] : B, n * 2);
+                        copy_edge_16(bs_addr + 2 * (s * 16384 + b_dst[r]), b_src + b_off[r], n);
                     }
                 }
                 a_src += 64;
@@ -329,7 +346,7 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                         const int e = (i % 8) * 8;
                         const int n_left = K - ((kt + 2) * 64 + e);
                         const int n = block_m + line < M ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                        cp_async_16_zfill(as_addr + 2 * (wr * 8192 + a_dst[r]), n > 0 ? a_src + a_off[r] : A, n * 2);
+                        copy_edge_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r], n);
                     }
                 }
                 #pragma unroll
@@ -340,7 +357,7 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                         const int e = (i % 32) * 8;
                         const int n_left = N - (block_n + e);
                         const int n = (kt + 2) * 64 + line < K ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                        cp_async_16_zfill(bs_addr + 2 * (wr * 16384 + b_dst[r]), n > 0 ? b_src + b_off[r] : B, n * 2);
+                        copy_edge_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r], n);
                     }
                 }
                 a_src += 64;

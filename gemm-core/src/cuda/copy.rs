@@ -179,8 +179,11 @@ pub fn load_edge_helper(w: &mut crate::cuda::writer::Writer, bytes: u32, vector:
     }
     let ty = load_type(bytes, vector);
     let elem = if bytes == 4 { "float" } else { "unsigned short" };
-    w.line("// a copy across an edge of A or B: the n elements inside it, then zeros");
-    w.block(format!("__device__ __forceinline__ {ty} load_edge(const {elem}* p, int n)"), |w| {
+    w.line("// a copy across an edge of A or B: the n elements inside it, then zeros (out of line:");
+    w.line("// it runs only at the edges, and inlined it took registers from the K loop)");
+    // Inlined, its code in `autotuned`'s K loop made ptxas bunch the loop's
+    // shared-memory loads (see `stream_k::Tiling::units`).
+    w.block(format!("__device__ __noinline__ {ty} load_edge(const {elem}* p, int n)"), |w| {
         if bytes == 4 {
             let lanes = ["x", "y", "z", "w"];
             w.line(format!("{ty} v;"));
@@ -200,6 +203,37 @@ pub fn load_edge_helper(w: &mut crate::cuda::writer::Writer, bytes: u32, vector:
             }
             w.line("};");
         }
+    });
+}
+
+/// The helpers of a guarded cp.async kernel's copies of `vector` (> 1)
+/// elements of `bytes` each at its edges: a copy wholly inside goes by
+/// cp.async, one across an edge by a plain load of the elements inside (the
+/// rest zeros) and a shared store. A cp.async of part of its bytes (a
+/// source size) would do the same, but compute-sanitizer counts it as
+/// reading all of them, past the end of the buffer.
+pub fn copy_edge_helpers(w: &mut crate::cuda::writer::Writer, bytes: u32, vector: u32) {
+    load_edge_helper(w, bytes, vector);
+    let (ty, elem) = (load_type(bytes, vector), if bytes == 4 { "float" } else { "unsigned short" });
+    let size = bytes * vector;
+    // the vector's 32-bit words, as st.shared takes them
+    let (kind, words): (&str, Vec<String>) = match ty {
+        "float4" => ("v4.f32", ["x", "y", "z", "w"].iter().map(|l| format!("\"f\"(v.{l})")).collect()),
+        "float2" => ("v2.f32", ["x", "y"].iter().map(|l| format!("\"f\"(v.{l})")).collect()),
+        "uint4" => ("v4.u32", ["x", "y", "z", "w"].iter().map(|l| format!("\"r\"(v.{l})")).collect()),
+        "uint2" => ("v2.u32", ["x", "y"].iter().map(|l| format!("\"r\"(v.{l})")).collect()),
+        _ => ("u32", vec!["\"r\"(v)".to_string()]),
+    };
+    let regs: Vec<String> = (1..=words.len()).map(|i| format!("%{i}")).collect();
+    let regs = if words.len() == 1 { regs[0].clone() } else { format!("{{{}}}", regs.join(", ")) };
+    w.line(format!("// a {size}-byte copy at an edge: whole, by cp.async; across the edge, its n elements inside by a load,"));
+    w.line("// then zeros, stored to shared memory (nothing past the edge is read)");
+    w.block(format!("__device__ __forceinline__ void copy_edge_{size}(unsigned dst, const {elem}* src, int n)"), |w| {
+        w.block(format!("if (n == {vector})"), |w| w.line(format!("cp_async_{size}(dst, src);")));
+        w.block("else", |w| {
+            w.line(format!("const {ty} v = load_edge(src, n);"));
+            w.line(format!("asm volatile(\"st.shared.{kind} [%0], {regs};\\n\" :: \"r\"(dst), {});", words.join(", ")));
+        });
     });
 }
 

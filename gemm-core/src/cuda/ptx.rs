@@ -5,10 +5,12 @@
 use super::writer::Writer;
 use crate::spec::Elem;
 
-/// `cp.async` copies of the given sizes in bytes, with commit and wait; with
-/// `zfill`, also copies that read only `src_bytes` of them and fill the
-/// rest with zeros (the edges of a guarded kernel's operands).
-pub fn cp_async(w: &mut Writer, sizes: &[u32], zfill: bool) {
+/// `cp.async` copies of the given sizes in bytes, with commit and wait; for
+/// the sizes in `zfill`, also copies that read nothing or all of it and
+/// fill with zeros what they do not read (single-element copies at the
+/// edges of a guarded kernel's operands; wider ones go by
+/// `copy::copy_edge_helpers`).
+pub fn cp_async(w: &mut Writer, sizes: &[u32], zfill: &[u32]) {
     let mut sizes = sizes.to_vec();
     sizes.sort_unstable();
     sizes.dedup();
@@ -20,9 +22,9 @@ pub fn cp_async(w: &mut Writer, sizes: &[u32], zfill: bool) {
             w.line(format!("asm volatile(\"cp.async.{cache}.shared.global [%0], [%1], {bytes};\\n\" :: \"r\"(dst), \"l\"(src));"));
         });
     }
-    if zfill {
-        w.line("// at an edge: reads src_bytes (0 reads nothing) and fills the rest of the copy with zeros");
-        for &bytes in &sizes {
+    if !zfill.is_empty() {
+        w.line("// at an edge: reads src_bytes (0 or the whole copy) and fills the rest with zeros");
+        for &bytes in zfill {
             let cache = if bytes == 16 { "cg" } else { "ca" };
             w.block(format!("__device__ __forceinline__ void cp_async_{bytes}_zfill(unsigned dst, const void* src, int src_bytes)"), |w| {
                 w.line(format!(

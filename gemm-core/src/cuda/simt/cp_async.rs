@@ -4,7 +4,7 @@
 //! operand; every copy sits a constant offset from them.
 
 use super::{Kernel, Tile};
-use crate::cuda::copy::{whole_tiles, Checks, CopyAt, CopyPlan, Edge};
+use crate::cuda::copy::{copy_edge_helpers, whole_tiles, Checks, CopyAt, CopyPlan, Edge};
 use crate::cuda::writer::Writer;
 use crate::spec::{Edges, Layout};
 
@@ -85,8 +85,17 @@ impl Kernel<'_> {
     /// Device functions for the copies this kernel issues.
     pub(super) fn cp_async_helpers(&self, w: &mut Writer, vector: u32) {
         let (a, b, _) = self.staged_tiles();
+        let copies = [self.copies(&a, vector), self.copies(&b, vector)];
         let guarded = self.spec.edges == Edges::Guarded;
-        crate::cuda::ptx::cp_async(w, &[self.copies(&a, vector).bytes(), self.copies(&b, vector).bytes()], guarded);
+        // at the edges, single-element copies fill zeros; wider ones go by copy_edge
+        let mut single: Vec<u32> = copies.iter().filter(|c| guarded && c.plan.vector == 1).map(|c| c.bytes()).collect();
+        single.dedup();
+        crate::cuda::ptx::cp_async(w, &[copies[0].bytes(), copies[1].bytes()], &single);
+        let mut wide: Vec<u32> = copies.iter().filter(|c| guarded && c.plan.vector > 1).map(|c| c.plan.vector).collect();
+        wide.dedup();
+        for v in wide {
+            copy_edge_helpers(w, 4, v);
+        }
     }
 
     /// The whole pipeline: [`Self::cp_async_prologue`], then [`Self::cp_async_main_loop`].
@@ -265,12 +274,12 @@ impl Kernel<'_> {
             w.block("", |w| {
                 let (row, col) = (plus(&format!("{p}_row"), &[&nonzero(dr)]), plus(&format!("{p}_col"), &[&nonzero(dc)]));
                 edge.inside(w, "n", &row, &col);
-                w.line(format!(
-                    "cp_async_{}_zfill({}, n > 0 ? {} : {base}, n * 4);",
-                    c.bytes(),
-                    plus(&format!("{p}_dst"), &[&stage_off, &dst]),
-                    plus(&format!("{p}_src"), &[&src])
-                ));
+                let (to, from) = (plus(&format!("{p}_dst"), &[&stage_off, &dst]), plus(&format!("{p}_src"), &[&src]));
+                if c.plan.vector == 1 {
+                    w.line(format!("cp_async_{}_zfill({to}, n > 0 ? {from} : {base}, n * 4);", c.bytes()));
+                } else {
+                    w.line(format!("copy_edge_{}({to}, {from}, n);", c.bytes()));
+                }
             });
         }
     }

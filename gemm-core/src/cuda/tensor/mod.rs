@@ -205,7 +205,12 @@ impl Tc<'_> {
     fn helpers(&self, w: &mut Writer) {
         let s = self.spec;
         match s.staging {
-            Staging::CpAsync { vector, .. } => ptx::cp_async(w, &[vector * s.a.elem.bytes()], s.edges == Edges::Guarded),
+            Staging::CpAsync { vector, .. } => {
+                ptx::cp_async(w, &[vector * s.a.elem.bytes()], &[]);
+                if s.edges == Edges::Guarded {
+                    super::copy::copy_edge_helpers(w, s.a.elem.bytes(), vector);
+                }
+            }
             Staging::Smem { vector, .. } if s.edges == Edges::Guarded => super::copy::load_edge_helper(w, s.a.elem.bytes(), vector),
             _ => {}
         }

@@ -133,11 +133,11 @@ impl Tc<'_> {
 
     /// [`Self::issue`] for a tile at an edge (`at`) of a guarded kernel: each
     /// copy reads only the elements inside the matrix and fills the rest of
-    /// its 16 bytes with zeros, which add nothing to the products.
+    /// its bytes with zeros, which add nothing to the products.
     fn issue_guarded(&self, w: &mut Writer, c: &Copies, stage: &str, at: CopyAt) {
         let s = self.spec;
         let (p, plan) = (c.p, c.plan);
-        let (op, base) = if p == 'a' { (s.a, "A") } else { (s.b, "B") };
+        let op = if p == 'a' { s.a } else { s.b };
         let eb = op.elem.bytes();
         let edge = Edge::new(p.to_ascii_uppercase(), op.layout, plan.vector, at, self.bk);
         let stage_off = times(stage, c.stage);
@@ -150,7 +150,7 @@ impl Tc<'_> {
                 let (row, col) = if op.layout == Layout::RowMajor { ("line", "e") } else { ("e", "line") };
                 edge.inside(w, "n", row, col);
                 let dst = plus(&[stage_off.clone(), Some(format!("{p}_dst[r]"))]);
-                w.line(format!("cp_async_{}_zfill({p}s_addr + 2 * ({dst}), n > 0 ? {p}_src + {p}_off[r] : {base}, n * {eb});", plan.vector * eb));
+                w.line(format!("copy_edge_{}({p}s_addr + 2 * ({dst}), {p}_src + {p}_off[r], n);", plan.vector * eb));
             };
             // the names are this copy's own
             w.block("", body);

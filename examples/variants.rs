@@ -2,7 +2,8 @@
 //! timed in one process, two rounds: what one setting is worth, without
 //! editing the spec.
 //!
-//! `cargo run --release --example variants -- STEP [SIZE] VARIANT...`
+//! `cargo run --release --example variants -- STEP [SIZE] VARIANT...`, SIZE
+//! either N (cubed) or MxNxK.
 //!
 //! A variant is one or more settings joined by commas: `pad=8`, `pad=none`,
 //! `sweep=m`, `sweep=n`, `raster=row`, `raster=grouped(8)`, `stages=5` and
@@ -29,7 +30,7 @@ struct Cli {
     /// The ladder step (either ladder)
     #[arg(value_parser = step_names())]
     step: String,
-    /// An optional SIZE (cubed, default 4096), then variants: settings joined by commas
+    /// An optional SIZE (N for N^3, or MxNxK; default 4096), then variants: settings joined by commas
     #[arg(value_name = "[SIZE] VARIANT")]
     rest: Vec<String>,
 }
@@ -55,15 +56,15 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let step = gemm_ladder::steps::step(&cli.step).ok_or("a ladder step")?;
     let name = cli.step.clone();
     let mut args = cli.rest.into_iter().peekable();
-    let size = match args.peek().map(|a| a.parse::<usize>()) {
-        Some(Ok(s)) => {
+    let size = match args.peek().map(|a| parse_size(a)) {
+        Some(Some(s)) => {
             args.next();
             s
         }
-        _ => 4096,
+        _ => (4096, 4096, 4096),
     };
-    if size == 0 {
-        return Err("the size must be at least 1".into());
+    if size.0 == 0 || size.1 == 0 || size.2 == 0 {
+        return Err("every size must be at least 1".into());
     }
     let base = step.kernel.spec.clone();
     let mut kernels = vec![Kernel::from_spec(base.clone())?];
@@ -73,13 +74,19 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         labels.push(variant);
     }
     let bench = Bench::open()?;
-    let dims = Dims::new(size, size, size);
+    let dims = Dims::new(size.0, size.1, size.2);
     // cuBLAS in the step's own types and layouts
     let cfg = config(step.kernel);
     let reps = Reps { warmup: 3, runs: 30 };
-    println!("{name} at {size}^3, median of {} runs, two rounds; every kernel verified against cuBLAS first\n", reps.runs);
+    let shape = if size.0 == size.1 && size.1 == size.2 { format!("{}^3", size.0) } else { format!("{}x{}x{}", size.0, size.1, size.2) };
+    println!("{name} at {shape}, median of {} runs, two rounds; every kernel verified against cuBLAS first\n", reps.runs);
     println!("| variant | round 1 TFLOP/s | round 2 TFLOP/s | % of cuBLAS (round 2) |");
     println!("|---|---:|---:|---:|");
+    // every kernel checked at the timed shape itself too (odd shapes included)
+    for (k, label) in kernels.iter().zip(&labels) {
+        let err = gemm_ladder::measure::verify(&bench, k, dims, 5).map_err(|e| format!("{label}: {e}"))?;
+        eprintln!("{label}: relative error {err:.1e} against cuBLAS at {shape}");
+    }
     let mut rounds = Vec::new();
     for _ in 0..2 {
         let timed = search::time_all(&bench, &kernels, dims, reps, |_, _| {})?;
@@ -123,4 +130,14 @@ fn variant_kernel(base: &gemm_runtime::spec::KernelSpec, variant: &str) -> Resul
     // A command-line tool builds a handful of these: leaking them is simpler
     // than teaching `Kernel` to own a hand-edited source.
     Ok(Kernel::from_parts(spec, Box::leak(source.into_boxed_str()), Box::leak(g.kernel_name.into_boxed_str()), g.threads, g.smem_bytes))
+}
+
+/// `N` (a cube) or `MxNxK`.
+fn parse_size(arg: &str) -> Option<(usize, usize, usize)> {
+    let parts: Vec<usize> = arg.split('x').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+    match parts[..] {
+        [n] => Some((n, n, n)),
+        [m, n, k] => Some((m, n, k)),
+        _ => None,
+    }
 }

@@ -20,7 +20,7 @@
 use clap::Parser;
 use gemm_ladder::measure::{config, describe, time_cublas_typed, Bench, Reps};
 use gemm_ladder::search;
-use gemm_runtime::{Dims, Kernel};
+use gemm_runtime::Kernel;
 
 /// A ladder step beside variants of its spec, each verified against cuBLAS and
 /// timed in one process, two rounds: what one setting is worth.
@@ -74,7 +74,9 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         labels.push(variant);
     }
     let bench = Bench::open()?;
-    let dims = Dims::new(size.0, size.1, size.2);
+    // leading dimensions padded to 8 elements, as the kernels' vector copies need
+    let b = &step.kernel.spec;
+    let dims = gemm_ladder::measure::padded_dims(size.0, size.1, size.2, [b.a.layout, b.b.layout, b.c.layout]);
     // cuBLAS in the step's own types and layouts
     let cfg = config(step.kernel);
     let reps = Reps { warmup: 3, runs: 30 };

@@ -154,6 +154,14 @@ pub struct Problem {
     pub c_len: usize,
 }
 
+/// `m x n x k` with every leading dimension rounded up to a multiple of 8
+/// elements: what the vector copies of every kernel need (16-byte rows of
+/// 16-bit operands, 32-byte ones of f32), whatever the sizes themselves.
+pub fn padded_dims(m: usize, n: usize, k: usize, layouts: [Layout; 3]) -> Dims {
+    let ld = |rows: usize, cols: usize, l: Layout| (if l == Layout::RowMajor { cols } else { rows }).div_ceil(8) * 8;
+    Dims::new(m, n, k).with_ld(ld(m, k, layouts[0]), ld(k, n, layouts[1]), ld(m, n, layouts[2]))
+}
+
 /// `len` samples of N(0, 1) from `seed`: the same data on every machine
 /// (rand's seeded `StdRng`, its version pinned by Cargo.lock), never zeros or
 /// constants. rand_distr's ziggurat replaced a hand-written xorshift and

@@ -328,7 +328,7 @@ pub fn time_all(
     // verified at a size up to 1024, timed at `dims`.
     let Some(first) = kernels.first().map(|k| &k.spec) else { return Ok(Vec::new()) };
     let (types, layouts) = ([first.a.elem, first.b.elem, first.c.elem], [first.a.layout, first.b.layout, first.c.layout]);
-    let check_dims = Dims::new(dims.m.min(1024), dims.n.min(1024), dims.k.min(512));
+    let check_dims = crate::measure::padded_dims(dims.m.min(1024), dims.n.min(1024), dims.k.min(512), layouts);
     let check = Problem::typed(bench, types, layouts, check_dims, 7)?;
     let reference = check.reference(bench)?;
     let timed = Problem::typed(bench, types, layouts, dims, 11)?;

@@ -25,7 +25,13 @@ fn sizes(kernel: &Kernel) -> Vec<Dims> {
         .collect();
     if req.m_multiple == 1 {
         // vectorized kernels need rows 16 bytes apart whatever the sizes: pad them
-        let dims = |m, n, k| if req.vector * req.c_vector > 1 { padded(m, n, k, layouts_of(&kernel.spec)) } else { Dims::new(m, n, k) };
+        let dims = |m, n, k| {
+            if req.vector * req.c_vector > 1 {
+                gemm_ladder::measure::padded_dims(m, n, k, layouts_of(&kernel.spec))
+            } else {
+                Dims::new(m, n, k)
+            }
+        };
         sizes.extend([dims(1, 1, 1), dims(1000, 777, 333), dims(33, 65, 17), dims(31, 1, 129)]);
     }
     sizes
@@ -493,11 +499,6 @@ fn opening_a_device_that_is_not_there_is_an_error() {
 
 /// Leading dimensions rounded up to 8 elements: the 16-byte rows that
 /// vectorized kernels need, whatever m, n and k are.
-fn padded(m: usize, n: usize, k: usize, layouts: [Layout; 3]) -> Dims {
-    let ld = |rows: usize, cols: usize, l: Layout| (if l == Layout::RowMajor { cols } else { rows }).div_ceil(8) * 8;
-    Dims::new(m, n, k).with_ld(ld(m, k, layouts[0]), ld(k, n, layouts[1]), ld(m, n, layouts[2]))
-}
-
 fn layouts_of(spec: &gemm_runtime::spec::KernelSpec) -> [Layout; 3] {
     [spec.a.layout, spec.b.layout, spec.c.layout]
 }
@@ -529,7 +530,7 @@ fn guarded_kernels_match_cublas_at_odd_sizes_and_one_off_tile_multiples() {
             shapes.push((1000, 3000, 999));
         }
         for (j, (m, n, kk)) in shapes.into_iter().enumerate() {
-            let dims = padded(m, n, kk, layouts_of(&k.spec));
+            let dims = gemm_ladder::measure::padded_dims(m, n, kk, layouts_of(&k.spec));
             let sc = Scalars { alpha: 0.5, beta: 2.0 };
             verify_fused(&bench, k, dims, 70 + j as u64, sc).unwrap_or_else(|e| panic!("{e}"));
         }
@@ -546,7 +547,7 @@ fn batched_problems_match_strided_batched_cublas_on_every_path() {
     for (i, k) in ladder.into_iter().chain(fused.iter()).chain(guarded.iter()).enumerate() {
         let guarded = k.spec.edges == gemm_runtime::spec::Edges::Guarded;
         let (m, n, kk) = if guarded { (200, 136, 72) } else { (256, 256, 128) };
-        let dims = padded(m, n, kk, layouts_of(&k.spec));
+        let dims = gemm_ladder::measure::padded_dims(m, n, kk, layouts_of(&k.spec));
         // problems with gaps between them, and a shared B on every other kernel
         let one = |ld: Option<usize>, rows: usize, cols: usize, l: Layout| ld.unwrap() * if l == Layout::RowMajor { rows } else { cols };
         let l = layouts_of(&k.spec);

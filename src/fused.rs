@@ -29,7 +29,7 @@ fn round_to(elem: Elem, x: f32) -> f32 {
 /// (offset, problem, row, column) of every element of every problem's C, in the order the problems,
 /// rows and columns come: what a check compares (the gaps between problems
 /// and past the leading dimension are not C's).
-fn c_offsets(kernel: &Kernel, dims: Dims) -> Vec<(usize, usize, usize, usize)> {
+pub(crate) fn c_offsets(kernel: &Kernel, dims: Dims) -> Vec<(usize, usize, usize, usize)> {
     let layout = kernel.spec.c.layout;
     let ldc = gemm_runtime::args_shapes(kernel.spec.a, kernel.spec.b, kernel.spec.c, dims)[2].ld;
     let mut out = Vec::with_capacity(dims.m * dims.n * dims.batch.count);
@@ -45,6 +45,18 @@ fn c_offsets(kernel: &Kernel, dims: Dims) -> Vec<(usize, usize, usize, usize)> {
         }
     }
     out
+}
+
+/// The first element of C's buffer outside every problem's C (a gap between
+/// problems, or past a line's end within the leading dimension) that the
+/// kernel changed from `before`: a store past C's edge lands there.
+pub(crate) fn written_outside_c(out: &[f32], before: &[f32], offsets: &[(usize, usize, usize, usize)]) -> Option<usize> {
+    let mut is_c = vec![false; out.len()];
+    for &(at, ..) in offsets {
+        is_c[at] = true;
+    }
+    let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+    (0..out.len()).find(|&i| !is_c[i] && !same(out[i], before[i]))
 }
 
 /// Runs `kernel` (fused epilogue or not) on random inputs and compares every
@@ -80,7 +92,13 @@ pub fn verify_fused(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64, sc: S
     }
     let wide = wide.to_f32(s)?;
     let (mut got, mut want) = (Vec::new(), Vec::new());
-    for (at, batch, row, col) in c_offsets(kernel, dims) {
+    let offsets = c_offsets(kernel, dims);
+    let at = format!("{}x{}x{} (batch of {})", dims.m, dims.n, dims.k, dims.batch.count);
+    let wrong = |detail| Failure::Wrong { kernel: kernel.name.to_string(), at: at.clone(), detail };
+    if let Some(i) = written_outside_c(&out, &c0, &offsets) {
+        return Err(wrong(format!("element {i} of C's buffer lies outside C (between problems or past a line's end) and was written")));
+    }
+    for &(at, batch, row, col) in &offsets {
         let mut v = wide[at] as f64;
         if let (Some(b), Some(bias)) = (f.bias, &bias_host) {
             let i = if b.along == Dim::N { col } else { row };
@@ -92,8 +110,6 @@ pub fn verify_fused(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64, sc: S
         got.push(out[at]);
         want.push(round_to(spec.c.elem, v as f32));
     }
-    let at = format!("{}x{}x{} (batch of {})", dims.m, dims.n, dims.k, dims.batch.count);
-    let wrong = |detail| Failure::Wrong { kernel: kernel.name.to_string(), at: at.clone(), detail };
     let tol = tolerance(spec.c.elem);
     match relative_error(&got, &want) {
         Ok(e) if e <= tol => Ok(e),

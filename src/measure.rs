@@ -296,7 +296,15 @@ pub fn verify_on(bench: &Bench, kernel: &Kernel, p: &Problem, reference: &[f32])
     let at = format!("{}x{}x{}", p.dims.m, p.dims.n, p.dims.k);
     let wrong = |detail| Failure::Wrong { kernel: kernel.name.to_string(), at: at.clone(), detail };
     let tolerance = tolerance(kernel.spec.c.elem);
-    match relative_error(&out, reference) {
+    // C's elements only; the rest of its buffer (padding past each line's
+    // end) must still hold the poison
+    let offsets = crate::fused::c_offsets(kernel, p.dims);
+    if let Some(i) = crate::fused::written_outside_c(&out, &vec![f32::NAN; out.len()], &offsets) {
+        return Err(wrong(format!("element {i} of C's buffer lies past a line's end and was written")));
+    }
+    let got: Vec<f32> = offsets.iter().map(|o| out[o.0]).collect();
+    let want: Vec<f32> = offsets.iter().map(|o| reference[o.0]).collect();
+    match relative_error(&got, &want) {
         Ok(err) if err <= tolerance => Ok(err),
         Ok(err) => Err(wrong(format!("relative error {err:.3e} against cuBLAS is over {tolerance:.1e}"))),
         Err(detail) => Err(wrong(detail)),

@@ -158,7 +158,7 @@ impl Tc<'_> {
         w.line("");
         let body = |w: &mut Writer, checks: Checks| {
             self.declare_accumulators(w);
-            self.cp_async_k_loop(w, stages, &a, &b, checks);
+            self.cp_async_k_loop(w, stages, &a, &b, &[("0", "tiles", checks)]);
         };
         sk.units(w, body, |w| {
             let out = Output::for_unit(self.spec, w);

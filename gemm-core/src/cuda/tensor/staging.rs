@@ -267,27 +267,25 @@ impl Tc<'_> {
     }
 
     /// A cp.async pipeline `stages` tiles deep, one barrier per K tile.
-    /// Guarded, it is written twice: blocks whose tiles all lie inside A and
-    /// B run it without a check, the others with every copy checked, so the
-    /// checks cost the inner blocks nothing (not even registers: checks in
-    /// the loop made `mma_autotuned` spill).
+    /// Guarded, the K loop is written twice, one after the other: the first
+    /// runs while the copies it issues lie wholly inside A and B, without a
+    /// check; the second, where they cross an edge, checks every copy. A
+    /// block inside M and N runs the first up to K's last whole tiles, a
+    /// block at an edge of M or N only the second. One loop with a check
+    /// per copy made `mma_autotuned` spill, and one loop per block (checked
+    /// wherever K's last tile is partial) ran it at 303 TFLOP/s at 8191^3.
     pub(super) fn cp_async_loop(&self, w: &mut Writer, stages: u32, vector: u32) {
         let (a, b) = self.cp_async_setup(w, stages, vector, None);
         if self.spec.edges != Edges::Guarded {
             self.cp_async_fill(w, stages, &a, &b, Checks::Off);
-            self.cp_async_k_loop(w, stages, &a, &b, Checks::Off);
+            self.cp_async_k_loop(w, stages, &a, &b, &[("0", "tiles", Checks::Off)]);
             return;
         }
-        w.block("if (whole_tiles == tiles)", |w| {
-            w.line("// every tile of this block lies inside A and B: no copy needs a check");
-            self.cp_async_fill(w, stages, &a, &b, Checks::Off);
-            self.cp_async_k_loop(w, stages, &a, &b, Checks::Off);
-        });
-        w.block("else", |w| {
-            w.line("// this block's tiles cross an edge of A or B: every copy checks");
-            self.cp_async_fill(w, stages, &a, &b, Checks::Every);
-            self.cp_async_k_loop(w, stages, &a, &b, Checks::Every);
-        });
+        let fill = stages - 1;
+        w.line(format!("// the K tiles whose refills (tile kt + {fill}) lie wholly inside A and B"));
+        w.line(format!("const int unchecked = whole_tiles > {fill} ? whole_tiles - {fill} : 0;"));
+        self.cp_async_fill(w, stages, &a, &b, Checks::PerTile);
+        self.cp_async_k_loop(w, stages, &a, &b, &[("0", "unchecked", Checks::Off), ("unchecked", "tiles", Checks::Every)]);
     }
 
     /// Shared memory, each thread's copies and the number of K tiles. Under
@@ -359,10 +357,12 @@ impl Tc<'_> {
     }
 
     /// The block tier's loop over `tiles` K tiles of a cp.async pipeline.
-    pub(super) fn cp_async_k_loop(&self, w: &mut Writer, stages: u32, a: &Copies, b: &Copies, checks: Checks) {
+    /// The block tier's loop over `tiles` K tiles of a cp.async pipeline,
+    /// as loops over the `segments` (from, to, copy checks) one after another.
+    pub(super) fn cp_async_k_loop(&self, w: &mut Writer, stages: u32, a: &Copies, b: &Copies, segments: &[(&str, &str, Checks)]) {
         let fill = stages - 1;
         let wait = format!("cp_async_wait<{}>();", stages - 2);
-        let refill = |w: &mut Writer| {
+        let refill = |w: &mut Writer, checks: Checks| {
             if self.stream_k {
                 w.line("// refill the stage the previous K step used with the share's K step");
                 w.line(format!("// {fill} ahead, of this C tile or the next"));
@@ -376,18 +376,31 @@ impl Tc<'_> {
         };
         let next_rd = format!("rd = rd == {fill} ? 0 : rd + 1;");
         if self.spec.staging.fragment_sets() == 2 {
-            self.mma_pipelined_k_loop(w, &wait, &next_rd, refill);
+            self.mma_pipelined_k_loop(w, &wait, &next_rd, segments, refill);
             return;
         }
         w.line("");
         w.line(format!("// block tier: walk K one {}-wide tile at a time", self.bk));
-        w.block("for (int kt = 0; kt < tiles; ++kt)", |w| {
-            w.line(format!("{wait}  // this thread's copies of tile kt have landed"));
-            w.line("__syncthreads();  // everyone's have; and everyone is done reading the stage refilled next");
-            refill(w);
-            self.k_tile(w, Source::Smem { stage: "rd" });
-            w.line(next_rd);
-        });
+        for &(from, to, checks) in segments {
+            Self::segment_comment(w, segments.len(), checks);
+            w.block(format!("for (int kt = {from}; kt < {to}; ++kt)"), |w| {
+                w.line(format!("{wait}  // this thread's copies of tile kt have landed"));
+                w.line("__syncthreads();  // everyone's have; and everyone is done reading the stage refilled next");
+                refill(w, checks);
+                self.k_tile(w, Source::Smem { stage: "rd" });
+                w.line(&next_rd);
+            });
+        }
+    }
+
+    /// What a K loop of a split pipeline (`segments` loops) checks.
+    fn segment_comment(w: &mut Writer, segments: usize, checks: Checks) {
+        if segments > 1 {
+            w.line(match checks {
+                Checks::Off => "// while the tiles it copies lie inside A and B: no checks",
+                _ => "// the rest: every copy checks the edges of A and B",
+            });
+        }
     }
 
     /// The mma atom's K loop over a cp.async pipeline with `fragments = 2`.
@@ -396,7 +409,14 @@ impl Tc<'_> {
     /// for the next tile moves before the last K step of this one, whose
     /// fragments are already in registers. (Here rather than in `mma.rs`: it
     /// is the pipeline's barrier and refill that move.)
-    fn mma_pipelined_k_loop(&self, w: &mut Writer, wait: &str, next_rd: &str, refill: impl Fn(&mut Writer)) {
+    fn mma_pipelined_k_loop(
+        &self,
+        w: &mut Writer,
+        wait: &str,
+        next_rd: &str,
+        segments: &[(&str, &str, Checks)],
+        refill: impl Fn(&mut Writer, Checks),
+    ) {
         let steps = self.bk / 16;
         let ks = |k: u32| (k > 0).then(|| (k * 16).to_string());
         w.line(format!("{wait}  // the loop's first tile has landed"));
@@ -406,31 +426,34 @@ impl Tc<'_> {
         self.mma_fragments(w, "rd", None, Some(0));
         w.line("");
         w.line(format!("// block tier: walk K one {}-wide tile at a time", self.bk));
-        w.block("for (int kt = 0; kt < tiles; ++kt)", |w| {
-            refill(w);
-            w.line(format!("// atom (mma): {steps} K step(s) of 16 per tile, the fragments one step ahead"));
-            for k in 0..steps - 1 {
+        for &(from, to, checks) in segments {
+            Self::segment_comment(w, segments.len(), checks);
+            w.block(format!("for (int kt = {from}; kt < {to}; ++kt)"), |w| {
+                refill(w, checks);
+                w.line(format!("// atom (mma): {steps} K step(s) of 16 per tile, the fragments one step ahead"));
+                for k in 0..steps - 1 {
+                    w.block("", |w| {
+                        w.line(format!("// K step {k}: step {}'s fragments load while this one's mmas run", k + 1));
+                        self.mma_fragments(w, "rd", ks(k + 1), Some((k + 1) % 2));
+                        self.mma_products(w, Some(k % 2));
+                    });
+                }
+                let last = steps - 1;
                 w.block("", |w| {
-                    w.line(format!("// K step {k}: step {}'s fragments load while this one's mmas run", k + 1));
-                    self.mma_fragments(w, "rd", ks(k + 1), Some((k + 1) % 2));
-                    self.mma_products(w, Some(k % 2));
+                    w.line(format!("// K step {last}, the last: its fragments are in registers, so the next tile's"));
+                    w.line("// barrier comes first and that tile's first fragments load while these mmas run");
+                    w.line(format!("{wait}  // this thread's copies of tile kt + 1 have landed"));
+                    w.line("__syncthreads();  // everyone's have; and everyone is done reading tile kt's stage");
+                    w.line(next_rd);
+                    w.block("if (kt + 1 < tiles)", |w| self.mma_fragments(w, "rd", None, Some(steps % 2)));
+                    self.mma_products(w, Some(last % 2));
                 });
-            }
-            let last = steps - 1;
-            w.block("", |w| {
-                w.line(format!("// K step {last}, the last: its fragments are in registers, so the next tile's"));
-                w.line("// barrier comes first and that tile's first fragments load while these mmas run");
-                w.line(format!("{wait}  // this thread's copies of tile kt + 1 have landed"));
-                w.line("__syncthreads();  // everyone's have; and everyone is done reading tile kt's stage");
-                w.line(next_rd);
-                w.block("if (kt + 1 < tiles)", |w| self.mma_fragments(w, "rd", None, Some(steps % 2)));
-                self.mma_products(w, Some(last % 2));
+                if steps % 2 == 1 {
+                    w.line("// an odd number of K steps: the next tile's first fragments move to set 0");
+                    w.unrolled("im", self.ami, |w| w.unrolled("r", 4, |w| w.line("a_frag[0][im][r] = a_frag[1][im][r];")));
+                    w.unrolled("jn", self.ani, |w| w.unrolled("r", 2, |w| w.line("b_frag[0][jn][r] = b_frag[1][jn][r];")));
+                }
             });
-            if steps % 2 == 1 {
-                w.line("// an odd number of K steps: the next tile's first fragments move to set 0");
-                w.unrolled("im", self.ami, |w| w.unrolled("r", 4, |w| w.line("a_frag[0][im][r] = a_frag[1][im][r];")));
-                w.unrolled("jn", self.ani, |w| w.unrolled("r", 2, |w| w.line("b_frag[0][jn][r] = b_frag[1][jn][r];")));
-            }
-        });
+        }
     }
 }

@@ -152,8 +152,9 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
     const int tiles = (K + 63) / 64;  // the last may be partial
     // the K tiles whose copies need no edge checks
     const int whole_tiles = block_m + 128 <= M && block_n + 256 <= N ? K / 64 : 0;
-    // the K tiles whose refills (tile kt + 2) lie wholly inside A and B
-    const int unchecked = whole_tiles > 2 ? whole_tiles - 2 : 0;
+    // the K tiles whose refills (tile kt + 2, if any) lie wholly inside A and B: all
+    // where every tile does (the loop after it then runs no step: a step of it cost 2%)
+    const int unchecked = whole_tiles == tiles ? tiles : whole_tiles > 2 ? whole_tiles - 2 : 0;
     // pipeline fill: the first 2 tile(s) start to travel, one commit group each
     #pragma unroll
     for (int s = 0; s < 2; ++s) {

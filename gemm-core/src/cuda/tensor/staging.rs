@@ -282,8 +282,9 @@ impl Tc<'_> {
             return;
         }
         let fill = stages - 1;
-        w.line(format!("// the K tiles whose refills (tile kt + {fill}) lie wholly inside A and B"));
-        w.line(format!("const int unchecked = whole_tiles > {fill} ? whole_tiles - {fill} : 0;"));
+        w.line(format!("// the K tiles whose refills (tile kt + {fill}, if any) lie wholly inside A and B: all"));
+        w.line("// where every tile does (the loop after it then runs no step: a step of it cost 2%)");
+        w.line(format!("const int unchecked = whole_tiles == tiles ? tiles : whole_tiles > {fill} ? whole_tiles - {fill} : 0;"));
         self.cp_async_fill(w, stages, &a, &b, Checks::PerTile);
         self.cp_async_k_loop(w, stages, &a, &b, &[("0", "unchecked", Checks::Off), ("unchecked", "tiles", Checks::Every)]);
     }

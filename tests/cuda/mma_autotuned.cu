@@ -152,14 +152,12 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
     const int tiles = (K + 63) / 64;  // the last may be partial
     // the K tiles whose copies need no edge checks
     const int whole_tiles = block_m + 128 <= M && block_n + 256 <= N ? K / 64 : 0;
-    // the K tiles whose refills (tile kt + 2, if any) lie wholly inside A and B: all
-    // where every tile does (the loop after it then runs no step: a step of it cost 2%)
-    const int unchecked = whole_tiles == tiles ? tiles : whole_tiles > 2 ? whole_tiles - 2 : 0;
-    // pipeline fill: the first 2 tile(s) start to travel, one commit group each
-    #pragma unroll
-    for (int s = 0; s < 2; ++s) {
-        if (s < tiles) {
-            if (s < whole_tiles) {
+    if (whole_tiles == tiles) {
+        // every tile of this block lies inside A and B: no copy needs a check
+        // pipeline fill: the first 2 tile(s) start to travel, one commit group each
+        #pragma unroll
+        for (int s = 0; s < 2; ++s) {
+            if (s < tiles) {
                 #pragma unroll
                 for (int r = 0; r < 4; ++r) {
                     cp_async_16(as_addr + 2 * (s * 8192 + a_dst[r]), a_src + a_off[r]);
@@ -171,7 +169,288 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                 }
                 b_src += 64 * ldb;
             }
-            else {
+            cp_async_commit();  // empty past the last tile: keeps one group per tile
+        }
+        int rd = 0;  // the stage being read
+        int wr = 2;  // the stage being refilled
+        cp_async_wait<1>();  // the loop's first tile has landed
+        __syncthreads();
+        // fragments, two sets: a K step's mmas use one while the next step's load into the other
+        unsigned a_frag[2][4][4], b_frag[2][8][2];
+        #pragma unroll
+        for (int im = 0; im < 4; ++im) {
+            ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
+        }
+        #pragma unroll
+        for (int jp = 0; jp < 4; ++jp) {
+            ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
+        }
+
+        // block tier: walk K one 64-wide tile at a time
+        for (int kt = 0; kt < tiles; ++kt) {
+            // refill the stage tile kt - 1 used with tile kt + 2
+            if (kt + 2 < tiles) {
+                #pragma unroll
+                for (int r = 0; r < 4; ++r) {
+                    cp_async_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r]);
+                }
+                a_src += 64;
+                #pragma unroll
+                for (int r = 0; r < 8; ++r) {
+                    cp_async_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r]);
+                }
+                b_src += 64 * ldb;
+            }
+            cp_async_commit();  // empty past the last tile: keeps one group per tile
+            wr = wr == 2 ? 0 : wr + 1;
+            // atom (mma): 4 K step(s) of 16 per tile, the fragments one step ahead
+            {
+                // K step 0: step 1's fragments load while this one's mmas run
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 16)));
+                }
+                #pragma unroll
+                for (int jp = 0; jp < 4; ++jp) {
+                    ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 16, b_elem + jp * 16)));
+                }
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 8; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                    }
+                }
+            }
+            {
+                // K step 1: step 2's fragments load while this one's mmas run
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 32)));
+                }
+                #pragma unroll
+                for (int jp = 0; jp < 4; ++jp) {
+                    ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 32, b_elem + jp * 16)));
+                }
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 8; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                    }
+                }
+            }
+            {
+                // K step 2: step 3's fragments load while this one's mmas run
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 48)));
+                }
+                #pragma unroll
+                for (int jp = 0; jp < 4; ++jp) {
+                    ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 48, b_elem + jp * 16)));
+                }
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 8; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                    }
+                }
+            }
+            {
+                // K step 3, the last: its fragments are in registers, so the next tile's
+                // barrier comes first and that tile's first fragments load while these mmas run
+                cp_async_wait<1>();  // this thread's copies of tile kt + 1 have landed
+                __syncthreads();  // everyone's have; and everyone is done reading tile kt's stage
+                rd = rd == 2 ? 0 : rd + 1;
+                if (kt + 1 < tiles) {
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
+                    }
+                    #pragma unroll
+                    for (int jp = 0; jp < 4; ++jp) {
+                        ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
+                    }
+                }
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 8; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                    }
+                }
+            }
+        }
+    }
+    else {
+        // the K tiles whose refills (tile kt + 2) lie wholly inside A and B: none at an
+        // edge of M or N, all but the last few where only K's last tile is partial
+        const int unchecked = whole_tiles > 2 ? whole_tiles - 2 : 0;
+        // pipeline fill: the first 2 tile(s) start to travel, one commit group each
+        #pragma unroll
+        for (int s = 0; s < 2; ++s) {
+            if (s < tiles) {
+                if (s < whole_tiles) {
+                    #pragma unroll
+                    for (int r = 0; r < 4; ++r) {
+                        cp_async_16(as_addr + 2 * (s * 8192 + a_dst[r]), a_src + a_off[r]);
+                    }
+                    a_src += 64;
+                    #pragma unroll
+                    for (int r = 0; r < 8; ++r) {
+                        cp_async_16(bs_addr + 2 * (s * 16384 + b_dst[r]), b_src + b_off[r]);
+                    }
+                    b_src += 64 * ldb;
+                }
+                else {
+                    // copies check each line against the edges and fill zeros past them
+                    #pragma unroll
+                    for (int r = 0; r < 4; ++r) {
+                        {
+                            const int i = threadIdx.x + r * 256;
+                            const int line = i / 8;
+                            const int e = (i % 8) * 8;
+                            const int n_left = K - (s * 64 + e);
+                            const int n = block_m + line < M ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
+                            copy_edge_16(as_addr + 2 * (s * 8192 + a_dst[r]), a_src + a_off[r], n);
+                        }
+                    }
+                    #pragma unroll
+                    for (int r = 0; r < 8; ++r) {
+                        {
+                            const int i = threadIdx.x + r * 256;
+                            const int line = i / 32;
+                            const int e = (i % 32) * 8;
+                            const int n_left = N - (block_n + e);
+                            const int n = s * 64 + line < K ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
+                            copy_edge_16(bs_addr + 2 * (s * 16384 + b_dst[r]), b_src + b_off[r], n);
+                        }
+                    }
+                    a_src += 64;
+                    b_src += 64 * ldb;
+                }
+            }
+            cp_async_commit();  // empty past the last tile: keeps one group per tile
+        }
+        int rd = 0;  // the stage being read
+        int wr = 2;  // the stage being refilled
+        cp_async_wait<1>();  // the loop's first tile has landed
+        __syncthreads();
+        // fragments, two sets: a K step's mmas use one while the next step's load into the other
+        unsigned a_frag[2][4][4], b_frag[2][8][2];
+        #pragma unroll
+        for (int im = 0; im < 4; ++im) {
+            ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
+        }
+        #pragma unroll
+        for (int jp = 0; jp < 4; ++jp) {
+            ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
+        }
+
+        // block tier: walk K one 64-wide tile at a time
+        // while the tiles it copies lie inside A and B: no checks
+        for (int kt = 0; kt < unchecked; ++kt) {
+            // refill the stage tile kt - 1 used with tile kt + 2
+            if (kt + 2 < tiles) {
+                #pragma unroll
+                for (int r = 0; r < 4; ++r) {
+                    cp_async_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r]);
+                }
+                a_src += 64;
+                #pragma unroll
+                for (int r = 0; r < 8; ++r) {
+                    cp_async_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r]);
+                }
+                b_src += 64 * ldb;
+            }
+            cp_async_commit();  // empty past the last tile: keeps one group per tile
+            wr = wr == 2 ? 0 : wr + 1;
+            // atom (mma): 4 K step(s) of 16 per tile, the fragments one step ahead
+            {
+                // K step 0: step 1's fragments load while this one's mmas run
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 16)));
+                }
+                #pragma unroll
+                for (int jp = 0; jp < 4; ++jp) {
+                    ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 16, b_elem + jp * 16)));
+                }
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 8; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                    }
+                }
+            }
+            {
+                // K step 1: step 2's fragments load while this one's mmas run
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 32)));
+                }
+                #pragma unroll
+                for (int jp = 0; jp < 4; ++jp) {
+                    ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 32, b_elem + jp * 16)));
+                }
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 8; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                    }
+                }
+            }
+            {
+                // K step 2: step 3's fragments load while this one's mmas run
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 48)));
+                }
+                #pragma unroll
+                for (int jp = 0; jp < 4; ++jp) {
+                    ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 48, b_elem + jp * 16)));
+                }
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 8; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                    }
+                }
+            }
+            {
+                // K step 3, the last: its fragments are in registers, so the next tile's
+                // barrier comes first and that tile's first fragments load while these mmas run
+                cp_async_wait<1>();  // this thread's copies of tile kt + 1 have landed
+                __syncthreads();  // everyone's have; and everyone is done reading tile kt's stage
+                rd = rd == 2 ? 0 : rd + 1;
+                if (kt + 1 < tiles) {
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
+                    }
+                    #pragma unroll
+                    for (int jp = 0; jp < 4; ++jp) {
+                        ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
+                    }
+                }
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 8; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                    }
+                }
+            }
+        }
+        // the rest: every copy checks the edges of A and B
+        for (int kt = unchecked; kt < tiles; ++kt) {
+            // refill the stage tile kt - 1 used with tile kt + 2
+            if (kt + 2 < tiles) {
                 // copies check each line against the edges and fill zeros past them
                 #pragma unroll
                 for (int r = 0; r < 4; ++r) {
@@ -179,9 +458,9 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                         const int i = threadIdx.x + r * 256;
                         const int line = i / 8;
                         const int e = (i % 8) * 8;
-                        const int n_left = K - (s * 64 + e);
+                        const int n_left = K - ((kt + 2) * 64 + e);
                         const int n = block_m + line < M ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                        copy_edge_16(as_addr + 2 * (s * 8192 + a_dst[r]), a_src + a_off[r], n);
+                        copy_edge_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r], n);
                     }
                 }
                 #pragma unroll
@@ -191,237 +470,92 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                         const int line = i / 32;
                         const int e = (i % 32) * 8;
                         const int n_left = N - (block_n + e);
-                        const int n = s * 64 + line < K ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                        copy_edge_16(bs_addr + 2 * (s * 16384 + b_dst[r]), b_src + b_off[r], n);
+                        const int n = (kt + 2) * 64 + line < K ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
+                        copy_edge_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r], n);
                     }
                 }
                 a_src += 64;
                 b_src += 64 * ldb;
             }
-        }
-        cp_async_commit();  // empty past the last tile: keeps one group per tile
-    }
-    int rd = 0;  // the stage being read
-    int wr = 2;  // the stage being refilled
-    cp_async_wait<1>();  // the loop's first tile has landed
-    __syncthreads();
-    // fragments, two sets: a K step's mmas use one while the next step's load into the other
-    unsigned a_frag[2][4][4], b_frag[2][8][2];
-    #pragma unroll
-    for (int im = 0; im < 4; ++im) {
-        ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
-    }
-    #pragma unroll
-    for (int jp = 0; jp < 4; ++jp) {
-        ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
-    }
-
-    // block tier: walk K one 64-wide tile at a time
-    // while the tiles it copies lie inside A and B: no checks
-    for (int kt = 0; kt < unchecked; ++kt) {
-        // refill the stage tile kt - 1 used with tile kt + 2
-        if (kt + 2 < tiles) {
-            #pragma unroll
-            for (int r = 0; r < 4; ++r) {
-                cp_async_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r]);
-            }
-            a_src += 64;
-            #pragma unroll
-            for (int r = 0; r < 8; ++r) {
-                cp_async_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r]);
-            }
-            b_src += 64 * ldb;
-        }
-        cp_async_commit();  // empty past the last tile: keeps one group per tile
-        wr = wr == 2 ? 0 : wr + 1;
-        // atom (mma): 4 K step(s) of 16 per tile, the fragments one step ahead
-        {
-            // K step 0: step 1's fragments load while this one's mmas run
-            #pragma unroll
-            for (int im = 0; im < 4; ++im) {
-                ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 16)));
-            }
-            #pragma unroll
-            for (int jp = 0; jp < 4; ++jp) {
-                ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 16, b_elem + jp * 16)));
-            }
-            #pragma unroll
-            for (int im = 0; im < 4; ++im) {
-                #pragma unroll
-                for (int jn = 0; jn < 8; ++jn) {
-                    mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
-                }
-            }
-        }
-        {
-            // K step 1: step 2's fragments load while this one's mmas run
-            #pragma unroll
-            for (int im = 0; im < 4; ++im) {
-                ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 32)));
-            }
-            #pragma unroll
-            for (int jp = 0; jp < 4; ++jp) {
-                ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 32, b_elem + jp * 16)));
-            }
-            #pragma unroll
-            for (int im = 0; im < 4; ++im) {
-                #pragma unroll
-                for (int jn = 0; jn < 8; ++jn) {
-                    mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
-                }
-            }
-        }
-        {
-            // K step 2: step 3's fragments load while this one's mmas run
-            #pragma unroll
-            for (int im = 0; im < 4; ++im) {
-                ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 48)));
-            }
-            #pragma unroll
-            for (int jp = 0; jp < 4; ++jp) {
-                ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 48, b_elem + jp * 16)));
-            }
-            #pragma unroll
-            for (int im = 0; im < 4; ++im) {
-                #pragma unroll
-                for (int jn = 0; jn < 8; ++jn) {
-                    mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
-                }
-            }
-        }
-        {
-            // K step 3, the last: its fragments are in registers, so the next tile's
-            // barrier comes first and that tile's first fragments load while these mmas run
-            cp_async_wait<1>();  // this thread's copies of tile kt + 1 have landed
-            __syncthreads();  // everyone's have; and everyone is done reading tile kt's stage
-            rd = rd == 2 ? 0 : rd + 1;
-            if (kt + 1 < tiles) {
+            cp_async_commit();  // empty past the last tile: keeps one group per tile
+            wr = wr == 2 ? 0 : wr + 1;
+            // atom (mma): 4 K step(s) of 16 per tile, the fragments one step ahead
+            {
+                // K step 0: step 1's fragments load while this one's mmas run
                 #pragma unroll
                 for (int im = 0; im < 4; ++im) {
-                    ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
+                    ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 16)));
                 }
                 #pragma unroll
                 for (int jp = 0; jp < 4; ++jp) {
-                    ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
+                    ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 16, b_elem + jp * 16)));
                 }
-            }
-            #pragma unroll
-            for (int im = 0; im < 4; ++im) {
-                #pragma unroll
-                for (int jn = 0; jn < 8; ++jn) {
-                    mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
-                }
-            }
-        }
-    }
-    // the rest: every copy checks the edges of A and B
-    for (int kt = unchecked; kt < tiles; ++kt) {
-        // refill the stage tile kt - 1 used with tile kt + 2
-        if (kt + 2 < tiles) {
-            // copies check each line against the edges and fill zeros past them
-            #pragma unroll
-            for (int r = 0; r < 4; ++r) {
-                {
-                    const int i = threadIdx.x + r * 256;
-                    const int line = i / 8;
-                    const int e = (i % 8) * 8;
-                    const int n_left = K - ((kt + 2) * 64 + e);
-                    const int n = block_m + line < M ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                    copy_edge_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r], n);
-                }
-            }
-            #pragma unroll
-            for (int r = 0; r < 8; ++r) {
-                {
-                    const int i = threadIdx.x + r * 256;
-                    const int line = i / 32;
-                    const int e = (i % 32) * 8;
-                    const int n_left = N - (block_n + e);
-                    const int n = (kt + 2) * 64 + line < K ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                    copy_edge_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r], n);
-                }
-            }
-            a_src += 64;
-            b_src += 64 * ldb;
-        }
-        cp_async_commit();  // empty past the last tile: keeps one group per tile
-        wr = wr == 2 ? 0 : wr + 1;
-        // atom (mma): 4 K step(s) of 16 per tile, the fragments one step ahead
-        {
-            // K step 0: step 1's fragments load while this one's mmas run
-            #pragma unroll
-            for (int im = 0; im < 4; ++im) {
-                ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 16)));
-            }
-            #pragma unroll
-            for (int jp = 0; jp < 4; ++jp) {
-                ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 16, b_elem + jp * 16)));
-            }
-            #pragma unroll
-            for (int im = 0; im < 4; ++im) {
-                #pragma unroll
-                for (int jn = 0; jn < 8; ++jn) {
-                    mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
-                }
-            }
-        }
-        {
-            // K step 1: step 2's fragments load while this one's mmas run
-            #pragma unroll
-            for (int im = 0; im < 4; ++im) {
-                ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 32)));
-            }
-            #pragma unroll
-            for (int jp = 0; jp < 4; ++jp) {
-                ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 32, b_elem + jp * 16)));
-            }
-            #pragma unroll
-            for (int im = 0; im < 4; ++im) {
-                #pragma unroll
-                for (int jn = 0; jn < 8; ++jn) {
-                    mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
-                }
-            }
-        }
-        {
-            // K step 2: step 3's fragments load while this one's mmas run
-            #pragma unroll
-            for (int im = 0; im < 4; ++im) {
-                ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 48)));
-            }
-            #pragma unroll
-            for (int jp = 0; jp < 4; ++jp) {
-                ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 48, b_elem + jp * 16)));
-            }
-            #pragma unroll
-            for (int im = 0; im < 4; ++im) {
-                #pragma unroll
-                for (int jn = 0; jn < 8; ++jn) {
-                    mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
-                }
-            }
-        }
-        {
-            // K step 3, the last: its fragments are in registers, so the next tile's
-            // barrier comes first and that tile's first fragments load while these mmas run
-            cp_async_wait<1>();  // this thread's copies of tile kt + 1 have landed
-            __syncthreads();  // everyone's have; and everyone is done reading tile kt's stage
-            rd = rd == 2 ? 0 : rd + 1;
-            if (kt + 1 < tiles) {
                 #pragma unroll
                 for (int im = 0; im < 4; ++im) {
-                    ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
+                    #pragma unroll
+                    for (int jn = 0; jn < 8; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                    }
+                }
+            }
+            {
+                // K step 1: step 2's fragments load while this one's mmas run
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 32)));
                 }
                 #pragma unroll
                 for (int jp = 0; jp < 4; ++jp) {
-                    ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
+                    ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 32, b_elem + jp * 16)));
+                }
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 8; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                    }
                 }
             }
-            #pragma unroll
-            for (int im = 0; im < 4; ++im) {
+            {
+                // K step 2: step 3's fragments load while this one's mmas run
                 #pragma unroll
-                for (int jn = 0; jn < 8; ++jn) {
-                    mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                for (int im = 0; im < 4; ++im) {
+                    ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 48)));
+                }
+                #pragma unroll
+                for (int jp = 0; jp < 4; ++jp) {
+                    ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 48, b_elem + jp * 16)));
+                }
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 8; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                    }
+                }
+            }
+            {
+                // K step 3, the last: its fragments are in registers, so the next tile's
+                // barrier comes first and that tile's first fragments load while these mmas run
+                cp_async_wait<1>();  // this thread's copies of tile kt + 1 have landed
+                __syncthreads();  // everyone's have; and everyone is done reading tile kt's stage
+                rd = rd == 2 ? 0 : rd + 1;
+                if (kt + 1 < tiles) {
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
+                    }
+                    #pragma unroll
+                    for (int jp = 0; jp < 4; ++jp) {
+                        ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
+                    }
+                }
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 8; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                    }
                 }
             }
         }

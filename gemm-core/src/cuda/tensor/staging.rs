@@ -267,13 +267,15 @@ impl Tc<'_> {
     }
 
     /// A cp.async pipeline `stages` tiles deep, one barrier per K tile.
-    /// Guarded, the K loop is written twice, one after the other: the first
-    /// runs while the copies it issues lie wholly inside A and B, without a
+    /// Guarded, a block whose tiles all lie inside A and B runs it without a
+    /// check. The others run it as two loops, one after the other: the
+    /// first while the copies it issues lie wholly inside A and B, without a
     /// check; the second, where they cross an edge, checks every copy. A
-    /// block inside M and N runs the first up to K's last whole tiles, a
-    /// block at an edge of M or N only the second. One loop with a check
-    /// per copy made `mma_autotuned` spill, and one loop per block (checked
-    /// wherever K's last tile is partial) ran it at 303 TFLOP/s at 8191^3.
+    /// block inside M and N so runs unchecked up to K's last whole tiles, a
+    /// block at an edge of M or N checks throughout. One loop with a check
+    /// per copy made `mma_autotuned` spill; one checked loop wherever K's
+    /// last tile is partial ran it at 303 TFLOP/s at 8191^3 (360 split); and
+    /// the split loops alone for the whole blocks cost 4% at 4096^3.
     pub(super) fn cp_async_loop(&self, w: &mut Writer, stages: u32, vector: u32) {
         let (a, b) = self.cp_async_setup(w, stages, vector, None);
         if self.spec.edges != Edges::Guarded {
@@ -282,11 +284,18 @@ impl Tc<'_> {
             return;
         }
         let fill = stages - 1;
-        w.line(format!("// the K tiles whose refills (tile kt + {fill}, if any) lie wholly inside A and B: all"));
-        w.line("// where every tile does (the loop after it then runs no step: a step of it cost 2%)");
-        w.line(format!("const int unchecked = whole_tiles == tiles ? tiles : whole_tiles > {fill} ? whole_tiles - {fill} : 0;"));
-        self.cp_async_fill(w, stages, &a, &b, Checks::PerTile);
-        self.cp_async_k_loop(w, stages, &a, &b, &[("0", "unchecked", Checks::Off), ("unchecked", "tiles", Checks::Every)]);
+        w.block("if (whole_tiles == tiles)", |w| {
+            w.line("// every tile of this block lies inside A and B: no copy needs a check");
+            self.cp_async_fill(w, stages, &a, &b, Checks::Off);
+            self.cp_async_k_loop(w, stages, &a, &b, &[("0", "tiles", Checks::Off)]);
+        });
+        w.block("else", |w| {
+            w.line(format!("// the K tiles whose refills (tile kt + {fill}) lie wholly inside A and B: none at an"));
+            w.line("// edge of M or N, all but the last few where only K's last tile is partial");
+            w.line(format!("const int unchecked = whole_tiles > {fill} ? whole_tiles - {fill} : 0;"));
+            self.cp_async_fill(w, stages, &a, &b, Checks::PerTile);
+            self.cp_async_k_loop(w, stages, &a, &b, &[("0", "unchecked", Checks::Off), ("unchecked", "tiles", Checks::Every)]);
+        });
     }
 
     /// Shared memory, each thread's copies and the number of K tiles. Under

@@ -354,3 +354,81 @@ fn tensor_core_stream_k_walks_units_around_one_pipeline_and_hands_over_every_acc
     let unit = &src[src.find("for (long long it = first").unwrap()..src.find("for (int kt = 0").unwrap()];
     assert!(unit.contains("float acc[") && unit.contains("__syncthreads();") && unit.contains("ldmatrix_x4(a_frag[0]"));
 }
+
+/// A stream-K unit keeps nothing of its tile in registers through its K
+/// loop: the tile, its first K step and its origin are worked out after it.
+/// Guarded, a block whose share lies inside runs a loop without checks.
+#[test]
+fn stream_k_units_work_out_their_tile_after_the_k_loop() {
+    let mut s = smem_spec();
+    s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: true, fragments: 1 };
+    s.persistent = Some(Persistent::StreamK);
+    for edges in [Edges::Whole, Edges::Guarded] {
+        s.edges = edges;
+        let src = generate(&s).unwrap().source;
+        let units = src.find("for (long long it = first; it < last;)").unwrap();
+        let k_loop = units + src[units..].find("for (int kt = 0; kt < tiles; ++kt)").unwrap();
+        let tile = units + src[units..].find("const int tile = (int)((it - tiles) / k_tiles);").unwrap();
+        let origin = units + src[units..].find("const int block_m = ").unwrap();
+        assert!(k_loop < tile && tile < origin, "{src}");
+        let guarded = edges == Edges::Guarded;
+        assert_eq!(src.contains("if (share_whole)"), guarded);
+        // the producer keeps no origin: the checked copies work it out
+        assert_eq!(src.contains("copy_origin(copy_m, copy_n);"), guarded);
+        assert!(!src.contains("int copy_m = 0"));
+    }
+}
+
+/// The mma epilogue loads each bias value a lane needs once, before its
+/// stores, and reads no bias inside them.
+#[test]
+fn the_mma_epilogue_loads_the_bias_once_ahead_of_its_stores() {
+    for (along, index) in [(Dim::N, "bias_ahead[jn][1]"), (Dim::M, "bias_ahead[im][h]")] {
+        let mut s = mma_spec();
+        s.fused = Fused { bias: Some(Bias { along, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), ..Fused::default() };
+        s.edges = Edges::Guarded;
+        let src = generate(&s).unwrap().source;
+        assert_eq!(src.matches("bf16_to_f32(bias[").count(), 1, "{src}");
+        assert!(src.contains(index), "{src}");
+        assert!(src.contains("rcp_approx(1.0f + ex2_approx("), "{src}");
+    }
+}
+
+/// wmma's accumulators go through a per-warp scratch tile in shared memory
+/// when the epilogue must know where each value lies; the scratch comes
+/// after the staged tiles, 128-byte aligned.
+#[test]
+fn a_fused_or_guarded_wmma_epilogue_goes_through_a_scratch_tile() {
+    let mut s = mma_spec();
+    s.atom = Atom::Wmma { m: 16, n: 16, k: 16 };
+    s.c.elem = Elem::F32;
+    s.swizzle = Swizzle::Pad(8);
+    let plain = generate(&s).unwrap();
+    assert!(!plain.source.contains("c_scratch"));
+    for change in [|s: &mut KernelSpec| s.fused.alpha = true, |s: &mut KernelSpec| s.edges = Edges::Guarded] {
+        let mut t = s.clone();
+        change(&mut t);
+        let g = generate(&t).unwrap();
+        assert!(g.source.contains("wmma_store(c_scratch, acc[im][jn], 16);"), "{}", g.source);
+        // 4 warps of one 16x16 f32 tile each, after the staged tiles
+        assert_eq!(g.smem_bytes, plain.smem_bytes.next_multiple_of(128) + 4 * 16 * 16 * 4);
+    }
+}
+
+/// Guarded copies never ask cp.async for part of a copy: a copy across an
+/// edge loads what lies inside and stores it; synchronous staging checks
+/// every copy the same way.
+#[test]
+fn guarded_copies_across_an_edge_load_what_lies_inside() {
+    let mut s = mma_spec();
+    s.edges = Edges::Guarded;
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("copy_edge_16(") && !src.contains("_zfill("), "{src}");
+    s.staging = Staging::Smem { vector: 8, transpose_a: false, buffers: 2 };
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("n == 8 ? *reinterpret_cast<const uint4*>(") && src.contains(": load_edge("), "{src}");
+    let mut s = smem_spec();
+    s.edges = Edges::Guarded;
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("float4 load_edge(const float* p, int n)"), "{src}");
+}

@@ -159,18 +159,12 @@ impl<'a> Output<'a> {
         let (along, extent) = if b.along == Dim::N { ("a column", "N") } else { ("a row", "M") };
         w.line(format!("// the bias values this thread's accumulators take ({along} of C each), loaded once"));
         w.line(format!("float {name}{dims};"));
-        fn nest(w: &mut Writer, loops: &[(&'static str, u32)], line: &str) {
-            match loops.split_first() {
-                Some((&(var, n), rest)) => w.unrolled(var, n, |w| nest(w, rest, line)),
-                None => w.line(line),
-            }
-        }
         let value = to_f32(b.elem, &format!("{}[{index}]", self.bias));
         let line = match self.spec.edges {
             Edges::Guarded => format!("{name}{at} = {index} < {extent} ? {value} : 0.0f;"),
             Edges::Whole => format!("{name}{at} = {value};"),
         };
-        nest(w, loops, &line);
+        w.unrolled_nest(loops, &line);
         Some(name)
     }
 

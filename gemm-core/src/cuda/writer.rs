@@ -50,6 +50,15 @@ impl Writer {
         self.block(format!("for (int {var} = 0; {var} < {n}; ++{var})"), body);
     }
 
+    /// `line` inside fully unrolled loops over `loops` (variable, extent),
+    /// outermost first.
+    pub fn unrolled_nest(&mut self, loops: &[(&str, u32)], line: &str) {
+        match loops.split_first() {
+            Some((&(var, n), rest)) => self.unrolled(var, n, |w| w.unrolled_nest(rest, line)),
+            None => self.line(line),
+        }
+    }
+
     pub fn finish(self) -> String {
         self.out
     }

@@ -218,6 +218,10 @@ pub fn guarded() -> Vec<KernelSpec> {
                 Staging::Direct => continue,
                 // synchronous staging, one buffer on every other layout
                 Staging::Smem { buffers, .. } if i % 2 == 0 => *buffers = 1,
+                // SIMT stream-K with synchronous staging on every other layout
+                Staging::CpAsync { vector, .. } if i % 2 == 1 && s.persistent.is_some() && s.atom == Atom::Fma => {
+                    s.staging = Staging::Smem { vector: *vector, transpose_a: true, buffers: 2 };
+                }
                 _ => {}
             }
             s.name = "guarded".into();

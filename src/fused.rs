@@ -117,3 +117,23 @@ pub fn verify_fused(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64, sc: S
         Err(d) => Err(wrong(d)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::written_outside_c;
+
+    #[test]
+    fn a_write_past_c_is_found_and_untouched_padding_is_not() {
+        // a 2 x 2 C with a leading dimension of 3: elements 2 and 5 are padding
+        let offsets: Vec<_> = [0, 1, 3, 4].iter().map(|&at| (at, 0, 0, 0)).collect();
+        let before = [f32::NAN; 6];
+        let kept = [1.0, 2.0, f32::NAN, 3.0, 4.0, f32::NAN];
+        assert_eq!(written_outside_c(&kept, &before, &offsets), None);
+        let spilled = [1.0, 2.0, 0.0, 3.0, 4.0, f32::NAN];
+        assert_eq!(written_outside_c(&spilled, &before, &offsets), Some(2));
+        // with beta, C's buffer starts with values; padding must keep them bit for bit
+        let before = [0.5, 0.5, 0.25, 0.5, 0.5, -0.0];
+        let zeroed = [1.0, 2.0, 0.25, 3.0, 4.0, 0.0];
+        assert_eq!(written_outside_c(&zeroed, &before, &offsets), Some(5));
+    }
+}

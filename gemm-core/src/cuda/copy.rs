@@ -113,6 +113,18 @@ pub enum Checks {
     PerTile,
 }
 
+impl Checks {
+    /// A loop's checks where it may meet any tile: a branch per tile when
+    /// `spec` is guarded, none otherwise.
+    pub fn per_tile_if_guarded(spec: &KernelSpec) -> Self {
+        if spec.edges == crate::spec::Edges::Guarded {
+            Checks::PerTile
+        } else {
+            Checks::Off
+        }
+    }
+}
+
 /// `{var} = ...`: the K tiles of the C tile at (`m`, `n`) whose copies lie
 /// wholly inside A and B: all whole ones in an interior C tile, none at an
 /// edge of M or N. One comparison per tile then picks the unchecked copies.

@@ -102,7 +102,7 @@ impl Kernel<'_> {
     pub(super) fn cp_async_body(&self, w: &mut Writer, stages: u32, vector: u32) {
         self.cp_async_prologue(w, stages, vector);
         w.line("");
-        self.cp_async_main_loop(w, stages, vector, self.checks());
+        self.cp_async_main_loop(w, stages, vector, Checks::per_tile_if_guarded(self.spec));
     }
 
     /// Shared-memory tiles, where this thread's copies come from and go to, the
@@ -139,12 +139,12 @@ impl Kernel<'_> {
         let fill = stages - 1;
         w.line(format!("// pipeline fill: the first {fill} tile(s) start to travel, one commit group each"));
         if fill == 1 {
-            w.block(format!("if ({})", self.copy_ahead("0")), |w| self.issue_next(w, &a, &b, "0", "0", self.checks()));
+            w.block(format!("if ({})", self.copy_ahead("0")), |w| self.issue_next(w, &a, &b, "0", "0", Checks::per_tile_if_guarded(self.spec)));
             w.line("cp_async_commit();");
         } else {
             w.line("#pragma unroll");
             w.block(format!("for (int s = 0; s < {fill}; ++s)"), |w| {
-                w.block(format!("if ({})", self.copy_ahead("s")), |w| self.issue_next(w, &a, &b, "s", "s", self.checks()));
+                w.block(format!("if ({})", self.copy_ahead("s")), |w| self.issue_next(w, &a, &b, "s", "s", Checks::per_tile_if_guarded(self.spec)));
                 w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
             });
         }
@@ -161,16 +161,6 @@ impl Kernel<'_> {
         w.line("__syncthreads();");
         self.a_frags(w, &a_tile, "a_frag[0]", "0");
         self.b_frags(w, &b_tile, "b_frag[0]", "0");
-    }
-
-    /// The copies' checks outside a stream-K loop: a branch per tile when
-    /// guarded (the SIMT kernels have the registers for it).
-    fn checks(&self) -> Checks {
-        if self.spec.edges == Edges::Guarded {
-            Checks::PerTile
-        } else {
-            Checks::Off
-        }
     }
 
     /// The block tier's loop over `tiles` K steps: each refills the stage the

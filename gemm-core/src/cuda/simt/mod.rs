@@ -10,7 +10,7 @@
 mod cp_async;
 mod stream_k;
 
-use super::copy::{load_edge, Edge};
+use super::copy::{load_edge, load_type, Edge};
 use super::epilogue::{Output, Value};
 use super::layout::{offset, scaled, sum, term};
 use super::schedule;
@@ -491,7 +491,7 @@ impl Kernel<'_> {
     fn load_tile(&self, w: &mut Writer, t: &Tile, vector: u32, k_next: &str, cond: &str) {
         let p = t.name.to_lowercase();
         let rounds = t.rounds(vector, self.threads);
-        let vec_ty = vec_type(vector);
+        let vec_ty = load_type(4, vector);
         w.line(format!("{vec_ty} {p}_ld[{rounds}];"));
         w.block(format!("if ({cond})"), |w| {
             let origin = match t.name {
@@ -526,7 +526,7 @@ impl Kernel<'_> {
     fn store_vector(&self, w: &mut Writer, t: &Tile, vector: u32, smem: &str, reg: &str, row: &str, col: &str) {
         let along_cols = t.layout == Layout::RowMajor;
         if along_cols != t.smem_transposed && t.smem_row.is_multiple_of(vector) {
-            let ty = vec_type(vector);
+            let ty = load_type(4, vector);
             w.line(format!("*reinterpret_cast<{ty}*>(&{}) = {reg};", t.smem(smem, row, col)));
             return;
         }
@@ -548,7 +548,7 @@ impl Kernel<'_> {
         };
         let per_line = inner / vector;
         let rounds = t.rounds(vector, self.threads);
-        let vec_ty = vec_type(vector);
+        let vec_ty = load_type(4, vector);
         w.line(format!("// staging ({what}): {} tile {}x{}, {rounds} round(s) of one {vec_ty} per thread", t.name, t.rows, t.cols));
         // Names carry the operand's letter: with one round the loop is written
         // flat, and A's and B's copies share a scope.
@@ -568,7 +568,7 @@ impl Kernel<'_> {
                 "A" => self.a_global(&grow, &gcol),
                 _ => self.b_global(&grow, &gcol),
             };
-            body(w, &p, &vec_ty, &src, &row, &col);
+            body(w, &p, vec_ty, &src, &row, &col);
         });
     }
 
@@ -615,14 +615,6 @@ impl Kernel<'_> {
                 out.store(w, &self.row(row0), &self.col(col0), Dim::N, &[Value::acc(acc("i", "j"))]);
             });
         });
-    }
-}
-
-fn vec_type(vector: u32) -> String {
-    if vector == 1 {
-        "float".into()
-    } else {
-        format!("float{vector}")
     }
 }
 

@@ -153,7 +153,7 @@ impl Tc<'_> {
         sk.share(w);
         w.line("");
         let (a, b) = self.cp_async_setup(w, stages, vector, Some(&sk));
-        let checks = if s.edges == Edges::Guarded { Checks::PerTile } else { Checks::Off };
+        let checks = Checks::per_tile_if_guarded(s);
         self.cp_async_fill(w, stages, &a, &b, checks);
         w.line("");
         let body = |w: &mut Writer, checks: Checks| {

@@ -8,7 +8,8 @@
 //! A variant is one or more settings joined by commas: `pad=8`, `pad=none`,
 //! `sweep=m`, `sweep=n`, `raster=row`, `raster=grouped(8)`, `stages=5` and
 //! `fragments=1` or `fragments=2` (cp.async pipelines), `epilogue=direct` or
-//! `epilogue=vector` (C stored element by element or in vectors),
+//! `epilogue=vector` or `epilogue=smem` (C stored element by element, in
+//! vectors, or through a C tile in shared memory in 16-byte chunks),
 //! `schedule=tiles` (a block per C tile) or `schedule=stream_k`, `edges=whole` or
 //! `edges=guarded` (partial tiles checked), and `source=FILE`: the CUDA in FILE
 //! in place of the generated source (hand-edit what `cuda STEP VARIANT`
@@ -36,7 +37,7 @@ struct Cli {
 }
 
 const SETTINGS: &str = "Settings: pad=N | pad=none, sweep=m | sweep=n, raster=row | raster=grouped(N), stages=N, \
-fragments=1 | fragments=2, epilogue=direct | epilogue=vector, schedule=tiles | schedule=stream_k, \
+fragments=1 | fragments=2, epilogue=direct | epilogue=vector | epilogue=smem, schedule=tiles | schedule=stream_k, \
 edges=whole | edges=guarded, source=FILE (hand-edited CUDA in place of the generated).
 Example: variants autotuned 4096 pad=4 sweep=m 'raster=grouped(8),pad=4'";
 

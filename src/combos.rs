@@ -38,7 +38,8 @@ fn layouts() -> impl Iterator<Item = [Layout; 3]> {
 /// through the stagings (1 and 2 synchronous buffers, 2- to 4-stage
 /// cp.async, 4-element copies), the swizzles (none, pad, xor), f16 and bf16
 /// operands, warp shapes with an odd number of 8-wide atoms, a grouped
-/// raster, vector stores where C is row-major, and fragments loaded a K
+/// raster, vector stores where C is row-major, C through shared memory
+/// (`epilogue = smem`) on a sixth of them, and fragments loaded a K
 /// step ahead (`fragments = 2`) over K tiles of one to three 16-wide steps,
 /// stream-K on some of the cp.async pipelines.
 pub fn mma() -> Vec<KernelSpec> {
@@ -77,6 +78,10 @@ pub fn mma() -> Vec<KernelSpec> {
             }
             if layouts[2] == Layout::RowMajor && n % 2 == 1 {
                 s.epilogue = Epilogue::Vector;
+            }
+            // C through a tile in shared memory, on each staging, C type and C layout
+            if n % 4 == 0 {
+                s.epilogue = Epilogue::Smem;
             }
             // fragments a K step ahead, over one to three K steps a tile (an odd
             // number moves the next tile's first fragments to set 0)
@@ -182,7 +187,8 @@ fn wmma_paths(layouts: [Layout; 3], ab: Elem) -> Vec<KernelSpec> {
 
 /// Fused epilogues on every path, wmma's included: each activation, the
 /// bias along n and along m in each type, alpha and beta, every layout, each
-/// C type of mma, vector stores where C is row-major.
+/// C type of mma, vector stores where C is row-major, some mma kernels
+/// through a C tile in shared memory.
 pub fn fused() -> Vec<KernelSpec> {
     let activations = [None, Some(Activation::Relu), Some(Activation::Gelu), Some(Activation::GeluTanh), Some(Activation::Silu)];
     let mut out = Vec::new();
@@ -199,6 +205,8 @@ pub fn fused() -> Vec<KernelSpec> {
             };
             if layouts[2] == Layout::RowMajor && n % 2 == 0 && !matches!(s.atom, Atom::Wmma { .. }) {
                 s.epilogue = Epilogue::Vector;
+            } else if n % 3 == 0 && matches!(s.atom, Atom::Mma { .. }) {
+                s.epilogue = Epilogue::Smem;
             }
             out.push(s);
         }
@@ -208,7 +216,7 @@ pub fn fused() -> Vec<KernelSpec> {
 
 /// Guarded edges on every path that stages its tiles (synchronously or by
 /// cp.async; SIMT, mma and wmma): every layout, each C type of mma, some
-/// with a fused epilogue.
+/// with a fused epilogue, some mma through a C tile in shared memory.
 pub fn guarded() -> Vec<KernelSpec> {
     let mut out = Vec::new();
     for (i, layouts) in layouts().enumerate() {
@@ -229,6 +237,10 @@ pub fn guarded() -> Vec<KernelSpec> {
             let wmma = matches!(s.atom, Atom::Wmma { .. });
             if layouts[2] == Layout::RowMajor && !wmma {
                 s.epilogue = Epilogue::Vector;
+            }
+            // mma through a C tile in shared memory on every other path and layout
+            if matches!(s.atom, Atom::Mma { .. }) && (i + j) % 2 == 1 {
+                s.epilogue = Epilogue::Smem;
             }
             if (i + j) % 3 == 0 {
                 let bias = Bias { along: Dim::N, elem: if wmma { Elem::F16 } else { c } };

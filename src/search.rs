@@ -213,7 +213,8 @@ pub fn candidates(space: &Space) -> Candidates {
 /// tensor ladder's types), 16-byte cp.async copies into XOR-swizzled tiles,
 /// every block and warp tile of 32 to 256 a side, K steps of 32 and 64, 3
 /// to 5 stages, both rasters, with and without a cap for 2 blocks per SM,
-/// fragments loaded right before their step's math or a step ahead.
+/// fragments loaded right before their step's math or a step ahead, C
+/// stored from the registers in pairs or through a C tile in shared memory.
 pub fn mma_candidates() -> Candidates {
     let mut out = Candidates { specs: Vec::new(), considered: 0, pruned: BTreeMap::new() };
     let op = Operand { elem: Elem::Bf16, layout: Layout::RowMajor };
@@ -226,7 +227,10 @@ pub fn mma_candidates() -> Candidates {
                     for wn in warps {
                         for stages in [3u32, 4, 5] {
                             for raster in [Raster::Row, Raster::Grouped(8)] {
-                                for (min_blocks, fragments) in [(None, 1u32), (Some(2), 1), (None, 2), (Some(2), 2)] {
+                                for ((min_blocks, fragments), epilogue) in [(None, 1u32), (Some(2), 1), (None, 2), (Some(2), 2)]
+                                    .into_iter()
+                                    .flat_map(|f| [(f, Epilogue::Vector), (f, Epilogue::Smem)])
+                                {
                                     out.considered += 1;
                                     let threads = if bm % wm == 0 && bn % wn == 0 { (bm / wm) * (bn / wn) * 32 } else { 0 };
                                     let spec = KernelSpec {
@@ -244,7 +248,7 @@ pub fn mma_candidates() -> Candidates {
                                         raster,
                                         persistent: None,
                                         cluster: None,
-                                        epilogue: Epilogue::Vector,
+                                        epilogue,
                                         fused: Fused::default(),
                                         edges: Edges::Whole,
                                         arch: Arch::Sm80,
@@ -422,8 +426,10 @@ pub fn attribute(spec: &KernelSpec) -> String {
         Some(Persistent::Tiles) => parts.push("persistent".into()),
         None => {}
     }
-    if spec.epilogue == Epilogue::Vector {
-        parts.push("epilogue = vector".into());
+    match spec.epilogue {
+        Epilogue::Vector => parts.push("epilogue = vector".into()),
+        Epilogue::Smem => parts.push("epilogue = smem".into()),
+        _ => {}
     }
     parts.join(", ")
 }

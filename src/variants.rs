@@ -47,6 +47,7 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
             spec.epilogue = match value {
                 "direct" => Epilogue::Direct,
                 "vector" => Epilogue::Vector,
+                "smem" => Epilogue::Smem,
                 _ => return Err(bad()),
             }
         }
@@ -82,6 +83,8 @@ mod tests {
         assert_eq!(s.swizzle, Swizzle::None);
         apply(&mut s, "epilogue=direct").unwrap();
         assert_eq!(s.epilogue, Epilogue::Direct);
+        apply(&mut s, "epilogue=smem").unwrap();
+        assert_eq!(s.epilogue, Epilogue::Smem);
     }
 
     #[test]

@@ -732,17 +732,29 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let limit = spec.arch.smem_limit();
     if smem > limit {
         let tiles = spec.staging.smem_tiles();
-        let problem = format!(
-            "the staged tiles need {smem} bytes of shared memory ({tiles} tile(s) of A {}x{} and B {}x{}), over the {limit} bytes a block may use on {}",
-            spec.block.m,
-            spec.block.k.unwrap_or(0),
-            spec.block.k.unwrap_or(0),
-            spec.block.n,
-            spec.arch
-        );
-        // a pipeline says how deep it can go at this tile size
-        let fit = limit / (smem / tiles.max(1)).max(1);
+        let (staged, scratch) = (spec.staged_bytes(), spec.epilogue_scratch_bytes());
+        let tiles_text =
+            format!("{tiles} tile(s) of A {}x{} and B {}x{}", spec.block.m, spec.block.k.unwrap_or(0), spec.block.k.unwrap_or(0), spec.block.n);
+        let over = format!("over the {limit} bytes a block may use on {}", spec.arch);
+        let what = if spec.c_tile().is_some() { "the C tile of epilogue = smem" } else { "the epilogue's scratch tiles" };
+        // the C tile of epilogue = smem takes the stages' place after the K loop
+        let in_place = scratch > 0 && spec.epilogue_scratch_offset() == 0;
+        let problem = if scratch == 0 {
+            format!("the staged tiles need {smem} bytes of shared memory ({tiles_text}), {over}")
+        } else if in_place {
+            format!("the staged tiles ({tiles_text}, {staged} bytes) and {what} in their place ({scratch} bytes) need {smem} bytes of shared memory, {over}")
+        } else {
+            format!(
+                "the staged tiles ({tiles_text}, {staged} bytes) and {what} past them ({scratch} bytes) need {smem} bytes of shared memory, {over}"
+            )
+        };
+        // a pipeline says how deep it can go at this tile size, beside the scratch
+        let beside = if in_place { 0 } else { smem - staged };
+        let fit = limit.saturating_sub(beside) / (staged / tiles.max(1)).max(1);
         match spec.staging {
+            _ if in_place && scratch > limit => {
+                out.push(Diag::new("block", format!("{problem}; shrink the block tile, or use epilogue = vector or direct")))
+            }
             Staging::CpAsync { .. } | Staging::Tma { .. } if fit >= 2 => out.push(Diag::proposing(
                 "block",
                 problem,

@@ -289,6 +289,16 @@ pub enum Epilogue {
     Stmatrix,
 }
 
+/// The block's C tile in shared memory under `epilogue = smem`
+/// ([`KernelSpec::c_tile`]): `lines` lines of `line` elements of C's type,
+/// `ld` elements apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CTile {
+    pub lines: u32,
+    pub line: u32,
+    pub ld: u32,
+}
+
 /// What the epilogue computes from the accumulators, in f32, before C is
 /// rounded to its type: `C = act(alpha * acc + beta * C + bias)`, each part
 /// present only where the spec asks for it (the default is `C = acc`).
@@ -570,19 +580,51 @@ impl KernelSpec {
         }
     }
 
-    /// Shared memory per block in bytes: every staged tile of A and B, then
-    /// the epilogue's scratch (see [`Self::epilogue_scratch_bytes`]).
+    /// Shared memory per block in bytes: every staged tile of A and B, and
+    /// the epilogue's scratch (see [`Self::epilogue_scratch_bytes`]) past
+    /// them or in their place.
     pub fn smem_bytes(&self) -> u32 {
         match self.epilogue_scratch_bytes() {
             0 => self.staged_bytes(),
-            scratch => self.epilogue_scratch_offset() + scratch,
+            scratch => self.staged_bytes().max(self.epilogue_scratch_offset() + scratch),
         }
     }
 
-    /// Where the epilogue's scratch starts: past the staged tiles, 128-byte
-    /// aligned (wmma.store takes 32-byte aligned tiles).
+    /// Where the epilogue's scratch starts. The C tile of `epilogue = smem`
+    /// takes the staged tiles' place once the K loop is done; otherwise
+    /// past them, 128-byte aligned (wmma.store takes 32-byte aligned
+    /// tiles), since under stream-K the next unit's copies are in flight in
+    /// the stages while a unit's epilogue runs.
     pub fn epilogue_scratch_offset(&self) -> u32 {
+        if self.c_tile().is_some() && self.persistent != Some(Persistent::StreamK) {
+            return 0;
+        }
         self.staged_bytes().next_multiple_of(128)
+    }
+
+    /// `epilogue = smem`: the block's C tile in shared memory, laid out as
+    /// C is, its lines along C's contiguous side. The lines lie apart by
+    /// `at` elements past a multiple of `period`, so that a warp's stores
+    /// of the values mma lanes hold (pairs along n: 8 rows of 4 lanes, or
+    /// for a column-major C the 8 rows side by side in 4 columns) hit each
+    /// bank once, and lines stay 16-byte aligned for the chunks that go
+    /// out to C.
+    pub fn c_tile(&self) -> Option<CTile> {
+        if self.epilogue != Epilogue::Smem {
+            return None;
+        }
+        let (lines, line) = match self.c.layout {
+            Layout::RowMajor => (self.block.m, self.block.n),
+            Layout::ColMajor => (self.block.n, self.block.m),
+        };
+        let (period, at) = match (self.c.layout, self.c.elem.bytes()) {
+            (Layout::RowMajor, 4) => (32, 8),
+            (Layout::RowMajor, _) => (64, 8),
+            (Layout::ColMajor, 4) => (16, 4),
+            (Layout::ColMajor, _) => (32, 8),
+        };
+        let ld = line + (period + at - line % period) % period;
+        Some(CTile { lines, line, ld })
     }
 
     /// Shared memory of the staged tiles of A and B.
@@ -600,6 +642,9 @@ impl KernelSpec {
     /// shared memory after the staged tiles. Its own space, not the staged
     /// tiles': under stream-K the next unit's copies are in flight there.
     pub fn epilogue_scratch_bytes(&self) -> u32 {
+        if let Some(t) = self.c_tile() {
+            return t.lines * t.ld * self.c.elem.bytes();
+        }
         match (self.atom, self.warp) {
             (Atom::Wmma { m, n, .. }, Some(w)) if self.fused.any() || self.edges == Edges::Guarded => {
                 let warps = (self.block.m / w.m.max(1)) * (self.block.n / w.n.max(1));
@@ -662,6 +707,8 @@ impl KernelSpec {
             }
             (_, staging) => {
                 let c_vector = match (self.epilogue, self.atom) {
+                    // the C tile goes out in 16-byte chunks
+                    (Epilogue::Smem, _) => 16 / c,
                     (Epilogue::Vector, Atom::Fma) => 4,
                     // an mma accumulator holds pairs of neighbours along n
                     (Epilogue::Vector, _) => 2,

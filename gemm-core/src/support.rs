@@ -63,6 +63,8 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         Epilogue::Direct => {}
         Epilogue::Vector if !(direct && simt) => {}
         Epilogue::Vector => no("epilogue", "epilogue = vector with staging = direct (its edges are guarded)".into()),
+        Epilogue::Smem if matches!(spec.atom, Atom::Mma { .. }) => {}
+        Epilogue::Smem => no("epilogue", format!("epilogue = smem with atom = {}", spec.atom.name())),
         e => no("epilogue", format!("epilogue = {e:?}").to_lowercase()),
     }
     if spec.c.elem != Elem::F32 && simt {
@@ -76,5 +78,5 @@ pub const SUPPORTED: &str = "the generator supports f32 SIMT kernels (atom = fma
 staging = direct (no warp tier), smem(vector, transpose_a, buffers = 1 or 2) or cp_async(stages, vector, transpose_a); swizzle = none or pad(n); \
 persistent = stream_k with staged tiles; epilogue = direct, or vector with staged tiles; C in f32; edges = guarded with staged tiles) and sm_80 tensor-core kernels \
 (atom = mma(m16n8k16) or wmma; f16 or bf16 operands; block and warp tiers; staging = smem(vector, buffers = 1 or 2) or cp_async(stages, vector, fragments = 1, or 2 for mma), \
-or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector for mma; C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles); \
+or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector or smem for mma; C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles); \
 raster = row or grouped(n) for both; a fused epilogue (alpha, beta, bias, activation) on every path";

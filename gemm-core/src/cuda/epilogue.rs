@@ -6,11 +6,16 @@
 //! contiguous side goes out as one vector store under `epilogue = vector`.
 //! Under `edges = guarded` a run that crosses an edge of C is stored an
 //! element at a time, each checked.
+//!
+//! Under `epilogue = smem` the runs go to the block's C tile in shared
+//! memory instead ([`Output::into_tile`]), laid out as C is, and
+//! [`copy_out`] then stores the tile to C in 16-byte chunks, a warp's
+//! chunks side by side along C's rows.
 
 use super::layout::{offset, sum};
 use super::ptx::ptx_type;
 use super::writer::Writer;
-use crate::spec::{Activation, Dim, Edges, Elem, Epilogue, KernelSpec, Layout};
+use crate::spec::{Activation, CTile, Dim, Edges, Elem, Epilogue, KernelSpec, Layout};
 
 /// Device functions the fused math calls: conversions of 16-bit C (for
 /// `beta`) and bias values to f32, and the activation.
@@ -103,17 +108,26 @@ impl Value {
     }
 }
 
-/// Where an atom's accumulators go: C (and the bias) through these pointers.
+/// Where an atom's accumulators go: C (and the bias) through these pointers,
+/// or, under `epilogue = smem`, the block's C tile.
+#[derive(Clone, Copy)]
 pub struct Output<'a> {
     spec: &'a KernelSpec,
     c: &'a str,
     bias: &'a str,
+    tile: Option<CTile>,
 }
 
 impl<'a> Output<'a> {
     /// Stores through the kernel's own `C` and `bias` (moved to the block's batch).
     pub fn new(spec: &'a KernelSpec) -> Self {
-        Output { spec, c: "C", bias: "bias" }
+        Output { spec, c: "C", bias: "bias", tile: None }
+    }
+
+    /// The same stores into the block's C tile in shared memory, `c_tile`
+    /// (`epilogue = smem`), the fused math done on the way in.
+    pub fn into_tile(self, tile: CTile) -> Self {
+        Output { tile: Some(tile), ..self }
     }
 
     /// Under stream-K a unit's batch is known only inside the unit: C and the
@@ -127,7 +141,7 @@ impl<'a> Output<'a> {
             w.line("// this unit's batch of C");
             w.line("auto* const C_batch = C + batch * batch_c;");
         }
-        Output { spec, c: "C_batch", bias: "bias_batch" }
+        Output { spec, c: "C_batch", bias: "bias_batch", tile: None }
     }
 
     /// The pointer C is stored through.
@@ -171,37 +185,58 @@ impl<'a> Output<'a> {
     /// Stores `values` (f32 accumulators), neighbours along `along` from
     /// (`row`, `col`) on.
     pub fn store(&self, w: &mut Writer, row: &str, col: &str, along: Dim, values: &[Value]) {
+        self.store_at(w, (row, col), None, along, values)
+    }
+
+    /// Stores `values` as [`Self::store`] does, from (`at.0`, `at.1`) of C
+    /// on; under `epilogue = smem` into the C tile, from `in_tile` on (the
+    /// same element, in the tile's coordinates).
+    pub fn store_at(&self, w: &mut Writer, at: (&str, &str), in_tile: Option<(&str, &str)>, along: Dim, values: &[Value]) {
+        let (row, col) = at;
         let n = values.len();
         let at = |i: usize| neighbour(row, col, along, i);
-        if self.spec.edges != Edges::Guarded {
-            return self.run(w, row, col, along, values);
+        // The tile holds every element, so only reading C (beta) needs the checks there.
+        let checked = self.spec.edges == Edges::Guarded && (self.tile.is_none() || self.spec.fused.beta);
+        if !checked {
+            return self.run(w, (row, col), in_tile, along, values);
         }
         let (last_row, last_col) = at(n - 1);
         let inside = format!("{last_row} < M && {last_col} < N");
         if n == 1 {
-            return w.block(format!("if ({inside})"), |w| self.run(w, row, col, along, values));
+            return w.block(format!("if ({inside})"), |w| self.run(w, (row, col), in_tile, along, values));
         }
-        w.block(format!("if ({inside})"), |w| self.run(w, row, col, along, values));
+        w.block(format!("if ({inside})"), |w| self.run(w, (row, col), in_tile, along, values));
         w.block("else", |w| {
             w.line("// across an edge of C: the elements inside it, one at a time");
             for (i, v) in values.iter().enumerate() {
                 let (r, c) = at(i);
-                w.block(format!("if ({r} < M && {c} < N)"), |w| self.run(w, &r, &c, along, std::slice::from_ref(v)));
+                let t = in_tile.map(|(tr, tc)| neighbour(tr, tc, along, i));
+                let t = t.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
+                w.block(format!("if ({r} < M && {c} < N)"), |w| self.run(w, (&r, &c), t, along, std::slice::from_ref(v)));
             }
         });
     }
 
-    /// The stores of one run, unchecked.
-    fn run(&self, w: &mut Writer, row: &str, col: &str, along: Dim, values: &[Value]) {
+    /// The stores of one run, unchecked: to C at `at`, or to the C tile at `in_tile`.
+    fn run(&self, w: &mut Writer, at: (&str, &str), in_tile: Option<(&str, &str)>, along: Dim, values: &[Value]) {
         let s = self.spec;
         let n = values.len();
-        let elem = |i: usize| neighbour(row, col, along, i);
+        let elem = |i: usize| neighbour(at.0, at.1, along, i);
         let c_at = |i: usize| {
             let (r, c) = elem(i);
             format!("{}[{}]", self.c, offset(s.c.layout, "ldc", &r, &c))
         };
+        let dest = |i: usize| match (self.tile, in_tile) {
+            (Some(t), Some((tr, tc))) => {
+                let (r, c) = neighbour(tr, tc, along, i);
+                format!("c_tile[{}]", offset(s.c.layout, &t.ld.to_string(), &r, &c))
+            }
+            (Some(_), None) => unreachable!("a store into the C tile names its place there"),
+            _ => c_at(i),
+        };
         let contiguous = (along == Dim::N) == (s.c.layout == Layout::RowMajor);
-        let vector = s.epilogue == Epilogue::Vector && contiguous && matches!(n, 2 | 4);
+        // the tile's runs are aligned as the kernel lays them out, C's as the launch checks
+        let vector = (s.epilogue == Epilogue::Vector || self.tile.is_some()) && contiguous && matches!(n, 2 | 4);
         let fused = s.fused.any();
         // the values to store: the accumulators as they are, or the fused math's results
         let vals: Vec<String> = if fused { (0..n).map(|i| format!("v{i}")).collect() } else { values.iter().map(|v| v.acc.clone()).collect() };
@@ -210,7 +245,7 @@ impl<'a> Output<'a> {
                 self.fused_values(w, &elem, &c_at, values);
             }
             if vector {
-                let first = c_at(0);
+                let first = dest(0);
                 match (s.c.elem, n) {
                     (Elem::F32, _) => w.line(format!("*reinterpret_cast<float{n}*>(&{first}) = float{n}{{{}}};", vals.join(", "))),
                     (e, 2) => w.line(format!("*reinterpret_cast<unsigned*>(&{first}) = to_{t}x2({}, {});", vals[0], vals[1], t = ptx_type(e))),
@@ -226,7 +261,7 @@ impl<'a> Output<'a> {
             } else {
                 for (i, v) in vals.iter().enumerate() {
                     let v = if s.c.elem == Elem::F32 { v.clone() } else { format!("to_{}({v})", ptx_type(s.c.elem)) };
-                    w.line(format!("{} = {v};", c_at(i)));
+                    w.line(format!("{} = {v};", dest(i)));
                 }
             }
         };
@@ -268,6 +303,69 @@ impl<'a> Output<'a> {
         }
     }
 }
+
+/// `epilogue = smem`, after the atoms' stores into the C tile: the tile to
+/// C in 16-byte chunks. Thread `t` takes chunks `t`, `t + threads`, ...
+/// in order along the tile's lines, so a warp's stores lie side by side in
+/// C's rows (or columns) instead of scattered over 8 of them, as each mma
+/// lane's own pairs are. Guarded, a chunk across an edge of C goes an
+/// element at a time.
+pub fn copy_out(w: &mut Writer, spec: &KernelSpec, out: &Output, threads: u32) {
+    let Some(t) = out.tile else { unreachable!("copy_out follows stores into the C tile") };
+    let vector = 16 / spec.c.elem.bytes();
+    let per_line = t.line / vector;
+    let chunks = t.lines * per_line;
+    let rounds = chunks.div_ceil(threads);
+    let row_major = spec.c.layout == Layout::RowMajor;
+    w.line("__syncthreads();  // the C tile is whole");
+    w.line(format!(
+        "// the C tile to C: {chunks} chunks of {vector} elements ({per_line} to a {}), each thread one a round",
+        if row_major { "row" } else { "column" }
+    ));
+    let body = |w: &mut Writer| {
+        w.line(format!("const int line = i / {per_line};"));
+        w.line(format!("const int e = (i % {per_line}) * {vector};"));
+        let (row, col) = if row_major { ("block_m + line", "block_n + e") } else { ("block_m + e", "block_n + line") };
+        w.line(format!("const int row = {row}, col = {col};"));
+        let from = format!("c_tile[line * {} + e]", t.ld);
+        let c = |r: &str, c: &str| format!("{}[{}]", out.c, offset(spec.c.layout, "ldc", r, c));
+        let chunk = format!("*reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(&{from});", c("row", "col"));
+        if spec.edges != Edges::Guarded {
+            return w.line(chunk);
+        }
+        let (whole, line_inside, along, extent) = if row_major {
+            (format!("row < M && col + {vector} <= N"), "row < M", "col", "N")
+        } else {
+            (format!("col < N && row + {vector} <= M"), "col < N", "row", "M")
+        };
+        w.block(format!("if ({whole})"), |w| w.line(chunk));
+        w.block(format!("else if ({line_inside})"), |w| {
+            w.line("// across an edge of C: the elements inside it");
+            let (r, cc) = if row_major { ("row", "col + q") } else { ("row + q", "col") };
+            w.block(format!("for (int q = 0; q < {vector} && {along} + q < {extent}; ++q)"), |w| {
+                w.line(format!("{} = c_tile[line * {} + e + q];", c(r, cc), t.ld));
+            });
+        });
+    };
+    let round = |w: &mut Writer| {
+        w.line(format!("const int i = threadIdx.x{};", if rounds > 1 { format!(" + r * {threads}") } else { String::new() }));
+        if chunks.is_multiple_of(threads) {
+            body(w);
+        } else {
+            w.block(format!("if (i < {chunks})"), body);
+        }
+    };
+    if rounds <= UNROLL_OUT {
+        return w.unrolled("r", rounds, round);
+    }
+    // Fully unrolled (16 rounds in `mma_autotuned`), the rounds' registers
+    // made ptxas spill inside the K loop.
+    w.line(format!("#pragma unroll {UNROLL_OUT}"));
+    w.block(format!("for (int r = 0; r < {rounds}; ++r)"), round);
+}
+
+/// Rounds of [`copy_out`] unrolled at a time.
+const UNROLL_OUT: u32 = 4;
 
 /// (row, column) of the `i`-th neighbour along `along` from (`row`, `col`).
 fn neighbour(row: &str, col: &str, along: Dim, i: usize) -> (String, String) {

@@ -232,7 +232,8 @@ pub fn mma_swizzle(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf1
 /// 4 to 8 mmas; K steps of 64 through a 3-stage cp.async pipeline, so a
 /// barrier comes every 4 K steps of 16; fragments loaded a K step ahead of
 /// their mmas (`fragments = 2`), the next tile's first ones while the last
-/// step's mmas run; tiles rastered in groups of 8 rows of blocks.
+/// step's mmas run; tiles rastered in groups of 8 rows of blocks; C
+/// through a tile in shared memory, out in 16-byte chunks.
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 256),
     warp(m = 64, n = 64),
@@ -240,7 +241,7 @@ pub fn mma_swizzle(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf1
     staging = cp_async(stages = 3, vector = 8, fragments = 2),
     swizzle = xor,
     raster = grouped(8),
-    epilogue = vector,
+    epilogue = smem,
     edges = guarded,
 )]
 pub fn mma_autotuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);

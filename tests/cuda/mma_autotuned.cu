@@ -3,7 +3,7 @@
 // Tiers: block 128x256x64 with 256 threads; warp 64x64 in 4x8 atoms; atom mma m16n8k16; staging cp_async (3 stages, fragments a K step ahead); xor swizzle; target sm_80.
 // Requires: any M, N, K (partial tiles at the edges are guarded).
 // Requires: A and B 16-byte aligned, leading dimensions multiples of 8.
-// Requires: C 4-byte aligned, leading dimensions multiples of 2.
+// Requires: C 16-byte aligned, leading dimensions multiples of 8.
 
 // cp.async: a copy global -> shared that holds no register while in flight.
 // 16-byte copies may bypass L1 (.cg); smaller ones must go through it (.ca).
@@ -83,7 +83,7 @@ __device__ __forceinline__ int b_at(int line, int e) {
 
 extern "C" __global__ void
 __launch_bounds__(256)
-mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_async_v8_s3_f2__xor__g8__ev__guarded__sm_80(
+mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_async_v8_s3_f2__xor__g8__es__guarded__sm_80(
     const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, unsigned short* __restrict__ C,
     int M, int N, int K, int lda, int ldb, int ldc,
     // batches: each problem's A, B and C lie these many elements after the one before
@@ -561,29 +561,40 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
         }
     }
 
-    // epilogue (vector: pairs of neighbours along n): C = A * B, rounded to bf16 (nearest even); nothing is stored past C's edges
-    // where this lane's accumulators lie in C: rows lane / 4 (+ 8) and columns
-    // (lane % 4) * 2 (+ 1) of each 16x8 atom
-    const int c_row = block_m + warp_m + lane / 4;
-    const int c_col = block_n + warp_n + (lane % 4) * 2;
+    // epilogue (smem: through the block's C tile in shared memory, then 16-byte chunks): C = A * B, rounded to bf16 (nearest even); nothing is stored past C's edges
+    cp_async_wait<0>();  // no copy is still in flight into the stages (the last groups are empty)
+    __syncthreads();  // every warp is done with the staged tiles, whose space the C tile takes
+    // the block's C tile: 128 rows of 256, 264 apart
+    unsigned short* const c_tile = reinterpret_cast<unsigned short*>(smem_raw);
+    // where this lane's accumulators lie in the C tile: rows lane / 4 (+ 8) and
+    // columns (lane % 4) * 2 (+ 1) of each 16x8 atom
+    const int t_row = warp_m + lane / 4;
+    const int t_col = warp_n + (lane % 4) * 2;
     #pragma unroll
     for (int im = 0; im < 4; ++im) {
         #pragma unroll
         for (int jn = 0; jn < 8; ++jn) {
             #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                if (c_row + im * 16 + h * 8 < M && c_col + jn * 8 + 1 < N) {
-                    *reinterpret_cast<unsigned*>(&C[(c_row + im * 16 + h * 8) * ldc + (c_col + jn * 8)]) = to_bf16x2(acc[im][jn][2 * h], acc[im][jn][2 * h + 1]);
-                }
-                else {
-                    // across an edge of C: the elements inside it, one at a time
-                    if (c_row + im * 16 + h * 8 < M && c_col + jn * 8 < N) {
-                        C[(c_row + im * 16 + h * 8) * ldc + (c_col + jn * 8)] = to_bf16(acc[im][jn][2 * h]);
-                    }
-                    if (c_row + im * 16 + h * 8 < M && c_col + jn * 8 + 1 < N) {
-                        C[(c_row + im * 16 + h * 8) * ldc + (c_col + jn * 8 + 1)] = to_bf16(acc[im][jn][2 * h + 1]);
-                    }
-                }
+                *reinterpret_cast<unsigned*>(&c_tile[(t_row + im * 16 + h * 8) * 264 + (t_col + jn * 8)]) = to_bf16x2(acc[im][jn][2 * h], acc[im][jn][2 * h + 1]);
+            }
+        }
+    }
+    __syncthreads();  // the C tile is whole
+    // the C tile to C: 4096 chunks of 8 elements (32 to a row), each thread one a round
+    #pragma unroll 4
+    for (int r = 0; r < 16; ++r) {
+        const int i = threadIdx.x + r * 256;
+        const int line = i / 32;
+        const int e = (i % 32) * 8;
+        const int row = block_m + line, col = block_n + e;
+        if (row < M && col + 8 <= N) {
+            *reinterpret_cast<uint4*>(&C[row * ldc + col]) = *reinterpret_cast<const uint4*>(&c_tile[line * 264 + e]);
+        }
+        else if (row < M) {
+            // across an edge of C: the elements inside it
+            for (int q = 0; q < 8 && col + q < N; ++q) {
+                C[row * ldc + (col + q)] = c_tile[line * 264 + e + q];
             }
         }
     }

@@ -432,3 +432,44 @@ fn guarded_copies_across_an_edge_load_what_lies_inside() {
     let src = generate(&s).unwrap().source;
     assert!(src.contains("float4 load_edge(const float* p, int n)"), "{src}");
 }
+
+/// `epilogue = smem`: the lanes store into the block's C tile, laid out as
+/// C, and the tile goes out in 16-byte chunks. The tile takes the stages'
+/// place (the block's shared memory is the larger of the two), except under
+/// stream-K, where it lies past the stages; its lines are 16-byte aligned
+/// and apart by 8 (row-major; 4 or 8 column-major) past a bank row.
+#[test]
+fn an_smem_epilogue_stores_into_a_c_tile_that_goes_out_in_16_byte_chunks() {
+    let mut s = mma_spec();
+    s.epilogue = Epilogue::Smem;
+    let g = generate(&s).unwrap();
+    let staged = s.staged_bytes();
+    assert_eq!(g.smem_bytes, staged);
+    assert!(g.source.contains("unsigned short* const c_tile = reinterpret_cast<unsigned short*>(smem_raw);"), "{}", g.source);
+    assert!(g.source.contains("*reinterpret_cast<unsigned*>(&c_tile[(t_row + "), "{}", g.source);
+    assert!(g.source.contains("*reinterpret_cast<uint4*>(&C[row * ldc + col]) = *reinterpret_cast<const uint4*>(&c_tile[line * 72 + e]);"));
+    assert!(!g.source.contains("&C[(c_row"), "no lane stores to C itself");
+    // the C tile for each layout and type: ld, and 16-byte aligned lines
+    for (layout, elem, ld) in
+        [(Layout::RowMajor, Elem::Bf16, 72), (Layout::RowMajor, Elem::F32, 72), (Layout::ColMajor, Elem::Bf16, 72), (Layout::ColMajor, Elem::F32, 68)]
+    {
+        let mut t = s.clone();
+        t.c = Operand { elem, layout };
+        let tile = t.c_tile().unwrap();
+        assert_eq!((tile.lines, tile.line, tile.ld), (64, 64, ld));
+        assert_eq!(ld * elem.bytes() % 16, 0);
+        assert!(generate(&t).is_ok());
+    }
+    // an f32 tile larger than two stages sets the block's shared memory
+    let mut t = s.clone();
+    t.c.elem = Elem::F32;
+    t.staging = Staging::CpAsync { stages: 2, vector: 8, transpose_a: false, fragments: 1 };
+    assert_eq!(generate(&t).unwrap().smem_bytes, 64 * 72 * 4);
+    // under stream-K the tile lies past the stages, which stay in flight
+    s.persistent = Some(Persistent::StreamK);
+    let g = generate(&s).unwrap();
+    let offset = staged.next_multiple_of(128);
+    assert_eq!(g.smem_bytes, offset + 64 * 72 * 2);
+    assert!(g.source.contains(&format!("reinterpret_cast<unsigned short*>(smem_raw + {offset});")));
+    assert!(!g.source.contains("cp_async_wait<0>();"));
+}

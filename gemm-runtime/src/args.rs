@@ -261,4 +261,43 @@ mod tests {
         let [a, ..] = shapes(op(Layout::RowMajor), op(Layout::RowMajor), op(Layout::RowMajor), Dims::new(0, 5, 4));
         assert_eq!(a.span(), 0, "an empty matrix needs no elements");
     }
+
+    /// A C that goes out of a C tile in shared memory (`epilogue = smem`) in
+    /// 16-byte chunks must be 16-byte aligned with a leading dimension of
+    /// whole chunks; one that is not is an `Err` naming C, not a bad store.
+    #[test]
+    fn an_smem_epilogue_needs_c_in_whole_16_byte_chunks() {
+        use gemm_core::spec::*;
+        let bf16 = Operand { elem: Elem::Bf16, layout: Layout::RowMajor };
+        let spec = KernelSpec {
+            name: "smem_epilogue".into(),
+            a: bf16,
+            b: bf16,
+            c: bf16,
+            block: Block { m: 64, n: 64, k: Some(32), threads: 128, min_blocks: None },
+            warp: Some(Warp { m: 32, n: 32, m_iters: 1, n_iters: 1 }),
+            thread: None,
+            atom: Atom::Mma { m: 16, n: 8, k: 16 },
+            staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 },
+            specialize: None,
+            swizzle: Swizzle::Xor,
+            raster: Raster::Row,
+            persistent: None,
+            cluster: None,
+            epilogue: Epilogue::Smem,
+            fused: Fused::default(),
+            edges: Edges::Guarded,
+            arch: Arch::Sm80,
+        };
+        let lens = [1 << 20; 3];
+        let (m, n, k) = (100, 200, 64);
+        assert!(check(&spec, Dims::new(m, n, k).with_ld(64, 200, 208), lens, [0, 0, 0]).is_ok());
+        let err = check(&spec, Dims::new(m, n, k).with_ld(64, 200, 204), lens, [0, 0, 0]).unwrap_err().to_string();
+        assert!(err.contains("C") && err.contains("leading dimension 204 must be a multiple of 8"), "{err}");
+        let err = check(&spec, Dims::new(m, n, k).with_ld(64, 200, 208), lens, [0, 0, 8]).unwrap_err().to_string();
+        assert!(err.contains("16-byte aligned"), "{err}");
+        // the same C stored in pairs from the registers needs 4 bytes only
+        let pairs = KernelSpec { epilogue: Epilogue::Vector, ..spec };
+        assert!(check(&pairs, Dims::new(m, n, k).with_ld(64, 200, 204), lens, [0, 0, 8]).is_ok());
+    }
 }

@@ -159,7 +159,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 b_src += 16 * ldb;
             }
             else {
-                // the tile crosses an edge of A or B: copies check their elements and fill zeros past it
+                // copies check each line against the edges and fill zeros past them
                 int copy_m, copy_n;
                 copy_origin(copy_m, copy_n);
                 {
@@ -452,7 +452,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                                 b_src += 16 * ldb;
                             }
                             else {
-                                // the tile crosses an edge of A or B: copies check their elements and fill zeros past it
+                                // copies check each line against the edges and fill zeros past them
                                 int copy_m, copy_n;
                                 copy_origin(copy_m, copy_n);
                                 {

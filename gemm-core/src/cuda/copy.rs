@@ -2,6 +2,7 @@
 //! moves `vector` elements per copy, in `rounds` rounds, along the tile's
 //! contiguous dimension in global memory.
 
+use super::writer::Writer;
 use crate::spec::{KernelSpec, Layout, Staging};
 
 /// The copies of one `rows x cols` tile by `threads` threads.
@@ -122,6 +123,48 @@ impl Checks {
         } else {
             Checks::Off
         }
+    }
+}
+
+/// Whether there is a next tile to copy: K tile `ahead` of this loop's
+/// first, or under stream-K any K step left in the block's share.
+pub fn copy_ahead(stream_k: bool, ahead: &str) -> String {
+    if stream_k {
+        "copies_left > 0".to_string()
+    } else {
+        format!("{ahead} < tiles")
+    }
+}
+
+/// Both operands' copies of the next tile, K tile `ahead` of this block's
+/// (under stream-K: the producer's), as `checks` says: `unchecked` writes
+/// them without checks, `checked` with each element checked against the
+/// edges (the tile's origin in scope, as `at` names it). Under stream-K
+/// the producer then moves on.
+pub fn issue_next(
+    w: &mut Writer,
+    stream_k: bool,
+    ahead: &str,
+    checks: Checks,
+    unchecked: &dyn Fn(&mut Writer),
+    checked: &dyn Fn(&mut Writer, CopyAt),
+) {
+    let at = CopyAt::next(stream_k, ahead);
+    let checked = |w: &mut Writer| {
+        w.line("// copies check each line against the edges and fill zeros past them");
+        at.origin(w);
+        checked(w, at);
+    };
+    match checks {
+        Checks::Off => unchecked(w),
+        Checks::Every => checked(w),
+        Checks::PerTile => {
+            w.block(format!("if ({})", at.whole()), unchecked);
+            w.block("else", checked);
+        }
+    }
+    if stream_k {
+        super::stream_k::advance_producer(w);
     }
 }
 

@@ -4,7 +4,7 @@
 //! operand; every copy sits a constant offset from them.
 
 use super::{Kernel, Tile};
-use crate::cuda::copy::{copy_edge_helpers, whole_tiles, Checks, CopyAt, CopyPlan, Edge};
+use crate::cuda::copy::{self, copy_edge_helpers, whole_tiles, Checks, CopyAt, CopyPlan, Edge};
 use crate::cuda::writer::Writer;
 use crate::spec::{Edges, Layout};
 
@@ -139,12 +139,16 @@ impl Kernel<'_> {
         let fill = stages - 1;
         w.line(format!("// pipeline fill: the first {fill} tile(s) start to travel, one commit group each"));
         if fill == 1 {
-            w.block(format!("if ({})", self.copy_ahead("0")), |w| self.issue_next(w, &a, &b, "0", "0", Checks::per_tile_if_guarded(self.spec)));
+            w.block(format!("if ({})", copy::copy_ahead(self.stream_k, "0")), |w| {
+                self.issue_next(w, &a, &b, "0", "0", Checks::per_tile_if_guarded(self.spec))
+            });
             w.line("cp_async_commit();");
         } else {
             w.line("#pragma unroll");
             w.block(format!("for (int s = 0; s < {fill}; ++s)"), |w| {
-                w.block(format!("if ({})", self.copy_ahead("s")), |w| self.issue_next(w, &a, &b, "s", "s", Checks::per_tile_if_guarded(self.spec)));
+                w.block(format!("if ({})", copy::copy_ahead(self.stream_k, "s")), |w| {
+                    self.issue_next(w, &a, &b, "s", "s", Checks::per_tile_if_guarded(self.spec))
+                });
                 w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
             });
         }
@@ -184,7 +188,7 @@ impl Kernel<'_> {
                         w.line(format!("// refill the stage tile kt - 1 used (everyone is past reading it) with tile kt + {fill}"));
                     }
                     let ahead = format!("kt + {fill}");
-                    w.block(format!("if ({})", self.copy_ahead(&ahead)), |w| self.issue_next(w, &a, &b, "wr", &ahead, checks));
+                    w.block(format!("if ({})", copy::copy_ahead(self.stream_k, &ahead)), |w| self.issue_next(w, &a, &b, "wr", &ahead, checks));
                     w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
                     w.line(next("wr"));
                 });
@@ -206,39 +210,16 @@ impl Kernel<'_> {
         });
     }
 
-    /// Whether there is a tile to copy into the stage being refilled, the
-    /// tile `ahead` of this unit's first (under stream-K: any K step left in the share).
-    fn copy_ahead(&self, ahead: &str) -> String {
-        if self.stream_k {
-            "copies_left > 0".to_string()
-        } else {
-            format!("{ahead} < tiles")
-        }
-    }
-
-    /// Issues both operands' copies of the next tile, K tile `ahead` of this
+    /// Both operands' copies of the next tile, K tile `ahead` of this
     /// block's (under stream-K: the producer's), into stage `stage`.
     fn issue_next(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str, ahead: &str, checks: Checks) {
-        let at = CopyAt::next(self.stream_k, ahead);
-        let checked = |w: &mut Writer| {
-            w.line("// the tile crosses an edge of A or B: copies check their elements and fill zeros past it");
-            at.origin(w);
+        let checked = |w: &mut Writer, at: CopyAt| {
             self.issue_guarded(w, a, stage, at);
             self.issue_guarded(w, b, stage, at);
             self.advance(w, a);
             self.advance(w, b);
         };
-        match checks {
-            Checks::Off => self.issue_both(w, a, b, stage),
-            Checks::Every => checked(w),
-            Checks::PerTile => {
-                w.block(format!("if ({})", at.whole()), |w| self.issue_both(w, a, b, stage));
-                w.block("else", checked);
-            }
-        }
-        if self.stream_k {
-            crate::cuda::stream_k::advance_producer(w);
-        }
+        copy::issue_next(w, self.stream_k, ahead, checks, &|w| self.issue_both(w, a, b, stage), &checked);
     }
 
     /// Both operands' unchecked copies into stage `stage`; each source moves

@@ -13,7 +13,7 @@ use super::{index, plus, times, Source, Tc};
 use crate::cuda::epilogue::{self, Output, Value};
 use crate::cuda::ptx;
 use crate::cuda::writer::Writer;
-use crate::spec::{Dim, Elem, Epilogue, Layout, Staging};
+use crate::spec::{CTile, Dim, Elem, Epilogue, Layout, Staging};
 
 impl Tc<'_> {
     /// Whether an operand's shared lines run along M or N, so ldmatrix transposes.
@@ -139,8 +139,8 @@ impl Tc<'_> {
         let tile = s.c_tile();
         let staged = tile.map(|t| out.into_tile(t));
         let out = staged.as_ref().unwrap_or(out);
-        if tile.is_some() {
-            self.c_tile_setup(w);
+        if let Some(t) = tile {
+            self.c_tile_setup(w, t);
             w.line("// where this lane's accumulators lie in the C tile: rows lane / 4 (+ 8) and");
             w.line("// columns (lane % 4) * 2 (+ 1) of each 16x8 atom");
             w.line("const int t_row = warp_m + lane / 4;");
@@ -193,7 +193,7 @@ impl Tc<'_> {
     /// Frees the space the C tile takes and points `c_tile` at it: the
     /// staged tiles' own once every warp is done reading them (under
     /// stream-K a space of its own, free once the last unit's tile went out).
-    fn c_tile_setup(&self, w: &mut Writer) {
+    fn c_tile_setup(&self, w: &mut Writer, t: CTile) {
         let s = self.spec;
         let c_type = if s.c.elem == Elem::F32 { "float" } else { "unsigned short" };
         if self.stream_k {
@@ -204,7 +204,6 @@ impl Tc<'_> {
             }
             w.line("__syncthreads();  // every warp is done with the staged tiles, whose space the C tile takes");
         }
-        let t = s.c_tile().expect("called under epilogue = smem");
         let lines = if s.c.layout == Layout::RowMajor { "rows" } else { "columns" };
         w.line(format!("// the block's C tile: {} {lines} of {}, {} apart", t.lines, t.line, t.ld));
         let at = match s.epilogue_scratch_offset() {

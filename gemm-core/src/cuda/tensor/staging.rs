@@ -5,8 +5,8 @@
 //! and fragment loads alike.
 
 use super::{plus, times, Source, Tc};
-use crate::cuda::copy::{load_edge, load_type, whole_tiles, Checks, CopyAt, CopyPlan, Edge};
-use crate::cuda::stream_k::{self, Tiling};
+use crate::cuda::copy::{self, load_edge, load_type, whole_tiles, Checks, CopyAt, CopyPlan, Edge};
+use crate::cuda::stream_k::Tiling;
 use crate::cuda::writer::Writer;
 use crate::spec::{Edges, Layout};
 
@@ -324,46 +324,23 @@ impl Tc<'_> {
         w.line(format!("// pipeline fill: the first {fill} tile(s) start to travel, one commit group each"));
         w.unrolled("s", fill, |w| {
             let s = if fill == 1 { "0" } else { "s" };
-            w.block(format!("if ({})", self.copy_ahead(s)), |w| self.issue_next(w, a, b, s, s, checks));
+            w.block(format!("if ({})", copy::copy_ahead(self.stream_k, s)), |w| self.issue_next(w, a, b, s, s, checks));
             w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
         });
         w.line("int rd = 0;  // the stage being read");
         w.line(format!("int wr = {fill};  // the stage being refilled"));
     }
 
-    /// Whether there is a tile to copy: tile `ahead` of this loop's first,
-    /// or under stream-K any K step left in the share.
-    fn copy_ahead(&self, ahead: &str) -> String {
-        if self.stream_k {
-            "copies_left > 0".to_string()
-        } else {
-            format!("{ahead} < tiles")
-        }
-    }
-
-    /// Both operands' copies of the next tile, K tile `ahead` of this block's
-    /// (under stream-K: the producer's), into stage `stage`.
+    /// Both operands' copies of the next tile, K tile `ahead` of this
+    /// block's (under stream-K: the producer's), into stage `stage`.
     fn issue_next(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str, ahead: &str, checks: Checks) {
-        let at = CopyAt::next(self.stream_k, ahead);
-        let checked = |w: &mut Writer| {
-            w.line("// copies check each line against the edges and fill zeros past them");
-            at.origin(w);
+        let checked = |w: &mut Writer, at: CopyAt| {
             self.issue_guarded(w, a, stage, at);
             self.issue_guarded(w, b, stage, at);
             self.advance(w, a);
             self.advance(w, b);
         };
-        match checks {
-            Checks::Off => self.issue_both(w, a, b, stage),
-            Checks::Every => checked(w),
-            Checks::PerTile => {
-                w.block(format!("if ({})", at.whole()), |w| self.issue_both(w, a, b, stage));
-                w.block("else", checked);
-            }
-        }
-        if self.stream_k {
-            stream_k::advance_producer(w);
-        }
+        copy::issue_next(w, self.stream_k, ahead, checks, &|w| self.issue_both(w, a, b, stage), &checked);
     }
 
     /// The block tier's loop over `tiles` K tiles of a cp.async pipeline.
@@ -380,7 +357,7 @@ impl Tc<'_> {
                 w.line(format!("// refill the stage tile kt - 1 used with tile kt + {fill}"));
             }
             let ahead = format!("kt + {fill}");
-            w.block(format!("if ({})", self.copy_ahead(&ahead)), |w| self.issue_next(w, a, b, "wr", &ahead, checks));
+            w.block(format!("if ({})", copy::copy_ahead(self.stream_k, &ahead)), |w| self.issue_next(w, a, b, "wr", &ahead, checks));
             w.line("cp_async_commit();  // empty past the last tile: keeps one group per tile");
             w.line(format!("wr = wr == {fill} ? 0 : wr + 1;"));
         };

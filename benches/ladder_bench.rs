@@ -11,7 +11,7 @@ use clap::Parser;
 
 use gemm_ladder::measure::{config, describe, verify_on, Bench, Config, Problem, Reps};
 use gemm_ladder::report::{line_chart, progress, rounded, write_json, write_target, BenchRecord, SizeRecord, StepRecord};
-use gemm_ladder::{Step, STEPS, TENSOR_STEPS};
+use gemm_ladder::{Step, HOPPER_STEPS, STEPS, TENSOR_STEPS};
 use gemm_runtime::timing::time;
 use gemm_runtime::{Dims, GemmError};
 
@@ -29,7 +29,7 @@ fn main() {
         println!("ladder_bench: a GPU benchmark; run it with `cargo bench --bench ladder_bench`");
         return;
     }
-    if let Some(bad) = cli.only.iter().find(|o| !STEPS.iter().chain(&TENSOR_STEPS).any(|s| &s.name == o)) {
+    if let Some(bad) = cli.only.iter().find(|o| !STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).any(|s| &s.name == o)) {
         eprintln!("error: no step is named `{bad}`");
         std::process::exit(2);
     }
@@ -49,7 +49,7 @@ fn rotation(bench: &Bench, config: Config, dims: Dims) -> Result<Vec<Problem>, G
 }
 
 /// Every step of both ladders at several sizes beside cuBLAS, each verified
-/// first; writes target/bench/{ladder,tensor}.{json,svg}.
+/// first; writes target/bench/{ladder,tensor,hopper}.{json,svg}.
 #[derive(Debug, Parser)]
 #[command(name = "ladder_bench")]
 struct Cli {
@@ -65,7 +65,12 @@ fn run(only: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
     let keep =
         |steps: &'static [Step]| -> Vec<&'static Step> { steps.iter().filter(|s| only.is_empty() || only.iter().any(|o| o == s.name)).collect() };
     let bench = Bench::open()?;
-    for (steps, name, title) in [(keep(&STEPS), "ladder", "f32 GEMM ladder"), (keep(&TENSOR_STEPS), "tensor", "tensor-core ladder")] {
+    let ladders = [
+        (keep(&STEPS), "ladder", "f32 GEMM ladder"),
+        (keep(&TENSOR_STEPS), "tensor", "tensor-core ladder"),
+        (keep(&HOPPER_STEPS).into_iter().filter(|_| bench.gpu.capability == (9, 0)).collect(), "hopper", "Hopper ladder (sm_90a)"),
+    ];
+    for (steps, name, title) in ladders {
         if !steps.is_empty() {
             ladder(&bench, &steps, name, title)?;
         }

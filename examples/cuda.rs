@@ -17,7 +17,7 @@ struct Cli {
 }
 
 fn step_names() -> clap::builder::PossibleValuesParser {
-    let steps = gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).chain(&gemm_ladder::steps::SPLIT_K_STEPS);
+    let steps = gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS).chain(&gemm_ladder::steps::SPLIT_K_STEPS);
     steps.map(|s| s.name).collect::<Vec<_>>().into()
 }
 

@@ -42,7 +42,7 @@ edges=whole | edges=guarded, source=FILE (hand-edited CUDA in place of the gener
 Example: variants autotuned 4096 pad=4 sweep=m 'raster=grouped(8),pad=4'";
 
 fn step_names() -> clap::builder::PossibleValuesParser {
-    gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).map(|s| s.name).collect::<Vec<_>>().into()
+    gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS).map(|s| s.name).collect::<Vec<_>>().into()
 }
 
 fn main() {

@@ -251,3 +251,55 @@ pub fn guarded() -> Vec<KernelSpec> {
     }
     out
 }
+
+/// sm_90a specs (wgmma with TMA staging): each of the 8 layouts with each
+/// C type (24 kernels), f16 and bf16, alternating every warpgroup alike
+/// (one stage, then three, two warpgroups along m or n) and a producer with
+/// one or two consumers (`setmaxnreg` on some); wgmma n from 64 to 256, the
+/// 128-, 64- and 32-byte swizzles; vector stores where C is row-major;
+/// edges guarded on every other kernel, and a fused epilogue (alpha, beta,
+/// a bias along either side, an activation) on every third.
+pub fn hopper() -> Vec<KernelSpec> {
+    let activations = [Some(Activation::Relu), Some(Activation::GeluTanh), Some(Activation::Silu), Some(Activation::Gelu)];
+    let mut out = Vec::new();
+    for (i, layouts) in layouts().enumerate() {
+        for (j, c) in [Elem::Bf16, Elem::F32, Elem::F16].into_iter().enumerate() {
+            let n = i * 3 + j;
+            let ab = if n % 2 == 0 { Elem::Bf16 } else { Elem::F16 };
+            let mut s = spec("wgmma_combo", [ab, ab, c], layouts, Atom::Wgmma { m: 64, n: 64, k: 16 });
+            s.arch = Arch::Sm90a;
+            s.swizzle = [Swizzle::B128, Swizzle::B64, Swizzle::B128, Swizzle::B32][n % 4];
+            let k = s.swizzle.tma_bytes().unwrap() / 2;
+            // (block m, n, warpgroup m, n, wgmma n, stages, specialization)
+            let (bm, bn, wm, wn, an, stages, consumers) = match n % 4 {
+                0 => (64, 128, 64, 128, 128, 1, None),
+                1 => (128, 64, 64, 64, 64, 3, None),
+                2 => (128, 128, 128, 128, 128, 4, Some(1)),
+                _ => (128, 256, 64, 256, 256, 3, Some(2)),
+            };
+            s.block = Block { m: bm, n: bn, k: Some(k), threads: 0, min_blocks: None };
+            s.warp = Some(Warp { m: wm, n: wn, m_iters: 1, n_iters: 1 });
+            s.atom = Atom::Wgmma { m: 64, n: an, k: 16 };
+            s.staging = Staging::Tma { stages };
+            s.specialize = consumers.map(|c| Specialize {
+                producers: 1,
+                consumers: c,
+                producer_regs: (c == 2).then_some(40),
+                consumer_regs: (c == 2).then_some(232),
+            });
+            s.block.threads = 128 * ((bm / wm) * (bn / wn) + u32::from(consumers.is_some()));
+            if layouts[2] == Layout::RowMajor && n % 2 == 1 {
+                s.epilogue = Epilogue::Vector;
+            }
+            if n % 2 == 0 {
+                s.edges = Edges::Guarded;
+            }
+            if n % 3 == 0 {
+                let bias = Bias { along: if n % 2 == 0 { Dim::N } else { Dim::M }, elem: [Elem::F32, Elem::Bf16, Elem::F16][n % 3] };
+                s.fused = Fused { alpha: true, beta: true, bias: Some(bias), activation: activations[n % 4] };
+            }
+            out.push(s);
+        }
+    }
+    out
+}

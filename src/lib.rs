@@ -12,4 +12,4 @@ pub mod search;
 pub mod steps;
 pub mod variants;
 
-pub use steps::{Step, STEPS, TENSOR_STEPS};
+pub use steps::{Step, HOPPER_STEPS, STEPS, TENSOR_STEPS};

@@ -273,6 +273,66 @@ pub fn mma_skinny_tiles(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMu
 )]
 pub fn mma_skinny_stream_k(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
 
+/// The Hopper ladder (sm_90a): seed 002's kernels 2 to 5, bf16 in and out,
+/// A row-major and B column-major (both K-major, as the seed stores them).
+///
+/// Kernel 2: one warpgroup computes a 64x64 tile with wgmma m64n64k16; K
+/// tiles of 64 arrive by TMA in the 128-byte swizzle that wgmma's
+/// descriptors read, completing on an mbarrier; one stage: load, wait,
+/// compute. Guarded: any m, n, k (TMA fills zeros past the edges).
+#[gemm_kernel(
+    block(m = 64, n = 64, k = 64, threads = 128),
+    warp(m = 64, n = 64),
+    atom = wgmma(m64n64k16),
+    staging = tma(stages = 1),
+    swizzle = b128,
+    epilogue = vector,
+    edges = guarded,
+)]
+pub fn wgmma_tma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
+/// Kernel 3: 128x128 tiles, the warpgroup's wgmma m64n128k16 twice down M.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 64, threads = 128),
+    warp(m = 128, n = 128),
+    atom = wgmma(m64n128k16),
+    staging = tma(stages = 1),
+    swizzle = b128,
+    epilogue = vector,
+    edges = guarded,
+)]
+pub fn wgmma_tile(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
+/// Kernel 4: a producer warpgroup issues the copies into a ring of 5
+/// stages while the consumer warpgroup computes; full and empty mbarriers
+/// hand each stage back and forth.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 64, threads = 256),
+    warp(m = 128, n = 128),
+    atom = wgmma(m64n128k16),
+    staging = tma(stages = 5),
+    specialize(producers = 1, consumers = 1),
+    swizzle = b128,
+    epilogue = vector,
+    edges = guarded,
+)]
+pub fn warp_specialized(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
+/// Kernel 5: 128x256 tiles split between two consumer warpgroups of 64x256
+/// (wgmma m64n256k16, 128 accumulators a thread), 4 stages; `setmaxnreg`
+/// leaves the producer 24 registers a thread and gives the consumers 240.
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16),
+    staging = tma(stages = 4),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    epilogue = vector,
+    edges = guarded,
+)]
+pub fn two_consumers(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
 /// A ladder step: its kernel and what the source documents measured for it.
 pub struct Step {
     /// The example's name (`cargo run --release --example NAME`).
@@ -363,9 +423,32 @@ pub static TENSOR_STEPS: [Step; 7] = [
     Step { name: "mma_autotuned", change: "the search's best mma spec", seed: "", kernel: &mma_autotuned::KERNEL },
 ];
 
-/// The step named `name`, on either ladder or the split-K row.
+/// The Hopper ladder (sm_90a: TMA, wgmma, warp specialization).
+pub static HOPPER_STEPS: [Step; 4] = [
+    Step {
+        name: "wgmma_tma",
+        change: "wgmma m64n64k16 on 64x64 tiles, TMA loads on an mbarrier, 128B swizzle",
+        seed: "317 TFLOP/s (002, H100)",
+        kernel: &wgmma_tma::KERNEL,
+    },
+    Step { name: "wgmma_tile", change: "128x128 tiles, wgmma m64n128k16", seed: "423 TFLOP/s (002)", kernel: &wgmma_tile::KERNEL },
+    Step {
+        name: "warp_specialized",
+        change: "a producer warpgroup, a consumer, a ring of 5 stages",
+        seed: "498 TFLOP/s (002)",
+        kernel: &warp_specialized::KERNEL,
+    },
+    Step {
+        name: "two_consumers",
+        change: "128x256 tiles, two consumer warpgroups, setmaxnreg 24/240",
+        seed: "610, then 631 TFLOP/s with setmaxnreg (002)",
+        kernel: &two_consumers::KERNEL,
+    },
+];
+
+/// The step named `name`, on any ladder or the split-K row.
 pub fn step(name: &str) -> Option<&'static Step> {
-    STEPS.iter().chain(&TENSOR_STEPS).chain(&SPLIT_K_STEPS).find(|s| s.name == name)
+    STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS).find(|s| s.name == name)
 }
 
 /// Seed 003's split-K row: its skinny shape with one block per tile, then

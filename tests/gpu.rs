@@ -67,6 +67,29 @@ fn every_tensor_ladder_and_split_k_step_matches_cublas_at_several_sizes() {
     }
 }
 
+/// The Hopper ladder (wgmma, TMA, warp specialization) at several sizes,
+/// odd ones included, and batched with a shared B.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_hopper_ladder_step_matches_cublas_at_several_sizes() {
+    let bench = bench();
+    for step in &gemm_ladder::HOPPER_STEPS {
+        check_against_cublas(&bench, step.kernel);
+    }
+}
+
+/// wgmma kernels in every layout of A, B and C, each C type, both roles,
+/// each TMA swizzle, fused and guarded (`gemm_ladder::combos::hopper`).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn hopper_layouts_roles_swizzles_and_c_types_match_cublas() {
+    let bench = bench();
+    for spec in gemm_ladder::combos::hopper() {
+        let kernel = Kernel::from_spec(spec).unwrap();
+        check_against_cublas(&bench, &kernel);
+    }
+}
+
 /// mma and wmma kernels in every layout of A, B and C, each staging and
 /// swizzle, each C type, f16 and bf16 (`gemm_ladder::combos`).
 #[test]
@@ -541,10 +564,13 @@ fn guarded_kernels_match_cublas_at_odd_sizes_and_one_off_tile_multiples() {
 #[ignore = "needs a CUDA GPU"]
 fn batched_problems_match_strided_batched_cublas_on_every_path() {
     let bench = bench();
-    let ladder = [&gemm_ladder::steps::autotuned::KERNEL, &gemm_ladder::steps::mma_autotuned::KERNEL];
+    use gemm_ladder::steps::{autotuned, mma_autotuned, two_consumers, wgmma_tma};
+    let ladder = [&autotuned::KERNEL, &mma_autotuned::KERNEL, &wgmma_tma::KERNEL, &two_consumers::KERNEL];
     let fused: Vec<Kernel> = gemm_ladder::combos::fused().into_iter().take(10).map(|s| Kernel::from_spec(s).unwrap()).collect();
     let guarded: Vec<Kernel> = gemm_ladder::combos::guarded().into_iter().take(6).map(|s| Kernel::from_spec(s).unwrap()).collect();
-    for (i, k) in ladder.into_iter().chain(fused.iter()).chain(guarded.iter()).enumerate() {
+    // TMA's tensor maps take the batch as a third dimension (or none, where the batch shares an operand)
+    let hopper: Vec<Kernel> = gemm_ladder::combos::hopper().into_iter().take(6).map(|s| Kernel::from_spec(s).unwrap()).collect();
+    for (i, k) in ladder.into_iter().chain(fused.iter()).chain(guarded.iter()).chain(hopper.iter()).enumerate() {
         let guarded = k.spec.edges == gemm_runtime::spec::Edges::Guarded;
         let (m, n, kk) = if guarded { (200, 136, 72) } else { (256, 256, 128) };
         let dims = gemm_ladder::measure::padded_dims(m, n, kk, layouts_of(&k.spec));

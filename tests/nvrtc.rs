@@ -3,17 +3,18 @@
 //! library fails these tests rather than skipping them.
 
 use gemm_ladder::steps::SPLIT_K_STEPS;
-use gemm_ladder::{STEPS, TENSOR_STEPS};
+use gemm_ladder::{HOPPER_STEPS, STEPS, TENSOR_STEPS};
 use gemm_runtime::compile::{compilations, compile};
 
 #[test]
 fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
-    for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&SPLIT_K_STEPS) {
+    for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS) {
         let k = step.kernel;
         let ptx = compile(&k.source, &k.name, k.spec.arch.nvrtc_name()).unwrap_or_else(|e| panic!("step {}: {e}", step.name));
         let ptx = ptx.to_src();
         assert!(ptx.contains(&format!(".entry {}", k.name)), "step {}: PTX lacks the kernel entry", step.name);
-        assert!(ptx.contains(".target sm_80"), "step {}: PTX is not for sm_80", step.name);
+        let target = k.spec.arch.nvrtc_name();
+        assert!(ptx.contains(&format!(".target {target}")), "step {}: PTX is not for {target}", step.name);
     }
 }
 
@@ -40,7 +41,7 @@ fn nvrtc_errors_carry_the_log_and_the_offending_line() {
 fn ladder_kernels_match_their_committed_cuda() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda");
     let mut changed = Vec::new();
-    for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&SPLIT_K_STEPS) {
+    for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS) {
         let path = dir.join(format!("{}.cu", step.name));
         if std::env::var_os("UPDATE_CUDA").is_some() {
             std::fs::create_dir_all(&dir).unwrap();
@@ -194,4 +195,24 @@ fn a_kernel_in_the_disk_cache_compiles_nothing_and_a_damaged_entry_is_rewritten(
     compile_cached(&k.source, &k.name, target, Some(&cache)).unwrap();
     assert_eq!(compilations(), before + 2, "the rewritten entry is whole");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// sm_90a kernels beyond the ladder (`combos::hopper`): every layout of A,
+/// B and C, each C type, both roles, each TMA swizzle, fused and guarded,
+/// compile for sm_90a, issue wgmma and bulk tensor copies, and, where
+/// specialized, set their registers.
+#[test]
+fn every_hopper_combination_compiles_for_sm_90a() {
+    let specs = gemm_ladder::combos::hopper();
+    assert_eq!(specs.len(), 24);
+    for spec in specs {
+        let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+        let ptx = compile(&k.source, &k.name, "sm_90a").unwrap_or_else(|e| panic!("{}: {e}", k.name)).to_src();
+        for instruction in ["wgmma.mma_async.sync.aligned", "cp.async.bulk.tensor.3d", "mbarrier.try_wait.parity"] {
+            assert!(ptx.contains(instruction), "{}: no {instruction} in the PTX", k.name);
+        }
+        if spec.specialize.is_some_and(|s| s.consumer_regs.is_some()) {
+            assert!(ptx.contains("setmaxnreg.inc.sync.aligned.u32"), "{}: no setmaxnreg", k.name);
+        }
+    }
 }

@@ -546,7 +546,7 @@ fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
             "staging.buffers",
             format!("buffers = {buffers}: synchronous staging holds 1 tile or 2 (double buffering); for deeper pipelines use cp_async(stages = ..) or tma(stages = ..)"),
         )),
-        Staging::CpAsync { stages, .. } | Staging::Tma { stages } if stages < 2 => out.push(Diag::new(
+        Staging::CpAsync { stages, .. } if stages < 2 => out.push(Diag::new(
             "staging.stages",
             format!("stages = {stages}: a pipeline needs at least 2 stages so that one loads while another computes"),
         )),
@@ -814,6 +814,54 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
 }
 
 fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    if let Staging::Tma { stages } = spec.staging {
+        if spec.swizzle.tma_bytes().is_none() {
+            let e = 128 / spec.a.elem.bytes();
+            out.push(Diag::new(
+                "swizzle",
+                format!("staging = tma lays its tiles out in the copy engine's swizzle, which wgmma's descriptors read: use swizzle = b128 (with block k = {e}), b64 or b32"),
+            ));
+        }
+        if stages == 0 {
+            out.push(Diag::new("staging.stages", "stages = 0 stages nothing; use 1 or more"));
+        }
+        if spec.specialize.is_some() && stages < 2 {
+            out.push(Diag::proposing(
+                "staging.stages",
+                format!("stages = {stages}: a producer runs ahead of its consumers only through a ring of 2 or more stages"),
+                "staging.stages",
+                2,
+                "use stages = {} or more",
+            ));
+        }
+        // An M- or N-major operand is copied and read in chunks one swizzle row wide.
+        if let (Some(bytes), Atom::Wgmma { n, .. }) = (spec.swizzle.tma_bytes(), spec.atom) {
+            let chunk = bytes / spec.a.elem.bytes();
+            if spec.b.layout == Layout::RowMajor && !n.is_multiple_of(chunk) {
+                out.push(Diag::new(
+                    "atom",
+                    format!(
+                        "a row-major B is N-major: TMA and wgmma take it in chunks of {chunk} columns ({bytes} bytes, the swizzle's row), but wgmma n = {n}; use a multiple of {chunk}, a narrower swizzle, or a column-major B"
+                    ),
+                ));
+            }
+            if spec.a.layout == Layout::ColMajor && !64u32.is_multiple_of(chunk) {
+                out.push(Diag::new("swizzle", format!("a column-major A is read in chunks of {chunk} rows, which must divide wgmma's 64")));
+            }
+        }
+    }
+    if let (Some(sp), Atom::Wgmma { .. }) = (spec.specialize, spec.atom) {
+        let acc = spec.accumulators_per_thread();
+        if let Some(r) = sp.consumer_regs.filter(|r| acc + REGISTER_RESERVE > *r) {
+            out.push(Diag::new(
+                "specialize.consumer_regs",
+                format!(
+                    "consumer_regs = {r}, but each consumer thread holds {acc} f32 accumulators and needs {REGISTER_RESERVE} more for addresses and descriptors; use consumer_regs = {} or more, or a smaller warp tile",
+                    round_up(acc + REGISTER_RESERVE, 8)
+                ),
+            ));
+        }
+    }
     if let Staging::Tma { .. } = spec.staging {
         let k = spec.block.k.unwrap_or(0);
         for (at, name, v) in [("block.m", "block m", spec.block.m), ("block.n", "block n", spec.block.n), ("block.k", "block k", k)] {

@@ -491,6 +491,27 @@ pub struct Requirements {
     pub c_align: u32,
 }
 
+/// One operand's tile under TMA staging: `boxes` boxes of `outer` lines of
+/// `inner` elements, one swizzle row each (`swizzle` bytes), side by side
+/// along the operand's contiguous dimension. A K-major operand (A row-major,
+/// B column-major) is one box of `block m` (or `n`) lines of K; an M- or
+/// N-major one is a box of K lines per `inner` elements of M or N.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TmaTile {
+    pub k_major: bool,
+    pub inner: u32,
+    pub outer: u32,
+    pub boxes: u32,
+    pub swizzle: u32,
+}
+
+impl TmaTile {
+    /// Bytes of one box (16-bit elements).
+    pub const fn box_bytes(self) -> u32 {
+        self.inner * self.outer * 2
+    }
+}
+
 /// How one operand tile lies in shared memory: `lines` lines of `len`
 /// elements (the operand's contiguous dimension), each `row` elements apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -584,10 +605,37 @@ impl KernelSpec {
     /// the epilogue's scratch (see [`Self::epilogue_scratch_bytes`]) past
     /// them or in their place.
     pub fn smem_bytes(&self) -> u32 {
-        match self.epilogue_scratch_bytes() {
+        let tiles = match self.epilogue_scratch_bytes() {
             0 => self.staged_bytes(),
             scratch => self.staged_bytes().max(self.epilogue_scratch_offset() + scratch),
+        };
+        tiles + self.tma_overhead()
+    }
+
+    /// TMA staging's shared memory beside the tiles: slack to start them on
+    /// a 1024-byte boundary (the swizzle's period, which the copy engine and
+    /// wgmma's descriptors count from) and a "full" and an "empty" mbarrier
+    /// of 8 bytes per stage.
+    pub fn tma_overhead(&self) -> u32 {
+        match self.staging {
+            Staging::Tma { stages } => 1024 + 16 * stages,
+            _ => 0,
         }
+    }
+
+    /// How TMA brings operand `which`'s tile into shared memory, and how
+    /// wgmma reads it there (`staging = tma`, a TMA swizzle).
+    pub fn tma_tile(&self, which: Which) -> TmaTile {
+        let swizzle = self.swizzle.tma_bytes().unwrap_or(128);
+        let (op, mn) = match which {
+            Which::A => (self.a, self.block.m),
+            Which::B => (self.b, self.block.n),
+        };
+        let k_major = (which == Which::A) == (op.layout == Layout::RowMajor);
+        let inner = swizzle / op.elem.bytes();
+        let k = self.block.k.unwrap_or(0);
+        let (outer, boxes) = if k_major { (mn, 1) } else { (k, mn / inner.max(1)) };
+        TmaTile { k_major, inner, outer, boxes, swizzle }
     }
 
     /// Where the epilogue's scratch starts. The C tile of `epilogue = smem`
@@ -704,6 +752,11 @@ impl KernelSpec {
                 let operands = if staging == Staging::Direct { (16 / ab, 32) } else { aligned(staging.vector(), ab) };
                 let c_side = if self.epilogue_scratch_bytes() > 0 { (1, c) } else { (16 / c, 32) };
                 (operands, c_side)
+            }
+            // TMA reads 16-byte aligned rows (global strides a multiple of 16 bytes)
+            (_, Staging::Tma { .. }) => {
+                let c_vector = if self.epilogue == Epilogue::Vector { 2 } else { 1 };
+                ((16 / ab, 16), aligned(c_vector, c))
             }
             (_, staging) => {
                 let c_vector = match (self.epilogue, self.atom) {

@@ -13,30 +13,36 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         out.push(Diag::new(at, msg))
     };
     let simt = matches!(spec.atom, Atom::Fma);
-    if matches!(spec.atom, Atom::Wgmma { .. }) {
-        no("atom", format!("atom = {}", spec.atom.name()));
+    let wgmma = matches!(spec.atom, Atom::Wgmma { .. });
+    let tma = matches!(spec.staging, Staging::Tma { .. });
+    if wgmma && !tma {
+        no("staging", format!("atom = wgmma with staging = {} (wgmma reads TMA tiles: staging = tma(..))", spec.staging.name()));
+    }
+    if tma && !wgmma {
+        no("atom", format!("staging = tma with atom = {} (TMA tiles feed atom = wgmma(..))", spec.atom.name()));
     }
     let direct = spec.staging == Staging::Direct;
     if spec.warp.is_some() && direct && simt {
         no("warp", "the warp tier with staging = direct and atom = fma".into());
     }
-    if !matches!(spec.staging, Staging::Direct | Staging::Smem { .. } | Staging::CpAsync { .. }) {
-        no("staging", format!("staging = {}", spec.staging.name()));
-    }
+
     if simt && matches!(spec.staging, Staging::CpAsync { .. }) && !crate::cuda::cp_async_rounds_regular(spec) {
         no(
             "block.threads",
             format!("cp.async copies with {} threads, a count that neither divides nor is a multiple of a tile's row of copies", spec.block.threads),
         );
     }
-    if spec.specialize.is_some() {
-        no("specialize", "warp specialization".into());
+    match spec.specialize {
+        Some(_) if !tma => no("specialize", format!("warp specialization with staging = {} (it feeds TMA stages)", spec.staging.name())),
+        Some(sp) if sp.producers != 1 => no("specialize.producers", format!("{} producer warpgroups (one thread of one issues every copy)", sp.producers)),
+        _ => {}
     }
     match spec.swizzle {
-        Swizzle::None | Swizzle::Pad(_) => {}
-        Swizzle::Xor if !simt => {}
-        Swizzle::Xor => no("swizzle", "swizzle = xor with atom = fma".into()),
-        s => no("swizzle", format!("swizzle = {s:?}").to_lowercase()),
+        Swizzle::None | Swizzle::Pad(_) if !tma => {}
+        Swizzle::Xor if !simt && !tma => {}
+        Swizzle::Xor if !tma => no("swizzle", "swizzle = xor with atom = fma".into()),
+        Swizzle::B32 | Swizzle::B64 | Swizzle::B128 => {}
+        s => no("swizzle", format!("swizzle = {s:?} with staging = tma (wgmma reads TMA's b32, b64 or b128 layouts)").to_lowercase()),
     }
     if spec.raster == Raster::Hilbert {
         no("raster", format!("raster = {:?}", spec.raster).to_lowercase());
@@ -45,6 +51,7 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         None => {}
         Some(Persistent::StreamK) if !direct && simt => {}
         Some(Persistent::StreamK) if matches!(spec.staging, Staging::CpAsync { .. }) => {}
+        Some(Persistent::StreamK) if tma => no("persistent", "persistent = stream_k with staging = tma".into()),
         Some(Persistent::StreamK) if !simt => no(
             "persistent",
             format!(
@@ -79,4 +86,6 @@ staging = direct (no warp tier), smem(vector, transpose_a, buffers = 1 or 2) or 
 persistent = stream_k with staged tiles; epilogue = direct, or vector with staged tiles; C in f32; edges = guarded with staged tiles) and sm_80 tensor-core kernels \
 (atom = mma(m16n8k16) or wmma; f16 or bf16 operands; block and warp tiers; staging = smem(vector, buffers = 1 or 2) or cp_async(stages, vector, fragments = 1, or 2 for mma), \
 or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector or smem for mma; C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles); \
-raster = row or grouped(n) for both; a fused epilogue (alpha, beta, bias, activation) on every path";
+raster = row or grouped(n) for both; sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages) and swizzle = b32, b64 or b128; \
+every warpgroup alike or specialize(producers = 1, consumers, producer_regs, consumer_regs); epilogue = direct or vector; edges = guarded); \
+a fused epilogue (alpha, beta, bias, activation) on every path";

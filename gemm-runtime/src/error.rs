@@ -35,6 +35,8 @@ pub enum GemmError {
     IndexOverflow { operand: char, elements: usize, max: usize },
     #[error("`{kernel}` {what}")]
     EpilogueArgs { kernel: String, what: String },
+    #[error("the driver could not encode {operand}'s TMA tensor map: {what}")]
+    TensorMap { operand: char, what: String },
     #[error("bad batch: {0}")]
     Batch(String),
     #[error("the spec is invalid:\n{}", list(.0))]

@@ -5,12 +5,13 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::CUdevice_attribute_enum as DevAttr;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
-use gemm_core::spec::{KernelSpec, Persistent};
+use gemm_core::spec::{KernelSpec, Persistent, Staging, Which};
 
 use crate::args::{self, Dims, Element};
 use crate::compile;
 use crate::fused::EpilogueArgs;
 use crate::scratch::Scratch;
+use crate::tma;
 use crate::GemmError;
 
 /// A generated kernel. The macro makes one per `#[gemm_kernel]` as a `static`;
@@ -172,11 +173,22 @@ impl Kernel {
         for p in scratch_ptrs.iter().flatten() {
             launch.arg(p);
         }
+        let maps = match self.spec.staging {
+            Staging::Tma { .. } => Some([
+                tma::operand_map(&self.spec, Which::A, a_ptr, &sa, b.count, b.stride_a)?,
+                tma::operand_map(&self.spec, Which::B, b_ptr, &sb, b.count, b.stride_b)?,
+            ]),
+            _ => None,
+        };
+        for m in maps.iter().flatten() {
+            launch.arg(m);
+        }
         // SAFETY: the kernel's parameters are (A, B, C pointers, M, N, K, lda,
         // ldb, ldc, batch strides of A, B and C), then the epilogue's (alpha,
         // beta, bias and its batch stride) where the spec declares them, then
         // under stream-K (batches, partials, flags) with the scratch sized
-        // for its grid, as `gemm_core`'s params module generates them; the
+        // for its grid, and under TMA staging A's and B's tensor maps, as
+        // `gemm_core`'s params module generates them; the
         // checks above keep every access in bounds.
         unsafe { launch.launch(cfg) }?;
         Ok(())

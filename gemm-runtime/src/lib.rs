@@ -16,6 +16,7 @@ mod kernel;
 pub mod reference;
 mod scratch;
 pub mod timing;
+pub mod tma;
 
 pub use args::{shapes as args_shapes, Batch, Dims, Element, Shape, MAX_OFFSET};
 pub use error::GemmError;

@@ -116,3 +116,112 @@ pub fn storage_type(elem: Elem) -> &'static str {
         Elem::F16 | Elem::Bf16 => "unsigned short",
     }
 }
+
+/// The opaque TMA descriptor the host encodes (`cuTensorMapEncodeTiled`),
+/// passed by value as a `__grid_constant__` parameter, and the mbarrier and
+/// bulk tensor copy helpers of a TMA pipeline.
+pub fn tma(w: &mut Writer) {
+    w.line("// a TMA descriptor, encoded on the host: 128 opaque bytes, 64-byte aligned");
+    w.statement_block("struct __align__(64) TensorMap", |w| w.line("unsigned long long opaque[16];"));
+    w.line("// mbarriers: 8-byte shared-memory barriers whose phases complete when their");
+    w.line("// arrivals and expected transaction bytes are all in");
+    w.block("__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)", |w| {
+        w.line("asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\\n\" :: \"r\"(bar), \"r\"(count));");
+    });
+    w.line("// makes the barriers' initialization visible to the copy engine");
+    w.block("__device__ __forceinline__ void mbar_fence_init()", |w| {
+        w.line("asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\");");
+    });
+    w.line("// one arrival that also expects `bytes` more of transactions in this phase");
+    w.block("__device__ __forceinline__ void mbar_expect_bytes(unsigned bar, unsigned bytes)", |w| {
+        w.line("asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n\" :: \"r\"(bar), \"r\"(bytes) : \"memory\");");
+    });
+    w.block("__device__ __forceinline__ void mbar_arrive(unsigned bar)", |w| {
+        w.line("asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\\n\" :: \"r\"(bar) : \"memory\");");
+    });
+    w.line("// waits until the phase of parity `parity` has completed (a fresh barrier's");
+    w.line("// phase before the first, parity 1, counts as completed)");
+    w.block("__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)", |w| {
+        w.line("asm volatile(");
+        w.line("    \"{\\n\"");
+        w.line("    \".reg .pred done;\\n\"");
+        w.line("    \"wait:\\n\"");
+        w.line("    \"mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\\n\"");
+        w.line("    \"@!done bra wait;\\n\"");
+        w.line("    \"}\\n\" :: \"r\"(bar), \"r\"(parity) : \"memory\");");
+    });
+    w.line("// a TMA load of one box at (c0 innermost, c1, batch) into shared memory,");
+    w.line("// completing on `bar` with the box's bytes; elements outside the tensor read as 0");
+    w.block(
+        "__device__ __forceinline__ void tma_load(unsigned dst, const TensorMap& map, int c0, int c1, int batch, unsigned bar)",
+        |w| {
+            w.line("asm volatile(");
+            w.line("    \"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\\n\"");
+            w.line("    :: \"r\"(dst), \"l\"(reinterpret_cast<unsigned long long>(&map)), \"r\"(c0), \"r\"(c1), \"r\"(batch), \"r\"(bar)");
+            w.line("    : \"memory\");");
+        },
+    );
+    w.line("");
+}
+
+/// `setmaxnreg`: a warpgroup gives registers back to the SM's pool, or takes them.
+pub fn setmaxnreg(w: &mut Writer) {
+    w.line("// setmaxnreg: this warpgroup's registers per thread, given back (dec) or taken (inc)");
+    w.line("template <int R>");
+    w.block("__device__ __forceinline__ void regs_dec()", |w| {
+        w.line("asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %0;\\n\" :: \"n\"(R));");
+    });
+    w.line("template <int R>");
+    w.block("__device__ __forceinline__ void regs_inc()", |w| {
+        w.line("asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %0;\\n\" :: \"n\"(R));");
+    });
+    w.line("");
+}
+
+/// `wgmma.mma_async` m64nNk16 with f32 accumulators, A and B from shared
+/// memory through descriptors; `trans_a`/`trans_b` read an operand stored
+/// M- or N-major. Also the fence, commit and wait around it.
+pub fn wgmma(w: &mut Writer, elem: Elem, n: u32, trans_a: bool, trans_b: bool) {
+    let t = ptx_type(elem);
+    w.line("// wgmma: the fence before a warpgroup's first wgmma on registers others wrote,");
+    w.line("// the commit of the wgmmas issued so far as a group, and the wait until at");
+    w.line("// most N groups are in flight");
+    w.block("__device__ __forceinline__ void wgmma_fence()", |w| {
+        w.line("asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");");
+    });
+    w.block("__device__ __forceinline__ void wgmma_commit()", |w| {
+        w.line("asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");");
+    });
+    w.line("template <int N>");
+    w.block("__device__ __forceinline__ void wgmma_wait()", |w| {
+        w.line("asm volatile(\"wgmma.wait_group.sync.aligned %0;\\n\" :: \"n\"(N) : \"memory\");");
+    });
+    let regs = n / 2;
+    let (ta, tb) = (u32::from(trans_a), u32::from(trans_b));
+    let major = |tr: bool, mn: &str| if tr { format!("{mn}-major") } else { "K-major".to_string() };
+    w.line(format!(
+        "// wgmma m64n{n}k16: D (64x{n} f32, {regs} a thread) = A (64x16 {t}, {}) * B (16x{n} {t}, {})",
+        major(trans_a, "M"),
+        major(trans_b, "N")
+    ));
+    w.line("// + D where `accumulate` is not 0");
+    w.block(format!("__device__ __forceinline__ void wgmma_m64n{n}k16(float (&d)[{}][4], unsigned long long da, unsigned long long db, int accumulate)", n / 8), |w| {
+        let outs: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
+        w.line("asm volatile(");
+        w.line("    \"{\\n.reg .pred accumulate;\\n\"");
+        w.line(format!("    \"setp.ne.b32 accumulate, %{}, 0;\\n\"", regs + 2));
+        w.line(format!("    \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} \""));
+        for chunk in outs.chunks(16) {
+            let first = chunk[0] == "%0";
+            let last = chunk.last() == outs.last();
+            w.line(format!("    \"{}{}{}\"", if first { "{" } else { "" }, chunk.join(", "), if last { "}, " } else { ", " }));
+        }
+        w.line(format!("    \"%{}, %{}, accumulate, 1, 1, {ta}, {tb};\\n}}\\n\"", regs, regs + 1));
+        let ops: Vec<String> = (0..regs).map(|i| format!("\"+f\"(d[{}][{}])", i / 4, i % 4)).collect();
+        for (i, chunk) in ops.chunks(8).enumerate() {
+            w.line(format!("    {} {}", if i == 0 { ":" } else { " " }, chunk.join(", ") + if (i + 1) * 8 < ops.len() { "," } else { "" }));
+        }
+        w.line("    : \"l\"(da), \"l\"(db), \"r\"(accumulate));");
+    });
+    w.line("");
+}

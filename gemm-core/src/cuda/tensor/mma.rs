@@ -9,11 +9,11 @@
 //! k 8-15), (m 8-15, k 8-15); B's (k 0-7, n 0-7), (k 8-15, n 0-7), and for a
 //! second atom along n the same 8 columns on.
 
+use super::pairs::PairMap;
 use super::{index, plus, times, Source, Tc};
-use crate::cuda::epilogue::{self, Output, Value};
 use crate::cuda::ptx;
 use crate::cuda::writer::Writer;
-use crate::spec::{CTile, Dim, Elem, Epilogue, Layout, Staging};
+use crate::spec::Layout;
 
 impl Tc<'_> {
     /// Whether an operand's shared lines run along M or N, so ldmatrix transposes.
@@ -122,94 +122,9 @@ impl Tc<'_> {
         });
     }
 
-    /// The accumulator map of the m16n8 atom: lane `l` holds rows `l / 4` and
-    /// `l / 4 + 8`, columns `(l % 4) * 2` and the next, of each atom. Under
-    /// `epilogue = smem` the values go to the block's C tile first, then out
-    /// in 16-byte chunks (`epilogue::copy_out`): stored straight from the
-    /// registers, a warp's 4-byte pairs land in 8 rows of C at once, which
-    /// cost `mma_autotuned` 7% at 4096^3 (5 us a wave of 132 tiles at K = 64).
-    pub(super) fn mma_epilogue(&self, w: &mut Writer, out: &Output) {
-        let s = self.spec;
-        let how = match s.epilogue {
-            Epilogue::Vector => "vector: pairs of neighbours along n",
-            Epilogue::Smem => "smem: through the block's C tile in shared memory, then 16-byte chunks",
-            _ => "direct",
-        };
-        out.describe(w, how);
-        let tile = s.c_tile();
-        let staged = tile.map(|t| out.into_tile(t));
-        let out = staged.as_ref().unwrap_or(out);
-        if let Some(t) = tile {
-            self.c_tile_setup(w, t);
-            w.line("// where this lane's accumulators lie in the C tile: rows lane / 4 (+ 8) and");
-            w.line("// columns (lane % 4) * 2 (+ 1) of each 16x8 atom");
-            w.line("const int t_row = warp_m + lane / 4;");
-            w.line("const int t_col = warp_n + (lane % 4) * 2;");
-            if s.fused.any() {
-                w.line("// and in C, for the fused math");
-                w.line("const int c_row = block_m + t_row;");
-                w.line("const int c_col = block_n + t_col;");
-            }
-        } else {
-            w.line("// where this lane's accumulators lie in C: rows lane / 4 (+ 8) and columns");
-            w.line("// (lane % 4) * 2 (+ 1) of each 16x8 atom");
-            w.line("const int c_row = block_m + warp_m + lane / 4;");
-            w.line("const int c_col = block_n + warp_n + (lane % 4) * 2;");
-        }
-        let (mi, ni) = (self.ami, self.ani);
-        let at = |base: &str| {
-            let row = plus(&[Some(format!("{base}_row")), times(index("im", mi), 16), Some("h * 8".into())]);
-            let col = plus(&[Some(format!("{base}_col")), times(index("jn", ni), 8)]);
-            (row, col)
-        };
-        let (row, col) = at("c");
-        let in_tile = tile.map(|_| at("t"));
-        // a lane's bias values: 2 columns of each atom along n, 2 rows of each along m
-        let bias = match s.fused.bias.map(|b| b.along) {
-            Some(Dim::N) => out
-                .bias_ahead(w, &plus(&[Some(col.clone()), Some("e".into())]), &[("jn", ni), ("e", 2)])
-                .map(|b| [format!("{b}[jn][0]"), format!("{b}[jn][1]")]),
-            Some(Dim::M) => out.bias_ahead(w, &row, &[("im", mi), ("h", 2)]).map(|b| [format!("{b}[im][h]"), format!("{b}[im][h]")]),
-            None => None,
-        };
-        w.unrolled("im", mi, |w| {
-            w.unrolled("jn", ni, |w| {
-                w.unrolled("h", 2, |w| {
-                    let values = ["acc[im][jn][2 * h]", "acc[im][jn][2 * h + 1]"]
-                        .iter()
-                        .enumerate()
-                        .map(|(e, acc)| Value { acc: acc.to_string(), bias: bias.as_ref().map(|b| b[e].clone()) })
-                        .collect::<Vec<_>>();
-                    let in_tile = in_tile.as_ref().map(|(r, c)| (r.as_str(), c.as_str()));
-                    out.store_at(w, (&row, &col), in_tile, Dim::N, &values);
-                });
-            });
-        });
-        if tile.is_some() {
-            epilogue::copy_out(w, s, out, self.threads);
-        }
-    }
-
-    /// Frees the space the C tile takes and points `c_tile` at it: the
-    /// staged tiles' own once every warp is done reading them (under
-    /// stream-K a space of its own, free once the last unit's tile went out).
-    fn c_tile_setup(&self, w: &mut Writer, t: CTile) {
-        let s = self.spec;
-        let c_type = if s.c.elem == Elem::F32 { "float" } else { "unsigned short" };
-        if self.stream_k {
-            w.line("__syncthreads();  // the last unit's C tile has gone out");
-        } else {
-            if matches!(s.staging, Staging::CpAsync { .. }) {
-                w.line("cp_async_wait<0>();  // no copy is still in flight into the stages (the last groups are empty)");
-            }
-            w.line("__syncthreads();  // every warp is done with the staged tiles, whose space the C tile takes");
-        }
-        let lines = if s.c.layout == Layout::RowMajor { "rows" } else { "columns" };
-        w.line(format!("// the block's C tile: {} {lines} of {}, {} apart", t.lines, t.line, t.ld));
-        let at = match s.epilogue_scratch_offset() {
-            0 => "smem_raw".to_string(),
-            offset => format!("smem_raw + {offset}"),
-        };
-        w.line(format!("{c_type}* const c_tile = reinterpret_cast<{c_type}*>({at});"));
+    /// mma's accumulators in the m16n8 C-fragment map: atom `(im, jn)` at
+    /// rows `16 im`, columns `8 jn` of the warp's tile.
+    pub(super) fn mma_pairs(&self) -> PairMap {
+        PairMap { m: vec![("im", self.ami, 16)], n: vec![("jn", self.ani, 8)], acc: "acc[im][jn]" }
     }
 }

@@ -19,7 +19,10 @@
 //! The atoms (`mma`, `wmma`) fill the fragment, math and store slots.
 
 mod mma;
+mod pairs;
 mod staging;
+mod tma;
+mod wgmma;
 mod wmma;
 
 use super::copy::Checks;
@@ -94,6 +97,8 @@ impl Tc<'_> {
         self.helpers(w);
         w.line("extern \"C\" __global__ void");
         match s.block.min_blocks {
+            // setmaxnreg needs a register cap at entry: one block per SM
+            _ if s.specialize.is_some() => w.line(format!("__launch_bounds__({}, 1)", self.threads)),
             Some(o) => {
                 w.line(format!("__launch_bounds__({}, {o})  // {o} blocks per SM: at most {} registers a thread", self.threads, s.register_cap()))
             }
@@ -109,6 +114,9 @@ impl Tc<'_> {
             }
             super::params::batch_offsets(w, s);
             schedule::raster(w, s.raster, self.bm, self.bn);
+            if let Staging::Tma { stages } = s.staging {
+                return self.tma_body(w, stages);
+            }
             self.warp_tier(w);
             self.declare_accumulators(w);
             self.fragment_lanes(w);
@@ -116,7 +124,7 @@ impl Tc<'_> {
                 Staging::Direct => self.direct_loop(w),
                 Staging::Smem { vector, buffers, .. } => self.smem_loop(w, vector, buffers),
                 Staging::CpAsync { stages, vector, .. } => self.cp_async_loop(w, stages, vector),
-                Staging::Tma { .. } => unreachable!("checked by support::unsupported"),
+                Staging::Tma { .. } => unreachable!("emitted by tma_body"),
             }
             w.line("");
             self.epilogue(w, &Output::new(s));
@@ -126,7 +134,8 @@ impl Tc<'_> {
     /// The accumulators to C.
     fn epilogue(&self, w: &mut Writer, out: &Output) {
         match self.spec.atom {
-            Atom::Mma { .. } => self.mma_epilogue(w, out),
+            Atom::Mma { .. } => self.pairs_epilogue(w, out, &self.mma_pairs()),
+            Atom::Wgmma { .. } => self.pairs_epilogue(w, out, &self.wgmma_pairs()),
             _ => self.wmma_epilogue(w, out),
         }
     }
@@ -176,15 +185,27 @@ impl Tc<'_> {
             Staging::Smem { .. } => "smem".to_string(),
             Staging::CpAsync { stages, fragments: 2, .. } => format!("cp_async ({stages} stages, fragments a K step ahead)"),
             Staging::CpAsync { stages, .. } => format!("cp_async ({stages} stages)"),
-            Staging::Tma { stages } => format!("tma ({stages} stages)"),
+            Staging::Tma { stages } => match s.specialize {
+                Some(sp) => format!(
+                    "tma ({stages} stages) fed by {} producer warpgroup(s) to {} consumer warpgroup(s){}",
+                    sp.producers,
+                    sp.consumers,
+                    match (sp.producer_regs, sp.consumer_regs) {
+                        (Some(p), Some(c)) => format!(", registers {p} / {c}"),
+                        _ => String::new(),
+                    }
+                ),
+                None => format!("tma ({stages} stages)"),
+            },
         };
         let swizzle = match s.swizzle {
             Swizzle::Pad(p) => format!("; rows padded by {p}"),
             Swizzle::Xor => "; xor swizzle".to_string(),
-            _ => String::new(),
+            sw => sw.tma_bytes().map_or(String::new(), |b| format!("; {b}-byte swizzle")),
         };
+        let unit = if matches!(s.atom, Atom::Wgmma { .. }) { "warpgroup" } else { "warp" };
         format!(
-            "block {}x{}{k} with {} threads; warp {}x{} in {}x{} atoms; atom {} m{}n{}k{}; staging {staging}{swizzle}; target {}.",
+            "block {}x{}{k} with {} threads; {unit} {}x{} in {}x{} atoms; atom {} m{}n{}k{}; staging {staging}{swizzle}; target {}.",
             self.bm,
             self.bn,
             self.threads,
@@ -212,10 +233,12 @@ impl Tc<'_> {
                 }
             }
             Staging::Smem { vector, .. } if s.edges == Edges::Guarded => super::copy::load_edge_helper(w, s.a.elem.bytes(), vector),
+            Staging::Tma { .. } => self.tma_helpers(w),
             _ => {}
         }
         match s.atom {
             Atom::Mma { .. } => self.mma_helpers(w),
+            Atom::Wgmma { .. } => self.wgmma_helpers(w),
             _ => self.wmma_helpers(w),
         }
         if s.c.elem != Elem::F32 {
@@ -225,7 +248,7 @@ impl Tc<'_> {
             stream_k::helpers(w);
         }
         super::epilogue::helpers(w, s);
-        if s.staging != Staging::Direct {
+        if !matches!(s.staging, Staging::Direct | Staging::Tma { .. }) {
             let (a, b) = (s.smem_a(), s.smem_b());
             let side = |l: Layout, along: &str, other: &str| if l == Layout::RowMajor { along.to_string() } else { other.to_string() };
             let a_what = format!("the A tile in shared memory, lines along {}", side(s.a.layout, "m (each a row of k)", "k (each a column of m)"));

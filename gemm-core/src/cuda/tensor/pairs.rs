@@ -1,0 +1,145 @@
+//! The epilogue of the atoms whose accumulators follow mma's m16n8 C
+//! fragment: mma.sync, and wgmma, whose 64xN result each warp of the
+//! warpgroup holds as 16 rows of 8-wide atoms. In every 16x8 atom lane `l`
+//! holds rows `l / 4` and `l / 4 + 8`, columns `(l % 4) * 2` and the next:
+//! two pairs of neighbours along n. The atom says where its 16x8 atoms lie
+//! ([`PairMap`]); the rest is shared.
+
+use super::{index, plus, times, Tc};
+use crate::cuda::epilogue::{self, Output, Value};
+use crate::cuda::writer::Writer;
+use crate::spec::{CTile, Dim, Elem, Epilogue, Layout, Staging};
+
+/// Where a warp's 16x8 atoms lie in its tile (from `warp_m`, `warp_n`).
+pub(super) struct PairMap {
+    /// Loops along m: (variable, extent, rows a step).
+    pub m: Vec<(&'static str, u32, u32)>,
+    /// Loops along n: (variable, extent, columns a step).
+    pub n: Vec<(&'static str, u32, u32)>,
+    /// One atom's 4 values, indexed by the loops' variables: `{acc}[2 * h + e]`.
+    pub acc: &'static str,
+}
+
+impl PairMap {
+    fn offset(loops: &[(&'static str, u32, u32)]) -> Vec<Option<String>> {
+        loops.iter().map(|&(v, n, step)| times(index(v, n), step)).collect()
+    }
+
+    fn loops(loops: &[(&'static str, u32, u32)]) -> Vec<(&'static str, u32)> {
+        loops.iter().map(|&(v, n, _)| (v, n)).collect()
+    }
+
+    /// `[v0][v1]..`: the subscripts of the bias registers loaded ahead.
+    fn subscripts(loops: &[(&'static str, u32, u32)]) -> String {
+        loops.iter().map(|(v, ..)| format!("[{v}]")).collect()
+    }
+}
+
+/// `body` inside fully unrolled loops over `loops`, outermost first.
+fn nest(w: &mut Writer, loops: &[(&'static str, u32)], body: &mut dyn FnMut(&mut Writer)) {
+    match loops.split_first() {
+        Some((&(var, n), rest)) => w.unrolled(var, n, |w| nest(w, rest, body)),
+        None => body(w),
+    }
+}
+
+impl Tc<'_> {
+    /// The accumulators of `map` to C, through the fused math. Under
+    /// `epilogue = smem` the values go to the block's C tile first, then out
+    /// in 16-byte chunks (`epilogue::copy_out`): stored straight from the
+    /// registers, a warp's 4-byte pairs land in 8 rows of C at once, which
+    /// cost `mma_autotuned` 7% at 4096^3 (5 us a wave of 132 tiles at K = 64).
+    pub(super) fn pairs_epilogue(&self, w: &mut Writer, out: &Output, map: &PairMap) {
+        let s = self.spec;
+        let how = match s.epilogue {
+            Epilogue::Vector => "vector: pairs of neighbours along n",
+            Epilogue::Smem => "smem: through the block's C tile in shared memory, then 16-byte chunks",
+            _ => "direct",
+        };
+        out.describe(w, how);
+        let tile = s.c_tile();
+        let staged = tile.map(|t| out.into_tile(t));
+        let out = staged.as_ref().unwrap_or(out);
+        if let Some(t) = tile {
+            self.c_tile_setup(w, t);
+            w.line("// where this lane's accumulators lie in the C tile: rows lane / 4 (+ 8) and");
+            w.line("// columns (lane % 4) * 2 (+ 1) of each 16x8 atom");
+            w.line("const int t_row = warp_m + lane / 4;");
+            w.line("const int t_col = warp_n + (lane % 4) * 2;");
+            if s.fused.any() {
+                w.line("// and in C, for the fused math");
+                w.line("const int c_row = block_m + t_row;");
+                w.line("const int c_col = block_n + t_col;");
+            }
+        } else {
+            w.line("// where this lane's accumulators lie in C: rows lane / 4 (+ 8) and columns");
+            w.line("// (lane % 4) * 2 (+ 1) of each 16x8 atom");
+            w.line("const int c_row = block_m + warp_m + lane / 4;");
+            w.line("const int c_col = block_n + warp_n + (lane % 4) * 2;");
+        }
+        let at = |base: &str| {
+            let mut rows = vec![Some(format!("{base}_row"))];
+            rows.extend(PairMap::offset(&map.m));
+            rows.push(Some("h * 8".into()));
+            let mut cols = vec![Some(format!("{base}_col"))];
+            cols.extend(PairMap::offset(&map.n));
+            (plus(&rows), plus(&cols))
+        };
+        let (row, col) = at("c");
+        let in_tile = tile.map(|_| at("t"));
+        // a lane's bias values: 2 columns of each atom along n, 2 rows of each along m
+        let bias = match s.fused.bias.map(|b| b.along) {
+            Some(Dim::N) => {
+                let mut loops = PairMap::loops(&map.n);
+                loops.push(("e", 2));
+                let sub = PairMap::subscripts(&map.n);
+                out.bias_ahead(w, &plus(&[Some(col.clone()), Some("e".into())]), &loops).map(|b| [format!("{b}{sub}[0]"), format!("{b}{sub}[1]")])
+            }
+            Some(Dim::M) => {
+                let mut loops = PairMap::loops(&map.m);
+                loops.push(("h", 2));
+                let sub = PairMap::subscripts(&map.m);
+                out.bias_ahead(w, &row, &loops).map(|b| [format!("{b}{sub}[h]"), format!("{b}{sub}[h]")])
+            }
+            None => None,
+        };
+        let mut loops = PairMap::loops(&map.m);
+        loops.extend(PairMap::loops(&map.n));
+        loops.push(("h", 2));
+        nest(w, &loops, &mut |w| {
+            let values = [format!("{}[2 * h]", map.acc), format!("{}[2 * h + 1]", map.acc)]
+                .into_iter()
+                .enumerate()
+                .map(|(e, acc)| Value { acc, bias: bias.as_ref().map(|b| b[e].clone()) })
+                .collect::<Vec<_>>();
+            let in_tile = in_tile.as_ref().map(|(r, c)| (r.as_str(), c.as_str()));
+            out.store_at(w, (&row, &col), in_tile, Dim::N, &values);
+        });
+        if tile.is_some() {
+            epilogue::copy_out(w, s, out, self.threads);
+        }
+    }
+
+    /// Frees the space the C tile takes and points `c_tile` at it: the
+    /// staged tiles' own once every warp is done reading them (under
+    /// stream-K a space of its own, free once the last unit's tile went out).
+    fn c_tile_setup(&self, w: &mut Writer, t: CTile) {
+        let s = self.spec;
+        let c_type = if s.c.elem == Elem::F32 { "float" } else { "unsigned short" };
+        if self.stream_k {
+            w.line("__syncthreads();  // the last unit's C tile has gone out");
+        } else {
+            if matches!(s.staging, Staging::CpAsync { .. }) {
+                w.line("cp_async_wait<0>();  // no copy is still in flight into the stages (the last groups are empty)");
+            }
+            w.line("__syncthreads();  // every warp is done with the staged tiles, whose space the C tile takes");
+        }
+        let lines = if s.c.layout == Layout::RowMajor { "rows" } else { "columns" };
+        w.line(format!("// the block's C tile: {} {lines} of {}, {} apart", t.lines, t.line, t.ld));
+        let at = match s.epilogue_scratch_offset() {
+            0 => "smem_raw".to_string(),
+            offset => format!("smem_raw + {offset}"),
+        };
+        w.line(format!("{c_type}* const c_tile = reinterpret_cast<{c_type}*>({at});"));
+    }
+}

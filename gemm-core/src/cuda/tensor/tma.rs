@@ -1,0 +1,170 @@
+//! TMA staging (sm_90a) and the roles around it: a ring of `stages`
+//! shared-memory stages, each filled by bulk tensor copies that complete on
+//! the stage's "full" mbarrier (one arrival carrying the stage's bytes), and
+//! handed back through its "empty" mbarrier.
+//!
+//! Roles:
+//! - all warpgroups alike: every warpgroup computes; thread 0 also issues
+//!   the copies, `stages` tiles ahead, each into the stage the block has
+//!   just finished (a `__syncthreads` says so). One stage is seed 002's
+//!   kernels 2 and 3: load, wait, compute.
+//! - `specialize(..)`: a producer warpgroup (one elected thread) runs ahead
+//!   through the ring, waiting on each stage's "empty" barrier; the consumer
+//!   warpgroups wait on "full", compute, and arrive on "empty" (one arrival
+//!   per warpgroup). `setmaxnreg` moves registers from the producer to the
+//!   consumers.
+//!
+//! Phases: stage `s` is filled for the `r`-th time by K tile `r * stages +
+//! s`, so a wait for that filling is on parity `r & 1`; the producer's wait
+//! for the `r`-th release is on parity `(r & 1) ^ 1`, which a fresh barrier
+//! passes at once for `r = 0`.
+
+use super::Tc;
+use crate::cuda::epilogue::Output;
+use crate::cuda::ptx;
+use crate::cuda::writer::Writer;
+use crate::spec::{Specialize, Which};
+
+impl Tc<'_> {
+    pub(super) fn tma_helpers(&self, w: &mut Writer) {
+        ptx::tma(w);
+        if self.spec.specialize.is_some_and(|sp| sp.producer_regs.is_some() || sp.consumer_regs.is_some()) {
+            ptx::setmaxnreg(w);
+        }
+    }
+
+    /// Bytes of one stage of both tiles: what a filling's barrier expects.
+    fn stage_bytes(&self) -> (u32, u32) {
+        let s = self.spec;
+        let (a, b) = (s.tma_tile(Which::A), s.tma_tile(Which::B));
+        (a.box_bytes() * a.boxes, b.box_bytes() * b.boxes)
+    }
+
+    /// The ring's shared memory and barriers, initialized by thread 0.
+    fn tma_setup(&self, w: &mut Writer, stages: u32, releases: u32) {
+        let (a_bytes, b_bytes) = self.stage_bytes();
+        w.line(format!(
+            "// staging (tma): {stages} stage(s) of the A tile ({a_bytes} bytes) and of the B tile ({b_bytes} bytes) from a"
+        ));
+        w.line("// 1024-byte boundary (the swizzle's period), then a full and an empty mbarrier per stage");
+        w.line("extern __shared__ __align__(1024) unsigned char smem_raw[];");
+        w.line("const unsigned smem_base = (unsigned)__cvta_generic_to_shared(smem_raw);");
+        w.line("const unsigned a_smem = (smem_base + 1023) & ~1023u;");
+        w.line(format!("const unsigned b_smem = a_smem + {};", stages * a_bytes));
+        w.line(format!("const unsigned full = b_smem + {};  // stage s's at full + 8 * s", stages * b_bytes));
+        w.line(format!("const unsigned empty = full + {};", 8 * stages));
+        w.block("if (threadIdx.x == 0)", |w| {
+            w.block(format!("for (int s = 0; s < {stages}; ++s)"), |w| {
+                w.line("mbar_init(full + 8 * s, 1);  // the producer's arrival, with the stage's bytes");
+                w.line(format!("mbar_init(empty + 8 * s, {releases});  // one release per consumer warpgroup"));
+            });
+            w.line("mbar_fence_init();");
+        });
+        w.line("__syncthreads();");
+        w.line(format!("const int k_tiles = (K + {bk} - 1) / {bk};", bk = self.bk));
+        w.line("// the batch's coordinate in a tensor map: an operand shared by the batch has one");
+        w.line("const int a_batch = batch_a != 0 ? (int)blockIdx.z : 0;");
+        w.line("const int b_batch = batch_b != 0 ? (int)blockIdx.z : 0;");
+        w.line("");
+    }
+
+    /// The copies of K tile `kt` into stage `stage`: the stage's bytes
+    /// announced on its full barrier, then each box of A and B.
+    fn tma_issue(&self, w: &mut Writer, kt: &str, stage: &str) {
+        let (a_bytes, b_bytes) = self.stage_bytes();
+        w.line(format!("const unsigned bar = full + 8 * {stage};"));
+        w.line(format!("mbar_expect_bytes(bar, {});", a_bytes + b_bytes));
+        w.line(format!("const int k0 = {kt} * {};", self.bk));
+        for (which, base, origin, bytes) in [(Which::A, "a_smem", "block_m", a_bytes), (Which::B, "b_smem", "block_n", b_bytes)] {
+            let t = self.spec.tma_tile(which);
+            let (map, batch) = if which == Which::A { ("tmap_a", "a_batch") } else { ("tmap_b", "b_batch") };
+            let dst = |i: u32| {
+                let off = i * t.box_bytes();
+                if off == 0 {
+                    format!("{base} + {stage} * {bytes}")
+                } else {
+                    format!("{base} + {stage} * {bytes} + {off}")
+                }
+            };
+            for i in 0..t.boxes {
+                // K-major: (k, m or n); M/N-major: (m or n, k), a box per swizzle row of it
+                let (c0, c1) = if t.k_major {
+                    ("k0".to_string(), origin.to_string())
+                } else if i == 0 {
+                    (origin.to_string(), "k0".to_string())
+                } else {
+                    (format!("{origin} + {}", i * t.inner), "k0".to_string())
+                };
+                w.line(format!("tma_load({}, {map}, {c0}, {c1}, {batch}, bar);", dst(i)));
+            }
+        }
+    }
+
+    /// The kernel's body under TMA staging, after the raster.
+    pub(super) fn tma_body(&self, w: &mut Writer, stages: u32) {
+        match self.spec.specialize {
+            Some(sp) => self.specialized(w, stages, sp),
+            None => self.alike(w, stages),
+        }
+    }
+
+    /// Every warpgroup computes; thread 0 issues the copies ahead.
+    fn alike(&self, w: &mut Writer, stages: u32) {
+        self.tma_setup(w, stages, 1);
+        self.warpgroup_tier(w, 0);
+        self.wgmma_accumulators(w);
+        w.line(format!("// staging: thread 0 fills the first {stages} stage(s)"));
+        w.block("if (threadIdx.x == 0)", |w| {
+            w.block(format!("for (int kt = 0; kt < {stages} && kt < k_tiles; ++kt)"), |w| self.tma_issue(w, "kt", "kt"));
+        });
+        w.line("// block tier: walk K a tile at a time");
+        w.block("for (int kt = 0; kt < k_tiles; ++kt)", |w| {
+            let stage = if stages == 1 { "0".to_string() } else { format!("kt % {stages}") };
+            let round = if stages == 1 { "kt".to_string() } else { format!("kt / {stages}") };
+            w.line(format!("const int stage = {stage};"));
+            w.line(format!("mbar_wait(full + 8 * stage, ({round}) & 1);  // the stage's copies have landed"));
+            self.wgmma_tile(w, "stage");
+            w.line("__syncthreads();  // every warpgroup is done with the stage");
+            w.block(format!("if (threadIdx.x == 0 && kt + {stages} < k_tiles)"), |w| {
+                self.tma_issue(w, &format!("(kt + {stages})"), "stage");
+            });
+        });
+        w.line("");
+        self.epilogue(w, &Output::new(self.spec));
+    }
+
+    /// A producer warpgroup feeds consumer warpgroups through the ring.
+    fn specialized(&self, w: &mut Writer, stages: u32, sp: Specialize) {
+        self.tma_setup(w, stages, sp.consumers);
+        let producers = 128 * sp.producers;
+        w.line(format!("// roles: warpgroup 0 produces (one thread issues the copies), {} consume", sp.consumers));
+        w.block(format!("if (threadIdx.x < {producers})"), |w| {
+            if let Some(r) = sp.producer_regs {
+                w.line(format!("regs_dec<{r}>();  // the producer needs few registers: give them to the consumers"));
+            }
+            w.block("if (threadIdx.x == 0)", |w| {
+                w.block("for (int kt = 0; kt < k_tiles; ++kt)", |w| {
+                    w.line(format!("const int stage = kt % {stages};"));
+                    w.line(format!("mbar_wait(empty + 8 * stage, ((kt / {stages}) & 1) ^ 1);  // every consumer has released it"));
+                    self.tma_issue(w, "kt", "stage");
+                });
+            });
+        });
+        w.block("else", |w| {
+            if let Some(r) = sp.consumer_regs {
+                w.line(format!("regs_inc<{r}>();"));
+            }
+            self.warpgroup_tier(w, sp.producers);
+            self.wgmma_accumulators(w);
+            w.line("// block tier: walk K a tile at a time");
+            w.block("for (int kt = 0; kt < k_tiles; ++kt)", |w| {
+                w.line(format!("const int stage = kt % {stages};"));
+                w.line(format!("mbar_wait(full + 8 * stage, (kt / {stages}) & 1);  // the stage's copies have landed"));
+                self.wgmma_tile(w, "stage");
+                w.line("if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * stage);  // this warpgroup releases the stage");
+            });
+            w.line("");
+            self.epilogue(w, &Output::new(self.spec));
+        });
+    }
+}

@@ -1,0 +1,142 @@
+//! The wgmma atom (sm_90a): `wgmma.mma_async` m64nNk16, issued by a
+//! warpgroup of 4 warps, A and B read by the tensor cores straight from the
+//! TMA's swizzled tiles in shared memory through matrix descriptors.
+//!
+//! A descriptor holds the tile's shared address, the swizzle mode, and two
+//! strides: SBO, between groups of 8 lines (8 swizzle rows), and LBO,
+//! between the swizzle-wide chunks of an M- or N-major operand. A K-major
+//! operand's K step of 16 moves the address 32 bytes along its swizzle row
+//! (the hardware applies the swizzle to the address it forms); an M- or
+//! N-major one's moves it 16 lines down.
+//!
+//! The accumulators: warp `w` of the warpgroup holds rows `16 w` to
+//! `16 w + 15` of each 64-row wgmma, as 8-column atoms in mma's m16n8
+//! C-fragment map, so the epilogue is mma's (`pairs`).
+
+use super::pairs::PairMap;
+use super::{index, plus, times, Tc};
+use crate::cuda::layout::scaled;
+use crate::cuda::ptx;
+use crate::cuda::writer::Writer;
+use crate::spec::{TmaTile, Which};
+
+impl Tc<'_> {
+    pub(super) fn wgmma_helpers(&self, w: &mut Writer) {
+        let s = self.spec;
+        let (a, b) = (s.tma_tile(Which::A), s.tma_tile(Which::B));
+        ptx::wgmma(w, s.a.elem, self.an, !a.k_major, !b.k_major);
+        let mode = match a.swizzle {
+            128 => 1,
+            64 => 2,
+            _ => 3,
+        };
+        w.line(format!("// a wgmma matrix descriptor: a tile at shared address `addr` in the {}-byte swizzle,", a.swizzle));
+        w.line("// `sbo` bytes between groups of 8 lines, `lbo` between swizzle-wide chunks (M/N-major)");
+        w.block("__device__ __forceinline__ unsigned long long wgmma_desc(unsigned addr, unsigned lbo, unsigned sbo)", |w| {
+            w.line("return (unsigned long long)((addr & 0x3FFFF) >> 4)");
+            w.line("    | (unsigned long long)((lbo & 0x3FFFF) >> 4) << 16");
+            w.line("    | (unsigned long long)((sbo & 0x3FFFF) >> 4) << 32");
+            w.line(format!("    | {mode}ull << 62;"));
+        });
+        w.line("");
+    }
+
+    /// Warpgroup tier: where this warpgroup's sub-tile starts in the block
+    /// tile, and the 16 rows of each 64 that this warp holds. `first` is the
+    /// warpgroup index of the first consumer.
+    pub(super) fn warpgroup_tier(&self, w: &mut Writer, first: u32) {
+        let (groups_m, groups_n) = (self.bm / self.wm, self.warps_n);
+        w.line(format!(
+            "// warpgroup tier: {groups_m}x{groups_n} warpgroups, each a {}x{} sub-tile of {}x{} wgmma atoms of {}x{}",
+            self.wm, self.wn, self.ami, self.ani, self.am, self.an
+        ));
+        w.line("const int warp = threadIdx.x / 32;");
+        w.line("const int lane = threadIdx.x % 32;");
+        let group = match first {
+            0 => "threadIdx.x / 128".to_string(),
+            f => format!("threadIdx.x / 128 - {f}"),
+        };
+        w.line(format!("const int group = {group};"));
+        let group_m = match (groups_m, groups_n) {
+            (1, _) => "0".to_string(),
+            (_, 1) => format!("group * {}", self.wm),
+            _ => scaled(&format!("group / {groups_n}"), self.wm),
+        };
+        let group_n = match (groups_m, groups_n) {
+            (_, 1) => "0".to_string(),
+            (1, _) => format!("group * {}", self.wn),
+            _ => scaled(&format!("group % {groups_n}"), self.wn),
+        };
+        w.line(format!("const int group_m = {group_m};"));
+        w.line(format!("const int group_n = {group_n};"));
+        w.line("// warp w of a warpgroup holds rows 16 w to 16 w + 15 of each 64-row wgmma");
+        w.line("const int warp_m = group_m + (warp % 4) * 16;");
+        w.line("const int warp_n = group_n;");
+        w.line("");
+    }
+
+    pub(super) fn wgmma_accumulators(&self, w: &mut Writer) {
+        let q = self.an / 8;
+        w.line(format!(
+            "// accumulators: {}x{} wgmma atoms of 64x{}, each {q} 16x8 atoms of 4 floats per lane",
+            self.ami, self.ani, self.an
+        ));
+        w.line(format!("float acc[{}][{}][{q}][4] = {{}};", self.ami, self.ani));
+        w.line("");
+    }
+
+    /// The descriptor of operand `which`'s atom at `mn` (rows of A or
+    /// columns of B from the block tile's origin) and K step `ks` of the
+    /// tile in stage `stage`.
+    fn descriptor(&self, which: Which, stage: &str, mn: &str, ks: &str) -> String {
+        let t: TmaTile = self.spec.tma_tile(which);
+        let base = if which == Which::A { "a_smem" } else { "b_smem" };
+        let stage_bytes = t.box_bytes() * t.boxes;
+        let row = t.swizzle;
+        let sbo = 8 * row;
+        let (at, lbo) = if t.k_major {
+            // line `mn` of the tile, 32 bytes (16 elements) a K step along it
+            (plus(&[times(&term(mn), row), times(ks, 32)]), 16)
+        } else {
+            // chunk `mn / inner` of the tile, 16 lines a K step down it
+            let chunk = format!("{} / {}", term(mn), t.inner);
+            (plus(&[times(&format!("({chunk})"), t.box_bytes()), times(ks, 16 * row)]), t.box_bytes())
+        };
+        let addr = plus(&[Some(base.to_string()), times(stage, stage_bytes), Some(at)]);
+        format!("wgmma_desc({addr}, {lbo}, {sbo})")
+    }
+
+    /// One stage's math: every K step of 16 over every atom of the
+    /// warpgroup's tile, issued back to back and waited for as one group.
+    pub(super) fn wgmma_tile(&self, w: &mut Writer, stage: &str) {
+        let steps = self.bk / self.ak;
+        w.line(format!("// atom (wgmma): {steps} K step(s) of {} over {}x{} atoms, one group", self.ak, self.ami, self.ani));
+        w.line("wgmma_fence();");
+        w.unrolled("ks", steps, |w| {
+            w.unrolled("im", self.ami, |w| {
+                w.unrolled("jn", self.ani, |w| {
+                    let m = plus(&[Some("group_m".into()), times(index("im", self.ami), 64)]);
+                    let n = plus(&[Some("group_n".into()), times(index("jn", self.ani), self.an)]);
+                    let ks = index("ks", steps);
+                    let da = self.descriptor(Which::A, stage, &m, ks);
+                    let db = self.descriptor(Which::B, stage, &n, ks);
+                    w.line(format!("wgmma_m64n{}k16(acc[im][jn], {da}, {db}, 1);", self.an));
+                });
+            });
+        });
+        w.line("wgmma_commit();");
+        w.line("wgmma_wait<0>();  // the stage may be released once its wgmmas are done");
+    }
+
+    /// wgmma's accumulators in the m16n8 C-fragment map: atom `(im, jn)`
+    /// at rows `64 im`, columns `an jn` of the warpgroup's tile, its 16x8
+    /// atoms `q` 8 columns apart.
+    pub(super) fn wgmma_pairs(&self) -> PairMap {
+        PairMap { m: vec![("im", self.ami, 64)], n: vec![("jn", self.ani, self.an), ("q", self.an / 8, 8)], acc: "acc[im][jn][q]" }
+    }
+}
+
+/// Parenthesizes a compound expression.
+fn term(e: &str) -> String {
+    crate::cuda::layout::term(e)
+}

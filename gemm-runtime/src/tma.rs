@@ -1,0 +1,92 @@
+//! TMA tensor maps for kernels with `staging = tma`: one per operand, built
+//! on the host for each launch (an encode is a few hundred nanoseconds of
+//! host work and depends on the buffer's address, sizes and strides, so a
+//! cache keyed by all of them would save little), passed to the kernel by
+//! value as a `__grid_constant__` parameter.
+
+use cudarc::driver::sys::{
+    self, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle,
+};
+use cudarc::driver::DeviceRepr;
+use gemm_core::spec::{Elem, KernelSpec, Layout, Which};
+
+use crate::args::Shape;
+use crate::GemmError;
+
+/// An encoded `CUtensorMap`: 128 opaque bytes, 64-byte aligned, as the
+/// generated kernel's `TensorMap` parameter declares it.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug)]
+pub struct TensorMap(pub [u64; 16]);
+
+// SAFETY: plain bytes, laid out as the kernel's parameter (128 bytes, 64-aligned).
+unsafe impl DeviceRepr for TensorMap {}
+
+/// The tensor map of operand `which` (shape `shape`, at device address
+/// `ptr`) for `spec`'s tiles: 3-D, the contiguous dimension first, then
+/// the other, then the batch (`count` problems `stride` elements apart;
+/// one where the batch shares the operand, `stride = 0`). The box is one
+/// swizzle row by the tile's lines; what lies outside the matrix reads as zeros.
+pub fn operand_map(spec: &KernelSpec, which: Which, ptr: u64, shape: &Shape, count: usize, stride: usize) -> Result<TensorMap, GemmError> {
+    let op = if which == Which::A { spec.a } else { spec.b };
+    let tile = spec.tma_tile(which);
+    let bytes = op.elem.bytes() as u64;
+    let (inner, outer) = match shape.layout {
+        Layout::RowMajor => (shape.cols, shape.rows),
+        Layout::ColMajor => (shape.rows, shape.cols),
+    };
+    let ld = shape.ld as u64 * bytes;
+    // a problem's own span, for the batch stride of one problem (any multiple of 16 will do)
+    let (batches, batch_bytes) = if count > 1 && stride > 0 { (count as u64, stride as u64 * bytes) } else { (1, ld * outer as u64) };
+    let dims = [inner as u64, outer as u64, batches];
+    let strides = [ld, batch_bytes];
+    let boxes = [tile.inner, tile.outer, 1];
+    let elem_strides = [1u32; 3];
+    let dtype = match op.elem {
+        Elem::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        Elem::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        Elem::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+    };
+    let swizzle = match tile.swizzle {
+        128 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        64 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+        _ => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+    };
+    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::uninit();
+    // SAFETY: every array holds the rank's 3 entries (strides the 2 beyond
+    // the first); the driver writes the 128-byte map.
+    let result = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            map.as_mut_ptr(),
+            dtype,
+            3,
+            ptr as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            elem_strides.as_ptr(),
+            CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            swizzle,
+            CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    if result != sys::CUresult::CUDA_SUCCESS {
+        return Err(GemmError::TensorMap {
+            operand: shape.name,
+            what: format!(
+                "{result:?} for a {}x{} {} matrix at {ptr:#x} (leading dimension {}, {} problem(s)) with boxes of {}x{}",
+                shape.rows,
+                shape.cols,
+                op.elem.rust_name(),
+                shape.ld,
+                batches,
+                tile.inner,
+                tile.outer
+            ),
+        });
+    }
+    // SAFETY: written by the driver on success.
+    let map = unsafe { map.assume_init() };
+    Ok(TensorMap(map.opaque))
+}

@@ -38,11 +38,10 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         _ => {}
     }
     match spec.swizzle {
-        Swizzle::None | Swizzle::Pad(_) if !tma => {}
-        Swizzle::Xor if !simt && !tma => {}
-        Swizzle::Xor if !tma => no("swizzle", "swizzle = xor with atom = fma".into()),
-        Swizzle::B32 | Swizzle::B64 | Swizzle::B128 => {}
-        s => no("swizzle", format!("swizzle = {s:?} with staging = tma (wgmma reads TMA's b32, b64 or b128 layouts)").to_lowercase()),
+        // the rules ask TMA staging for a TMA swizzle, and a TMA swizzle for TMA staging
+        _ if tma => {}
+        Swizzle::Xor if simt => no("swizzle", "swizzle = xor with atom = fma".into()),
+        _ => {}
     }
     if spec.raster == Raster::Hilbert {
         no("raster", format!("raster = {:?}", spec.raster).to_lowercase());

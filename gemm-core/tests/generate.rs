@@ -473,3 +473,87 @@ fn an_smem_epilogue_stores_into_a_c_tile_that_goes_out_in_16_byte_chunks() {
     assert!(g.source.contains(&format!("reinterpret_cast<unsigned short*>(smem_raw + {offset});")));
     assert!(!g.source.contains("cp_async_wait<0>();"));
 }
+
+/// A two-consumer Hopper spec (seed 002's kernel 5): a legal baseline for
+/// the sm_90a generator.
+fn hopper_spec() -> KernelSpec {
+    let bf16 = |layout| Operand { elem: Elem::Bf16, layout };
+    KernelSpec {
+        name: "h".into(),
+        a: bf16(Layout::RowMajor),
+        b: bf16(Layout::ColMajor),
+        c: bf16(Layout::RowMajor),
+        block: Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None },
+        warp: Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }),
+        thread: None,
+        atom: Atom::Wgmma { m: 64, n: 256, k: 16 },
+        staging: Staging::Tma { stages: 4 },
+        specialize: Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240) }),
+        swizzle: Swizzle::B128,
+        raster: Raster::Row,
+        persistent: None,
+        cluster: None,
+        epilogue: Epilogue::Vector,
+        fused: Fused::default(),
+        edges: Edges::Guarded,
+        arch: Arch::Sm90a,
+    }
+}
+
+/// Warp specialization: warpgroup 0 gives registers back and one of its
+/// threads waits on each stage's empty barrier before its copies; the
+/// consumers take registers, wait on the full barrier, and each releases
+/// the stage with one arrival; one block per SM in the launch bounds.
+#[test]
+fn a_specialized_kernel_has_a_producer_and_consumers_around_a_ring_of_stages() {
+    let g = generate(&hopper_spec()).unwrap();
+    let src = &g.source;
+    assert!(src.contains("__launch_bounds__(384, 1)"), "{src}");
+    let producer = src.find("if (threadIdx.x < 128)").expect("a producer branch");
+    let consumer = src[producer..].find("else {").map(|i| producer + i).expect("a consumer branch");
+    let (p, c) = (&src[producer..consumer], &src[consumer..]);
+    assert!(p.contains("regs_dec<24>()") && p.contains("mbar_wait(empty + 8 * stage, ((kt / 4) & 1) ^ 1)"), "{p}");
+    assert!(p.contains("mbar_expect_bytes(bar, 49152)") && p.matches("tma_load(").count() == 2, "{p}");
+    assert!(c.contains("regs_inc<240>()") && c.contains("mbar_wait(full + 8 * stage, (kt / 4) & 1)"), "{c}");
+    assert!(c.contains("if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * stage)"), "{c}");
+    assert!(src.contains("mbar_init(empty + 8 * s, 2)"), "one release per consumer warpgroup");
+    // 4 stages of 16 KB of A and 32 KB of B, the 1024-byte alignment slack, 8 barriers
+    assert_eq!(g.smem_bytes, 4 * (16384 + 32768) + 1024 + 64);
+}
+
+/// Without specialization every warpgroup computes and thread 0 refills the
+/// stage the block just finished, after a barrier.
+#[test]
+fn alike_warpgroups_refill_a_stage_after_a_block_barrier() {
+    let mut s = hopper_spec();
+    s.specialize = None;
+    s.block = Block { m: 128, n: 128, k: Some(64), threads: 256, min_blocks: None };
+    s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
+    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("__launch_bounds__(256)\n") && !src.contains("regs_"), "{src}");
+    let refill = "__syncthreads();  // every warpgroup is done with the stage\n        if (threadIdx.x == 0 && kt + 4 < k_tiles) {";
+    assert!(src.contains(refill), "{src}");
+    assert!(src.contains("mbar_init(empty + 8 * s, 1)"));
+}
+
+/// K-major operands (A row-major, B column-major) step 32 bytes along their
+/// 128-byte swizzle rows per K step; an N-major B (row-major) is a box of
+/// 64 columns by K lines per 64 columns, its descriptor's LBO the box's
+/// bytes, 16 lines (2048 bytes) per K step, and wgmma's transpose bit set.
+#[test]
+fn wgmma_descriptors_follow_each_operands_major_side() {
+    let src = generate(&hopper_spec()).unwrap().source;
+    assert!(src.contains("wgmma_desc(a_smem + stage * 16384 + group_m * 128 + ks * 32, 16, 1024)"), "{src}");
+    assert!(src.contains("wgmma_desc(b_smem + stage * 32768 + group_n * 128 + ks * 32, 16, 1024)"), "{src}");
+    assert!(src.contains("1, 1, 0, 0;"), "neither operand transposed");
+    let mut s = hopper_spec();
+    s.b.layout = Layout::RowMajor;
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("wgmma_desc(b_smem + stage * 32768 + (group_n / 64) * 8192 + ks * 2048, 8192, 1024)"), "{src}");
+    assert!(src.contains("1, 1, 0, 1;"), "B read N-major");
+    for (i, c0) in ["block_n", "block_n + 64", "block_n + 128", "block_n + 192"].into_iter().enumerate() {
+        let load = format!("tma_load(b_smem + stage * 32768{}, tmap_b, {c0}, k0, b_batch, bar);", if i == 0 { String::new() } else { format!(" + {}", i * 8192) });
+        assert!(src.contains(&load), "{load}\n{src}");
+    }
+}

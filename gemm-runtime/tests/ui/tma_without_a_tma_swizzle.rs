@@ -1,0 +1,13 @@
+use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
+
+// wgmma's descriptors read the copy engine's swizzled layouts: TMA needs b128, b64 or b32.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 64, threads = 128),
+    warp(m = 128, n = 128),
+    atom = wgmma(m64n128k16),
+    staging = tma(stages = 2),
+    swizzle = pad(8),
+)]
+fn kernel(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
+fn main() {}

@@ -29,8 +29,8 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
             spec.raster = Raster::Grouped(g.parse().map_err(|_| bad())?);
         }
         "stages" => match &mut spec.staging {
-            Staging::CpAsync { stages, .. } => *stages = value.parse().map_err(|_| bad())?,
-            _ => return Err(format!("`{setting}`: this step's staging is not a cp.async pipeline")),
+            Staging::CpAsync { stages, .. } | Staging::Tma { stages } => *stages = value.parse().map_err(|_| bad())?,
+            _ => return Err(format!("`{setting}`: this step's staging is not a cp.async or TMA pipeline")),
         },
         "fragments" => match &mut spec.staging {
             Staging::CpAsync { fragments, .. } => *fragments = value.parse().map_err(|_| bad())?,
@@ -90,7 +90,7 @@ mod tests {
     #[test]
     fn a_setting_the_step_cannot_take_is_an_error_that_says_why() {
         let mut s = step("warptiling").unwrap().kernel.spec.clone();
-        assert!(apply(&mut s, "stages=3").unwrap_err().contains("not a cp.async pipeline"));
+        assert!(apply(&mut s, "stages=3").unwrap_err().contains("not a cp.async or TMA pipeline"));
         assert!(apply(&mut s, "fragments=2").unwrap_err().contains("not a cp.async pipeline"));
         assert!(apply(&mut s, "sweep=k").unwrap_err().contains("unknown value"));
         assert!(apply(&mut s, "raster=grouped(x)").unwrap_err().contains("unknown value"));

@@ -515,7 +515,9 @@ fn a_specialized_kernel_has_a_producer_and_consumers_around_a_ring_of_stages() {
     assert!(p.contains("regs_dec<24>()") && p.contains("mbar_wait(empty + 8 * stage, ((kt / 4) & 1) ^ 1)"), "{p}");
     assert!(p.contains("mbar_expect_bytes(bar, 49152)") && p.matches("tma_load(").count() == 2, "{p}");
     assert!(c.contains("regs_inc<240>()") && c.contains("mbar_wait(full + 8 * stage, (kt / 4) & 1)"), "{c}");
-    assert!(c.contains("if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * stage)"), "{c}");
+    // the previous stage is released once its wgmmas are done, this one's in flight
+    assert!(c.contains("wgmma_wait<1>();") && c.contains("if (kt > 0 && threadIdx.x % 128 == 0) {"), "{c}");
+    assert!(c.contains("mbar_arrive(empty + 8 * ((kt - 1) % 4));"), "{c}");
     assert!(src.contains("mbar_init(empty + 8 * s, 2)"), "one release per consumer warpgroup");
     // 4 stages of 16 KB of A and 32 KB of B, the 1024-byte alignment slack, 8 barriers
     assert_eq!(g.smem_bytes, 4 * (16384 + 32768) + 1024 + 64);

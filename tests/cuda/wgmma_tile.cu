@@ -104,7 +104,7 @@ __device__ __forceinline__ unsigned to_bf16x2(float lo, float hi) {
 
 extern "C" __global__ void
 __launch_bounds__(128)
-wgmma_tile__bf16bf16bf16_rcr__b128x128x64_t128__w128x128_i1x1__wgmma64x128x16__tma_s1__sw128__ev__guarded__sm_90a(
+wgmma_tile__bf16bf16bf16_rcr__b128x128x64_t128__w128x128_i1x1__wgmma64x128x16__tma_s1__sw128__g8__ev__guarded__sm_90a(
     const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, unsigned short* __restrict__ C,
     int M, int N, int K, int lda, int ldb, int ldc,
     // batches: each problem's A, B and C lie these many elements after the one before
@@ -117,9 +117,14 @@ wgmma_tile__bf16bf16bf16_rcr__b128x128x64_t128__w128x128_i1x1__wgmma64x128x16__t
     B += blockIdx.z * batch_b;
     C += blockIdx.z * batch_c;
 
-    // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
-    const int block_m = blockIdx.y * 128;
-    const int block_n = blockIdx.x * 128;
+    // raster (grouped): tiles are taken in order down bands 8 M tiles tall,
+    // column by column, so that a wave of blocks shares A and B tiles in the L2
+    const int tile = blockIdx.y * gridDim.x + blockIdx.x;
+    const int band = tile / (8 * gridDim.x);
+    const int band_rows = (int)gridDim.y - band * 8 < 8 ? (int)gridDim.y - band * 8 : 8;
+    const int in_band = tile % (8 * gridDim.x);
+    const int block_m = (band * 8 + in_band % band_rows) * 128;
+    const int block_n = (in_band / band_rows) * 128;
     // staging (tma): 1 stage(s) of the A tile (16384 bytes) and of the B tile (16384 bytes) from a
     // 1024-byte boundary (the swizzle's period), then a full and an empty mbarrier per stage
     extern __shared__ __align__(1024) unsigned char smem_raw[];

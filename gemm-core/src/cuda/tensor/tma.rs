@@ -10,8 +10,10 @@
 //!   kernels 2 and 3: load, wait, compute.
 //! - `specialize(..)`: a producer warpgroup (one elected thread) runs ahead
 //!   through the ring, waiting on each stage's "empty" barrier; the consumer
-//!   warpgroups wait on "full", compute, and arrive on "empty" (one arrival
-//!   per warpgroup). `setmaxnreg` moves registers from the producer to the
+//!   warpgroups wait on "full", issue the stage's wgmmas, and release the
+//!   stage before it on "empty" (one arrival per warpgroup) once its
+//!   wgmmas are done, so that one stage's wgmmas run while the next are
+//!   issued. `setmaxnreg` moves registers from the producer to the
 //!   consumers.
 //!
 //! Phases: stage `s` is filled for the `r`-th time by K tile `r * stages +
@@ -123,7 +125,7 @@ impl Tc<'_> {
             let round = if stages == 1 { "kt".to_string() } else { format!("kt / {stages}") };
             w.line(format!("const int stage = {stage};"));
             w.line(format!("mbar_wait(full + 8 * stage, ({round}) & 1);  // the stage's copies have landed"));
-            self.wgmma_tile(w, "stage");
+            self.wgmma_tile(w, "stage", 0);
             w.line("__syncthreads();  // every warpgroup is done with the stage");
             w.block(format!("if (threadIdx.x == 0 && kt + {stages} < k_tiles)"), |w| {
                 self.tma_issue(w, &format!("(kt + {stages})"), "stage");
@@ -160,9 +162,13 @@ impl Tc<'_> {
             w.block("for (int kt = 0; kt < k_tiles; ++kt)", |w| {
                 w.line(format!("const int stage = kt % {stages};"));
                 w.line(format!("mbar_wait(full + 8 * stage, (kt / {stages}) & 1);  // the stage's copies have landed"));
-                self.wgmma_tile(w, "stage");
-                w.line("if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * stage);  // this warpgroup releases the stage");
+                self.wgmma_tile(w, "stage", 1);
+                w.line("// this warpgroup releases the previous stage, whose wgmmas are done");
+                w.block("if (kt > 0 && threadIdx.x % 128 == 0)", |w| {
+                    w.line(format!("mbar_arrive(empty + 8 * ((kt - 1) % {stages}));"));
+                });
             });
+            w.line("wgmma_wait<0>();  // the last stage's wgmmas");
             w.line("");
             self.epilogue(w, &Output::new(self.spec));
         });

@@ -107,8 +107,11 @@ impl Tc<'_> {
     }
 
     /// One stage's math: every K step of 16 over every atom of the
-    /// warpgroup's tile, issued back to back and waited for as one group.
-    pub(super) fn wgmma_tile(&self, w: &mut Writer, stage: &str) {
+    /// warpgroup's tile, issued back to back and committed as one group;
+    /// then a wait until at most `in_flight` groups are still running (0:
+    /// this stage's are done; 1: the previous stage's are, while this
+    /// one's keep the tensor cores busy).
+    pub(super) fn wgmma_tile(&self, w: &mut Writer, stage: &str, in_flight: u32) {
         let steps = self.bk / self.ak;
         w.line(format!("// atom (wgmma): {steps} K step(s) of {} over {}x{} atoms, one group", self.ak, self.ami, self.ani));
         w.line("wgmma_fence();");
@@ -125,7 +128,10 @@ impl Tc<'_> {
             });
         });
         w.line("wgmma_commit();");
-        w.line("wgmma_wait<0>();  // the stage may be released once its wgmmas are done");
+        match in_flight {
+            0 => w.line("wgmma_wait<0>();  // the stage may be released once its wgmmas are done"),
+            n => w.line(format!("wgmma_wait<{n}>();  // the groups before the last {n} are done with their stages")),
+        }
     }
 
     /// wgmma's accumulators in the m16n8 C-fragment map: atom `(im, jn)`

@@ -219,16 +219,19 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
     // A and B are read, C written, `vector` / `c_vector` elements at a time,
     // from pointers aligned to `align` / `c_align` bytes.
     let rules = [(req.vector, req.align), (req.vector, req.align), (req.c_vector, req.c_align)];
+    // what TMA needs of a tensor map, where A and B go by TMA
+    let tma = matches!(spec.staging, gemm_core::spec::Staging::Tma { .. });
     for ((s, addr), (op, (v, bytes))) in shapes.iter().zip(addrs).zip([spec.a, spec.b, spec.c].into_iter().zip(rules)) {
         if v == 1 && bytes <= op.elem.bytes() {
             continue;
         }
+        let why = if tma && s.name != 'C' { " (TMA takes 16-byte aligned addresses and row strides)" } else { "" };
         if addr % bytes as u64 != 0 {
-            let what = format!("its device address {addr:#x} must be {bytes}-byte aligned");
+            let what = format!("its device address {addr:#x} must be {bytes}-byte aligned{why}");
             return Err(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what });
         }
         if s.ld % v as usize != 0 {
-            let what = format!("its leading dimension {} must be a multiple of {v}", s.ld);
+            let what = format!("its leading dimension {} must be a multiple of {v}{why}", s.ld);
             return Err(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what });
         }
     }
@@ -299,5 +302,44 @@ mod tests {
         // the same C stored in pairs from the registers needs 4 bytes only
         let pairs = KernelSpec { epilogue: Epilogue::Vector, ..spec };
         assert!(check(&pairs, Dims::new(m, n, k).with_ld(64, 200, 204), lens, [0, 0, 8]).is_ok());
+    }
+
+    /// TMA copies rows whose byte stride is a multiple of 16 from 16-byte
+    /// aligned addresses: a row-major A with K = 65 (130-byte rows), or a
+    /// B that starts 2 bytes into its buffer, is an `Err` that says so, for
+    /// any size the guarded kernel takes.
+    #[test]
+    fn tma_operands_need_16_byte_strides_and_addresses() {
+        use gemm_core::spec::*;
+        let op = |layout| Operand { elem: Elem::Bf16, layout };
+        let spec = KernelSpec {
+            name: "tma".into(),
+            a: op(Layout::RowMajor),
+            b: op(Layout::ColMajor),
+            c: op(Layout::RowMajor),
+            block: Block { m: 128, n: 128, k: Some(64), threads: 256, min_blocks: None },
+            warp: Some(Warp { m: 128, n: 128, m_iters: 1, n_iters: 1 }),
+            thread: None,
+            atom: Atom::Wgmma { m: 64, n: 128, k: 16 },
+            staging: Staging::Tma { stages: 4 },
+            specialize: Some(Specialize { producers: 1, consumers: 1, producer_regs: None, consumer_regs: None }),
+            swizzle: Swizzle::B128,
+            raster: Raster::Row,
+            persistent: None,
+            cluster: None,
+            epilogue: Epilogue::Direct,
+            fused: Fused::default(),
+            edges: Edges::Guarded,
+            arch: Arch::Sm90a,
+        };
+        assert!(gemm_core::check(&spec).is_empty(), "{:?}", gemm_core::check(&spec));
+        let lens = [1 << 20; 3];
+        assert!(check(&spec, Dims::new(100, 130, 65).with_ld(72, 72, 130), lens, [0, 0, 0]).is_ok(), "any size, padded rows");
+        let err = check(&spec, Dims::new(100, 130, 65), lens, [0, 0, 0]).unwrap_err().to_string();
+        assert!(err.contains("A") && err.contains("leading dimension 65 must be a multiple of 8") && err.contains("TMA"), "{err}");
+        let err = check(&spec, Dims::new(100, 130, 64), lens, [0, 2, 0]).unwrap_err().to_string();
+        assert!(err.contains("B") && err.contains("16-byte aligned (TMA"), "{err}");
+        // C is stored element by element: any leading dimension
+        assert!(check(&spec, Dims::new(100, 130, 64).with_ld(64, 64, 131), lens, [0, 0, 2]).is_ok());
     }
 }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::CUdevice_attribute_enum as DevAttr;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
-use gemm_core::spec::{KernelSpec, Persistent, Staging, Which};
+use gemm_core::spec::{Arch, KernelSpec, Persistent, Staging, Which};
 
 use crate::args::{self, Dims, Element};
 use crate::compile;
@@ -34,6 +34,15 @@ struct Loaded {
     f: CudaFunction,
     /// Blocks resident at once on the whole device (occupancy x SMs), at least 1.
     resident: u32,
+}
+
+/// Whether a kernel built for `arch` runs on a device of compute capability
+/// `(major, minor)`: one at least as new, and for sm_90a (wgmma, TMA,
+/// setmaxnreg: features of Hopper alone) exactly 9.0.
+fn runs_on(arch: Arch, (major, minor): (i32, i32)) -> bool {
+    let (need_major, need_minor) = arch.capability();
+    let new_enough = (major, minor) >= (need_major as i32, need_minor as i32);
+    new_enough && (arch != Arch::Sm90a || (major, minor) == (9, 0))
 }
 
 /// Blocks that may share one C tile under stream-K. A tile's owner adds the
@@ -74,9 +83,7 @@ impl Kernel {
             return Ok(l.clone());
         }
         let (major, minor) = ctx.compute_capability()?;
-        let (need_major, need_minor) = self.spec.arch.capability();
-        let specific_mismatch = self.spec.arch == gemm_core::spec::Arch::Sm90a && (major, minor) != (9, 0);
-        if (major as u32, minor as u32) < (need_major, need_minor) || specific_mismatch {
+        if !runs_on(self.spec.arch, (major, minor)) {
             return Err(GemmError::ArchTooOld { kernel: self.name.to_string(), kernel_arch: self.spec.arch.to_string(), major, minor });
         }
         let target = compile::device_target(self.spec.arch, (major, minor));
@@ -218,5 +225,22 @@ impl Kernel {
         let partials = Scratch::new(stream, blocks as usize * tile * 4, false)?;
         let flags = Scratch::new(stream, blocks as usize * 4, true)?;
         Ok((blocks, partials, flags))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// sm_80 kernels run on every newer GPU; sm_90a kernels on Hopper (9.0)
+    /// alone: an A100 or a Blackwell GPU gets `ArchTooOld`, not a launch.
+    #[test]
+    fn hopper_kernels_run_on_compute_capability_9_0_only() {
+        assert!(runs_on(Arch::Sm80, (8, 0)) && runs_on(Arch::Sm80, (9, 0)) && runs_on(Arch::Sm80, (10, 0)));
+        assert!(!runs_on(Arch::Sm80, (7, 5)));
+        assert!(runs_on(Arch::Sm90a, (9, 0)));
+        for other in [(8, 0), (8, 9), (10, 0), (12, 0)] {
+            assert!(!runs_on(Arch::Sm90a, other), "sm_90a on {other:?}");
+        }
     }
 }

@@ -255,7 +255,8 @@ pub fn guarded() -> Vec<KernelSpec> {
 /// sm_90a specs (wgmma with TMA staging): each of the 8 layouts with each
 /// C type (24 kernels), f16 and bf16, alternating every warpgroup alike
 /// (one stage, then three, two warpgroups along m or n) and a producer with
-/// one or two consumers (`setmaxnreg` on some); wgmma n from 64 to 256, the
+/// one or two consumers (`setmaxnreg` on some), on a persistent grid on
+/// some; wgmma n from 64 to 256, the
 /// 128-, 64- and 32-byte swizzles; vector stores where C is row-major;
 /// edges guarded on every other kernel, and a fused epilogue (alpha, beta,
 /// a bias along either side, an activation) on every third.
@@ -288,6 +289,10 @@ pub fn hopper() -> Vec<KernelSpec> {
                 consumer_regs: (c == 2).then_some(232),
             });
             s.block.threads = 128 * ((bm / wm) * (bn / wn) + u32::from(consumers.is_some()));
+            // a persistent grid on every one-consumer kernel and every other two-consumer one
+            if n % 4 == 2 || (n % 4 == 3 && i % 2 == 1) {
+                s.persistent = Some(Persistent::Tiles);
+            }
             if layouts[2] == Layout::RowMajor && n % 2 == 1 {
                 s.epilogue = Epilogue::Vector;
             }

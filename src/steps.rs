@@ -341,6 +341,23 @@ pub fn warp_specialized(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMu
 )]
 pub fn two_consumers(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
 
+/// Kernel 6: `two_consumers` on a persistent grid, a block per SM walking
+/// C tiles in the grouped order; the producer fills the next tile's stages
+/// while the consumers store this one's C.
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16),
+    staging = tma(stages = 4),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(8),
+    persistent = tiles,
+    epilogue = vector,
+    edges = guarded,
+)]
+pub fn persistent(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
 /// A ladder step: its kernel and what the source documents measured for it.
 pub struct Step {
     /// The example's name (`cargo run --release --example NAME`).
@@ -432,7 +449,7 @@ pub static TENSOR_STEPS: [Step; 7] = [
 ];
 
 /// The Hopper ladder (sm_90a: TMA, wgmma, warp specialization).
-pub static HOPPER_STEPS: [Step; 4] = [
+pub static HOPPER_STEPS: [Step; 5] = [
     Step {
         name: "wgmma_tma",
         change: "wgmma m64n64k16 on 64x64 tiles, TMA loads on an mbarrier, 128B swizzle",
@@ -451,6 +468,12 @@ pub static HOPPER_STEPS: [Step; 4] = [
         change: "128x256 tiles, two consumer warpgroups, setmaxnreg 24/240",
         seed: "610, then 631 TFLOP/s with setmaxnreg (002)",
         kernel: &two_consumers::KERNEL,
+    },
+    Step {
+        name: "persistent",
+        change: "a persistent grid: the producer runs into the next tile while the consumers store C",
+        seed: "660 TFLOP/s (002)",
+        kernel: &persistent::KERNEL,
     },
 ];
 

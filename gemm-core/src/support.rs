@@ -60,7 +60,8 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
             ),
         ),
         Some(Persistent::StreamK) => no("persistent", "persistent = stream_k with staging = direct".into()),
-        Some(Persistent::Tiles) => no("persistent", "persistent = tiles".into()),
+        Some(Persistent::Tiles) if tma && spec.specialize.is_some() => {}
+        Some(Persistent::Tiles) => no("persistent", "persistent = tiles without staging = tma and specialize(..)".into()),
     }
     if spec.cluster.is_some() {
         no("cluster", "a thread block cluster".into());
@@ -86,5 +87,6 @@ persistent = stream_k with staged tiles; epilogue = direct, or vector with stage
 (atom = mma(m16n8k16) or wmma; f16 or bf16 operands; block and warp tiers; staging = smem(vector, buffers = 1 or 2) or cp_async(stages, vector, fragments = 1, or 2 for mma), \
 or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector or smem for mma; C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles); \
 raster = row or grouped(n) for both; sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages) and swizzle = b32, b64 or b128; \
-every warpgroup alike or specialize(producers = 1, consumers, producer_regs, consumer_regs); epilogue = direct or vector; edges = guarded); \
+every warpgroup alike or specialize(producers = 1, consumers, producer_regs, consumer_regs), the latter also persistent = tiles; \
+epilogue = direct or vector; edges = guarded); \
 a fused epilogue (alpha, beta, bias, activation) on every path";

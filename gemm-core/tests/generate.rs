@@ -559,3 +559,26 @@ fn wgmma_descriptors_follow_each_operands_major_side() {
         assert!(src.contains(&load), "{load}\n{src}");
     }
 }
+
+/// `persistent = tiles`: producer and consumers walk the same tiles
+/// (`gridDim.x` apart, over every problem) with one count of stages that
+/// runs on from tile to tile, and the consumers hand the last stage of a
+/// tile back before its epilogue, so the producer fills the next tile's
+/// stages while C is stored.
+#[test]
+fn a_persistent_kernel_walks_tiles_with_one_count_of_stages() {
+    let mut s = hopper_spec();
+    s.persistent = Some(Persistent::Tiles);
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("    int batches,\n"), "the batch count is a parameter: {src}");
+    let walk = "for (int t = blockIdx.x; t < tiles_m * tiles_n * batches; t += gridDim.x) {";
+    assert_eq!(src.matches(walk).count(), 2, "producer and consumers walk the tiles: {src}");
+    assert_eq!(src.matches("for (int kt = 0; kt < k_tiles; ++kt, ++it) {").count(), 2, "{src}");
+    assert!(src.contains("mbar_wait(empty + 8 * stage, ((it / 4) & 1) ^ 1);"), "{src}");
+    assert!(src.contains("mbar_wait(full + 8 * stage, (it / 4) & 1);"), "{src}");
+    let last = src.find("wgmma_wait<0>();").unwrap();
+    let release = src.find("if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * ((it - 1) % 4));").expect("the last stage released");
+    let epilogue = src.find("// epilogue").unwrap();
+    assert!(last < release && release < epilogue, "released after its wgmmas, before the epilogue");
+    assert!(src.contains("auto* const C_batch = C + batch * batch_c;"), "each tile's problem: {src}");
+}

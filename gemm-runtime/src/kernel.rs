@@ -141,9 +141,11 @@ impl Kernel {
             Some(Persistent::StreamK) => Some(self.stream_k_scratch(stream, resident, dims)?),
             _ => None,
         };
-        let grid_dim = match &stream_k {
-            Some((blocks, _, _)) => (*blocks, 1, 1),
-            None => {
+        let grid_dim = match (&stream_k, self.spec.persistent) {
+            (Some((blocks, _, _)), _) => (*blocks, 1, 1),
+            // a block per SM (or what occupancy allows), each walking tiles
+            (None, Some(Persistent::Tiles)) => (self.persistent_blocks(resident, dims), 1, 1),
+            (None, _) => {
                 let (x, y, _) = gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32);
                 (x, y, dims.batch.count as u32)
             }
@@ -174,7 +176,7 @@ impl Kernel {
         }
         let batches = b.count as i32;
         let scratch_ptrs = stream_k.as_ref().map(|(_, partials, flags)| [partials.ptr(), flags.ptr()]);
-        if stream_k.is_some() {
+        if self.spec.persistent.is_some() {
             launch.arg(&batches);
         }
         for p in scratch_ptrs.iter().flatten() {
@@ -193,7 +195,7 @@ impl Kernel {
         // SAFETY: the kernel's parameters are (A, B, C pointers, M, N, K, lda,
         // ldb, ldc, batch strides of A, B and C), then the epilogue's (alpha,
         // beta, bias and its batch stride) where the spec declares them, then
-        // under stream-K (batches, partials, flags) with the scratch sized
+        // under persistent = tiles (batches), under stream-K (batches, partials, flags) with the scratch sized
         // for its grid, and under TMA staging A's and B's tensor maps, as
         // `gemm_core`'s params module generates them; the
         // checks above keep every access in bounds.
@@ -207,6 +209,14 @@ impl Kernel {
     /// [`MAX_SHARERS`] per C tile.
     pub fn stream_k_grid(&self, stream: &CudaStream, dims: Dims) -> Result<u32, GemmError> {
         Ok(self.stream_k_blocks(self.load(stream.context())?.resident, dims))
+    }
+
+    /// A persistent kernel's grid: the blocks resident at once, at most one
+    /// per C tile of the whole batch.
+    fn persistent_blocks(&self, resident: u32, dims: Dims) -> u32 {
+        let b = &self.spec.block;
+        let tiles = dims.m.div_ceil(b.m as usize) * dims.n.div_ceil(b.n as usize) * dims.batch.count;
+        (resident as usize).min(tiles.max(1)) as u32
     }
 
     fn stream_k_blocks(&self, resident: u32, dims: Dims) -> u32 {

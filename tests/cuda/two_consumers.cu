@@ -134,19 +134,6 @@ two_consumers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16_
     // TMA: A's and B's tensor maps (the pointers above are what they map)
     const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b)
 {
-    // batch: blockIdx.z is the problem this block works on
-    A += blockIdx.z * batch_a;
-    B += blockIdx.z * batch_b;
-    C += blockIdx.z * batch_c;
-
-    // raster (grouped): tiles are taken in order down bands 8 M tiles tall,
-    // column by column, so that a wave of blocks shares A and B tiles in the L2
-    const int tile = blockIdx.y * gridDim.x + blockIdx.x;
-    const int band = tile / (8 * gridDim.x);
-    const int band_rows = (int)gridDim.y - band * 8 < 8 ? (int)gridDim.y - band * 8 : 8;
-    const int in_band = tile % (8 * gridDim.x);
-    const int block_m = (band * 8 + in_band % band_rows) * 128;
-    const int block_n = (in_band / band_rows) * 256;
     // staging (tma): 4 stage(s) of the A tile (16384 bytes) and of the B tile (32768 bytes) from a
     // 1024-byte boundary (the swizzle's period), then a full and an empty mbarrier per stage
     extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -164,14 +151,24 @@ two_consumers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16_
     }
     __syncthreads();
     const int k_tiles = (K + 64 - 1) / 64;
-    // the batch's coordinate in a tensor map: an operand shared by the batch has one
-    const int a_batch = batch_a != 0 ? (int)blockIdx.z : 0;
-    const int b_batch = batch_b != 0 ? (int)blockIdx.z : 0;
 
     // roles: warpgroup 0 produces (one thread issues the copies), 2 consume
     if (threadIdx.x < 128) {
         regs_dec<24>();  // the producer needs few registers: give them to the consumers
         if (threadIdx.x == 0) {
+            // batch: blockIdx.z is the problem this block works on
+            const int batch = blockIdx.z;
+            // raster (grouped): tiles are taken in order down bands 8 M tiles tall,
+            // column by column, so that a wave of blocks shares A and B tiles in the L2
+            const int tile = blockIdx.y * gridDim.x + blockIdx.x;
+            const int band = tile / (8 * gridDim.x);
+            const int band_rows = (int)gridDim.y - band * 8 < 8 ? (int)gridDim.y - band * 8 : 8;
+            const int in_band = tile % (8 * gridDim.x);
+            const int block_m = (band * 8 + in_band % band_rows) * 128;
+            const int block_n = (in_band / band_rows) * 256;
+            // the problem's coordinate in each tensor map: an operand the batch shares has one
+            const int a_batch = batch_a != 0 ? batch : 0;
+            const int b_batch = batch_b != 0 ? batch : 0;
             for (int kt = 0; kt < k_tiles; ++kt) {
                 const int stage = kt % 4;
                 mbar_wait(empty + 8 * stage, ((kt / 4) & 1) ^ 1);  // every consumer has released it
@@ -195,6 +192,19 @@ two_consumers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16_
         const int warp_m = group_m + (warp % 4) * 16;
         const int warp_n = group_n;
 
+        // batch: blockIdx.z is the problem this block works on
+        const int batch = blockIdx.z;
+        // raster (grouped): tiles are taken in order down bands 8 M tiles tall,
+        // column by column, so that a wave of blocks shares A and B tiles in the L2
+        const int tile = blockIdx.y * gridDim.x + blockIdx.x;
+        const int band = tile / (8 * gridDim.x);
+        const int band_rows = (int)gridDim.y - band * 8 < 8 ? (int)gridDim.y - band * 8 : 8;
+        const int in_band = tile % (8 * gridDim.x);
+        const int block_m = (band * 8 + in_band % band_rows) * 128;
+        const int block_n = (in_band / band_rows) * 256;
+        // the problem's coordinate in each tensor map: an operand the batch shares has one
+        const int a_batch = batch_a != 0 ? batch : 0;
+        const int b_batch = batch_b != 0 ? batch : 0;
         // accumulators: 1x1 wgmma atoms of 64x256, each 32 16x8 atoms of 4 floats per lane
         float acc[1][1][32][4] = {};
 
@@ -217,6 +227,8 @@ two_consumers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16_
         }
         wgmma_wait<0>();  // the last stage's wgmmas
 
+        // this tile's batch of C
+        auto* const C_batch = C + batch * batch_c;
         // epilogue (vector: pairs of neighbours along n): C = A * B, rounded to bf16 (nearest even); nothing is stored past C's edges
         // where this lane's accumulators lie in C: rows lane / 4 (+ 8) and columns
         // (lane % 4) * 2 (+ 1) of each 16x8 atom
@@ -227,15 +239,15 @@ two_consumers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16_
             #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 if (c_row + h * 8 < M && c_col + q * 8 + 1 < N) {
-                    *reinterpret_cast<unsigned*>(&C[(c_row + h * 8) * ldc + (c_col + q * 8)]) = to_bf16x2(acc[0][0][q][2 * h], acc[0][0][q][2 * h + 1]);
+                    *reinterpret_cast<unsigned*>(&C_batch[(c_row + h * 8) * ldc + (c_col + q * 8)]) = to_bf16x2(acc[0][0][q][2 * h], acc[0][0][q][2 * h + 1]);
                 }
                 else {
                     // across an edge of C: the elements inside it, one at a time
                     if (c_row + h * 8 < M && c_col + q * 8 < N) {
-                        C[(c_row + h * 8) * ldc + (c_col + q * 8)] = to_bf16(acc[0][0][q][2 * h]);
+                        C_batch[(c_row + h * 8) * ldc + (c_col + q * 8)] = to_bf16(acc[0][0][q][2 * h]);
                     }
                     if (c_row + h * 8 < M && c_col + q * 8 + 1 < N) {
-                        C[(c_row + h * 8) * ldc + (c_col + q * 8 + 1)] = to_bf16(acc[0][0][q][2 * h + 1]);
+                        C_batch[(c_row + h * 8) * ldc + (c_col + q * 8 + 1)] = to_bf16(acc[0][0][q][2 * h + 1]);
                     }
                 }
             }

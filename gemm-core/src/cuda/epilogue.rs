@@ -130,15 +130,17 @@ impl<'a> Output<'a> {
         Output { tile: Some(tile), ..self }
     }
 
-    /// Under stream-K a unit's batch is known only inside the unit: C and the
-    /// bias of batch `batch` (in scope) get pointers of their own.
-    pub fn for_unit(spec: &'a KernelSpec, w: &mut Writer) -> Self {
+    /// Where a block's problem is known only inside its schedule (a
+    /// stream-K unit, a TMA kernel's tile): C and the bias of problem
+    /// `batch` (in scope) get pointers of their own; `of` names the unit
+    /// of work in the comment.
+    pub fn for_batch(spec: &'a KernelSpec, w: &mut Writer, of: &str) -> Self {
         if spec.fused.bias.is_some() {
-            w.line("// this unit's batch of C and of the bias");
+            w.line(format!("// this {of}'s batch of C and of the bias"));
             w.line("auto* const C_batch = C + batch * batch_c;");
             w.line("auto* const bias_batch = bias + batch * batch_bias;");
         } else {
-            w.line("// this unit's batch of C");
+            w.line(format!("// this {of}'s batch of C"));
             w.line("auto* const C_batch = C + batch * batch_c;");
         }
         Output { spec, c: "C_batch", bias: "bias_batch", tile: None }

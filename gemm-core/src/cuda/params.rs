@@ -36,8 +36,13 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
         lines.push(format!("// epilogue: {}", names.join(", ")));
         lines.push(extra.join(", "));
     }
-    if spec.persistent == Some(Persistent::StreamK) {
-        lines.push(format!("int batches, {}", stream_k::PARAMS));
+    match spec.persistent {
+        Some(Persistent::StreamK) => lines.push(format!("int batches, {}", stream_k::PARAMS)),
+        Some(Persistent::Tiles) => {
+            lines.push("// persistent: the problems of the batch, whose tiles the blocks walk".to_string());
+            lines.push("int batches".to_string());
+        }
+        None => {}
     }
     if let Staging::Tma { .. } = spec.staging {
         lines.push("// TMA: A's and B's tensor maps (the pointers above are what they map)".to_string());

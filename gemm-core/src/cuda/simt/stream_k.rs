@@ -54,7 +54,7 @@ impl Kernel<'_> {
             _ => unreachable!("checked by support::unsupported"),
         };
         sk.units(w, body, |w| {
-            let out = Output::for_unit(self.spec, w);
+            let out = Output::for_batch(self.spec, w, "unit");
             self.staged_epilogue(w, &out)
         });
     }

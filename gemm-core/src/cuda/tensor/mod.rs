@@ -112,11 +112,11 @@ impl Tc<'_> {
                 self.stream_k_loop(w, stages, vector);
                 return;
             }
-            super::params::batch_offsets(w, s);
-            schedule::raster(w, s.raster, self.bm, self.bn);
             if let Staging::Tma { stages } = s.staging {
                 return self.tma_body(w, stages);
             }
+            super::params::batch_offsets(w, s);
+            schedule::raster(w, s.raster, self.bm, self.bn);
             self.warp_tier(w);
             self.declare_accumulators(w);
             self.fragment_lanes(w);
@@ -170,7 +170,7 @@ impl Tc<'_> {
             self.cp_async_k_loop(w, stages, &a, &b, &[("0", "tiles", checks)]);
         };
         sk.units(w, body, |w| {
-            let out = Output::for_unit(self.spec, w);
+            let out = Output::for_batch(self.spec, w, "unit");
             self.epilogue(w, &out)
         });
     }

@@ -24,8 +24,9 @@
 use super::Tc;
 use crate::cuda::epilogue::Output;
 use crate::cuda::ptx;
+use crate::cuda::schedule;
 use crate::cuda::writer::Writer;
-use crate::spec::{Specialize, Which};
+use crate::spec::{Persistent, Specialize, Which};
 
 impl Tc<'_> {
     pub(super) fn tma_helpers(&self, w: &mut Writer) {
@@ -64,10 +65,49 @@ impl Tc<'_> {
         });
         w.line("__syncthreads();");
         w.line(format!("const int k_tiles = (K + {bk} - 1) / {bk};", bk = self.bk));
-        w.line("// the batch's coordinate in a tensor map: an operand shared by the batch has one");
-        w.line("const int a_batch = batch_a != 0 ? (int)blockIdx.z : 0;");
-        w.line("const int b_batch = batch_b != 0 ? (int)blockIdx.z : 0;");
         w.line("");
+    }
+
+    /// The batch's coordinates in the tensor maps, for problem `batch`: an
+    /// operand the batch shares (stride 0) has one problem.
+    fn map_batches(w: &mut Writer, batch: &str) {
+        w.line("// the problem's coordinate in each tensor map: an operand the batch shares has one");
+        w.line(format!("const int a_batch = batch_a != 0 ? {batch} : 0;"));
+        w.line(format!("const int b_batch = batch_b != 0 ? {batch} : 0;"));
+    }
+
+    /// The C tiles this block computes, each with `block_m`, `block_n`, its
+    /// problem's tensor-map coordinates and (for the epilogue) its `batch`
+    /// in scope for `body`: one per block, or under `persistent = tiles`
+    /// every `gridDim.x`-th tile of all problems' in the raster's order.
+    fn for_each_tile(&self, w: &mut Writer, body: impl FnOnce(&mut Writer)) {
+        let s = self.spec;
+        if s.persistent != Some(Persistent::Tiles) {
+            w.line("// batch: blockIdx.z is the problem this block works on");
+            w.line("const int batch = blockIdx.z;");
+            schedule::raster(w, s.raster, self.bm, self.bn);
+            Self::map_batches(w, "batch");
+            return body(w);
+        }
+        w.line("// schedule (persistent): this block's tiles, gridDim.x apart, over every problem");
+        w.block(format!("for (int t = blockIdx.x; t < tiles_m * tiles_n * batches; t += gridDim.x)"), |w| {
+            w.line("const int batch = t / (tiles_m * tiles_n);");
+            w.line("const int tile = t % (tiles_m * tiles_n);");
+            schedule::tile_origin(w, s.raster, self.bm, self.bn, "tile");
+            Self::map_batches(w, "batch");
+            body(w);
+        });
+    }
+
+    /// The K loop's counter of filled stages: `kt` for one tile, or `it`,
+    /// which runs on through every tile of a persistent block, so that the
+    /// ring's stages and phases carry over from tile to tile.
+    fn fill_counter(&self) -> &'static str {
+        if self.spec.persistent == Some(Persistent::Tiles) {
+            "it"
+        } else {
+            "kt"
+        }
     }
 
     /// The copies of K tile `kt` into stage `stage`: the stage's bytes
@@ -113,6 +153,11 @@ impl Tc<'_> {
     /// Every warpgroup computes; thread 0 issues the copies ahead.
     fn alike(&self, w: &mut Writer, stages: u32) {
         self.tma_setup(w, stages, 1);
+        self.for_each_tile(w, |w| self.alike_tile(w, stages));
+    }
+
+    /// One tile's K loop and epilogue with every warpgroup alike.
+    fn alike_tile(&self, w: &mut Writer, stages: u32) {
         self.warpgroup_tier(w, 0);
         self.wgmma_accumulators(w);
         w.line(format!("// staging: thread 0 fills the first {stages} stage(s)"));
@@ -132,12 +177,22 @@ impl Tc<'_> {
             });
         });
         w.line("");
-        self.epilogue(w, &Output::new(self.spec));
+        let out = Output::for_batch(self.spec, w, "tile");
+        self.epilogue(w, &out);
     }
 
     /// A producer warpgroup feeds consumer warpgroups through the ring.
     fn specialized(&self, w: &mut Writer, stages: u32, sp: Specialize) {
         self.tma_setup(w, stages, sp.consumers);
+        let persistent = self.spec.persistent == Some(Persistent::Tiles);
+        if persistent {
+            w.line(format!("const int tiles_m = (M + {bm} - 1) / {bm};", bm = self.bm));
+            w.line(format!("const int tiles_n = (N + {bn} - 1) / {bn};", bn = self.bn));
+        }
+        let it = self.fill_counter();
+        let (stage, round) = (format!("{it} % {stages}"), format!("{it} / {stages}"));
+        // the persistent K loops count the stages they fill or empty through every tile
+        let k_loop = if persistent { "for (int kt = 0; kt < k_tiles; ++kt, ++it)" } else { "for (int kt = 0; kt < k_tiles; ++kt)" };
         let producers = 128 * sp.producers;
         w.line(format!("// roles: warpgroup 0 produces (one thread issues the copies), {} consume", sp.consumers));
         w.block(format!("if (threadIdx.x < {producers})"), |w| {
@@ -145,10 +200,15 @@ impl Tc<'_> {
                 w.line(format!("regs_dec<{r}>();  // the producer needs few registers: give them to the consumers"));
             }
             w.block("if (threadIdx.x == 0)", |w| {
-                w.block("for (int kt = 0; kt < k_tiles; ++kt)", |w| {
-                    w.line(format!("const int stage = kt % {stages};"));
-                    w.line(format!("mbar_wait(empty + 8 * stage, ((kt / {stages}) & 1) ^ 1);  // every consumer has released it"));
-                    self.tma_issue(w, "kt", "stage");
+                if persistent {
+                    w.line("int it = 0;  // stages filled so far, over every tile");
+                }
+                self.for_each_tile(w, |w| {
+                    w.block(k_loop, |w| {
+                        w.line(format!("const int stage = {stage};"));
+                        w.line(format!("mbar_wait(empty + 8 * stage, (({round}) & 1) ^ 1);  // every consumer has released it"));
+                        self.tma_issue(w, "kt", "stage");
+                    });
                 });
             });
         });
@@ -157,20 +217,30 @@ impl Tc<'_> {
                 w.line(format!("regs_inc<{r}>();"));
             }
             self.warpgroup_tier(w, sp.producers);
-            self.wgmma_accumulators(w);
-            w.line("// block tier: walk K a tile at a time");
-            w.block("for (int kt = 0; kt < k_tiles; ++kt)", |w| {
-                w.line(format!("const int stage = kt % {stages};"));
-                w.line(format!("mbar_wait(full + 8 * stage, (kt / {stages}) & 1);  // the stage's copies have landed"));
-                self.wgmma_tile(w, "stage", 1);
-                w.line("// this warpgroup releases the previous stage, whose wgmmas are done");
-                w.block("if (kt > 0 && threadIdx.x % 128 == 0)", |w| {
-                    w.line(format!("mbar_arrive(empty + 8 * ((kt - 1) % {stages}));"));
+            if persistent {
+                w.line("int it = 0;  // stages emptied so far, over every tile");
+            }
+            self.for_each_tile(w, |w| {
+                self.wgmma_accumulators(w);
+                w.line("// block tier: walk K a tile at a time");
+                w.block(k_loop, |w| {
+                    w.line(format!("const int stage = {stage};"));
+                    w.line(format!("mbar_wait(full + 8 * stage, ({round}) & 1);  // the stage's copies have landed"));
+                    self.wgmma_tile(w, "stage", 1);
+                    w.line("// this warpgroup releases the previous stage, whose wgmmas are done");
+                    w.block("if (kt > 0 && threadIdx.x % 128 == 0)", |w| {
+                        w.line(format!("mbar_arrive(empty + 8 * (({it} - 1) % {stages}));"));
+                    });
                 });
+                w.line("wgmma_wait<0>();  // the last stage's wgmmas");
+                if persistent {
+                    w.line("// and its stage goes back to the producer, already into the next tile");
+                    w.line(format!("if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * ((it - 1) % {stages}));"));
+                }
+                w.line("");
+                let out = Output::for_batch(self.spec, w, "tile");
+        self.epilogue(w, &out);
             });
-            w.line("wgmma_wait<0>();  // the last stage's wgmmas");
-            w.line("");
-            self.epilogue(w, &Output::new(self.spec));
         });
     }
 }

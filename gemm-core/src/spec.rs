@@ -644,6 +644,12 @@ impl KernelSpec {
     /// tiles), since under stream-K the next unit's copies are in flight in
     /// the stages while a unit's epilogue runs.
     pub fn epilogue_scratch_offset(&self) -> u32 {
+        // TMA kernels keep the C tile past the stages, counted from their
+        // 1024-byte aligned start: a producer may be filling the next
+        // tile's stages while the consumers store this one's C.
+        if let Staging::Tma { .. } = self.staging {
+            return self.staged_bytes();
+        }
         if self.c_tile().is_some() && self.persistent != Some(Persistent::StreamK) {
             return 0;
         }
@@ -755,7 +761,12 @@ impl KernelSpec {
             }
             // TMA reads 16-byte aligned rows (global strides a multiple of 16 bytes)
             (_, Staging::Tma { .. }) => {
-                let c_vector = if self.epilogue == Epilogue::Vector { 2 } else { 1 };
+                let c_vector = match self.epilogue {
+                    Epilogue::Vector => 2,
+                    // the C tile goes out in 16-byte chunks
+                    Epilogue::Smem => 16 / c,
+                    _ => 1,
+                };
                 ((16 / ab, 16), aligned(c_vector, c))
             }
             (_, staging) => {

@@ -70,7 +70,7 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         Epilogue::Direct => {}
         Epilogue::Vector if !(direct && simt) => {}
         Epilogue::Vector => no("epilogue", "epilogue = vector with staging = direct (its edges are guarded)".into()),
-        Epilogue::Smem if matches!(spec.atom, Atom::Mma { .. }) => {}
+        Epilogue::Smem if matches!(spec.atom, Atom::Mma { .. } | Atom::Wgmma { .. }) => {}
         Epilogue::Smem => no("epilogue", format!("epilogue = smem with atom = {}", spec.atom.name())),
         e => no("epilogue", format!("epilogue = {e:?}").to_lowercase()),
     }
@@ -88,5 +88,5 @@ persistent = stream_k with staged tiles; epilogue = direct, or vector with stage
 or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector or smem for mma; C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles); \
 raster = row or grouped(n) for both; sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages) and swizzle = b32, b64 or b128; \
 every warpgroup alike or specialize(producers = 1, consumers, producer_regs, consumer_regs), the latter also persistent = tiles; \
-epilogue = direct or vector; edges = guarded); \
+epilogue = direct, vector or smem; edges = guarded); \
 a fused epilogue (alpha, beta, bias, activation) on every path";

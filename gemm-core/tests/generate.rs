@@ -582,3 +582,24 @@ fn a_persistent_kernel_walks_tiles_with_one_count_of_stages() {
     assert!(last < release && release < epilogue, "released after its wgmmas, before the epilogue");
     assert!(src.contains("auto* const C_batch = C + batch * batch_c;"), "each tile's problem: {src}");
 }
+
+/// `epilogue = smem` under specialization: the C tile lies past the stages
+/// (the producer may be filling them for the next tile), and only the
+/// consumers meet at its barriers (`bar.sync 1` over their threads; the
+/// producer never comes), each sending out chunks by its index among them.
+#[test]
+fn a_specialized_c_tile_lies_past_the_stages_and_syncs_the_consumers_alone() {
+    let mut s = hopper_spec();
+    s.staging = Staging::Tma { stages: 3 };
+    s.persistent = Some(Persistent::Tiles);
+    s.epilogue = Epilogue::Smem;
+    let g = generate(&s).unwrap();
+    let src = &g.source;
+    assert!(src.contains("asm volatile(\"bar.sync 1, 256;\\n\" ::: \"memory\");"), "{src}");
+    assert!(src.contains("reinterpret_cast<unsigned short*>(smem_raw + (a_smem - smem_base) + 147456);"), "{src}");
+    assert!(src.contains("consumers_sync();  // the previous tile's C has gone out of the C tile"), "{src}");
+    assert!(src.contains("consumers_sync();  // the C tile is whole") && !src.contains("__syncthreads();  // the C tile"), "{src}");
+    assert!(src.contains("const int i = (threadIdx.x - 128) + r * 256;"), "{src}");
+    // 3 stages, the C tile (128 rows of 256, 264 apart), the alignment slack, 6 barriers
+    assert_eq!(g.smem_bytes, 3 * 49152 + 128 * 264 * 2 + 1024 + 48);
+}

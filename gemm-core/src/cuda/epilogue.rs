@@ -312,14 +312,15 @@ impl<'a> Output<'a> {
 /// C's rows (or columns) instead of scattered over 8 of them, as each mma
 /// lane's own pairs are. Guarded, a chunk across an edge of C goes an
 /// element at a time.
-pub fn copy_out(w: &mut Writer, spec: &KernelSpec, out: &Output, threads: u32) {
+pub fn copy_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team) {
     let Some(t) = out.tile else { unreachable!("copy_out follows stores into the C tile") };
+    let threads = team.threads;
     let vector = 16 / spec.c.elem.bytes();
     let per_line = t.line / vector;
     let chunks = t.lines * per_line;
     let rounds = chunks.div_ceil(threads);
     let row_major = spec.c.layout == Layout::RowMajor;
-    w.line("__syncthreads();  // the C tile is whole");
+    w.line(format!("{}  // the C tile is whole", team.sync));
     w.line(format!(
         "// the C tile to C: {chunks} chunks of {vector} elements ({per_line} to a {}), each thread one a round",
         if row_major { "row" } else { "column" }
@@ -350,7 +351,7 @@ pub fn copy_out(w: &mut Writer, spec: &KernelSpec, out: &Output, threads: u32) {
         });
     };
     let round = |w: &mut Writer| {
-        w.line(format!("const int i = threadIdx.x{};", if rounds > 1 { format!(" + r * {threads}") } else { String::new() }));
+        w.line(format!("const int i = {}{};", team.thread, if rounds > 1 { format!(" + r * {threads}") } else { String::new() }));
         if chunks.is_multiple_of(threads) {
             body(w);
         } else {
@@ -364,6 +365,24 @@ pub fn copy_out(w: &mut Writer, spec: &KernelSpec, out: &Output, threads: u32) {
     // made ptxas spill inside the K loop.
     w.line(format!("#pragma unroll {UNROLL_OUT}"));
     w.block(format!("for (int r = 0; r < {rounds}; ++r)"), round);
+}
+
+/// The threads that share a C tile: every thread of the block, or the
+/// consumer warpgroups of a specialized kernel (the producer never comes
+/// to their barriers).
+pub struct Team {
+    /// The statement that waits for all of them.
+    pub sync: &'static str,
+    /// This thread's index among them (an expression).
+    pub thread: String,
+    pub threads: u32,
+}
+
+impl Team {
+    /// Every thread of a block of `threads`.
+    pub fn block(threads: u32) -> Self {
+        Team { sync: "__syncthreads();", thread: "threadIdx.x".into(), threads }
+    }
 }
 
 /// Rounds of [`copy_out`] unrolled at a time.

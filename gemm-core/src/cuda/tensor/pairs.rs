@@ -6,7 +6,7 @@
 //! ([`PairMap`]); the rest is shared.
 
 use super::{index, plus, times, Tc};
-use crate::cuda::epilogue::{self, Output, Value};
+use crate::cuda::epilogue::{self, Output, Team, Value};
 use crate::cuda::writer::Writer;
 use crate::spec::{CTile, Dim, Elem, Epilogue, Layout, Staging};
 
@@ -116,7 +116,7 @@ impl Tc<'_> {
             out.store_at(w, (&row, &col), in_tile, Dim::N, &values);
         });
         if tile.is_some() {
-            epilogue::copy_out(w, s, out, self.threads);
+            epilogue::copy_out(w, s, out, &self.team());
         }
     }
 
@@ -126,6 +126,18 @@ impl Tc<'_> {
     fn c_tile_setup(&self, w: &mut Writer, t: CTile) {
         let s = self.spec;
         let c_type = if s.c.elem == Elem::F32 { "float" } else { "unsigned short" };
+        let lines = if s.c.layout == Layout::RowMajor { "rows" } else { "columns" };
+        if let Staging::Tma { .. } = s.staging {
+            if s.persistent.is_some() {
+                w.line(format!("{}  // the previous tile's C has gone out of the C tile", self.team().sync));
+            }
+            w.line(format!("// the block's C tile, past the stages: {} {lines} of {}, {} apart", t.lines, t.line, t.ld));
+            w.line(format!(
+                "{c_type}* const c_tile = reinterpret_cast<{c_type}*>(smem_raw + (a_smem - smem_base) + {});",
+                s.epilogue_scratch_offset()
+            ));
+            return;
+        }
         if self.stream_k {
             w.line("__syncthreads();  // the last unit's C tile has gone out");
         } else {
@@ -134,12 +146,19 @@ impl Tc<'_> {
             }
             w.line("__syncthreads();  // every warp is done with the staged tiles, whose space the C tile takes");
         }
-        let lines = if s.c.layout == Layout::RowMajor { "rows" } else { "columns" };
         w.line(format!("// the block's C tile: {} {lines} of {}, {} apart", t.lines, t.line, t.ld));
         let at = match s.epilogue_scratch_offset() {
             0 => "smem_raw".to_string(),
             offset => format!("smem_raw + {offset}"),
         };
         w.line(format!("{c_type}* const c_tile = reinterpret_cast<{c_type}*>({at});"));
+    }
+
+    /// The threads that share the block's C tile.
+    pub(super) fn team(&self) -> Team {
+        match self.spec.specialize {
+            Some(sp) => Team { sync: "consumers_sync();", thread: format!("(threadIdx.x - {})", 128 * sp.producers), threads: 128 * sp.consumers },
+            None => Team::block(self.threads),
+        }
     }
 }

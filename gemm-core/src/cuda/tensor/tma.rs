@@ -34,6 +34,13 @@ impl Tc<'_> {
         if self.spec.specialize.is_some_and(|sp| sp.producer_regs.is_some() || sp.consumer_regs.is_some()) {
             ptx::setmaxnreg(w);
         }
+        if let (Some(sp), Some(_)) = (self.spec.specialize, self.spec.c_tile()) {
+            w.line("// a barrier among the consumer warpgroups alone, which share the C tile (the producer never comes)");
+            w.block("__device__ __forceinline__ void consumers_sync()", |w| {
+                w.line(format!("asm volatile(\"bar.sync 1, {};\\n\" ::: \"memory\");", 128 * sp.consumers));
+            });
+            w.line("");
+        }
     }
 
     /// Bytes of one stage of both tiles: what a filling's barrier expects.
@@ -54,7 +61,9 @@ impl Tc<'_> {
         w.line("const unsigned smem_base = (unsigned)__cvta_generic_to_shared(smem_raw);");
         w.line("const unsigned a_smem = (smem_base + 1023) & ~1023u;");
         w.line(format!("const unsigned b_smem = a_smem + {};", stages * a_bytes));
-        w.line(format!("const unsigned full = b_smem + {};  // stage s's at full + 8 * s", stages * b_bytes));
+        let c_tile = self.spec.epilogue_scratch_bytes();
+        let past = if c_tile > 0 { format!(" (past the C tile's {c_tile})") } else { String::new() };
+        w.line(format!("const unsigned full = b_smem + {};  // stage s's at full + 8 * s{past}", stages * b_bytes + c_tile));
         w.line(format!("const unsigned empty = full + {};", 8 * stages));
         w.block("if (threadIdx.x == 0)", |w| {
             w.block(format!("for (int s = 0; s < {stages}; ++s)"), |w| {

@@ -342,18 +342,21 @@ pub fn warp_specialized(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMu
 pub fn two_consumers(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
 
 /// Kernel 6: `two_consumers` on a persistent grid, a block per SM walking
-/// C tiles in the grouped order; the producer fills the next tile's stages
-/// while the consumers store this one's C.
+/// C tiles in the grouped order, the producer filling the next tile's
+/// stages while the consumers store this one's C; C goes out through a
+/// tile in shared memory past the stages (3 of them, to make room), in
+/// 16-byte chunks side by side, as `mma_autotuned`'s does. Either change
+/// alone gained less than half of what both do (BENCHMARKS.md).
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),
     atom = wgmma(m64n256k16),
-    staging = tma(stages = 4),
+    staging = tma(stages = 3),
     specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
     swizzle = b128,
     raster = grouped(8),
     persistent = tiles,
-    epilogue = vector,
+    epilogue = smem,
     edges = guarded,
 )]
 pub fn persistent(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
@@ -471,7 +474,7 @@ pub static HOPPER_STEPS: [Step; 5] = [
     },
     Step {
         name: "persistent",
-        change: "a persistent grid: the producer runs into the next tile while the consumers store C",
+        change: "a persistent grid, C through a tile in shared memory: the producer fills the next tile's stages while C goes out",
         seed: "660 TFLOP/s (002)",
         kernel: &persistent::KERNEL,
     },

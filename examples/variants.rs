@@ -37,7 +37,7 @@ struct Cli {
 }
 
 const SETTINGS: &str = "Settings: pad=N | pad=none, sweep=m | sweep=n, raster=row | raster=grouped(N), stages=N, \
-fragments=1 | fragments=2, epilogue=direct | epilogue=vector | epilogue=smem, schedule=tiles | schedule=stream_k, \
+fragments=1 | fragments=2, epilogue=direct | epilogue=vector | epilogue=smem | epilogue=tma, schedule=tiles | schedule=stream_k, \
 edges=whole | edges=guarded, source=FILE (hand-edited CUDA in place of the generated).
 Example: variants autotuned 4096 pad=4 sweep=m 'raster=grouped(8),pad=4'";
 

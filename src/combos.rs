@@ -256,7 +256,8 @@ pub fn guarded() -> Vec<KernelSpec> {
 /// C type (24 kernels), f16 and bf16, alternating every warpgroup alike
 /// (one stage, then three, two warpgroups along m or n) and a producer with
 /// one or two consumers (`setmaxnreg` on some), on a persistent grid on
-/// some; C through a tile in shared memory on some; wgmma n from 64 to 256, the
+/// some; C through a tile in shared memory on some, sent out by TMA stores
+/// on others; wgmma n from 64 to 256, the
 /// 128-, 64- and 32-byte swizzles; vector stores where C is row-major;
 /// edges guarded on every other kernel, and a fused epilogue (alpha, beta,
 /// a bias along either side, an activation) on every third.
@@ -299,6 +300,9 @@ pub fn hopper() -> Vec<KernelSpec> {
             // C through a tile in shared memory where it fits beside the stages
             if n % 3 == 2 && n % 4 != 3 {
                 s.epilogue = Epilogue::Smem;
+            } else if n % 3 == 1 && n % 4 != 3 {
+                // or TMA stores of it
+                s.epilogue = Epilogue::Tma;
             }
             if n % 2 == 0 {
                 s.edges = Edges::Guarded;

@@ -48,6 +48,7 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
                 "direct" => Epilogue::Direct,
                 "vector" => Epilogue::Vector,
                 "smem" => Epilogue::Smem,
+                "tma" => Epilogue::Tma,
                 _ => return Err(bad()),
             }
         }

@@ -850,6 +850,25 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
             }
         }
     }
+    if spec.epilogue == Epilogue::Tma {
+        if !matches!(spec.staging, Staging::Tma { .. }) {
+            out.push(Diag::new("epilogue", "epilogue = tma stores C with the TMA copy engine, which this path does not set up; use staging = tma(..), or epilogue = smem"));
+        }
+        let (line, side) = match spec.c.layout {
+            Layout::RowMajor => (spec.block.n, "block n (C is row-major)"),
+            Layout::ColMajor => (spec.block.m, "block m (C is column-major)"),
+        };
+        let box_line = spec.c_tile_box();
+        if !line.is_multiple_of(box_line) {
+            out.push(Diag::new(
+                "epilogue",
+                format!(
+                    "epilogue = tma stores C in boxes of {box_line} {} elements (128-byte lines in the 128-byte swizzle), but {side} = {line}; use a multiple of {box_line}, or epilogue = smem",
+                    spec.c.elem.rust_name()
+                ),
+            ));
+        }
+    }
     if let (Some(sp), Atom::Wgmma { .. }) = (spec.specialize, spec.atom) {
         let acc = spec.accumulators_per_thread();
         if let Some(r) = sp.consumer_regs.filter(|r| acc + REGISTER_RESERVE > *r) {

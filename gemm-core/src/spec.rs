@@ -664,13 +664,17 @@ impl KernelSpec {
     /// bank once, and lines stay 16-byte aligned for the chunks that go
     /// out to C.
     pub fn c_tile(&self) -> Option<CTile> {
-        if self.epilogue != Epilogue::Smem {
-            return None;
-        }
         let (lines, line) = match self.c.layout {
             Layout::RowMajor => (self.block.m, self.block.n),
             Layout::ColMajor => (self.block.n, self.block.m),
         };
+        match self.epilogue {
+            Epilogue::Smem => {}
+            // `epilogue = tma`: boxes of 128-byte lines in the 128-byte
+            // swizzle, which the TMA store reads (see `c_tile_box`)
+            Epilogue::Tma => return Some(CTile { lines, line, ld: line }),
+            _ => return None,
+        }
         let (period, at) = match (self.c.layout, self.c.elem.bytes()) {
             (Layout::RowMajor, 4) => (32, 8),
             (Layout::RowMajor, _) => (64, 8),
@@ -679,6 +683,12 @@ impl KernelSpec {
         };
         let ld = line + (period + at - line % period) % period;
         Some(CTile { lines, line, ld })
+    }
+
+    /// `epilogue = tma`: elements of C in one 128-byte line of a TMA store's
+    /// box; the C tile is `line / c_tile_box()` such boxes side by side.
+    pub fn c_tile_box(&self) -> u32 {
+        128 / self.c.elem.bytes()
     }
 
     /// Shared memory of the staged tiles of A and B.
@@ -763,8 +773,8 @@ impl KernelSpec {
             (_, Staging::Tma { .. }) => {
                 let c_vector = match self.epilogue {
                     Epilogue::Vector => 2,
-                    // the C tile goes out in 16-byte chunks
-                    Epilogue::Smem => 16 / c,
+                    // the C tile goes out in 16-byte chunks, or by a TMA store
+                    Epilogue::Smem | Epilogue::Tma => 16 / c,
                     _ => 1,
                 };
                 ((16 / ab, 16), aligned(c_vector, c))

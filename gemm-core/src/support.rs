@@ -72,6 +72,7 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         Epilogue::Vector => no("epilogue", "epilogue = vector with staging = direct (its edges are guarded)".into()),
         Epilogue::Smem if matches!(spec.atom, Atom::Mma { .. } | Atom::Wgmma { .. }) => {}
         Epilogue::Smem => no("epilogue", format!("epilogue = smem with atom = {}", spec.atom.name())),
+        Epilogue::Tma if tma => {}
         e => no("epilogue", format!("epilogue = {e:?}").to_lowercase()),
     }
     if spec.c.elem != Elem::F32 && simt {
@@ -88,5 +89,5 @@ persistent = stream_k with staged tiles; epilogue = direct, or vector with stage
 or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector or smem for mma; C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles); \
 raster = row or grouped(n) for both; sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages) and swizzle = b32, b64 or b128; \
 every warpgroup alike or specialize(producers = 1, consumers, producer_regs, consumer_regs), the latter also persistent = tiles; \
-epilogue = direct, vector or smem; edges = guarded); \
+epilogue = direct, vector, smem or tma (a TMA store); edges = guarded); \
 a fused epilogue (alpha, beta, bias, activation) on every path";

@@ -603,3 +603,31 @@ fn a_specialized_c_tile_lies_past_the_stages_and_syncs_the_consumers_alone() {
     // 3 stages, the C tile (128 rows of 256, 264 apart), the alignment slack, 6 barriers
     assert_eq!(g.smem_bytes, 3 * 49152 + 128 * 264 * 2 + 1024 + 48);
 }
+
+/// `epilogue = tma`: the consumers write the C tile in the TMA store's
+/// swizzled boxes, fence their stores for the copy engine and meet; the
+/// first consumer thread stores each box and commits them as a group,
+/// waits for the group to have read the tile before the next tile's
+/// writes, and for all of it to be written before the block exits.
+#[test]
+fn a_tma_store_epilogue_fences_meets_and_stores_each_box_from_one_thread() {
+    let mut s = hopper_spec();
+    s.staging = Staging::Tma { stages: 3 };
+    s.persistent = Some(Persistent::Tiles);
+    s.epilogue = Epilogue::Tma;
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("TensorMap tmap_b, const __grid_constant__ TensorMap tmap_c)"), "{src}");
+    assert!(src.contains("return (e / 64) * 8192 + line * 64 + ((((e % 64) / 8) ^ (line % 8)) * 8) + e % 8;"), "{src}");
+    let order = [
+        "if (threadIdx.x == 128) bulk_wait_read<0>();",
+        "c_tile[c_tile_at(t_row + h * 8, t_col + q * 8)]",
+        "fence_proxy_async();",
+        "consumers_sync();  // the C tile is whole",
+        "tma_store(tmap_c, c_tile_addr, block_n, block_m, batch);",
+        "tma_store(tmap_c, c_tile_addr + 49152, block_n + 192, block_m, batch);",
+        "bulk_commit();",
+        "if (threadIdx.x == 128) bulk_wait<0>();",
+    ];
+    let at: Vec<usize> = order.iter().map(|o| src.find(o).unwrap_or_else(|| panic!("{o}\n{src}"))).collect();
+    assert!(at.windows(2).all(|p| p[0] < p[1]), "{order:?} in that order: {at:?}");
+}

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::CUdevice_attribute_enum as DevAttr;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
-use gemm_core::spec::{Arch, KernelSpec, Persistent, Staging, Which};
+use gemm_core::spec::{Arch, Epilogue, KernelSpec, Persistent, Staging, Which};
 
 use crate::args::{self, Dims, Element};
 use crate::compile;
@@ -182,21 +182,23 @@ impl Kernel {
         for p in scratch_ptrs.iter().flatten() {
             launch.arg(p);
         }
-        let maps = match self.spec.staging {
-            Staging::Tma { .. } => Some([
-                tma::operand_map(&self.spec, Which::A, a_ptr, &sa, b.count, b.stride_a)?,
-                tma::operand_map(&self.spec, Which::B, b_ptr, &sb, b.count, b.stride_b)?,
-            ]),
-            _ => None,
-        };
-        for m in maps.iter().flatten() {
+        let mut maps = Vec::new();
+        if let Staging::Tma { .. } = self.spec.staging {
+            maps.push(tma::operand_map(&self.spec, Which::A, a_ptr, &sa, b.count, b.stride_a)?);
+            maps.push(tma::operand_map(&self.spec, Which::B, b_ptr, &sb, b.count, b.stride_b)?);
+        }
+        if self.spec.epilogue == Epilogue::Tma {
+            maps.push(tma::c_map(&self.spec, c_ptr, &sc, b.count, b.stride_c)?);
+        }
+        for m in &maps {
             launch.arg(m);
         }
         // SAFETY: the kernel's parameters are (A, B, C pointers, M, N, K, lda,
         // ldb, ldc, batch strides of A, B and C), then the epilogue's (alpha,
         // beta, bias and its batch stride) where the spec declares them, then
         // under persistent = tiles (batches), under stream-K (batches, partials, flags) with the scratch sized
-        // for its grid, and under TMA staging A's and B's tensor maps, as
+        // for its grid, and under TMA staging A's and B's tensor maps (and
+        // C's under epilogue = tma), as
         // `gemm_core`'s params module generates them; the
         // checks above keep every access in bounds.
         unsafe { launch.launch(cfg) }?;

@@ -30,7 +30,23 @@ unsafe impl DeviceRepr for TensorMap {}
 pub fn operand_map(spec: &KernelSpec, which: Which, ptr: u64, shape: &Shape, count: usize, stride: usize) -> Result<TensorMap, GemmError> {
     let op = if which == Which::A { spec.a } else { spec.b };
     let tile = spec.tma_tile(which);
-    let bytes = op.elem.bytes() as u64;
+    encode(op.elem, ptr, shape, (count, stride), [tile.inner, tile.outer], tile.swizzle)
+}
+
+/// The tensor map of C for `epilogue = tma`: boxes of one 128-byte line by
+/// the C tile's lines, in the 128-byte swizzle the kernel writes its C tile
+/// in; the TMA store leaves out what lies past C's edges.
+pub fn c_map(spec: &KernelSpec, ptr: u64, shape: &Shape, count: usize, stride: usize) -> Result<TensorMap, GemmError> {
+    let lines = spec.c_tile().map_or(0, |t| t.lines);
+    encode(spec.c.elem, ptr, shape, (count, stride), [spec.c_tile_box(), lines], 128)
+}
+
+/// Encodes a 3-D tensor map of `shape` (elements of `elem` at `ptr`; the
+/// batch of `count` problems `stride` elements apart as the third
+/// dimension) with boxes of `box_dims` (contiguous side first) in a
+/// `swizzle`-byte swizzle.
+fn encode(elem: Elem, ptr: u64, shape: &Shape, (count, stride): (usize, usize), box_dims: [u32; 2], swizzle: u32) -> Result<TensorMap, GemmError> {
+    let bytes = elem.bytes() as u64;
     let (inner, outer) = match shape.layout {
         Layout::RowMajor => (shape.cols, shape.rows),
         Layout::ColMajor => (shape.rows, shape.cols),
@@ -40,14 +56,14 @@ pub fn operand_map(spec: &KernelSpec, which: Which, ptr: u64, shape: &Shape, cou
     let (batches, batch_bytes) = if count > 1 && stride > 0 { (count as u64, stride as u64 * bytes) } else { (1, ld * outer as u64) };
     let dims = [inner as u64, outer as u64, batches];
     let strides = [ld, batch_bytes];
-    let boxes = [tile.inner, tile.outer, 1];
+    let boxes = [box_dims[0], box_dims[1], 1];
     let elem_strides = [1u32; 3];
-    let dtype = match op.elem {
+    let dtype = match elem {
         Elem::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
         Elem::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         Elem::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
     };
-    let swizzle = match tile.swizzle {
+    let swizzle = match swizzle {
         128 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
         64 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
         _ => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
@@ -78,11 +94,11 @@ pub fn operand_map(spec: &KernelSpec, which: Which, ptr: u64, shape: &Shape, cou
                 "{result:?} for a {}x{} {} matrix at {ptr:#x} (leading dimension {}, {} problem(s)) with boxes of {}x{}",
                 shape.rows,
                 shape.cols,
-                op.elem.rust_name(),
+                elem.rust_name(),
                 shape.ld,
                 batches,
-                tile.inner,
-                tile.outer
+                box_dims[0],
+                box_dims[1]
             ),
         });
     }

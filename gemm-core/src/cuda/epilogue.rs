@@ -231,6 +231,11 @@ impl<'a> Output<'a> {
         let dest = |i: usize| match (self.tile, in_tile) {
             (Some(t), Some((tr, tc))) => {
                 let (r, c) = neighbour(tr, tc, along, i);
+                if s.epilogue == Epilogue::Tma {
+                    // the TMA store's swizzled boxes: a line of the tile, an element along it
+                    let (line, e) = if s.c.layout == Layout::RowMajor { (r, c) } else { (c, r) };
+                    return format!("c_tile[c_tile_at({line}, {e})]");
+                }
                 format!("c_tile[{}]", offset(s.c.layout, &t.ld.to_string(), &r, &c))
             }
             (Some(_), None) => unreachable!("a store into the C tile names its place there"),
@@ -375,14 +380,60 @@ pub struct Team {
     pub sync: &'static str,
     /// This thread's index among them (an expression).
     pub thread: String,
+    /// The first of them: the thread that issues a TMA store.
+    pub leader: String,
     pub threads: u32,
 }
 
 impl Team {
     /// Every thread of a block of `threads`.
     pub fn block(threads: u32) -> Self {
-        Team { sync: "__syncthreads();", thread: "threadIdx.x".into(), threads }
+        Team { sync: "__syncthreads();", thread: "threadIdx.x".into(), leader: "threadIdx.x == 0".into(), threads }
     }
+}
+
+/// `epilogue = tma`: where element `e` of line `l` of the C tile lies, in
+/// boxes of 128-byte lines in the 128-byte swizzle (the 16-byte chunk
+/// index XOR the line's index mod 8), as the TMA store reads them: a
+/// warp's pairs along 8 lines land in 8 different chunks of the banks.
+pub fn c_tile_at_fn(w: &mut Writer, spec: &KernelSpec) {
+    let Some(t) = spec.c_tile() else { return };
+    let (per_box, chunk) = (spec.c_tile_box(), 16 / spec.c.elem.bytes());
+    w.line(format!(
+        "// the C tile for the TMA store: {} box(es) of {} lines of {per_box} elements (128 bytes), each line's",
+        t.line / per_box,
+        t.lines
+    ));
+    w.line(format!("// 16-byte chunks ({chunk} elements) swizzled by the line's index mod 8"));
+    w.block("__device__ __forceinline__ int c_tile_at(int line, int e)", |w| {
+        w.line(format!(
+            "return (e / {per_box}) * {} + line * {per_box} + ((((e % {per_box}) / {chunk}) ^ (line % 8)) * {chunk}) + e % {chunk};",
+            t.lines * per_box
+        ));
+    });
+    w.line("");
+}
+
+/// `epilogue = tma`, after the stores into the C tile: each writer makes
+/// its stores visible to the copy engine, and once all have, the team's
+/// leader sends the boxes to C by TMA stores (clipped at C's edges), one
+/// bulk group it waits on before the C tile is written again.
+pub fn tma_store_out(w: &mut Writer, spec: &KernelSpec, team: &Team) {
+    let Some(t) = spec.c_tile() else { unreachable!("a TMA store follows stores into the C tile") };
+    let per_box = spec.c_tile_box();
+    let box_elems = t.lines * per_box;
+    w.line("fence_proxy_async();  // this thread's stores into the C tile, seen by the copy engine");
+    w.line(format!("{}  // the C tile is whole", team.sync));
+    w.block(format!("if ({})", team.leader), |w| {
+        w.line(format!("// the C tile to C: {} TMA store(s) of a box of {} x {per_box}", t.line / per_box, t.lines));
+        let (first, second) = if spec.c.layout == Layout::RowMajor { ("block_n", "block_m") } else { ("block_m", "block_n") };
+        for b in 0..t.line / per_box {
+            let src = if b == 0 { "c_tile_addr".to_string() } else { format!("c_tile_addr + {}", b * box_elems * spec.c.elem.bytes()) };
+            let c0 = if b == 0 { first.to_string() } else { format!("{first} + {}", b * per_box) };
+            w.line(format!("tma_store(tmap_c, {src}, {c0}, {second}, batch);"));
+        }
+        w.line("bulk_commit();");
+    });
 }
 
 /// Rounds of [`copy_out`] unrolled at a time.

@@ -6,7 +6,7 @@
 use super::ptx::storage_type;
 use super::stream_k;
 use super::writer::Writer;
-use crate::spec::{KernelSpec, Persistent, Staging};
+use crate::spec::{Epilogue, KernelSpec, Persistent, Staging};
 
 /// Writes the parameter list, `(` to `)`, after the kernel's name.
 pub fn signature(w: &mut Writer, spec: &KernelSpec) {
@@ -45,8 +45,13 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
         None => {}
     }
     if let Staging::Tma { .. } = spec.staging {
-        lines.push("// TMA: A's and B's tensor maps (the pointers above are what they map)".to_string());
-        lines.push("const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b".to_string());
+        if spec.epilogue == Epilogue::Tma {
+            lines.push("// TMA: A's, B's and C's tensor maps (the pointers above are what they map)".to_string());
+            lines.push("const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b, const __grid_constant__ TensorMap tmap_c".to_string());
+        } else {
+            lines.push("// TMA: A's and B's tensor maps (the pointers above are what they map)".to_string());
+            lines.push("const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b".to_string());
+        }
     }
     // commas between groups: after every parameter line but the last
     let last = lines.len() - 1;

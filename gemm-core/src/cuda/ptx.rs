@@ -225,3 +225,35 @@ pub fn wgmma(w: &mut Writer, elem: Elem, n: u32, trans_a: bool, trans_b: bool) {
     });
     w.line("");
 }
+
+/// The TMA store of a box from shared memory into a tensor, with the
+/// bulk-group commit and waits around it and the proxy fence that makes
+/// ordinary shared-memory stores visible to the copy engine.
+pub fn tma_store(w: &mut Writer) {
+    w.line("// TMA stores: a box of shared memory to (c0 innermost, c1, batch) of a tensor,");
+    w.line("// the parts past its edges left out; issued stores form bulk groups");
+    w.block("__device__ __forceinline__ void tma_store(const TensorMap& map, unsigned src, int c0, int c1, int batch)", |w| {
+        w.line("asm volatile(");
+        w.line("    \"cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\\n\"");
+        w.line("    :: \"l\"(reinterpret_cast<unsigned long long>(&map)), \"r\"(src), \"r\"(c0), \"r\"(c1), \"r\"(batch)");
+        w.line("    : \"memory\");");
+    });
+    w.block("__device__ __forceinline__ void bulk_commit()", |w| {
+        w.line("asm volatile(\"cp.async.bulk.commit_group;\\n\" ::: \"memory\");");
+    });
+    w.line("// waits until at most N bulk groups may still read their shared memory");
+    w.line("template <int N>");
+    w.block("__device__ __forceinline__ void bulk_wait_read()", |w| {
+        w.line("asm volatile(\"cp.async.bulk.wait_group.read %0;\\n\" :: \"n\"(N) : \"memory\");");
+    });
+    w.line("// waits until at most N bulk groups are incomplete (their writes done)");
+    w.line("template <int N>");
+    w.block("__device__ __forceinline__ void bulk_wait()", |w| {
+        w.line("asm volatile(\"cp.async.bulk.wait_group %0;\\n\" :: \"n\"(N) : \"memory\");");
+    });
+    w.line("// orders this thread's ordinary shared-memory stores before the copy engine's reads");
+    w.block("__device__ __forceinline__ void fence_proxy_async()", |w| {
+        w.line("asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");");
+    });
+    w.line("");
+}

@@ -54,6 +54,7 @@ impl Tc<'_> {
         let how = match s.epilogue {
             Epilogue::Vector => "vector: pairs of neighbours along n",
             Epilogue::Smem => "smem: through the block's C tile in shared memory, then 16-byte chunks",
+            Epilogue::Tma => "tma: through the block's C tile in shared memory, then TMA stores",
             _ => "direct",
         };
         out.describe(w, how);
@@ -115,8 +116,10 @@ impl Tc<'_> {
             let in_tile = in_tile.as_ref().map(|(r, c)| (r.as_str(), c.as_str()));
             out.store_at(w, (&row, &col), in_tile, Dim::N, &values);
         });
-        if tile.is_some() {
-            epilogue::copy_out(w, s, out, &self.team());
+        match (tile, s.epilogue) {
+            (Some(_), Epilogue::Tma) => epilogue::tma_store_out(w, s, &self.team()),
+            (Some(_), _) => epilogue::copy_out(w, s, out, &self.team()),
+            _ => {}
         }
     }
 
@@ -128,14 +131,22 @@ impl Tc<'_> {
         let c_type = if s.c.elem == Elem::F32 { "float" } else { "unsigned short" };
         let lines = if s.c.layout == Layout::RowMajor { "rows" } else { "columns" };
         if let Staging::Tma { .. } = s.staging {
-            if s.persistent.is_some() {
-                w.line(format!("{}  // the previous tile's C has gone out of the C tile", self.team().sync));
+            let team = self.team();
+            let offset = s.epilogue_scratch_offset();
+            if s.epilogue == Epilogue::Tma {
+                if s.persistent.is_some() {
+                    w.line(format!("if ({}) bulk_wait_read<0>();  // the previous tile's TMA stores have read the C tile", team.leader));
+                    w.line(format!("{}  // and every consumer knows it", team.sync));
+                }
+                w.line(format!("// the block's C tile, past the stages: {} {lines} of {}, in the TMA store's boxes", t.lines, t.line));
+                w.line(format!("const unsigned c_tile_addr = a_smem + {offset};"));
+            } else {
+                if s.persistent.is_some() {
+                    w.line(format!("{}  // the previous tile's C has gone out of the C tile", team.sync));
+                }
+                w.line(format!("// the block's C tile, past the stages: {} {lines} of {}, {} apart", t.lines, t.line, t.ld));
             }
-            w.line(format!("// the block's C tile, past the stages: {} {lines} of {}, {} apart", t.lines, t.line, t.ld));
-            w.line(format!(
-                "{c_type}* const c_tile = reinterpret_cast<{c_type}*>(smem_raw + (a_smem - smem_base) + {});",
-                s.epilogue_scratch_offset()
-            ));
+            w.line(format!("{c_type}* const c_tile = reinterpret_cast<{c_type}*>(smem_raw + (a_smem - smem_base) + {offset});"));
             return;
         }
         if self.stream_k {
@@ -157,7 +168,12 @@ impl Tc<'_> {
     /// The threads that share the block's C tile.
     pub(super) fn team(&self) -> Team {
         match self.spec.specialize {
-            Some(sp) => Team { sync: "consumers_sync();", thread: format!("(threadIdx.x - {})", 128 * sp.producers), threads: 128 * sp.consumers },
+            Some(sp) => Team {
+                sync: "consumers_sync();",
+                thread: format!("(threadIdx.x - {})", 128 * sp.producers),
+                leader: format!("threadIdx.x == {}", 128 * sp.producers),
+                threads: 128 * sp.consumers,
+            },
             None => Team::block(self.threads),
         }
     }

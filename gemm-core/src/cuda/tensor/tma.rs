@@ -26,13 +26,17 @@ use crate::cuda::epilogue::Output;
 use crate::cuda::ptx;
 use crate::cuda::schedule;
 use crate::cuda::writer::Writer;
-use crate::spec::{Persistent, Specialize, Which};
+use crate::spec::{Epilogue, Persistent, Specialize, Which};
 
 impl Tc<'_> {
     pub(super) fn tma_helpers(&self, w: &mut Writer) {
         ptx::tma(w);
         if self.spec.specialize.is_some_and(|sp| sp.producer_regs.is_some() || sp.consumer_regs.is_some()) {
             ptx::setmaxnreg(w);
+        }
+        if self.spec.epilogue == Epilogue::Tma {
+            ptx::tma_store(w);
+            crate::cuda::epilogue::c_tile_at_fn(w, self.spec);
         }
         if let (Some(sp), Some(_)) = (self.spec.specialize, self.spec.c_tile()) {
             w.line("// a barrier among the consumer warpgroups alone, which share the C tile (the producer never comes)");
@@ -163,6 +167,15 @@ impl Tc<'_> {
     fn alike(&self, w: &mut Writer, stages: u32) {
         self.tma_setup(w, stages, 1);
         self.for_each_tile(w, |w| self.alike_tile(w, stages));
+        self.stores_done(w);
+    }
+
+    /// Under `epilogue = tma`, the leader waits for its last TMA stores
+    /// to complete before the block exits.
+    fn stores_done(&self, w: &mut Writer) {
+        if self.spec.epilogue == Epilogue::Tma {
+            w.line(format!("if ({}) bulk_wait<0>();  // the last TMA stores are complete", self.team().leader));
+        }
     }
 
     /// One tile's K loop and epilogue with every warpgroup alike.
@@ -248,8 +261,9 @@ impl Tc<'_> {
                 }
                 w.line("");
                 let out = Output::for_batch(self.spec, w, "tile");
-        self.epilogue(w, &out);
+                self.epilogue(w, &out);
             });
+            self.stores_done(w);
         });
     }
 }

@@ -296,13 +296,25 @@ tma_store__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma
             }
             fence_proxy_async();  // this thread's stores into the C tile, seen by the copy engine
             consumers_sync();  // the C tile is whole
-            if (threadIdx.x == 128) {
-                // the C tile to C: 4 TMA store(s) of a box of 128 x 64
-                tma_store(tmap_c, c_tile_addr, block_n, block_m, batch);
-                tma_store(tmap_c, c_tile_addr + 16384, block_n + 64, block_m, batch);
-                tma_store(tmap_c, c_tile_addr + 32768, block_n + 128, block_m, batch);
-                tma_store(tmap_c, c_tile_addr + 49152, block_n + 192, block_m, batch);
-                bulk_commit();
+            if (block_m + 128 <= M && block_n + 256 <= N) {
+                if (threadIdx.x == 128) {
+                    // the C tile to C: 4 TMA store(s) of a box of 128 x 64
+                    tma_store(tmap_c, c_tile_addr, block_n, block_m, batch);
+                    tma_store(tmap_c, c_tile_addr + 16384, block_n + 64, block_m, batch);
+                    tma_store(tmap_c, c_tile_addr + 32768, block_n + 128, block_m, batch);
+                    tma_store(tmap_c, c_tile_addr + 49152, block_n + 192, block_m, batch);
+                    bulk_commit();
+                }
+            }
+            else {
+                // across an edge of C: element by element, each checked
+                for (int i = (threadIdx.x - 128); i < 32768; i += 256) {
+                    const int line = i / 256, e = i % 256;
+                    const int row = block_m + line, col = block_n + e;
+                    if (row < M && col < N) {
+                        C_batch[row * ldc + col] = c_tile[c_tile_at(line, e)];
+                    }
+                }
             }
         }
         if (threadIdx.x == 128) bulk_wait<0>();  // the last TMA stores are complete

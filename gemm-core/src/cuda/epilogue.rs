@@ -416,23 +416,45 @@ pub fn c_tile_at_fn(w: &mut Writer, spec: &KernelSpec) {
 
 /// `epilogue = tma`, after the stores into the C tile: each writer makes
 /// its stores visible to the copy engine, and once all have, the team's
-/// leader sends the boxes to C by TMA stores (clipped at C's edges), one
-/// bulk group it waits on before the C tile is written again.
-pub fn tma_store_out(w: &mut Writer, spec: &KernelSpec, team: &Team) {
+/// leader sends the boxes to C by TMA stores, one bulk group it waits on
+/// before the C tile is written again. A TMA store is to leave out what
+/// lies past C's edges, but along C's contiguous side it wrote past the
+/// edge into the padding of the line (up to the next 16-byte boundary) on
+/// the H100: under guarded edges a tile across an edge of C goes out
+/// element by element, each checked, and only whole tiles by TMA.
+pub fn tma_store_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team) {
     let Some(t) = spec.c_tile() else { unreachable!("a TMA store follows stores into the C tile") };
     let per_box = spec.c_tile_box();
     let box_elems = t.lines * per_box;
+    let row_major = spec.c.layout == Layout::RowMajor;
+    let (first, second) = if row_major { ("block_n", "block_m") } else { ("block_m", "block_n") };
     w.line("fence_proxy_async();  // this thread's stores into the C tile, seen by the copy engine");
     w.line(format!("{}  // the C tile is whole", team.sync));
-    w.block(format!("if ({})", team.leader), |w| {
-        w.line(format!("// the C tile to C: {} TMA store(s) of a box of {} x {per_box}", t.line / per_box, t.lines));
-        let (first, second) = if spec.c.layout == Layout::RowMajor { ("block_n", "block_m") } else { ("block_m", "block_n") };
-        for b in 0..t.line / per_box {
-            let src = if b == 0 { "c_tile_addr".to_string() } else { format!("c_tile_addr + {}", b * box_elems * spec.c.elem.bytes()) };
-            let c0 = if b == 0 { first.to_string() } else { format!("{first} + {}", b * per_box) };
-            w.line(format!("tma_store(tmap_c, {src}, {c0}, {second}, batch);"));
-        }
-        w.line("bulk_commit();");
+    let stores = |w: &mut Writer| {
+        w.block(format!("if ({})", team.leader), |w| {
+            w.line(format!("// the C tile to C: {} TMA store(s) of a box of {} x {per_box}", t.line / per_box, t.lines));
+            for b in 0..t.line / per_box {
+                let src = if b == 0 { "c_tile_addr".to_string() } else { format!("c_tile_addr + {}", b * box_elems * spec.c.elem.bytes()) };
+                let c0 = if b == 0 { first.to_string() } else { format!("{first} + {}", b * per_box) };
+                w.line(format!("tma_store(tmap_c, {src}, {c0}, {second}, batch);"));
+            }
+            w.line("bulk_commit();");
+        });
+    };
+    if spec.edges != Edges::Guarded {
+        return stores(w);
+    }
+    w.block(format!("if (block_m + {} <= M && block_n + {} <= N)", spec.block.m, spec.block.n), stores);
+    w.block("else", |w| {
+        w.line("// across an edge of C: element by element, each checked");
+        w.block(format!("for (int i = {}; i < {}; i += {})", team.thread, t.lines * t.line, team.threads), |w| {
+            w.line(format!("const int line = i / {}, e = i % {};", t.line, t.line));
+            let (row, col) = if row_major { ("block_m + line", "block_n + e") } else { ("block_m + e", "block_n + line") };
+            w.line(format!("const int row = {row}, col = {col};"));
+            w.block("if (row < M && col < N)", |w| {
+                w.line(format!("{}[{}] = c_tile[c_tile_at(line, e)];", out.c, offset(spec.c.layout, "ldc", "row", "col")));
+            });
+        });
     });
 }
 

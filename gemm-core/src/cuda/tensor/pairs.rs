@@ -117,7 +117,7 @@ impl Tc<'_> {
             out.store_at(w, (&row, &col), in_tile, Dim::N, &values);
         });
         match (tile, s.epilogue) {
-            (Some(_), Epilogue::Tma) => epilogue::tma_store_out(w, s, &self.team()),
+            (Some(_), Epilogue::Tma) => epilogue::tma_store_out(w, s, out, &self.team()),
             (Some(_), _) => epilogue::copy_out(w, s, out, &self.team()),
             _ => {}
         }

@@ -6,6 +6,9 @@
 //! beside the same kernel without the epilogue (what fusing costs), beside
 //! cuBLAS followed by a separate bias + GELU pass (what fusing saves), and
 //! beside cuBLASLt's own fused GELU_BIAS epilogue (checked against ours).
+//! On an sm_90 GPU the same layer on the Hopper path (`linear_hopper`: the
+//! Hopper ladder's `tma_store` tiling, W read N-major) is checked and timed
+//! beside them, with and without its epilogue.
 //!
 //! `cargo run --release --example linear -- [--tokens 4096] [--features 4096] [--out 11008]`
 
@@ -32,6 +35,39 @@ use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Mat, MatMut, RowMajor};
     edges = guarded,
 )]
 pub fn linear(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>, bias: Bias<bf16>);
+
+/// The same layer on the Hopper path (sm_90a): the `tma_store` step's
+/// tiling (128x256 tiles, a producer and two consumer warpgroups of wgmma
+/// m64n256k16, a persistent grid, C out by TMA stores), W row-major as the
+/// layer has it, the bias and GELU on the way into the C tile.
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16),
+    staging = tma(stages = 3),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(8),
+    persistent = tiles,
+    epilogue = tma(bias = n, activation = gelu_tanh),
+    edges = guarded,
+)]
+pub fn linear_hopper(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>, bias: Bias<bf16>);
+
+/// `linear_hopper` without its epilogue: what the bias and GELU cost there.
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16),
+    staging = tma(stages = 3),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(8),
+    persistent = tiles,
+    epilogue = tma,
+    edges = guarded,
+)]
+pub fn plain_hopper(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>);
 
 /// The unfused pass after cuBLAS: `y = gelu_tanh(y + bias[col])` in place, bf16.
 const BIAS_GELU: &str = r#"
@@ -171,17 +207,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let norm = theirs.iter().map(|b| f64::from(*b).powi(2)).sum::<f64>().sqrt();
     println!("ours against cuBLASLt's GELU_BIAS: relative (Frobenius) difference {:.2e}", diff / norm);
 
+    // the Hopper path, where the GPU has it
+    let hopper = if bench.gpu.capability == (9, 0) {
+        let k = &linear_hopper::KERNEL;
+        let err = verify_fused(&bench, k, dims, 5, Scalars { alpha: 1.0, beta: 0.0 })?;
+        let odd_err = verify_fused(&bench, k, odd, 6, Scalars { alpha: 1.0, beta: 0.0 })?;
+        println!("linear_hopper: relative error {err:.2e} at {}x{}x{}, {odd_err:.2e} at 1000x3000x1000", dims.m, dims.n, dims.k);
+        let fused = timed(&mut || p.launch_fused(&bench, k, &mut y, 1.0, 0.0, Some(&bias)))?;
+        let plain = timed(&mut || p.launch(&bench, &plain_hopper::KERNEL, &mut y))?;
+        Some((fused, plain))
+    } else {
+        None
+    };
+
     let flops = dims.flops();
-    println!("{:<40} {:>9} {:>9} {:>12}", "", "ms", "TFLOP/s", "vs fused");
-    for (name, t) in [
+    println!("{:<48} {:>9} {:>9} {:>12}", "", "ms", "TFLOP/s", "vs fused");
+    let mut rows = vec![
         ("fused: linear (bias + GELU in the epilogue)", &fused),
         ("same kernel, no epilogue (mma_autotuned)", &plain),
         ("cuBLAS GEMM alone", &cublas),
         ("cuBLAS GEMM + separate bias + GELU pass", &unfused),
         ("cuBLASLt GEMM with its GELU_BIAS epilogue", &lt_fused),
-    ] {
-        println!("{name:<40} {:>9.3} {:>9.1} {:>11.3}x", t.median_ms(), t.tflops(flops), t.median_ms() / fused.median_ms());
+    ];
+    if let Some((fused, plain)) = &hopper {
+        rows.push(("fused on the Hopper path: linear_hopper", fused));
+        rows.push(("same Hopper kernel, no epilogue (plain_hopper)", plain));
+    }
+    for (name, t) in rows {
+        println!("{name:<48} {:>9.3} {:>9.1} {:>11.3}x", t.median_ms(), t.tflops(flops), t.median_ms() / fused.median_ms());
     }
     println!("the fused epilogue costs {:+.1}% over the same kernel without it", 100.0 * (fused.median_ms() / plain.median_ms() - 1.0));
+    if let Some((fused, plain)) = &hopper {
+        println!("on the Hopper path it costs {:+.1}%", 100.0 * (fused.median_ms() / plain.median_ms() - 1.0));
+    }
     Ok(())
 }

@@ -300,8 +300,8 @@ pub fn hopper() -> Vec<KernelSpec> {
             // C through a tile in shared memory where it fits beside the stages
             if n % 3 == 2 && n % 4 != 3 {
                 s.epilogue = Epilogue::Smem;
-            } else if n % 3 == 1 && n % 4 != 3 {
-                // or TMA stores of it
+            } else if (n % 3 == 1 || n % 12 == 0) && n % 4 != 3 {
+                // or TMA stores of it (fused on two)
                 s.epilogue = Epilogue::Tma;
             }
             if n % 2 == 0 {

@@ -36,7 +36,8 @@ fn emit(source: &str, name: &str, arch: gemm_runtime::spec::Arch, ptx: bool) {
 }
 
 fn step_names() -> clap::builder::PossibleValuesParser {
-    let steps = gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS).chain(&gemm_ladder::steps::SPLIT_K_STEPS);
+    let steps =
+        gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS).chain(&gemm_ladder::steps::SPLIT_K_STEPS);
     steps.map(|s| s.name).collect::<Vec<_>>().into()
 }
 

@@ -852,7 +852,10 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
     if spec.epilogue == Epilogue::Tma {
         if !matches!(spec.staging, Staging::Tma { .. }) {
-            out.push(Diag::new("epilogue", "epilogue = tma stores C with the TMA copy engine, which this path does not set up; use staging = tma(..), or epilogue = smem"));
+            out.push(Diag::new(
+                "epilogue",
+                "epilogue = tma stores C with the TMA copy engine, which this path does not set up; use staging = tma(..), or epilogue = smem",
+            ));
         }
         let (line, side) = match spec.c.layout {
             Layout::RowMajor => (spec.block.n, "block n (C is row-major)"),

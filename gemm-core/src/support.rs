@@ -34,7 +34,9 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
     }
     match spec.specialize {
         Some(_) if !tma => no("specialize", format!("warp specialization with staging = {} (it feeds TMA stages)", spec.staging.name())),
-        Some(sp) if sp.producers != 1 => no("specialize.producers", format!("{} producer warpgroups (one thread of one issues every copy)", sp.producers)),
+        Some(sp) if sp.producers != 1 => {
+            no("specialize.producers", format!("{} producer warpgroups (one thread of one issues every copy)", sp.producers))
+        }
         _ => {}
     }
     match spec.swizzle {

@@ -555,7 +555,10 @@ fn wgmma_descriptors_follow_each_operands_major_side() {
     assert!(src.contains("wgmma_desc(b_smem + stage * 32768 + (group_n / 64) * 8192 + ks * 2048, 8192, 1024)"), "{src}");
     assert!(src.contains("1, 1, 0, 1;"), "B read N-major");
     for (i, c0) in ["block_n", "block_n + 64", "block_n + 128", "block_n + 192"].into_iter().enumerate() {
-        let load = format!("tma_load(b_smem + stage * 32768{}, tmap_b, {c0}, k0, b_batch, bar);", if i == 0 { String::new() } else { format!(" + {}", i * 8192) });
+        let load = format!(
+            "tma_load(b_smem + stage * 32768{}, tmap_b, {c0}, k0, b_batch, bar);",
+            if i == 0 { String::new() } else { format!(" + {}", i * 8192) }
+        );
         assert!(src.contains(&load), "{load}\n{src}");
     }
 }

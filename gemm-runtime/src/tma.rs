@@ -4,9 +4,7 @@
 //! cache keyed by all of them would save little), passed to the kernel by
 //! value as a `__grid_constant__` parameter.
 
-use cudarc::driver::sys::{
-    self, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle,
-};
+use cudarc::driver::sys::{self, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle};
 use cudarc::driver::DeviceRepr;
 use gemm_core::spec::{Elem, KernelSpec, Layout, Which};
 

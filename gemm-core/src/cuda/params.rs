@@ -47,7 +47,10 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
     if let Staging::Tma { .. } = spec.staging {
         if spec.epilogue == Epilogue::Tma {
             lines.push("// TMA: A's, B's and C's tensor maps (the pointers above are what they map)".to_string());
-            lines.push("const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b, const __grid_constant__ TensorMap tmap_c".to_string());
+            lines.push(
+                "const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b, const __grid_constant__ TensorMap tmap_c"
+                    .to_string(),
+            );
         } else {
             lines.push("// TMA: A's and B's tensor maps (the pointers above are what they map)".to_string());
             lines.push("const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b".to_string());

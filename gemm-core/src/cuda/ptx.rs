@@ -152,15 +152,12 @@ pub fn tma(w: &mut Writer) {
     });
     w.line("// a TMA load of one box at (c0 innermost, c1, batch) into shared memory,");
     w.line("// completing on `bar` with the box's bytes; elements outside the tensor read as 0");
-    w.block(
-        "__device__ __forceinline__ void tma_load(unsigned dst, const TensorMap& map, int c0, int c1, int batch, unsigned bar)",
-        |w| {
-            w.line("asm volatile(");
-            w.line("    \"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\\n\"");
-            w.line("    :: \"r\"(dst), \"l\"(reinterpret_cast<unsigned long long>(&map)), \"r\"(c0), \"r\"(c1), \"r\"(batch), \"r\"(bar)");
-            w.line("    : \"memory\");");
-        },
-    );
+    w.block("__device__ __forceinline__ void tma_load(unsigned dst, const TensorMap& map, int c0, int c1, int batch, unsigned bar)", |w| {
+        w.line("asm volatile(");
+        w.line("    \"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\\n\"");
+        w.line("    :: \"r\"(dst), \"l\"(reinterpret_cast<unsigned long long>(&map)), \"r\"(c0), \"r\"(c1), \"r\"(batch), \"r\"(bar)");
+        w.line("    : \"memory\");");
+    });
     w.line("");
 }
 
@@ -205,24 +202,30 @@ pub fn wgmma(w: &mut Writer, elem: Elem, n: u32, trans_a: bool, trans_b: bool) {
         major(trans_b, "N")
     ));
     w.line("// + D where `accumulate` is not 0");
-    w.block(format!("__device__ __forceinline__ void wgmma_m64n{n}k16(float (&d)[{}][4], unsigned long long da, unsigned long long db, int accumulate)", n / 8), |w| {
-        let outs: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
-        w.line("asm volatile(");
-        w.line("    \"{\\n.reg .pred accumulate;\\n\"");
-        w.line(format!("    \"setp.ne.b32 accumulate, %{}, 0;\\n\"", regs + 2));
-        w.line(format!("    \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} \""));
-        for chunk in outs.chunks(16) {
-            let first = chunk[0] == "%0";
-            let last = chunk.last() == outs.last();
-            w.line(format!("    \"{}{}{}\"", if first { "{" } else { "" }, chunk.join(", "), if last { "}, " } else { ", " }));
-        }
-        w.line(format!("    \"%{}, %{}, accumulate, 1, 1, {ta}, {tb};\\n}}\\n\"", regs, regs + 1));
-        let ops: Vec<String> = (0..regs).map(|i| format!("\"+f\"(d[{}][{}])", i / 4, i % 4)).collect();
-        for (i, chunk) in ops.chunks(8).enumerate() {
-            w.line(format!("    {} {}", if i == 0 { ":" } else { " " }, chunk.join(", ") + if (i + 1) * 8 < ops.len() { "," } else { "" }));
-        }
-        w.line("    : \"l\"(da), \"l\"(db), \"r\"(accumulate));");
-    });
+    w.block(
+        format!(
+            "__device__ __forceinline__ void wgmma_m64n{n}k16(float (&d)[{}][4], unsigned long long da, unsigned long long db, int accumulate)",
+            n / 8
+        ),
+        |w| {
+            let outs: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
+            w.line("asm volatile(");
+            w.line("    \"{\\n.reg .pred accumulate;\\n\"");
+            w.line(format!("    \"setp.ne.b32 accumulate, %{}, 0;\\n\"", regs + 2));
+            w.line(format!("    \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} \""));
+            for chunk in outs.chunks(16) {
+                let first = chunk[0] == "%0";
+                let last = chunk.last() == outs.last();
+                w.line(format!("    \"{}{}{}\"", if first { "{" } else { "" }, chunk.join(", "), if last { "}, " } else { ", " }));
+            }
+            w.line(format!("    \"%{}, %{}, accumulate, 1, 1, {ta}, {tb};\\n}}\\n\"", regs, regs + 1));
+            let ops: Vec<String> = (0..regs).map(|i| format!("\"+f\"(d[{}][{}])", i / 4, i % 4)).collect();
+            for (i, chunk) in ops.chunks(8).enumerate() {
+                w.line(format!("    {} {}", if i == 0 { ":" } else { " " }, chunk.join(", ") + if (i + 1) * 8 < ops.len() { "," } else { "" }));
+            }
+            w.line("    : \"l\"(da), \"l\"(db), \"r\"(accumulate));");
+        },
+    );
     w.line("");
 }
 

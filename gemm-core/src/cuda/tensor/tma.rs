@@ -57,9 +57,7 @@ impl Tc<'_> {
     /// The ring's shared memory and barriers, initialized by thread 0.
     fn tma_setup(&self, w: &mut Writer, stages: u32, releases: u32) {
         let (a_bytes, b_bytes) = self.stage_bytes();
-        w.line(format!(
-            "// staging (tma): {stages} stage(s) of the A tile ({a_bytes} bytes) and of the B tile ({b_bytes} bytes) from a"
-        ));
+        w.line(format!("// staging (tma): {stages} stage(s) of the A tile ({a_bytes} bytes) and of the B tile ({b_bytes} bytes) from a"));
         w.line("// 1024-byte boundary (the swizzle's period), then a full and an empty mbarrier per stage");
         w.line("extern __shared__ __align__(1024) unsigned char smem_raw[];");
         w.line("const unsigned smem_base = (unsigned)__cvta_generic_to_shared(smem_raw);");
@@ -103,7 +101,7 @@ impl Tc<'_> {
             return body(w);
         }
         w.line("// schedule (persistent): this block's tiles, gridDim.x apart, over every problem");
-        w.block(format!("for (int t = blockIdx.x; t < tiles_m * tiles_n * batches; t += gridDim.x)"), |w| {
+        w.block("for (int t = blockIdx.x; t < tiles_m * tiles_n * batches; t += gridDim.x)", |w| {
             w.line("const int batch = t / (tiles_m * tiles_n);");
             w.line("const int tile = t % (tiles_m * tiles_n);");
             schedule::tile_origin(w, s.raster, self.bm, self.bn, "tile");

@@ -77,10 +77,7 @@ impl Tc<'_> {
 
     pub(super) fn wgmma_accumulators(&self, w: &mut Writer) {
         let q = self.an / 8;
-        w.line(format!(
-            "// accumulators: {}x{} wgmma atoms of 64x{}, each {q} 16x8 atoms of 4 floats per lane",
-            self.ami, self.ani, self.an
-        ));
+        w.line(format!("// accumulators: {}x{} wgmma atoms of 64x{}, each {q} 16x8 atoms of 4 floats per lane", self.ami, self.ani, self.an));
         w.line(format!("float acc[{}][{}][{q}][4] = {{}};", self.ami, self.ani));
         w.line("");
     }

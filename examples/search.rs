@@ -1,13 +1,14 @@
 //! The search over legal SIMT tilings: prune with the rules, compile, verify
 //! against cuBLAS, time; print the best few per size.
-//! `cargo run --release --example search [--focus | --stream-k | --single-buffered | --mma] [--threads=N,..] [SIZE ...]`
+//! `cargo run --release --example search [--focus | --stream-k | --single-buffered | --mma | --hopper] [--threads=N,..] [SIZE ...]`
 //! (default 4096, its best five re-timed in two rounds of 30 runs, then the
 //! best ten again at 2048 and 8192; `--focus` searches
 //! the narrower space around the H100's winners, `--stream-k` its pipelines
 //! under the stream-K schedule, `--single-buffered` the tilings of the
 //! warptiling step's staging; with `--stream-k` too, those under stream-K;
 //! `--threads=` keeps blocks of those thread counts instead of 128 and 256;
-//! `--mma` searches the bf16 mma.sync tilings of the tensor ladder instead).
+//! `--mma` searches the bf16 mma.sync tilings of the tensor ladder instead,
+//! `--hopper` the wgmma + TMA tilings of the Hopper ladder on an sm_90 GPU).
 
 use clap::Parser;
 use gemm_ladder::measure::{time_cublas_typed, Bench, Reps};
@@ -35,6 +36,9 @@ struct Cli {
     /// The bf16 mma.sync tilings of the tensor ladder instead
     #[arg(long, conflicts_with_all = ["focus", "single_buffered", "stream_k", "threads"])]
     mma: bool,
+    /// The bf16 wgmma + TMA tilings of the Hopper ladder instead (an sm_90 GPU)
+    #[arg(long, conflicts_with_all = ["focus", "single_buffered", "stream_k", "threads", "mma"])]
+    hopper: bool,
     /// Keep blocks of these thread counts instead of 128 and 256
     #[arg(long, value_delimiter = ',', value_name = "N,..")]
     threads: Vec<u32>,
@@ -72,7 +76,13 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         Some((f, r)) => (*f, r.to_vec()),
         None => (4096, vec![2048, 8192]),
     };
-    let c = if cli.mma { search::mma_candidates() } else { search::candidates(&space) };
+    let c = if cli.mma {
+        search::mma_candidates()
+    } else if cli.hopper {
+        search::hopper_candidates()
+    } else {
+        search::candidates(&space)
+    };
     println!("{} points considered, {} legal; pruned by rule:", c.considered, c.specs.len());
     for (at, n) in &c.pruned {
         println!("  {n:>6}  {at}");

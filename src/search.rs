@@ -277,6 +277,66 @@ pub fn mma_candidates() -> Candidates {
     out
 }
 
+/// The Hopper search's space (sm_90a): bf16 in and out, A row-major and B
+/// column-major (the Hopper ladder's types), TMA stages in the 128-byte
+/// swizzle with K steps of 64, block tiles of 128 to 256 a side split into
+/// warpgroup tiles of 64 or 128 rows by the block's width (wgmma n = 128
+/// or 256), a producer with one to three consumers (`setmaxnreg` sized to
+/// the consumers' accumulators), 2 to 5 stages, grouped rasters of 4, 8 or
+/// 16 rows, a block per tile or a persistent grid, and C from the
+/// registers, through a C tile, or by TMA stores. The rules prune what does
+/// not fit shared memory or the register file.
+pub fn hopper_candidates() -> Candidates {
+    let mut out = Candidates { specs: Vec::new(), considered: 0, pruned: BTreeMap::new() };
+    let op = |layout| Operand { elem: Elem::Bf16, layout };
+    let tiles = [(128u32, 128u32), (128, 256), (256, 128), (192, 256), (256, 256)];
+    for (bm, bn) in tiles {
+        for wm in [64u32, 128] {
+            for stages in 2..=5u32 {
+                for raster in [Raster::Grouped(4), Raster::Grouped(8), Raster::Grouped(16)] {
+                    for persistent in [None, Some(Persistent::Tiles)] {
+                        for epilogue in [Epilogue::Vector, Epilogue::Smem, Epilogue::Tma] {
+                            out.considered += 1;
+                            let consumers = bm / wm;
+                            // setmaxnreg: the producer keeps 24; the consumers share the rest, a multiple of 8
+                            let consumer_regs = ((65536 / 128 - 24) / consumers.max(1)).min(240) / 8 * 8;
+                            let spec = KernelSpec {
+                                name: "hopper_tuned".into(),
+                                a: op(Layout::RowMajor),
+                                b: op(Layout::ColMajor),
+                                c: op(Layout::RowMajor),
+                                block: Block { m: bm, n: bn, k: Some(64), threads: 128 * (consumers + 1), min_blocks: None },
+                                warp: Some(Warp { m: wm, n: bn, m_iters: 1, n_iters: 1 }),
+                                thread: None,
+                                atom: Atom::Wgmma { m: 64, n: bn, k: 16 },
+                                staging: Staging::Tma { stages },
+                                specialize: Some(Specialize { producers: 1, consumers, producer_regs: Some(24), consumer_regs: Some(consumer_regs) }),
+                                swizzle: Swizzle::B128,
+                                raster,
+                                persistent,
+                                cluster: None,
+                                epilogue,
+                                fused: Fused::default(),
+                                edges: Edges::Whole,
+                                arch: Arch::Sm90a,
+                            };
+                            let mut diags = gemm_runtime::gemm_core::check(&spec);
+                            diags.extend(gemm_runtime::gemm_core::support::unsupported(&spec));
+                            if diags.is_empty() {
+                                out.specs.push(spec);
+                            } else {
+                                diags.truncate(1);
+                                *out.pruned.entry(diags[0].at).or_insert(0) += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Splits `iters` warp iterations into m x n, each dividing the lanes' room
 /// along its side, favouring the split whose per-step sub-tile is squarest;
 /// (0, 0) when there is none, which the rules then reject.
@@ -411,24 +471,34 @@ pub fn attribute(spec: &KernelSpec) -> String {
             let f = if fragments > 1 { format!(", fragments = {fragments}") } else { String::new() };
             parts.push(format!("staging = cp_async(stages = {stages}, vector = {vector}{}{f})", t(transpose_a)))
         }
-        _ => {}
+        Staging::Tma { stages } => parts.push(format!("staging = tma(stages = {stages})")),
+        Staging::Direct => {}
+    }
+    if let Some(sp) = spec.specialize {
+        let regs = match (sp.producer_regs, sp.consumer_regs) {
+            (Some(p), Some(c)) => format!(", producer_regs = {p}, consumer_regs = {c}"),
+            _ => String::new(),
+        };
+        parts.push(format!("specialize(producers = {}, consumers = {}{regs})", sp.producers, sp.consumers));
     }
     match spec.swizzle {
         Swizzle::Pad(p) => parts.push(format!("swizzle = pad({p})")),
         Swizzle::Xor => parts.push("swizzle = xor".into()),
-        _ => {}
+        Swizzle::B32 | Swizzle::B64 | Swizzle::B128 => parts.push(format!("swizzle = b{}", spec.swizzle.tma_bytes().unwrap_or(0))),
+        Swizzle::None => {}
     }
     if let Raster::Grouped(g) = spec.raster {
         parts.push(format!("raster = grouped({g})"));
     }
     match spec.persistent {
         Some(Persistent::StreamK) => parts.push("persistent = stream_k".into()),
-        Some(Persistent::Tiles) => parts.push("persistent".into()),
+        Some(Persistent::Tiles) => parts.push("persistent = tiles".into()),
         None => {}
     }
     match spec.epilogue {
         Epilogue::Vector => parts.push("epilogue = vector".into()),
         Epilogue::Smem => parts.push("epilogue = smem".into()),
+        Epilogue::Tma => parts.push("epilogue = tma".into()),
         _ => {}
     }
     parts.join(", ")
@@ -493,5 +563,33 @@ mod tests {
         assert_eq!(2 * swept, sk.specs.len(), "each tiling is searched with both FMA sweeps");
         let column_first = sk.specs.iter().find(|s| s.thread.is_some_and(|t| t.sweep == Dim::M)).unwrap();
         assert!(attribute(column_first).contains("sweep = m"));
+    }
+
+    /// Every Hopper candidate passes the rules and what the generator
+    /// emits; the `tma_store` step's tiling is among them; what does not fit
+    /// (5 stages with a C tile, four 64-row consumers of 256 columns) is
+    /// pruned and counted; attributes name every Hopper setting.
+    #[test]
+    fn hopper_candidates_are_legal_and_hold_the_ladders_best() {
+        let c = hopper_candidates();
+        assert!(!c.specs.is_empty() && c.specs.len() < c.considered, "{} of {}", c.specs.len(), c.considered);
+        assert_eq!(c.specs.len() + c.pruned.values().sum::<usize>(), c.considered);
+        for s in &c.specs {
+            assert!(gemm_runtime::gemm_core::generate(s).is_ok(), "{}", s.kernel_name());
+        }
+        let best = &crate::steps::tma_store::KERNEL.spec;
+        let same = |s: &KernelSpec| KernelSpec { name: best.name.clone(), edges: best.edges, ..s.clone() } == *best;
+        assert!(c.specs.iter().any(same), "the tma_store step is in the space");
+        let a = attribute(best);
+        for part in [
+            "atom = wgmma(m64n256k16)",
+            "staging = tma(stages = 3)",
+            "specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240)",
+            "swizzle = b128",
+            "persistent = tiles",
+            "epilogue = tma",
+        ] {
+            assert!(a.contains(part), "{part} in {a}");
+        }
     }
 }

@@ -16,10 +16,16 @@
 //!   issued. `setmaxnreg` moves registers from the producer to the
 //!   consumers.
 //!
-//! Phases: stage `s` is filled for the `r`-th time by K tile `r * stages +
-//! s`, so a wait for that filling is on parity `r & 1`; the producer's wait
-//! for the `r`-th release is on parity `(r & 1) ^ 1`, which a fresh barrier
-//! passes at once for `r = 0`.
+//! Phases: stage `s` is filled for the `r`-th time by fill `r * stages + s`
+//! (the K tile itself; under `persistent = tiles` a count of fills that runs
+//! on through every tile of the block), so a wait for that filling is on
+//! parity `r & 1`; the producer's wait for the `r`-th release is on parity
+//! `(r & 1) ^ 1`, which a fresh barrier passes at once for `r = 0`.
+//!
+//! Under `persistent = tiles` (specialized only) a block walks C tiles, its
+//! producer running on into the next tile's stages while the consumers
+//! store this one's C, which under `epilogue = smem | tma` lies past the
+//! stages.
 
 use super::Tc;
 use crate::cuda::epilogue::Output;

@@ -211,10 +211,19 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
             return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
         }
     }
-    let (_, gy, _) = gemm_core::grid(spec, d.m.min(u32::MAX as usize) as u32, d.n.min(u32::MAX as usize) as u32);
-    if gy > 65535 {
-        let rule = format!("m = {} needs {gy} blocks along m, over the grid's 65535", d.m);
-        return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
+    if spec.persistent.is_some() {
+        // a persistent grid walks the tiles of every problem by a 32-bit count
+        let tiles = d.m.div_ceil(spec.block.m as usize) * d.n.div_ceil(spec.block.n as usize) * d.batch.count;
+        if tiles > MAX_OFFSET {
+            let rule = format!("{tiles} C tiles over the batch, past the 32-bit count the persistent grid walks them by; launch the batch in parts");
+            return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
+        }
+    } else {
+        let (_, gy, _) = gemm_core::grid(spec, d.m.min(u32::MAX as usize) as u32, d.n.min(u32::MAX as usize) as u32);
+        if gy > 65535 {
+            let rule = format!("m = {} needs {gy} blocks along m, over the grid's 65535", d.m);
+            return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
+        }
     }
     // A and B are read, C written, `vector` / `c_vector` elements at a time,
     // from pointers aligned to `align` / `c_align` bytes.
@@ -341,5 +350,16 @@ mod tests {
         assert!(err.contains("B") && err.contains("16-byte aligned (TMA"), "{err}");
         // C is stored element by element: any leading dimension
         assert!(check(&spec, Dims::new(100, 130, 64).with_ld(64, 64, 131), lens, [0, 0, 2]).is_ok());
+        // a block per tile: at most 65535 tiles along m; a persistent grid walks
+        // any number of them, and refuses only a count past 32 bits
+        let tall = Dims::new(65536 * 128 + 1, 8, 64).with_ld(64, 64, 8);
+        let big = [usize::MAX; 3];
+        let err = check(&spec, tall, big, [0, 0, 0]).unwrap_err().to_string();
+        assert!(err.contains("over the grid's 65535"), "{err}");
+        let persistent = KernelSpec { persistent: Some(Persistent::Tiles), ..spec.clone() };
+        assert!(check(&persistent, tall, big, [0, 0, 0]).is_ok());
+        let many = Dims::new(128, 128, 64).batched(1 << 31, 0, 0, 128 * 128);
+        let err = check(&persistent, many, big, [0, 0, 0]).unwrap_err().to_string();
+        assert!(err.contains("32-bit count"), "{err}");
     }
 }

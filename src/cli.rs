@@ -156,7 +156,7 @@ fn run(steps: &[&Step], name: &str, dims: Dims) -> Result<(), Box<dyn std::error
             Err(Failure::Gpu(gemm_runtime::GemmError::UnsupportedSize { rule, .. })) => {
                 format!("| {} | skipped: {rule} | | | | {} |", step.name, step.seed)
             }
-            Err(Failure::Gpu(e @ gemm_runtime::GemmError::ArchTooOld { .. })) => {
+            Err(Failure::Gpu(e @ (gemm_runtime::GemmError::ArchTooOld { .. } | gemm_runtime::GemmError::ArchSpecific { .. }))) => {
                 format!("| {} | skipped: {e} | | | | {} |", step.name, step.seed)
             }
             Err(e) => return Err(e.into()),

@@ -19,6 +19,8 @@ pub enum GemmError {
     Compile { kernel: String, arch: String, log: String },
     #[error("`{kernel}` targets {kernel_arch} but the device is sm_{major}{minor}; run it on a newer GPU or declare an older arch")]
     ArchTooOld { kernel: String, kernel_arch: String, major: i32, minor: i32 },
+    #[error("`{kernel}` targets {kernel_arch}, whose instructions (wgmma, TMA, setmaxnreg) only compute capability 9.0 has, but the device is sm_{major}{minor}; run it on a Hopper GPU (H100, H200) or describe the kernel without them (atom = mma, staging = cp_async)")]
+    ArchSpecific { kernel: String, kernel_arch: String, major: i32, minor: i32 },
     #[error("`{kernel}` reads {operand} as {expected} but was given a buffer of {given}")]
     ElemMismatch { kernel: String, operand: char, expected: &'static str, given: &'static str },
     #[error("zero size: m = {m}, n = {n}, k = {k}; every size must be at least 1")]
@@ -79,5 +81,14 @@ mod tests {
         let e = GemmError::ZeroSize { m: 0, n: 4, k: 4 };
         assert_eq!(format!("{e:?}"), e.to_string());
         assert!(format!("{e:?}").contains("every size must be at least 1"));
+    }
+
+    /// An sm_90a kernel on a GPU newer than Hopper is not "too old": the
+    /// error says which GPUs have its instructions and what to write instead.
+    #[test]
+    fn a_hopper_kernel_elsewhere_says_where_it_runs() {
+        let e = GemmError::ArchSpecific { kernel: "k".into(), kernel_arch: "sm_90a".into(), major: 10, minor: 0 };
+        let m = e.to_string();
+        assert!(m.contains("only compute capability 9.0") && m.contains("sm_100") && m.contains("atom = mma"), "{m}");
     }
 }

@@ -40,9 +40,13 @@ struct Loaded {
 /// `(major, minor)`: one at least as new, and for sm_90a (wgmma, TMA,
 /// setmaxnreg: features of Hopper alone) exactly 9.0.
 fn runs_on(arch: Arch, (major, minor): (i32, i32)) -> bool {
+    new_enough(arch, (major, minor)) && (arch != Arch::Sm90a || (major, minor) == (9, 0))
+}
+
+/// Whether the device is at least as new as `arch`.
+fn new_enough(arch: Arch, (major, minor): (i32, i32)) -> bool {
     let (need_major, need_minor) = arch.capability();
-    let new_enough = (major, minor) >= (need_major as i32, need_minor as i32);
-    new_enough && (arch != Arch::Sm90a || (major, minor) == (9, 0))
+    (major, minor) >= (need_major as i32, need_minor as i32)
 }
 
 /// Blocks that may share one C tile under stream-K. A tile's owner adds the
@@ -84,7 +88,11 @@ impl Kernel {
         }
         let (major, minor) = ctx.compute_capability()?;
         if !runs_on(self.spec.arch, (major, minor)) {
-            return Err(GemmError::ArchTooOld { kernel: self.name.to_string(), kernel_arch: self.spec.arch.to_string(), major, minor });
+            let (kernel, kernel_arch) = (self.name.to_string(), self.spec.arch.to_string());
+            if new_enough(self.spec.arch, (major, minor)) {
+                return Err(GemmError::ArchSpecific { kernel, kernel_arch, major, minor });
+            }
+            return Err(GemmError::ArchTooOld { kernel, kernel_arch, major, minor });
         }
         let target = compile::device_target(self.spec.arch, (major, minor));
         let f = compile::load(ctx, &self.source, &self.name, target, self.smem_bytes)?;
@@ -196,11 +204,11 @@ impl Kernel {
         // SAFETY: the kernel's parameters are (A, B, C pointers, M, N, K, lda,
         // ldb, ldc, batch strides of A, B and C), then the epilogue's (alpha,
         // beta, bias and its batch stride) where the spec declares them, then
-        // under persistent = tiles (batches), under stream-K (batches, partials, flags) with the scratch sized
-        // for its grid, and under TMA staging A's and B's tensor maps (and
-        // C's under epilogue = tma), as
-        // `gemm_core`'s params module generates them; the
-        // checks above keep every access in bounds.
+        // under persistent = tiles (batches), under stream-K (batches,
+        // partials, flags) with the scratch sized for its grid, and under TMA
+        // staging A's and B's tensor maps (and C's under epilogue = tma), as
+        // `gemm_core`'s params module generates them; the checks above keep
+        // every access in bounds.
         unsafe { launch.launch(cfg) }?;
         Ok(())
     }

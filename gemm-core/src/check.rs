@@ -834,7 +834,8 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 "use stages = {} or more",
             ));
         }
-        // An M- or N-major operand is copied and read in chunks one swizzle row wide.
+        // An M- or N-major operand is copied and read in chunks one swizzle
+        // row wide (a column-major A's always divide wgmma's 64 rows).
         if let (Some(bytes), Atom::Wgmma { n, .. }) = (spec.swizzle.tma_bytes(), spec.atom) {
             let chunk = bytes / spec.a.elem.bytes();
             if spec.b.layout == Layout::RowMajor && !n.is_multiple_of(chunk) {
@@ -844,9 +845,6 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
                         "a row-major B is N-major: TMA and wgmma take it in chunks of {chunk} columns ({bytes} bytes, the swizzle's row), but wgmma n = {n}; use a multiple of {chunk}, a narrower swizzle, or a column-major B"
                     ),
                 ));
-            }
-            if spec.a.layout == Layout::ColMajor && !64u32.is_multiple_of(chunk) {
-                out.push(Diag::new("swizzle", format!("a column-major A is read in chunks of {chunk} rows, which must divide wgmma's 64")));
             }
         }
     }

@@ -642,11 +642,11 @@ impl KernelSpec {
     /// takes the staged tiles' place once the K loop is done; otherwise
     /// past them, 128-byte aligned (wmma.store takes 32-byte aligned
     /// tiles), since under stream-K the next unit's copies are in flight in
-    /// the stages while a unit's epilogue runs.
+    /// the stages while a unit's epilogue runs. TMA kernels keep their C
+    /// tile past the stages always (counted from the stages' aligned start).
     pub fn epilogue_scratch_offset(&self) -> u32 {
-        // TMA kernels keep the C tile past the stages, counted from their
-        // 1024-byte aligned start: a producer may be filling the next
-        // tile's stages while the consumers store this one's C.
+        // a producer may be filling the next tile's stages while the
+        // consumers store this one's C
         if let Staging::Tma { .. } = self.staging {
             return self.staged_bytes();
         }
@@ -769,26 +769,18 @@ impl KernelSpec {
                 let c_side = if self.epilogue_scratch_bytes() > 0 { (1, c) } else { (16 / c, 32) };
                 (operands, c_side)
             }
-            // TMA reads 16-byte aligned rows (global strides a multiple of 16 bytes)
-            (_, Staging::Tma { .. }) => {
-                let c_vector = match self.epilogue {
-                    Epilogue::Vector => 2,
-                    // the C tile goes out in 16-byte chunks, or by a TMA store
-                    Epilogue::Smem | Epilogue::Tma => 16 / c,
-                    _ => 1,
-                };
-                ((16 / ab, 16), aligned(c_vector, c))
-            }
             (_, staging) => {
                 let c_vector = match (self.epilogue, self.atom) {
-                    // the C tile goes out in 16-byte chunks
-                    (Epilogue::Smem, _) => 16 / c,
+                    // the C tile goes out in 16-byte chunks, or by a TMA store
+                    (Epilogue::Smem | Epilogue::Tma, _) => 16 / c,
                     (Epilogue::Vector, Atom::Fma) => 4,
-                    // an mma accumulator holds pairs of neighbours along n
+                    // an mma or wgmma accumulator holds pairs of neighbours along n
                     (Epilogue::Vector, _) => 2,
                     _ => 1,
                 };
-                (aligned(staging.vector(), ab), aligned(c_vector, c))
+                // TMA reads 16-byte aligned rows (global strides a multiple of 16 bytes)
+                let operands = if let Staging::Tma { .. } = staging { (16 / ab, 16) } else { aligned(staging.vector(), ab) };
+                (operands, aligned(c_vector, c))
             }
         };
         if self.edges == Edges::Guarded {

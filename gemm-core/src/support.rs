@@ -25,7 +25,6 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
     if spec.warp.is_some() && direct && simt {
         no("warp", "the warp tier with staging = direct and atom = fma".into());
     }
-
     if simt && matches!(spec.staging, Staging::CpAsync { .. }) && !crate::cuda::cp_async_rounds_regular(spec) {
         no(
             "block.threads",
@@ -74,7 +73,8 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         Epilogue::Vector => no("epilogue", "epilogue = vector with staging = direct (its edges are guarded)".into()),
         Epilogue::Smem if matches!(spec.atom, Atom::Mma { .. } | Atom::Wgmma { .. }) => {}
         Epilogue::Smem => no("epilogue", format!("epilogue = smem with atom = {}", spec.atom.name())),
-        Epilogue::Tma if tma => {}
+        // the rules ask epilogue = tma for TMA staging
+        Epilogue::Tma => {}
         e => no("epilogue", format!("epilogue = {e:?}").to_lowercase()),
     }
     if spec.c.elem != Elem::F32 && simt {

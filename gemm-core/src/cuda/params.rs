@@ -45,16 +45,10 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
         None => {}
     }
     if let Staging::Tma { .. } = spec.staging {
-        if spec.epilogue == Epilogue::Tma {
-            lines.push("// TMA: A's, B's and C's tensor maps (the pointers above are what they map)".to_string());
-            lines.push(
-                "const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b, const __grid_constant__ TensorMap tmap_c"
-                    .to_string(),
-            );
-        } else {
-            lines.push("// TMA: A's and B's tensor maps (the pointers above are what they map)".to_string());
-            lines.push("const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b".to_string());
-        }
+        let (names, maps) =
+            if spec.epilogue == Epilogue::Tma { ("A's, B's and C's", &["a", "b", "c"][..]) } else { ("A's and B's", &["a", "b"][..]) };
+        lines.push(format!("// TMA: {names} tensor maps (the pointers above are what they map)"));
+        lines.push(maps.iter().map(|m| format!("const __grid_constant__ TensorMap tmap_{m}")).collect::<Vec<_>>().join(", "));
     }
     // commas between groups: after every parameter line but the last
     let last = lines.len() - 1;

@@ -304,6 +304,11 @@ pub fn hopper() -> Vec<KernelSpec> {
                 // or TMA stores of it (fused on two)
                 s.epilogue = Epilogue::Tma;
             }
+            // clusters on the specialized kernels, each way of sharing an operand
+            if consumers.is_some() && i % 4 != 3 {
+                let (m, n, multicast) = [(2, 1, Which::B), (1, 2, Which::A), (2, 2, Which::B)][i % 4];
+                s.cluster = Some(Cluster { m, n, multicast: Some(multicast) });
+            }
             if n % 2 == 0 {
                 s.edges = Edges::Guarded;
             }

@@ -214,5 +214,10 @@ fn every_hopper_combination_compiles_for_sm_90a() {
         if spec.specialize.is_some_and(|s| s.consumer_regs.is_some()) {
             assert!(ptx.contains("setmaxnreg.inc.sync.aligned.u32"), "{}: no setmaxnreg", k.name);
         }
+        if spec.cluster.is_some() {
+            for instruction in [".reqnctapercluster", "barrier.cluster.wait", ".multicast::cluster", "mapa.shared::cluster"] {
+                assert!(ptx.contains(instruction), "{}: no {instruction} in the PTX", k.name);
+            }
+        }
     }
 }

@@ -519,6 +519,39 @@ fn hopper_features(spec: &KernelSpec) -> Vec<&'static str> {
     f
 }
 
+/// Each block of a multicast share loads an equal part of the shared
+/// tile, a whole number of swizzle periods (8 lines) from the tile's start,
+/// so that every part lands in the swizzle the whole tile would have.
+fn multicast_parts(spec: &KernelSpec, which: Which, out: &mut Vec<Diag>) {
+    let share = spec.multicast_share(which);
+    let t = spec.tma_tile(which);
+    let (name, side, mn) = match which {
+        Which::A => ("A", "block.m", spec.block.m),
+        Which::B => ("B", "block.n", spec.block.n),
+    };
+    if t.k_major && !mn.is_multiple_of(8 * share) {
+        out.push(Diag::new(
+            "cluster.multicast",
+            format!(
+                "the {share} blocks sharing {name} would load {mn} / {share} of its {side} lines each, not a multiple of 8 (the swizzle's period); \
+                 use a {side} that is a multiple of {}",
+                8 * share
+            ),
+        ));
+    }
+    if !t.k_major && !t.boxes.is_multiple_of(share) {
+        out.push(Diag::new(
+            "cluster.multicast",
+            format!(
+                "the {share} blocks sharing {name} would split its {} boxes of {} elements along {side} unevenly; use a {side} that is a multiple of {}",
+                t.boxes,
+                t.inner,
+                t.inner * share
+            ),
+        ));
+    }
+}
+
 fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let b = spec.block;
     match (spec.staging, b.k) {
@@ -913,7 +946,8 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
             Some(_) if !matches!(spec.staging, Staging::Tma { .. }) => {
                 out.push(Diag::new("cluster.multicast", "multicast is a TMA feature; use staging = tma(..)"))
             }
-            _ => {}
+            Some(which) => multicast_parts(spec, which, out),
+            None => {}
         }
     }
     if let Some(sp) = spec.specialize {

@@ -634,8 +634,26 @@ impl KernelSpec {
         let k_major = (which == Which::A) == (op.layout == Layout::RowMajor);
         let inner = swizzle / op.elem.bytes();
         let k = self.block.k.unwrap_or(0);
-        let (outer, boxes) = if k_major { (mn, 1) } else { (k, mn / inner.max(1)) };
+        // a multicast operand's K-major tile loads as one box of lines per block of the cluster
+        let share = self.multicast_share(which);
+        let (outer, boxes) = if k_major { (mn / share, share) } else { (k, mn / inner.max(1)) };
         TmaTile { k_major, inner, outer, boxes, swizzle }
+    }
+
+    /// Blocks in a thread block cluster (1 without one).
+    pub fn cluster_size(&self) -> u32 {
+        self.cluster.map_or(1, |c| c.m * c.n)
+    }
+
+    /// How many blocks of a cluster share operand `which`'s tile by TMA
+    /// multicast, each loading its part for all of them: the blocks stacked
+    /// along m for B, side by side along n for A; 1 where none do.
+    pub fn multicast_share(&self, which: Which) -> u32 {
+        match self.cluster {
+            Some(Cluster { m, multicast: Some(Which::B), .. }) if which == Which::B => m,
+            Some(Cluster { n, multicast: Some(Which::A), .. }) if which == Which::A => n,
+            _ => 1,
+        }
     }
 
     /// Where the epilogue's scratch starts. The C tile of `epilogue = smem`
@@ -787,7 +805,9 @@ impl KernelSpec {
             return Requirements { m_multiple: 1, n_multiple: 1, k_multiple: 1, vector, align, c_vector, c_align };
         }
         let k_multiple = self.block.k.unwrap_or(self.atom.shape().2);
-        Requirements { m_multiple: self.block.m, n_multiple: self.block.n, k_multiple, vector, align, c_vector, c_align }
+        // a cluster's blocks all take tiles inside C
+        let (cm, cn) = self.cluster.map_or((1, 1), |c| (c.m, c.n));
+        Requirements { m_multiple: self.block.m * cm, n_multiple: self.block.n * cn, k_multiple, vector, align, c_vector, c_align }
     }
 
     /// What the kernel computes: `C = A * B`, or with its fused epilogue,

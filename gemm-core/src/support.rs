@@ -64,8 +64,8 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         Some(Persistent::Tiles) if tma && spec.specialize.is_some() => {}
         Some(Persistent::Tiles) => no("persistent", "persistent = tiles without staging = tma and specialize(..)".into()),
     }
-    if spec.cluster.is_some() {
-        no("cluster", "a thread block cluster".into());
+    if spec.cluster.is_some() && spec.specialize.is_none() {
+        no("cluster", "a thread block cluster without specialize(..) (clusters are generated for specialized TMA kernels)".into());
     }
     match spec.epilogue {
         Epilogue::Direct => {}
@@ -90,6 +90,7 @@ persistent = stream_k with staged tiles; epilogue = direct, or vector with stage
 (atom = mma(m16n8k16) or wmma; f16 or bf16 operands; block and warp tiers; staging = smem(vector, buffers = 1 or 2) or cp_async(stages, vector, fragments = 1, or 2 for mma), \
 or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector or smem for mma; C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles); \
 raster = row or grouped(n) for both; sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages) and swizzle = b32, b64 or b128; \
-every warpgroup alike or specialize(producers = 1, consumers, producer_regs, consumer_regs), the latter also persistent = tiles; \
+every warpgroup alike or specialize(producers = 1, consumers, producer_regs, consumer_regs), the latter also persistent = tiles \
+and cluster(m, n, multicast = a | b); \
 epilogue = direct, vector, smem or tma (a TMA store); edges = guarded); \
 a fused epilogue (alpha, beta, bias, activation) on every path";

@@ -203,9 +203,8 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
     check_batch(&d, &shapes[2], spec.persistent.is_none())?;
     let kernel = || spec.kernel_name();
     let req = spec.requirements();
-    for (name, size, multiple, tile) in
-        [("m", d.m, req.m_multiple, "block m"), ("n", d.n, req.n_multiple, "block n"), ("k", d.k, req.k_multiple, "block k")]
-    {
+    let (m_tile, n_tile) = if spec.cluster.is_some() { ("block m x cluster m", "block n x cluster n") } else { ("block m", "block n") };
+    for (name, size, multiple, tile) in [("m", d.m, req.m_multiple, m_tile), ("n", d.n, req.n_multiple, n_tile), ("k", d.k, req.k_multiple, "block k")] {
         if size % multiple as usize != 0 {
             let rule = format!("{name} = {size} must be a multiple of {tile} = {multiple} (the kernel does not guard partial tiles)");
             return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
@@ -219,7 +218,11 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
             return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
         }
     } else {
-        let (_, gy, _) = gemm_core::grid(spec, d.m.min(u32::MAX as usize) as u32, d.n.min(u32::MAX as usize) as u32);
+        let (gx, gy, _) = gemm_core::grid(spec, d.m.min(u32::MAX as usize) as u32, d.n.min(u32::MAX as usize) as u32);
+        if gx > i32::MAX as u32 {
+            let rule = format!("{}x{} needs {gx} blocks along the grid's x, over its {}", d.m, d.n, i32::MAX);
+            return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
+        }
         if gy > 65535 {
             let rule = format!("m = {} needs {gy} blocks along m, over the grid's 65535", d.m);
             return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });

@@ -98,7 +98,15 @@ impl Kernel {
         let f = compile::load(ctx, &self.source, &self.name, target, self.smem_bytes)?;
         let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(self.threads, self.smem_bytes as usize, None)?;
         let sms = ctx.attribute(DevAttr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
-        let l = Loaded { device, f, resident: (per_sm * sms.max(0) as u32).max(1) };
+        let mut resident = (per_sm * sms.max(0) as u32).max(1);
+        if let Some(c) = self.spec.cluster {
+            // a cluster's blocks share one GPC, so fewer clusters than SMs / size may fit at once
+            let size = c.m * c.n;
+            let cfg = LaunchConfig { grid_dim: (size, 1, 1), block_dim: (self.threads, 1, 1), shared_mem_bytes: self.smem_bytes };
+            let clusters = f.occupancy_max_active_clusters(cfg, &ctx.default_stream())?;
+            resident = clusters.max(1) * size;
+        }
+        let l = Loaded { device, f, resident };
         loaded.push(l.clone());
         Ok(l)
     }
@@ -222,11 +230,14 @@ impl Kernel {
     }
 
     /// A persistent kernel's grid: the blocks resident at once, at most one
-    /// per C tile of the whole batch.
+    /// per C tile of the whole batch; whole clusters, each taking cluster
+    /// tiles, under a cluster.
     fn persistent_blocks(&self, resident: u32, dims: Dims) -> u32 {
         let b = &self.spec.block;
-        let tiles = dims.m.div_ceil(b.m as usize) * dims.n.div_ceil(b.n as usize) * dims.batch.count;
-        (resident as usize).min(tiles.max(1)) as u32
+        let (cm, cn) = self.spec.cluster.map_or((1, 1), |c| (c.m as usize, c.n as usize));
+        let tiles = dims.m.div_ceil(b.m as usize * cm) * dims.n.div_ceil(b.n as usize * cn) * dims.batch.count;
+        let size = cm * cn;
+        ((resident as usize / size).min(tiles.max(1)) * size) as u32
     }
 
     fn stream_k_blocks(&self, resident: u32, dims: Dims) -> u32 {

@@ -235,9 +235,7 @@ persistent__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tm
                 wgmma_commit();
                 wgmma_wait<1>();  // the groups before the last 1 are done with their stages
                 // this warpgroup releases the previous stage, whose wgmmas are done
-                if (kt > 0 && threadIdx.x % 128 == 0) {
-                    mbar_arrive(empty + 8 * ((it - 1) % 3));
-                }
+                if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * ((it - 1) % 3));
             }
             wgmma_wait<0>();  // the last stage's wgmmas
             // and its stage goes back to the producer, already into the next tile

@@ -200,9 +200,7 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
             wgmma_commit();
             wgmma_wait<1>();  // the groups before the last 1 are done with their stages
             // this warpgroup releases the previous stage, whose wgmmas are done
-            if (kt > 0 && threadIdx.x % 128 == 0) {
-                mbar_arrive(empty + 8 * ((kt - 1) % 5));
-            }
+            if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * ((kt - 1) % 5));
         }
         wgmma_wait<0>();  // the last stage's wgmmas
 

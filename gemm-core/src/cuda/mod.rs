@@ -52,7 +52,13 @@ pub fn generate(spec: &KernelSpec) -> Result<Generated, Vec<Diag>> {
 }
 
 /// The launch grid for an `m x n` C: one block per C tile, x along N and y
-/// along M (every raster generated today maps the block index itself).
+/// along M (every raster generated today maps the block index itself). A
+/// clustered kernel's grid is one row of clusters, one per cluster tile
+/// (`cluster.m x cluster.n` C tiles), which the kernel's raster places.
 pub fn grid(spec: &KernelSpec, m: u32, n: u32) -> (u32, u32, u32) {
+    if let Some(c) = spec.cluster {
+        let tiles = n.div_ceil(spec.block.n * c.n) as u64 * m.div_ceil(spec.block.m * c.m) as u64;
+        return ((tiles * u64::from(c.m * c.n)).min(u32::MAX.into()) as u32, 1, 1);
+    }
     (n.div_ceil(spec.block.n), m.div_ceil(spec.block.m), 1)
 }

@@ -260,3 +260,56 @@ pub fn tma_store(w: &mut Writer) {
     });
     w.line("");
 }
+
+/// Thread block clusters: this block's rank in its cluster, a barrier of
+/// every thread of the cluster, and (`multicast`) the TMA load that writes
+/// a box into every block of a mask, the arrival on another block's
+/// mbarrier, and the wait that sees other blocks' arrivals.
+pub fn cluster(w: &mut Writer, multicast: bool) {
+    w.line("// clusters: this block's rank among the cluster's blocks");
+    w.block("__device__ __forceinline__ unsigned cluster_rank()", |w| {
+        w.line("unsigned r;");
+        w.line("asm volatile(\"mov.u32 %0, %%cluster_ctarank;\\n\" : \"=r\"(r));");
+        w.line("return r;");
+    });
+    w.line("// every thread of every block of the cluster arrives, then waits for all the others");
+    w.block("__device__ __forceinline__ void cluster_sync()", |w| {
+        w.line("asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\" ::: \"memory\");");
+        w.line("asm volatile(\"barrier.cluster.wait.acquire.aligned;\\n\" ::: \"memory\");");
+    });
+    if !multicast {
+        w.line("");
+        return;
+    }
+    w.line("// an arrival on the mbarrier at the same shared address in block `cta` of the cluster");
+    w.block("__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned cta)", |w| {
+        w.line("asm volatile(");
+        w.line("    \"{\\n.reg .b32 remote;\\n\"");
+        w.line("    \"mapa.shared::cluster.u32 remote, %0, %1;\\n\"");
+        w.line("    \"mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\\n}\\n\"");
+        w.line("    :: \"r\"(bar), \"r\"(cta) : \"memory\");");
+    });
+    w.line("// mbar_wait for a phase that other blocks' arrivals complete (their reads come first)");
+    w.block("__device__ __forceinline__ void mbar_wait_cluster(unsigned bar, unsigned parity)", |w| {
+        w.line("asm volatile(");
+        w.line("    \"{\\n\"");
+        w.line("    \".reg .pred done;\\n\"");
+        w.line("    \"wait:\\n\"");
+        w.line("    \"mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\\n\"");
+        w.line("    \"@!done bra wait;\\n\"");
+        w.line("    \"}\\n\" :: \"r\"(bar), \"r\"(parity) : \"memory\");");
+    });
+    w.line("// tma_load into the same shared address of every block in `mask` (bit i: rank i),");
+    w.line("// each completing on its own mbarrier at `bar`");
+    w.block(
+        "__device__ __forceinline__ void tma_load_multicast(unsigned dst, const TensorMap& map, int c0, int c1, int batch, unsigned bar, unsigned short mask)",
+        |w| {
+            w.line("asm volatile(");
+            w.line("    \"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster\"");
+            w.line("    \" [%0], [%1, {%2, %3, %4}], [%5], %6;\\n\"");
+            w.line("    :: \"r\"(dst), \"l\"(reinterpret_cast<unsigned long long>(&map)), \"r\"(c0), \"r\"(c1), \"r\"(batch), \"r\"(bar), \"h\"(mask)");
+            w.line("    : \"memory\");");
+        },
+    );
+    w.line("");
+}

@@ -75,7 +75,7 @@ impl Tiling {
     pub fn tile_origin(&self, w: &mut Writer) {
         w.line("const int batch = tile / (tiles_m * tiles_n);");
         w.line("const int in_batch = tile - batch * (tiles_m * tiles_n);");
-        schedule::tile_origin(w, self.raster, self.bm, self.bn, "in_batch");
+        schedule::tile_origin(w, self.raster, self.bm, self.bn, "in_batch", ["block_m", "block_n"]);
     }
 
     /// This block's share of the K steps, `[first, last)`, and the size of a

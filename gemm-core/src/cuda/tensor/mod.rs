@@ -104,6 +104,10 @@ impl Tc<'_> {
             }
             None => w.line(format!("__launch_bounds__({})", self.threads)),
         }
+        if let Some(c) = s.cluster {
+            // fixed at compile time, so that an ordinary launch makes the clusters
+            w.line(format!("__cluster_dims__({}, 1, 1)  // a cluster of {}x{} blocks, along the grid's x", c.m * c.n, c.m, c.n));
+        }
         super::params::signature(w, s);
         w.block("", |w| {
             if let (true, Staging::CpAsync { stages, vector, .. }) = (self.stream_k, s.staging) {

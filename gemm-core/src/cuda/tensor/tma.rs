@@ -40,6 +40,9 @@ impl Tc<'_> {
         if self.spec.specialize.is_some_and(|sp| sp.producer_regs.is_some() || sp.consumer_regs.is_some()) {
             ptx::setmaxnreg(w);
         }
+        if let Some(c) = self.spec.cluster {
+            ptx::cluster(w, c.multicast.is_some());
+        }
         if self.spec.epilogue == Epilogue::Tma {
             ptx::tma_store(w);
             crate::cuda::epilogue::c_tile_at_fn(w, self.spec);
@@ -73,14 +76,20 @@ impl Tc<'_> {
         let past = if c_tile > 0 { format!(" (past the C tile's {c_tile})") } else { String::new() };
         w.line(format!("const unsigned full = b_smem + {};  // stage s's at full + 8 * s{past}", stages * b_bytes + c_tile));
         w.line(format!("const unsigned empty = full + {};", 8 * stages));
+        let per = if self.multicasts() { " of each block of the cluster" } else { "" };
         w.block("if (threadIdx.x == 0)", |w| {
             w.block(format!("for (int s = 0; s < {stages}; ++s)"), |w| {
                 w.line("mbar_init(full + 8 * s, 1);  // the producer's arrival, with the stage's bytes");
-                w.line(format!("mbar_init(empty + 8 * s, {releases});  // one release per consumer warpgroup"));
+                w.line(format!("mbar_init(empty + 8 * s, {releases});  // one release per consumer warpgroup{per}"));
             });
             w.line("mbar_fence_init();");
         });
-        w.line("__syncthreads();");
+        if self.spec.cluster.is_some() {
+            w.line("cluster_sync();  // every block's barriers are set up before any block's copies reach them");
+            self.cluster_place(w);
+        } else {
+            w.line("__syncthreads();");
+        }
         w.line(format!("const int k_tiles = (K + {bk} - 1) / {bk};", bk = self.bk));
         w.line("");
     }
@@ -99,18 +108,45 @@ impl Tc<'_> {
     /// every `gridDim.x`-th tile of all problems' in the raster's order.
     fn for_each_tile(&self, w: &mut Writer, body: impl FnOnce(&mut Writer)) {
         let s = self.spec;
-        if s.persistent != Some(Persistent::Tiles) {
-            w.line("// batch: blockIdx.z is the problem this block works on");
+        let persistent = s.persistent == Some(Persistent::Tiles);
+        let Some(c) = s.cluster else {
+            if !persistent {
+                w.line("// batch: blockIdx.z is the problem this block works on");
+                w.line("const int batch = blockIdx.z;");
+                schedule::raster(w, s.raster, self.bm, self.bn);
+                Self::map_batches(w, "batch");
+                return body(w);
+            }
+            w.line("// schedule (persistent): this block's tiles, gridDim.x apart, over every problem");
+            w.block("for (int t = blockIdx.x; t < tiles_m * tiles_n * batches; t += gridDim.x)", |w| {
+                w.line("const int batch = t / (tiles_m * tiles_n);");
+                w.line("const int tile = t % (tiles_m * tiles_n);");
+                schedule::tile_origin(w, s.raster, self.bm, self.bn, "tile", ["block_m", "block_n"]);
+                Self::map_batches(w, "batch");
+                body(w);
+            });
+            return;
+        };
+        // the raster places cluster tiles; a block's tile is its rank's in its cluster's
+        let size = c.m * c.n;
+        let tile = |w: &mut Writer| {
+            schedule::tile_origin(w, s.raster, self.bm * c.m, self.bn * c.n, "tile", ["cluster_m", "cluster_n"]);
+            w.line(format!("const int block_m = cluster_m + rank_m * {};", self.bm));
+            w.line(format!("const int block_n = cluster_n + rank_n * {};", self.bn));
+        };
+        if !persistent {
+            w.line("// batch: blockIdx.z is the problem this block works on; blockIdx.x / cluster size its cluster tile");
             w.line("const int batch = blockIdx.z;");
-            schedule::raster(w, s.raster, self.bm, self.bn);
+            w.line(format!("const int tile = blockIdx.x / {size};"));
+            tile(w);
             Self::map_batches(w, "batch");
             return body(w);
         }
-        w.line("// schedule (persistent): this block's tiles, gridDim.x apart, over every problem");
-        w.block("for (int t = blockIdx.x; t < tiles_m * tiles_n * batches; t += gridDim.x)", |w| {
+        w.line("// schedule (persistent): this cluster's tiles, a grid's worth of clusters apart, over every problem");
+        w.block(format!("for (int t = blockIdx.x / {size}; t < tiles_m * tiles_n * batches; t += gridDim.x / {size})"), |w| {
             w.line("const int batch = t / (tiles_m * tiles_n);");
             w.line("const int tile = t % (tiles_m * tiles_n);");
-            schedule::tile_origin(w, s.raster, self.bm, self.bn, "tile");
+            tile(w);
             Self::map_batches(w, "batch");
             body(w);
         });
@@ -145,16 +181,25 @@ impl Tc<'_> {
                     format!("{base} + {stage} * {bytes} + {off}")
                 }
             };
-            for i in 0..t.boxes {
-                // K-major: (k, m or n); M/N-major: (m or n, k), a box per swizzle row of it
-                let (c0, c1) = if t.k_major {
-                    ("k0".to_string(), origin.to_string())
-                } else if i == 0 {
-                    (origin.to_string(), "k0".to_string())
-                } else {
-                    (format!("{origin} + {}", i * t.inner), "k0".to_string())
-                };
-                w.line(format!("tma_load({}, {map}, {c0}, {c1}, {batch}, bar);", dst(i)));
+            // K-major: (k, m or n), boxes of lines; M/N-major: (m or n, k), a box per swizzle row of it
+            let step = if t.k_major { t.outer } else { t.inner };
+            let at = |o: String| if t.k_major { ("k0".to_string(), o) } else { (o, "k0".to_string()) };
+            let share = self.spec.multicast_share(which);
+            if share == 1 {
+                for i in 0..t.boxes {
+                    let (c0, c1) = at(if i == 0 { origin.to_string() } else { format!("{origin} + {}", i * step) });
+                    w.line(format!("tma_load({}, {map}, {c0}, {c1}, {batch}, bar);", dst(i)));
+                }
+                continue;
+            }
+            // this block's part of a shared tile, into every block of the share
+            let per = t.boxes / share;
+            w.line(format!("// {which:?} is shared: this block loads part share_part ({per} of its {} boxes) into every block of the share", t.boxes));
+            for j in 0..per {
+                let i = if per == 1 { "share_part".to_string() } else { format!("(share_part * {per} + {j})") };
+                let (c0, c1) = at(format!("{origin} + {i} * {step}"));
+                let dst = format!("{base} + {stage} * {bytes} + {i} * {}", t.box_bytes());
+                w.line(format!("tma_load_multicast({dst}, {map}, {c0}, {c1}, {batch}, bar, share_mask);"));
             }
         }
     }
@@ -209,9 +254,11 @@ impl Tc<'_> {
 
     /// A producer warpgroup feeds consumer warpgroups through the ring.
     fn specialized(&self, w: &mut Writer, stages: u32, sp: Specialize) {
-        self.tma_setup(w, stages, sp.consumers);
+        // under multicast, a stage is free once every block that reads it is done with it
+        let readers = if self.multicasts() { self.spec.cluster_size() } else { 1 };
+        self.tma_setup(w, stages, sp.consumers * readers);
         let persistent = self.spec.persistent == Some(Persistent::Tiles);
-        if persistent {
+        if persistent && self.spec.cluster.is_none() {
             w.line(format!("const int tiles_m = (M + {bm} - 1) / {bm};", bm = self.bm));
             w.line(format!("const int tiles_n = (N + {bn} - 1) / {bn};", bn = self.bn));
         }
@@ -232,7 +279,11 @@ impl Tc<'_> {
                 self.for_each_tile(w, |w| {
                     w.block(k_loop, |w| {
                         w.line(format!("const int stage = {stage};"));
-                        w.line(format!("mbar_wait(empty + 8 * stage, (({round}) & 1) ^ 1);  // every consumer has released it"));
+                        if self.multicasts() {
+                            w.line(format!("mbar_wait_cluster(empty + 8 * stage, (({round}) & 1) ^ 1);  // every consumer of the cluster has released it"));
+                        } else {
+                            w.line(format!("mbar_wait(empty + 8 * stage, (({round}) & 1) ^ 1);  // every consumer has released it"));
+                        }
                         self.tma_issue(w, "kt", "stage");
                     });
                 });
@@ -254,14 +305,12 @@ impl Tc<'_> {
                     w.line(format!("mbar_wait(full + 8 * stage, ({round}) & 1);  // the stage's copies have landed"));
                     self.wgmma_tile(w, "stage", 1);
                     w.line("// this warpgroup releases the previous stage, whose wgmmas are done");
-                    w.block("if (kt > 0 && threadIdx.x % 128 == 0)", |w| {
-                        w.line(format!("mbar_arrive(empty + 8 * (({it} - 1) % {stages}));"));
-                    });
+                    self.release(w, "kt > 0 && ", &format!("(({it} - 1) % {stages})"));
                 });
                 w.line("wgmma_wait<0>();  // the last stage's wgmmas");
                 if persistent {
                     w.line("// and its stage goes back to the producer, already into the next tile");
-                    w.line(format!("if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * ((it - 1) % {stages}));"));
+                    self.release(w, "", &format!("((it - 1) % {stages})"));
                 }
                 w.line("");
                 let out = Output::for_batch(self.spec, w, "tile");
@@ -269,5 +318,55 @@ impl Tc<'_> {
             });
             self.stores_done(w);
         });
+        if self.spec.cluster.is_some() {
+            w.line("cluster_sync();  // no block leaves while another may still arrive on its barriers");
+        }
+    }
+
+    /// A consumer warpgroup's release of stage `stage` (an expression) on
+    /// the empty barrier, where `cond` (a prefix ending in `&& ` or empty)
+    /// holds: one arrival from the warpgroup, or under multicast one on
+    /// the barrier of each block of the cluster, whose copies also fill it.
+    fn release(&self, w: &mut Writer, cond: &str, stage: &str) {
+        let size = self.spec.cluster_size();
+        if self.multicasts() {
+            w.line(format!("if ({cond}threadIdx.x % 128 < {size}) mbar_arrive_cluster(empty + 8 * {stage}, threadIdx.x % 128);"));
+        } else {
+            w.line(format!("if ({cond}threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * {stage});"));
+        }
+    }
+
+    /// Whether an operand goes to the blocks of a cluster by TMA multicast.
+    fn multicasts(&self) -> bool {
+        self.spec.cluster.is_some_and(|c| c.multicast.is_some())
+    }
+
+    /// A clustered kernel's view of its place: the cluster's C tiles
+    /// (`tiles_m x tiles_n` of them, each `cluster.m x cluster.n` block
+    /// tiles), this block's tile in its cluster's, and under multicast
+    /// which part of the shared operand it loads and for which blocks.
+    fn cluster_place(&self, w: &mut Writer) {
+        let c = self.spec.cluster.expect("clustered");
+        let (cbm, cbn) = (self.bm * c.m, self.bn * c.n);
+        w.line(format!("// cluster: {}x{} blocks (rank r at m tile r % {}, n tile r / {}) take a {cbm}x{cbn} cluster tile", c.m, c.n, c.m, c.m));
+        w.line("const unsigned rank = cluster_rank();");
+        w.line(format!("const int rank_m = rank % {};", c.m));
+        w.line(format!("const int rank_n = rank / {};", c.m));
+        w.line(format!("const int tiles_m = (M + {cbm} - 1) / {cbm};  // cluster tiles"));
+        w.line(format!("const int tiles_n = (N + {cbn} - 1) / {cbn};"));
+        match c.multicast {
+            Some(Which::B) => {
+                w.line(format!("// multicast: the {} blocks of a cluster column share B; each loads part rank_m of it for all", c.m));
+                w.line(format!("const unsigned short share_mask = {:#x} << (rank_n * {});", (1u32 << c.m) - 1, c.m));
+                w.line("const int share_part = rank_m;");
+            }
+            Some(Which::A) => {
+                let row: u32 = (0..c.n).map(|j| 1 << (c.m * j)).sum();
+                w.line(format!("// multicast: the {} blocks of a cluster row share A; each loads part rank_n of it for all", c.n));
+                w.line(format!("const unsigned short share_mask = {row:#x} << rank_m;"));
+                w.line("const int share_part = rank_n;");
+            }
+            None => {}
+        }
     }
 }

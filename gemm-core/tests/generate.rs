@@ -516,11 +516,40 @@ fn a_specialized_kernel_has_a_producer_and_consumers_around_a_ring_of_stages() {
     assert!(p.contains("mbar_expect_bytes(bar, 49152)") && p.matches("tma_load(").count() == 2, "{p}");
     assert!(c.contains("regs_inc<240>()") && c.contains("mbar_wait(full + 8 * stage, (kt / 4) & 1)"), "{c}");
     // the previous stage is released once its wgmmas are done, this one's in flight
-    assert!(c.contains("wgmma_wait<1>();") && c.contains("if (kt > 0 && threadIdx.x % 128 == 0) {"), "{c}");
-    assert!(c.contains("mbar_arrive(empty + 8 * ((kt - 1) % 4));"), "{c}");
+    assert!(c.contains("wgmma_wait<1>();"), "{c}");
+    assert!(c.contains("if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * ((kt - 1) % 4));"), "{c}");
     assert!(src.contains("mbar_init(empty + 8 * s, 2)"), "one release per consumer warpgroup");
     // 4 stages of 16 KB of A and 32 KB of B, the 1024-byte alignment slack, 8 barriers
     assert_eq!(g.smem_bytes, 4 * (16384 + 32768) + 1024 + 64);
+}
+
+/// A 2x1 cluster multicasting B: the kernel declares its cluster, the
+/// blocks meet after setting up their barriers and before leaving, each
+/// loads half of B's tile (128 lines at rank_m * 128) into both blocks, a
+/// stage is freed by the 2 consumers of both blocks (4 arrivals, each
+/// consumer arriving on both blocks' barriers), and the raster places
+/// 256x256 cluster tiles.
+#[test]
+fn a_cluster_shares_b_by_multicast_and_frees_a_stage_once_both_blocks_are_done() {
+    let mut spec = hopper_spec();
+    spec.cluster = Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) });
+    spec.persistent = Some(Persistent::Tiles);
+    let g = generate(&spec).unwrap();
+    let src = &g.source;
+    assert!(src.contains("__cluster_dims__(2, 1, 1)"), "{src}");
+    assert_eq!(src.matches("cluster_sync();").count(), 2, "{src}");
+    assert!(src.contains("mbar_init(empty + 8 * s, 4)"), "{src}");
+    assert!(src.contains("const unsigned short share_mask = 0x3 << (rank_n * 2);") && src.contains("const int share_part = rank_m;"), "{src}");
+    assert!(src.contains("tma_load_multicast(b_smem + stage * 32768 + share_part * 16384, tmap_b, k0, block_n + share_part * 128, b_batch, bar, share_mask);"), "{src}");
+    assert!(src.contains("tma_load(a_smem + stage * 16384, tmap_a, k0, block_m, a_batch, bar);"), "{src}");
+    assert!(src.contains("mbar_wait_cluster(empty + 8 * stage"), "{src}");
+    assert!(src.contains("if (kt > 0 && threadIdx.x % 128 < 2) mbar_arrive_cluster(empty + 8 * ((it - 1) % 4), threadIdx.x % 128);"), "{src}");
+    assert!(src.contains("const int tiles_m = (M + 256 - 1) / 256;  // cluster tiles"), "{src}");
+    assert!(src.contains("for (int t = blockIdx.x / 2; t < tiles_m * tiles_n * batches; t += gridDim.x / 2)"), "{src}");
+    assert!(src.contains("const int block_m = cluster_m + rank_m * 128;"), "{src}");
+    // B's tensor map boxes are half the tile's lines; the grid is one row of whole clusters
+    assert_eq!(spec.tma_tile(Which::B).outer, 128);
+    assert_eq!(gemm_core::grid(&KernelSpec { persistent: None, ..spec.clone() }, 1000, 600), (4 * 3 * 2, 1, 1));
 }
 
 /// Without specialization every warpgroup computes and thread 0 refills the

@@ -75,6 +75,8 @@ pub fn mma() -> Vec<KernelSpec> {
             }
             if n % 4 == 2 {
                 s.raster = Raster::Grouped(3);
+            } else if n % 8 == 0 {
+                s.raster = Raster::Hilbert;
             }
             if layouts[2] == Layout::RowMajor && n % 2 == 1 {
                 s.epilogue = Epilogue::Vector;
@@ -181,7 +183,7 @@ fn wmma_paths(layouts: [Layout; 3], ab: Elem) -> Vec<KernelSpec> {
         ..spec("wmma_epilogue", [ab, ab, Elem::F32], layouts, Atom::Wmma { m: 16, n: 16, k: 16 })
     };
     let direct = KernelSpec { block: Block { k: None, ..cp.block }, staging: Staging::Direct, swizzle: Swizzle::None, ..cp.clone() };
-    let stream_k = KernelSpec { persistent: Some(Persistent::StreamK), raster: Raster::Grouped(2), ..cp.clone() };
+    let stream_k = KernelSpec { persistent: Some(Persistent::StreamK), raster: Raster::Hilbert, ..cp.clone() };
     vec![direct, cp, stream_k]
 }
 
@@ -308,6 +310,10 @@ pub fn hopper() -> Vec<KernelSpec> {
             if consumers.is_some() && i % 4 != 3 {
                 let (m, n, multicast) = [(2, 1, Which::B), (1, 2, Which::A), (2, 2, Which::B)][i % 4];
                 s.cluster = Some(Cluster { m, n, multicast: Some(multicast) });
+            }
+            // the Hilbert raster on a clustered kernel and on some that are not
+            if n % 5 == 0 {
+                s.raster = Raster::Hilbert;
             }
             if n % 2 == 0 {
                 s.edges = Edges::Guarded;

@@ -44,9 +44,6 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         Swizzle::Xor if simt => no("swizzle", "swizzle = xor with atom = fma".into()),
         _ => {}
     }
-    if spec.raster == Raster::Hilbert {
-        no("raster", format!("raster = {:?}", spec.raster).to_lowercase());
-    }
     match spec.persistent {
         None => {}
         Some(Persistent::StreamK) if !direct && simt => {}
@@ -89,7 +86,7 @@ staging = direct (no warp tier), smem(vector, transpose_a, buffers = 1 or 2) or 
 persistent = stream_k with staged tiles; epilogue = direct, or vector with staged tiles; C in f32; edges = guarded with staged tiles) and sm_80 tensor-core kernels \
 (atom = mma(m16n8k16) or wmma; f16 or bf16 operands; block and warp tiers; staging = smem(vector, buffers = 1 or 2) or cp_async(stages, vector, fragments = 1, or 2 for mma), \
 or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector or smem for mma; C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles); \
-raster = row or grouped(n) for both; sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages) and swizzle = b32, b64 or b128; \
+raster = row, grouped(n) or hilbert for both; sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages) and swizzle = b32, b64 or b128; \
 every warpgroup alike or specialize(producers = 1, consumers, producer_regs, consumer_regs), the latter also persistent = tiles \
 and cluster(m, n, multicast = a | b); \
 epilogue = direct, vector, smem or tma (a TMA store); edges = guarded); \

@@ -122,7 +122,7 @@ fn sweep_m_issues_the_outer_product_a_column_at_a_time() {
 #[test]
 fn unsupported_settings_are_refused_not_ignored() {
     let cases: Vec<(&str, Change)> = vec![
-        ("raster", Box::new(|s| s.raster = Raster::Hilbert)),
+        ("cluster", Box::new(|s| s.cluster = Some(Cluster { m: 2, n: 1, multicast: None }))),
         ("persistent", Box::new(|s| s.persistent = Some(Persistent::Tiles))),
         (
             "persistent",
@@ -665,4 +665,50 @@ fn a_tma_store_epilogue_fences_meets_and_stores_each_box_from_one_thread() {
     // guarded: only whole tiles go by TMA; one across an edge goes element by element
     assert!(src.contains("if (block_m + 128 <= M && block_n + 256 <= N) {"), "{src}");
     assert!(src.contains("C_batch[row * ldc + col] = c_tile[c_tile_at(line, e)];"), "{src}");
+}
+
+/// The Hilbert raster's device function, compiled as plain C++ by the host
+/// compiler and run over grids of many shapes (square, long, thin, odd):
+/// every step lands on a distinct cell of the grid, and each step moves to
+/// a neighbouring cell (at most one diagonal), so tiles in flight together
+/// lie close.
+#[test]
+fn the_hilbert_raster_visits_every_tile_once_moving_to_a_neighbour_each_step() {
+    let mut spec = hopper_spec();
+    spec.raster = Raster::Hilbert;
+    let src = generate(&spec).unwrap().source;
+    let start = src.find("__device__ __forceinline__ int sign(").expect("the curve's helpers");
+    let body = src[start..].find("void hilbert_cell(").unwrap() + start;
+    let end = src[body..].find("\n}\n").unwrap() + body + 3;
+    let grids = [(1, 1), (1, 9), (9, 1), (2, 3), (3, 2), (5, 7), (8, 8), (16, 32), (31, 17), (33, 16), (7, 100), (100, 7), (64, 2), (24, 11)];
+    let calls: String = grids.iter().map(|(w, h)| format!("    walk({w}, {h});\n")).collect();
+    let program = format!(
+        "#include <cstdio>\n#define __device__\n#define __forceinline__ inline\n{}\nstatic void walk(int w, int h) {{\n    for (int d = 0; d < w * h; ++d) {{ int x, y; hilbert_cell(d, w, h, x, y); std::printf(\"%d %d\\n\", x, y); }}\n}}\nint main() {{\n{calls}}}\n",
+        &src[start..end]
+    );
+    let dir = std::env::temp_dir().join(format!("gemm-hilbert-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("hilbert.cpp"), program).unwrap();
+    let built = std::process::Command::new("c++").arg("-O1").arg("-o").arg(dir.join("hilbert")).arg(dir.join("hilbert.cpp")).status();
+    assert!(built.expect("a host C++ compiler (c++)").success(), "the curve's device code compiles as C++");
+    let out = std::process::Command::new(dir.join("hilbert")).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut cells = text.lines().map(|l| {
+        let mut v = l.split(' ').map(|x| x.parse::<i64>().unwrap());
+        (v.next().unwrap(), v.next().unwrap())
+    });
+    for (w, h) in grids {
+        let walk: Vec<(i64, i64)> = cells.by_ref().take((w * h) as usize).collect();
+        let mut seen = std::collections::HashSet::new();
+        for (i, &(x, y)) in walk.iter().enumerate() {
+            assert!((0..w).contains(&x) && (0..h).contains(&y), "{w}x{h}: step {i} at ({x}, {y}), outside the grid");
+            assert!(seen.insert((x, y)), "{w}x{h}: ({x}, {y}) visited twice");
+            if i > 0 {
+                let (px, py) = walk[i - 1];
+                assert!((x - px).abs() <= 1 && (y - py).abs() <= 1, "{w}x{h}: step {i} jumps from ({px}, {py}) to ({x}, {y})");
+            }
+        }
+        assert_eq!(walk[0], (0, 0), "{w}x{h}: the curve starts at a corner");
+    }
 }

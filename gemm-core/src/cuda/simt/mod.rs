@@ -65,6 +65,7 @@ pub fn emit(spec: &KernelSpec) -> String {
     if k.stream_k {
         super::stream_k::helpers(&mut w);
     }
+    schedule::helpers(&mut w, spec.raster);
     super::epilogue::helpers(&mut w, spec);
     w.line("extern \"C\" __global__ void");
     match spec.block.min_blocks {

@@ -251,6 +251,7 @@ impl Tc<'_> {
         if self.stream_k {
             stream_k::helpers(w);
         }
+        schedule::helpers(w, s.raster);
         super::epilogue::helpers(w, s);
         if !matches!(s.staging, Staging::Direct | Staging::Tma { .. }) {
             let (a, b) = (s.smem_a(), s.smem_b());

@@ -609,7 +609,18 @@ impl KernelSpec {
             0 => self.staged_bytes(),
             scratch => self.staged_bytes().max(self.epilogue_scratch_offset() + scratch),
         };
-        tiles + self.tma_overhead()
+        tiles + self.tma_overhead() + self.ticket_bytes()
+    }
+
+    /// Stream-K's ticket (the order in which blocks start: the schedule's
+    /// module says why), in a word past everything else the kernel keeps
+    /// in shared memory, padded to 16 bytes.
+    pub fn ticket_bytes(&self) -> u32 {
+        if self.persistent == Some(Persistent::StreamK) {
+            16
+        } else {
+            0
+        }
     }
 
     /// TMA staging's shared memory beside the tiles: slack to start them on

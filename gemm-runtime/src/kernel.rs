@@ -222,9 +222,11 @@ impl Kernel {
     }
 
     /// A stream-K kernel's grid for `dims` on `stream`'s device: as many
-    /// blocks as are resident at once, so that a tile's owner never waits on
-    /// a block that cannot start, at most one per K step, and at most
-    /// [`MAX_SHARERS`] per C tile.
+    /// blocks as are resident at once (more would wait for a free SM; fewer
+    /// resident, as when another kernel holds SMs, only slows it: the
+    /// shares go out in start order, so no block waits on one that has not
+    /// started), at most one per K step, and at most [`MAX_SHARERS`] per C
+    /// tile.
     pub fn stream_k_grid(&self, stream: &CudaStream, dims: Dims) -> Result<u32, GemmError> {
         Ok(self.stream_k_blocks(self.load(stream.context())?.resident, dims))
     }
@@ -248,13 +250,14 @@ impl Kernel {
         (resident as usize).min(steps.max(1)).min((tiles * MAX_SHARERS).max(1)) as u32
     }
 
-    /// A stream-K launch's grid and scratch: a partial sum per block, and a
-    /// zeroed flag per block that says its partial sum is complete.
+    /// A stream-K launch's grid and scratch: a partial sum per block, a
+    /// zeroed flag per block that says its partial sum is complete, and the
+    /// zeroed count of tickets that hands out the shares as blocks start.
     fn stream_k_scratch(&self, stream: &CudaStream, resident: u32, dims: Dims) -> Result<(u32, Scratch, Scratch), GemmError> {
         let blocks = self.stream_k_blocks(resident, dims);
         let tile = (self.spec.block.m * self.spec.block.n) as usize;
         let partials = Scratch::new(stream, blocks as usize * tile * 4, false)?;
-        let flags = Scratch::new(stream, blocks as usize * 4, true)?;
+        let flags = Scratch::new(stream, (blocks as usize + 1) * 4, true)?;
         Ok((blocks, partials, flags))
     }
 }

@@ -85,8 +85,15 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
     const int tiles_n = (N + 255) / 256;
     const int k_tiles = (K + 15) / 16;  // K steps per C tile
     const long long work = (long long)batches * tiles_m * tiles_n * k_tiles;
-    const long long first = work * blockIdx.x / gridDim.x;
-    const long long last = work * (blockIdx.x + 1) / gridDim.x;
+    // the share: the block that starts first takes the last share, the next the one
+    // before, so that an owner only ever waits on blocks that started before it
+    extern __shared__ unsigned smem_words[];  // the dynamic shared memory, in words
+    unsigned& ticket = smem_words[25600];  // past the tiles
+    if (threadIdx.x == 0) ticket = atomicAdd(&flags[gridDim.x], 1u);
+    __syncthreads();
+    const unsigned me = gridDim.x - 1 - ticket;
+    const long long first = work * me / gridDim.x;
+    const long long last = work * (me + 1) / gridDim.x;
     // a partial sum: 128 accumulators a thread, stored so that a warp's stores are contiguous
     const int slot = 32768;  // floats per block
 
@@ -352,8 +359,8 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
             const int block_n = (in_batch % tiles_n) * 256;
 
             if (k_step > 0) {
-                // the tile's first K step is an earlier block's: leave this partial sum for it
-                float* const mine = partials + (long long)blockIdx.x * slot + threadIdx.x;
+                // the tile's first K step is an earlier share's: leave this partial sum for it
+                float* const mine = partials + (long long)me * slot + threadIdx.x;
                 #pragma unroll
                 for (int ii = 0; ii < 8; ++ii) {
                     #pragma unroll
@@ -363,23 +370,23 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 }
                 __threadfence();  // the sum is visible to the whole GPU before the flag
                 __syncthreads();
-                if (threadIdx.x == 0) st_release(&flags[blockIdx.x], 1u);
+                if (threadIdx.x == 0) st_release(&flags[me], 1u);
                 continue;
             }
-            // this block owns the tile; where it stopped short of the tile's end, the blocks
-            // after it hold the rest, each in its first unit: add their sums in block order
+            // this block owns the tile; where it stopped short of the tile's end, the shares
+            // after it hold the rest, each in its first unit: add their sums in share order
             // (a fixed order: the result does not depend on timing)
             if (tiles < k_tiles) {
-                // they are blocks blockIdx.x + 1 .. b_end - 1
+                // they are shares me + 1 .. b_end - 1, of blocks that started before this one
                 const long long tile_end = (long long)(tile + 1) * k_tiles;
-                unsigned b_end = blockIdx.x + 1;
+                unsigned b_end = me + 1;
                 while (work * b_end / gridDim.x < tile_end) ++b_end;
-                // wait for all their flags at once, a thread to a block (empty shares have none)
-                for (unsigned b = blockIdx.x + 1 + threadIdx.x; b < b_end; b += blockDim.x) {
+                // wait for all their flags at once, a thread to a share (empty shares have none)
+                for (unsigned b = me + 1 + threadIdx.x; b < b_end; b += blockDim.x) {
                     if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}
                 }
                 __syncthreads();  // every flag seen: every sum is complete
-                for (unsigned b = blockIdx.x + 1; b < b_end; ++b) {
+                for (unsigned b = me + 1; b < b_end; ++b) {
                     if (work * (b + 1) / gridDim.x == work * b / gridDim.x) continue;  // an empty share
                     const float* const theirs = partials + (long long)b * slot + threadIdx.x;
                     #pragma unroll
@@ -569,8 +576,8 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
             const int block_n = (in_batch % tiles_n) * 256;
 
             if (k_step > 0) {
-                // the tile's first K step is an earlier block's: leave this partial sum for it
-                float* const mine = partials + (long long)blockIdx.x * slot + threadIdx.x;
+                // the tile's first K step is an earlier share's: leave this partial sum for it
+                float* const mine = partials + (long long)me * slot + threadIdx.x;
                 #pragma unroll
                 for (int ii = 0; ii < 8; ++ii) {
                     #pragma unroll
@@ -580,23 +587,23 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 }
                 __threadfence();  // the sum is visible to the whole GPU before the flag
                 __syncthreads();
-                if (threadIdx.x == 0) st_release(&flags[blockIdx.x], 1u);
+                if (threadIdx.x == 0) st_release(&flags[me], 1u);
                 continue;
             }
-            // this block owns the tile; where it stopped short of the tile's end, the blocks
-            // after it hold the rest, each in its first unit: add their sums in block order
+            // this block owns the tile; where it stopped short of the tile's end, the shares
+            // after it hold the rest, each in its first unit: add their sums in share order
             // (a fixed order: the result does not depend on timing)
             if (tiles < k_tiles) {
-                // they are blocks blockIdx.x + 1 .. b_end - 1
+                // they are shares me + 1 .. b_end - 1, of blocks that started before this one
                 const long long tile_end = (long long)(tile + 1) * k_tiles;
-                unsigned b_end = blockIdx.x + 1;
+                unsigned b_end = me + 1;
                 while (work * b_end / gridDim.x < tile_end) ++b_end;
-                // wait for all their flags at once, a thread to a block (empty shares have none)
-                for (unsigned b = blockIdx.x + 1 + threadIdx.x; b < b_end; b += blockDim.x) {
+                // wait for all their flags at once, a thread to a share (empty shares have none)
+                for (unsigned b = me + 1 + threadIdx.x; b < b_end; b += blockDim.x) {
                     if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}
                 }
                 __syncthreads();  // every flag seen: every sum is complete
-                for (unsigned b = blockIdx.x + 1; b < b_end; ++b) {
+                for (unsigned b = me + 1; b < b_end; ++b) {
                     if (work * (b + 1) / gridDim.x == work * b / gridDim.x) continue;  // an empty share
                     const float* const theirs = partials + (long long)b * slot + threadIdx.x;
                     #pragma unroll

@@ -5,13 +5,22 @@
 //!
 //! A block's share of K steps falls into units, one per C tile it touches. A
 //! unit that holds its tile's first K step owns the tile: it adds the partial
-//! sums the later blocks left for it, in block order, and stores C. A unit
-//! that starts inside its tile is always its block's first, so it never
-//! waits on anyone: it leaves its partial sum and a flag, then goes on. The
-//! owners wait only for those, which makes the schedule deadlock-free while
-//! the whole grid is resident (the runtime sizes it so, with at most 8 blocks
-//! to a tile). An owner waits for all its helpers' flags at once, a thread to
-//! each, then adds their sums in block order.
+//! sums the later shares left for it, in share order, and stores C. A unit
+//! that starts inside its tile is always its share's first, so it never
+//! waits on anyone: it leaves its partial sum and a flag, then goes on. An
+//! owner waits for all its helpers' flags at once, a thread to each, then
+//! adds their sums in share order (at most 8 shares to a tile).
+//!
+//! Which share a block takes is not its block index but the order in which
+//! blocks start: each takes a ticket (an atomic count) as it begins, and
+//! the first to start gets the last share, the next the one before it.
+//! An owner waits only on later shares, which went to blocks that had
+//! started before it; such a block is resident and waits, in turn, only on
+//! blocks that started before it did, so the waits always end, however few
+//! blocks the GPU holds at once (another kernel holding SMs, MPS limits).
+//! Handing shares out in start order but from the first share (owners
+//! waiting on blocks that had not started) serialized whole grids: a grid
+//! that cannot hang must run its dependencies first.
 //!
 //! A cp.async pipeline is filled once per block and flows through the whole
 //! share, its copies running ahead into the next C tile (the producer
@@ -45,8 +54,10 @@ pub fn helpers(w: &mut Writer) {
     w.line("");
 }
 
-/// The kernel's last parameters: scratch for partial sums and their flags.
+/// The kernel's last parameters: scratch for partial sums and their flags,
+/// zeroed, with one more word past the grid's flags: the count of tickets.
 pub const PARAMS: &str = "float* __restrict__ partials, unsigned* __restrict__ flags";
+
 
 /// A block's C tile and how its threads hold the accumulators.
 pub struct Tiling {
@@ -80,7 +91,7 @@ impl Tiling {
 
     /// This block's share of the K steps, `[first, last)`, and the size of a
     /// partial sum.
-    pub fn share(&self, w: &mut Writer) {
+    pub fn share(&self, w: &mut Writer, ticket_at: u32) {
         w.line("// schedule (stream-K): the K steps of all C tiles, tile after tile, split");
         w.line("// evenly over the grid; [first, last) is this block's share");
         w.line("// (the tiles of every batch, one batch after another; a partial tile counts whole)");
@@ -88,8 +99,15 @@ impl Tiling {
         w.line(format!("const int tiles_n = (N + {}) / {};", self.bn - 1, self.bn));
         w.line(format!("const int k_tiles = (K + {}) / {};  // K steps per C tile", self.bk - 1, self.bk));
         w.line("const long long work = (long long)batches * tiles_m * tiles_n * k_tiles;");
-        w.line("const long long first = work * blockIdx.x / gridDim.x;");
-        w.line("const long long last = work * (blockIdx.x + 1) / gridDim.x;");
+        w.line("// the share: the block that starts first takes the last share, the next the one");
+        w.line("// before, so that an owner only ever waits on blocks that started before it");
+        w.line("extern __shared__ unsigned smem_words[];  // the dynamic shared memory, in words");
+        w.line(format!("unsigned& ticket = smem_words[{}];  // past the tiles", ticket_at / 4));
+        w.line("if (threadIdx.x == 0) ticket = atomicAdd(&flags[gridDim.x], 1u);");
+        w.line("__syncthreads();");
+        w.line("const unsigned me = gridDim.x - 1 - ticket;");
+        w.line("const long long first = work * me / gridDim.x;");
+        w.line("const long long last = work * (me + 1) / gridDim.x;");
         w.line(format!("// a partial sum: {} accumulators a thread, stored so that a warp's stores are contiguous", self.per_thread()));
         w.line(format!("const int slot = {};  // floats per block", self.per_thread() * self.threads));
     }
@@ -217,28 +235,28 @@ impl Tiling {
     /// the partial sums of the later blocks that share its tile.
     fn fixup(&self, w: &mut Writer) {
         w.block("if (k_step > 0)", |w| {
-            w.line("// the tile's first K step is an earlier block's: leave this partial sum for it");
-            w.line("float* const mine = partials + (long long)blockIdx.x * slot + threadIdx.x;");
+            w.line("// the tile's first K step is an earlier share's: leave this partial sum for it");
+            w.line("float* const mine = partials + (long long)me * slot + threadIdx.x;");
             self.each(w, "__stcg(&mine[{at}], {acc});");
             w.line("__threadfence();  // the sum is visible to the whole GPU before the flag");
             w.line("__syncthreads();");
-            w.line("if (threadIdx.x == 0) st_release(&flags[blockIdx.x], 1u);");
+            w.line("if (threadIdx.x == 0) st_release(&flags[me], 1u);");
             w.line("continue;");
         });
-        w.line("// this block owns the tile; where it stopped short of the tile's end, the blocks");
-        w.line("// after it hold the rest, each in its first unit: add their sums in block order");
+        w.line("// this block owns the tile; where it stopped short of the tile's end, the shares");
+        w.line("// after it hold the rest, each in its first unit: add their sums in share order");
         w.line("// (a fixed order: the result does not depend on timing)");
         w.block("if (tiles < k_tiles)", |w| {
-            w.line("// they are blocks blockIdx.x + 1 .. b_end - 1");
+            w.line("// they are shares me + 1 .. b_end - 1, of blocks that started before this one");
             w.line("const long long tile_end = (long long)(tile + 1) * k_tiles;");
-            w.line("unsigned b_end = blockIdx.x + 1;");
+            w.line("unsigned b_end = me + 1;");
             w.line("while (work * b_end / gridDim.x < tile_end) ++b_end;");
-            w.line("// wait for all their flags at once, a thread to a block (empty shares have none)");
-            w.block("for (unsigned b = blockIdx.x + 1 + threadIdx.x; b < b_end; b += blockDim.x)", |w| {
+            w.line("// wait for all their flags at once, a thread to a share (empty shares have none)");
+            w.block("for (unsigned b = me + 1 + threadIdx.x; b < b_end; b += blockDim.x)", |w| {
                 w.line("if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}");
             });
             w.line("__syncthreads();  // every flag seen: every sum is complete");
-            w.block("for (unsigned b = blockIdx.x + 1; b < b_end; ++b)", |w| {
+            w.block("for (unsigned b = me + 1; b < b_end; ++b)", |w| {
                 w.line("if (work * (b + 1) / gridDim.x == work * b / gridDim.x) continue;  // an empty share");
                 w.line("const float* const theirs = partials + (long long)b * slot + threadIdx.x;");
                 self.each(w, "{acc} += __ldcg(&theirs[{at}]);");

@@ -28,7 +28,7 @@ impl Kernel<'_> {
     pub(super) fn stream_k_units(&self, w: &mut Writer) {
         let sk = self.stream_k();
         w.line("");
-        sk.share(w);
+        sk.share(w, self.spec.smem_bytes() - self.spec.ticket_bytes());
         if let Staging::CpAsync { stages, vector, .. } = self.spec.staging {
             w.line("");
             self.cp_async_prologue(w, stages, vector);

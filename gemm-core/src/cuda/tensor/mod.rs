@@ -163,7 +163,7 @@ impl Tc<'_> {
     /// are set up once, and the pipeline flows through every unit of the share.
     fn stream_k_loop(&self, w: &mut Writer, stages: u32, vector: u32) {
         let (s, sk) = (self.spec, self.tiling());
-        sk.share(w);
+        sk.share(w, self.spec.smem_bytes() - self.spec.ticket_bytes());
         w.line("");
         let (a, b) = self.cp_async_setup(w, stages, vector, Some(&sk));
         let checks = Checks::per_tile_if_guarded(s);

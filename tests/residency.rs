@@ -1,0 +1,112 @@
+//! Schedules that finish whatever the residency. A stream-K GEMM whose
+//! blocks wait on each other runs beside kernels that hold every SM but
+//! one, and that SM's room for all but one of its blocks: its blocks then
+//! run one at a time, in the order they start, and the GEMM must still
+//! finish, with the same bits as on an idle GPU. (Shares handed out by
+//! block index hang here: the owner of the first tile waits on a block
+//! that cannot start until the owner leaves.)
+//!
+//! Its own test binary, so its own process: nothing else runs on the GPU
+//! while the hogs hold it.
+
+use std::time::{Duration, Instant};
+
+use gemm_runtime::cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
+use gemm_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use gemm_runtime::cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
+use gemm_runtime::{bf16, Dims, Kernel};
+
+/// One thread of each block says it has started, then spins until the host
+/// writes `release`; the block's dynamic shared memory, unused, keeps other
+/// blocks off its SM.
+const HOG: &str = r#"
+extern "C" __global__ void hog(const volatile unsigned* release, unsigned* started) {
+    if (threadIdx.x == 0) {
+        atomicAdd(started, 1u);
+        while (*release == 0) __nanosleep(20000);
+    }
+}
+"#;
+
+/// How long the GEMM may take beside the hogs: its blocks run one after
+/// another, a few milliseconds in all; a hang runs into the limit.
+const LIMIT: Duration = Duration::from_secs(20);
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_stream_k_gemm_finishes_when_the_gpu_holds_one_of_its_blocks_at_a_time() {
+    let ctx = CudaContext::new(0).expect("a CUDA GPU");
+    // the streams below must not wait on each other behind the test's back
+    // SAFETY: no buffer here is used on two streams without the test's own ordering.
+    unsafe { ctx.disable_event_tracking() };
+    let kernel: &Kernel = &gemm_ladder::steps::mma_skinny_stream_k::KERNEL;
+    let dims = Dims::new(128, 128, 16384);
+    let (gemm, control) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let upload = |len: usize, seed: u64| -> CudaSlice<bf16> {
+        let host: Vec<bf16> = gemm_ladder::measure::random_normal(len, seed).into_iter().map(bf16::from_f32).collect();
+        control.clone_htod(&host).unwrap()
+    };
+    let a = upload(dims.m * dims.k, 1);
+    let b = upload(dims.k * dims.n, 2);
+    let mut idle_c = upload(dims.m * dims.n, 3);
+    let mut held_c = upload(dims.m * dims.n, 4);
+    control.synchronize().unwrap();
+
+    // the reference: the same launch on an idle GPU
+    kernel.launch(&gemm, &a, &b, &mut idle_c, dims).unwrap();
+    gemm.synchronize().unwrap();
+
+    // the hogs: one block on every SM but one, with all its shared memory, then
+    // one on the last SM that leaves room for a single block of the GEMM
+    let attr = |a: CUdevice_attribute| ctx.attribute(a).unwrap() as u32;
+    let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    let per_sm = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+    let per_block = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    let reserved = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
+    let gemm_block = kernel.smem_bytes + reserved;
+    let beside = per_sm - reserved - gemm_block * 3 / 2;
+    assert!(beside <= per_block, "room for one GEMM block: {beside} bytes for the last hog");
+    let opts = CompileOptions { arch: Some("sm_80"), ..Default::default() };
+    let module = ctx.load_module(compile_ptx_with_opts(HOG, opts).unwrap()).unwrap();
+    let hog = module.load_function("hog").unwrap();
+    hog.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, per_block as i32).unwrap();
+    let mut flags = control.alloc_zeros::<u32>(2).unwrap();
+    control.synchronize().unwrap();
+    let (release, started) = (flags.slice(0..1), flags.slice(1..2));
+    let wait_started = |count: u32| {
+        let since = Instant::now();
+        loop {
+            let seen = control.clone_dtoh(&started).unwrap();
+            control.synchronize().unwrap();
+            if seen[0] >= count {
+                return;
+            }
+            assert!(since.elapsed() < LIMIT, "only {} of {count} hog blocks started", seen[0]);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    let streams: Vec<std::sync::Arc<CudaStream>> = (0..2).map(|_| ctx.new_stream().unwrap()).collect();
+    for (stream, blocks, bytes, total) in [(&streams[0], sms - 1, per_block, sms - 1), (&streams[1], 1, beside, sms)] {
+        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: bytes };
+        // SAFETY: hog(const unsigned*, unsigned*), both one word of `flags`.
+        unsafe { stream.launch_builder(&hog).arg(&release).arg(&started).launch(cfg) }.unwrap();
+        wait_started(total);
+    }
+
+    kernel.launch(&gemm, &a, &b, &mut held_c, dims).unwrap();
+    let done = gemm.record_event(None).unwrap();
+    let since = Instant::now();
+    while !done.is_complete() && since.elapsed() < LIMIT {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let (finished, took) = (done.is_complete(), since.elapsed());
+    // let the hogs go, whatever happened, so that the process can end
+    drop((release, started));
+    control.memcpy_htod(&[1u32], &mut flags.slice_mut(0..1)).unwrap();
+    ctx.synchronize().unwrap();
+    assert!(finished, "the GEMM did not finish within {LIMIT:?} beside the hogs");
+    let (idle, held) = (control.clone_dtoh(&idle_c).unwrap(), control.clone_dtoh(&held_c).unwrap());
+    let bits = |v: &[bf16]| v.iter().map(|x| x.to_bits()).collect::<Vec<u16>>();
+    assert!(bits(&idle) == bits(&held), "the held GPU's C differs from the idle one's");
+    eprintln!("stream-K GEMM beside the hogs: {took:?}");
+}

@@ -206,7 +206,7 @@ two_consumers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16_
         const int a_batch = batch_a != 0 ? batch : 0;
         const int b_batch = batch_b != 0 ? batch : 0;
         // accumulators: 1x1 wgmma atoms of 64x256, each 32 16x8 atoms of 4 floats per lane
-        float acc[1][1][32][4] = {};
+        float acc[1][1][32][4];  // set by the tile's first wgmmas
 
         // block tier: walk K a tile at a time
         for (int kt = 0; kt < k_tiles; ++kt) {
@@ -216,7 +216,7 @@ two_consumers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16_
             wgmma_fence();
             #pragma unroll
             for (int ks = 0; ks < 4; ++ks) {
-                wgmma_m64n256k16(acc[0][0], wgmma_desc(a_smem + stage * 16384 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 32768 + group_n * 128 + ks * 32, 16, 1024), 1);
+                wgmma_m64n256k16(acc[0][0], wgmma_desc(a_smem + stage * 16384 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 32768 + group_n * 128 + ks * 32, 16, 1024), kt > 0 || ks > 0);
             }
             wgmma_commit();
             wgmma_wait<1>();  // the groups before the last 1 are done with their stages

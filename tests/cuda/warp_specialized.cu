@@ -182,7 +182,7 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
         const int a_batch = batch_a != 0 ? batch : 0;
         const int b_batch = batch_b != 0 ? batch : 0;
         // accumulators: 2x1 wgmma atoms of 64x128, each 16 16x8 atoms of 4 floats per lane
-        float acc[2][1][16][4] = {};
+        float acc[2][1][16][4];  // set by the tile's first wgmmas
 
         // block tier: walk K a tile at a time
         for (int kt = 0; kt < k_tiles; ++kt) {
@@ -194,7 +194,7 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
             for (int ks = 0; ks < 4; ++ks) {
                 #pragma unroll
                 for (int im = 0; im < 2; ++im) {
-                    wgmma_m64n128k16(acc[im][0], wgmma_desc(a_smem + stage * 16384 + (group_m + im * 64) * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 16384 + group_n * 128 + ks * 32, 16, 1024), 1);
+                    wgmma_m64n128k16(acc[im][0], wgmma_desc(a_smem + stage * 16384 + (group_m + im * 64) * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 16384 + group_n * 128 + ks * 32, 16, 1024), kt > 0 || ks > 0);
                 }
             }
             wgmma_commit();

@@ -154,7 +154,7 @@ wgmma_tile__bf16bf16bf16_rcr__b128x128x64_t128__w128x128_i1x1__wgmma64x128x16__t
     const int warp_n = group_n;
 
     // accumulators: 2x1 wgmma atoms of 64x128, each 16 16x8 atoms of 4 floats per lane
-    float acc[2][1][16][4] = {};
+    float acc[2][1][16][4];  // set by the tile's first wgmmas
 
     // staging: thread 0 fills the first 1 stage(s)
     if (threadIdx.x == 0) {
@@ -176,7 +176,7 @@ wgmma_tile__bf16bf16bf16_rcr__b128x128x64_t128__w128x128_i1x1__wgmma64x128x16__t
         for (int ks = 0; ks < 4; ++ks) {
             #pragma unroll
             for (int im = 0; im < 2; ++im) {
-                wgmma_m64n128k16(acc[im][0], wgmma_desc(a_smem + stage * 16384 + (group_m + im * 64) * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 16384 + group_n * 128 + ks * 32, 16, 1024), 1);
+                wgmma_m64n128k16(acc[im][0], wgmma_desc(a_smem + stage * 16384 + (group_m + im * 64) * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 16384 + group_n * 128 + ks * 32, 16, 1024), kt > 0 || ks > 0);
             }
         }
         wgmma_commit();

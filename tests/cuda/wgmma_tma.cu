@@ -148,7 +148,7 @@ wgmma_tma__bf16bf16bf16_rcr__b64x64x64_t128__w64x64_i1x1__wgmma64x64x16__tma_s1_
     const int warp_n = group_n;
 
     // accumulators: 1x1 wgmma atoms of 64x64, each 8 16x8 atoms of 4 floats per lane
-    float acc[1][1][8][4] = {};
+    float acc[1][1][8][4];  // set by the tile's first wgmmas
 
     // staging: thread 0 fills the first 1 stage(s)
     if (threadIdx.x == 0) {
@@ -168,7 +168,7 @@ wgmma_tma__bf16bf16bf16_rcr__b64x64x64_t128__w64x64_i1x1__wgmma64x64x16__tma_s1_
         wgmma_fence();
         #pragma unroll
         for (int ks = 0; ks < 4; ++ks) {
-            wgmma_m64n64k16(acc[0][0], wgmma_desc(a_smem + stage * 8192 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 8192 + group_n * 128 + ks * 32, 16, 1024), 1);
+            wgmma_m64n64k16(acc[0][0], wgmma_desc(a_smem + stage * 8192 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 8192 + group_n * 128 + ks * 32, 16, 1024), kt > 0 || ks > 0);
         }
         wgmma_commit();
         wgmma_wait<0>();  // the stage may be released once its wgmmas are done

@@ -78,7 +78,8 @@ impl Tc<'_> {
     pub(super) fn wgmma_accumulators(&self, w: &mut Writer) {
         let q = self.an / 8;
         w.line(format!("// accumulators: {}x{} wgmma atoms of 64x{}, each {q} 16x8 atoms of 4 floats per lane", self.ami, self.ani, self.an));
-        w.line(format!("float acc[{}][{}][{q}][4] = {{}};", self.ami, self.ani));
+        // no zeroing: a tile's first wgmma writes them without accumulating
+        w.line(format!("float acc[{}][{}][{q}][4];  // set by the tile's first wgmmas", self.ami, self.ani));
         w.line("");
     }
 
@@ -112,6 +113,8 @@ impl Tc<'_> {
         let steps = self.bk / self.ak;
         w.line(format!("// atom (wgmma): {steps} K step(s) of {} over {}x{} atoms, one group", self.ak, self.ami, self.ani));
         w.line("wgmma_fence();");
+        // seed 002's kernel 9: D = A * B at the tile's first K step, D += A * B after
+        let accumulate = if steps > 1 { "kt > 0 || ks > 0" } else { "kt > 0" };
         w.unrolled("ks", steps, |w| {
             w.unrolled("im", self.ami, |w| {
                 w.unrolled("jn", self.ani, |w| {
@@ -120,7 +123,7 @@ impl Tc<'_> {
                     let ks = index("ks", steps);
                     let da = self.descriptor(Which::A, stage, &m, ks);
                     let db = self.descriptor(Which::B, stage, &n, ks);
-                    w.line(format!("wgmma_m64n{}k16(acc[im][jn], {da}, {db}, 1);", self.an));
+                    w.line(format!("wgmma_m64n{}k16(acc[im][jn], {da}, {db}, {accumulate});", self.an));
                 });
             });
         });

@@ -24,6 +24,17 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
             };
         }
         "raster" if value == "row" => spec.raster = Raster::Row,
+        "raster" if value == "hilbert" => spec.raster = Raster::Hilbert,
+        "cluster" if value == "none" => spec.cluster = None,
+        "cluster" => {
+            // MxN, then the operand it multicasts, if any: 2x1b, 1x2a, 2x2
+            let (shape, multicast) = match value.strip_suffix('a').or_else(|| value.strip_suffix('b')) {
+                Some(shape) => (shape, Some(if value.ends_with('a') { Which::A } else { Which::B })),
+                None => (value, None),
+            };
+            let (m, n) = shape.split_once('x').ok_or_else(bad)?;
+            spec.cluster = Some(Cluster { m: m.parse().map_err(|_| bad())?, n: n.parse().map_err(|_| bad())?, multicast });
+        }
         "raster" => {
             let g = value.strip_prefix("grouped(").and_then(|v| v.strip_suffix(')')).ok_or_else(bad)?;
             spec.raster = Raster::Grouped(g.parse().map_err(|_| bad())?);
@@ -55,11 +66,12 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
         "schedule" => {
             spec.persistent = match value {
                 "tiles" => None,
+                "persistent" => Some(Persistent::Tiles),
                 "stream_k" => Some(Persistent::StreamK),
                 _ => return Err(bad()),
             }
         }
-        _ => return Err(format!("`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, stages, fragments, epilogue or schedule")),
+        _ => return Err(format!("`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, cluster, stages, fragments, epilogue, edges or schedule")),
     }
     Ok(())
 }
@@ -72,6 +84,13 @@ mod tests {
     #[test]
     fn each_setting_changes_what_it_names() {
         let mut s = step("autotuned").unwrap().kernel.spec.clone();
+        let mut h = crate::steps::tma_store::KERNEL.spec.clone();
+        apply_all(&mut h, "raster=hilbert,cluster=2x1b").unwrap();
+        assert_eq!((h.raster, h.cluster), (Raster::Hilbert, Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) })));
+        apply_all(&mut h, "cluster=1x2,schedule=tiles").unwrap();
+        assert_eq!((h.cluster, h.persistent), (Some(Cluster { m: 1, n: 2, multicast: None }), None));
+        apply_all(&mut h, "cluster=none,schedule=persistent").unwrap();
+        assert_eq!((h.cluster, h.persistent), (None, Some(Persistent::Tiles)));
         apply_all(&mut s, "pad=4,sweep=m,raster=grouped(8),stages=5,schedule=tiles").unwrap();
         assert_eq!(s.swizzle, Swizzle::Pad(4));
         assert_eq!(s.thread.unwrap().sweep, Dim::M);

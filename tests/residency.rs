@@ -72,7 +72,7 @@ fn a_stream_k_gemm_finishes_when_the_gpu_holds_one_of_its_blocks_at_a_time() {
     hog.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, per_block as i32).unwrap();
     let mut flags = control.alloc_zeros::<u32>(2).unwrap();
     control.synchronize().unwrap();
-    let (release, started) = (flags.slice(0..1), flags.slice(1..2));
+    let started = flags.slice(1..2);
     let wait_started = |count: u32| {
         let since = Instant::now();
         loop {
@@ -89,6 +89,7 @@ fn a_stream_k_gemm_finishes_when_the_gpu_holds_one_of_its_blocks_at_a_time() {
     for (stream, blocks, bytes, total) in [(&streams[0], sms - 1, per_block, sms - 1), (&streams[1], 1, beside, sms)] {
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: bytes };
         // SAFETY: hog(const unsigned*, unsigned*), both one word of `flags`.
+        let release = flags.slice(0..1);
         unsafe { stream.launch_builder(&hog).arg(&release).arg(&started).launch(cfg) }.unwrap();
         wait_started(total);
     }
@@ -101,7 +102,6 @@ fn a_stream_k_gemm_finishes_when_the_gpu_holds_one_of_its_blocks_at_a_time() {
     }
     let (finished, took) = (done.is_complete(), since.elapsed());
     // let the hogs go, whatever happened, so that the process can end
-    drop((release, started));
     control.memcpy_htod(&[1u32], &mut flags.slice_mut(0..1)).unwrap();
     ctx.synchronize().unwrap();
     assert!(finished, "the GEMM did not finish within {LIMIT:?} beside the hogs");

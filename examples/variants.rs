@@ -90,7 +90,8 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     // every kernel checked at the timed shape itself too (odd shapes included)
     for (k, label) in kernels.iter().zip(&labels) {
         let err = gemm_ladder::measure::verify(&bench, k, dims, 5).map_err(|e| format!("{label}: {e}"))?;
-        eprintln!("{label}: relative error {err:.1e} against cuBLAS at {shape}");
+        let grid = k.grid(bench.stream(), dims)?;
+        eprintln!("{label}: relative error {err:.1e} against cuBLAS at {shape}; grid {grid:?} of {} threads", k.threads);
     }
     let mut rounds = Vec::new();
     for _ in 0..2 {

@@ -3,8 +3,8 @@
 //! one, and that SM's room for all but one of its blocks: its blocks then
 //! run one at a time, in the order they start, and the GEMM must still
 //! finish, with the same bits as on an idle GPU. (Shares handed out by
-//! block index hang here: the owner of the first tile waits on a block
-//! that cannot start until the owner leaves.)
+//! block index would wait forever here: the owner of the first tile, block
+//! 0, waits on block 1, which cannot start until block 0 leaves.)
 //!
 //! Its own test binary, so its own process: nothing else runs on the GPU
 //! while the hogs hold it.
@@ -26,6 +26,9 @@ extern "C" __global__ void hog(const volatile unsigned* release, unsigned* start
         while (*release == 0) __nanosleep(20000);
     }
 }
+
+// a block as large as one of the GEMM's, which does nothing: the room is there
+extern "C" __global__ void probe() {}
 "#;
 
 /// How long the GEMM may take beside the hogs: its blocks run one after
@@ -70,6 +73,10 @@ fn a_stream_k_gemm_finishes_when_the_gpu_holds_one_of_its_blocks_at_a_time() {
     let module = ctx.load_module(compile_ptx_with_opts(HOG, opts).unwrap()).unwrap();
     let hog = module.load_function("hog").unwrap();
     hog.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, per_block as i32).unwrap();
+    // all of the SM's memory as shared memory, or the last SM's L1 takes the GEMM's room
+    hog.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100).unwrap();
+    let probe = module.load_function("probe").unwrap();
+    probe.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, kernel.smem_bytes as i32).unwrap();
     let mut flags = control.alloc_zeros::<u32>(2).unwrap();
     control.synchronize().unwrap();
     let started = flags.slice(1..2);
@@ -94,16 +101,29 @@ fn a_stream_k_gemm_finishes_when_the_gpu_holds_one_of_its_blocks_at_a_time() {
         wait_started(total);
     }
 
-    kernel.launch(&gemm, &a, &b, &mut held_c, dims).unwrap();
-    let done = gemm.record_event(None).unwrap();
-    let since = Instant::now();
-    while !done.is_complete() && since.elapsed() < LIMIT {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let (finished, took) = (done.is_complete(), since.elapsed());
+    let finishes = |stream: &CudaStream| {
+        let done = stream.record_event(None).unwrap();
+        let since = Instant::now();
+        while !done.is_complete() && since.elapsed() < LIMIT {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        (done.is_complete(), since.elapsed())
+    };
+    // the setup: one block of the GEMM's size can run beside the hogs
+    let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (kernel.threads, 1, 1), shared_mem_bytes: kernel.smem_bytes };
+    // SAFETY: probe() takes nothing and touches nothing.
+    unsafe { gemm.launch_builder(&probe).launch(cfg) }.unwrap();
+    let (room, _) = finishes(&gemm);
+    let (finished, took) = if room {
+        kernel.launch(&gemm, &a, &b, &mut held_c, dims).unwrap();
+        finishes(&gemm)
+    } else {
+        (false, Duration::ZERO)
+    };
     // let the hogs go, whatever happened, so that the process can end
     control.memcpy_htod(&[1u32], &mut flags.slice_mut(0..1)).unwrap();
     ctx.synchronize().unwrap();
+    assert!(room, "the hogs left no room for a block of the GEMM's size: the test's setup, not the schedule, is wrong");
     assert!(finished, "the GEMM did not finish within {LIMIT:?} beside the hogs");
     let (idle, held) = (control.clone_dtoh(&idle_c).unwrap(), control.clone_dtoh(&held_c).unwrap());
     let bits = |v: &[bf16]| v.iter().map(|x| x.to_bits()).collect::<Vec<u16>>();

@@ -157,15 +157,7 @@ impl Kernel {
             Some(Persistent::StreamK) => Some(self.stream_k_scratch(stream, resident, dims)?),
             _ => None,
         };
-        let grid_dim = match (&stream_k, self.spec.persistent) {
-            (Some((blocks, _, _)), _) => (*blocks, 1, 1),
-            // a block per SM (or what occupancy allows), each walking tiles
-            (None, Some(Persistent::Tiles)) => (self.persistent_blocks(resident, dims), 1, 1),
-            (None, _) => {
-                let (x, y, _) = gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32);
-                (x, y, dims.batch.count as u32)
-            }
-        };
+        let grid_dim = self.grid_for(resident, dims);
         let cfg = LaunchConfig { grid_dim, block_dim: (self.threads, 1, 1), shared_mem_bytes: self.smem_bytes };
         // `args::check` bounded every size and offset by i32::MAX, and the
         // batch by the buffers' lengths.
@@ -229,6 +221,26 @@ impl Kernel {
     /// tile.
     pub fn stream_k_grid(&self, stream: &CudaStream, dims: Dims) -> Result<u32, GemmError> {
         Ok(self.stream_k_blocks(self.load(stream.context())?.resident, dims))
+    }
+
+    /// The grid a launch for `dims` on `stream`'s device takes: one block
+    /// per C tile (a row of clusters for a clustered kernel, the batch along
+    /// z), or for a persistent or stream-K kernel one row of what the device
+    /// holds at once.
+    pub fn grid(&self, stream: &CudaStream, dims: Dims) -> Result<(u32, u32, u32), GemmError> {
+        Ok(self.grid_for(self.load(stream.context())?.resident, dims))
+    }
+
+    fn grid_for(&self, resident: u32, dims: Dims) -> (u32, u32, u32) {
+        match self.spec.persistent {
+            Some(Persistent::StreamK) => (self.stream_k_blocks(resident, dims), 1, 1),
+            // a block per SM (or what occupancy allows), each walking tiles
+            Some(Persistent::Tiles) => (self.persistent_blocks(resident, dims), 1, 1),
+            None => {
+                let (x, y, _) = gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32);
+                (x, y, dims.batch.count as u32)
+            }
+        }
     }
 
     /// A persistent kernel's grid: the blocks resident at once, at most one

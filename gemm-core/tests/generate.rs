@@ -543,7 +543,7 @@ fn a_cluster_shares_b_by_multicast_and_frees_a_stage_once_both_blocks_are_done()
     assert!(src.contains("const unsigned short share_mask = 0x3 << (rank_n * 2);") && src.contains("const int share_part = rank_m;"), "{src}");
     assert!(src.contains("tma_load_multicast(b_smem + stage * 32768 + share_part * 16384, tmap_b, k0, block_n + share_part * 128, b_batch, bar, share_mask);"), "{src}");
     assert!(src.contains("tma_load(a_smem + stage * 16384, tmap_a, k0, block_m, a_batch, bar);"), "{src}");
-    assert!(src.contains("mbar_wait_cluster(empty + 8 * stage"), "{src}");
+    assert!(src.contains("mbar_wait(empty + 8 * stage, ((it / 4) & 1) ^ 1);  // every consumer of the cluster has released it"), "{src}");
     assert!(src.contains("if (kt > 0 && threadIdx.x % 128 < 2) mbar_arrive_cluster(empty + 8 * ((it - 1) % 4), threadIdx.x % 128);"), "{src}");
     assert!(src.contains("const int tiles_m = (M + 256 - 1) / 256;  // cluster tiles"), "{src}");
     assert!(src.contains("for (int t = blockIdx.x / 2; t < tiles_m * tiles_n * batches; t += gridDim.x / 2)"), "{src}");

@@ -71,18 +71,8 @@ __device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned cta) 
     asm volatile(
         "{\n.reg .b32 remote;\n"
         "mapa.shared::cluster.u32 remote, %0, %1;\n"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n"
         :: "r"(bar), "r"(cta) : "memory");
-}
-// mbar_wait for a phase that other blocks' arrivals complete (their reads come first)
-__device__ __forceinline__ void mbar_wait_cluster(unsigned bar, unsigned parity) {
-    asm volatile(
-        "{\n"
-        ".reg .pred done;\n"
-        "wait:\n"
-        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra wait;\n"
-        "}\n" :: "r"(bar), "r"(parity) : "memory");
 }
 // tma_load into the same shared address of every block in `mask` (bit i: rank i),
 // each completing on its own mbarrier at `bar`
@@ -263,7 +253,7 @@ clusters__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma_
                 const int b_batch = batch_b != 0 ? batch : 0;
                 for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                     const int stage = it % 3;
-                    mbar_wait_cluster(empty + 8 * stage, ((it / 3) & 1) ^ 1);  // every consumer of the cluster has released it
+                    mbar_wait(empty + 8 * stage, ((it / 3) & 1) ^ 1);  // every consumer of the cluster has released it
                     const unsigned bar = full + 8 * stage;
                     mbar_expect_bytes(bar, 49152);
                     const int k0 = kt * 64;

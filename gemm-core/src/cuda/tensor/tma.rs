@@ -279,11 +279,8 @@ impl Tc<'_> {
                 self.for_each_tile(w, |w| {
                     w.block(k_loop, |w| {
                         w.line(format!("const int stage = {stage};"));
-                        if self.multicasts() {
-                            w.line(format!("mbar_wait_cluster(empty + 8 * stage, (({round}) & 1) ^ 1);  // every consumer of the cluster has released it"));
-                        } else {
-                            w.line(format!("mbar_wait(empty + 8 * stage, (({round}) & 1) ^ 1);  // every consumer has released it"));
-                        }
+                        let whose = if self.multicasts() { " of the cluster" } else { "" };
+                        w.line(format!("mbar_wait(empty + 8 * stage, (({round}) & 1) ^ 1);  // every consumer{whose} has released it"));
                         self.tma_issue(w, "kt", "stage");
                     });
                 });

@@ -547,7 +547,7 @@ fn a_cluster_shares_b_by_multicast_and_frees_a_stage_once_both_blocks_are_done()
     assert!(src.contains("if (kt > 0 && threadIdx.x % 128 < 2) mbar_arrive_cluster(empty + 8 * ((it - 1) % 4), threadIdx.x % 128);"), "{src}");
     assert!(src.contains("const int tiles_m = (M + 256 - 1) / 256;  // cluster tiles"), "{src}");
     assert!(src.contains("for (int t = blockIdx.x / 2; t < tiles_m * tiles_n * batches; t += gridDim.x / 2)"), "{src}");
-    assert!(src.contains("const int block_m = cluster_m + rank_m * 128;"), "{src}");
+    assert!(src.contains("const int block_m = cluster_m + (int)(cluster_rank() % 2) * 128;"), "{src}");
     // B's tensor map boxes are half the tile's lines; the grid is one row of whole clusters
     assert_eq!(spec.tma_tile(Which::B).outer, 128);
     assert_eq!(gemm_core::grid(&KernelSpec { persistent: None, ..spec.clone() }, 1000, 600), (4 * 3 * 2, 1, 1));

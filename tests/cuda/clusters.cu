@@ -58,7 +58,7 @@ __device__ __forceinline__ void regs_inc() {
 // clusters: this block's rank among the cluster's blocks
 __device__ __forceinline__ unsigned cluster_rank() {
     unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    asm("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));  // not volatile: free to read again
     return r;
 }
 // every thread of every block of the cluster arrives, then waits for all the others
@@ -246,8 +246,8 @@ clusters__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma_
                 const int in_band = tile % (8 * tiles_n);
                 const int cluster_m = (band * 8 + in_band % band_rows) * 256;
                 const int cluster_n = (in_band / band_rows) * 256;
-                const int block_m = cluster_m + rank_m * 128;
-                const int block_n = cluster_n + rank_n * 256;
+                const int block_m = cluster_m + (int)(cluster_rank() % 2) * 128;
+                const int block_n = cluster_n + (int)(cluster_rank() / 2) * 256;
                 // the problem's coordinate in each tensor map: an operand the batch shares has one
                 const int a_batch = batch_a != 0 ? batch : 0;
                 const int b_batch = batch_b != 0 ? batch : 0;
@@ -288,8 +288,8 @@ clusters__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma_
             const int in_band = tile % (8 * tiles_n);
             const int cluster_m = (band * 8 + in_band % band_rows) * 256;
             const int cluster_n = (in_band / band_rows) * 256;
-            const int block_m = cluster_m + rank_m * 128;
-            const int block_n = cluster_n + rank_n * 256;
+            const int block_m = cluster_m + (int)(cluster_rank() % 2) * 128;
+            const int block_n = cluster_n + (int)(cluster_rank() / 2) * 256;
             // the problem's coordinate in each tensor map: an operand the batch shares has one
             const int a_batch = batch_a != 0 ? batch : 0;
             const int b_batch = batch_b != 0 ? batch : 0;

@@ -58,7 +58,7 @@ __device__ __forceinline__ void regs_inc() {
 // clusters: this block's rank among the cluster's blocks
 __device__ __forceinline__ unsigned cluster_rank() {
     unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    asm("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));  // not volatile: free to read again
     return r;
 }
 // every thread of every block of the cluster arrives, then waits for all the others
@@ -199,7 +199,7 @@ __device__ __forceinline__ int sign(int v) {
 __device__ __forceinline__ int magnitude(int v) {
     return v < 0 ? -v : v;
 }
-__device__ void hilbert_cell(int d, int w, int h, int& x, int& y) {
+__device__ __forceinline__ void hilbert_cell(int d, int w, int h, int& x, int& y) {
     int ax = w >= h ? w : 0, ay = w >= h ? 0 : h;
     int bx = w >= h ? 0 : w, by = w >= h ? h : 0;
     x = 0;
@@ -323,8 +323,8 @@ hilbert__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma_s
                 hilbert_cell(tile, tiles_m, tiles_n, tile_m, tile_n);
                 const int cluster_m = tile_m * 256;
                 const int cluster_n = tile_n * 256;
-                const int block_m = cluster_m + rank_m * 128;
-                const int block_n = cluster_n + rank_n * 256;
+                const int block_m = cluster_m + (int)(cluster_rank() % 2) * 128;
+                const int block_n = cluster_n + (int)(cluster_rank() / 2) * 256;
                 // the problem's coordinate in each tensor map: an operand the batch shares has one
                 const int a_batch = batch_a != 0 ? batch : 0;
                 const int b_batch = batch_b != 0 ? batch : 0;
@@ -364,8 +364,8 @@ hilbert__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma_s
             hilbert_cell(tile, tiles_m, tiles_n, tile_m, tile_n);
             const int cluster_m = tile_m * 256;
             const int cluster_n = tile_n * 256;
-            const int block_m = cluster_m + rank_m * 128;
-            const int block_n = cluster_n + rank_n * 256;
+            const int block_m = cluster_m + (int)(cluster_rank() % 2) * 128;
+            const int block_n = cluster_n + (int)(cluster_rank() / 2) * 256;
             // the problem's coordinate in each tensor map: an operand the batch shares has one
             const int a_batch = batch_a != 0 ? batch : 0;
             const int b_batch = batch_b != 0 ? batch : 0;

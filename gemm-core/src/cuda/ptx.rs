@@ -269,7 +269,7 @@ pub fn cluster(w: &mut Writer, multicast: bool) {
     w.line("// clusters: this block's rank among the cluster's blocks");
     w.block("__device__ __forceinline__ unsigned cluster_rank()", |w| {
         w.line("unsigned r;");
-        w.line("asm volatile(\"mov.u32 %0, %%cluster_ctarank;\\n\" : \"=r\"(r));");
+        w.line("asm(\"mov.u32 %0, %%cluster_ctarank;\\n\" : \"=r\"(r));  // not volatile: free to read again");
         w.line("return r;");
     });
     w.line("// every thread of every block of the cluster arrives, then waits for all the others");

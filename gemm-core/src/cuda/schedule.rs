@@ -85,7 +85,7 @@ fn hilbert_fn(w: &mut Writer) {
     w.line("// keeps the part of it that holds step d");
     w.block("__device__ __forceinline__ int sign(int v)", |w| w.line("return (v > 0) - (v < 0);"));
     w.block("__device__ __forceinline__ int magnitude(int v)", |w| w.line("return v < 0 ? -v : v;"));
-    w.block("__device__ void hilbert_cell(int d, int w, int h, int& x, int& y)", |w| {
+    w.block("__device__ __forceinline__ void hilbert_cell(int d, int w, int h, int& x, int& y)", |w| {
         w.line("int ax = w >= h ? w : 0, ay = w >= h ? 0 : h;");
         w.line("int bx = w >= h ? 0 : w, by = w >= h ? h : 0;");
         w.line("x = 0;");

@@ -131,8 +131,9 @@ impl Tc<'_> {
         let size = c.m * c.n;
         let tile = |w: &mut Writer| {
             schedule::tile_origin(w, s.raster, self.bm * c.m, self.bn * c.n, "tile", ["cluster_m", "cluster_n"]);
-            w.line(format!("const int block_m = cluster_m + rank_m * {};", self.bm));
-            w.line(format!("const int block_n = cluster_n + rank_n * {};", self.bn));
+            // the rank read again, not kept: a register held through the K loop made ptxas spill
+            w.line(format!("const int block_m = cluster_m + (int)(cluster_rank() % {}) * {};", c.m, self.bm));
+            w.line(format!("const int block_n = cluster_n + (int)(cluster_rank() / {}) * {};", c.m, self.bn));
         };
         if !persistent {
             w.line("// batch: blockIdx.z is the problem this block works on; blockIdx.x / cluster size its cluster tile");

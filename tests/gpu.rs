@@ -572,7 +572,10 @@ fn batched_problems_match_strided_batched_cublas_on_every_path() {
     let hopper: Vec<Kernel> = gemm_ladder::combos::hopper().into_iter().take(6).map(|s| Kernel::from_spec(s).unwrap()).collect();
     for (i, k) in ladder.into_iter().chain(fused.iter()).chain(guarded.iter()).chain(hopper.iter()).enumerate() {
         let guarded = k.spec.edges == gemm_runtime::spec::Edges::Guarded;
-        let (m, n, kk) = if guarded { (200, 136, 72) } else { (256, 256, 128) };
+        // unguarded: whole tiles (a cluster's, where there is one)
+        let req = k.spec.requirements();
+        let up = |x: usize, to: u32| x.div_ceil(to as usize) * to as usize;
+        let (m, n, kk) = if guarded { (200, 136, 72) } else { (up(256, req.m_multiple), up(256, req.n_multiple), 128) };
         let dims = gemm_ladder::measure::padded_dims(m, n, kk, layouts_of(&k.spec));
         // problems with gaps between them, and a shared B on every other kernel
         let one = |ld: Option<usize>, rows: usize, cols: usize, l: Layout| ld.unwrap() * if l == Layout::RowMajor { rows } else { cols };

@@ -769,7 +769,11 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
         let tiles_text =
             format!("{tiles} tile(s) of A {}x{} and B {}x{}", spec.block.m, spec.block.k.unwrap_or(0), spec.block.k.unwrap_or(0), spec.block.n);
         let over = format!("over the {limit} bytes a block may use on {}", spec.arch);
-        let what = if spec.c_tile().is_some() { "the C tile of epilogue = smem" } else { "the epilogue's scratch tiles" };
+        let what = match spec.epilogue {
+            _ if spec.c_tile().is_none() => "the epilogue's scratch tiles",
+            Epilogue::Tma => "the C tile of epilogue = tma",
+            _ => "the C tile of epilogue = smem",
+        };
         // the C tile of epilogue = smem takes the stages' place after the K loop
         let in_place = scratch > 0 && spec.epilogue_scratch_offset() == 0;
         let problem = if scratch == 0 {
@@ -822,13 +826,19 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let budget = cap.saturating_sub(REGISTER_RESERVE);
     if acc + frags > budget {
         let (at, why) = match spec.block.min_blocks {
+            _ if spec.specialize.is_some() && cap < MAX_REGISTERS => (
+                "block.threads",
+                format!("ptxas compiles a specialized kernel's {} threads for one block per SM: {cap} registers each", spec.block.threads),
+            ),
             Some(o) if cap < MAX_REGISTERS => ("block.min_blocks", format!("min_blocks = {o} caps each thread at {cap} registers")),
             _ => (if spec.warp.is_some() { "warp" } else { "thread" }, format!("a thread has {MAX_REGISTERS} registers")),
         };
         let (held, shrink) = if spec.tensor_core() {
             (
                 format!("{acc} f32 accumulators and {frags} registers of operand fragments"),
-                if spec.staging.fragment_sets() > 1 && acc + frags / spec.staging.fragment_sets() <= budget {
+                if spec.specialize.is_some() {
+                    "use fewer consumer warpgroups or a smaller warpgroup tile"
+                } else if spec.staging.fragment_sets() > 1 && acc + frags / spec.staging.fragment_sets() <= budget {
                     "shrink the warp tile (or use more warps) or min_blocks, or load one set of fragments (fragments = 1)"
                 } else {
                     "shrink the warp tile (or use more warps) or min_blocks"

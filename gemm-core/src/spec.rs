@@ -750,8 +750,12 @@ impl KernelSpec {
     /// Registers per thread the compiler may use: 255, or less where
     /// `min_blocks` blocks must share an SM's 64K registers (rounded down to 8).
     pub fn register_cap(&self) -> u32 {
+        let per_block = |blocks: u32| (65536 / (self.block.threads.max(1) * blocks) / 8 * 8).min(255);
         match self.block.min_blocks {
-            Some(o) if o > 0 => (65536 / (self.block.threads.max(1) * o) / 8 * 8).min(255),
+            // a specialized kernel is compiled for one block per SM (setmaxnreg
+            // moves registers between its warpgroups only once it runs)
+            _ if self.specialize.is_some() => per_block(1),
+            Some(o) if o > 0 => per_block(o),
             _ => 255,
         }
     }

@@ -10,6 +10,7 @@ pub mod peak;
 pub mod report;
 pub mod search;
 pub mod steps;
+pub mod tuned;
 pub mod variants;
 
 pub use steps::{Step, HOPPER_STEPS, STEPS, TENSOR_STEPS};

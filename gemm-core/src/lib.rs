@@ -8,6 +8,7 @@ pub mod check;
 pub mod cuda;
 pub mod spec;
 pub mod support;
+pub mod tune;
 
 pub use check::{check, Diag};
 pub use cuda::{generate, grid, Generated};

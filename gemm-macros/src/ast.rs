@@ -17,6 +17,10 @@ pub enum Node {
     Call(Ident, Vec<Node>, Span),
     /// `8`
     Int(u32, Span),
+    /// `[64, 128]` (a list of values in `tune(..)`)
+    List(Vec<Node>, Span),
+    /// `block.m = value` (a setting by its path in `tune(..)`)
+    Path(Vec<Ident>, Box<Node>),
 }
 
 impl Node {
@@ -24,7 +28,19 @@ impl Node {
         match self {
             Node::Flag(i) => i.span(),
             Node::Assign(i, v) => i.span().join(v.span()).unwrap_or(i.span()),
-            Node::Call(_, _, s) | Node::Int(_, s) => *s,
+            Node::Call(_, _, s) | Node::Int(_, s) | Node::List(_, s) => *s,
+            Node::Path(p, v) => p[0].span().join(v.span()).unwrap_or(p[0].span()),
+        }
+    }
+
+    /// The dotted path of a `Path` node's setting, or a plain name's.
+    pub fn path(&self) -> Option<(String, Span)> {
+        match self {
+            Node::Path(p, _) => {
+                let span = p.iter().skip(1).fold(p[0].span(), |s, i| s.join(i.span()).unwrap_or(s));
+                Some((p.iter().map(|i| i.to_string()).collect::<Vec<_>>().join("."), span))
+            }
+            _ => self.name().map(|i| (i.to_string(), i.span())),
         }
     }
 
@@ -32,7 +48,8 @@ impl Node {
     pub fn name(&self) -> Option<&Ident> {
         match self {
             Node::Flag(i) | Node::Assign(i, _) | Node::Call(i, _, _) => Some(i),
-            Node::Int(..) => None,
+            Node::Path(p, _) => Some(&p[0]),
+            Node::Int(..) | Node::List(..) => None,
         }
     }
 }
@@ -43,7 +60,22 @@ impl Parse for Node {
             let lit: LitInt = input.parse()?;
             return Ok(Node::Int(lit.base10_parse()?, lit.span()));
         }
+        if input.peek(token::Bracket) {
+            let content;
+            let brackets = syn::bracketed!(content in input);
+            let items = Punctuated::<Node, Token![,]>::parse_terminated(&content)?;
+            return Ok(Node::List(items.into_iter().collect(), brackets.span.join()));
+        }
         let name = input.call(Ident::parse_any_ident)?;
+        if input.peek(Token![.]) {
+            let mut path = vec![name];
+            while input.peek(Token![.]) {
+                input.parse::<Token![.]>()?;
+                path.push(input.call(Ident::parse_any_ident)?);
+            }
+            input.parse::<Token![=]>()?;
+            return Ok(Node::Path(path, Box::new(input.parse()?)));
+        }
         if input.peek(Token![=]) {
             input.parse::<Token![=]>()?;
             return Ok(Node::Assign(name, Box::new(input.parse()?)));

@@ -16,6 +16,7 @@
 //!          | direct(alpha, beta, bias = n | m, activation = relu | gelu | gelu_tanh | silu)   (and vector(..))
 //! edges = whole | guarded                                    default: whole (guarded for direct fma)
 //! arch = sm_80 | sm_90 | sm_90a | sm_100                     default: the oldest the features allow
+//! tune(block.m = [64, 128], stages = [3, 4], .., key = pow2 | exact)   lists over the settings above
 //! ```
 
 use std::collections::HashMap;
@@ -45,6 +46,8 @@ pub struct Attr {
     pub fused: FusedAttr,
     pub edges: Option<Edges>,
     pub arch: Option<Arch>,
+    /// A tuning space over the settings above.
+    pub tune: Option<Tune>,
     /// The top-level arguments written, valid or not.
     pub written: Vec<String>,
     /// Arguments a misspelt name probably meant (`thread` for `thraed`): the
@@ -61,8 +64,15 @@ pub struct FusedAttr {
     pub activation: Option<Activation>,
 }
 
+/// `tune(..)` as written: each setting's values, and how shapes are keyed.
+pub struct Tune {
+    pub lists: Vec<(gemm_core::tune::Setting, Vec<u32>)>,
+    pub key: gemm_core::tune::TuneKey,
+    pub span: Span,
+}
+
 const TOP: &[&str] =
-    &["block", "warp", "thread", "atom", "staging", "specialize", "swizzle", "raster", "persistent", "cluster", "epilogue", "edges", "arch"];
+    &["block", "warp", "thread", "atom", "staging", "specialize", "swizzle", "raster", "persistent", "cluster", "epilogue", "edges", "arch", "tune"];
 
 pub fn parse(cx: &mut Ctxt, nodes: &[Node]) -> Attr {
     let mut attr = Attr::default();
@@ -89,6 +99,7 @@ pub fn parse(cx: &mut Ctxt, nodes: &[Node]) -> Attr {
             "thread" => attr.thread = call(cx, node, "thread").and_then(|a| thread(cx, &a, node.span())),
             "specialize" => attr.specialize = call(cx, node, "specialize").and_then(|a| specialize(cx, &a, node.span())),
             "cluster" => attr.cluster = call(cx, node, "cluster").and_then(|a| cluster(cx, &a, node.span())),
+            "tune" => attr.tune = call(cx, node, "tune").and_then(|a| tune(cx, &a, node.span())),
             // Alone, `persistent` means whole tiles per block.
             "persistent" if matches!(node, Node::Flag(_)) => {
                 cx.record("persistent", node.span());
@@ -505,4 +516,67 @@ fn arch(cx: &mut Ctxt, value: &Node) -> Option<Arch> {
         "sm_90a" => Arch::Sm90a,
         _ => Arch::Sm100,
     })
+}
+
+/// `tune(setting = [values], .., key = ..)`: each setting once, by its
+/// path, with a list of at least one value.
+fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
+    use gemm_core::tune::{Setting, TuneKey, SETTINGS};
+    let names: Vec<&str> = SETTINGS.iter().map(|(n, _)| *n).chain(["key"]).collect();
+    let mut out = Tune { lists: Vec::new(), key: TuneKey::default(), span };
+    let mut ok = true;
+    let mut seen: Vec<String> = Vec::new();
+    for node in args.nodes {
+        let Some((path, at)) = node.path() else {
+            cx.error(node.span(), format!("expected `setting = [values]` in `tune(..)`; settings: {}", list(&names)));
+            ok = false;
+            continue;
+        };
+        if seen.contains(&path) {
+            cx.error(at, format!("duplicate setting `{path}` in `tune(..)`"));
+            ok = false;
+            continue;
+        }
+        seen.push(path.clone());
+        let value = match node {
+            Node::Assign(_, v) | Node::Path(_, v) => v.as_ref(),
+            _ => {
+                cx.error(node.span(), format!("`{path}` in `tune(..)` takes a list of values: `{path} = [..]`"));
+                ok = false;
+                continue;
+            }
+        };
+        if path == "key" {
+            match word(cx, value, "key", &["pow2", "exact"]).as_deref() {
+                Some("exact") => out.key = TuneKey::Exact,
+                Some(_) => out.key = TuneKey::Pow2,
+                None => ok = false,
+            }
+            continue;
+        }
+        let Some(setting) = Setting::from_name(&path) else {
+            cx.error(at, format!("unknown setting `{path}` in `tune(..)`{}; settings: {}", hint(&path, &names), list(&names)));
+            ok = false;
+            continue;
+        };
+        let values: Option<Vec<u32>> = match value {
+            Node::List(items, _) if !items.is_empty() => items.iter().map(|i| if let Node::Int(v, _) = i { Some(*v) } else { None }).collect(),
+            _ => None,
+        };
+        match values {
+            Some(v) => {
+                cx.record(format!("tune.{path}"), value.span());
+                out.lists.push((setting, v));
+            }
+            None => {
+                cx.error(value.span(), format!("`{path}` in `tune(..)` takes whole numbers in brackets: `{path} = [..]`"));
+                ok = false;
+            }
+        }
+    }
+    if out.lists.is_empty() && ok {
+        cx.error(span, "`tune(..)` needs at least one setting with its values, such as `tune(block.m = [64, 128])`");
+        ok = false;
+    }
+    ok.then_some(out)
 }

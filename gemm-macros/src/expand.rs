@@ -12,9 +12,11 @@ pub fn gemm_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut cx = Ctxt::new(Span::call_site());
     let mut written_types = TokenStream::new();
     let mut meant = Vec::new();
+    let mut tune = None;
     let spec_and_sig = match syn::parse2::<AttrArgs>(args) {
         Ok(args) => {
-            let attr = attr::parse(&mut cx, &args.0);
+            let mut attr = attr::parse(&mut cx, &args.0);
+            tune = attr.tune.take();
             meant = attr.meant.clone();
             let sig = sig::parse(&mut cx, item);
             if let Some(sig) = &sig {
@@ -28,6 +30,13 @@ pub fn gemm_kernel(args: TokenStream, item: TokenStream) -> TokenStream {
             None
         }
     };
+    if let (Some(t), Some((spec, sig))) = (&tune, &spec_and_sig) {
+        let out = tuned(&mut cx, spec, sig, t);
+        return match cx.into_compile_errors() {
+            Some(errors) => quote! { #errors #written_types },
+            None => out.expect("no errors means the space was expanded"),
+        };
+    }
     let out = spec_and_sig.and_then(|(spec, sig)| match gemm_core::generate(&spec) {
         Ok(generated) if !cx.has_errors() => Some(expand(&spec, &sig, &generated)),
         Ok(_) => None,
@@ -116,6 +125,120 @@ fn build(cx: &mut Ctxt, a: attr::Attr, sig: Option<sig::Sig>) -> Option<(KernelS
     Some((spec, sig))
 }
 
+/// A tuned kernel: the space's points through the rules, the legal ones as
+/// the launcher's candidates; an error where none is legal, a warning
+/// (the only kind of note a stable proc macro can leave) counting the rest
+/// by rule.
+fn tuned(cx: &mut Ctxt, base: &KernelSpec, sig: &sig::Sig, t: &attr::Tune) -> Option<TokenStream> {
+    if cx.has_errors() {
+        return None;
+    }
+    let points = gemm_core::tune::expand(base, &t.lists);
+    let pruned = gemm_core::tune::pruned(&points);
+    let total = points.len();
+    let by_rule = pruned.iter().map(|(at, n)| format!("{n} by `{at}`")).collect::<Vec<_>>().join(", ");
+    let legal: Vec<&KernelSpec> = points.iter().filter(|p| p.refused.is_empty()).map(|p| &p.spec).collect();
+    if legal.is_empty() {
+        let first = points.first().and_then(|p| p.refused.first()).map_or(String::new(), |d| format!("; the first point's first refusal: {}", d.msg));
+        cx.error(t.span, format!("no point of the {total} in `tune(..)` is legal (refused {by_rule}){first}"));
+        return None;
+    }
+    let summary = if pruned.is_empty() {
+        format!("all {total} points of the space are legal")
+    } else {
+        format!("{} of the {total} points of the space are legal; pruned {by_rule}", legal.len())
+    };
+    let note = if pruned.is_empty() {
+        quote!()
+    } else {
+        let warning = format!("tune(..): {summary} (a note, not an error)");
+        let used = syn::Ident::new("tune_space", t.span);
+        quote! {
+            const _: () = {
+                #[deprecated(note = #warning)]
+                #[allow(non_camel_case_types)]
+                struct tune_space;
+                let _ = #used;
+            };
+        }
+    };
+    let sig::Sig { attrs, vis, ident, params, bias } = sig;
+    let [a, b, c] = [&params[0].0, &params[1].0, &params[2].0];
+    let [ta, tb, tc] = [params[0].1.elem, params[1].1.elem, params[2].1.elem].map(elem_type);
+    let written = params.iter().map(|p| &p.2).chain(bias.iter().map(|b| &b.2));
+    let (extra_params, ep, doc_epilogue) = epilogue_params(base, bias);
+    let specs = legal.iter().map(|s| spec_tokens(s));
+    let count = legal.len();
+    let name = ident.to_string();
+    let key = match t.key {
+        gemm_core::tune::TuneKey::Exact => quote!(::gemm_runtime::gemm_core::tune::TuneKey::Exact),
+        gemm_core::tune::TuneKey::Pow2 => quote!(::gemm_runtime::gemm_core::tune::TuneKey::Pow2),
+    };
+    let computes = format!(" Computes {}.", base.formula());
+    let doc_space = format!(" Tuned: {summary}.");
+    let doc_key = format!(
+        " The first launch for a new shape group (key `{}`) on a device times every point on the given buffers and keeps the fastest, in the process and on disk beside the kernel cache; `GEMM_TILES_TUNE=off` runs the first point.",
+        t.key.name()
+    );
+    Some(quote! {
+        #note
+        #(#attrs)*
+        #[doc = ""]
+        #[doc = #computes]
+        #(#[doc = #doc_epilogue])*
+        #[doc = #doc_space]
+        #[doc = #doc_key]
+        #[allow(clippy::too_many_arguments)]
+        #vis fn #ident(
+            stream: &::gemm_runtime::cudarc::driver::CudaStream,
+            #a: &impl ::gemm_runtime::cudarc::driver::DevicePtr<#ta>,
+            #b: &impl ::gemm_runtime::cudarc::driver::DevicePtr<#tb>,
+            #c: &mut impl ::gemm_runtime::cudarc::driver::DevicePtrMut<#tc>,
+            #(#extra_params,)*
+            dims: ::gemm_runtime::Dims,
+        ) -> ::std::result::Result<(), ::gemm_runtime::GemmError> {
+            let _: ::core::marker::PhantomData<(#(#written,)*)> = ::core::marker::PhantomData;
+            #ident::KERNEL.launch_with(stream, #a, #b, #c, dims, #ep)
+        }
+
+        #[doc = " The tuned kernel behind the launcher of the same name: its space's legal points and the tuner."]
+        #vis mod #ident {
+            /// The legal points of the space, in its order (the first runs under `GEMM_TILES_TUNE=off`).
+            pub static POINTS: [::gemm_runtime::spec::KernelSpec; #count] = [#(#specs),*];
+            /// How many points the rules kept, and which refused the others.
+            pub const SPACE: &str = #summary;
+            /// The launchable, tuned kernel.
+            pub static KERNEL: ::gemm_runtime::Tuned = ::gemm_runtime::Tuned::new(#name, &POINTS, #key);
+        }
+    })
+}
+
+/// The launcher's epilogue parameters, the `EpilogueArgs` built from them
+/// and their doc lines, as `spec` declares them.
+fn epilogue_params(spec: &KernelSpec, bias: &Option<(syn::Ident, Elem, syn::Type)>) -> (Vec<TokenStream>, TokenStream, Vec<String>) {
+    let f = spec.fused;
+    let mut extra_params = Vec::new();
+    let mut doc_epilogue = Vec::new();
+    let mut ep = quote!(::gemm_runtime::EpilogueArgs::new());
+    if let Some((bias_name, elem, _)) = bias {
+        let tx = elem_type(*elem);
+        extra_params.push(quote!(#bias_name: &impl ::gemm_runtime::cudarc::driver::DevicePtr<#tx>));
+        ep = quote!(#ep.bias(#bias_name));
+        let along = if f.bias.is_some_and(|b| b.along == Dim::M) { "m: one value per row of C" } else { "n: one value per column of C" };
+        doc_epilogue.push(format!(" `{bias_name}`: the bias vector, length {along}."));
+    }
+    if f.alpha {
+        extra_params.push(quote!(alpha: f32));
+        ep = quote!(#ep.alpha(alpha));
+    }
+    if f.beta {
+        extra_params.push(quote!(beta: f32));
+        ep = quote!(#ep.beta(beta));
+        doc_epilogue.push(" With `beta == 0.0`, C is not read (it may hold anything).".to_string());
+    }
+    (extra_params, ep, doc_epilogue)
+}
+
 fn expand(spec: &KernelSpec, sig: &sig::Sig, g: &gemm_core::Generated) -> TokenStream {
     let sig::Sig { attrs, vis, ident, params, bias } = sig;
     let [a, b, c] = [&params[0].0, &params[1].0, &params[2].0];
@@ -138,26 +261,7 @@ fn expand(spec: &KernelSpec, sig: &sig::Sig, g: &gemm_core::Generated) -> TokenS
         req.align, req.vector, req.c_align, req.c_vector
     );
     // the epilogue's arguments, as the spec declares them
-    let f = spec.fused;
-    let mut extra_params = Vec::new();
-    let mut doc_epilogue = Vec::new();
-    let mut ep = quote!(::gemm_runtime::EpilogueArgs::new());
-    if let Some((bias_name, elem, _)) = bias {
-        let tx = elem_type(*elem);
-        extra_params.push(quote!(#bias_name: &impl ::gemm_runtime::cudarc::driver::DevicePtr<#tx>));
-        ep = quote!(#ep.bias(#bias_name));
-        let along = if f.bias.is_some_and(|b| b.along == Dim::M) { "m: one value per row of C" } else { "n: one value per column of C" };
-        doc_epilogue.push(format!(" `{bias_name}`: the bias vector, length {along}."));
-    }
-    if f.alpha {
-        extra_params.push(quote!(alpha: f32));
-        ep = quote!(#ep.alpha(alpha));
-    }
-    if f.beta {
-        extra_params.push(quote!(beta: f32));
-        ep = quote!(#ep.beta(beta));
-        doc_epilogue.push(" With `beta == 0.0`, C is not read (it may hold anything).".to_string());
-    }
+    let (extra_params, ep, doc_epilogue) = epilogue_params(spec, bias);
     let computes = format!(" Computes {}.", spec.formula());
     quote! {
         #(#attrs)*

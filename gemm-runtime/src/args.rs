@@ -115,15 +115,26 @@ pub fn shapes(a: Operand, b: Operand, c: Operand, d: Dims) -> [Shape; 3] {
 /// Element types a kernel can be launched with.
 pub trait Element: cudarc::driver::DeviceRepr {
     const ELEM: Elem;
+    /// The value in f32 (exact for every element type).
+    fn to_f32(self) -> f32;
 }
 impl Element for f32 {
     const ELEM: Elem = Elem::F32;
+    fn to_f32(self) -> f32 {
+        self
+    }
 }
 impl Element for half::f16 {
     const ELEM: Elem = Elem::F16;
+    fn to_f32(self) -> f32 {
+        half::f16::to_f32(self)
+    }
 }
 impl Element for half::bf16 {
     const ELEM: Elem = Elem::Bf16;
+    fn to_f32(self) -> f32 {
+        half::bf16::to_f32(self)
+    }
 }
 
 /// Largest offset the generated kernels compute in 32-bit `int`.

@@ -41,6 +41,8 @@ pub enum GemmError {
     TensorMap { operand: char, what: String },
     #[error("bad batch: {0}")]
     Batch(String),
+    #[error("tuning: {0}")]
+    Tuning(String),
     #[error("the spec is invalid:\n{}", list(.0))]
     InvalidSpec(Vec<Diag>),
     // cudarc without its `std` feature gives these errors Debug only.

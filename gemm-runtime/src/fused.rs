@@ -16,6 +16,14 @@ pub struct EpilogueArgs<'a, T = f32> {
     pub bias: Option<&'a dyn DevicePtr<T>>,
 }
 
+// by hand: a derive would ask T: Clone, which the bias's reference does not need
+impl<T> Clone for EpilogueArgs<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for EpilogueArgs<'_, T> {}
+
 impl EpilogueArgs<'static, f32> {
     /// No arguments: `C = A * B`.
     pub fn new() -> Self {

@@ -17,6 +17,8 @@ pub mod reference;
 mod scratch;
 pub mod timing;
 pub mod tma;
+pub mod tune_cache;
+mod tuned;
 
 pub use args::{shapes as args_shapes, Batch, Dims, Element, Shape, MAX_OFFSET};
 pub use error::GemmError;
@@ -24,6 +26,7 @@ pub use fused::EpilogueArgs;
 pub use gemm_core::spec;
 pub use gemm_macros::gemm_kernel;
 pub use kernel::Kernel;
+pub use tuned::{Choice, Tuned, ENV as TUNE_ENV};
 pub use {cudarc, gemm_core, half};
 
 /// Markers for kernel signatures: `a: Mat<f32, RowMajor>` is an input of f32

@@ -1,0 +1,319 @@
+//! Tuning spaces: a kernel written once with lists for some of its settings
+//! (`tune(block.m = [64, 128], stages = [3, 4])` in `#[gemm_kernel]`),
+//! expanded into the product of those lists over the written spec. Every
+//! point goes through the same rules as a spec written by hand; the legal
+//! ones are what the launcher times, the others are counted by the rule
+//! that refused them.
+//!
+//! Where a point changes the tiling, what follows from it follows: unless
+//! `block.threads` is itself in the space, each point's threads (and a
+//! specialized kernel's consumers) are the ones its block and warp tiles
+//! need; a warp tile as wide (or tall) as the block tile stays so unless
+//! its own side is listed, and a wgmma atom as wide as the warpgroup tile
+//! stays as wide.
+
+use std::collections::BTreeMap;
+
+use crate::check::Diag;
+use crate::spec::*;
+
+/// A setting a tuning space may list values for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Setting {
+    BlockM,
+    BlockN,
+    BlockK,
+    Threads,
+    MinBlocks,
+    WarpM,
+    WarpN,
+    MItersWarp,
+    NItersWarp,
+    ThreadM,
+    ThreadN,
+    Stages,
+    Vector,
+    Fragments,
+    Consumers,
+    ConsumerRegs,
+    Grouped,
+}
+
+/// Every setting by the name `tune(..)` takes, in the order the help lists them.
+pub const SETTINGS: &[(&str, Setting)] = &[
+    ("block.m", Setting::BlockM),
+    ("block.n", Setting::BlockN),
+    ("block.k", Setting::BlockK),
+    ("block.threads", Setting::Threads),
+    ("block.min_blocks", Setting::MinBlocks),
+    ("warp.m", Setting::WarpM),
+    ("warp.n", Setting::WarpN),
+    ("warp.m_iters", Setting::MItersWarp),
+    ("warp.n_iters", Setting::NItersWarp),
+    ("thread.m", Setting::ThreadM),
+    ("thread.n", Setting::ThreadN),
+    ("stages", Setting::Stages),
+    ("vector", Setting::Vector),
+    ("fragments", Setting::Fragments),
+    ("consumers", Setting::Consumers),
+    ("consumer_regs", Setting::ConsumerRegs),
+    ("grouped", Setting::Grouped),
+];
+
+impl Setting {
+    pub fn name(self) -> &'static str {
+        SETTINGS.iter().find(|(_, s)| *s == self).map_or("?", |(n, _)| n)
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        SETTINGS.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+    }
+}
+
+/// How the launcher groups shapes: one tuning per group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum TuneKey {
+    /// Each (m, n, k) on its own.
+    Exact,
+    /// Each of m, n, k rounded up to a power of two: 4000 and 4096 share.
+    #[default]
+    Pow2,
+}
+
+impl TuneKey {
+    /// The group of a shape (and its batch count, which changes the grid).
+    pub fn of(self, m: usize, n: usize, k: usize, batch: usize) -> [usize; 4] {
+        match self {
+            TuneKey::Exact => [m, n, k, batch],
+            TuneKey::Pow2 => [m, n, k, batch].map(usize::next_power_of_two),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TuneKey::Exact => "exact",
+            TuneKey::Pow2 => "pow2",
+        }
+    }
+}
+
+/// A point of a space: its spec, and why the rules refused it (empty: legal).
+pub struct Point {
+    pub spec: KernelSpec,
+    pub refused: Vec<Diag>,
+}
+
+/// Every point of `lists` (settings with their values) over `base`, in
+/// order: the first setting's first value first, the last setting varying
+/// fastest. The base's own values are not added: list them to keep them.
+pub fn expand(base: &KernelSpec, lists: &[(Setting, Vec<u32>)]) -> Vec<Point> {
+    let mut points = Vec::new();
+    let total: usize = lists.iter().map(|(_, v)| v.len()).product();
+    for mut i in 0..total {
+        let mut chosen = Vec::with_capacity(lists.len());
+        for (setting, values) in lists.iter().rev() {
+            chosen.push((*setting, values[i % values.len()]));
+            i /= values.len();
+        }
+        chosen.reverse();
+        let spec = point(base, &chosen);
+        let mut refused = crate::check::check(&spec);
+        refused.extend(crate::support::unsupported(&spec));
+        points.push(Point { spec, refused });
+    }
+    points
+}
+
+/// `base` with `chosen` applied, and what follows from them.
+fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
+    let mut s = base.clone();
+    let mut warp = s.warp.unwrap_or(Warp { m: 0, n: 0, m_iters: 1, n_iters: 1 });
+    let mut thread = s.thread;
+    let mut threads_given = false;
+    for &(setting, v) in chosen {
+        match setting {
+            Setting::BlockM => s.block.m = v,
+            Setting::BlockN => s.block.n = v,
+            Setting::BlockK => s.block.k = Some(v),
+            Setting::Threads => {
+                s.block.threads = v;
+                threads_given = true;
+            }
+            Setting::MinBlocks => s.block.min_blocks = Some(v),
+            Setting::WarpM => warp.m = v,
+            Setting::WarpN => warp.n = v,
+            Setting::MItersWarp => warp.m_iters = v,
+            Setting::NItersWarp => warp.n_iters = v,
+            Setting::ThreadM => thread = thread.map(|t| ThreadTile { m: v, ..t }),
+            Setting::ThreadN => thread = thread.map(|t| ThreadTile { n: v, ..t }),
+            Setting::Stages => match &mut s.staging {
+                Staging::CpAsync { stages, .. } | Staging::Tma { stages } => *stages = v,
+                _ => {}
+            },
+            Setting::Vector => match &mut s.staging {
+                Staging::CpAsync { vector, .. } | Staging::Smem { vector, .. } => *vector = v,
+                _ => {}
+            },
+            Setting::Fragments => {
+                if let Staging::CpAsync { fragments, .. } = &mut s.staging {
+                    *fragments = v;
+                }
+            }
+            Setting::Consumers => {
+                if let Some(sp) = &mut s.specialize {
+                    sp.consumers = v;
+                }
+            }
+            Setting::ConsumerRegs => {
+                if let Some(sp) = &mut s.specialize {
+                    sp.consumer_regs = Some(v);
+                }
+            }
+            Setting::Grouped => s.raster = Raster::Grouped(v),
+        }
+    }
+    if let Some(w0) = base.warp {
+        // a warp tile as wide (or tall) as the block stays so, unless listed
+        if w0.n == base.block.n && !chosen.iter().any(|c| c.0 == Setting::WarpN) {
+            warp.n = s.block.n;
+        }
+        if w0.m == base.block.m && !chosen.iter().any(|c| c.0 == Setting::WarpM) {
+            warp.m = s.block.m;
+        }
+    }
+    if s.warp.is_some() {
+        // a wgmma atom as wide as the warpgroup tile stays as wide
+        if let (Atom::Wgmma { m, n, k }, Some(w0)) = (s.atom, base.warp) {
+            if n == w0.n {
+                s.atom = Atom::Wgmma { m, n: warp.n, k };
+            }
+        }
+        s.warp = Some(warp);
+    }
+    s.thread = thread;
+    if !threads_given {
+        derive_threads(&mut s, base);
+    }
+    s
+}
+
+/// The threads (and consumers) the tiling needs, where the base's own
+/// were the ones its tiling needed: a base that chose otherwise keeps its
+/// choice, and the rules judge it.
+fn derive_threads(s: &mut KernelSpec, base: &KernelSpec) {
+    let need = |spec: &KernelSpec| -> Option<(u32, Option<u32>)> {
+        let b = spec.block;
+        match (spec.atom, spec.warp, spec.thread) {
+            (_, Some(w), _) if w.m == 0 || w.n == 0 || b.m % w.m != 0 || b.n % w.n != 0 => None,
+            (Atom::Wgmma { .. }, Some(w), _) => {
+                let groups = (b.m / w.m) * (b.n / w.n);
+                match spec.specialize {
+                    Some(sp) => Some((128 * (groups + sp.producers), Some(groups))),
+                    None => Some((128 * groups, None)),
+                }
+            }
+            (Atom::Fma, Some(w), Some(t)) if t.m * t.n * w.m_iters * w.n_iters > 0 => {
+                // each warp: 32 lanes of thread tiles over its iterations
+                let per_warp = w.m * w.n / (t.m * t.n * w.m_iters * w.n_iters);
+                (per_warp == 32).then_some(((b.m / w.m) * (b.n / w.n) * 32, None))
+            }
+            (Atom::Fma, None, Some(t)) if t.m * t.n > 0 => Some((b.m * b.n / (t.m * t.n), None)),
+            (Atom::Mma { .. } | Atom::Wmma { .. }, Some(w), _) => Some(((b.m / w.m) * (b.n / w.n) * 32, None)),
+            _ => None,
+        }
+    };
+    let followed = need(base).is_some_and(|(t, c)| t == base.block.threads && c == base.specialize.map(|sp| sp.consumers));
+    if let (true, Some((threads, consumers))) = (followed, need(s)) {
+        s.block.threads = threads;
+        if let (Some(sp), Some(c)) = (&mut s.specialize, consumers) {
+            sp.consumers = c;
+        }
+    }
+}
+
+/// How many points each rule refused, by the argument it points at (the
+/// first refusal of each point).
+pub fn pruned(points: &[Point]) -> BTreeMap<&'static str, usize> {
+    let mut out = BTreeMap::new();
+    for p in points {
+        if let Some(d) = p.refused.first() {
+            *out.entry(d.at).or_insert(0) += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mma_base() -> KernelSpec {
+        let bf16 = |layout| Operand { elem: Elem::Bf16, layout };
+        KernelSpec {
+            name: "t".into(),
+            a: bf16(Layout::RowMajor),
+            b: bf16(Layout::RowMajor),
+            c: bf16(Layout::RowMajor),
+            block: Block { m: 128, n: 128, k: Some(32), threads: 256, min_blocks: None },
+            warp: Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 1 }),
+            thread: None,
+            atom: Atom::Mma { m: 16, n: 8, k: 16 },
+            staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 },
+            specialize: None,
+            swizzle: Swizzle::Xor,
+            raster: Raster::Grouped(8),
+            persistent: None,
+            cluster: None,
+            epilogue: Epilogue::Direct,
+            fused: Fused::default(),
+            edges: Edges::Whole,
+            arch: Arch::Sm80,
+        }
+    }
+
+    /// The product in order (last setting fastest), each point's threads
+    /// following its tiles, and refusals counted by rule.
+    #[test]
+    fn a_space_expands_to_its_product_with_threads_following_the_tiles() {
+        let lists = vec![(Setting::BlockM, vec![64, 128, 512]), (Setting::Stages, vec![3, 4])];
+        let points = expand(&mma_base(), &lists);
+        let got: Vec<(u32, u32)> = points.iter().map(|p| (p.spec.block.m, p.spec.block.threads)).collect();
+        assert_eq!(got, [(64, 128), (64, 128), (128, 256), (128, 256), (512, 1024), (512, 1024)]);
+        assert!(matches!(points[1].spec.staging, Staging::CpAsync { stages: 4, .. }));
+        assert!(points[..4].iter().all(|p| p.refused.is_empty()), "{:?}", points[0].refused);
+        // 512 rows: 1024 threads and too much shared memory
+        assert!(!points[4].refused.is_empty());
+        assert_eq!(pruned(&points).values().sum::<usize>(), 2);
+    }
+
+    /// A specialized wgmma kernel: the consumers, threads and the atom's
+    /// width follow the warpgroup tile.
+    #[test]
+    fn a_specialized_point_takes_the_consumers_and_atom_its_tiles_need() {
+        let mut base = mma_base();
+        base.c.elem = Elem::Bf16;
+        base.b.layout = Layout::ColMajor;
+        base.block = Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None };
+        base.warp = Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 });
+        base.atom = Atom::Wgmma { m: 64, n: 256, k: 16 };
+        base.staging = Staging::Tma { stages: 3 };
+        base.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240) });
+        base.swizzle = Swizzle::B128;
+        base.arch = Arch::Sm90a;
+        let points = expand(&base, &[(Setting::BlockN, vec![128]), (Setting::WarpN, vec![128]), (Setting::WarpM, vec![64, 128])]);
+        let p = &points[0].spec;
+        assert_eq!((p.block.threads, p.specialize.unwrap().consumers, p.atom), (384, 2, Atom::Wgmma { m: 64, n: 128, k: 16 }));
+        assert!(points[0].refused.is_empty(), "{:?}", points[0].refused);
+        let q = &points[1].spec;
+        assert_eq!((q.block.threads, q.specialize.unwrap().consumers), (256, 1));
+    }
+
+    #[test]
+    fn keys_group_shapes_by_power_of_two_or_exactly() {
+        assert_eq!(TuneKey::Pow2.of(4000, 4096, 4097, 1), [4096, 4096, 8192, 1]);
+        assert_eq!(TuneKey::Exact.of(4000, 4096, 4097, 3), [4000, 4096, 4097, 3]);
+        assert_eq!(Setting::from_name("warp.n"), Some(Setting::WarpN));
+        assert_eq!(Setting::WarpN.name(), "warp.n");
+        assert_eq!(Setting::from_name("warp.x"), None);
+    }
+}

@@ -1,0 +1,323 @@
+//! A tuned kernel: the legal points of a `tune(..)` space, one of which runs
+//! each launch. On the first launch for a new key (a group of shapes, on a
+//! device) the launcher compiles every point, times each on the caller's
+//! own buffers, verifies the winner against the space's first point and
+//! remembers it, in the process and on disk (`tune_cache`), so that later
+//! launches, and later processes, go straight to the winner.
+//!
+//! The caller's C is never left corrupted: every timed run writes C from
+//! scratch, and under `beta` (where C is also read) C is saved first,
+//! restored before each run and once more before the real launch.
+//!
+//! `GEMM_TILES_TUNE=off` skips tuning: the first point runs. Choices can be
+//! read back ([`Tuned::choices`]) and seeded from a file ([`Tuned::seed`]).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{result, CudaStream, DevicePtr, DevicePtrMut};
+use gemm_core::spec::KernelSpec;
+use gemm_core::tune::TuneKey;
+
+use crate::args::{Dims, Element};
+use crate::fused::EpilogueArgs;
+use crate::scratch::Scratch;
+use crate::tune_cache::{ChoiceKey, TuneCache};
+use crate::{GemmError, Kernel};
+
+/// The environment variable that turns tuning off (`off`: the first point runs).
+pub const ENV: &str = "GEMM_TILES_TUNE";
+
+/// Timed runs per point (after one untimed); the median decides.
+const RUNS: usize = 5;
+
+/// Tunings done in this process, over every tuned kernel (tests read it to
+/// see that a cached choice tuned nothing).
+static TUNINGS: AtomicUsize = AtomicUsize::new(0);
+
+/// A kernel tuned over the legal points of its space.
+pub struct Tuned {
+    name: &'static str,
+    points: &'static [KernelSpec],
+    key: TuneKey,
+    kernels: OnceLock<Vec<Kernel>>,
+    /// Choices made or read in this process: (device, shape key) -> point.
+    chosen: Mutex<Vec<((String, [usize; 4]), usize)>>,
+}
+
+/// One choice, as [`Tuned::choices`] reads it back and [`Tuned::seed`] takes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    pub device: String,
+    /// m, n, k and the batch count, as the space's key groups them.
+    pub shape: [usize; 4],
+    pub kernel: String,
+}
+
+impl Tuned {
+    /// The tuned kernel the macro expands: `points` are the space's legal
+    /// specs, in its order.
+    pub const fn new(name: &'static str, points: &'static [KernelSpec], key: TuneKey) -> Self {
+        Tuned { name, points, key, kernels: OnceLock::new(), chosen: Mutex::new(Vec::new()) }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    pub fn key(&self) -> TuneKey {
+        self.key
+    }
+
+    /// The legal points, as specs.
+    pub fn points(&self) -> &'static [KernelSpec] {
+        self.points
+    }
+
+    /// The points as kernels, generated on first use (each compiles on its
+    /// first launch).
+    pub fn kernels(&self) -> &[Kernel] {
+        self.kernels.get_or_init(|| {
+            self.points.iter().map(|s| Kernel::from_spec(s.clone()).expect("the macro kept legal points only")).collect()
+        })
+    }
+
+    /// Tunings this process has run, over every tuned kernel.
+    pub fn tunings() -> usize {
+        TUNINGS.load(Ordering::Relaxed)
+    }
+
+    /// The choices known to this process: made, read from disk or seeded.
+    pub fn choices(&self) -> Vec<Choice> {
+        let chosen = self.chosen.lock().unwrap_or_else(|p| p.into_inner());
+        chosen.iter().map(|((device, shape), i)| Choice { device: device.clone(), shape: *shape, kernel: self.kernels()[*i].name.to_string() }).collect()
+    }
+
+    /// Takes choices from a file of lines `device | m n k batch | kernel
+    /// name` (what [`Self::choices`] gives, as [`Self::write_choices`]
+    /// writes it), for deployments that should not tune. Lines for other
+    /// kernels are skipped; a malformed line is an error.
+    pub fn seed(&self, path: &Path) -> Result<usize, GemmError> {
+        let text = std::fs::read_to_string(path).map_err(|e| GemmError::Tuning(format!("reading {}: {e}", path.display())))?;
+        let mut taken = 0;
+        for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#')) {
+            let bad = || GemmError::Tuning(format!("{}:{}: expected `device | m n k batch | kernel name`, got `{line}`", path.display(), n + 1));
+            let parts: Vec<&str> = line.split(" | ").collect();
+            let [device, shape, kernel] = parts[..] else { return Err(bad()) };
+            let shape: Vec<usize> = shape.split(' ').map(|v| v.parse().map_err(|_| bad())).collect::<Result<_, _>>()?;
+            let shape: [usize; 4] = shape.try_into().map_err(|_| bad())?;
+            if let Some(i) = self.kernels().iter().position(|k| k.name == kernel) {
+                self.remember((device.to_string(), shape), i);
+                taken += 1;
+            }
+        }
+        Ok(taken)
+    }
+
+    /// Writes [`Self::choices`] in the form [`Self::seed`] reads.
+    pub fn write_choices(&self, path: &Path) -> Result<(), GemmError> {
+        let lines: String = self
+            .choices()
+            .iter()
+            .map(|c| format!("{} | {} {} {} {} | {}\n", c.device, c.shape[0], c.shape[1], c.shape[2], c.shape[3], c.kernel))
+            .collect();
+        std::fs::write(path, format!("# {}: device | m n k batch (as the key groups them) | kernel\n{lines}", self.name))
+            .map_err(|e| GemmError::Tuning(format!("writing {}: {e}", path.display())))
+    }
+
+    fn remember(&self, key: (String, [usize; 4]), index: usize) {
+        let mut chosen = self.chosen.lock().unwrap_or_else(|p| p.into_inner());
+        chosen.retain(|(k, _)| *k != key);
+        chosen.push((key, index));
+    }
+
+    fn recall(&self, key: &(String, [usize; 4])) -> Option<usize> {
+        let chosen = self.chosen.lock().unwrap_or_else(|p| p.into_inner());
+        chosen.iter().find(|(k, _)| k == key).map(|(_, i)| *i)
+    }
+
+    /// Launches `C = A * B` with the point chosen for these sizes, tuning
+    /// first if none is (see the module).
+    pub fn launch<TA: Element, TB: Element, TC: Element>(
+        &self,
+        stream: &CudaStream,
+        a: &impl DevicePtr<TA>,
+        b: &impl DevicePtr<TB>,
+        c: &mut impl DevicePtrMut<TC>,
+        dims: Dims,
+    ) -> Result<(), GemmError> {
+        self.launch_with(stream, a, b, c, dims, EpilogueArgs::new())
+    }
+
+    /// [`Self::launch`] with the epilogue's arguments.
+    pub fn launch_with<TA: Element, TB: Element, TC: Element, TX: Element>(
+        &self,
+        stream: &CudaStream,
+        a: &impl DevicePtr<TA>,
+        b: &impl DevicePtr<TB>,
+        c: &mut impl DevicePtrMut<TC>,
+        dims: Dims,
+        epilogue: EpilogueArgs<'_, TX>,
+    ) -> Result<(), GemmError> {
+        let index = self.choose(stream, a, b, c, dims, &epilogue)?;
+        self.kernels()[index].launch_with(stream, a, b, c, dims, epilogue)
+    }
+
+    /// The kernel that runs for `dims` on `stream`'s device, once chosen
+    /// (by a launch, the disk or a seed); `None` before.
+    pub fn chosen_for(&self, stream: &CudaStream, dims: Dims) -> Result<Option<&Kernel>, GemmError> {
+        let device = device_name(stream)?;
+        let shape = self.key.of(dims.m, dims.n, dims.k, dims.batch.count);
+        Ok(self.recall(&(device, shape)).map(|i| &self.kernels()[i]))
+    }
+
+    fn choose<TA: Element, TB: Element, TC: Element, TX: Element>(
+        &self,
+        stream: &CudaStream,
+        a: &impl DevicePtr<TA>,
+        b: &impl DevicePtr<TB>,
+        c: &mut impl DevicePtrMut<TC>,
+        dims: Dims,
+        epilogue: &EpilogueArgs<'_, TX>,
+    ) -> Result<usize, GemmError> {
+        let device = device_name(stream)?;
+        let shape = self.key.of(dims.m, dims.n, dims.k, dims.batch.count);
+        let key = (device, shape);
+        if let Some(i) = self.recall(&key) {
+            return Ok(i);
+        }
+        if std::env::var(ENV).is_ok_and(|v| v == "off") || self.points.len() == 1 {
+            self.remember(key, 0);
+            return Ok(0);
+        }
+        let disk = TuneCache::from_env().map(|cache| {
+            let space = self.kernels().iter().map(|k| k.name.as_ref()).collect::<Vec<_>>().join("\n");
+            let nvrtc = crate::compile::nvrtc_version().unwrap_or_default();
+            (cache, ChoiceKey { device: key.0.clone(), space, shape, nvrtc })
+        });
+        if let Some((i, _)) = disk.as_ref().and_then(|(cache, k)| cache.get(k)) {
+            self.remember(key, i);
+            return Ok(i);
+        }
+        let i = self.tune(stream, a, b, c, dims, epilogue)?;
+        if let Some((cache, k)) = &disk {
+            cache.put(k, i, &self.kernels()[i].name);
+        }
+        self.remember(key, i);
+        Ok(i)
+    }
+
+    /// Compiles every point (in parallel), times each that accepts these
+    /// arguments, and verifies the fastest against the first that runs.
+    fn tune<TA: Element, TB: Element, TC: Element, TX: Element>(
+        &self,
+        stream: &CudaStream,
+        a: &impl DevicePtr<TA>,
+        b: &impl DevicePtr<TB>,
+        c: &mut impl DevicePtrMut<TC>,
+        dims: Dims,
+        epilogue: &EpilogueArgs<'_, TX>,
+    ) -> Result<usize, GemmError> {
+        TUNINGS.fetch_add(1, Ordering::Relaxed);
+        let kernels = self.kernels();
+        let ctx = stream.context();
+        let next = AtomicUsize::new(0);
+        let workers = std::thread::available_parallelism().map_or(4, |n| n.get()).min(kernels.len());
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| {
+                    while let Some(k) = kernels.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        // a point that fails here fails again, with its error, when timed
+                        let _ = k.function(ctx);
+                    }
+                });
+            }
+        });
+        // C's bytes, saved where the kernels read it (beta)
+        let c_bytes = c.len() * std::mem::size_of::<TC>();
+        let saved = if epilogue.beta.is_some() { Some(Scratch::new(stream, c_bytes, false)?) } else { None };
+        let c_ptr = c.device_ptr_mut(stream).0;
+        let cu = stream.cu_stream();
+        // SAFETY (both copies): `saved` holds `c_bytes`, C's whole buffer.
+        let restore = |saved: &Option<Scratch>| -> Result<(), GemmError> {
+            if let Some(s) = saved {
+                unsafe { result::memcpy_dtod_async(c_ptr, s.ptr(), c_bytes, cu) }?;
+            }
+            Ok(())
+        };
+        if let Some(s) = &saved {
+            unsafe { result::memcpy_dtod_async(s.ptr(), c_ptr, c_bytes, cu) }?;
+        }
+        let mut best: Option<(usize, f32)> = None;
+        let mut first_ok: Option<usize> = None;
+        let mut reasons = Vec::new();
+        for (i, k) in kernels.iter().enumerate() {
+            restore(&saved)?;
+            if let Err(e) = k.launch_with(stream, a, b, c, dims, *epilogue) {
+                reasons.push(format!("{}: {e}", k.name));
+                continue;
+            }
+            first_ok.get_or_insert(i);
+            let mut times = Vec::with_capacity(RUNS);
+            for _ in 0..RUNS {
+                restore(&saved)?;
+                let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+                k.launch_with(stream, a, b, c, dims, *epilogue)?;
+                let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+                times.push((start, end));
+            }
+            stream.synchronize()?;
+            let mut ms: Vec<f32> = times.iter().map(|(s, e)| s.elapsed_ms(e)).collect::<Result<_, _>>()?;
+            ms.sort_by(f32::total_cmp);
+            let median = ms[ms.len() / 2];
+            if best.is_none_or(|(_, t)| median < t) {
+                best = Some((i, median));
+            }
+        }
+        let (Some((winner, _)), Some(first)) = (best, first_ok) else {
+            return Err(GemmError::Tuning(format!("no point of `{}` runs these arguments:\n{}", self.name, reasons.join("\n"))));
+        };
+        if winner != first {
+            // the winner's C against the first point's, on the same inputs
+            let mut outputs = Vec::with_capacity(2);
+            for k in [&kernels[first], &kernels[winner]] {
+                restore(&saved)?;
+                k.launch_with(stream, a, b, c, dims, *epilogue)?;
+                outputs.push(read_back::<TC>(stream, c_ptr, c.len())?);
+            }
+            let err = crate::data::relative_error(&outputs[1], &outputs[0]).map_err(GemmError::Tuning)?;
+            let tolerance = crate::data::tolerance(kernels[winner].spec.c.elem);
+            if err > tolerance {
+                return Err(GemmError::Tuning(format!(
+                    "`{}`'s fastest point `{}` differs from its first `{}` by {err:.1e} (tolerance {tolerance:.0e})",
+                    self.name, kernels[winner].name, kernels[first].name
+                )));
+            }
+        }
+        restore(&saved)?;
+        stream.synchronize()?;
+        Ok(winner)
+    }
+}
+
+/// C's `len` elements at `ptr`, as f32.
+fn read_back<TC: Element>(stream: &CudaStream, ptr: cudarc::driver::sys::CUdeviceptr, len: usize) -> Result<Vec<f32>, GemmError> {
+    let mut raw: Vec<TC> = Vec::with_capacity(len);
+    // SAFETY: the copy fills all `len` elements before they are read (the
+    // stream is synchronized first); TC is plain data.
+    unsafe {
+        raw.set_len(len);
+        result::memcpy_dtoh_async(&mut raw, ptr, stream.cu_stream())?;
+    }
+    stream.synchronize()?;
+    Ok(raw.into_iter().map(Element::to_f32).collect())
+}
+
+/// The device as choices name it: its name and compute capability.
+fn device_name(stream: &CudaStream) -> Result<String, GemmError> {
+    let ctx = stream.context();
+    let (major, minor) = ctx.compute_capability()?;
+    Ok(format!("{} sm_{major}{minor}", ctx.name()?))
+}

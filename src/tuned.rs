@@ -1,0 +1,54 @@
+//! Tuned kernels, one per path: each a ladder step's spec with a `tune(..)`
+//! space over its tiles and stages. The launcher times the space's legal
+//! points on the first launch for each group of shapes and keeps the
+//! fastest (`gemm_runtime::Tuned`).
+
+use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
+
+/// The fp32 SIMT path: `autotuned`'s warp and thread tiles, its block tile
+/// and pipeline depth tuned (8 points).
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 16, threads = 256),
+    warp(m = 32, n = 128, m_iters = 1, n_iters = 4),
+    thread(m = 8, n = 4),
+    atom = fma,
+    staging = cp_async(stages = 4, vector = 4, transpose_a),
+    swizzle = pad(8),
+    persistent = stream_k,
+    epilogue = vector,
+    edges = guarded,
+    tune(block.m = [64, 128], block.n = [128, 256], stages = [3, 4]),
+)]
+pub fn simt_tuned(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+
+/// The sm_80 tensor-core path: `mma_autotuned` with its block tile and
+/// stages tuned (8 points).
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 256),
+    warp(m = 64, n = 64),
+    atom = mma(m16n8k16),
+    staging = cp_async(stages = 3, vector = 8, fragments = 2),
+    swizzle = xor,
+    raster = grouped(8),
+    epilogue = smem,
+    edges = guarded,
+    tune(block.m = [64, 128], block.n = [128, 256], stages = [2, 3]),
+)]
+pub fn mma_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
+
+/// The Hopper path: `tma_store` with its tile width (the warpgroup tile
+/// and wgmma follow it), stages and raster bands tuned (8 points).
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16),
+    staging = tma(stages = 3),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(8),
+    persistent = tiles,
+    epilogue = tma,
+    edges = guarded,
+    tune(block.n = [128, 256], stages = [2, 3], grouped = [8, 16]),
+)]
+pub fn hopper_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);

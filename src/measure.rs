@@ -9,7 +9,7 @@ use gemm_runtime::device::Gpu;
 use gemm_runtime::reference::Cublas;
 use gemm_runtime::spec::{Elem, Layout};
 use gemm_runtime::timing::{time, Timing};
-use gemm_runtime::{bf16, f16, Dims, EpilogueArgs, GemmError, Kernel};
+use gemm_runtime::{bf16, f16, Dims, EpilogueArgs, GemmError, Kernel, Tuned};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rand_distr::StandardNormal;
 
@@ -202,6 +202,12 @@ impl Problem {
     /// Launches `kernel` on this problem's A and B into `c`.
     pub fn launch(&self, bench: &Bench, kernel: &Kernel, c: &mut DevMat) -> Result<(), GemmError> {
         typed!(&self.a, &self.b, c, |a, b, c| kernel.launch(bench.stream(), a, b, c, self.dims))
+    }
+
+    /// Launches a tuned kernel (tuning first where its key is new) on this
+    /// problem's A and B into `c`.
+    pub fn launch_tuned(&self, bench: &Bench, tuned: &Tuned, c: &mut DevMat) -> Result<(), GemmError> {
+        typed!(&self.a, &self.b, c, |a, b, c| tuned.launch(bench.stream(), a, b, c, self.dims))
     }
 
     /// Launches `kernel` with its epilogue's arguments: `alpha` and `beta`

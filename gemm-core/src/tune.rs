@@ -204,7 +204,7 @@ fn derive_threads(s: &mut KernelSpec, base: &KernelSpec) {
     let need = |spec: &KernelSpec| -> Option<(u32, Option<u32>)> {
         let b = spec.block;
         match (spec.atom, spec.warp, spec.thread) {
-            (_, Some(w), _) if w.m == 0 || w.n == 0 || b.m % w.m != 0 || b.n % w.n != 0 => None,
+            (_, Some(w), _) if w.m == 0 || w.n == 0 || !b.m.is_multiple_of(w.m) || !b.n.is_multiple_of(w.n) => None,
             (Atom::Wgmma { .. }, Some(w), _) => {
                 let groups = (b.m / w.m) * (b.n / w.n);
                 match spec.specialize {

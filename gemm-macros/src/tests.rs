@@ -129,3 +129,21 @@ fn a_bad_signature_is_an_error_at_the_parameter() {
     assert!(out.contains("compile_error"), "{out}");
     assert!(out.contains("element type `f64` of a is not supported"), "{out}");
 }
+
+/// `tune(..)` takes settings by path with lists of values, and a key.
+#[test]
+fn a_tuning_space_parses_with_its_key() {
+    use gemm_core::tune::{Setting, TuneKey};
+    let (a, errors) = parse(quote! {
+        block(m = 128, n = 128, k = 32, threads = 256),
+        tune(block.m = [64, 128], warp.n = [32], stages = [2, 3, 4], key = exact),
+    });
+    assert!(errors.is_empty(), "{errors:?}");
+    let t = a.tune.expect("a space");
+    assert_eq!(t.lists, vec![(Setting::BlockM, vec![64, 128]), (Setting::WarpN, vec![32]), (Setting::Stages, vec![2, 3, 4])]);
+    assert_eq!(t.key, TuneKey::Exact);
+    let (_, errors) = parse(quote! { tune(stages = [3], stages = [4]) });
+    assert!(errors.iter().any(|e| e.contains("duplicate setting `stages`")), "{errors:?}");
+    let (_, errors) = parse(quote! { tune(key = pow2) });
+    assert!(errors.iter().any(|e| e.contains("needs at least one setting")), "{errors:?}");
+}

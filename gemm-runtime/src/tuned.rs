@@ -44,8 +44,11 @@ pub struct Tuned {
     key: TuneKey,
     kernels: OnceLock<Vec<Kernel>>,
     /// Choices made or read in this process: (device, shape key) -> point.
-    chosen: Mutex<Vec<((String, [usize; 4]), usize)>>,
+    chosen: Mutex<Vec<(ChoiceAt, usize)>>,
 }
+
+/// Where a choice holds: the device and the key's shape group.
+type ChoiceAt = (String, [usize; 4]);
 
 /// One choice, as [`Tuned::choices`] reads it back and [`Tuned::seed`] takes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,13 +130,13 @@ impl Tuned {
             .map_err(|e| GemmError::Tuning(format!("writing {}: {e}", path.display())))
     }
 
-    fn remember(&self, key: (String, [usize; 4]), index: usize) {
+    fn remember(&self, key: ChoiceAt, index: usize) {
         let mut chosen = self.chosen.lock().unwrap_or_else(|p| p.into_inner());
         chosen.retain(|(k, _)| *k != key);
         chosen.push((key, index));
     }
 
-    fn recall(&self, key: &(String, [usize; 4])) -> Option<usize> {
+    fn recall(&self, key: &ChoiceAt) -> Option<usize> {
         let chosen = self.chosen.lock().unwrap_or_else(|p| p.into_inner());
         chosen.iter().find(|(k, _)| k == key).map(|(_, i)| *i)
     }
@@ -304,15 +307,15 @@ impl Tuned {
 
 /// C's `len` elements at `ptr`, as f32.
 fn read_back<TC: Element>(stream: &CudaStream, ptr: cudarc::driver::sys::CUdeviceptr, len: usize) -> Result<Vec<f32>, GemmError> {
-    let mut raw: Vec<TC> = Vec::with_capacity(len);
-    // SAFETY: the copy fills all `len` elements before they are read (the
-    // stream is synchronized first); TC is plain data.
-    unsafe {
-        raw.set_len(len);
-        result::memcpy_dtoh_async(&mut raw, ptr, stream.cu_stream())?;
-    }
+    let size = std::mem::size_of::<TC>();
+    let mut bytes = vec![0u8; len * size];
+    // SAFETY: `bytes` holds C's `len` elements; the stream is synchronized
+    // before they are read.
+    unsafe { result::memcpy_dtoh_async(&mut bytes, ptr, stream.cu_stream()) }?;
     stream.synchronize()?;
-    Ok(raw.into_iter().map(Element::to_f32).collect())
+    // SAFETY: every `Element` (f32, f16, bf16) is plain data for which any
+    // bit pattern is a value; each chunk holds one, possibly unaligned.
+    Ok(bytes.chunks_exact(size).map(|b| unsafe { std::ptr::read_unaligned(b.as_ptr().cast::<TC>()) }.to_f32()).collect())
 }
 
 /// The device as choices name it: its name and compute capability.

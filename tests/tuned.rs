@@ -1,0 +1,120 @@
+//! Tuned kernels (`gemm_ladder::tuned`): their spaces, seeded choices, and
+//! on the GPU the choice per key, checked against cuBLAS, and a second
+//! process that finds every choice on disk and tunes nothing.
+
+use std::path::PathBuf;
+
+use gemm_ladder::measure::{Bench, Problem};
+use gemm_ladder::tuned::{hopper_tuned, mma_tuned, simt_tuned};
+use gemm_runtime::data::{relative_error, tolerance};
+use gemm_runtime::{Dims, Kernel, Tuned};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gemm-tiles-tuned-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Each tuned kernel's space holds its legal points, every one of which
+/// generates, and its step's own spec among them.
+#[test]
+fn the_tuned_kernels_spaces_hold_legal_points_only() {
+    for (tuned, points) in [(&simt_tuned::KERNEL, 8), (&mma_tuned::KERNEL, 8), (&hopper_tuned::KERNEL, 8)] {
+        assert_eq!(tuned.points().len(), points, "{}", tuned.name());
+        for k in tuned.kernels() {
+            assert!(gemm_runtime::gemm_core::check(&k.spec).is_empty(), "{}", k.name);
+        }
+    }
+    let step = &gemm_ladder::steps::mma_autotuned::KERNEL.spec;
+    let same = |s: &gemm_runtime::spec::KernelSpec| gemm_runtime::spec::KernelSpec { name: step.name.clone(), ..s.clone() } == *step;
+    assert!(mma_tuned::KERNEL.points().iter().any(same), "mma_autotuned is a point of mma_tuned");
+}
+
+/// Choices written out read back into another tuned kernel's process
+/// state; a malformed line is an error naming the file and line.
+#[test]
+fn choices_seed_from_a_file_and_malformed_lines_are_errors() {
+    let dir = temp_dir("seed");
+    let k = &mma_tuned::KERNEL;
+    let second = &k.kernels()[1].name;
+    let path = dir.join("choices.txt");
+    std::fs::write(&path, format!("# seeded\nNVIDIA H100 80GB HBM3 sm_90 | 4096 4096 4096 1 | {second}\nNVIDIA H100 80GB HBM3 sm_90 | 1 2 3 1 | not_a_point\n")).unwrap();
+    assert_eq!(k.seed(&path).unwrap(), 1, "the line naming another kernel is skipped");
+    let chosen = k.choices();
+    assert!(chosen.iter().any(|c| c.shape == [4096, 4096, 4096, 1] && &c.kernel == second), "{chosen:?}");
+    let out = dir.join("out.txt");
+    k.write_choices(&out).unwrap();
+    assert!(std::fs::read_to_string(&out).unwrap().contains(&format!("| 4096 4096 4096 1 | {second}")));
+    std::fs::write(&path, "NVIDIA H100 | 4096 4096 | k\n").unwrap();
+    let e = k.seed(&path).unwrap_err().to_string();
+    assert!(e.contains("choices.txt:1") && e.contains("expected `device | m n k batch | kernel name`"), "{e}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The tuned kernels and the sizes they are checked at: two keys each.
+fn cases() -> Vec<(&'static Tuned, Vec<Dims>)> {
+    let padded = |m, n, k, t: &Tuned| {
+        let s = &t.points()[0];
+        gemm_ladder::measure::padded_dims(m, n, k, [s.a.layout, s.b.layout, s.c.layout])
+    };
+    let mut out = Vec::new();
+    for t in [&simt_tuned::KERNEL, &mma_tuned::KERNEL, &hopper_tuned::KERNEL] {
+        out.push((t, vec![padded(1024, 1024, 1024, t), padded(1000, 777, 333, t)]));
+    }
+    out
+}
+
+/// Launches every case into a poisoned C and compares with cuBLAS.
+fn check_cases(bench: &Bench) {
+    for (tuned, sizes) in cases() {
+        let first: &Kernel = &tuned.kernels()[0];
+        if first.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
+            continue;
+        }
+        for (i, dims) in sizes.into_iter().enumerate() {
+            let p = Problem::for_kernel(bench, first, dims, 40 + i as u64).unwrap();
+            let reference = p.reference(bench).unwrap();
+            let mut c = p.poisoned_c(bench).unwrap();
+            p.launch_tuned(bench, tuned, &mut c).unwrap_or_else(|e| panic!("{}: {e}", tuned.name()));
+            let out = c.to_f32(bench.stream()).unwrap();
+            let chosen = tuned.chosen_for(bench.stream(), dims).unwrap().expect("a choice after the launch");
+            // C's elements only (past each line's end the buffer keeps its poison)
+            let row_major = first.spec.c.layout == gemm_runtime::spec::Layout::RowMajor;
+            let (lines, len) = if row_major { (dims.m, dims.n) } else { (dims.n, dims.m) };
+            let ldc = dims.ldc.unwrap_or(len);
+            let pick = |v: &[f32]| -> Vec<f32> { (0..lines).flat_map(|l| v[l * ldc..l * ldc + len].to_vec()).collect() };
+            let err = relative_error(&pick(&out), &pick(&reference)).unwrap_or_else(|e| panic!("{}: {e}", chosen.name));
+            assert!(err <= tolerance(first.spec.c.elem), "{} at {dims:?}: relative error {err:.1e}", chosen.name);
+        }
+    }
+}
+
+/// Each tuned kernel at two keys against cuBLAS; then this test binary
+/// again, in a second process sharing the disk cache, launches the same
+/// keys, finds every choice on disk and tunes nothing.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tuned_kernels_match_cublas_and_a_second_process_does_not_tune_again() {
+    let bench = Bench::open().expect("a CUDA GPU");
+    if std::env::var_os("GEMM_TUNED_SECOND").is_some() {
+        check_cases(&bench);
+        assert_eq!(Tuned::tunings(), 0, "the second process tuned");
+        return;
+    }
+    let dir = temp_dir("cache");
+    // SAFETY: set before any thread of this test binary reads the environment
+    // (the test runs alone: `--test-threads=1` on the GPU host, and no other
+    // test here reads GEMM_TILES_CACHE).
+    std::env::set_var(gemm_runtime::disk_cache::ENV, &dir);
+    check_cases(&bench);
+    assert!(Tuned::tunings() >= 4, "every new key tuned: {}", Tuned::tunings());
+    let second = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "tuned_kernels_match_cublas_and_a_second_process_does_not_tune_again", "--test-threads=1"])
+        .env(gemm_runtime::disk_cache::ENV, &dir)
+        .env("GEMM_TUNED_SECOND", "1")
+        .output()
+        .unwrap();
+    assert!(second.status.success(), "the second process:\n{}{}", String::from_utf8_lossy(&second.stdout), String::from_utf8_lossy(&second.stderr));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -379,18 +379,8 @@ pub fn time_all(
     reps: Reps,
     mut progress: impl FnMut(usize, &KernelSpec),
 ) -> Result<Vec<Option<Tuned>>, Failure> {
-    // NVRTC is the slow part, and thread-safe: compile on every core first.
-    let workers = std::thread::available_parallelism().map_or(4, |n| n.get());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(k) = kernels.get(i) else { break };
-                let _ = k.function(&bench.gpu.ctx);
-            });
-        }
-    });
+    // NVRTC is the slow part: compile on every core first, as a tuned kernel does
+    gemm_runtime::compile_all(kernels, &bench.gpu.ctx);
     // One set of inputs for all (the candidates share types and layouts):
     // verified at a size up to 1024, timed at `dims`.
     let Some(first) = kernels.first().map(|k| &k.spec) else { return Ok(Vec::new()) };

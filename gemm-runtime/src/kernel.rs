@@ -55,6 +55,23 @@ fn new_enough(arch: Arch, (major, minor): (i32, i32)) -> bool {
 /// it costs more than their math saves. Grids of many tiles never reach it.
 pub const MAX_SHARERS: usize = 8;
 
+/// Compiles and loads `kernels` for `ctx`'s device on every core (NVRTC is
+/// the slow part of a first launch, and thread-safe). A kernel that fails
+/// here fails again, with its error, when launched.
+pub fn compile_all(kernels: &[Kernel], ctx: &Arc<CudaContext>) {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(4, |n| n.get()).min(kernels.len());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                while let Some(k) = kernels.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                    let _ = k.function(ctx);
+                }
+            });
+        }
+    });
+}
+
 impl Kernel {
     /// The kernel as the macro expanded it.
     pub const fn from_parts(spec: KernelSpec, source: &'static str, name: &'static str, threads: u32, smem_bytes: u32) -> Self {

@@ -25,7 +25,7 @@ pub use error::GemmError;
 pub use fused::EpilogueArgs;
 pub use gemm_core::spec;
 pub use gemm_macros::gemm_kernel;
-pub use kernel::Kernel;
+pub use kernel::{compile_all, Kernel};
 pub use tuned::{Choice, Tuned, ENV as TUNE_ENV};
 pub use {cudarc, gemm_core, half};
 

@@ -225,19 +225,7 @@ impl Tuned {
     ) -> Result<usize, GemmError> {
         TUNINGS.fetch_add(1, Ordering::Relaxed);
         let kernels = self.kernels();
-        let ctx = stream.context();
-        let next = AtomicUsize::new(0);
-        let workers = std::thread::available_parallelism().map_or(4, |n| n.get()).min(kernels.len());
-        std::thread::scope(|s| {
-            for _ in 0..workers {
-                s.spawn(|| {
-                    while let Some(k) = kernels.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        // a point that fails here fails again, with its error, when timed
-                        let _ = k.function(ctx);
-                    }
-                });
-            }
-        });
+        crate::kernel::compile_all(kernels, stream.context());
         // C's bytes, saved where the kernels read it (beta)
         let c_bytes = c.len() * std::mem::size_of::<TC>();
         let saved = if epilogue.beta.is_some() { Some(Scratch::new(stream, c_bytes, false)?) } else { None };

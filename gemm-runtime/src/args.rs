@@ -239,36 +239,47 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
             return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
         }
     }
+    if let Some(e) = alignment(spec, &shapes, d, addrs).into_iter().flatten().next() {
+        return Err(e);
+    }
+    fit_i32(&shapes)?;
+    Ok(shapes)
+}
+
+/// Which operands (A, B, C) the kernel cannot read or write where they lie:
+/// an address, leading dimension or batch stride that breaks its vector
+/// copies (or TMA's 16-byte rows). `shapes` as [`shapes`] gives them.
+pub fn alignment(spec: &KernelSpec, shapes: &[Shape; 3], d: Dims, addrs: [u64; 3]) -> [Option<GemmError>; 3] {
+    let req = spec.requirements();
+    let kernel = || spec.kernel_name();
     // A and B are read, C written, `vector` / `c_vector` elements at a time,
     // from pointers aligned to `align` / `c_align` bytes.
     let rules = [(req.vector, req.align), (req.vector, req.align), (req.c_vector, req.c_align)];
     // what TMA needs of a tensor map, where A and B go by TMA
     let tma = matches!(spec.staging, gemm_core::spec::Staging::Tma { .. });
-    for ((s, addr), (op, (v, bytes))) in shapes.iter().zip(addrs).zip([spec.a, spec.b, spec.c].into_iter().zip(rules)) {
+    let strides = [d.batch.stride_a, d.batch.stride_b, d.batch.stride_c];
+    let ops = [spec.a, spec.b, spec.c];
+    std::array::from_fn(|i| {
+        let (s, addr, op, (v, bytes), stride) = (&shapes[i], addrs[i], ops[i], rules[i], strides[i]);
         if v == 1 && bytes <= op.elem.bytes() {
-            continue;
+            return None;
         }
         let why = if tma && s.name != 'C' { " (TMA takes 16-byte aligned addresses and row strides)" } else { "" };
-        if addr % bytes as u64 != 0 {
-            let what = format!("its device address {addr:#x} must be {bytes}-byte aligned{why}");
-            return Err(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what });
-        }
-        if s.ld % v as usize != 0 {
-            let what = format!("its leading dimension {} must be a multiple of {v}{why}", s.ld);
-            return Err(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what });
-        }
-    }
-    // every problem of a batch starts as aligned as the first
-    let strides = [d.batch.stride_a, d.batch.stride_b, d.batch.stride_c];
-    for ((s, stride), (op, (_, bytes))) in shapes.iter().zip(strides).zip([spec.a, spec.b, spec.c].into_iter().zip(rules)) {
-        let elems = (bytes / op.elem.bytes()).max(1) as usize;
-        if d.batch.count > 1 && stride % elems != 0 {
-            let what = format!("its batch stride {stride} must be a multiple of {elems} elements");
-            return Err(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what });
-        }
-    }
-    fit_i32(&shapes)?;
-    Ok(shapes)
+        let what = if addr % bytes as u64 != 0 {
+            format!("its device address {addr:#x} must be {bytes}-byte aligned{why}")
+        } else if s.ld % v as usize != 0 {
+            format!("its leading dimension {} must be a multiple of {v}{why}", s.ld)
+        } else {
+            // every problem of a batch starts as aligned as the first
+            let elems = (bytes / op.elem.bytes()).max(1) as usize;
+            if d.batch.count > 1 && stride % elems != 0 {
+                format!("its batch stride {stride} must be a multiple of {elems} elements")
+            } else {
+                return None;
+            }
+        };
+        Some(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what })
+    })
 }
 
 #[cfg(test)]

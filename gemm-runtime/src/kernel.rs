@@ -10,6 +10,7 @@ use gemm_core::spec::{Arch, Epilogue, KernelSpec, Persistent, Staging, Which};
 use crate::args::{self, Dims, Element};
 use crate::compile;
 use crate::fused::EpilogueArgs;
+use crate::realign::{self, Plan};
 use crate::scratch::Scratch;
 use crate::tma;
 use crate::GemmError;
@@ -165,8 +166,17 @@ impl Kernel {
         epilogue.check(&self.spec, &self.name, &dims)?;
         let (a_ptr, _a_sync) = a.device_ptr(stream);
         let (b_ptr, _b_sync) = b.device_ptr(stream);
-        let lens = [a.len(), b.len(), c.len()];
+        let given_lens = [a.len(), b.len(), c.len()];
         let (c_ptr, _c_sync) = c.device_ptr_mut(stream);
+        // operands the kernel cannot take where they lie go through aligned copies
+        let staged = match self.staging(dims, given_lens, [a_ptr, b_ptr, c_ptr])? {
+            Plan::Direct => None,
+            Plan::Copied { a, b, c } => {
+                let (addrs, read_c) = ([a_ptr, b_ptr, c_ptr], epilogue.beta.is_some());
+                Some(realign::stage(stream, &self.spec, dims, addrs, given_lens, [a, b, c], read_c)?)
+            }
+        };
+        let (dims, [a_ptr, b_ptr, c_ptr], lens) = staged.as_ref().map_or((dims, [a_ptr, b_ptr, c_ptr], given_lens), |s| (s.dims, s.ptrs, s.lens));
         let [sa, sb, sc] = args::check(&self.spec, dims, lens, [a_ptr, b_ptr, c_ptr])?;
         let bias = epilogue.bias.map(|x| x.device_ptr(stream));
         let Loaded { f, resident, .. } = self.load(stream.context())?;
@@ -227,7 +237,33 @@ impl Kernel {
         // `gemm_core`'s params module generates them; the checks above keep
         // every access in bounds.
         unsafe { launch.launch(cfg) }?;
+        if let Some(s) = &staged {
+            s.finish(stream)?;
+        }
         Ok(())
+    }
+
+    /// How a launch with these arguments reaches the kernel: directly, or
+    /// with some operands through aligned copies (see [`crate::realign`]);
+    /// an `Err` for what no copy mends (sizes, lengths, the batch).
+    pub fn plan<TA: Element, TB: Element, TC: Element>(
+        &self,
+        stream: &CudaStream,
+        a: &impl DevicePtr<TA>,
+        b: &impl DevicePtr<TB>,
+        c: &mut impl DevicePtrMut<TC>,
+        dims: Dims,
+    ) -> Result<Plan, GemmError> {
+        let (a_ptr, _a_sync) = a.device_ptr(stream);
+        let (b_ptr, _b_sync) = b.device_ptr(stream);
+        let lens = [a.len(), b.len(), c.len()];
+        let (c_ptr, _c_sync) = c.device_ptr_mut(stream);
+        self.staging(dims, lens, [a_ptr, b_ptr, c_ptr])
+    }
+
+    /// [`Self::plan`] on raw addresses.
+    fn staging(&self, dims: Dims, lens: [usize; 3], addrs: [u64; 3]) -> Result<Plan, GemmError> {
+        realign::plan(&self.spec, dims, lens, addrs)
     }
 
     /// A stream-K kernel's grid for `dims` on `stream`'s device: as many

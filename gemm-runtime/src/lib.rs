@@ -13,6 +13,7 @@ pub mod disk_cache;
 mod error;
 mod fused;
 mod kernel;
+pub mod realign;
 pub mod reference;
 mod scratch;
 pub mod timing;
@@ -26,6 +27,7 @@ pub use fused::EpilogueArgs;
 pub use gemm_core::spec;
 pub use gemm_macros::gemm_kernel;
 pub use kernel::{compile_all, Kernel};
+pub use realign::Plan;
 pub use tuned::{Choice, Tuned, ENV as TUNE_ENV};
 pub use {cudarc, gemm_core, half};
 

@@ -1,0 +1,261 @@
+//! Any alignment. A kernel's spec states its fast path: vector copies of A
+//! and B (16 bytes for the 16-bit tensor-core kernels, TMA's 16-byte rows on
+//! Hopper) and of C in some epilogues. Where an operand's address, leading
+//! dimension or batch stride does not allow them (a row-major A with K =
+//! 4100, a B of GPT-2's 50257 columns, a view at an odd element of a larger
+//! buffer), the launcher runs the same kernel on an aligned copy of that
+//! operand instead of refusing: each problem's matrix copied by the copy
+//! engine (`cuMemcpy2DAsync`) into scratch from the stream's pool, its lines
+//! a multiple of the kernel's vector apart; for C, the kernel writes the
+//! scratch and the copy engine writes it back (C is copied in first where
+//! the epilogue reads it, `beta`). [`Kernel::plan`](crate::Kernel::plan)
+//! says which operands a launch copies.
+//!
+//! What it costs is the copies' traffic: each copied operand read and
+//! written once more (C twice under `beta`), against a GEMM's 2mnk flops.
+
+use cudarc::driver::sys::{self, CUmemorytype};
+use cudarc::driver::CudaStream;
+use gemm_core::spec::{KernelSpec, Layout};
+
+use crate::args::{Dims, Shape};
+use crate::scratch::Scratch;
+use crate::GemmError;
+
+/// How a launch reaches the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// The kernel reads and writes the caller's buffers where they are.
+    Direct,
+    /// These operands (A, B, C) go through aligned copies first.
+    Copied { a: bool, b: bool, c: bool },
+}
+
+/// How a launch of `spec` with buffers of `lens` elements at `addrs` (A, B,
+/// C) reaches the kernel; an `Err` for what no copy mends.
+pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3]) -> Result<Plan, GemmError> {
+    match crate::args::check(spec, dims, lens, addrs) {
+        Ok(_) => Ok(Plan::Direct),
+        Err(GemmError::Misaligned { .. }) => {
+            let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
+            let [a, b, c] = crate::args::alignment(spec, &shapes, dims, addrs).map(|e| e.is_some());
+            Ok(Plan::Copied { a, b, c })
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The operands of a launch as the kernel sees them after copying: their
+/// dims (leading dimensions and batch strides of the copies), pointers and
+/// buffer lengths, with the scratch that holds the copies.
+pub(crate) struct Staged {
+    pub dims: Dims,
+    pub ptrs: [u64; 3],
+    pub lens: [usize; 3],
+    /// C's copy back into the caller's buffer, after the kernel.
+    c_back: Option<Copy2d>,
+    _scratch: Vec<Scratch>,
+}
+
+/// One 2-D copy per problem of a batch.
+#[derive(Clone, Copy)]
+struct Copy2d {
+    src: u64,
+    src_pitch: usize,
+    src_stride: usize,
+    dst: u64,
+    dst_pitch: usize,
+    dst_stride: usize,
+    width: usize,
+    height: usize,
+    count: usize,
+}
+
+impl Copy2d {
+    fn run(&self, stream: &CudaStream) -> Result<(), GemmError> {
+        for p in 0..self.count {
+            let copy = sys::CUDA_MEMCPY2D {
+                srcXInBytes: 0,
+                srcY: 0,
+                srcMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                srcHost: std::ptr::null(),
+                srcDevice: self.src + (p * self.src_stride) as u64,
+                srcArray: std::ptr::null_mut(),
+                srcPitch: self.src_pitch,
+                dstXInBytes: 0,
+                dstY: 0,
+                dstMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                dstHost: std::ptr::null_mut(),
+                dstDevice: self.dst + (p * self.dst_stride) as u64,
+                dstArray: std::ptr::null_mut(),
+                dstPitch: self.dst_pitch,
+                WidthInBytes: self.width,
+                Height: self.height,
+            };
+            // SAFETY: both regions lie inside their buffers: the source's by
+            // the launch's own checks of its shape and batch, the scratch's by
+            // its size; the copy is ordered on `stream`.
+            unsafe { sys::cuMemcpy2DAsync_v2(&copy, stream.cu_stream()) }.result()?;
+        }
+        Ok(())
+    }
+
+    fn reversed(self) -> Self {
+        Copy2d { src: self.dst, src_pitch: self.dst_pitch, src_stride: self.dst_stride, dst: self.src, dst_pitch: self.src_pitch, dst_stride: self.src_stride, ..self }
+    }
+}
+
+/// The leading dimension an aligned copy of `shape` takes for `spec`: its
+/// line length rounded up to the kernel's vector and pointer alignment.
+pub(crate) fn aligned_ld(spec: &KernelSpec, shape: &Shape) -> usize {
+    let req = spec.requirements();
+    let (vector, align, elem) = match shape.name {
+        'C' => (req.c_vector, req.c_align, spec.c.elem),
+        'A' => (req.vector, req.align, spec.a.elem),
+        _ => (req.vector, req.align, spec.b.elem),
+    };
+    let multiple = (vector as usize).max((align / elem.bytes()).max(1) as usize);
+    shape.min_ld().next_multiple_of(multiple)
+}
+
+/// Copies the operands marked in `copied` into aligned scratch on `stream`
+/// (C only where `read_c`), and gives what the kernel is launched on.
+pub(crate) fn stage(
+    stream: &CudaStream,
+    spec: &KernelSpec,
+    dims: Dims,
+    ptrs: [u64; 3],
+    lens: [usize; 3],
+    copied: [bool; 3],
+    read_c: bool,
+) -> Result<Staged, GemmError> {
+    let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
+    let mut out = Staged { dims, ptrs, lens, c_back: None, _scratch: Vec::new() };
+    let elems = [spec.a.elem, spec.b.elem, spec.c.elem];
+    let strides = [dims.batch.stride_a, dims.batch.stride_b, dims.batch.stride_c];
+    for i in (0..3).filter(|&i| copied[i]) {
+        let (shape, bytes) = (&shapes[i], elems[i].bytes() as usize);
+        let (lines, len) = match shape.layout {
+            Layout::RowMajor => (shape.rows, shape.cols),
+            Layout::ColMajor => (shape.cols, shape.rows),
+        };
+        let ld = aligned_ld(spec, shape);
+        // a batch that shares the operand (stride 0) shares one copy
+        let count = if dims.batch.count > 1 && strides[i] > 0 { dims.batch.count } else { 1 };
+        // each problem's copy starts 256 bytes aligned, as the scratch does
+        let stride = (lines * ld * bytes).next_multiple_of(256);
+        let scratch = Scratch::new(stream, count * stride, false)?;
+        let copy = Copy2d {
+            src: ptrs[i],
+            src_pitch: shape.ld * bytes,
+            src_stride: strides[i] * bytes,
+            dst: scratch.ptr(),
+            dst_pitch: ld * bytes,
+            dst_stride: stride,
+            width: len * bytes,
+            height: lines,
+            count,
+        };
+        if i < 2 || read_c {
+            copy.run(stream)?;
+        }
+        if i == 2 {
+            out.c_back = Some(copy.reversed());
+        }
+        out.ptrs[i] = scratch.ptr();
+        out.lens[i] = count * stride / bytes;
+        let elem_stride = if count > 1 { stride / bytes } else { 0 };
+        match i {
+            0 => (out.dims.lda, out.dims.batch.stride_a) = (Some(ld), elem_stride),
+            1 => (out.dims.ldb, out.dims.batch.stride_b) = (Some(ld), elem_stride),
+            _ => (out.dims.ldc, out.dims.batch.stride_c) = (Some(ld), elem_stride),
+        }
+        out._scratch.push(scratch);
+    }
+    Ok(out)
+}
+
+impl Staged {
+    /// After the kernel: C's copy back into the caller's buffer.
+    pub(crate) fn finish(&self, stream: &CudaStream) -> Result<(), GemmError> {
+        match &self.c_back {
+            Some(copy) => copy.run(stream),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gemm_core::spec::*;
+
+    fn mma() -> KernelSpec {
+        let bf16 = |layout| Operand { elem: Elem::Bf16, layout };
+        KernelSpec {
+            name: "t".into(),
+            a: bf16(Layout::RowMajor),
+            b: bf16(Layout::RowMajor),
+            c: bf16(Layout::RowMajor),
+            block: Block { m: 128, n: 128, k: Some(32), threads: 256, min_blocks: None },
+            warp: Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 1 }),
+            thread: None,
+            atom: Atom::Mma { m: 16, n: 8, k: 16 },
+            staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 },
+            specialize: None,
+            swizzle: Swizzle::Xor,
+            raster: Raster::Row,
+            persistent: None,
+            cluster: None,
+            epilogue: Epilogue::Smem,
+            fused: Fused::default(),
+            edges: Edges::Guarded,
+            arch: Arch::Sm80,
+        }
+    }
+
+    const BASE: u64 = 1 << 20;
+
+    /// Odd leading dimensions, odd offsets and odd batch strides each send
+    /// their operand (and only it) through a copy; what no copy mends
+    /// stays an error.
+    #[test]
+    fn misaligned_operands_and_only_they_are_copied() {
+        let s = mma();
+        let (m, n, k) = (129, 257, 65);
+        let lens = [m * k, k * n, m * n];
+        let addrs = [BASE, BASE << 1, BASE << 2];
+        let aligned = Dims::new(m, n, k).with_ld(72, 264, 264);
+        let big = [m * 72, k * 264, m * 264];
+        assert_eq!(plan(&s, aligned, big, addrs).unwrap(), Plan::Direct);
+        // K = 65: A's rows 130 bytes apart; N = 257: B's and C's too
+        assert_eq!(plan(&s, Dims::new(m, n, k), lens, addrs).unwrap(), Plan::Copied { a: true, b: true, c: true });
+        // B a view 2 bytes into its buffer
+        assert_eq!(plan(&s, aligned, big, [BASE, (BASE << 1) + 2, BASE << 2]).unwrap(), Plan::Copied { a: false, b: true, c: false });
+        // a batch whose A problems lie 3 elements past a multiple of 8 apart
+        let batched = aligned.batched(2, m * 72 + 3, 0, m * 264);
+        let lens2 = [2 * m * 72 + 3, k * 264, 2 * m * 264];
+        assert_eq!(plan(&s, batched, lens2, addrs).unwrap(), Plan::Copied { a: true, b: false, c: false });
+        // a short buffer is no alignment problem
+        assert!(matches!(plan(&s, aligned, [100, big[1], big[2]], addrs), Err(GemmError::BufferTooSmall { .. })));
+    }
+
+    /// A copy's lines lie the kernel's vector apart (and its pointer
+    /// alignment, for wmma's 32 bytes).
+    #[test]
+    fn copies_take_the_kernels_vector_as_their_line_multiple() {
+        let s = mma();
+        let shapes = crate::args::shapes(s.a, s.b, s.c, Dims::new(129, 257, 65));
+        assert_eq!([aligned_ld(&s, &shapes[0]), aligned_ld(&s, &shapes[1]), aligned_ld(&s, &shapes[2])], [72, 264, 264]);
+        let simt = KernelSpec {
+            a: Operand { elem: Elem::F32, layout: Layout::ColMajor },
+            b: Operand { elem: Elem::F32, layout: Layout::RowMajor },
+            c: Operand { elem: Elem::F32, layout: Layout::RowMajor },
+            staging: Staging::CpAsync { stages: 3, vector: 4, transpose_a: false, fragments: 1 },
+            ..s.clone()
+        };
+        let shapes = crate::args::shapes(simt.a, simt.b, simt.c, Dims::new(129, 257, 65));
+        // a column-major A: lines of m = 129 floats, 4 at a time
+        assert_eq!(aligned_ld(&simt, &shapes[0]), 132);
+    }
+}

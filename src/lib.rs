@@ -3,6 +3,7 @@
 //! times it. Examples, tests and benches all take their kernels from here.
 
 pub mod cli;
+pub mod decode;
 pub mod combos;
 pub mod fused;
 pub mod measure;

@@ -221,3 +221,24 @@ fn every_hopper_combination_compiles_for_sm_90a() {
         }
     }
 }
+
+/// Every point of the tuned kernels' spaces (`tuned.rs`) and of the decode
+/// kernels (`decode.rs`) compiles for its arch: what a tuning launch may
+/// pick.
+#[test]
+fn every_point_of_the_tuned_and_decode_kernels_compiles() {
+    use gemm_ladder::{decode, tuned};
+    let spaces: [&gemm_runtime::Tuned; 5] = [
+        &tuned::simt_tuned::KERNEL,
+        &tuned::mma_tuned::KERNEL,
+        &tuned::hopper_tuned::KERNEL,
+        &decode::decode_mma::KERNEL,
+        &decode::decode_swapped::KERNEL,
+    ];
+    for t in spaces {
+        for k in t.kernels() {
+            let arch = if k.spec.arch == gemm_runtime::spec::Arch::Sm90a { "sm_90a" } else { "sm_80" };
+            compile(&k.source, &k.name, arch).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+        }
+    }
+}

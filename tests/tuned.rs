@@ -1,4 +1,5 @@
-//! Tuned kernels (`gemm_ladder::tuned`): their spaces, seeded choices, and
+//! Tuned kernels (`gemm_ladder::tuned`, and the decode kernels of
+//! `gemm_ladder::decode`): their spaces, seeded choices, and
 //! on the GPU the choice per key, checked against cuBLAS, and a second
 //! process that finds every choice on disk and tunes nothing.
 
@@ -62,6 +63,11 @@ fn cases() -> Vec<(&'static Tuned, Vec<Dims>)> {
     for t in [&simt_tuned::KERNEL, &mma_tuned::KERNEL, &hopper_tuned::KERNEL] {
         out.push((t, vec![padded(1024, 1024, 1024, t), padded(1000, 777, 333, t)]));
     }
+    // decode shapes: one token and a few, and the swapped form's few columns
+    let mma = &gemm_ladder::decode::decode_mma::KERNEL;
+    out.push((mma, vec![Dims::new(1, 4096, 4096), Dims::new(37, 777, 1000), padded(64, 1024, 2048, mma)]));
+    let swapped = &gemm_ladder::decode::decode_swapped::KERNEL;
+    out.push((swapped, vec![Dims::new(4096, 1, 4096), Dims::new(777, 37, 1000), padded(1024, 64, 2048, swapped)]));
     out
 }
 

@@ -1,0 +1,85 @@
+//! Small-M (decode) shapes: M of 1 to 64 tokens against weights of N x K,
+//! each kernel of `src/decode.rs` verified against cuBLAS and timed beside
+//! it, with the bandwidth it reaches against the H100's HBM (3.35 TB/s).
+//! `cargo run --release --example decode`
+//!
+//! `decode_mma` runs the product as written; `decode_swapped` runs its
+//! transpose (`C^T = W^T x^T`), the same bytes and flops, timed beside
+//! cuBLAS on that same transposed problem.
+
+use gemm_ladder::measure::{padded_dims, time_cublas_typed, Bench, Problem, Reps};
+use gemm_runtime::timing::time;
+use gemm_runtime::{Dims, Tuned};
+
+/// The HBM3 bandwidth the H100 SXM is specified at, bytes a second.
+const HBM: f64 = 3.35e12;
+
+const TOKENS: [usize; 5] = [1, 8, 16, 32, 64];
+/// (N, K) of the weights.
+const WEIGHTS: [(usize, usize); 4] = [(4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096)];
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let bench = Bench::open()?;
+    let reps = Reps::default();
+    let kernels: [(&Tuned, bool); 2] = [(&gemm_ladder::decode::decode_mma::KERNEL, false), (&gemm_ladder::decode::decode_swapped::KERNEL, true)];
+    for (tuned, swapped) in kernels {
+        let first = &tuned.kernels()[0];
+        if first.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
+            println!("{}: skipped (sm_90a needs an H100 or H200)\n", tuned.name());
+            continue;
+        }
+        let s = &first.spec;
+        let cfg = ([s.a.elem, s.b.elem, s.c.elem], [s.a.layout, s.b.layout, s.c.layout]);
+        println!("{} on {} (bf16; median of {} runs after tuning)\n", tuned.name(), bench.gpu.name, reps.runs);
+        println!("| M x N x K | TFLOP/s | GB/s | % of HBM | cuBLAS GB/s | % of cuBLAS | point |");
+        println!("|---|---:|---:|---:|---:|---:|---|");
+        let (mut log_sum, mut count) = (0.0, 0);
+        for &(n, k) in &WEIGHTS {
+            for &m in &TOKENS {
+                let dims = if swapped { padded_dims(n, m, k, cfg.1) } else { padded_dims(m, n, k, cfg.1) };
+                let p = Problem::for_kernel(&bench, first, dims, 5)?;
+                let reference = p.reference(&bench)?;
+                let mut c = p.poisoned_c(&bench)?;
+                p.launch_tuned(&bench, tuned, &mut c)?;
+                let out = c.to_f32(bench.stream())?;
+                check(&out, &reference, dims, s.c.layout, tuned.name())?;
+                let t = time(bench.stream(), reps.warmup, reps.runs, |_| p.launch_tuned(&bench, tuned, &mut c))?;
+                let cublas = time_cublas_typed(&bench, cfg.0, cfg.1, dims, reps)?;
+                let bytes = 2.0 * (m * k + k * n + m * n) as f64;
+                let (ours, theirs) = (bytes / (t.median_ms() * 1e-3), bytes / (cublas.median_ms() * 1e-3));
+                log_sum += (ours / theirs).ln();
+                count += 1;
+                let point = tuned.chosen_for(bench.stream(), dims)?.map_or("?".into(), |k| k.name.to_string());
+                println!(
+                    "| {m} x {n} x {k} | {:.2} | {:.0} | {:.1}% | {:.0} | {:.1}% | `{point}` |",
+                    t.tflops(dims.flops()),
+                    ours / 1e9,
+                    100.0 * ours / HBM,
+                    theirs / 1e9,
+                    100.0 * ours / theirs
+                );
+            }
+        }
+        println!("| geometric mean | | | | | {:.1}% | |\n", 100.0 * (log_sum / count as f64).exp());
+    }
+    Ok(())
+}
+
+/// C's elements (not the padding of its lines) against cuBLAS's.
+fn check(out: &[f32], reference: &[f32], d: Dims, layout: gemm_runtime::spec::Layout, name: &str) -> Result<(), String> {
+    let (lines, len) = if layout == gemm_runtime::spec::Layout::RowMajor { (d.m, d.n) } else { (d.n, d.m) };
+    let ld = d.ldc.unwrap_or(len);
+    let pick = |v: &[f32]| -> Vec<f32> { (0..lines).flat_map(|l| v[l * ld..l * ld + len].to_vec()).collect() };
+    let err = gemm_runtime::data::relative_error(&pick(out), &pick(reference))?;
+    if err > gemm_runtime::data::tolerance(gemm_runtime::spec::Elem::Bf16) {
+        return Err(format!("{name} at {}x{}x{}: relative error {err:.1e} against cuBLAS", d.m, d.n, d.k));
+    }
+    Ok(())
+}

@@ -1,0 +1,44 @@
+//! Small-M (decode) GEMMs: one token to a few dozen against a large weight,
+//! `y = x * W` with W read once; bound by reading W, so they are judged by
+//! the bandwidth they reach as well as against cuBLAS.
+//!
+//! Two ways to cut such a product, each a spec the rules check:
+//! - `decode_mma` (sm_80 and later): C tiles 16 rows tall (mma's M; rows
+//!   past M read as zeros), wide along N, the deep K split over every
+//!   resident block by stream-K with its fixed-order sum, W streamed by
+//!   16-byte cp.async copies;
+//! - `decode_swapped` (sm_90a): the same product transposed,
+//!   `C^T = W^T * x^T`, so that W's large side fills wgmma's 64-row atom
+//!   and the few tokens its N (8 to 64); call it with the operands swapped
+//!   (A = W^T, B = x^T, C^T), which costs nothing where W is stored
+//!   `[N, K]` row-major and x `[M, K]` row-major, as in a linear layer.
+
+use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
+
+/// `C (M x N) = x (M x K) * W (K x N)`, W stored column-major (`[N, K]`
+/// row-major), M small.
+#[gemm_kernel(
+    block(m = 16, n = 128, k = 64, threads = 128),
+    warp(m = 16, n = 32),
+    atom = mma(m16n8k16),
+    staging = cp_async(stages = 4, vector = 8),
+    swizzle = xor,
+    persistent = stream_k,
+    edges = guarded,
+    tune(stages = [2, 3, 4, 6], key = exact),
+)]
+pub fn decode_mma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
+/// `C^T (N x M) = W^T (N x K) * x^T (K x M)`: A is W as stored (`[N, K]`
+/// row-major), B is x (`[M, K]` row-major, so x^T column-major), C^T
+/// column-major is C row-major. The tile's N is the tokens'.
+#[gemm_kernel(
+    block(m = 128, n = 16, k = 64, threads = 256),
+    warp(m = 64, n = 16),
+    atom = wgmma(m64n16k16),
+    staging = tma(stages = 6),
+    swizzle = b128,
+    edges = guarded,
+    tune(block.n = [8, 16, 32, 64], stages = [4, 6, 8], key = exact),
+)]
+pub fn decode_swapped(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, ColMajor>);

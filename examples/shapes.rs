@@ -1,9 +1,14 @@
 //! Ladder steps over the twelve shapes the Hopper path is judged on (square,
 //! LLM projections, deep K), each verified against cuBLAS and timed beside
-//! it in its types and layouts, with the geometric mean of the ratios.
+//! it in its types and layouts, with the geometric mean of the ratios; then
+//! odd sizes beside their aligned neighbours (partial tiles at the edges,
+//! and with odd leading dimensions the aligned copies of any alignment).
 //! `cargo run --release --example shapes [STEP ...]` (default: tma_store)
 
-use gemm_ladder::measure::{config, describe, measure, padded_dims, time_cublas_typed, Bench, Reps};
+use gemm_ladder::measure::{config, describe, measure, padded_dims, time_cublas_typed, Bench, DevMat, Reps};
+
+/// M, N, K.
+type Mnk = (usize, usize, usize);
 
 /// (M, N, K); 8192x28672x8192 fits the H100's 80 GB with room to spare.
 const SHAPES: [(usize, usize, usize); 12] = [
@@ -19,6 +24,16 @@ const SHAPES: [(usize, usize, usize); 12] = [
     (6144, 6144, 6144),
     (4096, 14336, 4096),
     (3072, 3072, 12288),
+];
+
+/// (odd, aligned neighbour): odd m; odd n with B column-major, as the
+/// Hopper ladder stores it; GPT-2's vocabulary; every side odd.
+const ODD: [(Mnk, Mnk); 5] = [
+    ((4095, 11008, 4096), (4096, 11008, 4096)),
+    ((4096, 11007, 4096), (4096, 11008, 4096)),
+    ((8191, 8192, 8192), (8192, 8192, 8192)),
+    ((8192, 50257, 768), (8192, 50264, 768)),
+    ((4095, 4097, 4100), (4096, 4096, 4096)),
 ];
 
 fn main() {
@@ -51,6 +66,21 @@ fn run(names: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             println!("| {m} x {n} x {k} | {cublas:.2} | {ours:.2} | {:.1}% |", 100.0 * ours / cublas);
         }
         println!("| geometric mean | | | {:.1}% |\n", 100.0 * (log_sum / SHAPES.len() as f64).exp());
+        println!("| odd M x N x K | TFLOP/s | aligned neighbour | TFLOP/s | odd / aligned | how the launch runs |");
+        println!("|---|---:|---:|---:|---:|---|");
+        for ((m, n, k), (am, an, ak)) in ODD {
+            // packed: an odd side makes an odd leading dimension where it is a line's length
+            let (odd, aligned) = (gemm_runtime::Dims::new(m, n, k), padded_dims(am, an, ak, [s.a.layout, s.b.layout, s.c.layout]));
+            let p = gemm_ladder::measure::Problem::for_kernel(&bench, step.kernel, odd, 1)?;
+            let mut c = p.poisoned_c(&bench)?;
+            let plan = match (&p.a, &p.b, &mut c) {
+                (DevMat::Bf16(a), DevMat::Bf16(b), DevMat::Bf16(c)) => format!("{:?}", step.kernel.plan(bench.stream(), a, b, c, odd)?),
+                _ => "?".to_string(),
+            };
+            let (t_odd, t_aligned) = (measure(&bench, step.kernel, odd, reps)?.tflops, measure(&bench, step.kernel, aligned, reps)?.tflops);
+            println!("| {m} x {n} x {k} | {t_odd:.2} | {am} x {an} x {ak} | {t_aligned:.2} | {:.1}% | {plan} |", 100.0 * t_odd / t_aligned);
+        }
+        println!();
     }
     Ok(())
 }

@@ -306,10 +306,13 @@ pub fn hopper() -> Vec<KernelSpec> {
                 // or TMA stores of it (fused on two)
                 s.epilogue = Epilogue::Tma;
             }
-            // clusters on the specialized kernels, each way of sharing an operand
+            // clusters on the specialized kernels, each way of sharing an operand;
+            // stream-K on the others
             if consumers.is_some() && i % 4 != 3 {
                 let (m, n, multicast) = [(2, 1, Which::B), (1, 2, Which::A), (2, 2, Which::B)][i % 4];
                 s.cluster = Some(Cluster { m, n, multicast: Some(multicast) });
+            } else if consumers.is_some() {
+                s.persistent = Some(Persistent::StreamK);
             }
             // the Hilbert raster on a clustered kernel and on some that are not
             if n % 5 == 0 {

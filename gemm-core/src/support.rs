@@ -48,7 +48,11 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         None => {}
         Some(Persistent::StreamK) if !direct && simt => {}
         Some(Persistent::StreamK) if matches!(spec.staging, Staging::CpAsync { .. }) => {}
-        Some(Persistent::StreamK) if tma => no("persistent", "persistent = stream_k with staging = tma".into()),
+        Some(Persistent::StreamK) if tma && spec.specialize.is_none() => {
+            no("persistent", "persistent = stream_k with staging = tma and no specialize(..) (stream-K feeds TMA stages from a producer)".into())
+        }
+        Some(Persistent::StreamK) if tma && spec.cluster.is_some() => no("persistent", "persistent = stream_k with a cluster".into()),
+        Some(Persistent::StreamK) if tma => {}
         Some(Persistent::StreamK) if !simt => no(
             "persistent",
             format!(
@@ -88,6 +92,6 @@ persistent = stream_k with staged tiles; epilogue = direct, or vector with stage
 or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector or smem for mma; C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles); \
 raster = row, grouped(n) or hilbert for both; sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages) and swizzle = b32, b64 or b128; \
 every warpgroup alike or specialize(producers = 1, consumers, producer_regs, consumer_regs), the latter also persistent = tiles \
-and cluster(m, n, multicast = a | b); \
+or stream_k and cluster(m, n, multicast = a | b) (not with stream_k); \
 epilogue = direct, vector, smem or tma (a TMA store); edges = guarded); \
 a fused epilogue (alpha, beta, bias, activation) on every path";

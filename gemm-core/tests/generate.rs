@@ -713,3 +713,27 @@ fn the_hilbert_raster_visits_every_tile_once_moving_to_a_neighbour_each_step() {
         assert_eq!(walk[0], (0, 0), "{w}x{h}: the curve starts at a corner");
     }
 }
+
+/// Stream-K on the producer/consumer ring: the ticket's share before the
+/// roles, the producer walking every K step of the share, the consumers a
+/// unit at a time with the ring counted from the share's first step, and
+/// the fix-up among the consumers alone (their thread index, their barrier).
+#[test]
+fn stream_k_on_tma_stages_keeps_the_fix_up_among_the_consumers() {
+    let mut spec = hopper_spec();
+    spec.persistent = Some(Persistent::StreamK);
+    spec.epilogue = Epilogue::Tma;
+    spec.staging = Staging::Tma { stages: 3 };
+    let g = generate(&spec).unwrap();
+    let src = &g.source;
+    let roles = src.find("// roles:").expect("roles");
+    assert!(src[..roles].contains("const unsigned me = gridDim.x - 1 - ticket;"), "{src}");
+    assert_eq!(src.matches("const int k_tiles =").count(), 1, "k_tiles defined once");
+    assert!(src.contains("for (long long it = first; it < last; ++it)"), "{src}");
+    assert!(src.contains("mbar_wait(full + 8 * stage, (int)((step - first) / 3) & 1);"), "{src}");
+    assert!(src.contains("float* const mine = partials + (long long)me * slot + (threadIdx.x - 128);"), "{src}");
+    assert!(src.contains("for (unsigned b = me + 1 + (threadIdx.x - 128); b < b_end; b += 256)"), "{src}");
+    assert!(src.contains("consumers_sync();  // every flag seen: every sum is complete"), "{src}");
+    assert!(!src[roles..].contains("__syncthreads"), "no block-wide barrier once the roles split");
+    assert!(src.contains("if (threadIdx.x == 128) st_release(&flags[me], 1u);"), "{src}");
+}

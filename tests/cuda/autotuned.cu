@@ -382,7 +382,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 unsigned b_end = me + 1;
                 while (work * b_end / gridDim.x < tile_end) ++b_end;
                 // wait for all their flags at once, a thread to a share (empty shares have none)
-                for (unsigned b = me + 1 + threadIdx.x; b < b_end; b += blockDim.x) {
+                for (unsigned b = me + 1 + threadIdx.x; b < b_end; b += 256) {
                     if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}
                 }
                 __syncthreads();  // every flag seen: every sum is complete
@@ -599,7 +599,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 unsigned b_end = me + 1;
                 while (work * b_end / gridDim.x < tile_end) ++b_end;
                 // wait for all their flags at once, a thread to a share (empty shares have none)
-                for (unsigned b = me + 1 + threadIdx.x; b < b_end; b += blockDim.x) {
+                for (unsigned b = me + 1 + threadIdx.x; b < b_end; b += 256) {
                     if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}
                 }
                 __syncthreads();  // every flag seen: every sum is complete

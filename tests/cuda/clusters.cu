@@ -116,7 +116,7 @@ __device__ __forceinline__ int c_tile_at(int line, int e) {
     return (e / 64) * 8192 + line * 64 + ((((e % 64) / 8) ^ (line % 8)) * 8) + e % 8;
 }
 
-// a barrier among the consumer warpgroups alone, which share the C tile (the producer never comes)
+// a barrier among the consumer warpgroups alone, which share the C tile or the fix-up (the producer never comes)
 __device__ __forceinline__ void consumers_sync() {
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
 }

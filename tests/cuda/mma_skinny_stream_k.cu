@@ -353,7 +353,7 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
             unsigned b_end = me + 1;
             while (work * b_end / gridDim.x < tile_end) ++b_end;
             // wait for all their flags at once, a thread to a share (empty shares have none)
-            for (unsigned b = me + 1 + threadIdx.x; b < b_end; b += blockDim.x) {
+            for (unsigned b = me + 1 + threadIdx.x; b < b_end; b += 128) {
                 if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}
             }
             __syncthreads();  // every flag seen: every sum is complete

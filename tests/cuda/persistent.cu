@@ -55,7 +55,7 @@ __device__ __forceinline__ void regs_inc() {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R));
 }
 
-// a barrier among the consumer warpgroups alone, which share the C tile (the producer never comes)
+// a barrier among the consumer warpgroups alone, which share the C tile or the fix-up (the producer never comes)
 __device__ __forceinline__ void consumers_sync() {
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
 }

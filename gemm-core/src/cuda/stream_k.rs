@@ -34,6 +34,7 @@
 //! in the main loop's scheduling: the schedule stays this simple.
 
 use super::copy::Checks;
+use super::epilogue::Team;
 use super::layout::sum;
 use super::schedule;
 use super::writer::Writer;
@@ -65,7 +66,9 @@ pub struct Tiling {
     pub bm: u32,
     pub bn: u32,
     pub bk: u32,
-    pub threads: u32,
+    /// The threads that hold the accumulators and meet at the fix-up's
+    /// barriers: the block, or a specialized kernel's consumers.
+    pub team: Team,
     /// Each thread's accumulators: `acc` indexed by these loops (variable,
     /// extent), outermost first, e.g. `acc[ii][jj]` over `ii` and `jj`.
     pub acc: &'static str,
@@ -109,7 +112,7 @@ impl Tiling {
         w.line("const long long first = work * me / gridDim.x;");
         w.line("const long long last = work * (me + 1) / gridDim.x;");
         w.line(format!("// a partial sum: {} accumulators a thread, stored so that a warp's stores are contiguous", self.per_thread()));
-        w.line(format!("const int slot = {};  // floats per block", self.per_thread() * self.threads));
+        w.line(format!("const int slot = {};  // floats per block", self.per_thread() * self.team.threads));
     }
 
     /// The loop over this block's units; `body` computes the unit's `tiles`
@@ -145,6 +148,12 @@ impl Tiling {
             w.line("// a share at an edge: a branch per tile picks checked or unchecked copies");
             self.unit_loop(w, Checks::PerTile, &body, &epilogue)
         });
+    }
+
+    /// [`Self::units`] for staging that needs no checks of its own (TMA
+    /// fills what lies past the edges with zeros): one loop for every share.
+    pub fn units_unchecked(&self, w: &mut Writer, body: impl Fn(&mut Writer, Checks), epilogue: impl Fn(&mut Writer)) {
+        self.unit_loop(w, Checks::Off, &body, &epilogue)
     }
 
     fn unit_loop(&self, w: &mut Writer, checks: Checks, body: &dyn Fn(&mut Writer, Checks), epilogue: &dyn Fn(&mut Writer)) {
@@ -216,7 +225,7 @@ impl Tiling {
     /// Emits `line` once for each accumulator, with `{acc}` the accumulator
     /// and `{at}` its float in a partial sum.
     fn each(&self, w: &mut Writer, line: &str) {
-        let mut stride = self.threads;
+        let mut stride = self.team.threads;
         let mut terms = Vec::new();
         for &(var, n) in self.loops.iter().rev() {
             if n > 1 {
@@ -236,11 +245,12 @@ impl Tiling {
     fn fixup(&self, w: &mut Writer) {
         w.block("if (k_step > 0)", |w| {
             w.line("// the tile's first K step is an earlier share's: leave this partial sum for it");
-            w.line("float* const mine = partials + (long long)me * slot + threadIdx.x;");
+            let t = &self.team;
+            w.line(format!("float* const mine = partials + (long long)me * slot + {};", t.thread));
             self.each(w, "__stcg(&mine[{at}], {acc});");
             w.line("__threadfence();  // the sum is visible to the whole GPU before the flag");
-            w.line("__syncthreads();");
-            w.line("if (threadIdx.x == 0) st_release(&flags[me], 1u);");
+            w.line(t.sync);
+            w.line(format!("if ({}) st_release(&flags[me], 1u);", t.leader));
             w.line("continue;");
         });
         w.line("// this block owns the tile; where it stopped short of the tile's end, the shares");
@@ -252,13 +262,14 @@ impl Tiling {
             w.line("unsigned b_end = me + 1;");
             w.line("while (work * b_end / gridDim.x < tile_end) ++b_end;");
             w.line("// wait for all their flags at once, a thread to a share (empty shares have none)");
-            w.block("for (unsigned b = me + 1 + threadIdx.x; b < b_end; b += blockDim.x)", |w| {
+            let t = &self.team;
+            w.block(format!("for (unsigned b = me + 1 + {}; b < b_end; b += {})", t.thread, t.threads), |w| {
                 w.line("if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}");
             });
-            w.line("__syncthreads();  // every flag seen: every sum is complete");
+            w.line(format!("{}  // every flag seen: every sum is complete", t.sync));
             w.block("for (unsigned b = me + 1; b < b_end; ++b)", |w| {
                 w.line("if (work * (b + 1) / gridDim.x == work * b / gridDim.x) continue;  // an empty share");
-                w.line("const float* const theirs = partials + (long long)b * slot + threadIdx.x;");
+                w.line(format!("const float* const theirs = partials + (long long)b * slot + {};", t.thread));
                 self.each(w, "{acc} += __ldcg(&theirs[{at}]);");
             });
         });

@@ -17,7 +17,7 @@ impl Kernel<'_> {
             bm: self.bm,
             bn: self.bn,
             bk: self.spec.block.k.expect("checked: staged tiles have a K step"),
-            threads: self.threads,
+            team: crate::cuda::epilogue::Team::block(self.threads),
             acc: "acc",
             loops: vec![("ii", self.mi * self.tm), ("jj", self.ni * self.tn)],
             guarded: self.spec.edges == Edges::Guarded,

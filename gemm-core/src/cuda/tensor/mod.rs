@@ -146,15 +146,20 @@ impl Tc<'_> {
 
     /// The stream-K schedule's view of this kernel: tiles and accumulators.
     fn tiling(&self) -> stream_k::Tiling {
-        let regs = if matches!(self.spec.atom, Atom::Mma { .. }) { 4 } else { 8 };
+        let loops = match self.spec.atom {
+            Atom::Mma { .. } => vec![("im", self.ami), ("jn", self.ani), ("r", 4)],
+            // wgmma: an8 / 8 atoms of 16x8, 4 floats each
+            Atom::Wgmma { .. } => vec![("im", self.ami), ("jn", self.ani), ("q", self.an / 8), ("r", 4)],
+            _ => vec![("im", self.ami), ("jn", self.ani), ("r", 8)],
+        };
         stream_k::Tiling {
             raster: self.spec.raster,
             bm: self.bm,
             bn: self.bn,
             bk: self.bk,
-            threads: self.threads,
+            team: self.team(),
             acc: "acc",
-            loops: vec![("im", self.ami), ("jn", self.ani), ("r", regs)],
+            loops,
             guarded: self.spec.edges == Edges::Guarded,
         }
     }

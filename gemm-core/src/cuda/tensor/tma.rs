@@ -47,8 +47,9 @@ impl Tc<'_> {
             ptx::tma_store(w);
             crate::cuda::epilogue::c_tile_at_fn(w, self.spec);
         }
-        if let (Some(sp), Some(_)) = (self.spec.specialize, self.spec.c_tile()) {
-            w.line("// a barrier among the consumer warpgroups alone, which share the C tile (the producer never comes)");
+        let consumers_meet = self.spec.c_tile().is_some() || self.spec.persistent == Some(Persistent::StreamK);
+        if let (Some(sp), true) = (self.spec.specialize, consumers_meet) {
+            w.line("// a barrier among the consumer warpgroups alone, which share the C tile or the fix-up (the producer never comes)");
             w.block("__device__ __forceinline__ void consumers_sync()", |w| {
                 w.line(format!("asm volatile(\"bar.sync 1, {};\\n\" ::: \"memory\");", 128 * sp.consumers));
             });
@@ -90,7 +91,10 @@ impl Tc<'_> {
         } else {
             w.line("__syncthreads();");
         }
-        w.line(format!("const int k_tiles = (K + {bk} - 1) / {bk};", bk = self.bk));
+        if self.spec.persistent != Some(Persistent::StreamK) {
+            // (stream-K's share defines it with the rest of its schedule)
+            w.line(format!("const int k_tiles = (K + {bk} - 1) / {bk};", bk = self.bk));
+        }
         w.line("");
     }
 
@@ -208,9 +212,70 @@ impl Tc<'_> {
     /// The kernel's body under TMA staging, after the raster.
     pub(super) fn tma_body(&self, w: &mut Writer, stages: u32) {
         match self.spec.specialize {
+            Some(sp) if self.spec.persistent == Some(Persistent::StreamK) => self.specialized_stream_k(w, stages, sp),
             Some(sp) => self.specialized(w, stages, sp),
             None => self.alike(w, stages),
         }
+    }
+
+    /// Stream-K on the producer/consumer ring: the schedule's share of K
+    /// steps (`crate::cuda::stream_k`), the producer filling stages through
+    /// every unit of it and the consumers computing each unit, then handing
+    /// its partial sum over or, as the tile's owner, adding the others' and
+    /// storing C; the fix-up's barriers are the consumers' alone.
+    fn specialized_stream_k(&self, w: &mut Writer, stages: u32, sp: Specialize) {
+        let sk = self.tiling();
+        self.tma_setup(w, stages, sp.consumers);
+        sk.share(w, self.spec.smem_bytes() - self.spec.ticket_bytes());
+        w.line("");
+        // the ring counts the K steps of the share: step `s` fills stage (s - first) % stages
+        let stage = |s: &str| format!("(int)(({s} - first) % {stages})");
+        let round = |s: &str| format!("(int)(({s} - first) / {stages})");
+        let producers = 128 * sp.producers;
+        w.line(format!("// roles: warpgroup 0 produces (one thread issues the copies), {} consume", sp.consumers));
+        w.block(format!("if (threadIdx.x < {producers})"), |w| {
+            if let Some(r) = sp.producer_regs {
+                w.line(format!("regs_dec<{r}>();  // the producer needs few registers: give them to the consumers"));
+            }
+            w.block("if (threadIdx.x == 0)", |w| {
+                w.line("// every K step of the share, tile after tile");
+                w.block("for (long long it = first; it < last; ++it)", |w| {
+                    w.line("const int tile = (int)(it / k_tiles);");
+                    w.line("const int kt = (int)(it % k_tiles);");
+                    sk.tile_origin(w);
+                    Self::map_batches(w, "batch");
+                    w.line(format!("const int stage = {};", stage("it")));
+                    w.line(format!("mbar_wait(empty + 8 * stage, ({} & 1) ^ 1);  // every consumer has released it", round("it")));
+                    self.tma_issue(w, "kt", "stage");
+                });
+            });
+        });
+        w.block("else", |w| {
+            if let Some(r) = sp.consumer_regs {
+                w.line(format!("regs_inc<{r}>();"));
+            }
+            self.warpgroup_tier(w, sp.producers);
+            let body = |w: &mut Writer, _| {
+                self.wgmma_accumulators(w);
+                w.line("// block tier: the unit's K steps (it is past its last), kt counting from its first");
+                w.block("for (int kt = 0; kt < tiles; ++kt)", |w| {
+                    w.line("const long long step = it - tiles + kt;");
+                    w.line(format!("const int stage = {};", stage("step")));
+                    w.line(format!("mbar_wait(full + 8 * stage, {} & 1);  // the stage's copies have landed", round("step")));
+                    self.wgmma_tile(w, "stage", 1);
+                    w.line("// this warpgroup releases the previous stage, whose wgmmas are done");
+                    self.release(w, "kt > 0 && ", &stage("(step - 1)"));
+                });
+                w.line("wgmma_wait<0>();  // the last stage's wgmmas");
+                w.line("// and its stage goes back to the producer, already into the next unit");
+                self.release(w, "", &stage("(it - 1)"));
+            };
+            sk.units_unchecked(w, body, |w| {
+                let out = Output::for_batch(self.spec, w, "unit");
+                self.epilogue(w, &out)
+            });
+            self.stores_done(w);
+        });
     }
 
     /// Every warpgroup computes; thread 0 issues the copies ahead.

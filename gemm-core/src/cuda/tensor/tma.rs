@@ -25,7 +25,15 @@
 //! Under `persistent = tiles` (specialized only) a block walks C tiles, its
 //! producer running on into the next tile's stages while the consumers
 //! store this one's C, which under `epilogue = smem | tma` lies past the
-//! stages.
+//! stages. Under `persistent = stream_k` it walks its stream-K share of K
+//! steps instead (`crate::cuda::stream_k`), the fix-up among the consumers.
+//!
+//! Clusters (specialized only): the raster places cluster tiles and each
+//! block takes its rank's tile in its cluster's. With multicast, the blocks
+//! that share an operand each load a part of its tile into all of them, so
+//! a stage's "empty" barrier counts every consumer of the cluster (each
+//! arrives on every block's), and the blocks meet once their barriers are
+//! set up and once more before any leaves.
 
 use super::Tc;
 use crate::cuda::epilogue::Output;
@@ -135,7 +143,7 @@ impl Tc<'_> {
         let size = c.m * c.n;
         let tile = |w: &mut Writer| {
             schedule::tile_origin(w, s.raster, self.bm * c.m, self.bn * c.n, "tile", ["cluster_m", "cluster_n"]);
-            // the rank read again, not kept: a register held through the K loop made ptxas spill
+            // the rank read again, not kept: one register fewer through the K loop (ptxas spilled less)
             w.line(format!("const int block_m = cluster_m + (int)(cluster_rank() % {}) * {};", c.m, self.bm));
             w.line(format!("const int block_n = cluster_n + (int)(cluster_rank() / {}) * {};", c.m, self.bn));
         };

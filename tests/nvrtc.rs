@@ -242,3 +242,24 @@ fn every_point_of_the_tuned_and_decode_kernels_compiles() {
         }
     }
 }
+
+/// For a real GPU target NVRTC's machine code is kept (an ELF image, loaded
+/// without the driver compiling the PTX again) and cached beside the PTX:
+/// the second request compiles nothing; a `compute_..` target has none.
+#[test]
+fn machine_code_for_a_real_target_is_kept_and_cached() {
+    use gemm_runtime::compile::{compilations_here as compilations, machine_code};
+    use gemm_runtime::disk_cache::DiskCache;
+    let dir = std::env::temp_dir().join(format!("gemm-tiles-cubin-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = DiskCache::at(&dir);
+    let k = &gemm_ladder::steps::wgmma_tma::KERNEL;
+    let before = compilations();
+    let first = machine_code(&k.source, &k.name, "sm_90a", Some(&cache)).unwrap().expect("machine code for sm_90a");
+    assert!(first.starts_with(b"\x7fELF"), "an ELF image");
+    assert_eq!(compilations(), before + 1);
+    let again = machine_code(&k.source, &k.name, "sm_90a", Some(&cache)).unwrap().unwrap();
+    assert_eq!((compilations(), &again), (before + 1, &first), "read back, not compiled");
+    assert_eq!(machine_code(&k.source, &k.name, "compute_90", Some(&cache)).unwrap(), None);
+    let _ = std::fs::remove_dir_all(&dir);
+}

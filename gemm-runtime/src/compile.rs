@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUfunction_attribute_enum as Attr;
 use cudarc::driver::{CudaContext, CudaFunction};
-use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+use cudarc::nvrtc::Ptx;
 use gemm_core::spec::Arch;
 
 use crate::disk_cache::{DiskCache, Entry};
@@ -39,19 +39,51 @@ pub fn compilations_here() -> usize {
 /// as `sm_80`); on failure the error carries NVRTC's log with each offending
 /// source line quoted under its message.
 pub fn compile(source: &str, kernel: &str, arch: &'static str) -> Result<Ptx, GemmError> {
+    Ok(Ptx::from_src(nvrtc(source, kernel, arch)?.0))
+}
+
+/// [`compile`]'s PTX, and for a real GPU target (`sm_..`, not `compute_..`)
+/// the machine code NVRTC made of it on the way (its ptxas runs for such a
+/// target anyway): loading that skips the driver's compiling the PTX again.
+pub fn compile_cubin(source: &str, kernel: &str, arch: &'static str) -> Result<(String, Option<Vec<u8>>), GemmError> {
+    nvrtc(source, kernel, arch)
+}
+
+fn nvrtc(source: &str, kernel: &str, arch: &'static str) -> Result<(String, Option<Vec<u8>>), GemmError> {
+    use cudarc::nvrtc::{result, sys};
     if !nvrtc_present() {
         return Err(GemmError::NoNvrtc);
     }
     COMPILATIONS.fetch_add(1, Ordering::SeqCst);
     COMPILATIONS_HERE.with(|c| c.set(c.get() + 1));
-    let opts = CompileOptions { arch: Some(arch), options: vec!["--std=c++17".into()], name: Some(format!("{kernel}.cu")), ..Default::default() };
-    cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| {
-        let log = match e {
-            CompileError::CompileError { log, .. } => annotate(&log.to_string_lossy(), source),
-            other => format!("{other:?}"),
-        };
-        GemmError::Compile { kernel: kernel.into(), arch: arch.into(), log }
-    })
+    let failed = |log: String| GemmError::Compile { kernel: kernel.into(), arch: arch.into(), log };
+    let src = std::ffi::CString::new(source).map_err(|_| failed("the source holds a NUL byte".into()))?;
+    let name = std::ffi::CString::new(format!("{kernel}.cu")).map_err(|_| failed("the kernel name holds a NUL byte".into()))?;
+    let prog = result::create_program(&src, Some(&name)).map_err(|e| failed(format!("{e:?}")))?;
+    // SAFETY: `prog` lives until the destroy below; `src` and `name` outlive it.
+    let out = unsafe {
+        let options = [format!("--gpu-architecture={arch}"), "--std=c++17".to_string()];
+        match result::compile_program(prog, &options) {
+            Err(_) => {
+                let log = result::get_program_log(prog).map(|l| std::ffi::CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned());
+                Err(failed(annotate(&log.unwrap_or_default(), source)))
+            }
+            Ok(()) => result::get_ptx(prog).map_err(|e| failed(format!("{e:?}"))).map(|ptx| {
+                let ptx = std::ffi::CStr::from_ptr(ptx.as_ptr()).to_string_lossy().into_owned();
+                let mut size = 0usize;
+                let cubin = (arch.starts_with("sm_") && sys::nvrtcGetCUBINSize(prog, &mut size).result().is_ok() && size > 0)
+                    .then(|| {
+                        let mut bytes = vec![0u8; size];
+                        sys::nvrtcGetCUBIN(prog, bytes.as_mut_ptr().cast()).result().ok().map(|_| bytes)
+                    })
+                    .flatten();
+                (ptx, cubin)
+            }),
+        }
+    };
+    // SAFETY: created above and not destroyed before.
+    let _ = unsafe { result::destroy_program(prog) };
+    out
 }
 
 /// NVRTC's version as "major.minor" (part of a disk cache entry's key).
@@ -74,10 +106,8 @@ pub fn nvrtc_version() -> Result<String, GemmError> {
 /// compiles and the entry is (re)written.
 pub fn compile_cached(source: &str, kernel: &str, target: &'static str, cache: Option<&DiskCache>) -> Result<Ptx, GemmError> {
     let Some(cache) = cache else { return compile(source, kernel, target) };
-    // asked of the library once per process; unknown (no library) compiles
-    // uncached, and compile says why it cannot
-    static NVRTC: OnceLock<String> = OnceLock::new();
-    let nvrtc = NVRTC.get_or_init(|| nvrtc_version().unwrap_or_default());
+    // unknown (no library): compiles uncached, and compile says why it cannot
+    let nvrtc = nvrtc_cached_version();
     if nvrtc.is_empty() {
         return compile(source, kernel, target);
     }
@@ -88,6 +118,35 @@ pub fn compile_cached(source: &str, kernel: &str, target: &'static str, cache: O
     let ptx = compile(source, kernel, target)?;
     cache.put(&entry, &ptx.to_src());
     Ok(ptx)
+}
+
+/// The machine code of `source` for a real GPU `target`, through `cache`
+/// where there is one (PTX and machine code are stored together, from one
+/// compilation); `None` for a `compute_..` target.
+pub fn machine_code(source: &str, kernel: &str, target: &'static str, cache: Option<&DiskCache>) -> Result<Option<Vec<u8>>, GemmError> {
+    if !target.starts_with("sm_") {
+        return Ok(None);
+    }
+    let nvrtc = nvrtc_cached_version();
+    let entry = cache.filter(|_| !nvrtc.is_empty()).map(|c| (c, Entry { source, target, nvrtc }));
+    if let Some(cubin) = entry.as_ref().and_then(|(c, e)| c.get_cubin(e)) {
+        return Ok(Some(cubin));
+    }
+    let (ptx, cubin) = compile_cubin(source, kernel, target)?;
+    if let Some((c, e)) = &entry {
+        c.put(e, &ptx);
+        if let Some(bytes) = &cubin {
+            c.put_cubin(e, bytes);
+        }
+    }
+    Ok(cubin)
+}
+
+/// NVRTC's version, asked of the library once per process; empty where
+/// there is no library (nothing is cached then).
+fn nvrtc_cached_version() -> &'static str {
+    static NVRTC: OnceLock<String> = OnceLock::new();
+    NVRTC.get_or_init(|| nvrtc_version().unwrap_or_default())
 }
 
 /// The disk cache the environment asks for, looked up once per process.
@@ -167,8 +226,15 @@ pub fn load(ctx: &Arc<CudaContext>, source: &str, kernel: &str, target: &'static
     if let Some(f) = slot.as_ref() {
         return Ok(f.clone());
     }
-    let ptx = compile_cached(source, kernel, target, disk_cache())?;
-    let module = ctx.load_module(ptx)?;
+    let module = match machine_code(source, kernel, target, disk_cache())? {
+        // machine code where NVRTC made some; PTX (the driver compiles it) if
+        // that does not load, or for a `compute_..` target
+        Some(cubin) => match ctx.load_module(Ptx::from_binary(cubin)) {
+            Ok(m) => m,
+            Err(_) => ctx.load_module(compile_cached(source, kernel, target, disk_cache())?)?,
+        },
+        None => ctx.load_module(compile_cached(source, kernel, target, disk_cache())?)?,
+    };
     let f = module.load_function(kernel)?;
     if smem_bytes > 48 * 1024 {
         f.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes as i32)?;

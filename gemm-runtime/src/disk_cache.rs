@@ -1,7 +1,8 @@
 //! Compiled kernels on disk, so a second process compiles nothing.
 //!
 //! An entry holds the PTX NVRTC made from one source for one target, keyed by
-//! the source, the `--gpu-architecture` target and the NVRTC version. The
+//! the source, the `--gpu-architecture` target and the NVRTC version, and
+//! for a real GPU target (`sm_..`) the machine code beside it (`.cubin`). The
 //! file name is a hash of the three; the entry repeats all three in full and
 //! a read checks them, so a hash collision, a half-written file or any other
 //! damage reads as a miss: the kernel is compiled again and the entry
@@ -88,6 +89,36 @@ impl DiskCache {
     }
 }
 
+impl DiskCache {
+    /// Where `entry`'s machine code lives (beside its PTX).
+    fn cubin_path(&self, entry: &Entry) -> PathBuf {
+        self.path(entry).with_extension("cubin")
+    }
+
+    /// The machine code stored for `entry`, if a whole, matching entry is
+    /// there: the same header and source as a PTX entry, then the ELF image.
+    pub fn get_cubin(&self, entry: &Entry) -> Option<Vec<u8>> {
+        let bytes = std::fs::read(self.cubin_path(entry)).ok()?;
+        let rest = bytes.strip_prefix(header(entry).as_bytes())?;
+        let rest = rest.strip_prefix(entry.source.as_bytes())?;
+        let image = rest.strip_prefix(b"\n")?.strip_suffix(b"\n// end\n")?;
+        image.starts_with(b"\x7fELF").then(|| image.to_vec())
+    }
+
+    /// Stores `cubin` for `entry`, as [`Self::put`] stores PTX.
+    pub fn put_cubin(&self, entry: &Entry, cubin: &[u8]) {
+        let path = self.cubin_path(entry);
+        let tmp = path.with_extension(format!("cubin-tmp{}", std::process::id()));
+        let mut bytes = format!("{}{}\n", header(entry), entry.source).into_bytes();
+        bytes.extend_from_slice(cubin);
+        bytes.extend_from_slice(b"\n// end\n");
+        let written = std::fs::create_dir_all(&self.dir).and_then(|_| std::fs::write(&tmp, bytes)).and_then(|_| std::fs::rename(&tmp, &path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
 fn header(entry: &Entry) -> String {
     format!("// {MAGIC}\n// nvrtc {}\n// target {}\n// source, {} bytes, then the PTX:\n", entry.nvrtc, entry.target, entry.source.len())
 }
@@ -125,6 +156,26 @@ mod tests {
         for other in [Entry { target: "sm_80", ..e }, Entry { nvrtc: "12.9", ..e }, Entry { source: "// other", ..e }] {
             assert_eq!(cache.get(&other), None);
         }
+        let _ = std::fs::remove_dir_all(cache.dir());
+    }
+
+    /// Machine code reads back whole for its own entry only; a cut or
+    /// foreign file is a miss.
+    #[test]
+    fn machine_code_reads_back_for_its_entry_and_damage_is_a_miss() {
+        let cache = DiskCache::at(temp_dir("cubin"));
+        let e = Entry { source: "extern \"C\" __global__ void k() {}", target: "sm_90a", nvrtc: "13.0" };
+        let image = b"\x7fELF\x02\x01\x01\x00 some machine code \x00\xff";
+        assert_eq!(cache.get_cubin(&e), None);
+        cache.put_cubin(&e, image);
+        assert_eq!(cache.get_cubin(&e).as_deref(), Some(&image[..]));
+        assert_eq!(cache.get_cubin(&Entry { target: "sm_90", ..e }), None);
+        let path = cache.cubin_path(&e);
+        let whole = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &whole[..whole.len() - 3]).unwrap();
+        assert_eq!(cache.get_cubin(&e), None, "cut short");
+        cache.put_cubin(&e, b"not an ELF image");
+        assert_eq!(cache.get_cubin(&e), None, "not machine code");
         let _ = std::fs::remove_dir_all(cache.dir());
     }
 

@@ -277,63 +277,44 @@ pub fn mma_candidates() -> Candidates {
     out
 }
 
-/// The Hopper search's space (sm_90a): bf16 in and out, A row-major and B
-/// column-major (the Hopper ladder's types), TMA stages in the 128-byte
-/// swizzle with K steps of 64, block tiles of 128 to 256 a side split into
-/// warpgroup tiles of 64 or 128 rows by the block's width (wgmma n = 128
-/// or 256), a producer with one to three consumers (`setmaxnreg` sized to
-/// the consumers' accumulators), 2 to 5 stages, no cluster or clusters of
-/// two sharing B (along m) or A (along n) by multicast, the grouped(8)
-/// raster, a block per tile or a persistent grid, and C from the
-/// registers, through a C tile, or by TMA stores. The rules prune what does
-/// not fit shared memory or the register file.
+/// The Hopper search's space (sm_90a), as `tune(..)` spaces over the
+/// Hopper ladder's `tma_store` (bf16, A row-major, B column-major, TMA
+/// stages of K 64 in the 128-byte swizzle, grouped(8), which beat
+/// grouped(4) and the Hilbert order on the H100): block tiles of 128 to
+/// 256 a side, warpgroup tiles of 64 or 128 rows (the consumers, threads,
+/// wgmma width and `setmaxnreg` follow, as `gemm_core::tune` derives
+/// them), 2 to 5 stages; each over no cluster or clusters of two sharing
+/// B (along m) or A (along n) by multicast, a block per tile or a
+/// persistent grid, and C from the registers, through a C tile, or by TMA
+/// stores. The rules prune what does not fit shared memory or the
+/// register file.
 pub fn hopper_candidates() -> Candidates {
+    use gemm_runtime::gemm_core::tune::{expand, pruned, Setting};
     let mut out = Candidates { specs: Vec::new(), considered: 0, pruned: BTreeMap::new() };
-    let op = |layout| Operand { elem: Elem::Bf16, layout };
-    let tiles = [(128u32, 128u32), (128, 256), (256, 128), (192, 256), (256, 256)];
-    for (bm, bn) in tiles {
-        for wm in [64u32, 128] {
-            for stages in 2..=5u32 {
-                // grouped(8) beat grouped(4) and the Hilbert order on the H100 (BENCHMARKS.md)
-                let clusters = [None, Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) }), Some(Cluster { m: 1, n: 2, multicast: Some(Which::A) })];
-                for cluster in clusters {
-                    for persistent in [None, Some(Persistent::Tiles)] {
-                        for epilogue in [Epilogue::Vector, Epilogue::Smem, Epilogue::Tma] {
-                            out.considered += 1;
-                            let consumers = bm / wm;
-                            // setmaxnreg: the producer keeps 24; the consumers share the rest, a multiple of 8
-                            let consumer_regs = ((65536 / 128 - 24) / consumers.max(1)).min(240) / 8 * 8;
-                            let spec = KernelSpec {
-                                name: "hopper_tuned".into(),
-                                a: op(Layout::RowMajor),
-                                b: op(Layout::ColMajor),
-                                c: op(Layout::RowMajor),
-                                block: Block { m: bm, n: bn, k: Some(64), threads: 128 * (consumers + 1), min_blocks: None },
-                                warp: Some(Warp { m: wm, n: bn, m_iters: 1, n_iters: 1 }),
-                                thread: None,
-                                atom: Atom::Wgmma { m: 64, n: bn, k: 16 },
-                                staging: Staging::Tma { stages },
-                                specialize: Some(Specialize { producers: 1, consumers, producer_regs: Some(24), consumer_regs: Some(consumer_regs) }),
-                                swizzle: Swizzle::B128,
-                                raster: Raster::Grouped(8),
-                                persistent,
-                                cluster,
-                                epilogue,
-                                fused: Fused::default(),
-                                edges: Edges::Whole,
-                                arch: Arch::Sm90a,
-                            };
-                            let mut diags = gemm_runtime::gemm_core::check(&spec);
-                            diags.extend(gemm_runtime::gemm_core::support::unsupported(&spec));
-                            if diags.is_empty() {
-                                out.specs.push(spec);
-                            } else {
-                                diags.truncate(1);
-                                *out.pruned.entry(diags[0].at).or_insert(0) += 1;
-                            }
-                        }
-                    }
+    let lists = [
+        (Setting::BlockM, vec![128, 192, 256]),
+        (Setting::BlockN, vec![128, 256]),
+        (Setting::WarpM, vec![64, 128]),
+        (Setting::Stages, vec![2, 3, 4, 5]),
+    ];
+    let clusters = [None, Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) }), Some(Cluster { m: 1, n: 2, multicast: Some(Which::A) })];
+    for cluster in clusters {
+        for persistent in [None, Some(Persistent::Tiles)] {
+            for epilogue in [Epilogue::Vector, Epilogue::Smem, Epilogue::Tma] {
+                let base = KernelSpec {
+                    name: "hopper_tuned".into(),
+                    cluster,
+                    persistent,
+                    epilogue,
+                    edges: Edges::Whole,
+                    ..crate::steps::tma_store::KERNEL.spec.clone()
+                };
+                let points = expand(&base, &lists);
+                out.considered += points.len();
+                for (at, n) in pruned(&points) {
+                    *out.pruned.entry(at).or_insert(0) += n;
                 }
+                out.specs.extend(points.into_iter().filter(|p| p.refused.is_empty()).map(|p| p.spec));
             }
         }
     }

@@ -9,8 +9,9 @@
 //! `block.threads` is itself in the space, each point's threads (and a
 //! specialized kernel's consumers) are the ones its block and warp tiles
 //! need; a warp tile as wide (or tall) as the block tile stays so unless
-//! its own side is listed, and a wgmma atom as wide as the warpgroup tile
-//! stays as wide.
+//! its own side is listed, a wgmma atom as wide as the warpgroup tile
+//! stays as wide, and consumers that had all the registers the producer
+//! left keep having all of them.
 
 use std::collections::BTreeMap;
 
@@ -227,8 +228,22 @@ fn derive_threads(s: &mut KernelSpec, base: &KernelSpec) {
         s.block.threads = threads;
         if let (Some(sp), Some(c)) = (&mut s.specialize, consumers) {
             sp.consumers = c;
+            // consumers that had every register the producer left keep having them
+            if let Some(b) = base.specialize {
+                if b.consumer_regs.is_some() && b.consumer_regs == all_registers(b) {
+                    sp.consumer_regs = all_registers(*sp);
+                }
+            }
         }
     }
+}
+
+/// The registers each consumer gets when the producer keeps its own and
+/// the consumers share the rest of the SM's 64K (at most 240, a multiple
+/// of 8, as `setmaxnreg` takes them).
+fn all_registers(sp: Specialize) -> Option<u32> {
+    let producer = sp.producer_regs? * sp.producers;
+    Some(((65536 / 128 - producer.min(512)) / sp.consumers.max(1)).min(240) / 8 * 8)
 }
 
 /// How many points each rule refused, by the argument it points at (the

@@ -5,7 +5,7 @@
 
 use gemm_runtime::data::{relative_error, tolerance, POISON};
 use gemm_runtime::spec::{Dim, Elem, Layout};
-use gemm_runtime::{bf16, f16, Dims, Kernel};
+use gemm_runtime::{bf16, f16, Dims, GemmError, Kernel, Tuned};
 
 use crate::measure::{random_normal, Bench, DevMat, Failure, Problem};
 
@@ -62,6 +62,26 @@ pub(crate) fn written_outside_c(out: &[f32], before: &[f32], offsets: &[(usize, 
 /// Runs `kernel` (fused epilogue or not) on random inputs and compares every
 /// element of C with the reference: the relative error, or why it is wrong.
 pub fn verify_fused(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64, sc: Scalars) -> Result<f64, Failure> {
+    verify_launch(bench, kernel, dims, seed, sc, |p, c, bias| p.launch_fused(bench, kernel, c, sc.alpha, sc.beta, bias))
+}
+
+/// [`verify_fused`] for a tuned kernel (which tunes first where the
+/// shape's key is new, on the very buffers checked here: C, under beta,
+/// must come out of the tuning as it went in).
+pub fn verify_tuned_fused(bench: &Bench, tuned: &Tuned, dims: Dims, seed: u64, sc: Scalars) -> Result<f64, Failure> {
+    verify_launch(bench, &tuned.kernels()[0], dims, seed, sc, |p, c, bias| p.launch_tuned_fused(bench, tuned, c, sc.alpha, sc.beta, bias))
+}
+
+/// The check itself: `kernel` gives the spec (types, layouts, epilogue)
+/// and `launch` runs it on the problem into C with the bias.
+fn verify_launch(
+    bench: &Bench,
+    kernel: &Kernel,
+    dims: Dims,
+    seed: u64,
+    sc: Scalars,
+    launch: impl FnOnce(&Problem, &mut DevMat, Option<&DevMat>) -> Result<(), GemmError>,
+) -> Result<f64, Failure> {
     let spec = &kernel.spec;
     let f = spec.fused;
     let s = bench.stream();
@@ -80,7 +100,7 @@ pub fn verify_fused(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64, sc: S
         _ => None,
     };
     let mut c = DevMat::from_f32(s, spec.c.elem, &c0)?;
-    p.launch_fused(bench, kernel, &mut c, sc.alpha, sc.beta, bias.as_ref())?;
+    launch(&p, &mut c, bias.as_ref())?;
     let out = c.to_f32(s)?;
     // cuBLAS: alpha * A * B + beta * C0 into an f32 C
     let mut wide = DevMat::from_f32(s, Elem::F32, &c0)?;

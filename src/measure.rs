@@ -237,6 +237,32 @@ impl Problem {
         }
     }
 
+    /// [`Self::launch_fused`] for a tuned kernel.
+    pub fn launch_tuned_fused(
+        &self,
+        bench: &Bench,
+        tuned: &Tuned,
+        c: &mut DevMat,
+        alpha: f32,
+        beta: f32,
+        bias: Option<&DevMat>,
+    ) -> Result<(), GemmError> {
+        let f = tuned.points()[0].fused;
+        let (alpha, beta) = (f.alpha.then_some(alpha), f.beta.then_some(beta));
+        let s = bench.stream();
+        macro_rules! with_bias {
+            ($x:expr) => {
+                typed!(&self.a, &self.b, c, |a, b, c| tuned.launch_with(s, a, b, c, self.dims, EpilogueArgs { alpha, beta, bias: $x }))
+            };
+        }
+        match bias {
+            None => with_bias!(None::<&dyn DevicePtr<f32>>),
+            Some(DevMat::F32(x)) => with_bias!(Some(x as &dyn DevicePtr<f32>)),
+            Some(DevMat::F16(x)) => with_bias!(Some(x as &dyn DevicePtr<f16>)),
+            Some(DevMat::Bf16(x)) => with_bias!(Some(x as &dyn DevicePtr<bf16>)),
+        }
+    }
+
     /// cuBLAS computes this problem into `c`.
     pub fn cublas(&self, bench: &Bench, c: &mut DevMat) -> Result<(), GemmError> {
         typed!(&self.a, &self.b, c, |a, b, c| bench.blas.gemm(self.layouts, a, b, c, self.dims))

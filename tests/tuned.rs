@@ -5,10 +5,11 @@
 
 use std::path::PathBuf;
 
+use gemm_ladder::fused::{verify_tuned_fused, Scalars};
 use gemm_ladder::measure::{Bench, Problem};
 use gemm_ladder::tuned::{hopper_tuned, mma_tuned, simt_tuned};
 use gemm_runtime::data::{relative_error, tolerance};
-use gemm_runtime::{Dims, Kernel, Tuned};
+use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Kernel, Mat, MatMut, RowMajor, Tuned};
 
 fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("gemm-tiles-tuned-{name}-{}", std::process::id()));
@@ -93,6 +94,34 @@ fn check_cases(bench: &Bench) {
             let err = relative_error(&pick(&out), &pick(&reference)).unwrap_or_else(|e| panic!("{}: {e}", chosen.name));
             assert!(err <= tolerance(first.spec.c.elem), "{} at {dims:?}: relative error {err:.1e}", chosen.name);
         }
+    }
+}
+
+// A tuned kernel that reads C (beta) and adds a bias: tuning runs it many
+// times on the caller's C, which must come out as it went in.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 32, threads = 128),
+    warp(m = 64, n = 64),
+    atom = mma(m16n8k16),
+    staging = cp_async(stages = 3, vector = 8),
+    swizzle = xor,
+    epilogue = vector(alpha, beta, bias = n, activation = gelu_tanh),
+    edges = guarded,
+    tune(stages = [2, 3, 4]),
+)]
+fn fused_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>, bias: Bias<f32>);
+
+/// Under beta, tuning saves C and puts it back before every run and
+/// before the launch that counts: C = gelu(alpha A B + beta C + bias)
+/// comes out against cuBLAS and the host's epilogue, at a new key and at a
+/// key already tuned.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_tuned_kernel_that_reads_c_leaves_it_as_it_found_it() {
+    let bench = Bench::open().expect("a CUDA GPU");
+    let scalars = Scalars { alpha: 1.25, beta: 0.5 };
+    for (i, dims) in [Dims::new(300, 200, 100), Dims::new(300, 200, 100), Dims::new(129, 257, 65)].into_iter().enumerate() {
+        verify_tuned_fused(&bench, &fused_tuned::KERNEL, dims, 60 + i as u64, scalars).unwrap_or_else(|e| panic!("{e}"));
     }
 }
 

@@ -30,7 +30,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let reps = Reps::default();
     let kernels: [(&Tuned, bool); 2] = [(&gemm_ladder::decode::decode_mma::KERNEL, false), (&gemm_ladder::decode::decode_swapped::KERNEL, true)];
     for (tuned, swapped) in kernels {
-        let first = &tuned.kernels()[0];
+        let first = tuned.kernel(0);
         if first.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
             println!("{}: skipped (sm_90a needs an H100 or H200)\n", tuned.name());
             continue;

@@ -107,7 +107,7 @@ fn child() -> Result<(), Box<dyn std::error::Error>> {
     }
     // a tuned kernel: every point compiled and timed on a miss, the choice read back on a hit
     let tuned = &gemm_ladder::tuned::mma_tuned::KERNEL;
-    let p = Problem::for_kernel(&bench, &tuned.kernels()[0], Dims::new(512, 512, 512), 1)?;
+    let p = Problem::for_kernel(&bench, tuned.kernel(0), Dims::new(512, 512, 512), 1)?;
     let mut c = p.poisoned_c(&bench)?;
     bench.stream().synchronize().map_err(GemmError::from)?;
     let t = Instant::now();

@@ -28,7 +28,7 @@ fn run(sizes: &[usize]) -> Result<(), Box<dyn std::error::Error>> {
     println!("| kernel | size | first launch (ms) | second (ms) | chosen point | TFLOP/s | cuBLAS | % of cuBLAS |");
     println!("|---|---:|---:|---:|---|---:|---:|---:|");
     for tuned in [&simt_tuned::KERNEL, &mma_tuned::KERNEL, &hopper_tuned::KERNEL] {
-        let first = &tuned.kernels()[0];
+        let first = tuned.kernel(0);
         if first.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
             println!("| {} | | skipped: sm_90a needs an H100 or H200 | | | | | |", tuned.name());
             continue;

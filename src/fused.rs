@@ -69,7 +69,7 @@ pub fn verify_fused(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64, sc: S
 /// shape's key is new, on the very buffers checked here: C, under beta,
 /// must come out of the tuning as it went in).
 pub fn verify_tuned_fused(bench: &Bench, tuned: &Tuned, dims: Dims, seed: u64, sc: Scalars) -> Result<f64, Failure> {
-    verify_launch(bench, &tuned.kernels()[0], dims, seed, sc, |p, c, bias| p.launch_tuned_fused(bench, tuned, c, sc.alpha, sc.beta, bias))
+    verify_launch(bench, tuned.kernel(0), dims, seed, sc, |p, c, bias| p.launch_tuned_fused(bench, tuned, c, sc.alpha, sc.beta, bias))
 }
 
 /// The check itself: `kernel` gives the spec (types, layouts, epilogue)

@@ -39,7 +39,7 @@ fn the_tuned_kernels_spaces_hold_legal_points_only() {
 fn choices_seed_from_a_file_and_malformed_lines_are_errors() {
     let dir = temp_dir("seed");
     let k = &mma_tuned::KERNEL;
-    let second = &k.kernels()[1].name;
+    let second = &k.kernel(1).name;
     let path = dir.join("choices.txt");
     std::fs::write(&path, format!("# seeded\nNVIDIA H100 80GB HBM3 sm_90 | 4096 4096 4096 1 | {second}\nNVIDIA H100 80GB HBM3 sm_90 | 1 2 3 1 | not_a_point\n")).unwrap();
     assert_eq!(k.seed(&path).unwrap(), 1, "the line naming another kernel is skipped");
@@ -75,7 +75,7 @@ fn cases() -> Vec<(&'static Tuned, Vec<Dims>)> {
 /// Launches every case into a poisoned C and compares with cuBLAS.
 fn check_cases(bench: &Bench) {
     for (tuned, sizes) in cases() {
-        let first: &Kernel = &tuned.kernels()[0];
+        let first: &Kernel = tuned.kernel(0);
         if first.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
             continue;
         }

@@ -59,7 +59,8 @@ pub const MAX_SHARERS: usize = 8;
 /// Compiles and loads `kernels` for `ctx`'s device on every core (NVRTC is
 /// the slow part of a first launch, and thread-safe). A kernel that fails
 /// here fails again, with its error, when launched.
-pub fn compile_all(kernels: &[Kernel], ctx: &Arc<CudaContext>) {
+pub fn compile_all<'k>(kernels: impl IntoIterator<Item = &'k Kernel>, ctx: &Arc<CudaContext>) {
+    let kernels: Vec<&Kernel> = kernels.into_iter().collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(4, |n| n.get()).min(kernels.len());
     std::thread::scope(|s| {

@@ -42,7 +42,9 @@ pub struct Tuned {
     name: &'static str,
     points: &'static [KernelSpec],
     key: TuneKey,
-    kernels: OnceLock<Vec<Kernel>>,
+    /// Each point's kernel, generated when first needed: a process that
+    /// finds its choice on disk generates and compiles that point alone.
+    kernels: OnceLock<Vec<OnceLock<Kernel>>>,
     /// Choices made or read in this process: (device, shape key) -> point.
     chosen: Mutex<Vec<(ChoiceAt, usize)>>,
 }
@@ -79,12 +81,21 @@ impl Tuned {
         self.points
     }
 
-    /// The points as kernels, generated on first use (each compiles on its
+    /// Point `i` as a kernel, generated on first use (it compiles on its
     /// first launch).
-    pub fn kernels(&self) -> &[Kernel] {
-        self.kernels.get_or_init(|| {
-            self.points.iter().map(|s| Kernel::from_spec(s.clone()).expect("the macro kept legal points only")).collect()
-        })
+    pub fn kernel(&self, i: usize) -> &Kernel {
+        let slots = self.kernels.get_or_init(|| (0..self.points.len()).map(|_| OnceLock::new()).collect());
+        slots[i].get_or_init(|| Kernel::from_spec(self.points[i].clone()).expect("the macro kept legal points only"))
+    }
+
+    /// Every point as a kernel.
+    pub fn kernels(&self) -> impl Iterator<Item = &Kernel> {
+        (0..self.points.len()).map(|i| self.kernel(i))
+    }
+
+    /// Point `i`'s kernel name (its tiling), without generating its source.
+    fn point_name(&self, i: usize) -> String {
+        self.points[i].kernel_name()
     }
 
     /// Tunings this process has run, over every tuned kernel.
@@ -95,7 +106,7 @@ impl Tuned {
     /// The choices known to this process: made, read from disk or seeded.
     pub fn choices(&self) -> Vec<Choice> {
         let chosen = self.chosen.lock().unwrap_or_else(|p| p.into_inner());
-        chosen.iter().map(|((device, shape), i)| Choice { device: device.clone(), shape: *shape, kernel: self.kernels()[*i].name.to_string() }).collect()
+        chosen.iter().map(|((device, shape), i)| Choice { device: device.clone(), shape: *shape, kernel: self.point_name(*i) }).collect()
     }
 
     /// Takes choices from a file of lines `device | m n k batch | kernel
@@ -111,7 +122,7 @@ impl Tuned {
             let [device, shape, kernel] = parts[..] else { return Err(bad()) };
             let shape: Vec<usize> = shape.split(' ').map(|v| v.parse().map_err(|_| bad())).collect::<Result<_, _>>()?;
             let shape: [usize; 4] = shape.try_into().map_err(|_| bad())?;
-            if let Some(i) = self.kernels().iter().position(|k| k.name == kernel) {
+            if let Some(i) = (0..self.points.len()).position(|i| self.point_name(i) == kernel) {
                 self.remember((device.to_string(), shape), i);
                 taken += 1;
             }
@@ -165,7 +176,7 @@ impl Tuned {
         epilogue: EpilogueArgs<'_, TX>,
     ) -> Result<(), GemmError> {
         let index = self.choose(stream, a, b, c, dims, &epilogue)?;
-        self.kernels()[index].launch_with(stream, a, b, c, dims, epilogue)
+        self.kernel(index).launch_with(stream, a, b, c, dims, epilogue)
     }
 
     /// The kernel that runs for `dims` on `stream`'s device, once chosen
@@ -173,7 +184,7 @@ impl Tuned {
     pub fn chosen_for(&self, stream: &CudaStream, dims: Dims) -> Result<Option<&Kernel>, GemmError> {
         let device = device_name(stream)?;
         let shape = self.key.of(dims.m, dims.n, dims.k, dims.batch.count);
-        Ok(self.recall(&(device, shape)).map(|i| &self.kernels()[i]))
+        Ok(self.recall(&(device, shape)).map(|i| self.kernel(i)))
     }
 
     fn choose<TA: Element, TB: Element, TC: Element, TX: Element>(
@@ -196,7 +207,7 @@ impl Tuned {
             return Ok(0);
         }
         let disk = TuneCache::from_env().map(|cache| {
-            let space = self.kernels().iter().map(|k| k.name.as_ref()).collect::<Vec<_>>().join("\n");
+            let space = (0..self.points.len()).map(|i| self.point_name(i)).collect::<Vec<_>>().join("\n");
             let nvrtc = crate::compile::nvrtc_version().unwrap_or_default();
             (cache, ChoiceKey { device: key.0.clone(), space, shape, nvrtc })
         });
@@ -206,7 +217,7 @@ impl Tuned {
         }
         let i = self.tune(stream, a, b, c, dims, epilogue)?;
         if let Some((cache, k)) = &disk {
-            cache.put(k, i, &self.kernels()[i].name);
+            cache.put(k, i, &self.point_name(i));
         }
         self.remember(key, i);
         Ok(i)
@@ -224,8 +235,8 @@ impl Tuned {
         epilogue: &EpilogueArgs<'_, TX>,
     ) -> Result<usize, GemmError> {
         TUNINGS.fetch_add(1, Ordering::Relaxed);
-        let kernels = self.kernels();
-        crate::kernel::compile_all(kernels, stream.context());
+        let kernels: Vec<&Kernel> = self.kernels().collect();
+        crate::kernel::compile_all(kernels.iter().copied(), stream.context());
         // C's bytes, saved where the kernels read it (beta)
         let c_bytes = c.len() * std::mem::size_of::<TC>();
         let saved = if epilogue.beta.is_some() { Some(Scratch::new(stream, c_bytes, false)?) } else { None };

@@ -290,6 +290,7 @@ pub fn hopper() -> Vec<KernelSpec> {
                 consumers: c,
                 producer_regs: (c == 2).then_some(40),
                 consumer_regs: (c == 2).then_some(232),
+                pingpong: false,
             });
             s.block.threads = 128 * ((bm / wm) * (bn / wn) + u32::from(consumers.is_some()));
             // a persistent grid on every one-consumer kernel and every other two-consumer one

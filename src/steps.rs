@@ -379,6 +379,26 @@ pub fn persistent(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16
 )]
 pub fn tma_store(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
 
+/// Ping-pong consumers, on top of `tma_store`: each consumer warpgroup
+/// takes whole 128x128 tiles (two 64-row wgmmas of m64n128k16) in turn
+/// with the other, its K loop starting once the other's has left the ring,
+/// so that one's epilogue (the fused math, the C tile, the TMA store) runs
+/// while the other's wgmmas keep the tensor cores busy. Each has a C tile
+/// of its own; five stages fit beside them.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 64, threads = 384),
+    warp(m = 128, n = 128),
+    atom = wgmma(m64n128k16),
+    staging = tma(stages = 5),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, pingpong),
+    swizzle = b128,
+    raster = grouped(8),
+    persistent = tiles,
+    epilogue = tma,
+    edges = guarded,
+)]
+pub fn pingpong(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
 /// Kernel 8 of seed 002, on top of `tma_store`: clusters of two blocks
 /// stacked along m, which need the same B tile; each loads half of it and
 /// TMA multicast writes that half into both blocks' stages, so B crosses
@@ -509,7 +529,7 @@ pub static TENSOR_STEPS: [Step; 7] = [
 ];
 
 /// The Hopper ladder (sm_90a: TMA, wgmma, warp specialization).
-pub static HOPPER_STEPS: [Step; 8] = [
+pub static HOPPER_STEPS: [Step; 9] = [
     Step {
         name: "wgmma_tma",
         change: "wgmma m64n64k16 on 64x64 tiles, TMA loads on an mbarrier, 128B swizzle",
@@ -540,6 +560,12 @@ pub static HOPPER_STEPS: [Step; 8] = [
         change: "C out of its tile by TMA stores, the consumers on to the next tile at once",
         seed: "758 TFLOP/s (002, kernel 10)",
         kernel: &tma_store::KERNEL,
+    },
+    Step {
+        name: "pingpong",
+        change: "consumers take 128x128 tiles in turn: one's epilogue beside the other's wgmmas",
+        seed: "(CUTLASS's ping-pong schedule; not in seed 002)",
+        kernel: &pingpong::KERNEL,
     },
     Step {
         name: "clusters",

@@ -247,7 +247,20 @@ fn tiers(spec: &KernelSpec, out: &mut Vec<Diag>) {
             let mut why = format!("({}/{}) x ({}/{}) {unit}", b.m, w.m, b.n, w.n);
             let mut need = units * unit_threads;
             if let Some(sp) = spec.specialize {
-                if sp.consumers != units {
+                if sp.pingpong {
+                    // each consumer takes whole tiles: one warpgroup's tile, several warpgroups
+                    if units != 1 {
+                        out.push(Diag::new(
+                            "specialize.pingpong",
+                            format!("pingpong consumers take whole block tiles, one warpgroup's each, but the tiling gives {why} = {units}; make the warp tile the block tile"),
+                        ));
+                    }
+                    if sp.consumers < 2 {
+                        out.push(Diag::new("specialize.pingpong", "pingpong takes turns between consumers: use consumers = 2 or more"));
+                    }
+                    why = format!("{} consumer warpgroup(s) taking tiles in turn", sp.consumers);
+                    need = sp.consumers * 128;
+                } else if sp.consumers != units {
                     out.push(Diag::new(
                         "specialize.consumers",
                         format!("consumers = {} but the tiling gives {why} = {units} consumer {unit}; use consumers = {units}", sp.consumers),

@@ -208,6 +208,10 @@ pub struct Specialize {
     /// `setmaxnreg` registers per thread for producers and consumers.
     pub producer_regs: Option<u32>,
     pub consumer_regs: Option<u32>,
+    /// Consumers take whole block tiles in turn (each tile one warpgroup's)
+    /// instead of sharing each tile: one's epilogue runs while the next
+    /// one's wgmmas do ("ping-pong").
+    pub pingpong: bool,
 }
 
 /// Shared-memory layout against bank conflicts.
@@ -628,8 +632,10 @@ impl KernelSpec {
     /// wgmma's descriptors count from) and a "full" and an "empty" mbarrier
     /// of 8 bytes per stage.
     pub fn tma_overhead(&self) -> u32 {
+        // ping-pong consumers add a barrier each for their turns with the ring
+        let turns = self.specialize.filter(|sp| sp.pingpong).map_or(0, |sp| 8 * sp.consumers);
         match self.staging {
-            Staging::Tma { stages } => 1024 + 16 * stages,
+            Staging::Tma { stages } => 1024 + 16 * stages + turns,
             _ => 0,
         }
     }
@@ -736,7 +742,9 @@ impl KernelSpec {
     /// tiles': under stream-K the next unit's copies are in flight there.
     pub fn epilogue_scratch_bytes(&self) -> u32 {
         if let Some(t) = self.c_tile() {
-            return t.lines * t.ld * self.c.elem.bytes();
+            // ping-pong consumers each store a tile of their own
+            let tiles = self.specialize.filter(|sp| sp.pingpong).map_or(1, |sp| sp.consumers);
+            return tiles * t.lines * t.ld * self.c.elem.bytes();
         }
         match (self.atom, self.warp) {
             (Atom::Wmma { m, n, .. }, Some(w)) if self.fused.any() || self.edges == Edges::Guarded => {
@@ -904,6 +912,9 @@ impl KernelSpec {
         }
         if let Some(sp) = self.specialize {
             s += &format!("__ws{}p{}c", sp.producers, sp.consumers);
+            if sp.pingpong {
+                s += "_pp";
+            }
             if let (Some(p), Some(c)) = (sp.producer_regs, sp.consumer_regs) {
                 s += &format!("_r{p}_{c}");
             }

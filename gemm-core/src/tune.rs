@@ -312,7 +312,7 @@ mod tests {
         base.warp = Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 });
         base.atom = Atom::Wgmma { m: 64, n: 256, k: 16 };
         base.staging = Staging::Tma { stages: 3 };
-        base.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240) });
+        base.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: false });
         base.swizzle = Swizzle::B128;
         base.arch = Arch::Sm90a;
         let points = expand(&base, &[(Setting::BlockN, vec![128]), (Setting::WarpN, vec![128]), (Setting::WarpM, vec![64, 128])]);

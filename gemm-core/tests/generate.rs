@@ -489,7 +489,7 @@ fn hopper_spec() -> KernelSpec {
         thread: None,
         atom: Atom::Wgmma { m: 64, n: 256, k: 16 },
         staging: Staging::Tma { stages: 4 },
-        specialize: Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240) }),
+        specialize: Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: false }),
         swizzle: Swizzle::B128,
         raster: Raster::Row,
         persistent: None,
@@ -736,4 +736,34 @@ fn stream_k_on_tma_stages_keeps_the_fix_up_among_the_consumers() {
     assert!(src.contains("consumers_sync();  // every flag seen: every sum is complete"), "{src}");
     assert!(!src[roles..].contains("__syncthreads"), "no block-wide barrier once the roles split");
     assert!(src.contains("if (threadIdx.x == 128) st_release(&flags[me], 1u);"), "{src}");
+}
+
+/// Ping-pong consumers: each walks every other tile of the block's walk,
+/// sets the ring's count from its turn, waits for the previous turn to be
+/// done with the ring and says when its own is; one release per stage;
+/// a C tile and a barrier of its own.
+#[test]
+fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
+    let mut spec = hopper_spec();
+    spec.block = Block { m: 128, n: 128, k: Some(64), threads: 384, min_blocks: None };
+    spec.warp = Some(Warp { m: 128, n: 128, m_iters: 1, n_iters: 1 });
+    spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
+    spec.staging = Staging::Tma { stages: 5 };
+    spec.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: true });
+    spec.persistent = Some(Persistent::Tiles);
+    spec.epilogue = Epilogue::Tma;
+    let g = generate(&spec).unwrap_or_else(|e| panic!("{e:?}"));
+    let src = &g.source;
+    assert!(src.contains("for (int t = blockIdx.x + gridDim.x * group, turn = group; t < tiles_m * tiles_n * batches; t += gridDim.x * 2, turn += 2)"), "{src}");
+    assert!(src.contains("it = turn * k_tiles;") && src.contains("if (turn > 0) mbar_wait(turns + 8 * ((turn - 1) % 2), ((turn - 1) / 2) & 1);"), "{src}");
+    assert!(src.contains("if (threadIdx.x % 128 == 0) mbar_arrive(turns + 8 * group);"), "{src}");
+    assert!(src.contains("mbar_init(empty + 8 * s, 1)") && src.contains("for (int c = 0; c < 2; ++c) mbar_init(turns + 8 * c, 1);"), "{src}");
+    assert!(src.contains("const unsigned c_tile_addr = a_smem + 163840 + group * 32768;"), "{src}");
+    assert!(src.contains("bar.sync %0, 128;"), "a barrier of each consumer's own");
+    // 5 stages of 32 KB, two C tiles of 32 KB, the slack, 10 stage barriers and 2 turn barriers
+    assert_eq!(g.smem_bytes, 5 * 32768 + 2 * 32768 + 1024 + 80 + 16);
+    // a tiling of two warpgroups a tile is no ping-pong
+    let mut shared = spec.clone();
+    shared.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
+    assert!(generate(&shared).unwrap_err().iter().any(|d| d.at == "specialize.pingpong"));
 }

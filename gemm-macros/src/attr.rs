@@ -7,7 +7,7 @@
 //! atom = fma | mma(m16n8k16) | wmma(m16n16k16) | wgmma(m64nNk16)
 //! staging = direct | smem(vector = 1, transpose_a, buffers = 1)
 //!         | cp_async(stages = .., vector = .., transpose_a, fragments = 1) | tma(stages = ..)
-//! specialize(producers = 1, consumers = .., producer_regs = .., consumer_regs = ..)
+//! specialize(producers = 1, consumers = .., producer_regs = .., consumer_regs = .., pingpong)
 //! swizzle = none | pad(N) | xor | b32 | b64 | b128
 //! raster = row | grouped(N) | hilbert
 //! persistent | persistent = tiles | stream_k
@@ -299,13 +299,14 @@ fn thread(cx: &mut Ctxt, args: &Args, span: Span) -> Option<ThreadTile> {
 }
 
 fn specialize(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Specialize> {
-    let f = args.fields(cx, &["producers", "consumers", "producer_regs", "consumer_regs"], span);
+    let f = args.fields(cx, &["producers", "consumers", "producer_regs", "consumer_regs", "pingpong"], span);
     let consumers = f.required(cx, "consumers")?;
     Some(Specialize {
         producers: f.int(cx, "producers").unwrap_or(1),
         consumers,
         producer_regs: f.int(cx, "producer_regs"),
         consumer_regs: f.int(cx, "consumer_regs"),
+        pingpong: f.flag(cx, "pingpong"),
     })
 }
 

@@ -384,10 +384,10 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         }
         Staging::Tma { stages } => quote!(#p::Staging::Tma { stages: #stages }),
     };
-    let specialize = opt(s.specialize, |Specialize { producers, consumers, producer_regs, consumer_regs }| {
+    let specialize = opt(s.specialize, |Specialize { producers, consumers, producer_regs, consumer_regs, pingpong }| {
         let pr = opt(producer_regs, |r| quote!(#r));
         let cr = opt(consumer_regs, |r| quote!(#r));
-        quote!(#p::Specialize { producers: #producers, consumers: #consumers, producer_regs: #pr, consumer_regs: #cr })
+        quote!(#p::Specialize { producers: #producers, consumers: #consumers, producer_regs: #pr, consumer_regs: #cr, pingpong: #pingpong })
     });
     let swizzle = match s.swizzle {
         Swizzle::None => quote!(#p::Swizzle::None),

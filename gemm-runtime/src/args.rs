@@ -356,7 +356,7 @@ mod tests {
             thread: None,
             atom: Atom::Wgmma { m: 64, n: 128, k: 16 },
             staging: Staging::Tma { stages: 4 },
-            specialize: Some(Specialize { producers: 1, consumers: 1, producer_regs: None, consumer_regs: None }),
+            specialize: Some(Specialize { producers: 1, consumers: 1, producer_regs: None, consumer_regs: None, pingpong: false }),
             swizzle: Swizzle::B128,
             raster: Raster::Row,
             persistent: None,

@@ -132,7 +132,11 @@ impl Tc<'_> {
         let lines = if s.c.layout == Layout::RowMajor { "rows" } else { "columns" };
         if let Staging::Tma { .. } = s.staging {
             let team = self.team();
-            let offset = s.epilogue_scratch_offset();
+            // ping-pong consumers each have a C tile, one after another
+            let offset = match s.specialize {
+                Some(sp) if sp.pingpong => format!("{} + group * {}", s.epilogue_scratch_offset(), t.lines * t.ld * s.c.elem.bytes()),
+                _ => s.epilogue_scratch_offset().to_string(),
+            };
             if s.epilogue == Epilogue::Tma {
                 if s.persistent.is_some() {
                     w.line(format!("if ({}) bulk_wait_read<0>();  // the previous tile's TMA stores have read the C tile", team.leader));
@@ -168,6 +172,10 @@ impl Tc<'_> {
     /// The threads that share the block's C tile.
     pub(super) fn team(&self) -> Team {
         match self.spec.specialize {
+            // ping-pong: a consumer warpgroup has a tile of its own
+            Some(sp) if sp.pingpong => {
+                Team { sync: "consumers_sync();", thread: "(threadIdx.x % 128)".into(), leader: "threadIdx.x % 128 == 0".into(), threads: 128 }
+            }
             Some(sp) => Team {
                 sync: "consumers_sync();",
                 thread: format!("(threadIdx.x - {})", 128 * sp.producers),

@@ -58,9 +58,16 @@ impl Tc<'_> {
         let consumers_meet = self.spec.c_tile().is_some() || self.spec.persistent == Some(Persistent::StreamK);
         if let (Some(sp), true) = (self.spec.specialize, consumers_meet) {
             w.line("// a barrier among the consumer warpgroups alone, which share the C tile or the fix-up (the producer never comes)");
-            w.block("__device__ __forceinline__ void consumers_sync()", |w| {
-                w.line(format!("asm volatile(\"bar.sync 1, {};\\n\" ::: \"memory\");", 128 * sp.consumers));
-            });
+            if sp.pingpong {
+                w.line("// ping-pong: each consumer stores its own tile, so it meets itself alone (barrier 1 + its index)");
+                w.block("__device__ __forceinline__ void consumers_sync()", |w| {
+                    w.line(format!("asm volatile(\"bar.sync %0, 128;\\n\" :: \"r\"(threadIdx.x / 128 - {} + 1) : \"memory\");", sp.producers));
+                });
+            } else {
+                w.block("__device__ __forceinline__ void consumers_sync()", |w| {
+                    w.line(format!("asm volatile(\"bar.sync 1, {};\\n\" ::: \"memory\");", 128 * sp.consumers));
+                });
+            }
             w.line("");
         }
     }
@@ -85,12 +92,20 @@ impl Tc<'_> {
         let past = if c_tile > 0 { format!(" (past the C tile's {c_tile})") } else { String::new() };
         w.line(format!("const unsigned full = b_smem + {};  // stage s's at full + 8 * s{past}", stages * b_bytes + c_tile));
         w.line(format!("const unsigned empty = full + {};", 8 * stages));
+        let pingpong = self.spec.specialize.filter(|sp| sp.pingpong).map(|sp| sp.consumers);
+        if pingpong.is_some() {
+            w.line(format!("const unsigned turns = empty + {};  // consumer c's turn with the ring done: turns + 8 * c", 8 * stages));
+        }
         let per = if self.multicasts() { " of each block of the cluster" } else { "" };
         w.block("if (threadIdx.x == 0)", |w| {
             w.block(format!("for (int s = 0; s < {stages}; ++s)"), |w| {
                 w.line("mbar_init(full + 8 * s, 1);  // the producer's arrival, with the stage's bytes");
-                w.line(format!("mbar_init(empty + 8 * s, {releases});  // one release per consumer warpgroup{per}"));
+                let whose = if pingpong.is_some() { "the release of the consumer whose tile it holds" } else { "one release per consumer warpgroup" };
+                w.line(format!("mbar_init(empty + 8 * s, {releases});  // {whose}{per}"));
             });
+            if let Some(c) = pingpong {
+                w.line(format!("for (int c = 0; c < {c}; ++c) mbar_init(turns + 8 * c, 1);"));
+            }
             w.line("mbar_fence_init();");
         });
         if self.spec.cluster.is_some() {
@@ -119,8 +134,27 @@ impl Tc<'_> {
     /// in scope for `body`: one per block, or under `persistent = tiles`
     /// every `gridDim.x`-th tile of all problems' in the raster's order.
     fn for_each_tile(&self, w: &mut Writer, body: impl FnOnce(&mut Writer)) {
+        self.for_each_tile_of(w, None, body)
+    }
+
+    /// [`Self::for_each_tile`]; with `turns` (ping-pong consumers, persistent
+    /// only) this consumer's tiles alone: every `turns`-th of the block's
+    /// walk from its own place (`group`), each with its place `turn` in
+    /// scope.
+    fn for_each_tile_of(&self, w: &mut Writer, turns: Option<u32>, body: impl FnOnce(&mut Writer)) {
         let s = self.spec;
         let persistent = s.persistent == Some(Persistent::Tiles);
+        if let Some(c) = turns {
+            w.line(format!("// schedule (persistent, ping-pong): this consumer's tiles, every {c}th of the block's walk"));
+            let header = format!("for (int t = blockIdx.x + gridDim.x * group, turn = group; t < tiles_m * tiles_n * batches; t += gridDim.x * {c}, turn += {c})");
+            return w.block(header, |w| {
+                w.line("const int batch = t / (tiles_m * tiles_n);");
+                w.line("const int tile = t % (tiles_m * tiles_n);");
+                schedule::tile_origin(w, s.raster, self.bm, self.bn, "tile", ["block_m", "block_n"]);
+                Self::map_batches(w, "batch");
+                body(w);
+            });
+        }
         let Some(c) = s.cluster else {
             if !persistent {
                 w.line("// batch: blockIdx.z is the problem this block works on");
@@ -330,7 +364,9 @@ impl Tc<'_> {
     fn specialized(&self, w: &mut Writer, stages: u32, sp: Specialize) {
         // under multicast, a stage is free once every block that reads it is done with it
         let readers = if self.multicasts() { self.spec.cluster_size() } else { 1 };
-        self.tma_setup(w, stages, sp.consumers * readers);
+        // ping-pong: each stage is one consumer's, which alone releases it
+        let releasing = if sp.pingpong { 1 } else { sp.consumers };
+        self.tma_setup(w, stages, releasing * readers);
         let persistent = self.spec.persistent == Some(Persistent::Tiles);
         if persistent && self.spec.cluster.is_none() {
             w.line(format!("const int tiles_m = (M + {bm} - 1) / {bm};", bm = self.bm));
@@ -365,11 +401,20 @@ impl Tc<'_> {
                 w.line(format!("regs_inc<{r}>();"));
             }
             self.warpgroup_tier(w, sp.producers);
-            if persistent {
+            if sp.pingpong {
+                w.line("int it = 0;  // the ring's count at this consumer's K step: set at each of its tiles");
+            } else if persistent {
                 w.line("int it = 0;  // stages emptied so far, over every tile");
             }
-            self.for_each_tile(w, |w| {
+            let turns = sp.pingpong.then_some(sp.consumers);
+            self.for_each_tile_of(w, turns, |w| {
                 self.wgmma_accumulators(w);
+                if let Some(c) = turns {
+                    w.line("// ping-pong: tile `turn` of the block's walk fills the ring from stage count turn * k_tiles;");
+                    w.line(format!("// its K loop waits for the previous turn's (consumer (turn - 1) % {c}) to be done with the ring"));
+                    w.line("it = turn * k_tiles;");
+                    w.line(format!("if (turn > 0) mbar_wait(turns + 8 * ((turn - 1) % {c}), ((turn - 1) / {c}) & 1);"));
+                }
                 w.line("// block tier: walk K a tile at a time");
                 w.block(k_loop, |w| {
                     w.line(format!("const int stage = {stage};"));
@@ -382,6 +427,10 @@ impl Tc<'_> {
                 if persistent {
                     w.line("// and its stage goes back to the producer, already into the next tile");
                     self.release(w, "", &format!("((it - 1) % {stages})"));
+                }
+                if turns.is_some() {
+                    w.line("// this turn is done with the ring: the next consumer's K loop may start");
+                    w.line("if (threadIdx.x % 128 == 0) mbar_arrive(turns + 8 * group);");
                 }
                 w.line("");
                 let out = Output::for_batch(self.spec, w, "tile");

@@ -6,9 +6,11 @@
 //! beside the same kernel without the epilogue (what fusing costs), beside
 //! cuBLAS followed by a separate bias + GELU pass (what fusing saves), and
 //! beside cuBLASLt's own fused GELU_BIAS epilogue (checked against ours).
-//! On an sm_90 GPU the same layer on the Hopper path (`linear_hopper`: the
-//! Hopper ladder's `tma_store` tiling, W read N-major) is checked and timed
-//! beside them, with and without its epilogue.
+//! On an sm_90 GPU the same layer on the Hopper path is checked and timed
+//! beside them, each with and without its epilogue: `linear_hopper` (the
+//! Hopper ladder's `tma_store` tiling, consumers sharing each tile, W read
+//! N-major) and `linear_pingpong` (the `pingpong` step's: consumers taking
+//! tiles in turn, one's epilogue beside the other's wgmmas).
 //!
 //! `cargo run --release --example linear -- [--tokens 4096] [--features 4096] [--out 11008]`
 
@@ -68,6 +70,37 @@ pub fn linear_hopper(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<b
     edges = guarded,
 )]
 pub fn plain_hopper(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>);
+
+/// The layer on ping-pong consumers (the `pingpong` step's tiling): each
+/// consumer's bias, GELU and stores run while the other's wgmmas do.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 64, threads = 384),
+    warp(m = 128, n = 128),
+    atom = wgmma(m64n128k16),
+    staging = tma(stages = 5),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, pingpong),
+    swizzle = b128,
+    raster = grouped(8),
+    persistent = tiles,
+    epilogue = tma(bias = n, activation = gelu_tanh),
+    edges = guarded,
+)]
+pub fn linear_pingpong(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>, bias: Bias<bf16>);
+
+/// `linear_pingpong` without its epilogue.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 64, threads = 384),
+    warp(m = 128, n = 128),
+    atom = wgmma(m64n128k16),
+    staging = tma(stages = 5),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, pingpong),
+    swizzle = b128,
+    raster = grouped(8),
+    persistent = tiles,
+    epilogue = tma,
+    edges = guarded,
+)]
+pub fn plain_pingpong(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>);
 
 /// The unfused pass after cuBLAS: `y = gelu_tanh(y + bias[col])` in place, bf16.
 const BIAS_GELU: &str = r#"
@@ -215,7 +248,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("linear_hopper: relative error {err:.2e} at {}x{}x{}, {odd_err:.2e} at 1000x3000x1000", dims.m, dims.n, dims.k);
         let fused = timed(&mut || p.launch_fused(&bench, k, &mut y, 1.0, 0.0, Some(&bias)))?;
         let plain = timed(&mut || p.launch(&bench, &plain_hopper::KERNEL, &mut y))?;
-        Some((fused, plain))
+        let pp = &linear_pingpong::KERNEL;
+        let pp_err = verify_fused(&bench, pp, dims, 7, Scalars { alpha: 1.0, beta: 0.0 })?;
+        let pp_odd = verify_fused(&bench, pp, odd, 8, Scalars { alpha: 1.0, beta: 0.0 })?;
+        println!("linear_pingpong: relative error {pp_err:.2e} at {}x{}x{}, {pp_odd:.2e} at 1000x3000x1000", dims.m, dims.n, dims.k);
+        let pp_fused = timed(&mut || p.launch_fused(&bench, pp, &mut y, 1.0, 0.0, Some(&bias)))?;
+        let pp_plain = timed(&mut || p.launch(&bench, &plain_pingpong::KERNEL, &mut y))?;
+        Some((fused, plain, pp_fused, pp_plain))
     } else {
         None
     };
@@ -229,16 +268,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("cuBLAS GEMM + separate bias + GELU pass", &unfused),
         ("cuBLASLt GEMM with its GELU_BIAS epilogue", &lt_fused),
     ];
-    if let Some((fused, plain)) = &hopper {
+    if let Some((fused, plain, pp_fused, pp_plain)) = &hopper {
         rows.push(("fused on the Hopper path: linear_hopper", fused));
         rows.push(("same Hopper kernel, no epilogue (plain_hopper)", plain));
+        rows.push(("fused on ping-pong consumers: linear_pingpong", pp_fused));
+        rows.push(("same ping-pong kernel, no epilogue", pp_plain));
     }
     for (name, t) in rows {
         println!("{name:<48} {:>9.3} {:>9.1} {:>11.3}x", t.median_ms(), t.tflops(flops), t.median_ms() / fused.median_ms());
     }
     println!("the fused epilogue costs {:+.1}% over the same kernel without it", 100.0 * (fused.median_ms() / plain.median_ms() - 1.0));
-    if let Some((fused, plain)) = &hopper {
+    if let Some((fused, plain, pp_fused, pp_plain)) = &hopper {
         println!("on the Hopper path it costs {:+.1}%", 100.0 * (fused.median_ms() / plain.median_ms() - 1.0));
+        println!("on ping-pong consumers it costs {:+.1}%", 100.0 * (pp_fused.median_ms() / pp_plain.median_ms() - 1.0));
     }
     Ok(())
 }

@@ -205,6 +205,11 @@ fn a_kernel_in_the_disk_cache_compiles_nothing_and_a_damaged_entry_is_rewritten(
 fn every_hopper_combination_compiles_for_sm_90a() {
     let specs = gemm_ladder::combos::hopper();
     assert_eq!(specs.len(), 24);
+    // the schedules beyond the ladder's are among them
+    use gemm_runtime::spec::Persistent;
+    assert!(specs.iter().any(|s| s.specialize.is_some_and(|sp| sp.pingpong)), "ping-pong consumers");
+    assert!(specs.iter().any(|s| s.persistent == Some(Persistent::StreamK)), "stream-K");
+    assert!(specs.iter().any(|s| s.cluster.is_some_and(|c| c.multicast.is_some())), "clusters with multicast");
     for spec in specs {
         let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
         let ptx = compile(&k.source, &k.name, "sm_90a").unwrap_or_else(|e| panic!("{}: {e}", k.name)).to_src();

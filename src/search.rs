@@ -286,8 +286,9 @@ pub fn mma_candidates() -> Candidates {
 /// them), 2 to 5 stages; each over no cluster or clusters of two sharing
 /// B (along m) or A (along n) by multicast, a block per tile or a
 /// persistent grid, and C from the registers, through a C tile, or by TMA
-/// stores. The rules prune what does not fit shared memory or the
-/// register file.
+/// stores; and ping-pong consumers over the `pingpong` step (tiles of 64 or
+/// 128 by 128 or 256, 2 to 5 stages, each epilogue). The rules prune what
+/// does not fit shared memory or the register file.
 pub fn hopper_candidates() -> Candidates {
     use gemm_runtime::gemm_core::tune::{expand, pruned, Setting};
     let mut out = Candidates { specs: Vec::new(), considered: 0, pruned: BTreeMap::new() };
@@ -317,6 +318,17 @@ pub fn hopper_candidates() -> Candidates {
                 out.specs.extend(points.into_iter().filter(|p| p.refused.is_empty()).map(|p| p.spec));
             }
         }
+    }
+    // ping-pong consumers (persistent, no cluster): each warpgroup's tile the block tile
+    let pingpong = [(Setting::BlockM, vec![64, 128]), (Setting::BlockN, vec![128, 256]), (Setting::Stages, vec![2, 3, 4, 5])];
+    for epilogue in [Epilogue::Vector, Epilogue::Smem, Epilogue::Tma] {
+        let base = KernelSpec { name: "hopper_tuned".into(), epilogue, edges: Edges::Whole, ..crate::steps::pingpong::KERNEL.spec.clone() };
+        let points = expand(&base, &pingpong);
+        out.considered += points.len();
+        for (at, n) in pruned(&points) {
+            *out.pruned.entry(at).or_insert(0) += n;
+        }
+        out.specs.extend(points.into_iter().filter(|p| p.refused.is_empty()).map(|p| p.spec));
     }
     out
 }
@@ -548,6 +560,7 @@ mod tests {
         let c = hopper_candidates();
         assert!(!c.specs.is_empty() && c.specs.len() < c.considered, "{} of {}", c.specs.len(), c.considered);
         assert!(c.specs.iter().any(|s| s.cluster.is_some_and(|c| c.multicast == Some(Which::A))), "clusters sharing A");
+        assert!(c.specs.iter().any(|s| s.specialize.is_some_and(|sp| sp.pingpong)), "ping-pong consumers");
         println!("{} legal of {} considered; pruned {:?}", c.specs.len(), c.considered, c.pruned);
         assert_eq!(c.specs.len() + c.pruned.values().sum::<usize>(), c.considered);
         for s in &c.specs {

@@ -589,6 +589,24 @@ fn guarded_kernels_match_cublas_at_odd_sizes_and_one_off_tile_multiples() {
     }
 }
 
+/// 129 x 257 x 65 with packed operands (every leading dimension odd, so
+/// every vector-copying kernel reads and writes through aligned copies),
+/// fused, on every guarded kernel: the ladder's, the guarded combinations
+/// and the guarded Hopper ones.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_guarded_kernel_takes_129_x_257_x_65_packed() {
+    let bench = bench();
+    let ladder = STEPS.iter().chain(&TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS).map(|s| s.kernel);
+    let combos: Vec<Kernel> =
+        gemm_ladder::combos::guarded().into_iter().chain(gemm_ladder::combos::hopper()).map(|s| Kernel::from_spec(s).unwrap()).collect();
+    let guarded = ladder.chain(combos.iter()).filter(|k| k.spec.edges == gemm_runtime::spec::Edges::Guarded && runs_here(&bench, k));
+    for (i, k) in guarded.enumerate() {
+        let sc = Scalars { alpha: 0.5, beta: 2.0 };
+        verify_fused(&bench, k, Dims::new(129, 257, 65), 400 + i as u64, sc).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn batched_problems_match_strided_batched_cublas_on_every_path() {

@@ -209,6 +209,8 @@ fn derive_threads(s: &mut KernelSpec, base: &KernelSpec) {
             (Atom::Wgmma { .. }, Some(w), _) => {
                 let groups = (b.m / w.m) * (b.n / w.n);
                 match spec.specialize {
+                    // ping-pong consumers take whole tiles: their count is the spec's own
+                    Some(sp) if sp.pingpong => Some((128 * (sp.consumers + sp.producers), Some(sp.consumers))),
                     Some(sp) => Some((128 * (groups + sp.producers), Some(groups))),
                     None => Some((128 * groups, None)),
                 }

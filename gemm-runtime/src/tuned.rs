@@ -289,11 +289,12 @@ impl Tuned {
                 k.launch_with(stream, a, b, c, dims, *epilogue)?;
                 outputs.push(read_back::<TC>(stream, c_ptr, c.len())?);
             }
-            let err = crate::data::relative_error(&outputs[1], &outputs[0]).map_err(GemmError::Tuning)?;
-            let tolerance = crate::data::tolerance(kernels[winner].spec.c.elem);
-            if err > tolerance {
+            let spec = &kernels[winner].spec;
+            let (err, apart) = compare(&outputs[1], &outputs[0], c_elements(spec, dims));
+            let tolerance = crate::data::tolerance(spec.c.elem);
+            if err > tolerance || apart > 0 {
                 return Err(GemmError::Tuning(format!(
-                    "`{}`'s fastest point `{}` differs from its first `{}` by {err:.1e} (tolerance {tolerance:.0e})",
+                    "`{}`'s fastest point `{}` differs from its first `{}` by {err:.1e} (tolerance {tolerance:.0e}; {apart} element(s) finite in one and not the other)",
                     self.name, kernels[winner].name, kernels[first].name
                 )));
             }
@@ -302,6 +303,32 @@ impl Tuned {
         stream.synchronize()?;
         Ok(winner)
     }
+}
+
+/// The indices of C's elements in its buffer (not the padding past each
+/// line's end, nor what lies between the problems of a batch).
+fn c_elements(spec: &KernelSpec, dims: Dims) -> impl Iterator<Item = usize> {
+    let c = crate::args::shapes(spec.a, spec.b, spec.c, dims)[2];
+    let (lines, len) = if c.layout == gemm_core::spec::Layout::RowMajor { (c.rows, c.cols) } else { (c.cols, c.rows) };
+    let (count, stride) = (dims.batch.count, dims.batch.stride_c);
+    (0..count).flat_map(move |p| (0..lines).flat_map(move |l| (0..len).map(move |e| p * stride + l * c.ld + e)))
+}
+
+/// `||got - want|| / ||want||` over the elements at `at` that are finite
+/// in both, and how many are finite in one but not the other (a NaN or an
+/// infinity the inputs carry is the same in both).
+fn compare(got: &[f32], want: &[f32], at: impl Iterator<Item = usize>) -> (f64, usize) {
+    let (mut diff, mut norm, mut apart) = (0f64, 0f64, 0);
+    for i in at {
+        let (x, y) = (got[i], want[i]);
+        if x.is_finite() && y.is_finite() {
+            diff += (f64::from(x) - f64::from(y)).powi(2);
+            norm += f64::from(y).powi(2);
+        } else if x.is_finite() != y.is_finite() || (x.is_infinite() && x != y) {
+            apart += 1;
+        }
+    }
+    ((diff / norm.max(f64::MIN_POSITIVE)).sqrt(), apart)
 }
 
 /// C's `len` elements at `ptr`, as f32.
@@ -322,4 +349,51 @@ fn device_name(stream: &CudaStream) -> Result<String, GemmError> {
     let ctx = stream.context();
     let (major, minor) = ctx.compute_capability()?;
     Ok(format!("{} sm_{major}{minor}", ctx.name()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gemm_core::spec::*;
+
+    /// The winner's check reads C's elements only: not a line's padding,
+    /// nor the gap between problems, which the kernels never write.
+    #[test]
+    fn the_check_reads_cs_elements_and_not_its_padding() {
+        let op = |layout| Operand { elem: Elem::Bf16, layout };
+        let spec = KernelSpec {
+            name: "t".into(),
+            a: op(Layout::RowMajor),
+            b: op(Layout::RowMajor),
+            c: op(Layout::ColMajor),
+            block: Block { m: 64, n: 64, k: Some(32), threads: 128, min_blocks: None },
+            warp: Some(Warp { m: 32, n: 32, m_iters: 1, n_iters: 1 }),
+            thread: None,
+            atom: Atom::Mma { m: 16, n: 8, k: 16 },
+            staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 },
+            specialize: None,
+            swizzle: Swizzle::Xor,
+            raster: Raster::Row,
+            persistent: None,
+            cluster: None,
+            epilogue: Epilogue::Direct,
+            fused: Fused::default(),
+            edges: Edges::Guarded,
+            arch: Arch::Sm80,
+        };
+        // C column-major, 3 x 2 with ldc 4, two problems 10 apart
+        let dims = Dims::new(3, 2, 5).with_ld(5, 2, 4).batched(2, 0, 0, 10);
+        let at: Vec<usize> = c_elements(&spec, dims).collect();
+        assert_eq!(at, [0, 1, 2, 4, 5, 6, 10, 11, 12, 14, 15, 16]);
+        let mut want = vec![f32::NAN; 20];
+        for &i in &at {
+            want[i] = i as f32;
+        }
+        let mut got = want.clone();
+        assert_eq!(compare(&got, &want, at.iter().copied()), (0.0, 0), "padding left NaN does not count");
+        got[5] = f32::NAN;
+        assert_eq!(compare(&got, &want, at.iter().copied()).1, 1, "an element one wrote and the other did not");
+        got[5] = 6.0;
+        assert!(compare(&got, &want, at.iter().copied()).0 > 0.01);
+    }
 }

@@ -214,62 +214,60 @@ pub fn candidates(space: &Space) -> Candidates {
 /// every block and warp tile of 32 to 256 a side, K steps of 32 and 64, 3
 /// to 5 stages, both rasters, with and without a cap for 2 blocks per SM,
 /// fragments loaded right before their step's math or a step ahead, C
-/// stored from the registers in pairs or through a C tile in shared memory.
+/// stored from the registers in pairs or through a C tile in shared memory:
+/// `tune(..)` spaces over the tiles and stages (`gemm_core::tune::expand`,
+/// the threads following the tiles), one per raster, cap, fragment and
+/// epilogue choice, with the search's own prunes after the rules'.
 pub fn mma_candidates() -> Candidates {
+    use gemm_runtime::gemm_core::tune::{expand, Setting};
     let mut out = Candidates { specs: Vec::new(), considered: 0, pruned: BTreeMap::new() };
     let op = Operand { elem: Elem::Bf16, layout: Layout::RowMajor };
-    let sides = [64u32, 128, 256];
-    let warps = [32u32, 64, 128];
-    for bm in sides {
-        for bn in sides {
-            for bk in [32u32, 64] {
-                for wm in warps {
-                    for wn in warps {
-                        for stages in [3u32, 4, 5] {
-                            for raster in [Raster::Row, Raster::Grouped(8)] {
-                                for ((min_blocks, fragments), epilogue) in [(None, 1u32), (Some(2), 1), (None, 2), (Some(2), 2)]
-                                    .into_iter()
-                                    .flat_map(|f| [(f, Epilogue::Vector), (f, Epilogue::Smem)])
-                                {
-                                    out.considered += 1;
-                                    let threads = if bm % wm == 0 && bn % wn == 0 { (bm / wm) * (bn / wn) * 32 } else { 0 };
-                                    let spec = KernelSpec {
-                                        name: "mma_tuned".into(),
-                                        a: op,
-                                        b: op,
-                                        c: op,
-                                        block: Block { m: bm, n: bn, k: Some(bk), threads, min_blocks },
-                                        warp: Some(Warp { m: wm, n: wn, m_iters: 1, n_iters: 1 }),
-                                        thread: None,
-                                        atom: Atom::Mma { m: 16, n: 8, k: 16 },
-                                        staging: Staging::CpAsync { stages, vector: 8, transpose_a: false, fragments },
-                                        specialize: None,
-                                        swizzle: Swizzle::Xor,
-                                        raster,
-                                        persistent: None,
-                                        cluster: None,
-                                        epilogue,
-                                        fused: Fused::default(),
-                                        edges: Edges::Whole,
-                                        arch: Arch::Sm80,
-                                    };
-                                    let mut diags = gemm_runtime::gemm_core::check(&spec);
-                                    if diags.is_empty() && ![128, 256].contains(&threads) {
-                                        *out.pruned.entry("threads other than 128 and 256").or_insert(0) += 1;
-                                    } else if diags.is_empty() && min_blocks.is_some() && spec.register_cap() == 255 {
-                                        *out.pruned.entry("min_blocks that caps nothing").or_insert(0) += 1;
-                                    } else if diags.is_empty() && 2 * spec.smem_bytes() > Arch::Sm90.smem_per_sm() && min_blocks.is_some() {
-                                        *out.pruned.entry("min_blocks = 2 over an SM's shared memory").or_insert(0) += 1;
-                                    } else if diags.is_empty() {
-                                        out.specs.push(spec);
-                                    } else {
-                                        diags.truncate(1);
-                                        *out.pruned.entry(diags[0].at).or_insert(0) += 1;
-                                    }
-                                }
-                            }
-                        }
-                    }
+    let lists = [
+        (Setting::BlockM, vec![64, 128, 256]),
+        (Setting::BlockN, vec![64, 128, 256]),
+        (Setting::BlockK, vec![32, 64]),
+        (Setting::WarpM, vec![32, 64, 128]),
+        (Setting::WarpN, vec![32, 64, 128]),
+        (Setting::Stages, vec![3, 4, 5]),
+    ];
+    let settings = [(None, 1u32), (Some(2), 1), (None, 2), (Some(2), 2)].into_iter().flat_map(|f| [(f, Epilogue::Vector), (f, Epilogue::Smem)]);
+    for raster in [Raster::Row, Raster::Grouped(8)] {
+        for ((min_blocks, fragments), epilogue) in settings.clone() {
+            // the threads follow each point's tiles (gemm_core::tune)
+            let base = KernelSpec {
+                name: "mma_tuned".into(),
+                a: op,
+                b: op,
+                c: op,
+                block: Block { m: 128, n: 128, k: Some(32), threads: 128, min_blocks },
+                warp: Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 }),
+                thread: None,
+                atom: Atom::Mma { m: 16, n: 8, k: 16 },
+                staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments },
+                specialize: None,
+                swizzle: Swizzle::Xor,
+                raster,
+                persistent: None,
+                cluster: None,
+                epilogue,
+                fused: Fused::default(),
+                edges: Edges::Whole,
+                arch: Arch::Sm80,
+            };
+            for p in expand(&base, &lists) {
+                out.considered += 1;
+                let threads = p.spec.block.threads;
+                let spec = p.spec;
+                if let Some(d) = p.refused.first() {
+                    *out.pruned.entry(d.at).or_insert(0) += 1;
+                } else if ![128, 256].contains(&threads) {
+                    *out.pruned.entry("threads other than 128 and 256").or_insert(0) += 1;
+                } else if min_blocks.is_some() && spec.register_cap() == 255 {
+                    *out.pruned.entry("min_blocks that caps nothing").or_insert(0) += 1;
+                } else if min_blocks.is_some() && 2 * spec.smem_bytes() > Arch::Sm90.smem_per_sm() {
+                    *out.pruned.entry("min_blocks = 2 over an SM's shared memory").or_insert(0) += 1;
+                } else {
+                    out.specs.push(spec);
                 }
             }
         }

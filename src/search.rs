@@ -130,78 +130,70 @@ pub struct Candidates {
     pub pruned: BTreeMap<&'static str, usize>,
 }
 
-/// Every point of `space` as a spec, kept only if the rules accept it. The
-/// warp iterations are derived: the split of `warp tile / (32 x thread tile)`
-/// into `m_iters x n_iters` that keeps lane sub-tiles squarest is tried.
+/// Every point of `space` as a spec, kept only if the rules accept it:
+/// `tune(..)` spaces over the tiles (`gemm_core::tune::expand`, the
+/// threads and the warp iterations following them: the split of `warp
+/// tile / (32 x thread tile)` into `m_iters x n_iters` that keeps lane
+/// sub-tiles squarest), one per choice of staging, padding, blocks per SM,
+/// raster, schedule, lanes and sweep, with the space's own prunes after
+/// the rules'.
 pub fn candidates(space: &Space) -> Candidates {
+    use gemm_runtime::gemm_core::tune::{expand, simt_iterations, Setting};
     let mut out = Candidates { specs: Vec::new(), considered: 0, pruned: BTreeMap::new() };
     let op = Operand { elem: Elem::F32, layout: Layout::RowMajor };
-    for &bm in &space.block_m {
-        for &bn in &space.block_n {
-            for &bk in &space.block_k {
-                for &wm in &space.warp_m {
-                    for &wn in &space.warp_n {
-                        for &tm in &space.thread_m {
-                            for &tn in &space.thread_n {
-                                for &staging in &space.staging {
-                                    let knobs = space.pad.iter().flat_map(|p| {
-                                        space.min_blocks.iter().flat_map(move |o| {
-                                            space.raster.iter().flat_map(move |r| {
-                                                space.persistent.iter().flat_map(move |ps| {
-                                                    space.lanes.iter().flat_map(move |l| space.sweep.iter().map(move |sw| (*p, *o, *r, *ps, *l, *sw)))
-                                                })
-                                            })
-                                        })
-                                    });
-                                    for (pad, min_blocks, raster, persistent, lanes, sweep) in knobs {
-                                        out.considered += 1;
-                                        let threads = if bm % wm == 0 && bn % wn == 0 { (bm / wm) * (bn / wn) * 32 } else { 0 };
-                                        let iters = (wm * wn) / (32 * tm * tn).max(1);
-                                        let (m_iters, n_iters) = split_iters(iters, wm / tm, wn / tn);
-                                        let spec = KernelSpec {
-                                            name: "tuned".into(),
-                                            a: op,
-                                            b: op,
-                                            c: op,
-                                            block: Block { m: bm, n: bn, k: Some(bk), threads, min_blocks },
-                                            warp: Some(Warp { m: wm, n: wn, m_iters, n_iters }),
-                                            thread: Some(ThreadTile { m: tm, n: tn, lanes, sweep }),
-                                            atom: Atom::Fma,
-                                            staging,
-                                            specialize: None,
-                                            swizzle: if pad == 0 { Swizzle::None } else { Swizzle::Pad(pad) },
-                                            raster,
-                                            persistent,
-                                            cluster: None,
-                                            epilogue: Epilogue::Vector,
-                                            fused: Fused::default(),
-                                            edges: Edges::Whole,
-                                            arch: Arch::Sm80,
-                                        };
-                                        let mut diags = gemm_runtime::gemm_core::check(&spec);
-                                        if diags.is_empty() && !space.threads.contains(&threads) {
-                                            *out.pruned.entry("threads outside the space").or_insert(0) += 1;
-                                            continue;
-                                        }
-                                        if diags.is_empty() && min_blocks.is_some() && spec.register_cap() == 255 {
-                                            *out.pruned.entry("min_blocks that caps nothing").or_insert(0) += 1;
-                                            continue;
-                                        }
-                                        if diags.is_empty() && spec.accumulators_per_thread() < space.min_accumulators {
-                                            *out.pruned.entry("fewer accumulators than the space's minimum").or_insert(0) += 1;
-                                            continue;
-                                        }
-                                        if diags.is_empty() {
-                                            out.specs.push(spec);
-                                        } else {
-                                            diags.truncate(1);
-                                            *out.pruned.entry(diags[0].at).or_insert(0) += 1;
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
+    let lists = [
+        (Setting::BlockM, space.block_m.clone()),
+        (Setting::BlockN, space.block_n.clone()),
+        (Setting::BlockK, space.block_k.clone()),
+        (Setting::WarpM, space.warp_m.clone()),
+        (Setting::WarpN, space.warp_n.clone()),
+        (Setting::ThreadM, space.thread_m.clone()),
+        (Setting::ThreadN, space.thread_n.clone()),
+    ];
+    for &staging in &space.staging {
+        let knobs = space.pad.iter().flat_map(|p| {
+            space.min_blocks.iter().flat_map(move |o| {
+                space.raster.iter().flat_map(move |r| {
+                    space.persistent.iter().flat_map(move |ps| space.lanes.iter().flat_map(move |l| space.sweep.iter().map(move |sw| (*p, *o, *r, *ps, *l, *sw))))
+                })
+            })
+        });
+        for (pad, min_blocks, raster, persistent, lanes, sweep) in knobs {
+            // a base whose threads and iterations follow its tiles, so that every point's do
+            let (m_iters, n_iters) = simt_iterations(32, 64, 8, 4);
+            let base = KernelSpec {
+                name: "tuned".into(),
+                a: op,
+                b: op,
+                c: op,
+                block: Block { m: 128, n: 128, k: Some(8), threads: 256, min_blocks },
+                warp: Some(Warp { m: 32, n: 64, m_iters, n_iters }),
+                thread: Some(ThreadTile { m: 8, n: 4, lanes, sweep }),
+                atom: Atom::Fma,
+                staging,
+                specialize: None,
+                swizzle: if pad == 0 { Swizzle::None } else { Swizzle::Pad(pad) },
+                raster,
+                persistent,
+                cluster: None,
+                epilogue: Epilogue::Vector,
+                fused: Fused::default(),
+                edges: Edges::Whole,
+                arch: Arch::Sm80,
+            };
+            for p in expand(&base, &lists) {
+                out.considered += 1;
+                let spec = p.spec;
+                if let Some(d) = p.refused.first() {
+                    *out.pruned.entry(d.at).or_insert(0) += 1;
+                } else if !space.threads.contains(&spec.block.threads) {
+                    *out.pruned.entry("threads outside the space").or_insert(0) += 1;
+                } else if min_blocks.is_some() && spec.register_cap() == 255 {
+                    *out.pruned.entry("min_blocks that caps nothing").or_insert(0) += 1;
+                } else if spec.accumulators_per_thread() < space.min_accumulators {
+                    *out.pruned.entry("fewer accumulators than the space's minimum").or_insert(0) += 1;
+                } else {
+                    out.specs.push(spec);
                 }
             }
         }
@@ -329,18 +321,6 @@ pub fn hopper_candidates() -> Candidates {
         out.specs.extend(points.into_iter().filter(|p| p.refused.is_empty()).map(|p| p.spec));
     }
     out
-}
-
-/// Splits `iters` warp iterations into m x n, each dividing the lanes' room
-/// along its side, favouring the split whose per-step sub-tile is squarest;
-/// (0, 0) when there is none, which the rules then reject.
-fn split_iters(iters: u32, room_m: u32, room_n: u32) -> (u32, u32) {
-    (1..=iters)
-        .filter(|mi| iters.is_multiple_of(*mi))
-        .map(|mi| (mi, iters / mi))
-        .filter(|&(mi, ni)| room_m.is_multiple_of(mi) && room_n.is_multiple_of(ni) && (room_m / mi) * (room_n / ni) == 32)
-        .min_by_key(|&(mi, ni)| ((room_m / mi) as i64 - (room_n / ni) as i64).abs())
-        .unwrap_or((0, 0))
 }
 
 /// One timed candidate.
@@ -526,13 +506,6 @@ mod tests {
         assert_eq!(order, vec![(&specs[1], (51.9 + 52.3) / 2.0), (&specs[0], (52.0 + 51.8) / 2.0)]);
         assert_eq!(merged[0].rel_err, 1e-7);
         assert!(mean_of_rounds(Vec::new()).is_empty());
-    }
-
-    #[test]
-    fn split_iters_covers_the_warp_with_32_lanes() {
-        assert_eq!(split_iters(4, 8, 16), (1, 4), "64x64 warp, 8x4 thread tiles: 8 x 16 lane positions");
-        assert_eq!(split_iters(1, 4, 8), (1, 1));
-        assert_eq!(split_iters(3, 4, 8), (0, 0));
     }
 
     #[test]

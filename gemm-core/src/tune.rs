@@ -8,7 +8,8 @@
 //! Where a point changes the tiling, what follows from it follows: unless
 //! `block.threads` is itself in the space, each point's threads (and a
 //! specialized kernel's consumers) are the ones its block and warp tiles
-//! need; a warp tile as wide (or tall) as the block tile stays so unless
+//! need; a SIMT warp's iterations follow its warp and thread tiles (the
+//! squarest split); a warp tile as wide (or tall) as the block tile stays so unless
 //! its own side is listed, a wgmma atom as wide as the warpgroup tile
 //! stays as wide, and consumers that had all the registers the producer
 //! left keep having all of them.
@@ -173,6 +174,13 @@ fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
             Setting::Grouped => s.raster = Raster::Grouped(v),
         }
     }
+    // a SIMT warp's iterations follow its tiles, where the base's followed its own
+    if let (Some(w0), Some(t0), Some(t)) = (base.warp, base.thread, thread) {
+        let listed = chosen.iter().any(|c| matches!(c.0, Setting::MItersWarp | Setting::NItersWarp));
+        if !listed && base.atom == Atom::Fma && (w0.m_iters, w0.n_iters) == simt_iterations(w0.m, w0.n, t0.m, t0.n) {
+            (warp.m_iters, warp.n_iters) = simt_iterations(warp.m, warp.n, t.m, t.n);
+        }
+    }
     if let Some(w0) = base.warp {
         // a warp tile as wide (or tall) as the block stays so, unless listed
         if w0.n == base.block.n && !chosen.iter().any(|c| c.0 == Setting::WarpN) {
@@ -246,6 +254,22 @@ fn derive_threads(s: &mut KernelSpec, base: &KernelSpec) {
 fn all_registers(sp: Specialize) -> Option<u32> {
     let producer = sp.producer_regs? * sp.producers;
     Some(((65536 / 128 - producer.min(512)) / sp.consumers.max(1)).min(240) / 8 * 8)
+}
+
+/// The iterations (m x n) in which a SIMT warp of 32 lanes covers a
+/// `wm x wn` warp tile with `tm x tn` thread tiles: of the splits of
+/// `wm * wn / (32 * tm * tn)` whose steps each divide the lanes' room along
+/// their side, the one whose per-step sub-tile is squarest; (0, 0) where
+/// there is none, which the rules then refuse.
+pub fn simt_iterations(wm: u32, wn: u32, tm: u32, tn: u32) -> (u32, u32) {
+    let iters = (wm * wn) / (32 * tm * tn).max(1);
+    let (room_m, room_n) = (wm / tm.max(1), wn / tn.max(1));
+    (1..=iters)
+        .filter(|mi| iters.is_multiple_of(*mi))
+        .map(|mi| (mi, iters / mi))
+        .filter(|&(mi, ni)| room_m.is_multiple_of(mi) && room_n.is_multiple_of(ni) && (room_m / mi) * (room_n / ni) == 32)
+        .min_by_key(|&(mi, ni)| ((room_m / mi) as i64 - (room_n / ni) as i64).abs())
+        .unwrap_or((0, 0))
 }
 
 /// How many points each rule refused, by the argument it points at (the
@@ -323,6 +347,14 @@ mod tests {
         assert!(points[0].refused.is_empty(), "{:?}", points[0].refused);
         let q = &points[1].spec;
         assert_eq!((q.block.threads, q.specialize.unwrap().consumers), (256, 1));
+    }
+
+    #[test]
+    fn simt_iterations_cover_the_warp_with_32_lanes() {
+        assert_eq!(simt_iterations(64, 64, 8, 4), (1, 4), "64x64 warp, 8x4 thread tiles: 8 x 16 lane positions");
+        assert_eq!(simt_iterations(32, 32, 8, 4), (1, 1));
+        assert_eq!(simt_iterations(96, 32, 8, 4), (3, 1), "12 x 8 lane positions in 3 steps down m");
+        assert_eq!(simt_iterations(16, 16, 4, 4), (0, 0), "16 thread tiles: not enough for 32 lanes");
     }
 
     #[test]

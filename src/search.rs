@@ -130,6 +130,17 @@ pub struct Candidates {
     pub pruned: BTreeMap<&'static str, usize>,
 }
 
+impl Candidates {
+    /// A space's points: the legal ones kept, the others counted by rule.
+    fn add(&mut self, points: Vec<gemm_runtime::gemm_core::tune::Point>) {
+        self.considered += points.len();
+        for (at, n) in gemm_runtime::gemm_core::tune::pruned(&points) {
+            *self.pruned.entry(at).or_insert(0) += n;
+        }
+        self.specs.extend(points.into_iter().filter(|p| p.refused.is_empty()).map(|p| p.spec));
+    }
+}
+
 /// Every point of `space` as a spec, kept only if the rules accept it:
 /// `tune(..)` spaces over the tiles (`gemm_core::tune::expand`, the
 /// threads and the warp iterations following them: the split of `warp
@@ -280,7 +291,7 @@ pub fn mma_candidates() -> Candidates {
 /// 128 by 128 or 256, 2 to 5 stages, each epilogue). The rules prune what
 /// does not fit shared memory or the register file.
 pub fn hopper_candidates() -> Candidates {
-    use gemm_runtime::gemm_core::tune::{expand, pruned, Setting};
+    use gemm_runtime::gemm_core::tune::{expand, Setting};
     let mut out = Candidates { specs: Vec::new(), considered: 0, pruned: BTreeMap::new() };
     let lists = [
         (Setting::BlockM, vec![128, 192, 256]),
@@ -300,12 +311,7 @@ pub fn hopper_candidates() -> Candidates {
                     edges: Edges::Whole,
                     ..crate::steps::tma_store::KERNEL.spec.clone()
                 };
-                let points = expand(&base, &lists);
-                out.considered += points.len();
-                for (at, n) in pruned(&points) {
-                    *out.pruned.entry(at).or_insert(0) += n;
-                }
-                out.specs.extend(points.into_iter().filter(|p| p.refused.is_empty()).map(|p| p.spec));
+                out.add(expand(&base, &lists));
             }
         }
     }
@@ -313,12 +319,7 @@ pub fn hopper_candidates() -> Candidates {
     let pingpong = [(Setting::BlockM, vec![64, 128]), (Setting::BlockN, vec![128, 256]), (Setting::Stages, vec![2, 3, 4, 5])];
     for epilogue in [Epilogue::Vector, Epilogue::Smem, Epilogue::Tma] {
         let base = KernelSpec { name: "hopper_tuned".into(), epilogue, edges: Edges::Whole, ..crate::steps::pingpong::KERNEL.spec.clone() };
-        let points = expand(&base, &pingpong);
-        out.considered += points.len();
-        for (at, n) in pruned(&points) {
-            *out.pruned.entry(at).or_insert(0) += n;
-        }
-        out.specs.extend(points.into_iter().filter(|p| p.refused.is_empty()).map(|p| p.spec));
+        out.add(expand(&base, &pingpong));
     }
     out
 }

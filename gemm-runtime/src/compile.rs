@@ -144,7 +144,7 @@ pub fn machine_code(source: &str, kernel: &str, target: &'static str, cache: Opt
 
 /// NVRTC's version, asked of the library once per process; empty where
 /// there is no library (nothing is cached then).
-fn nvrtc_cached_version() -> &'static str {
+pub(crate) fn nvrtc_cached_version() -> &'static str {
     static NVRTC: OnceLock<String> = OnceLock::new();
     NVRTC.get_or_init(|| nvrtc_version().unwrap_or_default())
 }

@@ -169,16 +169,20 @@ impl Kernel {
         let (b_ptr, _b_sync) = b.device_ptr(stream);
         let given_lens = [a.len(), b.len(), c.len()];
         let (c_ptr, _c_sync) = c.device_ptr_mut(stream);
-        // operands the kernel cannot take where they lie go through aligned copies
-        let staged = match self.staging(dims, given_lens, [a_ptr, b_ptr, c_ptr])? {
-            Plan::Direct => None,
-            Plan::Copied { a, b, c } => {
-                let (addrs, read_c) = ([a_ptr, b_ptr, c_ptr], epilogue.beta.is_some());
-                Some(realign::stage(stream, &self.spec, dims, addrs, given_lens, [a, b, c], read_c)?)
+        // operands the kernel cannot take where they lie go through aligned copies;
+        // the arguments are checked once where they can be taken as they are
+        let given = [a_ptr, b_ptr, c_ptr];
+        let (staged, [sa, sb, sc]) = match args::check(&self.spec, dims, given_lens, given) {
+            Ok(shapes) => (None, shapes),
+            Err(GemmError::Misaligned { .. }) => {
+                let copied = realign::misaligned(&self.spec, dims, given);
+                let s = realign::stage(stream, &self.spec, dims, given, given_lens, copied, epilogue.beta.is_some())?;
+                let shapes = args::check(&self.spec, s.dims, s.lens, s.ptrs)?;
+                (Some(s), shapes)
             }
+            Err(e) => return Err(e),
         };
-        let (dims, [a_ptr, b_ptr, c_ptr], lens) = staged.as_ref().map_or((dims, [a_ptr, b_ptr, c_ptr], given_lens), |s| (s.dims, s.ptrs, s.lens));
-        let [sa, sb, sc] = args::check(&self.spec, dims, lens, [a_ptr, b_ptr, c_ptr])?;
+        let (dims, [a_ptr, b_ptr, c_ptr]) = staged.as_ref().map_or((dims, given), |s| (s.dims, s.ptrs));
         let bias = epilogue.bias.map(|x| x.device_ptr(stream));
         let Loaded { f, resident, .. } = self.load(stream.context())?;
         let stream_k = match self.spec.persistent {
@@ -259,12 +263,7 @@ impl Kernel {
         let (b_ptr, _b_sync) = b.device_ptr(stream);
         let lens = [a.len(), b.len(), c.len()];
         let (c_ptr, _c_sync) = c.device_ptr_mut(stream);
-        self.staging(dims, lens, [a_ptr, b_ptr, c_ptr])
-    }
-
-    /// [`Self::plan`] on raw addresses.
-    fn staging(&self, dims: Dims, lens: [usize; 3], addrs: [u64; 3]) -> Result<Plan, GemmError> {
-        realign::plan(&self.spec, dims, lens, addrs)
+        realign::plan(&self.spec, dims, lens, [a_ptr, b_ptr, c_ptr])
     }
 
     /// A stream-K kernel's grid for `dims` on `stream`'s device: as many

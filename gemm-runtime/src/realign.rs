@@ -37,12 +37,17 @@ pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3]) ->
     match crate::args::check(spec, dims, lens, addrs) {
         Ok(_) => Ok(Plan::Direct),
         Err(GemmError::Misaligned { .. }) => {
-            let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
-            let [a, b, c] = crate::args::alignment(spec, &shapes, dims, addrs).map(|e| e.is_some());
+            let [a, b, c] = misaligned(spec, dims, addrs);
             Ok(Plan::Copied { a, b, c })
         }
         Err(e) => Err(e),
     }
+}
+
+/// Which operands (A, B, C) at `addrs` the kernel cannot take where they lie.
+pub(crate) fn misaligned(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> [bool; 3] {
+    let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
+    crate::args::alignment(spec, &shapes, dims, addrs).map(|e| e.is_some())
 }
 
 /// The operands of a launch as the kernel sees them after copying: their

@@ -208,7 +208,7 @@ impl Tuned {
         }
         let disk = TuneCache::from_env().map(|cache| {
             let space = (0..self.points.len()).map(|i| self.point_name(i)).collect::<Vec<_>>().join("\n");
-            let nvrtc = crate::compile::nvrtc_version().unwrap_or_default();
+            let nvrtc = crate::compile::nvrtc_cached_version().to_string();
             (cache, ChoiceKey { device: key.0.clone(), space, shape, nvrtc })
         });
         if let Some((i, _)) = disk.as_ref().and_then(|(cache, k)| cache.get(k)) {
@@ -346,9 +346,17 @@ fn read_back<TC: Element>(stream: &CudaStream, ptr: cudarc::driver::sys::CUdevic
 
 /// The device as choices name it: its name and compute capability.
 fn device_name(stream: &CudaStream) -> Result<String, GemmError> {
+    // asked of the driver once per device, not at every launch
+    static NAMES: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
     let ctx = stream.context();
+    let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, name)) = names.iter().find(|(d, _)| *d == ctx.ordinal()) {
+        return Ok(name.clone());
+    }
     let (major, minor) = ctx.compute_capability()?;
-    Ok(format!("{} sm_{major}{minor}", ctx.name()?))
+    let name = format!("{} sm_{major}{minor}", ctx.name()?);
+    names.push((ctx.ordinal(), name.clone()));
+    Ok(name)
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@
 //! warptiling step's staging; with `--stream-k` too, those under stream-K;
 //! `--threads=` keeps blocks of those thread counts instead of 128 and 256;
 //! `--mma` searches the bf16 mma.sync tilings of the tensor ladder instead,
-//! `--hopper` the wgmma + TMA tilings of the Hopper ladder on an sm_90 GPU).
+//! `--hopper` the wgmma + TMA tilings of the Hopper ladder on an sm_90 GPU,
+//! with `--focus` the part of them around the H100's winners).
 
 use clap::Parser;
 use gemm_ladder::measure::{time_cublas_typed, Bench, Reps};
@@ -37,7 +38,7 @@ struct Cli {
     #[arg(long, conflicts_with_all = ["focus", "single_buffered", "stream_k", "threads"])]
     mma: bool,
     /// The bf16 wgmma + TMA tilings of the Hopper ladder instead (an sm_90 GPU)
-    #[arg(long, conflicts_with_all = ["focus", "single_buffered", "stream_k", "threads", "mma"])]
+    #[arg(long, conflicts_with_all = ["single_buffered", "stream_k", "threads", "mma"])]
     hopper: bool,
     /// Keep blocks of these thread counts instead of 128 and 256
     #[arg(long, value_delimiter = ',', value_name = "N,..")]
@@ -79,7 +80,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let c = if cli.mma {
         search::mma_candidates()
     } else if cli.hopper {
-        search::hopper_candidates()
+        search::hopper_candidates(cli.focus)
     } else {
         search::candidates(&space)
     };
@@ -93,7 +94,12 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let total = c.specs.len();
     eprintln!("compiling {total} candidates with NVRTC ...");
     let bar = progress(total);
+    let logged = std::env::var_os("GEMM_TILES_SEARCH_LOG").is_some();
     let all = search::run(&bench, &c.specs, dims, reps, |i, spec| {
+        if logged {
+            // where a candidate stalls, the log names it (the bar shows only on a terminal)
+            eprintln!("{i}/{total} {}", spec.kernel_name());
+        }
         bar.set_position(i as u64);
         bar.set_message(format!("{first}^3 {}", spec.kernel_name()));
     })?;

@@ -3,7 +3,8 @@
 //! it in its types and layouts, with the geometric mean of the ratios; then
 //! odd sizes beside their aligned neighbours (partial tiles at the edges,
 //! and with odd leading dimensions the aligned copies of any alignment).
-//! `cargo run --release --example shapes [STEP ...]` (default: tma_store)
+//! `cargo run --release --example shapes [--odd] [STEP ...]` (default: tma_store;
+//! `--odd`: the odd sizes alone)
 
 use gemm_ladder::measure::{config, describe, measure, padded_dims, time_cublas_typed, Bench, DevMat, Reps};
 
@@ -37,17 +38,20 @@ const ODD: [(Mnk, Mnk); 5] = [
 ];
 
 fn main() {
-    let mut names: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `--odd`: the odd sizes alone
+    let odd_only = args.iter().any(|a| a == "--odd");
+    let mut names: Vec<String> = args.into_iter().filter(|a| a != "--odd").collect();
     if names.is_empty() {
         names.push("tma_store".into());
     }
-    if let Err(e) = run(&names) {
+    if let Err(e) = run(&names, odd_only) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
 }
 
-fn run(names: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+fn run(names: &[String], odd_only: bool) -> Result<(), Box<dyn std::error::Error>> {
     let bench = Bench::open()?;
     let reps = Reps::default();
     for name in names {
@@ -55,17 +59,22 @@ fn run(names: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         let cfg = config(step.kernel);
         let s = &step.kernel.spec;
         println!("{name} on {} against cuBLAS {}, median of {} runs\n", bench.gpu.name, describe(cfg), reps.runs);
-        println!("| M x N x K | cuBLAS TFLOP/s | {name} TFLOP/s | % of cuBLAS |");
-        println!("|---|---:|---:|---:|");
+        let shapes: &[Mnk] = if odd_only { &[] } else { &SHAPES };
+        if !odd_only {
+            println!("| M x N x K | cuBLAS TFLOP/s | {name} TFLOP/s | % of cuBLAS |");
+            println!("|---|---:|---:|---:|");
+        }
         let mut log_sum = 0.0;
-        for (m, n, k) in SHAPES {
+        for &(m, n, k) in shapes {
             let dims = padded_dims(m, n, k, [s.a.layout, s.b.layout, s.c.layout]);
             let cublas = time_cublas_typed(&bench, cfg.0, cfg.1, dims, reps)?.tflops(dims.flops());
             let ours = measure(&bench, step.kernel, dims, reps)?.tflops;
             log_sum += (ours / cublas).ln();
             println!("| {m} x {n} x {k} | {cublas:.2} | {ours:.2} | {:.1}% |", 100.0 * ours / cublas);
         }
-        println!("| geometric mean | | | {:.1}% |\n", 100.0 * (log_sum / SHAPES.len() as f64).exp());
+        if !odd_only {
+            println!("| geometric mean | | | {:.1}% |\n", 100.0 * (log_sum / SHAPES.len() as f64).exp());
+        }
         println!("| odd M x N x K | TFLOP/s | aligned neighbour | TFLOP/s | odd / aligned | how the launch runs |");
         println!("|---|---:|---:|---:|---:|---|");
         for ((m, n, k), (am, an, ak)) in ODD {

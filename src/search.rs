@@ -290,19 +290,28 @@ pub fn mma_candidates() -> Candidates {
 /// stores; and ping-pong consumers over the `pingpong` step (tiles of 64 or
 /// 128 by 128 or 256, 2 to 5 stages, each epilogue). The rules prune what
 /// does not fit shared memory or the register file.
-pub fn hopper_candidates() -> Candidates {
+///
+/// `focused`: the part of that space around the H100's winners, small
+/// enough to compile and time in a few minutes (NVRTC takes seconds for
+/// each wgmma kernel): persistent grids alone, C through a C tile or by TMA
+/// stores, no cluster or 2x1 with B multicast, 3 to 5 stages.
+pub fn hopper_candidates(focused: bool) -> Candidates {
     use gemm_runtime::gemm_core::tune::{expand, Setting};
     let mut out = Candidates { specs: Vec::new(), considered: 0, pruned: BTreeMap::new() };
+    let stages = if focused { vec![3, 4, 5] } else { vec![2, 3, 4, 5] };
     let lists = [
         (Setting::BlockM, vec![128, 192, 256]),
         (Setting::BlockN, vec![128, 256]),
         (Setting::WarpM, vec![64, 128]),
-        (Setting::Stages, vec![2, 3, 4, 5]),
+        (Setting::Stages, stages.clone()),
     ];
-    let clusters = [None, Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) }), Some(Cluster { m: 1, n: 2, multicast: Some(Which::A) })];
-    for cluster in clusters {
-        for persistent in [None, Some(Persistent::Tiles)] {
-            for epilogue in [Epilogue::Vector, Epilogue::Smem, Epilogue::Tma] {
+    let b_multicast = Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) });
+    let clusters = if focused { vec![None, b_multicast] } else { vec![None, b_multicast, Some(Cluster { m: 1, n: 2, multicast: Some(Which::A) })] };
+    let persistents = if focused { vec![Some(Persistent::Tiles)] } else { vec![None, Some(Persistent::Tiles)] };
+    let epilogues = if focused { vec![Epilogue::Smem, Epilogue::Tma] } else { vec![Epilogue::Vector, Epilogue::Smem, Epilogue::Tma] };
+    for &cluster in &clusters {
+        for &persistent in &persistents {
+            for &epilogue in &epilogues {
                 let base = KernelSpec {
                     name: "hopper_tuned".into(),
                     cluster,
@@ -316,12 +325,16 @@ pub fn hopper_candidates() -> Candidates {
         }
     }
     // ping-pong consumers (persistent, no cluster): each warpgroup's tile the block tile
-    let pingpong = [(Setting::BlockM, vec![64, 128]), (Setting::BlockN, vec![128, 256]), (Setting::Stages, vec![2, 3, 4, 5])];
-    for epilogue in [Epilogue::Vector, Epilogue::Smem, Epilogue::Tma] {
+    let pingpong = [(Setting::BlockM, vec![64, 128]), (Setting::BlockN, vec![128, 256]), (Setting::Stages, stages)];
+    for &epilogue in &epilogues {
         let base = KernelSpec { name: "hopper_tuned".into(), epilogue, edges: Edges::Whole, ..crate::steps::pingpong::KERNEL.spec.clone() };
         out.add(expand(&base, &pingpong));
     }
     out
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 /// One timed candidate.
@@ -357,7 +370,13 @@ pub fn time_all(
     // verified at a size up to 1024, timed at `dims`.
     let Some(first) = kernels.first().map(|k| &k.spec) else { return Ok(Vec::new()) };
     let (types, layouts) = ([first.a.elem, first.b.elem, first.c.elem], [first.a.layout, first.b.layout, first.c.layout]);
-    let check_dims = crate::measure::padded_dims(dims.m.min(1024), dims.n.min(1024), dims.k.min(512), layouts);
+    // a size every candidate tiles (whole-edge kernels of 192-row tiles, clusters of two)
+    let multiple = |of: fn(&gemm_runtime::spec::Requirements) -> u32| {
+        kernels.iter().map(|k| of(&k.spec.requirements()) as usize).fold(1, |l, x| l / gcd(l, x) * x)
+    };
+    let fit = |size: usize, cap: usize, to: usize| size.min(cap).next_multiple_of(to).min(size);
+    let (m, n, k) = (fit(dims.m, 1024, multiple(|r| r.m_multiple)), fit(dims.n, 1024, multiple(|r| r.n_multiple)), fit(dims.k, 512, multiple(|r| r.k_multiple)));
+    let check_dims = crate::measure::padded_dims(m, n, k, layouts);
     let check = Problem::typed(bench, types, layouts, check_dims, 7)?;
     let reference = check.reference(bench)?;
     let timed = Problem::typed(bench, types, layouts, dims, 11)?;
@@ -529,7 +548,7 @@ mod tests {
     /// pruned and counted; attributes name every Hopper setting.
     #[test]
     fn hopper_candidates_are_legal_and_hold_the_ladders_best() {
-        let c = hopper_candidates();
+        let c = hopper_candidates(false);
         assert!(!c.specs.is_empty() && c.specs.len() < c.considered, "{} of {}", c.specs.len(), c.considered);
         assert!(c.specs.iter().any(|s| s.cluster.is_some_and(|c| c.multicast == Some(Which::A))), "clusters sharing A");
         assert!(c.specs.iter().any(|s| s.specialize.is_some_and(|sp| sp.pingpong)), "ping-pong consumers");
@@ -541,6 +560,11 @@ mod tests {
         let best = &crate::steps::tma_store::KERNEL.spec;
         let same = |s: &KernelSpec| KernelSpec { name: best.name.clone(), edges: best.edges, ..s.clone() } == *best;
         assert!(c.specs.iter().any(same), "the tma_store step is in the space");
+        let focused = hopper_candidates(true);
+        assert!(focused.specs.iter().any(same), "the tma_store step is in the focused space");
+        assert!(focused.specs.iter().all(|s| c.specs.contains(s)), "the focused space is part of the whole");
+        println!("focused: {} legal of {} considered", focused.specs.len(), focused.considered);
+        assert!(focused.specs.len() <= 120, "{} focused candidates", focused.specs.len());
         let a = attribute(best);
         for part in [
             "atom = wgmma(m64n256k16)",

@@ -230,6 +230,21 @@ fn every_hopper_combination_compiles_for_sm_90a() {
 /// Every point of the tuned kernels' spaces (`tuned.rs`) and of the decode
 /// kernels (`decode.rs`) compiles for its arch: what a tuning launch may
 /// pick.
+/// The variants a launch may pick at run time compile too: each ladder
+/// kernel's scalar-C variant, which writes a C its stores cannot take.
+#[test]
+fn every_ladder_kernels_scalar_c_variant_compiles() {
+    let mut variants = 0;
+    for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS) {
+        if let Some(v) = step.kernel.scalar_c_variant() {
+            compile(&v.source, &v.name, v.spec.arch.nvrtc_name()).unwrap_or_else(|e| panic!("step {}'s scalar-C variant: {e}", step.name));
+            variants += 1;
+        }
+    }
+    // the steps that store C from registers in vectors (SIMT, mma, wgmma)
+    assert!(variants >= 10, "only {variants} steps have a scalar-C variant");
+}
+
 #[test]
 fn every_point_of_the_tuned_and_decode_kernels_compiles() {
     use gemm_ladder::{decode, tuned};

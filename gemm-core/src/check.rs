@@ -990,11 +990,20 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 }
             }
         }
+        // setmaxnreg moves registers within the block: a warpgroup that asks
+        // for more waits until others have given back enough, so what all ask
+        // for must fit what the block was launched with, or it waits forever
         let total = 128 * (sp.producers * sp.producer_regs.unwrap_or(0) + sp.consumers * sp.consumer_regs.unwrap_or(0));
-        if total > 65536 {
+        let held = spec.block.threads * spec.register_cap();
+        if total > held {
+            let room = (held / 128).saturating_sub(sp.producers * sp.producer_regs.unwrap_or(0)) / sp.consumers.max(1) / 8 * 8;
             out.push(Diag::new(
                 "specialize",
-                format!("the warpgroups would ask for {total} registers, over the 65536 of an SM; lower producer_regs or consumer_regs"),
+                format!(
+                    "the warpgroups would ask for {total} registers, over the {held} the block holds ({} threads launched with {} each); setmaxnreg would wait for them forever: use consumer_regs = {room} or less, or lower producer_regs",
+                    spec.block.threads,
+                    spec.register_cap()
+                ),
             ));
         }
     }

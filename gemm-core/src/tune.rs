@@ -249,11 +249,15 @@ fn derive_threads(s: &mut KernelSpec, base: &KernelSpec) {
 }
 
 /// The registers each consumer gets when the producer keeps its own and
-/// the consumers share the rest of the SM's 64K (at most 240, a multiple
-/// of 8, as `setmaxnreg` takes them).
+/// the consumers share the rest of what the block holds (at most 240, a
+/// multiple of 8, as `setmaxnreg` takes them). The block holds what its
+/// threads were launched with, the register cap of one block per SM
+/// ([`crate::spec::KernelSpec::register_cap`]), not the SM's whole 64K.
 fn all_registers(sp: Specialize) -> Option<u32> {
     let producer = sp.producer_regs? * sp.producers;
-    Some(((65536 / 128 - producer.min(512)) / sp.consumers.max(1)).min(240) / 8 * 8)
+    let warpgroups = (sp.producers + sp.consumers).max(1);
+    let cap = (65536 / (128 * warpgroups) / 8 * 8).min(255);
+    Some(((warpgroups * cap).saturating_sub(producer) / sp.consumers.max(1)).min(240) / 8 * 8)
 }
 
 /// The iterations (m x n) in which a SIMT warp of 32 lanes covers a

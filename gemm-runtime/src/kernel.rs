@@ -1,7 +1,7 @@
 //! A launchable kernel: its spec and generated source, compiled on first use.
 
 use std::borrow::Cow;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUdevice_attribute_enum as DevAttr;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
@@ -27,6 +27,9 @@ pub struct Kernel {
     /// holds at once: the launch path's cache, in front of the process-wide
     /// one in [`compile::load`].
     loaded: Mutex<Vec<Loaded>>,
+    /// The variant that stores C element by element, for a C this kernel's
+    /// stores cannot take ([`realign::scalar_c_spec`]), made on first need.
+    scalar_c: OnceLock<Option<Box<Kernel>>>,
 }
 
 #[derive(Clone)]
@@ -77,7 +80,7 @@ pub fn compile_all<'k>(kernels: impl IntoIterator<Item = &'k Kernel>, ctx: &Arc<
 impl Kernel {
     /// The kernel as the macro expanded it.
     pub const fn from_parts(spec: KernelSpec, source: &'static str, name: &'static str, threads: u32, smem_bytes: u32) -> Self {
-        Kernel { spec, source: Cow::Borrowed(source), name: Cow::Borrowed(name), threads, smem_bytes, loaded: Mutex::new(Vec::new()) }
+        Kernel { spec, source: Cow::Borrowed(source), name: Cow::Borrowed(name), threads, smem_bytes, loaded: Mutex::new(Vec::new()), scalar_c: OnceLock::new() }
     }
 
     /// Checks and generates a spec built at run time.
@@ -90,6 +93,7 @@ impl Kernel {
             threads: g.threads,
             smem_bytes: g.smem_bytes,
             loaded: Mutex::new(Vec::new()),
+            scalar_c: OnceLock::new(),
         })
     }
 
@@ -176,6 +180,13 @@ impl Kernel {
             Ok(shapes) => (None, shapes),
             Err(GemmError::Misaligned { .. }) => {
                 let copied = realign::misaligned(&self.spec, dims, given);
+                if copied[2] {
+                    if let Some(variant) = self.scalar_c_variant() {
+                        // the variant takes C where it lies (and copies A or B itself where it must)
+                        drop((_a_sync, _b_sync, _c_sync));
+                        return variant.launch_with(stream, a, b, c, dims, epilogue);
+                    }
+                }
                 let s = realign::stage(stream, &self.spec, dims, given, given_lens, copied, epilogue.beta.is_some())?;
                 let shapes = args::check(&self.spec, s.dims, s.lens, s.ptrs)?;
                 (Some(s), shapes)
@@ -246,6 +257,13 @@ impl Kernel {
             s.finish(stream)?;
         }
         Ok(())
+    }
+
+    /// The variant of this kernel that stores C element by element, which
+    /// launches whose C this kernel's stores cannot take run instead
+    /// ([`Plan::ScalarC`]); `None` where there is none.
+    pub fn scalar_c_variant(&self) -> Option<&Kernel> {
+        self.scalar_c.get_or_init(|| realign::scalar_c_spec(&self.spec).and_then(|s| Kernel::from_spec(s).ok()).map(Box::new)).as_deref()
     }
 
     /// How a launch with these arguments reaches the kernel: directly, or

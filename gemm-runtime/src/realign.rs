@@ -8,15 +8,19 @@
 //! engine (`cuMemcpy2DAsync`) into scratch from the stream's pool, its lines
 //! a multiple of the kernel's vector apart; for C, the kernel writes the
 //! scratch and the copy engine writes it back (C is copied in first where
-//! the epilogue reads it, `beta`). [`Kernel::plan`](crate::Kernel::plan)
-//! says which operands a launch copies.
+//! the epilogue reads it, `beta`). A C that the epilogue's vector stores
+//! cannot take is written where it lies instead, by a variant of the spec
+//! that stores it element by element ([`scalar_c_spec`]), where the path
+//! has one. [`Kernel::plan`](crate::Kernel::plan) says which operands a
+//! launch copies and whether it runs that variant.
 //!
 //! What it costs is the copies' traffic: each copied operand read and
-//! written once more (C twice under `beta`), against a GEMM's 2mnk flops.
+//! written once more (C twice under `beta`), against a GEMM's 2mnk flops;
+//! and for the scalar-C variant, its narrower stores.
 
 use cudarc::driver::sys::{self, CUmemorytype};
 use cudarc::driver::CudaStream;
-use gemm_core::spec::{KernelSpec, Layout};
+use gemm_core::spec::{Epilogue, KernelSpec, Layout};
 
 use crate::args::{Dims, Shape};
 use crate::scratch::Scratch;
@@ -29,6 +33,10 @@ pub enum Plan {
     Direct,
     /// These operands (A, B, C) go through aligned copies first.
     Copied { a: bool, b: bool, c: bool },
+    /// A variant of the spec that stores C element by element
+    /// (`epilogue = direct`, see [`scalar_c_spec`]) writes the caller's C
+    /// where it lies; A and B go through aligned copies where marked.
+    ScalarC { a: bool, b: bool },
 }
 
 /// How a launch of `spec` with buffers of `lens` elements at `addrs` (A, B,
@@ -38,10 +46,33 @@ pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3]) ->
         Ok(_) => Ok(Plan::Direct),
         Err(GemmError::Misaligned { .. }) => {
             let [a, b, c] = misaligned(spec, dims, addrs);
-            Ok(Plan::Copied { a, b, c })
+            Ok(if c && scalar_c_spec(spec).is_some() { Plan::ScalarC { a, b } } else { Plan::Copied { a, b, c } })
         }
         Err(e) => Err(e),
     }
+}
+
+/// The variant of `spec` a C that its vector stores cannot take is written
+/// by: the same tiling with `epilogue = direct`, each thread storing its
+/// accumulators one element at a time, at any alignment, where `spec`
+/// stores them from registers in vectors (`epilogue = vector`): there the
+/// element stores cost little, and C is written once instead of computed
+/// into scratch and copied back. A C tile's coalesced stores (`smem`, `tma`)
+/// are not traded for a thread's scattered ones: on the H100 `tma_store`
+/// at 4096x11007x4096 ran at 70.4% of its aligned neighbour with this
+/// variant, against 77.4% with C copied (BENCHMARKS.md), so those keep the
+/// copy. `None` also where the spec stores elements already or its path
+/// cannot (wmma fragments stored straight from registers).
+pub fn scalar_c_spec(spec: &KernelSpec) -> Option<KernelSpec> {
+    let scalar = |s: &KernelSpec| {
+        let r = s.requirements();
+        r.c_vector == 1 && r.c_align <= s.c.elem.bytes()
+    };
+    if scalar(spec) || spec.epilogue != Epilogue::Vector {
+        return None;
+    }
+    let variant = KernelSpec { epilogue: Epilogue::Direct, ..spec.clone() };
+    (scalar(&variant) && gemm_core::check(&variant).is_empty()).then_some(variant)
 }
 
 /// Which operands (A, B, C) at `addrs` the kernel cannot take where they lie.
@@ -235,6 +266,11 @@ mod tests {
         assert_eq!(plan(&s, aligned, big, addrs).unwrap(), Plan::Direct);
         // K = 65: A's rows 130 bytes apart; N = 257: B's and C's too
         assert_eq!(plan(&s, Dims::new(m, n, k), lens, addrs).unwrap(), Plan::Copied { a: true, b: true, c: true });
+        // with C stored from registers in pairs, C is written where it lies by the scalar-C variant
+        let vector = KernelSpec { epilogue: Epilogue::Vector, ..s.clone() };
+        assert_eq!(plan(&vector, Dims::new(m, n, k), lens, addrs).unwrap(), Plan::ScalarC { a: true, b: true });
+        // C alone, a view one element into its buffer
+        assert_eq!(plan(&vector, aligned, big, [BASE, BASE << 1, (BASE << 2) + 2]).unwrap(), Plan::ScalarC { a: false, b: false });
         // B a view 2 bytes into its buffer
         assert_eq!(plan(&s, aligned, big, [BASE, (BASE << 1) + 2, BASE << 2]).unwrap(), Plan::Copied { a: false, b: true, c: false });
         // a batch whose A problems lie 3 elements past a multiple of 8 apart
@@ -243,6 +279,38 @@ mod tests {
         assert_eq!(plan(&s, batched, lens2, addrs).unwrap(), Plan::Copied { a: true, b: false, c: false });
         // a short buffer is no alignment problem
         assert!(matches!(plan(&s, aligned, [100, big[1], big[2]], addrs), Err(GemmError::BufferTooSmall { .. })));
+    }
+
+    /// The scalar-C variant is the same tiling with `epilogue = direct`, and
+    /// takes C at any element; a kernel that stores C through a C tile, or
+    /// wmma fragments stored straight from registers (no scratch tile to
+    /// store elements from), has none, and its C goes through a copy.
+    #[test]
+    fn a_misaligned_c_is_written_by_the_scalar_variant_where_the_path_has_one() {
+        assert!(scalar_c_spec(&mma()).is_none(), "a C tile's coalesced stores are kept");
+        let s = KernelSpec { epilogue: Epilogue::Vector, ..mma() };
+        let v = scalar_c_spec(&s).expect("an mma kernel stores elements");
+        assert_eq!(KernelSpec { epilogue: Epilogue::Vector, ..v.clone() }, s);
+        assert_ne!(v.kernel_name(), s.kernel_name(), "the variant is a kernel of its own");
+        assert_eq!((v.requirements().c_vector, v.requirements().c_align), (1, 2));
+        assert!(scalar_c_spec(&v).is_none(), "a scalar C needs no variant");
+        let wmma = KernelSpec {
+            atom: Atom::Wmma { m: 16, n: 16, k: 16 },
+            warp: Some(Warp { m: 32, n: 32, m_iters: 1, n_iters: 1 }),
+            staging: Staging::Direct,
+            swizzle: Swizzle::None,
+            epilogue: Epilogue::Direct,
+            edges: Edges::Whole,
+            c: Operand { elem: Elem::F32, layout: Layout::RowMajor },
+            a: Operand { elem: Elem::F16, layout: Layout::RowMajor },
+            b: Operand { elem: Elem::F16, layout: Layout::RowMajor },
+            block: Block { m: 64, n: 64, k: None, threads: 128, min_blocks: None },
+            ..s
+        };
+        assert!(gemm_core::check(&wmma).is_empty(), "{:?}", gemm_core::check(&wmma));
+        assert!(scalar_c_spec(&wmma).is_none());
+        let dims = Dims::new(128, 64, 64).with_ld(64, 64, 65);
+        assert_eq!(plan(&wmma, dims, [1 << 16; 3], [BASE, BASE << 1, BASE << 2]).unwrap(), Plan::Copied { a: false, b: false, c: true });
     }
 
     /// A copy's lines lie the kernel's vector apart (and its pointer

@@ -81,9 +81,10 @@ pub fn mma() -> Vec<KernelSpec> {
             if layouts[2] == Layout::RowMajor && n % 2 == 1 {
                 s.epilogue = Epilogue::Vector;
             }
-            // C through a tile in shared memory, on each staging, C type and C layout
+            // C through a tile in shared memory, on each staging, C type and C
+            // layout; every other one stores the tile's chunks an element at a time
             if n % 4 == 0 {
-                s.epilogue = Epilogue::Smem;
+                s.epilogue = if n % 8 == 4 { Epilogue::SmemElements } else { Epilogue::Smem };
             }
             // fragments a K step ahead, over one to three K steps a tile (an odd
             // number moves the next tile's first fragments to set 0)
@@ -208,7 +209,7 @@ pub fn fused() -> Vec<KernelSpec> {
             if layouts[2] == Layout::RowMajor && n % 2 == 0 && !matches!(s.atom, Atom::Wmma { .. }) {
                 s.epilogue = Epilogue::Vector;
             } else if n % 3 == 0 && matches!(s.atom, Atom::Mma { .. }) {
-                s.epilogue = Epilogue::Smem;
+                s.epilogue = if n % 2 == 1 { Epilogue::SmemElements } else { Epilogue::Smem };
             }
             out.push(s);
         }
@@ -302,7 +303,7 @@ pub fn hopper() -> Vec<KernelSpec> {
             }
             // C through a tile in shared memory where it fits beside the stages
             if n % 3 == 2 && n % 4 != 3 {
-                s.epilogue = Epilogue::Smem;
+                s.epilogue = if n % 4 == 0 { Epilogue::SmemElements } else { Epilogue::Smem };
             } else if (n % 3 == 1 || n % 12 == 0) && n % 4 != 3 {
                 // or TMA stores of it (fused on two)
                 s.epilogue = Epilogue::Tma;

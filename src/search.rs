@@ -482,6 +482,7 @@ pub fn attribute(spec: &KernelSpec) -> String {
     match spec.epilogue {
         Epilogue::Vector => parts.push("epilogue = vector".into()),
         Epilogue::Smem => parts.push("epilogue = smem".into()),
+        Epilogue::SmemElements => parts.push("epilogue = smem_elements".into()),
         Epilogue::Tma => parts.push("epilogue = tma".into()),
         _ => {}
     }

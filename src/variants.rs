@@ -59,6 +59,7 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
                 "direct" => Epilogue::Direct,
                 "vector" => Epilogue::Vector,
                 "smem" => Epilogue::Smem,
+                "smem_elements" => Epilogue::SmemElements,
                 "tma" => Epilogue::Tma,
                 _ => return Err(bad()),
             }

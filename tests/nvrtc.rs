@@ -241,8 +241,8 @@ fn every_ladder_kernels_scalar_c_variant_compiles() {
             variants += 1;
         }
     }
-    // the steps that store C from registers in vectors (SIMT, mma, wgmma)
-    assert!(variants >= 10, "only {variants} steps have a scalar-C variant");
+    // the steps that store C in vectors or chunks (SIMT, mma, wgmma)
+    assert!(variants >= 15, "only {variants} steps have a scalar-C variant");
 }
 
 #[test]

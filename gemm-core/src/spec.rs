@@ -287,6 +287,11 @@ pub enum Epilogue {
     Vector,
     /// Staged through shared memory for coalesced stores.
     Smem,
+    /// Staged through shared memory like `Smem`, each 16-byte chunk of the
+    /// C tile then stored element by element: C at any alignment (an odd
+    /// leading dimension, a view at an odd element), the variant a launch
+    /// runs where `Smem`'s or `Tma`'s stores cannot take its C.
+    SmemElements,
     /// TMA store from shared memory.
     Tma,
     /// `stmatrix` into shared memory, then stores.
@@ -704,7 +709,7 @@ impl KernelSpec {
             Layout::ColMajor => (self.block.n, self.block.m),
         };
         match self.epilogue {
-            Epilogue::Smem => {}
+            Epilogue::Smem | Epilogue::SmemElements => {}
             // `epilogue = tma`: boxes of 128-byte lines in the 128-byte
             // swizzle, which the TMA store reads (see `c_tile_box`)
             Epilogue::Tma => return Some(CTile { lines, line, ld: line }),
@@ -814,6 +819,7 @@ impl KernelSpec {
                 let c_vector = match (self.epilogue, self.atom) {
                     // the C tile goes out in 16-byte chunks, or by a TMA store
                     (Epilogue::Smem | Epilogue::Tma, _) => 16 / c,
+                    (Epilogue::SmemElements, _) => 1,
                     (Epilogue::Vector, Atom::Fma) => 4,
                     // an mma or wgmma accumulator holds pairs of neighbours along n
                     (Epilogue::Vector, _) => 2,
@@ -949,6 +955,7 @@ impl KernelSpec {
             Epilogue::Direct => {}
             Epilogue::Vector => s += "__ev",
             Epilogue::Smem => s += "__es",
+            Epilogue::SmemElements => s += "__ese",
             Epilogue::Tma => s += "__etma",
             Epilogue::Stmatrix => s += "__estm",
         }

@@ -75,8 +75,9 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         Epilogue::Direct => {}
         Epilogue::Vector if !(direct && simt) => {}
         Epilogue::Vector => no("epilogue", "epilogue = vector with staging = direct (its edges are guarded)".into()),
-        Epilogue::Smem if matches!(spec.atom, Atom::Mma { .. } | Atom::Wgmma { .. }) => {}
+        Epilogue::Smem | Epilogue::SmemElements if matches!(spec.atom, Atom::Mma { .. } | Atom::Wgmma { .. }) => {}
         Epilogue::Smem => no("epilogue", format!("epilogue = smem with atom = {}", spec.atom.name())),
+        Epilogue::SmemElements => no("epilogue", format!("epilogue = smem_elements with atom = {}", spec.atom.name())),
         // the rules ask epilogue = tma for TMA staging
         Epilogue::Tma => {}
         e => no("epilogue", format!("epilogue = {e:?}").to_lowercase()),

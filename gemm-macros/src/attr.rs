@@ -12,7 +12,7 @@
 //! raster = row | grouped(N) | hilbert
 //! persistent | persistent = tiles | stream_k
 //! cluster(m = .., n = .., multicast = a | b)
-//! epilogue = direct | vector | smem | tma | stmatrix
+//! epilogue = direct | vector | smem | smem_elements | tma | stmatrix
 //!          | direct(alpha, beta, bias = n | m, activation = relu | gelu | gelu_tanh | silu)   (and vector(..))
 //! edges = whole | guarded                                    default: whole (guarded for direct fma)
 //! arch = sm_80 | sm_90 | sm_90a | sm_100                     default: the oldest the features allow
@@ -467,7 +467,7 @@ fn persistent(cx: &mut Ctxt, value: &Node) -> Option<Persistent> {
 }
 
 fn epilogue(cx: &mut Ctxt, value: &Node) -> Option<(Epilogue, FusedAttr)> {
-    const STORES: &[&str] = &["direct", "vector", "smem", "tma", "stmatrix"];
+    const STORES: &[&str] = &["direct", "vector", "smem", "smem_elements", "tma", "stmatrix"];
     let (store, fused) = match value {
         Node::Call(i, args, span) => {
             let label = i.to_string();
@@ -497,6 +497,7 @@ fn epilogue(cx: &mut Ctxt, value: &Node) -> Option<(Epilogue, FusedAttr)> {
         "direct" => Epilogue::Direct,
         "vector" => Epilogue::Vector,
         "smem" => Epilogue::Smem,
+        "smem_elements" => Epilogue::SmemElements,
         "tma" => Epilogue::Tma,
         _ => Epilogue::Stmatrix,
     };

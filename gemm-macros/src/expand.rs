@@ -417,6 +417,7 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Epilogue::Direct => quote!(#p::Epilogue::Direct),
         Epilogue::Vector => quote!(#p::Epilogue::Vector),
         Epilogue::Smem => quote!(#p::Epilogue::Smem),
+        Epilogue::SmemElements => quote!(#p::Epilogue::SmemElements),
         Epilogue::Tma => quote!(#p::Epilogue::Tma),
         Epilogue::Stmatrix => quote!(#p::Epilogue::Stmatrix),
     };

@@ -7,6 +7,7 @@ extern crate self as gemm_runtime;
 
 mod args;
 pub mod compile;
+mod copy;
 pub mod data;
 pub mod device;
 pub mod disk_cache;

@@ -4,11 +4,11 @@
 //! dimension or batch stride does not allow them (a row-major A with K =
 //! 4100, a B of GPT-2's 50257 columns, a view at an odd element of a larger
 //! buffer), the launcher runs the same kernel on an aligned copy of that
-//! operand instead of refusing: each problem's matrix copied by the copy
-//! engine (`cuMemcpy2DAsync`) into scratch from the stream's pool, its lines
-//! a multiple of the kernel's vector apart; for C, the kernel writes the
-//! scratch and the copy engine writes it back (C is copied in first where
-//! the epilogue reads it, `beta`). A C that the epilogue's vector stores
+//! operand instead of refusing: each problem's matrix copied (by a small
+//! kernel of our own, `copy.rs`) into scratch from the stream's pool, its lines a
+//! multiple of the kernel's vector apart; for C, the kernel writes the
+//! scratch and the copy writes it back (C is copied in first where the
+//! epilogue reads it, `beta`). A C that the epilogue's vector stores
 //! cannot take is written where it lies instead, by a variant of the spec
 //! that stores it element by element ([`scalar_c_spec`]), where the path
 //! has one. [`Kernel::plan`](crate::Kernel::plan) says which operands a
@@ -18,11 +18,11 @@
 //! written once more (C twice under `beta`), against a GEMM's 2mnk flops;
 //! and for the scalar-C variant, its narrower stores.
 
-use cudarc::driver::sys::{self, CUmemorytype};
 use cudarc::driver::CudaStream;
 use gemm_core::spec::{Epilogue, KernelSpec, Layout};
 
 use crate::args::{Dims, Shape};
+use crate::copy::Copy2d;
 use crate::scratch::Scratch;
 use crate::GemmError;
 
@@ -53,25 +53,30 @@ pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3]) ->
 }
 
 /// The variant of `spec` a C that its vector stores cannot take is written
-/// by: the same tiling with `epilogue = direct`, each thread storing its
-/// accumulators one element at a time, at any alignment, where `spec`
-/// stores them from registers in vectors (`epilogue = vector`): there the
-/// element stores cost little, and C is written once instead of computed
-/// into scratch and copied back. A C tile's coalesced stores (`smem`, `tma`)
-/// are not traded for a thread's scattered ones: on the H100 `tma_store`
-/// at 4096x11007x4096 ran at 70.4% of its aligned neighbour with this
-/// variant, against 77.4% with C copied (BENCHMARKS.md), so those keep the
-/// copy. `None` also where the spec stores elements already or its path
-/// cannot (wmma fragments stored straight from registers).
+/// by, in the caller's buffer at any alignment: where `spec` stores C
+/// through a C tile (`smem`, `tma`), the same tiling with `epilogue =
+/// smem_elements` (the tile's coalesced chunks stored an element at a
+/// time); where it stores from registers in vectors (`vector`), with
+/// `epilogue = direct`. C is then written once, instead of computed into
+/// scratch and copied back. A C tile is never traded for a thread's
+/// scattered element stores: on the H100 `tma_store` at 4096x11007x4096
+/// ran at 70.4% of its aligned neighbour that way, against 77.4% with C
+/// copied (BENCHMARKS.md). `None` where the spec stores elements already,
+/// where its path has no such variant (wmma fragments stored straight from
+/// registers), or where the variant breaks a rule (a padded C tile past
+/// shared memory): C then goes through a copy.
 pub fn scalar_c_spec(spec: &KernelSpec) -> Option<KernelSpec> {
     let scalar = |s: &KernelSpec| {
         let r = s.requirements();
         r.c_vector == 1 && r.c_align <= s.c.elem.bytes()
     };
-    if scalar(spec) || spec.epilogue != Epilogue::Vector {
-        return None;
-    }
-    let variant = KernelSpec { epilogue: Epilogue::Direct, ..spec.clone() };
+    let epilogue = match spec.epilogue {
+        _ if scalar(spec) => return None,
+        Epilogue::Smem | Epilogue::Tma => Epilogue::SmemElements,
+        Epilogue::Vector => Epilogue::Direct,
+        _ => return None,
+    };
+    let variant = KernelSpec { epilogue, ..spec.clone() };
     (scalar(&variant) && gemm_core::check(&variant).is_empty()).then_some(variant)
 }
 
@@ -91,54 +96,6 @@ pub(crate) struct Staged {
     /// C's copy back into the caller's buffer, after the kernel.
     c_back: Option<Copy2d>,
     _scratch: Vec<Scratch>,
-}
-
-/// One 2-D copy per problem of a batch.
-#[derive(Clone, Copy)]
-struct Copy2d {
-    src: u64,
-    src_pitch: usize,
-    src_stride: usize,
-    dst: u64,
-    dst_pitch: usize,
-    dst_stride: usize,
-    width: usize,
-    height: usize,
-    count: usize,
-}
-
-impl Copy2d {
-    fn run(&self, stream: &CudaStream) -> Result<(), GemmError> {
-        for p in 0..self.count {
-            let copy = sys::CUDA_MEMCPY2D {
-                srcXInBytes: 0,
-                srcY: 0,
-                srcMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                srcHost: std::ptr::null(),
-                srcDevice: self.src + (p * self.src_stride) as u64,
-                srcArray: std::ptr::null_mut(),
-                srcPitch: self.src_pitch,
-                dstXInBytes: 0,
-                dstY: 0,
-                dstMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                dstHost: std::ptr::null_mut(),
-                dstDevice: self.dst + (p * self.dst_stride) as u64,
-                dstArray: std::ptr::null_mut(),
-                dstPitch: self.dst_pitch,
-                WidthInBytes: self.width,
-                Height: self.height,
-            };
-            // SAFETY: both regions lie inside their buffers: the source's by
-            // the launch's own checks of its shape and batch, the scratch's by
-            // its size; the copy is ordered on `stream`.
-            unsafe { sys::cuMemcpy2DAsync_v2(&copy, stream.cu_stream()) }.result()?;
-        }
-        Ok(())
-    }
-
-    fn reversed(self) -> Self {
-        Copy2d { src: self.dst, src_pitch: self.dst_pitch, src_stride: self.dst_stride, dst: self.src, dst_pitch: self.src_pitch, dst_stride: self.src_stride, ..self }
-    }
 }
 
 /// The leading dimension an aligned copy of `shape` takes for `spec`: its
@@ -182,6 +139,7 @@ pub(crate) fn stage(
         let stride = (lines * ld * bytes).next_multiple_of(256);
         let scratch = Scratch::new(stream, count * stride, false)?;
         let copy = Copy2d {
+            bytes,
             src: ptrs[i],
             src_pitch: shape.ld * bytes,
             src_stride: strides[i] * bytes,
@@ -264,13 +222,11 @@ mod tests {
         let aligned = Dims::new(m, n, k).with_ld(72, 264, 264);
         let big = [m * 72, k * 264, m * 264];
         assert_eq!(plan(&s, aligned, big, addrs).unwrap(), Plan::Direct);
-        // K = 65: A's rows 130 bytes apart; N = 257: B's and C's too
-        assert_eq!(plan(&s, Dims::new(m, n, k), lens, addrs).unwrap(), Plan::Copied { a: true, b: true, c: true });
-        // with C stored from registers in pairs, C is written where it lies by the scalar-C variant
-        let vector = KernelSpec { epilogue: Epilogue::Vector, ..s.clone() };
-        assert_eq!(plan(&vector, Dims::new(m, n, k), lens, addrs).unwrap(), Plan::ScalarC { a: true, b: true });
+        // K = 65: A's rows 130 bytes apart; N = 257: B's and C's too (C
+        // written where it lies by the variant that stores elements)
+        assert_eq!(plan(&s, Dims::new(m, n, k), lens, addrs).unwrap(), Plan::ScalarC { a: true, b: true });
         // C alone, a view one element into its buffer
-        assert_eq!(plan(&vector, aligned, big, [BASE, BASE << 1, (BASE << 2) + 2]).unwrap(), Plan::ScalarC { a: false, b: false });
+        assert_eq!(plan(&s, aligned, big, [BASE, BASE << 1, (BASE << 2) + 2]).unwrap(), Plan::ScalarC { a: false, b: false });
         // B a view 2 bytes into its buffer
         assert_eq!(plan(&s, aligned, big, [BASE, (BASE << 1) + 2, BASE << 2]).unwrap(), Plan::Copied { a: false, b: true, c: false });
         // a batch whose A problems lie 3 elements past a multiple of 8 apart
@@ -281,13 +237,16 @@ mod tests {
         assert!(matches!(plan(&s, aligned, [100, big[1], big[2]], addrs), Err(GemmError::BufferTooSmall { .. })));
     }
 
-    /// The scalar-C variant is the same tiling with `epilogue = direct`, and
-    /// takes C at any element; a kernel that stores C through a C tile, or
-    /// wmma fragments stored straight from registers (no scratch tile to
-    /// store elements from), has none, and its C goes through a copy.
+    /// The scalar-C variant is the same tiling with its C tile stored an
+    /// element at a time (`smem_elements`), or without a C tile `direct`,
+    /// and takes C at any element; wmma fragments stored straight from
+    /// registers (no scratch tile to store elements from) have none, and
+    /// their C goes through a copy.
     #[test]
     fn a_misaligned_c_is_written_by_the_scalar_variant_where_the_path_has_one() {
-        assert!(scalar_c_spec(&mma()).is_none(), "a C tile's coalesced stores are kept");
+        let tile = scalar_c_spec(&mma()).expect("a C tile stores elements");
+        assert_eq!(tile.epilogue, Epilogue::SmemElements, "a C tile's coalesced stores are kept");
+        assert_eq!((tile.requirements().c_vector, tile.requirements().c_align), (1, 2));
         let s = KernelSpec { epilogue: Epilogue::Vector, ..mma() };
         let v = scalar_c_spec(&s).expect("an mma kernel stores elements");
         assert_eq!(KernelSpec { epilogue: Epilogue::Vector, ..v.clone() }, s);

@@ -312,7 +312,8 @@ impl<'a> Output<'a> {
 }
 
 /// `epilogue = smem`, after the atoms' stores into the C tile: the tile to
-/// C in 16-byte chunks. Thread `t` takes chunks `t`, `t + threads`, ...
+/// C in 16-byte chunks (under `smem_elements` each chunk read whole and
+/// stored an element at a time, for a C at any alignment). Thread `t` takes chunks `t`, `t + threads`, ...
 /// in order along the tile's lines, so a warp's stores lie side by side in
 /// C's rows (or columns) instead of scattered over 8 of them, as each mma
 /// lane's own pairs are. Guarded, a chunk across an edge of C goes an
@@ -337,16 +338,28 @@ pub fn copy_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team) {
         w.line(format!("const int row = {row}, col = {col};"));
         let from = format!("c_tile[line * {} + e]", t.ld);
         let c = |r: &str, c: &str| format!("{}[{}]", out.c, offset(spec.c.layout, "ldc", r, c));
-        let chunk = format!("*reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(&{from});", c("row", "col"));
+        let elements = spec.epilogue == Epilogue::SmemElements;
+        let chunk = |w: &mut Writer| {
+            if !elements {
+                return w.line(format!("*reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(&{from});", c("row", "col")));
+            }
+            // C at any alignment: the chunk read whole, its elements stored one by one
+            w.line(format!("const uint4 chunk = *reinterpret_cast<const uint4*>(&{from});"));
+            let ty = super::ptx::storage_type(spec.c.elem);
+            w.line(format!("const {ty}* const v = reinterpret_cast<const {ty}*>(&chunk);"));
+            let (r, cc) = if row_major { ("row", "col + q") } else { ("row + q", "col") };
+            w.line("#pragma unroll");
+            w.block(format!("for (int q = 0; q < {vector}; ++q)"), |w| w.line(format!("{} = v[q];", c(r, cc))));
+        };
         if spec.edges != Edges::Guarded {
-            return w.line(chunk);
+            return chunk(w);
         }
         let (whole, line_inside, along, extent) = if row_major {
             (format!("row < M && col + {vector} <= N"), "row < M", "col", "N")
         } else {
             (format!("col < N && row + {vector} <= M"), "col < N", "row", "M")
         };
-        w.block(format!("if ({whole})"), |w| w.line(chunk));
+        w.block(format!("if ({whole})"), chunk);
         w.block(format!("else if ({line_inside})"), |w| {
             w.line("// across an edge of C: the elements inside it");
             let (r, cc) = if row_major { ("row", "col + q") } else { ("row + q", "col") };

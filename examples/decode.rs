@@ -3,9 +3,10 @@
 //! it, with the bandwidth it reaches against the H100's HBM (3.35 TB/s).
 //! `cargo run --release --example decode`
 //!
-//! `decode_mma` runs the product as written; `decode_swapped` runs its
-//! transpose (`C^T = W^T x^T`), the same bytes and flops, timed beside
-//! cuBLAS on that same transposed problem.
+//! `decode_mma` runs the product as written; `decode_swapped` and
+//! `decode_split` (the same with stream-K over K) run its transpose
+//! (`C^T = W^T x^T`), the same bytes and flops, timed beside cuBLAS on that
+//! same transposed problem.
 
 use gemm_ladder::measure::{padded_dims, time_cublas_typed, Bench, Problem, Reps};
 use gemm_runtime::timing::time;
@@ -28,7 +29,8 @@ fn main() {
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let bench = Bench::open()?;
     let reps = Reps::default();
-    let kernels: [(&Tuned, bool); 2] = [(&gemm_ladder::decode::decode_mma::KERNEL, false), (&gemm_ladder::decode::decode_swapped::KERNEL, true)];
+    use gemm_ladder::decode::{decode_mma, decode_split, decode_swapped};
+    let kernels: [(&Tuned, bool); 3] = [(&decode_mma::KERNEL, false), (&decode_swapped::KERNEL, true), (&decode_split::KERNEL, true)];
     for (tuned, swapped) in kernels {
         let first = tuned.kernel(0);
         if first.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {

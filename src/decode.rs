@@ -2,7 +2,7 @@
 //! `y = x * W` with W read once; bound by reading W, so they are judged by
 //! the bandwidth they reach as well as against cuBLAS.
 //!
-//! Two ways to cut such a product, each a spec the rules check:
+//! Three ways to cut such a product, each a spec the rules check:
 //! - `decode_mma` (sm_80 and later): C tiles 16 rows tall (mma's M; rows
 //!   past M read as zeros), wide along N, the deep K split over every
 //!   resident block by stream-K with its fixed-order sum, W streamed by
@@ -11,7 +11,9 @@
 //!   `C^T = W^T * x^T`, so that W's large side fills wgmma's 64-row atom
 //!   and the few tokens its N (8 to 64); call it with the operands swapped
 //!   (A = W^T, B = x^T, C^T), which costs nothing where W is stored
-//!   `[N, K]` row-major and x `[M, K]` row-major, as in a linear layer.
+//!   `[N, K]` row-major and x `[M, K]` row-major, as in a linear layer;
+//! - `decode_split` (sm_90a): `decode_swapped` with the deep K split over
+//!   every resident block by stream-K, for weights of few rows.
 
 use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
 
@@ -42,3 +44,21 @@ pub fn decode_mma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16
     tune(block.n = [8, 16, 32, 64], stages = [4, 6, 8], key = exact),
 )]
 pub fn decode_swapped(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, ColMajor>);
+
+/// `decode_swapped` with the deep K split by stream-K: where W has few rows
+/// (4096 make 32 tiles of 128 for 132 SMs, which left the H100's HBM half
+/// idle), every resident block streams its share of K steps, a producer
+/// warpgroup feeding the consumers by TMA and the consumers summing the
+/// tile's shares in a fixed order.
+#[gemm_kernel(
+    block(m = 128, n = 16, k = 64, threads = 384),
+    warp(m = 64, n = 16),
+    atom = wgmma(m64n16k16),
+    staging = tma(stages = 6),
+    specialize(producers = 1, consumers = 2),
+    swizzle = b128,
+    persistent = stream_k,
+    edges = guarded,
+    tune(block.m = [64, 128], block.n = [8, 16, 32, 64], stages = [4, 6, 8], key = exact),
+)]
+pub fn decode_split(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, ColMajor>);

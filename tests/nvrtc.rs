@@ -248,12 +248,13 @@ fn every_ladder_kernels_scalar_c_variant_compiles() {
 #[test]
 fn every_point_of_the_tuned_and_decode_kernels_compiles() {
     use gemm_ladder::{decode, tuned};
-    let spaces: [&gemm_runtime::Tuned; 5] = [
+    let spaces: [&gemm_runtime::Tuned; 6] = [
         &tuned::simt_tuned::KERNEL,
         &tuned::mma_tuned::KERNEL,
         &tuned::hopper_tuned::KERNEL,
         &decode::decode_mma::KERNEL,
         &decode::decode_swapped::KERNEL,
+        &decode::decode_split::KERNEL,
     ];
     for t in spaces {
         for k in t.kernels() {

@@ -69,6 +69,9 @@ fn cases() -> Vec<(&'static Tuned, Vec<Dims>)> {
     out.push((mma, vec![Dims::new(1, 4096, 4096), Dims::new(37, 777, 1000), padded(64, 1024, 2048, mma)]));
     let swapped = &gemm_ladder::decode::decode_swapped::KERNEL;
     out.push((swapped, vec![Dims::new(4096, 1, 4096), Dims::new(777, 37, 1000), padded(1024, 64, 2048, swapped)]));
+    // the same under stream-K: many blocks to a tile, partial tiles along both sides
+    let split = &gemm_ladder::decode::decode_split::KERNEL;
+    out.push((split, vec![Dims::new(4096, 1, 4096), Dims::new(777, 37, 1000), padded(1024, 64, 11008, split)]));
     out
 }
 

@@ -1,6 +1,6 @@
 //! The search over legal SIMT tilings: prune with the rules, compile, verify
 //! against cuBLAS, time; print the best few per size.
-//! `cargo run --release --example search [--focus | --stream-k | --single-buffered | --mma | --hopper] [--threads=N,..] [SIZE ...]`
+//! `cargo run --release --example search [--focus | --stream-k | --single-buffered | --mma | --hopper] [--threads=N,..] [SIZE ...]`, SIZE N (cubed) or MxNxK
 //! (default 4096, its best five re-timed in two rounds of 30 runs, then the
 //! best ten again at 2048 and 8192; `--focus` searches
 //! the narrower space around the H100's winners, `--stream-k` its pipelines
@@ -43,9 +43,38 @@ struct Cli {
     /// Keep blocks of these thread counts instead of 128 and 256
     #[arg(long, value_delimiter = ',', value_name = "N,..")]
     threads: Vec<u32>,
-    /// Sizes to search at (cubed); the best ten are timed again at the rest
-    #[arg(value_name = "SIZE", default_values_t = [4096, 2048, 8192], value_parser = clap::value_parser!(u64).range(1..))]
-    sizes: Vec<u64>,
+    /// Sizes to search at (N for N^3, or MxNxK); the best ten are timed again at the rest
+    #[arg(value_name = "SIZE", default_values = ["4096", "2048", "8192"], value_parser = parse_size)]
+    sizes: Vec<Size>,
+}
+
+/// M, N, K of a problem.
+#[derive(Clone, Copy, Debug)]
+struct Size(usize, usize, usize);
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Size(m, n, k) if m == n && n == k => write!(f, "{m}^3"),
+            Size(m, n, k) => write!(f, "{m}x{n}x{k}"),
+        }
+    }
+}
+
+impl Size {
+    fn dims(self) -> Dims {
+        Dims::new(self.0, self.1, self.2)
+    }
+}
+
+/// `N` (cubed) or `MxNxK`, each side at least 1.
+fn parse_size(text: &str) -> Result<Size, String> {
+    let sides: Vec<usize> = text.split('x').map(|p| p.parse::<usize>().ok().filter(|&v| v > 0)).collect::<Option<_>>().ok_or("a size is N or MxNxK, each a positive integer")?;
+    match sides[..] {
+        [n] => Ok(Size(n, n, n)),
+        [m, n, k] => Ok(Size(m, n, k)),
+        _ => Err("a size is N or MxNxK".into()),
+    }
 }
 
 fn main() {
@@ -72,10 +101,9 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     if !cli.threads.is_empty() {
         space.threads = cli.threads.clone();
     }
-    let sizes: Vec<usize> = cli.sizes.iter().map(|&s| s as usize).collect();
-    let (first, rest) = match sizes.split_first() {
+    let (first, rest) = match cli.sizes.split_first() {
         Some((f, r)) => (*f, r.to_vec()),
-        None => (4096, vec![2048, 8192]),
+        None => (Size(4096, 4096, 4096), vec![Size(2048, 2048, 2048), Size(8192, 8192, 8192)]),
     };
     let c = if cli.mma {
         search::mma_candidates()
@@ -90,7 +118,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     }
     let bench = Bench::open()?;
     let reps = Reps { warmup: 2, runs: 10 };
-    let dims = Dims::new(first, first, first);
+    let dims = first.dims();
     let total = c.specs.len();
     eprintln!("compiling {total} candidates with NVRTC ...");
     let bar = progress(total);
@@ -101,39 +129,39 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             eprintln!("{i}/{total} {}", spec.kernel_name());
         }
         bar.set_position(i as u64);
-        bar.set_message(format!("{first}^3 {}", spec.kernel_name()));
+        bar.set_message(format!("{first} {}", spec.kernel_name()));
     })?;
     bar.finish_and_clear();
     let top: Vec<_> = all.iter().take(10).map(|t| t.spec.clone()).collect();
     // Every verified candidate, for the record.
     let lines: Vec<String> = all.iter().map(|t| format!("| {:.2} | `{}` |", t.tflops, search::attribute(&t.spec))).collect();
-    let md = format!("{first}^3, all {} verified candidates\n\n| TFLOP/s | attribute |\n|---:|---|\n{}\n", all.len(), lines.join("\n"));
+    let md = format!("{first}, all {} verified candidates\n\n| TFLOP/s | attribute |\n|---:|---|\n{}\n", all.len(), lines.join("\n"));
     eprintln!("wrote {}", gemm_ladder::report::write_target("search.md", &md)?.display());
     let candidates = all
         .iter()
         .map(|t| CandidateRecord { tflops: rounded(t.tflops, 3), kernel: t.spec.kernel_name(), attribute: search::attribute(&t.spec) })
         .collect();
-    let record = SearchRecord { device: bench.gpu.name.clone(), m: first, n: first, k: first, candidates };
+    let record = SearchRecord { device: bench.gpu.name.clone(), m: first.0, n: first.1, k: first.2, candidates };
     eprintln!("wrote {}", write_json("search.json", &record)?.display());
     report(&bench, first, &all, 5, "verified candidates")?;
     // The best few again, in rounds of more runs: the winner is the best of these.
     let confirmed = search::confirm(&bench, &top[..top.len().min(5)], dims, 2, Reps { warmup: 3, runs: 30 })?;
     report(&bench, first, &confirmed, 5, "re-timed in two rounds of 30 runs (the mean of the rounds)")?;
     for size in rest {
-        let again = search::run(&bench, &top, Dims::new(size, size, size), Reps::default(), |_, _| {})?;
+        let again = search::run(&bench, &top, size.dims(), Reps::default(), |_, _| {})?;
         report(&bench, size, &again, 5, "verified candidates")?;
     }
     Ok(())
 }
 
-fn report(bench: &Bench, size: usize, results: &[search::Tuned], n: usize, what: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let dims = Dims::new(size, size, size);
+fn report(bench: &Bench, size: Size, results: &[search::Tuned], n: usize, what: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let dims = size.dims();
     // cuBLAS in the candidates' types and layouts
     let (types, layouts) = results.first().map_or(([Elem::F32; 3], [Layout::RowMajor; 3]), |t| {
         ([t.spec.a.elem, t.spec.b.elem, t.spec.c.elem], [t.spec.a.layout, t.spec.b.layout, t.spec.c.layout])
     });
     let cublas = time_cublas_typed(bench, types, layouts, dims, Reps::default())?.tflops(dims.flops());
-    println!("\n{size}^3: cuBLAS ({}) {cublas:.2} TFLOP/s; best {} of {} {what}:", types[0].rust_name(), n.min(results.len()), results.len());
+    println!("\n{size}: cuBLAS ({}) {cublas:.2} TFLOP/s; best {} of {} {what}:", types[0].rust_name(), n.min(results.len()), results.len());
     println!("| TFLOP/s | % of cuBLAS | rel. error | attribute |");
     println!("|---:|---:|---:|---|");
     for t in results.iter().take(n) {

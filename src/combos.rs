@@ -313,6 +313,11 @@ pub fn hopper() -> Vec<KernelSpec> {
             if consumers.is_some() && i % 4 != 3 {
                 let (m, n, multicast) = [(2, 1, Which::B), (1, 2, Which::A), (2, 2, Which::B)][i % 4];
                 s.cluster = Some(Cluster { m, n, multicast: Some(multicast) });
+                if consumers == Some(1) && i >= 4 {
+                    // ping-pong in a cluster: both blocks' consumers take their turns in step
+                    s.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: true });
+                    s.block.threads = 384;
+                }
             } else if consumers == Some(1) {
                 // ping-pong: two consumers taking the 128x128 tiles in turn
                 s.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: true });

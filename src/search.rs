@@ -288,7 +288,8 @@ pub fn mma_candidates() -> Candidates {
 /// B (along m) or A (along n) by multicast, a block per tile or a
 /// persistent grid, and C from the registers, through a C tile, or by TMA
 /// stores; and ping-pong consumers over the `pingpong` step (tiles of 64 or
-/// 128 by 128 or 256, 2 to 5 stages, each epilogue). The rules prune what
+/// 128 by 128 or 256, 2 to 5 stages, each epilogue, alone or in clusters of
+/// two sharing B). The rules prune what
 /// does not fit shared memory or the register file.
 ///
 /// `focused`: the part of that space around the H100's winners, small
@@ -324,11 +325,13 @@ pub fn hopper_candidates(focused: bool) -> Candidates {
             }
         }
     }
-    // ping-pong consumers (persistent, no cluster): each warpgroup's tile the block tile
+    // ping-pong consumers (persistent): each warpgroup's tile the block tile, alone or in clusters of two sharing B
     let pingpong = [(Setting::BlockM, vec![64, 128]), (Setting::BlockN, vec![128, 256]), (Setting::Stages, stages)];
-    for &epilogue in &epilogues {
-        let base = KernelSpec { name: "hopper_tuned".into(), epilogue, edges: Edges::Whole, ..crate::steps::pingpong::KERNEL.spec.clone() };
-        out.add(expand(&base, &pingpong));
+    for cluster in [None, b_multicast] {
+        for &epilogue in &epilogues {
+            let base = KernelSpec { name: "hopper_tuned".into(), epilogue, cluster, edges: Edges::Whole, ..crate::steps::pingpong::KERNEL.spec.clone() };
+            out.add(expand(&base, &pingpong));
+        }
     }
     out
 }
@@ -553,6 +556,7 @@ mod tests {
         assert!(!c.specs.is_empty() && c.specs.len() < c.considered, "{} of {}", c.specs.len(), c.considered);
         assert!(c.specs.iter().any(|s| s.cluster.is_some_and(|c| c.multicast == Some(Which::A))), "clusters sharing A");
         assert!(c.specs.iter().any(|s| s.specialize.is_some_and(|sp| sp.pingpong)), "ping-pong consumers");
+        assert!(c.specs.iter().any(|s| s.cluster.is_some() && s.specialize.is_some_and(|sp| sp.pingpong)), "ping-pong in clusters");
         println!("{} legal of {} considered; pruned {:?}", c.specs.len(), c.considered, c.pruned);
         assert_eq!(c.specs.len() + c.pruned.values().sum::<usize>(), c.considered);
         for s in &c.specs {

@@ -65,8 +65,8 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         Some(Persistent::Tiles) if tma && spec.specialize.is_some() => {}
         Some(Persistent::Tiles) => no("persistent", "persistent = tiles without staging = tma and specialize(..)".into()),
     }
-    if spec.specialize.is_some_and(|sp| sp.pingpong) && (spec.persistent != Some(Persistent::Tiles) || spec.cluster.is_some()) {
-        no("specialize.pingpong", "pingpong consumers without persistent = tiles, or with a cluster".into());
+    if spec.specialize.is_some_and(|sp| sp.pingpong) && spec.persistent != Some(Persistent::Tiles) {
+        no("specialize.pingpong", "pingpong consumers without persistent = tiles".into());
     }
     if spec.cluster.is_some() && spec.specialize.is_none() {
         no("cluster", "a thread block cluster without specialize(..) (clusters are generated for specialized TMA kernels)".into());
@@ -93,9 +93,9 @@ pub const SUPPORTED: &str = "the generator supports f32 SIMT kernels (atom = fma
 staging = direct (no warp tier), smem(vector, transpose_a, buffers = 1 or 2) or cp_async(stages, vector, transpose_a); swizzle = none or pad(n); \
 persistent = stream_k with staged tiles; epilogue = direct, or vector with staged tiles; C in f32; edges = guarded with staged tiles) and sm_80 tensor-core kernels \
 (atom = mma(m16n8k16) or wmma; f16 or bf16 operands; block and warp tiers; staging = smem(vector, buffers = 1 or 2) or cp_async(stages, vector, fragments = 1, or 2 for mma), \
-or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector or smem for mma; C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles); \
+or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector, smem or smem_elements for mma; C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles); \
 raster = row, grouped(n) or hilbert for both; sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages) and swizzle = b32, b64 or b128; \
 every warpgroup alike or specialize(producers = 1, consumers, producer_regs, consumer_regs, pingpong), the latter also persistent = tiles \
-(pingpong with it, no cluster) or stream_k and cluster(m, n, multicast = a | b) (not with stream_k); \
-epilogue = direct, vector, smem or tma (a TMA store); edges = guarded); \
+(pingpong with it) or stream_k and cluster(m, n, multicast = a | b) (not with stream_k); \
+epilogue = direct, vector, smem, smem_elements or tma (a TMA store); edges = guarded); \
 a fused epilogue (alpha, beta, bias, activation) on every path";

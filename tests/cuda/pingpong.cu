@@ -228,7 +228,7 @@ pingpong__bf16bf16bf16_rcr__b128x128x64_t384__w128x128_i1x1__wgmma64x128x16__tma
         const int warp_n = group_n;
 
         int it = 0;  // the ring's count at this consumer's K step: set at each of its tiles
-        // schedule (persistent, ping-pong): this consumer's tiles, every 2th of the block's walk
+        // schedule (persistent, ping-pong): this consumer's tiles, one in 2 of the block's walk
         for (int t = blockIdx.x + gridDim.x * group, turn = group; t < tiles_m * tiles_n * batches; t += gridDim.x * 2, turn += 2) {
             const int batch = t / (tiles_m * tiles_n);
             const int tile = t % (tiles_m * tiles_n);

@@ -139,64 +139,65 @@ impl Tc<'_> {
 
     /// [`Self::for_each_tile`]; with `turns` (ping-pong consumers, persistent
     /// only) this consumer's tiles alone: every `turns`-th of the block's
-    /// walk from its own place (`group`), each with its place `turn` in
-    /// scope.
+    /// walk (of its cluster's, in a cluster) from its own place (`group`),
+    /// each with its place `turn` in scope.
     fn for_each_tile_of(&self, w: &mut Writer, turns: Option<u32>, body: impl FnOnce(&mut Writer)) {
         let s = self.spec;
         let persistent = s.persistent == Some(Persistent::Tiles);
-        if let Some(c) = turns {
-            w.line(format!("// schedule (persistent, ping-pong): this consumer's tiles, every {c}th of the block's walk"));
-            let header = format!("for (int t = blockIdx.x + gridDim.x * group, turn = group; t < tiles_m * tiles_n * batches; t += gridDim.x * {c}, turn += {c})");
-            return w.block(header, |w| {
+        // the raster places block tiles, or cluster tiles of which a block takes its rank's
+        let place = |w: &mut Writer| match s.cluster {
+            None => schedule::tile_origin(w, s.raster, self.bm, self.bn, "tile", ["block_m", "block_n"]),
+            Some(c) => {
+                schedule::tile_origin(w, s.raster, self.bm * c.m, self.bn * c.n, "tile", ["cluster_m", "cluster_n"]);
+                // the rank read again, not kept: one register fewer through the K loop (ptxas spilled less)
+                w.line(format!("const int block_m = cluster_m + (int)(cluster_rank() % {}) * {};", c.m, self.bm));
+                w.line(format!("const int block_n = cluster_n + (int)(cluster_rank() / {}) * {};", c.m, self.bn));
+            }
+        };
+        // a block's place in the persistent walk, and the walk's stride: in blocks, or in clusters
+        let size = s.cluster_size();
+        let (first, grid) = if s.cluster.is_some() { (format!("blockIdx.x / {size}"), format!("gridDim.x / {size}")) } else { ("blockIdx.x".into(), "gridDim.x".into()) };
+        let walk = |w: &mut Writer, header: String, body: &mut dyn FnMut(&mut Writer)| {
+            w.block(header, |w| {
                 w.line("const int batch = t / (tiles_m * tiles_n);");
                 w.line("const int tile = t % (tiles_m * tiles_n);");
-                schedule::tile_origin(w, s.raster, self.bm, self.bn, "tile", ["block_m", "block_n"]);
+                place(w);
                 Self::map_batches(w, "batch");
                 body(w);
             });
+        };
+        let mut body = Some(body);
+        let mut once = |w: &mut Writer| (body.take().expect("the body is emitted once"))(w);
+        if let Some(c) = turns {
+            let whose = if s.cluster.is_some() { "its cluster's walk" } else { "the block's walk" };
+            w.line(format!("// schedule (persistent, ping-pong): this consumer's tiles, one in {c} of {whose}"));
+            let stride = if s.cluster.is_some() { format!("({grid})") } else { grid.clone() };
+            let header = format!("for (int t = {first} + {stride} * group, turn = group; t < tiles_m * tiles_n * batches; t += {stride} * {c}, turn += {c})");
+            return walk(w, header, &mut once);
         }
-        let Some(c) = s.cluster else {
-            if !persistent {
+        if persistent {
+            if s.cluster.is_some() {
+                w.line("// schedule (persistent): this cluster's tiles, a grid's worth of clusters apart, over every problem");
+            } else {
+                w.line("// schedule (persistent): this block's tiles, gridDim.x apart, over every problem");
+            }
+            return walk(w, format!("for (int t = {first}; t < tiles_m * tiles_n * batches; t += {grid})"), &mut once);
+        }
+        match s.cluster {
+            None => {
                 w.line("// batch: blockIdx.z is the problem this block works on");
                 w.line("const int batch = blockIdx.z;");
                 schedule::raster(w, s.raster, self.bm, self.bn);
-                Self::map_batches(w, "batch");
-                return body(w);
             }
-            w.line("// schedule (persistent): this block's tiles, gridDim.x apart, over every problem");
-            w.block("for (int t = blockIdx.x; t < tiles_m * tiles_n * batches; t += gridDim.x)", |w| {
-                w.line("const int batch = t / (tiles_m * tiles_n);");
-                w.line("const int tile = t % (tiles_m * tiles_n);");
-                schedule::tile_origin(w, s.raster, self.bm, self.bn, "tile", ["block_m", "block_n"]);
-                Self::map_batches(w, "batch");
-                body(w);
-            });
-            return;
-        };
-        // the raster places cluster tiles; a block's tile is its rank's in its cluster's
-        let size = c.m * c.n;
-        let tile = |w: &mut Writer| {
-            schedule::tile_origin(w, s.raster, self.bm * c.m, self.bn * c.n, "tile", ["cluster_m", "cluster_n"]);
-            // the rank read again, not kept: one register fewer through the K loop (ptxas spilled less)
-            w.line(format!("const int block_m = cluster_m + (int)(cluster_rank() % {}) * {};", c.m, self.bm));
-            w.line(format!("const int block_n = cluster_n + (int)(cluster_rank() / {}) * {};", c.m, self.bn));
-        };
-        if !persistent {
-            w.line("// batch: blockIdx.z is the problem this block works on; blockIdx.x / cluster size its cluster tile");
-            w.line("const int batch = blockIdx.z;");
-            w.line(format!("const int tile = blockIdx.x / {size};"));
-            tile(w);
-            Self::map_batches(w, "batch");
-            return body(w);
+            Some(_) => {
+                w.line("// batch: blockIdx.z is the problem this block works on; blockIdx.x / cluster size its cluster tile");
+                w.line("const int batch = blockIdx.z;");
+                w.line(format!("const int tile = blockIdx.x / {size};"));
+                place(w);
+            }
         }
-        w.line("// schedule (persistent): this cluster's tiles, a grid's worth of clusters apart, over every problem");
-        w.block(format!("for (int t = blockIdx.x / {size}; t < tiles_m * tiles_n * batches; t += gridDim.x / {size})"), |w| {
-            w.line("const int batch = t / (tiles_m * tiles_n);");
-            w.line("const int tile = t % (tiles_m * tiles_n);");
-            tile(w);
-            Self::map_batches(w, "batch");
-            body(w);
-        });
+        Self::map_batches(w, "batch");
+        once(w);
     }
 
     /// The K loop's counter of filled stages: `kt` for one tile, or `it`,

@@ -287,10 +287,10 @@ pub enum Epilogue {
     Vector,
     /// Staged through shared memory for coalesced stores.
     Smem,
-    /// Staged through shared memory like `Smem`, each 16-byte chunk of the
-    /// C tile then stored element by element: C at any alignment (an odd
-    /// leading dimension, a view at an odd element), the variant a launch
-    /// runs where `Smem`'s or `Tma`'s stores cannot take its C.
+    /// Staged through shared memory like `Smem`, the C tile then stored an
+    /// element at a time (a warp's side by side): C at any alignment (an
+    /// odd leading dimension, a view at an odd element), the variant a
+    /// launch runs where `Smem`'s or `Tma`'s stores cannot take its C.
     SmemElements,
     /// TMA store from shared memory.
     Tma,

@@ -767,3 +767,26 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
     shared.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
     assert!(generate(&shared).unwrap_err().iter().any(|d| d.at == "specialize.pingpong"));
 }
+
+/// `epilogue = smem_elements` keeps the C tile of `smem` and stores it an
+/// element at a time, consecutive threads on consecutive elements of a
+/// line of C (a warp's stores side by side, whatever C's alignment), each
+/// checked against C's edges; no 16-byte store reaches C.
+#[test]
+fn smem_elements_stores_the_c_tile_an_element_a_thread_side_by_side() {
+    let mut s = hopper_spec();
+    // three stages leave room for the C tile
+    s.staging = Staging::Tma { stages: 3 };
+    s.epilogue = Epilogue::SmemElements;
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("// the C tile to C: 32768 elements (256 to a row), each thread one a round (C at any alignment)"), "{src}");
+    assert!(src.contains("const int e = i % 256;"), "{src}");
+    assert!(src.contains("if (row < M && col < N) {"), "{src}");
+    assert!(src.contains("C_batch[row * ldc + col] = c_tile[line * 264 + e];"), "{src}");
+    assert!(!src.contains("*reinterpret_cast<uint4*>(&C"), "no 16-byte store into C\n{src}");
+    assert_eq!((s.requirements().c_vector, s.requirements().c_align), (1, 2));
+    // column-major C: lines are columns, consecutive threads walk down one
+    s.c.layout = Layout::ColMajor;
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("const int row = block_m + e, col = block_n + line;"), "{src}");
+}

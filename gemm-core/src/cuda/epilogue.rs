@@ -312,54 +312,59 @@ impl<'a> Output<'a> {
 }
 
 /// `epilogue = smem`, after the atoms' stores into the C tile: the tile to
-/// C in 16-byte chunks (under `smem_elements` each chunk read whole and
-/// stored an element at a time, for a C at any alignment). Thread `t` takes chunks `t`, `t + threads`, ...
+/// C in 16-byte chunks. Thread `t` takes chunks `t`, `t + threads`, ...
 /// in order along the tile's lines, so a warp's stores lie side by side in
 /// C's rows (or columns) instead of scattered over 8 of them, as each mma
 /// lane's own pairs are. Guarded, a chunk across an edge of C goes an
-/// element at a time.
+/// element at a time. Under `smem_elements` (C at any alignment) the
+/// chunks are single elements, still side by side: a warp's 32 stores
+/// fill whole sectors of a line of C, as its 16-byte ones do (a thread
+/// storing its own chunk's elements one by one would touch 16 sectors
+/// with each store).
 pub fn copy_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team) {
     let Some(t) = out.tile else { unreachable!("copy_out follows stores into the C tile") };
     let threads = team.threads;
-    let vector = 16 / spec.c.elem.bytes();
+    let elements = spec.epilogue == Epilogue::SmemElements;
+    let vector = if elements { 1 } else { 16 / spec.c.elem.bytes() };
     let per_line = t.line / vector;
     let chunks = t.lines * per_line;
     let rounds = chunks.div_ceil(threads);
     let row_major = spec.c.layout == Layout::RowMajor;
     w.line(format!("{}  // the C tile is whole", team.sync));
-    w.line(format!(
-        "// the C tile to C: {chunks} chunks of {vector} elements ({per_line} to a {}), each thread one a round",
-        if row_major { "row" } else { "column" }
-    ));
+    let along = if row_major { "row" } else { "column" };
+    if elements {
+        w.line(format!("// the C tile to C: {chunks} elements ({per_line} to a {along}), each thread one a round (C at any alignment)"));
+    } else {
+        w.line(format!("// the C tile to C: {chunks} chunks of {vector} elements ({per_line} to a {along}), each thread one a round"));
+    }
     let body = |w: &mut Writer| {
         w.line(format!("const int line = i / {per_line};"));
-        w.line(format!("const int e = (i % {per_line}) * {vector};"));
+        if elements {
+            w.line(format!("const int e = i % {per_line};"));
+        } else {
+            w.line(format!("const int e = (i % {per_line}) * {vector};"));
+        }
         let (row, col) = if row_major { ("block_m + line", "block_n + e") } else { ("block_m + e", "block_n + line") };
         w.line(format!("const int row = {row}, col = {col};"));
         let from = format!("c_tile[line * {} + e]", t.ld);
         let c = |r: &str, c: &str| format!("{}[{}]", out.c, offset(spec.c.layout, "ldc", r, c));
-        let elements = spec.epilogue == Epilogue::SmemElements;
-        let chunk = |w: &mut Writer| {
-            if !elements {
-                return w.line(format!("*reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(&{from});", c("row", "col")));
-            }
-            // C at any alignment: the chunk read whole, its elements stored one by one
-            w.line(format!("const uint4 chunk = *reinterpret_cast<const uint4*>(&{from});"));
-            let ty = super::ptx::storage_type(spec.c.elem);
-            w.line(format!("const {ty}* const v = reinterpret_cast<const {ty}*>(&chunk);"));
-            let (r, cc) = if row_major { ("row", "col + q") } else { ("row + q", "col") };
-            w.line("#pragma unroll");
-            w.block(format!("for (int q = 0; q < {vector}; ++q)"), |w| w.line(format!("{} = v[q];", c(r, cc))));
+        let chunk = if elements {
+            format!("{} = {from};", c("row", "col"))
+        } else {
+            format!("*reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(&{from});", c("row", "col"))
         };
         if spec.edges != Edges::Guarded {
-            return chunk(w);
+            return w.line(chunk);
+        }
+        if elements {
+            return w.block("if (row < M && col < N)", |w| w.line(chunk));
         }
         let (whole, line_inside, along, extent) = if row_major {
             (format!("row < M && col + {vector} <= N"), "row < M", "col", "N")
         } else {
             (format!("col < N && row + {vector} <= M"), "col < N", "row", "M")
         };
-        w.block(format!("if ({whole})"), chunk);
+        w.block(format!("if ({whole})"), |w| w.line(chunk));
         w.block(format!("else if ({line_inside})"), |w| {
             w.line("// across an edge of C: the elements inside it");
             let (r, cc) = if row_major { ("row", "col + q") } else { ("row + q", "col") };

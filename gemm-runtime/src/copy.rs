@@ -2,11 +2,10 @@
 //! line of a matrix (each problem of a batch) from one pitch to another, on
 //! the stream, by a small kernel of our own. Done by `cuMemcpy2DAsync`, the
 //! copies of lines of odd pitch cost the H100 far more than their traffic
-//! at HBM's speed (BENCHMARKS.md, "Twelve shapes"); this kernel reads each thread's
-//! eight (or four) elements as one 16-byte vector where the source allows,
-//! element by element where it does not (the neighbouring lanes' elements
-//! share the same sectors, which L1 serves once), and writes them the same
-//! way, so the aligned side of every copy moves in 16-byte vectors.
+//! at HBM's speed (BENCHMARKS.md, "Twelve shapes"). Here consecutive
+//! threads take consecutive elements, so whatever either side's alignment,
+//! a warp's loads and its stores each cover 32 neighbouring elements (whole
+//! sectors), and each thread has eight of them in flight.
 
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use gemm_core::spec::Arch;
@@ -16,6 +15,7 @@ use crate::GemmError;
 
 /// Threads of a copy block, and elements each thread moves per step.
 const THREADS: u32 = 256;
+const PER: u32 = 8;
 
 /// The kernel's name for elements of `bytes` bytes (2 or 4).
 pub(crate) fn kernel_name(bytes: usize) -> String {
@@ -24,48 +24,35 @@ pub(crate) fn kernel_name(bytes: usize) -> String {
 
 /// The copy kernel for elements of `bytes` bytes (2 or 4), header-free CUDA.
 pub(crate) fn source(bytes: usize) -> String {
-    let (ty, per) = match bytes {
-        2 => ("unsigned short", 8),
-        _ => ("unsigned int", 4),
-    };
+    let ty = if bytes == 2 { "unsigned short" } else { "unsigned int" };
     let name = kernel_name(bytes);
     format!(
         r#"// Copies `height` lines of `width` elements ({bytes} bytes each) from `src`
 // (lines `src_pitch` elements apart) to `dst` (`dst_pitch` apart), for each
-// of `count` problems (`src_stride` and `dst_stride` elements apart). Each
-// thread moves {per} neighbouring elements a step: one 16-byte vector where
-// its side is 16-byte aligned there, element by element where it is not.
-union Chunk {{
-    uint4 v;
-    {ty} e[{per}];
-}};
-
+// of `count` problems (`src_stride` and `dst_stride` elements apart), at any
+// alignment: consecutive threads take consecutive elements, {PER} each a step.
 extern "C" __global__ void __launch_bounds__({THREADS}) {name}(
     const {ty}* __restrict__ src, long long src_pitch, long long src_stride,
     {ty}* __restrict__ dst, long long dst_pitch, long long dst_stride,
     long long width, int height, int count)
 {{
-    const long long step = (long long)gridDim.x * blockDim.x * {per};
+    const long long step = (long long)gridDim.x * {THREADS} * {PER};
     for (int z = blockIdx.z; z < count; z += gridDim.z) {{
         for (int line = blockIdx.y; line < height; line += gridDim.y) {{
             const {ty}* const s = src + z * src_stride + line * src_pitch;
             {ty}* const d = dst + z * dst_stride + line * dst_pitch;
-            for (long long e = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * {per}; e < width; e += step) {{
-                if (e + {per} > width) {{
-                    // the line's last, partial group
-                    for (long long q = e; q < width; ++q) d[q] = s[q];
-                    continue;
+            for (long long base = (long long)blockIdx.x * {THREADS} * {PER}; base < width; base += step) {{
+                // all {PER} loads in flight before the stores
+                {ty} v[{PER}];
+                #pragma unroll
+                for (int q = 0; q < {PER}; ++q) {{
+                    const long long e = base + threadIdx.x + q * {THREADS};
+                    if (e < width) v[q] = s[e];
                 }}
-                Chunk c;
-                if ((reinterpret_cast<unsigned long long>(s + e) & 15) == 0) {{
-                    c.v = *reinterpret_cast<const uint4*>(s + e);
-                }} else {{
-                    for (int q = 0; q < {per}; ++q) c.e[q] = s[e + q];
-                }}
-                if ((reinterpret_cast<unsigned long long>(d + e) & 15) == 0) {{
-                    *reinterpret_cast<uint4*>(d + e) = c.v;
-                }} else {{
-                    for (int q = 0; q < {per}; ++q) d[e + q] = c.e[q];
+                #pragma unroll
+                for (int q = 0; q < {PER}; ++q) {{
+                    const long long e = base + threadIdx.x + q * {THREADS};
+                    if (e < width) d[e] = v[q];
                 }}
             }}
         }}
@@ -99,9 +86,8 @@ impl Copy2d {
         let ctx = stream.context();
         let target = compile::device_target(Arch::Sm80, ctx.compute_capability()?);
         let f = compile::load(ctx, &source(self.bytes), &kernel_name(self.bytes), target, 0)?;
-        let per = (16 / self.bytes) as u64;
         let width = (self.width / self.bytes) as u64;
-        let groups = width.div_ceil(per).div_ceil(THREADS as u64).clamp(1, 1 << 16) as u32;
+        let groups = width.div_ceil((THREADS * PER) as u64).clamp(1, 1 << 16) as u32;
         let cfg = LaunchConfig {
             grid_dim: (groups, self.height.clamp(1, 65535) as u32, self.count.clamp(1, 65535) as u32),
             block_dim: (THREADS, 1, 1),
@@ -151,7 +137,7 @@ mod tests {
             let src = source(bytes);
             let ty = if bytes == 2 { "unsigned short" } else { "unsigned int" };
             let shim = "#include <cstdio>\n#include <vector>\n#define __global__\n#define __restrict__\n#define __launch_bounds__(n)\n\
-                struct uint4 { unsigned x, y, z, w; };\nstruct Dim3 { unsigned x, y, z; };\nstatic Dim3 blockIdx, threadIdx, gridDim, blockDim;\n";
+                struct Dim3 { unsigned x, y, z; };\nstatic Dim3 blockIdx, threadIdx, gridDim, blockDim;\n";
             // cases: width, height, count, src offset, src pitch, dst offset, dst pitch (elements), grid x
             let cases = [(65, 3, 1, 1, 67, 0, 72, 1), (4097, 5, 2, 3, 4103, 0, 4104, 2), (8, 4, 1, 0, 8, 1, 9, 1), (3, 2, 2, 0, 3, 5, 11, 1), (1000, 2, 1, 7, 1003, 7, 1003, 3)];
             let mut body = String::new();

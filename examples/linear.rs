@@ -9,8 +9,9 @@
 //! On an sm_90 GPU the same layer on the Hopper path is checked and timed
 //! beside them, each with and without its epilogue: `linear_hopper` (the
 //! Hopper ladder's `tma_store` tiling, consumers sharing each tile, W read
-//! N-major) and `linear_pingpong` (the `pingpong` step's: consumers taking
-//! tiles in turn, one's epilogue beside the other's wgmmas).
+//! N-major), `linear_pingpong` (the `pingpong` step's: consumers taking
+//! tiles in turn, one's epilogue beside the other's wgmmas) and
+//! `linear_pingpong_2x1` (the same in clusters of two sharing W's tiles).
 //!
 //! `cargo run --release --example linear -- [--tokens 4096] [--features 4096] [--out 11008]`
 
@@ -21,7 +22,7 @@ use gemm_ladder::measure::{Bench, DevMat, Problem, Reps};
 use gemm_ladder::steps::mma_autotuned;
 use gemm_runtime::cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use gemm_runtime::timing::time;
-use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Mat, MatMut, RowMajor};
+use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Kernel, Mat, MatMut, RowMajor};
 
 /// The layer: x (tokens x features) times W (features x out), plus the bias
 /// (one value per output feature), through GELU's tanh form (as cuBLASLt's
@@ -101,6 +102,40 @@ pub fn linear_pingpong(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut
     edges = guarded,
 )]
 pub fn plain_pingpong(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>);
+
+/// `linear_pingpong` in clusters of two blocks along m, which share W's
+/// tiles by TMA multicast (each loads half of a stage for both): half the
+/// L2 traffic of W, the two blocks' consumers taking their turns in step.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 64, threads = 384),
+    warp(m = 128, n = 128),
+    atom = wgmma(m64n128k16),
+    staging = tma(stages = 5),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, pingpong),
+    swizzle = b128,
+    raster = grouped(8),
+    persistent = tiles,
+    cluster(m = 2, n = 1, multicast = b),
+    epilogue = tma(bias = n, activation = gelu_tanh),
+    edges = guarded,
+)]
+pub fn linear_pingpong_2x1(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>, bias: Bias<bf16>);
+
+/// `linear_pingpong_2x1` without its epilogue.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 64, threads = 384),
+    warp(m = 128, n = 128),
+    atom = wgmma(m64n128k16),
+    staging = tma(stages = 5),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, pingpong),
+    swizzle = b128,
+    raster = grouped(8),
+    persistent = tiles,
+    cluster(m = 2, n = 1, multicast = b),
+    epilogue = tma,
+    edges = guarded,
+)]
+pub fn plain_pingpong_2x1(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>);
 
 /// The unfused pass after cuBLAS: `y = gelu_tanh(y + bias[col])` in place, bf16.
 const BIAS_GELU: &str = r#"
@@ -240,24 +275,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let norm = theirs.iter().map(|b| f64::from(*b).powi(2)).sum::<f64>().sqrt();
     println!("ours against cuBLASLt's GELU_BIAS: relative (Frobenius) difference {:.2e}", diff / norm);
 
-    // the Hopper path, where the GPU has it
-    let hopper = if bench.gpu.capability == (9, 0) {
-        let k = &linear_hopper::KERNEL;
-        let err = verify_fused(&bench, k, dims, 5, Scalars { alpha: 1.0, beta: 0.0 })?;
-        let odd_err = verify_fused(&bench, k, odd, 6, Scalars { alpha: 1.0, beta: 0.0 })?;
-        println!("linear_hopper: relative error {err:.2e} at {}x{}x{}, {odd_err:.2e} at 1000x3000x1000", dims.m, dims.n, dims.k);
-        let fused = timed(&mut || p.launch_fused(&bench, k, &mut y, 1.0, 0.0, Some(&bias)))?;
-        let plain = timed(&mut || p.launch(&bench, &plain_hopper::KERNEL, &mut y))?;
-        let pp = &linear_pingpong::KERNEL;
-        let pp_err = verify_fused(&bench, pp, dims, 7, Scalars { alpha: 1.0, beta: 0.0 })?;
-        let pp_odd = verify_fused(&bench, pp, odd, 8, Scalars { alpha: 1.0, beta: 0.0 })?;
-        println!("linear_pingpong: relative error {pp_err:.2e} at {}x{}x{}, {pp_odd:.2e} at 1000x3000x1000", dims.m, dims.n, dims.k);
-        let pp_fused = timed(&mut || p.launch_fused(&bench, pp, &mut y, 1.0, 0.0, Some(&bias)))?;
-        let pp_plain = timed(&mut || p.launch(&bench, &plain_pingpong::KERNEL, &mut y))?;
-        Some((fused, plain, pp_fused, pp_plain))
-    } else {
-        None
-    };
+    // the Hopper path, where the GPU has it: each fused kernel checked, then
+    // timed beside its plain twin
+    let pairs: [(&str, &Kernel, &Kernel, &str); 3] = [
+        ("linear_hopper", &linear_hopper::KERNEL, &plain_hopper::KERNEL, "on the Hopper path"),
+        ("linear_pingpong", &linear_pingpong::KERNEL, &plain_pingpong::KERNEL, "on ping-pong consumers"),
+        ("linear_pingpong_2x1", &linear_pingpong_2x1::KERNEL, &plain_pingpong_2x1::KERNEL, "on ping-pong consumers in clusters of two"),
+    ];
+    let mut hopper = Vec::new();
+    if bench.gpu.capability == (9, 0) {
+        for (i, (name, k, plain_k, label)) in pairs.into_iter().enumerate() {
+            let seed = 5 + 2 * i as u64;
+            let err = verify_fused(&bench, k, dims, seed, Scalars { alpha: 1.0, beta: 0.0 })?;
+            let odd_err = verify_fused(&bench, k, odd, seed + 1, Scalars { alpha: 1.0, beta: 0.0 })?;
+            println!("{name}: relative error {err:.2e} at {}x{}x{}, {odd_err:.2e} at 1000x3000x1000", dims.m, dims.n, dims.k);
+            let fused = timed(&mut || p.launch_fused(&bench, k, &mut y, 1.0, 0.0, Some(&bias)))?;
+            let plain = timed(&mut || p.launch(&bench, plain_k, &mut y))?;
+            hopper.push((name, label, fused, plain));
+        }
+    }
 
     let flops = dims.flops();
     println!("{:<48} {:>9} {:>9} {:>12}", "", "ms", "TFLOP/s", "vs fused");
@@ -268,19 +304,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("cuBLAS GEMM + separate bias + GELU pass", &unfused),
         ("cuBLASLt GEMM with its GELU_BIAS epilogue", &lt_fused),
     ];
-    if let Some((fused, plain, pp_fused, pp_plain)) = &hopper {
-        rows.push(("fused on the Hopper path: linear_hopper", fused));
-        rows.push(("same Hopper kernel, no epilogue (plain_hopper)", plain));
-        rows.push(("fused on ping-pong consumers: linear_pingpong", pp_fused));
-        rows.push(("same ping-pong kernel, no epilogue", pp_plain));
+    let names: Vec<(String, String)> = hopper.iter().map(|(name, ..)| (format!("fused: {name}"), format!("{name}, no epilogue"))).collect();
+    for ((_, _, fused, plain), (fused_name, plain_name)) in hopper.iter().zip(&names) {
+        rows.push((fused_name, fused));
+        rows.push((plain_name, plain));
     }
     for (name, t) in rows {
         println!("{name:<48} {:>9.3} {:>9.1} {:>11.3}x", t.median_ms(), t.tflops(flops), t.median_ms() / fused.median_ms());
     }
     println!("the fused epilogue costs {:+.1}% over the same kernel without it", 100.0 * (fused.median_ms() / plain.median_ms() - 1.0));
-    if let Some((fused, plain, pp_fused, pp_plain)) = &hopper {
-        println!("on the Hopper path it costs {:+.1}%", 100.0 * (fused.median_ms() / plain.median_ms() - 1.0));
-        println!("on ping-pong consumers it costs {:+.1}%", 100.0 * (pp_fused.median_ms() / pp_plain.median_ms() - 1.0));
+    for (_, label, fused, plain) in &hopper {
+        println!("{label} it costs {:+.1}%", 100.0 * (fused.median_ms() / plain.median_ms() - 1.0));
     }
     Ok(())
 }

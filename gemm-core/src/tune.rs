@@ -39,7 +39,13 @@ pub enum Setting {
     Consumers,
     ConsumerRegs,
     Grouped,
+    /// The schedule, by its index in [`SCHEDULES`].
+    Schedule,
 }
+
+/// The schedules `tune(schedule = [..])` takes, by name: a block per C
+/// tile, a persistent grid walking tiles, stream-K.
+pub const SCHEDULES: [(&str, Option<Persistent>); 3] = [("tiles", None), ("persistent", Some(Persistent::Tiles)), ("stream_k", Some(Persistent::StreamK))];
 
 /// Every setting by the name `tune(..)` takes, in the order the help lists them.
 pub const SETTINGS: &[(&str, Setting)] = &[
@@ -60,6 +66,7 @@ pub const SETTINGS: &[(&str, Setting)] = &[
     ("consumers", Setting::Consumers),
     ("consumer_regs", Setting::ConsumerRegs),
     ("grouped", Setting::Grouped),
+    ("schedule", Setting::Schedule),
 ];
 
 impl Setting {
@@ -172,6 +179,11 @@ fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
                 }
             }
             Setting::Grouped => s.raster = Raster::Grouped(v),
+            Setting::Schedule => {
+                if let Some((_, p)) = SCHEDULES.get(v as usize) {
+                    s.persistent = *p;
+                }
+            }
         }
     }
     // a SIMT warp's iterations follow its tiles, where the base's followed its own
@@ -351,6 +363,11 @@ mod tests {
         assert!(points[0].refused.is_empty(), "{:?}", points[0].refused);
         let q = &points[1].spec;
         assert_eq!((q.block.threads, q.specialize.unwrap().consumers), (256, 1));
+        // schedules by their index in SCHEDULES: a block per tile, persistent, stream-K
+        let points = expand(&base, &[(Setting::Schedule, vec![0, 1, 2])]);
+        let got: Vec<Option<Persistent>> = points.iter().map(|p| p.spec.persistent).collect();
+        assert_eq!(got, vec![None, Some(Persistent::Tiles), Some(Persistent::StreamK)]);
+        assert!(points.iter().all(|p| p.refused.is_empty()), "every schedule runs this tiling");
     }
 
     #[test]

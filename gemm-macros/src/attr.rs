@@ -561,6 +561,28 @@ fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
             ok = false;
             continue;
         };
+        if setting == Setting::Schedule {
+            // schedules by name, kept as their index in SCHEDULES
+            let names: Vec<&str> = gemm_core::tune::SCHEDULES.iter().map(|(n, _)| *n).collect();
+            let Node::List(items, _) = value else {
+                cx.error(value.span(), format!("`schedule` in `tune(..)` takes a list of schedules: `schedule = [{}]`", names.join(", ")));
+                ok = false;
+                continue;
+            };
+            let picked: Vec<Option<u32>> = items.iter().map(|i| word(cx, i, "schedule", &names).and_then(|w| names.iter().position(|n| *n == w)).map(|p| p as u32)).collect();
+            match picked.into_iter().collect::<Option<Vec<u32>>>() {
+                Some(v) if !v.is_empty() => {
+                    cx.record(format!("tune.{path}"), value.span());
+                    out.lists.push((setting, v));
+                }
+                Some(_) => {
+                    cx.error(value.span(), format!("`schedule` in `tune(..)` takes a list of schedules: `schedule = [{}]`", names.join(", ")));
+                    ok = false;
+                }
+                None => ok = false,
+            }
+            continue;
+        }
         let values: Option<Vec<u32>> = match value {
             Node::List(items, _) if !items.is_empty() => items.iter().map(|i| if let Node::Int(v, _) = i { Some(*v) } else { None }).collect(),
             _ => None,

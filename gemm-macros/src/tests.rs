@@ -147,3 +147,19 @@ fn a_tuning_space_parses_with_its_key() {
     let (_, errors) = parse(quote! { tune(key = pow2) });
     assert!(errors.iter().any(|e| e.contains("needs at least one setting")), "{errors:?}");
 }
+
+/// `tune(schedule = [..])` takes schedules by name (kept as their index in
+/// `SCHEDULES`); a misspelt one is an error naming the choices, and a
+/// number is no schedule.
+#[test]
+fn a_tuning_space_lists_schedules_by_name() {
+    use gemm_core::tune::{Setting, SCHEDULES};
+    let (a, errors) = parse(quote! { tune(schedule = [persistent, stream_k]) });
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.tune.expect("a space").lists, vec![(Setting::Schedule, vec![1, 2])]);
+    assert_eq!(SCHEDULES[1].0, "persistent");
+    let (_, errors) = parse(quote! { tune(schedule = [persistant]) });
+    assert!(errors.iter().any(|e| e.contains("unknown schedule (did you mean `persistent`?)")), "{errors:?}");
+    let (_, errors) = parse(quote! { tune(schedule = [1]) });
+    assert!(errors.iter().any(|e| e.contains("unknown schedule")), "{errors:?}");
+}

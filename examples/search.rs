@@ -69,12 +69,7 @@ impl Size {
 
 /// `N` (cubed) or `MxNxK`, each side at least 1.
 fn parse_size(text: &str) -> Result<Size, String> {
-    let sides: Vec<usize> = text.split('x').map(|p| p.parse::<usize>().ok().filter(|&v| v > 0)).collect::<Option<_>>().ok_or("a size is N or MxNxK, each a positive integer")?;
-    match sides[..] {
-        [n] => Ok(Size(n, n, n)),
-        [m, n, k] => Ok(Size(m, n, k)),
-        _ => Err("a size is N or MxNxK".into()),
-    }
+    gemm_ladder::cli::parse_mnk(text).map(|(m, n, k)| Size(m, n, k))
 }
 
 fn main() {

@@ -1,7 +1,8 @@
 //! The tuned kernels (`src/tuned.rs`): for each size, the first launch
 //! (which compiles and times every point of the space, unless the disk
 //! holds the choice), the point chosen, and its speed beside cuBLAS.
-//! `cargo run --release --example tuned [SIZE ...]` (default 4096 2048)
+//! `cargo run --release --example tuned [SIZE ...]`, SIZE N (cubed) or
+//! MxNxK (default 4096 2048)
 //!
 //! Run it twice: the second process finds every choice on disk
 //! (`GEMM_TILES_CACHE`), and its first launches tune nothing.
@@ -14,15 +15,22 @@ use gemm_runtime::timing::time;
 use gemm_runtime::{Dims, Tuned};
 
 fn main() {
-    let sizes: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("sizes are whole numbers")).collect();
-    let sizes = if sizes.is_empty() { vec![4096, 2048] } else { sizes };
+    let sizes: Result<Vec<_>, String> = std::env::args().skip(1).map(|a| gemm_ladder::cli::parse_mnk(&a)).collect();
+    let sizes = match sizes {
+        Ok(s) if s.is_empty() => vec![(4096, 4096, 4096), (2048, 2048, 2048)],
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
     if let Err(e) = run(&sizes) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
 }
 
-fn run(sizes: &[usize]) -> Result<(), Box<dyn std::error::Error>> {
+fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>> {
     let bench = Bench::open()?;
     let reps = Reps::default();
     println!("| kernel | size | first launch (ms) | second (ms) | chosen point | TFLOP/s | cuBLAS | % of cuBLAS |");
@@ -35,8 +43,9 @@ fn run(sizes: &[usize]) -> Result<(), Box<dyn std::error::Error>> {
         }
         let s = &first.spec;
         let cfg = ([s.a.elem, s.b.elem, s.c.elem], [s.a.layout, s.b.layout, s.c.layout]);
-        for &n in sizes {
-            let dims = gemm_ladder::measure::padded_dims(n, n, n, cfg.1);
+        for &(m, n, k) in sizes {
+            let dims = gemm_ladder::measure::padded_dims(m, n, k, cfg.1);
+            let size = if m == n && n == k { format!("{m}^3") } else { format!("{m}x{n}x{k}") };
             let p = Problem::for_kernel(&bench, first, dims, 3)?;
             let mut c = p.poisoned_c(&bench)?;
             let launch = |c: &mut _| -> Result<f64, Box<dyn std::error::Error>> {
@@ -51,7 +60,7 @@ fn run(sizes: &[usize]) -> Result<(), Box<dyn std::error::Error>> {
             let tflops = t.tflops(dims.flops());
             let cublas = time_cublas_typed(&bench, cfg.0, cfg.1, dims, reps)?.tflops(dims.flops());
             println!(
-                "| {} | {n}^3 | {cold:.1} | {warm:.3} | `{chosen}` | {tflops:.2} | {cublas:.2} ({}) | {:.1}% |",
+                "| {} | {size} | {cold:.1} | {warm:.3} | `{chosen}` | {tflops:.2} | {cublas:.2} ({}) | {:.1}% |",
                 tuned.name(),
                 describe(cfg),
                 100.0 * tflops / cublas

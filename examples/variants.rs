@@ -59,16 +59,13 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let step = gemm_ladder::steps::step(&cli.step).ok_or("a ladder step")?;
     let name = cli.step.clone();
     let mut args = cli.rest.into_iter().peekable();
-    let size = match args.peek().map(|a| parse_size(a)) {
+    let size = match args.peek().map(|a| gemm_ladder::cli::parse_mnk(a).ok()) {
         Some(Some(s)) => {
             args.next();
             s
         }
         _ => (4096, 4096, 4096),
     };
-    if size.0 == 0 || size.1 == 0 || size.2 == 0 {
-        return Err("every size must be at least 1".into());
-    }
     let base = step.kernel.spec.clone();
     let mut kernels = vec![Kernel::from_spec(base.clone())?];
     let mut labels = vec!["(as in the ladder)".to_string()];
@@ -138,12 +135,3 @@ fn variant_kernel(base: &gemm_runtime::spec::KernelSpec, variant: &str) -> Resul
     Ok(Kernel::from_parts(spec, Box::leak(source.into_boxed_str()), Box::leak(g.kernel_name.into_boxed_str()), g.threads, g.smem_bytes))
 }
 
-/// `N` (a cube) or `MxNxK`.
-fn parse_size(arg: &str) -> Option<(usize, usize, usize)> {
-    let parts: Vec<usize> = arg.split('x').map(|p| p.parse().ok()).collect::<Option<_>>()?;
-    match parts[..] {
-        [n] => Some((n, n, n)),
-        [m, n, k] => Some((m, n, k)),
-        _ => None,
-    }
-}

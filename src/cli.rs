@@ -8,6 +8,17 @@ use crate::measure::{config, describe, measure, time_cublas_typed, Bench, Config
 use crate::report::{rounded, write_json, write_target, LadderRecord, SizeRecord, StepRecord};
 use crate::Step;
 
+/// One size argument, `N` (cubed) or `MxNxK`, each side at least 1.
+pub fn parse_mnk(text: &str) -> Result<(usize, usize, usize), String> {
+    let bad = || format!("`{text}`: a size is N (cubed) or MxNxK, each a positive whole number");
+    let sides: Vec<usize> = text.split('x').map(|p| p.parse::<usize>().ok().filter(|&v| v > 0)).collect::<Option<_>>().ok_or_else(bad)?;
+    match sides[..] {
+        [n] => Ok((n, n, n)),
+        [m, n, k] => Ok((m, n, k)),
+        _ => Err(bad()),
+    }
+}
+
 /// The examples' size arguments: `SIZE` (cubed) or `M N K`.
 #[derive(Debug, clap::Args)]
 pub struct SizeArgs {
@@ -180,4 +191,19 @@ fn run(steps: &[&Step], name: &str, dims: Dims) -> Result<(), Box<dyn std::error
     let json_path = write_json(&format!("{name}.json"), &record)?;
     println!("\nwrote {}, {} and {}\n", md_path.display(), svg_path.display(), json_path.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::parse_mnk;
+
+    /// A size is a cube's side or MxNxK, every side at least 1.
+    #[test]
+    fn sizes_parse_as_a_cube_or_three_sides() {
+        assert_eq!(parse_mnk("4096"), Ok((4096, 4096, 4096)));
+        assert_eq!(parse_mnk("3072x3072x12288"), Ok((3072, 3072, 12288)));
+        for bad in ["0", "12x5", "4096x0x4096", "x", "pad=8", "1x2x3x4"] {
+            assert!(parse_mnk(bad).is_err(), "{bad}");
+        }
+    }
 }

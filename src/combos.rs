@@ -315,7 +315,8 @@ pub fn hopper() -> Vec<KernelSpec> {
                 s.cluster = Some(Cluster { m, n, multicast: Some(multicast) });
                 if consumers == Some(1) && i >= 4 {
                     // ping-pong in a cluster: both blocks' consumers take their turns in step
-                    s.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: true });
+                    // (a clustered producer needs more than 24 registers: ptxas spilled them)
+                    s.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(40), consumer_regs: Some(232), pingpong: true });
                     s.block.threads = 384;
                 }
             } else if consumers == Some(1) {

@@ -50,6 +50,47 @@ pub fn compile_cubin(source: &str, kernel: &str, arch: &'static str) -> Result<(
 }
 
 fn nvrtc(source: &str, kernel: &str, arch: &'static str) -> Result<(String, Option<Vec<u8>>), GemmError> {
+    nvrtc_with(source, kernel, arch, &[]).map(|(ptx, cubin, _)| (ptx, cubin))
+}
+
+/// What ptxas reports of a kernel's machine code for a real GPU `arch`
+/// (`sm_..`): registers a thread, and bytes spilled to local memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Usage {
+    pub registers: u32,
+    pub spill_stores: u32,
+    pub spill_loads: u32,
+}
+
+/// Compiles `source` to machine code for `arch` with ptxas's report on
+/// (NVRTC's `--ptxas-options=-v`) and reads [`Usage`] from it: spills the
+/// tests can check without a GPU.
+pub fn usage(source: &str, kernel: &str, arch: &'static str) -> Result<Usage, GemmError> {
+    let (_, _, log) = nvrtc_with(source, kernel, arch, &["--ptxas-options=-v".to_string()])?;
+    let number_before = |line: &str, what: &str| -> Option<u32> {
+        let at = line.find(what)?;
+        line[..at].split_whitespace().last()?.parse().ok()
+    };
+    let mut u = Usage { registers: 0, spill_stores: 0, spill_loads: 0 };
+    let mut found = false;
+    for line in log.lines() {
+        if let Some(r) = number_before(line, " registers") {
+            u.registers = r;
+            found = true;
+        }
+        if let Some(b) = number_before(line, " bytes spill stores") {
+            u.spill_stores = b;
+        }
+        if let Some(b) = number_before(line, " bytes spill loads") {
+            u.spill_loads = b;
+        }
+    }
+    found.then_some(u).ok_or_else(|| GemmError::Compile { kernel: kernel.into(), arch: arch.into(), log: format!("no ptxas report in NVRTC's log:\n{log}") })
+}
+
+/// NVRTC with `extra` options: the PTX, the machine code for a real GPU
+/// target, and the program's log.
+fn nvrtc_with(source: &str, kernel: &str, arch: &'static str, extra: &[String]) -> Result<(String, Option<Vec<u8>>, String), GemmError> {
     use cudarc::nvrtc::{result, sys};
     if !nvrtc_present() {
         return Err(GemmError::NoNvrtc);
@@ -62,7 +103,8 @@ fn nvrtc(source: &str, kernel: &str, arch: &'static str) -> Result<(String, Opti
     let prog = result::create_program(&src, Some(&name)).map_err(|e| failed(format!("{e:?}")))?;
     // SAFETY: `prog` lives until the destroy below; `src` and `name` outlive it.
     let out = unsafe {
-        let options = [format!("--gpu-architecture={arch}"), "--std=c++17".to_string()];
+        let mut options = vec![format!("--gpu-architecture={arch}"), "--std=c++17".to_string()];
+        options.extend_from_slice(extra);
         match result::compile_program(prog, &options) {
             Err(_) => {
                 let log = result::get_program_log(prog).map(|l| std::ffi::CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned());
@@ -70,6 +112,7 @@ fn nvrtc(source: &str, kernel: &str, arch: &'static str) -> Result<(String, Opti
             }
             Ok(()) => result::get_ptx(prog).map_err(|e| failed(format!("{e:?}"))).map(|ptx| {
                 let ptx = std::ffi::CStr::from_ptr(ptx.as_ptr()).to_string_lossy().into_owned();
+                let log = result::get_program_log(prog).map(|l| std::ffi::CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned()).unwrap_or_default();
                 let mut size = 0usize;
                 let cubin = (arch.starts_with("sm_") && sys::nvrtcGetCUBINSize(prog, &mut size).result().is_ok() && size > 0)
                     .then(|| {
@@ -77,7 +120,7 @@ fn nvrtc(source: &str, kernel: &str, arch: &'static str) -> Result<(String, Opti
                         sys::nvrtcGetCUBIN(prog, bytes.as_mut_ptr().cast()).result().ok().map(|_| bytes)
                     })
                     .flatten();
-                (ptx, cubin)
+                (ptx, cubin, log)
             }),
         }
     };

@@ -289,8 +289,9 @@ pub fn mma_candidates() -> Candidates {
 /// persistent grid, and C from the registers, through a C tile, or by TMA
 /// stores; and ping-pong consumers over the `pingpong` step (tiles of 64 or
 /// 128 by 128 or 256, 2 to 5 stages, each epilogue, alone or in clusters of
-/// two sharing B). The rules prune what
-/// does not fit shared memory or the register file.
+/// two sharing B). Edges guarded, as the ladder's are (TMA fills past
+/// them), so that every tiling runs every size: 192-row tiles at 4096 too.
+/// The rules prune what does not fit shared memory or the register file.
 ///
 /// `focused`: the part of that space around the H100's winners, small
 /// enough to compile and time in a few minutes (NVRTC takes seconds for
@@ -318,7 +319,7 @@ pub fn hopper_candidates(focused: bool) -> Candidates {
                     cluster,
                     persistent,
                     epilogue,
-                    edges: Edges::Whole,
+                    edges: Edges::Guarded,
                     ..crate::steps::tma_store::KERNEL.spec.clone()
                 };
                 out.add(expand(&base, &lists));
@@ -329,7 +330,7 @@ pub fn hopper_candidates(focused: bool) -> Candidates {
     let pingpong = [(Setting::BlockM, vec![64, 128]), (Setting::BlockN, vec![128, 256]), (Setting::Stages, stages)];
     for cluster in [None, b_multicast] {
         for &epilogue in &epilogues {
-            let base = KernelSpec { name: "hopper_tuned".into(), epilogue, cluster, edges: Edges::Whole, ..crate::steps::pingpong::KERNEL.spec.clone() };
+            let base = KernelSpec { name: "hopper_tuned".into(), epilogue, cluster, ..crate::steps::pingpong::KERNEL.spec.clone() };
             out.add(expand(&base, &pingpong));
         }
     }

@@ -4,7 +4,8 @@
 //! odd sizes beside their aligned neighbours (partial tiles at the edges,
 //! and with odd leading dimensions the aligned copies of any alignment).
 //! `cargo run --release --example shapes [--odd] [STEP ...]` (default: tma_store;
-//! `--odd`: the odd sizes alone)
+//! `--odd`: the odd sizes alone; STEP `hopper_tuned`: the tuned Hopper
+//! kernel, each shape tuned on its first launch)
 
 use gemm_ladder::measure::{config, describe, measure, padded_dims, time_cublas_typed, Bench, DevMat, Reps};
 
@@ -60,6 +61,12 @@ fn run(names: &[String], odd_only: bool) -> Result<(), Box<dyn std::error::Error
     let bench = Bench::open()?;
     let reps = Reps::default();
     for name in names {
+        if name == "hopper_tuned" {
+            if !odd_only {
+                tuned_shapes(&bench, reps)?;
+            }
+            continue;
+        }
         let step = gemm_ladder::steps::step(name).ok_or_else(|| format!("no ladder step named {name}"))?;
         let cfg = config(step.kernel);
         let s = &step.kernel.spec;
@@ -98,5 +105,32 @@ fn run(names: &[String], odd_only: bool) -> Result<(), Box<dyn std::error::Error
         }
         println!();
     }
+    Ok(())
+}
+
+/// The tuned Hopper kernel (`src/tuned.rs`) over the twelve shapes: the
+/// first launch at each shape tunes it (its key, or reads the choice from
+/// disk), then the chosen point is verified and timed beside cuBLAS.
+fn tuned_shapes(bench: &Bench, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
+    let tuned = &gemm_ladder::tuned::hopper_tuned::KERNEL;
+    let first = tuned.kernel(0);
+    let cfg = config(first);
+    let s = &first.spec;
+    println!("hopper_tuned on {} against cuBLAS {}, median of {} runs\n", bench.gpu.name, describe(cfg), reps.runs);
+    println!("| M x N x K | cuBLAS TFLOP/s | hopper_tuned TFLOP/s | % of cuBLAS | chosen point |");
+    println!("|---|---:|---:|---:|---|");
+    let mut log_sum = 0.0;
+    for (m, n, k) in SHAPES {
+        let dims = padded_dims(m, n, k, [s.a.layout, s.b.layout, s.c.layout]);
+        let p = gemm_ladder::measure::Problem::for_kernel(bench, first, dims, 2)?;
+        let mut c = p.poisoned_c(bench)?;
+        p.launch_tuned(bench, tuned, &mut c)?;
+        let chosen = tuned.chosen_for(bench.stream(), dims)?.ok_or("a choice after the first launch")?;
+        let ours = measure(bench, chosen, dims, reps)?.tflops;
+        let cublas = time_cublas_typed(bench, cfg.0, cfg.1, dims, reps)?.tflops(dims.flops());
+        log_sum += (ours / cublas).ln();
+        println!("| {m} x {n} x {k} | {cublas:.2} | {ours:.2} | {:.1}% | `{}` |", 100.0 * ours / cublas, chosen.name);
+    }
+    println!("| geometric mean | | | {:.1}% | |\n", 100.0 * (log_sum / SHAPES.len() as f64).exp());
     Ok(())
 }

@@ -11,7 +11,8 @@
 //! Hopper ladder's `tma_store` tiling, consumers sharing each tile, W read
 //! N-major), `linear_pingpong` (the `pingpong` step's: consumers taking
 //! tiles in turn, one's epilogue beside the other's wgmmas) and
-//! `linear_pingpong_2x1` (the same in clusters of two sharing W's tiles).
+//! `linear_pingpong_2x1` (the same in clusters of two sharing W's tiles)
+//! and `linear_pingpong_wide` (ping-pong on 64x256 tiles).
 //!
 //! `cargo run --release --example linear -- [--tokens 4096] [--features 4096] [--out 11008]`
 
@@ -136,6 +137,38 @@ pub fn linear_pingpong_2x1(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: Ma
     edges = guarded,
 )]
 pub fn plain_pingpong_2x1(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>);
+
+/// Ping-pong on 64x256 tiles: one m64n256k16 wgmma a K step per consumer
+/// (the widest, which reads the least shared memory per flop), the same
+/// 128 accumulators a thread as `linear_pingpong`'s 128x128.
+#[gemm_kernel(
+    block(m = 64, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16),
+    staging = tma(stages = 4),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, pingpong),
+    swizzle = b128,
+    raster = grouped(8),
+    persistent = tiles,
+    epilogue = tma(bias = n, activation = gelu_tanh),
+    edges = guarded,
+)]
+pub fn linear_pingpong_wide(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>, bias: Bias<bf16>);
+
+/// `linear_pingpong_wide` without its epilogue.
+#[gemm_kernel(
+    block(m = 64, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16),
+    staging = tma(stages = 4),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, pingpong),
+    swizzle = b128,
+    raster = grouped(8),
+    persistent = tiles,
+    epilogue = tma,
+    edges = guarded,
+)]
+pub fn plain_pingpong_wide(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>);
 
 /// The unfused pass after cuBLAS: `y = gelu_tanh(y + bias[col])` in place, bf16.
 const BIAS_GELU: &str = r#"
@@ -277,10 +310,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // the Hopper path, where the GPU has it: each fused kernel checked, then
     // timed beside its plain twin
-    let pairs: [(&str, &Kernel, &Kernel, &str); 3] = [
+    let pairs: [(&str, &Kernel, &Kernel, &str); 4] = [
         ("linear_hopper", &linear_hopper::KERNEL, &plain_hopper::KERNEL, "on the Hopper path"),
         ("linear_pingpong", &linear_pingpong::KERNEL, &plain_pingpong::KERNEL, "on ping-pong consumers"),
         ("linear_pingpong_2x1", &linear_pingpong_2x1::KERNEL, &plain_pingpong_2x1::KERNEL, "on ping-pong consumers in clusters of two"),
+        ("linear_pingpong_wide", &linear_pingpong_wide::KERNEL, &plain_pingpong_wide::KERNEL, "on ping-pong consumers of 64x256 tiles"),
     ];
     let mut hopper = Vec::new();
     if bench.gpu.capability == (9, 0) {

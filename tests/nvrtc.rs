@@ -231,18 +231,49 @@ fn every_hopper_combination_compiles_for_sm_90a() {
 /// kernels (`decode.rs`) compiles for its arch: what a tuning launch may
 /// pick.
 /// The variants a launch may pick at run time compile too: each ladder
-/// kernel's scalar-C variant, which writes a C its stores cannot take.
+/// kernel's scalar-C variant, which writes a C its stores cannot take, and
+/// its narrower copies of A and B (every vector down to the narrowest its
+/// staging has), each with the scalar C too, wherever the rules allow.
 #[test]
-fn every_ladder_kernels_scalar_c_variant_compiles() {
-    let mut variants = 0;
+fn every_ladder_kernels_variants_compile() {
+    use gemm_runtime::realign::scalar_c_spec;
+    use gemm_runtime::spec::Staging;
+    let (mut scalar, mut narrow) = (0, 0);
     for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS) {
-        if let Some(v) = step.kernel.scalar_c_variant() {
-            compile(&v.source, &v.name, v.spec.arch.nvrtc_name()).unwrap_or_else(|e| panic!("step {}'s scalar-C variant: {e}", step.name));
-            variants += 1;
+        let spec = &step.kernel.spec;
+        let mut variants = Vec::new();
+        if let Some(v) = scalar_c_spec(spec) {
+            variants.push(v);
+            scalar += 1;
+        }
+        let (vector, narrowest) = match spec.staging {
+            Staging::CpAsync { vector, .. } => (vector, (4 / spec.a.elem.bytes()).max(1)),
+            Staging::Smem { vector, .. } => (vector, 1),
+            _ => (1, 1),
+        };
+        let mut v = vector / 2;
+        while v >= narrowest {
+            for base in [Some(spec.clone()), scalar_c_spec(spec)].into_iter().flatten() {
+                let mut s = base;
+                match &mut s.staging {
+                    Staging::CpAsync { vector, .. } | Staging::Smem { vector, .. } => *vector = v,
+                    _ => {}
+                }
+                if gemm_runtime::gemm_core::check(&s).is_empty() {
+                    variants.push(s);
+                    narrow += 1;
+                }
+            }
+            v /= 2;
+        }
+        for s in variants {
+            let k = gemm_runtime::Kernel::from_spec(s).unwrap_or_else(|e| panic!("step {}'s variant: {e}", step.name));
+            compile(&k.source, &k.name, k.spec.arch.nvrtc_name()).unwrap_or_else(|e| panic!("step {}'s variant {}: {e}", step.name, k.name));
         }
     }
-    // the steps that store C in vectors or chunks (SIMT, mma, wgmma)
-    assert!(variants >= 15, "only {variants} steps have a scalar-C variant");
+    // the steps that store C in vectors or chunks (SIMT, mma, wgmma); those that stage through shared memory
+    assert!(scalar >= 15, "only {scalar} steps have a scalar-C variant");
+    assert!(narrow >= 20, "only {narrow} narrower-copy variants");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! A launchable kernel: its spec and generated source, compiled on first use.
 
 use std::borrow::Cow;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::CUdevice_attribute_enum as DevAttr;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
@@ -27,9 +27,11 @@ pub struct Kernel {
     /// holds at once: the launch path's cache, in front of the process-wide
     /// one in [`compile::load`].
     loaded: Mutex<Vec<Loaded>>,
-    /// The variant that stores C element by element, for a C this kernel's
-    /// stores cannot take ([`realign::scalar_c_spec`]), made on first need.
-    scalar_c: OnceLock<Option<Box<Kernel>>>,
+    /// Variants of this kernel made for launches whose operands it cannot
+    /// take where they lie ([`realign::variant_spec`]), on first need.
+    variants: Mutex<Vec<Arc<Kernel>>>,
+    /// Whether this kernel is such a variant (it makes none of its own).
+    variant: bool,
 }
 
 #[derive(Clone)]
@@ -80,7 +82,7 @@ pub fn compile_all<'k>(kernels: impl IntoIterator<Item = &'k Kernel>, ctx: &Arc<
 impl Kernel {
     /// The kernel as the macro expanded it.
     pub const fn from_parts(spec: KernelSpec, source: &'static str, name: &'static str, threads: u32, smem_bytes: u32) -> Self {
-        Kernel { spec, source: Cow::Borrowed(source), name: Cow::Borrowed(name), threads, smem_bytes, loaded: Mutex::new(Vec::new()), scalar_c: OnceLock::new() }
+        Kernel { spec, source: Cow::Borrowed(source), name: Cow::Borrowed(name), threads, smem_bytes, loaded: Mutex::new(Vec::new()), variants: Mutex::new(Vec::new()), variant: false }
     }
 
     /// Checks and generates a spec built at run time.
@@ -93,7 +95,8 @@ impl Kernel {
             threads: g.threads,
             smem_bytes: g.smem_bytes,
             loaded: Mutex::new(Vec::new()),
-            scalar_c: OnceLock::new(),
+            variants: Mutex::new(Vec::new()),
+            variant: false,
         })
     }
 
@@ -179,14 +182,15 @@ impl Kernel {
         let (staged, [sa, sb, sc]) = match args::check(&self.spec, dims, given_lens, given) {
             Ok(shapes) => (None, shapes),
             Err(GemmError::Misaligned { .. }) => {
-                let copied = realign::misaligned(&self.spec, dims, given);
-                if copied[2] {
-                    if let Some(variant) = self.scalar_c_variant() {
-                        // the variant takes C where it lies (and copies A or B itself where it must)
+                if !self.variant {
+                    if let (_, Some(spec)) = realign::route(&self.spec, dims, given) {
+                        // the variant takes what it can where it lies (and copies the rest itself)
+                        let variant = self.variant_of(spec)?;
                         drop((_a_sync, _b_sync, _c_sync));
                         return variant.launch_with(stream, a, b, c, dims, epilogue);
                     }
                 }
+                let copied = realign::misaligned(&self.spec, dims, given);
                 let s = realign::stage(stream, &self.spec, dims, given, given_lens, copied, epilogue.beta.is_some())?;
                 let shapes = args::check(&self.spec, s.dims, s.lens, s.ptrs)?;
                 (Some(s), shapes)
@@ -259,11 +263,23 @@ impl Kernel {
         Ok(())
     }
 
+    /// The variant of this kernel for `spec` (one of
+    /// [`realign::variant_spec`]'s), generated once and kept.
+    fn variant_of(&self, spec: KernelSpec) -> Result<Arc<Kernel>, GemmError> {
+        let mut variants = self.variants.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(k) = variants.iter().find(|k| k.spec == spec) {
+            return Ok(k.clone());
+        }
+        let k = Arc::new(Kernel { variant: true, ..Kernel::from_spec(spec)? });
+        variants.push(k.clone());
+        Ok(k)
+    }
+
     /// The variant of this kernel that stores C element by element, which
-    /// launches whose C this kernel's stores cannot take run instead
-    /// ([`Plan::ScalarC`]); `None` where there is none.
-    pub fn scalar_c_variant(&self) -> Option<&Kernel> {
-        self.scalar_c.get_or_init(|| realign::scalar_c_spec(&self.spec).and_then(|s| Kernel::from_spec(s).ok()).map(Box::new)).as_deref()
+    /// launches whose C this kernel's stores cannot take run (where their
+    /// A and B need no narrower copies); `None` where there is none.
+    pub fn scalar_c_variant(&self) -> Option<Arc<Kernel>> {
+        self.variant_of(realign::scalar_c_spec(&self.spec)?).ok()
     }
 
     /// How a launch with these arguments reaches the kernel: directly, or

@@ -4,22 +4,22 @@
 //! dimension or batch stride does not allow them (a row-major A with K =
 //! 4100, a B of GPT-2's 50257 columns, a view at an odd element of a larger
 //! buffer), the launcher runs the same kernel on an aligned copy of that
-//! operand instead of refusing: each problem's matrix copied (by a small
-//! kernel of our own, `copy.rs`) into scratch from the stream's pool, its lines a
-//! multiple of the kernel's vector apart; for C, the kernel writes the
-//! scratch and the copy writes it back (C is copied in first where the
-//! epilogue reads it, `beta`). A C that the epilogue's vector stores
-//! cannot take is written where it lies instead, by a variant of the spec
-//! that stores it element by element ([`scalar_c_spec`]), where the path
-//! has one. [`Kernel::plan`](crate::Kernel::plan) says which operands a
-//! launch copies and whether it runs that variant.
+//! operand instead of refusing. Where the rules allow, a variant of the
+//! same spec takes the operand where it lies ([`variant_spec`]): A and B
+//! by narrower copies into shared memory (cp.async of 8 or 4 bytes, or
+//! single elements), C stored element by element ([`scalar_c_spec`]).
+//! What no variant takes is copied (by a small kernel of our own,
+//! `copy.rs`) into scratch from the stream's pool, its lines a multiple of
+//! the kernel's vector apart; for C, the kernel writes the scratch and the
+//! copy writes it back (C is copied in first where the epilogue reads it,
+//! `beta`). [`Kernel::plan`](crate::Kernel::plan) says which.
 //!
-//! What it costs is the copies' traffic: each copied operand read and
-//! written once more (C twice under `beta`), against a GEMM's 2mnk flops;
-//! and for the scalar-C variant, its narrower stores.
+//! What it costs is the copies' traffic (each copied operand read and
+//! written once more, C twice under `beta`, against a GEMM's 2mnk flops),
+//! or a variant's narrower loads and stores.
 
 use cudarc::driver::CudaStream;
-use gemm_core::spec::{Epilogue, KernelSpec, Layout};
+use gemm_core::spec::{Epilogue, KernelSpec, Layout, Staging};
 
 use crate::args::{Dims, Shape};
 use crate::copy::Copy2d;
@@ -33,10 +33,12 @@ pub enum Plan {
     Direct,
     /// These operands (A, B, C) go through aligned copies first.
     Copied { a: bool, b: bool, c: bool },
-    /// A variant of the spec that stores C element by element
-    /// (`epilogue = direct`, see [`scalar_c_spec`]) writes the caller's C
-    /// where it lies; A and B go through aligned copies where marked.
-    ScalarC { a: bool, b: bool },
+    /// A variant of the spec, generated for these arguments (see
+    /// [`variant_spec`]), takes the operands it can where they lie: A and
+    /// B by narrower copies into shared memory (`vector` elements each,
+    /// where `Some`), C stored element by element (`scalar_c`); the
+    /// operands marked `a`, `b`, `c` still go through aligned copies.
+    Variant { vector: Option<u32>, scalar_c: bool, a: bool, b: bool, c: bool },
 }
 
 /// How a launch of `spec` with buffers of `lens` elements at `addrs` (A, B,
@@ -44,12 +46,77 @@ pub enum Plan {
 pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3]) -> Result<Plan, GemmError> {
     match crate::args::check(spec, dims, lens, addrs) {
         Ok(_) => Ok(Plan::Direct),
-        Err(GemmError::Misaligned { .. }) => {
-            let [a, b, c] = misaligned(spec, dims, addrs);
-            Ok(if c && scalar_c_spec(spec).is_some() { Plan::ScalarC { a, b } } else { Plan::Copied { a, b, c } })
-        }
+        Err(GemmError::Misaligned { .. }) => Ok(route(spec, dims, addrs).0),
         Err(e) => Err(e),
     }
+}
+
+/// For a launch some of whose operands `spec` cannot take where they lie
+/// (at `addrs`): the plan, and the variant's spec where the plan runs one.
+pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Option<KernelSpec>) {
+    let [a, b, c] = misaligned(spec, dims, addrs);
+    let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
+    let strides = [dims.batch.stride_a, dims.batch.stride_b, dims.batch.stride_c];
+    let elems = [spec.a.elem, spec.b.elem, spec.c.elem];
+    // the widest vector (elements) each operand's address, lines and batch allow
+    let widest: [u32; 3] = std::array::from_fn(|i| {
+        let bytes = elems[i].bytes() as u64;
+        let stride = if dims.batch.count > 1 { strides[i] as u64 * bytes } else { 0 };
+        let aligned = [addrs[i], shapes[i].ld as u64 * bytes, stride].into_iter().filter(|&v| v > 0).fold(16u64, |al, v| al.min(1 << v.trailing_zeros()));
+        (aligned / bytes).max(1) as u32
+    });
+    let narrow = narrowest_vector(spec);
+    // A and B by narrower copies where the staging has them and each misaligned one allows one
+    let (mut copy_a, mut copy_b) = (a, b);
+    let mut vector = None;
+    if let Some(min) = narrow {
+        let fits: Vec<u32> = [(a, widest[0]), (b, widest[1])].into_iter().filter(|&(m, _)| m).map(|(_, w)| w).filter(|&w| w >= min).collect();
+        copy_a = a && widest[0] < min;
+        copy_b = b && widest[1] < min;
+        vector = fits.into_iter().min().filter(|&v| v < spec.staging.vector());
+    }
+    let scalar_c = c && scalar_c_spec(spec).is_some();
+    if vector.is_none() && !scalar_c {
+        return (Plan::Copied { a, b, c }, None);
+    }
+    let mut variant = if scalar_c { scalar_c_spec(spec).expect("checked above") } else { spec.clone() };
+    if let Some(v) = vector {
+        set_vector(&mut variant, v);
+    }
+    if !gemm_core::check(&variant).is_empty() {
+        // the narrower copies break a rule of this tiling: A and B go through copies
+        if vector.is_none() || !scalar_c {
+            return (Plan::Copied { a, b, c }, None);
+        }
+        let only_c = scalar_c_spec(spec).expect("checked above");
+        return (Plan::Variant { vector: None, scalar_c, a, b, c: false }, Some(only_c));
+    }
+    (Plan::Variant { vector, scalar_c, a: copy_a, b: copy_b, c: c && !scalar_c }, Some(variant))
+}
+
+/// The fewest elements a copy of A or B into shared memory may move for
+/// `spec`'s staging: cp.async moves 4 bytes or more, a register-staged
+/// load one element; `None` where the staging has no vector to narrow
+/// (TMA's 16-byte rows, wmma's direct fragment loads).
+fn narrowest_vector(spec: &KernelSpec) -> Option<u32> {
+    match spec.staging {
+        Staging::CpAsync { .. } => Some((4 / spec.a.elem.bytes()).max(1)),
+        Staging::Smem { .. } => Some(1),
+        _ => None,
+    }
+}
+
+fn set_vector(spec: &mut KernelSpec, v: u32) {
+    match &mut spec.staging {
+        Staging::CpAsync { vector, .. } | Staging::Smem { vector, .. } => *vector = v,
+        _ => {}
+    }
+}
+
+/// The variant of `spec` that takes A, B and C at `addrs` where it can (see
+/// [`Plan::Variant`]); `None` where the plan runs `spec` itself.
+pub fn variant_spec(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> Option<KernelSpec> {
+    route(spec, dims, addrs).1
 }
 
 /// The variant of `spec` a C that its vector stores cannot take is written
@@ -222,11 +289,12 @@ mod tests {
         let aligned = Dims::new(m, n, k).with_ld(72, 264, 264);
         let big = [m * 72, k * 264, m * 264];
         assert_eq!(plan(&s, aligned, big, addrs).unwrap(), Plan::Direct);
-        // K = 65: A's rows 130 bytes apart; N = 257: B's and C's too (C
-        // written where it lies by the variant that stores elements)
-        assert_eq!(plan(&s, Dims::new(m, n, k), lens, addrs).unwrap(), Plan::ScalarC { a: true, b: true });
+        // K = 65: A's rows 130 bytes apart, under cp.async's 4; N = 257: B's
+        // and C's too (C written where it lies by the variant that stores elements)
+        let scalar_c = |a, b| Plan::Variant { vector: None, scalar_c: true, a, b, c: false };
+        assert_eq!(plan(&s, Dims::new(m, n, k), lens, addrs).unwrap(), scalar_c(true, true));
         // C alone, a view one element into its buffer
-        assert_eq!(plan(&s, aligned, big, [BASE, BASE << 1, (BASE << 2) + 2]).unwrap(), Plan::ScalarC { a: false, b: false });
+        assert_eq!(plan(&s, aligned, big, [BASE, BASE << 1, (BASE << 2) + 2]).unwrap(), scalar_c(false, false));
         // B a view 2 bytes into its buffer
         assert_eq!(plan(&s, aligned, big, [BASE, (BASE << 1) + 2, BASE << 2]).unwrap(), Plan::Copied { a: false, b: true, c: false });
         // a batch whose A problems lie 3 elements past a multiple of 8 apart
@@ -235,6 +303,46 @@ mod tests {
         assert_eq!(plan(&s, batched, lens2, addrs).unwrap(), Plan::Copied { a: true, b: false, c: false });
         // a short buffer is no alignment problem
         assert!(matches!(plan(&s, aligned, [100, big[1], big[2]], addrs), Err(GemmError::BufferTooSmall { .. })));
+    }
+
+    /// An A or B whose lines or address allow narrower cp.async copies (8
+    /// or 4 bytes) is read where it lies by the variant with that vector,
+    /// the narrowest either needs; one that allows none (2-byte aligned
+    /// bf16) is copied. f32 under cp.async never needs a copy: 4 bytes is
+    /// one element.
+    #[test]
+    fn operands_that_allow_narrower_copies_are_read_where_they_lie() {
+        let s = mma();
+        let (m, n, k) = (128, 256, 64);
+        let addrs = [BASE, BASE << 1, BASE << 2];
+        let big = [1 << 16; 3];
+        let narrow = |v: u32, a, b| Plan::Variant { vector: Some(v), scalar_c: false, a, b, c: false };
+        // A's lines 68 elements apart: 136 bytes, 8-byte aligned
+        assert_eq!(plan(&s, Dims::new(m, n, k).with_ld(68, 256, 256), big, addrs).unwrap(), narrow(4, false, false));
+        // and B 4 bytes into its buffer: 4-byte copies for both
+        assert_eq!(plan(&s, Dims::new(m, n, k).with_ld(68, 256, 256), big, [BASE, (BASE << 1) + 4, BASE << 2]).unwrap(), narrow(2, false, false));
+        // with B's lines 257 elements apart it is copied, A read 8 bytes at a time
+        assert_eq!(plan(&s, Dims::new(m, n, k).with_ld(68, 257, 256), big, addrs).unwrap(), narrow(4, false, true));
+        let v = variant_spec(&s, Dims::new(m, n, k).with_ld(68, 257, 256), addrs).expect("a variant");
+        assert_eq!(v.staging, Staging::CpAsync { stages: 3, vector: 4, transpose_a: false, fragments: 1 });
+        assert_eq!(KernelSpec { staging: s.staging, ..v }, s, "only the vector changes");
+        // f32 under cp.async: any line takes 4-byte copies
+        let simt = KernelSpec {
+            a: Operand { elem: Elem::F32, layout: Layout::RowMajor },
+            b: Operand { elem: Elem::F32, layout: Layout::RowMajor },
+            c: Operand { elem: Elem::F32, layout: Layout::RowMajor },
+            block: Block { m: 128, n: 128, k: Some(16), threads: 256, min_blocks: None },
+            warp: Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 }),
+            thread: Some(ThreadTile { m: 8, n: 4, lanes: Dim::N, sweep: Dim::N }),
+            atom: Atom::Fma,
+            staging: Staging::CpAsync { stages: 3, vector: 4, transpose_a: false, fragments: 1 },
+            swizzle: Swizzle::None,
+            epilogue: Epilogue::Direct,
+            ..s.clone()
+        };
+        let checked = gemm_core::check(&simt);
+        assert!(checked.is_empty(), "{checked:?}");
+        assert_eq!(plan(&simt, Dims::new(m, n, k).with_ld(67, 259, 256), big, addrs).unwrap(), narrow(1, false, false));
     }
 
     /// The scalar-C variant is the same tiling with its C tile stored an

@@ -790,3 +790,27 @@ fn smem_elements_stores_the_c_tile_an_element_a_thread_side_by_side() {
     let src = generate(&s).unwrap().source;
     assert!(src.contains("const int row = block_m + e, col = block_n + line;"), "{src}");
 }
+
+/// A guarded bias reads in bounds whatever the tile (an index past C's
+/// edge reads the last element, whose value is never stored), and a
+/// thread that would hold more than 32 bias values ahead of its stores
+/// (a 64x256 wgmma consumer: 64, beside 128 accumulators) loads each where
+/// it is used instead; 32 or fewer are loaded ahead.
+#[test]
+fn bias_values_load_in_bounds_and_ahead_only_where_few() {
+    let mut s = hopper_spec();
+    s.staging = Staging::Tma { stages: 3 };
+    s.epilogue = Epilogue::Smem;
+    s.fused = Fused { alpha: false, beta: false, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh) };
+    let wide = generate(&s).unwrap().source;
+    assert!(!wide.contains("float bias_ahead"), "64 values are not loaded ahead\n{wide}");
+    assert!(wide.contains(" < N ? ") && wide.contains(" : N - 1]"), "clamped loads\n{wide}");
+    // a 64x128 consumer tile: 32 values, loaded ahead, clamped too
+    s.block.n = 128;
+    s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
+    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
+    let narrow = generate(&s).unwrap().source;
+    assert!(narrow.contains("float bias_ahead[1][16][2];"), "{narrow}");
+    assert!(narrow.contains(" : N - 1]"), "{narrow}");
+    assert!(!narrow.contains(": 0.0f;"), "no zero for a value never stored\n{narrow}");
+}

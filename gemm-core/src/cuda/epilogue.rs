@@ -162,24 +162,25 @@ impl<'a> Output<'a> {
     /// Under a bias, loads the values a thread's accumulators need into the
     /// registers `bias_ahead[..]` once, before the stores: the bias element
     /// is `index` (a row of C for a bias along m, a column along n) for each
-    /// value of `loops` (variable, extent). Past C's edge a value reads as 0.
-    /// Returns the registers' name, or `None` without a bias. Where the
-    /// stores loaded the bias themselves, each `(im, jn, h)` store loaded it
-    /// again, and the edge check's two branches once more each: three loads
-    /// an element.
+    /// value of `loops` (variable, extent). Past C's edge a value is the
+    /// last element's (it is never stored). Returns the registers' name, or
+    /// `None` without a bias or where a thread would hold more than
+    /// [`BIAS_AHEAD_MAX`] values: those load each where it is used. Where
+    /// the stores loaded the bias themselves, each `(im, jn, h)` store
+    /// loaded it again, and the edge check's two branches once more each:
+    /// three loads an element.
     pub fn bias_ahead(&self, w: &mut Writer, index: &str, loops: &[(&'static str, u32)]) -> Option<&'static str> {
         let b = self.spec.fused.bias?;
+        if loops.iter().map(|l| l.1).product::<u32>() > BIAS_AHEAD_MAX {
+            return None;
+        }
         let name = "bias_ahead";
         let dims: String = loops.iter().map(|l| format!("[{}]", l.1)).collect();
         let at: String = loops.iter().map(|l| format!("[{}]", l.0)).collect();
-        let (along, extent) = if b.along == Dim::N { ("a column", "N") } else { ("a row", "M") };
+        let along = if b.along == Dim::N { "a column" } else { "a row" };
         w.line(format!("// the bias values this thread's accumulators take ({along} of C each), loaded once"));
         w.line(format!("float {name}{dims};"));
-        let value = to_f32(b.elem, &format!("{}[{index}]", self.bias));
-        let line = match self.spec.edges {
-            Edges::Guarded => format!("{name}{at} = {index} < {extent} ? {value} : 0.0f;"),
-            Edges::Whole => format!("{name}{at} = {value};"),
-        };
+        let line = format!("{name}{at} = {};", self.bias_value(index, true));
         w.unrolled_nest(loops, &line);
         Some(name)
     }
@@ -280,6 +281,19 @@ impl<'a> Output<'a> {
         }
     }
 
+    /// The bias element `index` (a row of C for a bias along m, a column
+    /// along n) as f32. Guarded, an index past C's edge reads the last
+    /// element instead: its value reaches no store (nothing past the edge
+    /// is stored), and a load that always runs is one ptxas may repeat
+    /// where it needs the register (conditional ones it kept, and spilled:
+    /// 200 bytes in a 128x128 ping-pong consumer).
+    fn bias_value(&self, index: &str, clamped: bool) -> String {
+        let Some(b) = self.spec.fused.bias else { unreachable!("a bias value of a spec with a bias") };
+        let extent = if b.along == Dim::N { "N" } else { "M" };
+        let at = if clamped && self.spec.edges == Edges::Guarded { format!("{index} < {extent} ? {index} : {extent} - 1") } else { index.to_string() };
+        to_f32(b.elem, &format!("{}[{at}]", self.bias))
+    }
+
     /// `v0 ..` from the accumulators: alpha, beta * C, the bias, the activation.
     fn fused_values(&self, w: &mut Writer, elem: &dyn Fn(usize) -> (String, String), c_at: &dyn Fn(usize) -> String, acc: &[Value]) {
         let s = self.spec;
@@ -299,7 +313,9 @@ impl<'a> Output<'a> {
             for (i, a) in acc.iter().enumerate() {
                 let (r, c) = elem(i);
                 let at = if b.along == Dim::N { c } else { r };
-                let value = a.bias.clone().unwrap_or_else(|| to_f32(b.elem, &format!("{}[{at}]", self.bias)));
+                // stores into the C tile go unchecked (the tile holds every
+                // element); straight to C a guarded store is checked first
+                let value = a.bias.clone().unwrap_or_else(|| self.bias_value(&at, self.tile.is_some()));
                 w.line(format!("v{i} += {value};"));
             }
         }
@@ -310,6 +326,10 @@ impl<'a> Output<'a> {
         }
     }
 }
+
+/// The most bias values a thread loads ahead of its stores: beside a
+/// 64x256 wgmma consumer's 128 accumulators, its 64 spilled (264 bytes).
+pub const BIAS_AHEAD_MAX: u32 = 32;
 
 /// `epilogue = smem`, after the atoms' stores into the C tile: the tile to
 /// C in 16-byte chunks. Thread `t` takes chunks `t`, `t + threads`, ...

@@ -345,6 +345,31 @@ mod tests {
         assert_eq!(plan(&simt, Dims::new(m, n, k).with_ld(67, 259, 256), big, addrs).unwrap(), narrow(1, false, false));
     }
 
+    /// Over many leading dimensions and offsets, the plan is what its
+    /// variant then finds: the operands it marks copied are the only ones
+    /// the variant cannot take where they lie.
+    #[test]
+    fn a_variant_takes_every_operand_its_plan_does_not_copy() {
+        let mma = mma();
+        let vector = KernelSpec { epilogue: Epilogue::Vector, ..mma.clone() };
+        let (m, n, k) = (128, 256, 64);
+        let mut variants = 0;
+        for spec in [&mma, &vector] {
+            for extra in 0..8 {
+                for offset in 0..8u64 {
+                    let dims = Dims::new(m, n, k).with_ld(64 + extra, 256 + (extra * 3) % 8, 256 + (extra * 5) % 8);
+                    let addrs = [BASE + 2 * offset, (BASE << 1) + 2 * ((offset * 3) % 8), (BASE << 2) + 2 * ((offset * 7) % 8)];
+                    let (plan, variant) = route(spec, dims, addrs);
+                    let Plan::Variant { a, b, c, .. } = plan else { continue };
+                    let v = variant.expect("a variant with a variant plan");
+                    assert_eq!(misaligned(&v, dims, addrs), [a, b, c], "{plan:?} at {dims:?} {addrs:?}");
+                    variants += 1;
+                }
+            }
+        }
+        assert!(variants > 50, "{variants} variant plans");
+    }
+
     /// The scalar-C variant is the same tiling with its C tile stored an
     /// element at a time (`smem_elements`), or without a C tile `direct`,
     /// and takes C at any element; wmma fragments stored straight from

@@ -39,6 +39,8 @@ pub enum GemmError {
     EpilogueArgs { kernel: String, what: String },
     #[error("the driver could not encode {operand}'s TMA tensor map: {what}")]
     TensorMap { operand: char, what: String },
+    #[error("`{kernel}`'s warpgroups ask setmaxnreg for {asked} registers, but its blocks are launched with {held} ({per_thread} a thread, as ptxas compiled it): the consumers would wait for them forever; lower consumer_regs or producer_regs")]
+    RegisterPool { kernel: String, asked: u32, held: u32, per_thread: u32 },
     #[error("bad batch: {0}")]
     Batch(String),
     #[error("tuning: {0}")]

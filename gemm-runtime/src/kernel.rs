@@ -122,6 +122,7 @@ impl Kernel {
         }
         let target = compile::device_target(self.spec.arch, (major, minor));
         let f = compile::load(ctx, &self.source, &self.name, target, self.smem_bytes)?;
+        self.check_register_pool(&f)?;
         let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(self.threads, self.smem_bytes as usize, None)?;
         let sms = ctx.attribute(DevAttr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let mut resident = (per_sm * sms.max(0) as u32).max(1);
@@ -135,6 +136,23 @@ impl Kernel {
         let l = Loaded { device, f, resident };
         loaded.push(l.clone());
         Ok(l)
+    }
+
+    /// `setmaxnreg` moves registers between a block's warpgroups: one that
+    /// asks for more waits until others have given back enough, so what all
+    /// ask for must fit what the block was launched with, or it waits
+    /// forever. The rules check this against the register cap; this checks
+    /// it against what ptxas compiled, so that no launch can hang.
+    fn check_register_pool(&self, f: &CudaFunction) -> Result<(), GemmError> {
+        let Some(sp) = self.spec.specialize.filter(|sp| sp.producer_regs.is_some() || sp.consumer_regs.is_some()) else { return Ok(()) };
+        // registers go to warps in units of 256: 8 a thread
+        let per_thread = (f.num_regs()?.max(0) as u32).div_ceil(8) * 8;
+        let asked = 128 * (sp.producers * sp.producer_regs.unwrap_or(per_thread) + sp.consumers * sp.consumer_regs.unwrap_or(per_thread));
+        let held = self.threads * per_thread;
+        if asked > held {
+            return Err(GemmError::RegisterPool { kernel: self.name.to_string(), asked, held, per_thread });
+        }
+        Ok(())
     }
 
     /// Launches `C = A * B` on `stream` after checking every argument: for

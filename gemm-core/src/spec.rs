@@ -2,7 +2,7 @@
 //!
 //! The macro builds one from an attribute at `cargo build` time; tools (the ladder,
 //! benches, a tuner) can build them at run time. Every field is honoured by the
-//! generator or rejected by [`crate::check`], never ignored.
+//! generator or rejected by [`crate::check()`], never ignored.
 
 use std::borrow::Cow;
 use std::fmt;

@@ -2,7 +2,7 @@
 //! crate builds, generated as CUDA C++ with a typed launcher.
 //!
 //! Use it through `gemm_runtime`, which re-exports it; the grammar is in
-//! [`attr`](crate::attr)'s documentation and the project README.
+//! the module `attr` (its source's documentation) and the project README.
 
 mod ast;
 mod attr;

@@ -322,7 +322,7 @@ impl Kernel {
     /// blocks as are resident at once (more would wait for a free SM; fewer
     /// resident, as when another kernel holds SMs, only slows it: the
     /// shares go out in start order, so no block waits on one that has not
-    /// started), at most one per K step, and at most [`MAX_SHARERS`] per C
+    /// started), at most one per K step, and at most `MAX_SHARERS` (8) per C
     /// tile.
     pub fn stream_k_grid(&self, stream: &CudaStream, dims: Dims) -> Result<u32, GemmError> {
         Ok(self.stream_k_blocks(self.load(stream.context())?.resident, dims))

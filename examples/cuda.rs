@@ -1,8 +1,9 @@
 //! Prints the generated CUDA of a ladder step, or of a variant of its spec:
 //! `cargo run --example cuda -- STEP [VARIANT]`, e.g. `cuda autotuned edges=whole`
 //! (variant settings as in the `variants` example). `--ptx` prints the PTX
-//! that NVRTC makes of it for the kernel's arch instead, for `ptxas -v`'s
-//! resource report (registers, spills) or a look at the instructions.
+//! that NVRTC makes of it for the kernel's arch instead, for a look at the
+//! instructions; `--usage` ptxas's report of its machine code (registers
+//! a thread, bytes spilled), through NVRTC, for the H100 (sm_90 or sm_90a).
 
 use clap::Parser;
 
@@ -17,17 +18,34 @@ struct Cli {
     /// Settings joined by commas, applied to the step's spec (`pad=4,edges=whole`)
     variant: Option<String>,
     /// Print NVRTC's PTX for the kernel's arch instead of the CUDA
-    #[arg(long)]
+    #[arg(long, conflicts_with = "usage")]
     ptx: bool,
+    /// Print ptxas's registers and spills for the H100 instead of the CUDA
+    #[arg(long)]
+    usage: bool,
 }
 
-/// The source, or with `--ptx` NVRTC's PTX of it.
-fn emit(source: &str, name: &str, arch: gemm_runtime::spec::Arch, ptx: bool) {
-    if !ptx {
-        return print!("{source}");
-    }
-    match gemm_runtime::compile::compile(source, name, arch.nvrtc_name()) {
-        Ok(p) => print!("{}", p.to_src()),
+/// What to print of a kernel.
+#[derive(Clone, Copy)]
+enum Show {
+    Cuda,
+    Ptx,
+    Usage,
+}
+
+/// The source, NVRTC's PTX of it, or ptxas's report of its machine code.
+fn emit(source: &str, name: &str, arch: gemm_runtime::spec::Arch, show: Show) {
+    let shown = match show {
+        Show::Cuda => return print!("{source}"),
+        Show::Ptx => gemm_runtime::compile::compile(source, name, arch.nvrtc_name()).map(|p| p.to_src()),
+        Show::Usage => {
+            let target = if arch == gemm_runtime::spec::Arch::Sm90a { "sm_90a" } else { "sm_90" };
+            gemm_runtime::compile::usage(source, name, target)
+                .map(|u| format!("{name} on {target}: {} registers a thread, {} bytes of spill stores, {} of spill loads\n", u.registers, u.spill_stores, u.spill_loads))
+        }
+    };
+    match shown {
+        Ok(text) => print!("{text}"),
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(1);
@@ -43,10 +61,17 @@ fn step_names() -> clap::builder::PossibleValuesParser {
 
 fn main() {
     let cli = Cli::parse();
+    let show = if cli.ptx {
+        Show::Ptx
+    } else if cli.usage {
+        Show::Usage
+    } else {
+        Show::Cuda
+    };
     let step = gemm_ladder::steps::step(&cli.step).expect("clap accepts step names only");
     let Some(variant) = cli.variant else {
         let k = step.kernel;
-        return emit(&k.source, &k.name, k.spec.arch, cli.ptx);
+        return emit(&k.source, &k.name, k.spec.arch, show);
     };
     let mut spec = step.kernel.spec.clone();
     let generated = gemm_ladder::variants::apply_all(&mut spec, &variant).and_then(|()| {
@@ -56,7 +81,7 @@ fn main() {
         })
     });
     match generated {
-        Ok(kernel) => emit(&kernel.source, &kernel.kernel_name, kernel.arch, cli.ptx),
+        Ok(kernel) => emit(&kernel.source, &kernel.kernel_name, kernel.arch, show),
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(1);

@@ -11,6 +11,7 @@
 //! `fragments=1` or `fragments=2` (cp.async pipelines), `epilogue=direct` or
 //! `epilogue=vector` or `epilogue=smem` (C stored element by element, in
 //! vectors, or through a C tile in shared memory in 16-byte chunks),
+//! `regs=40/232` (setmaxnreg's producer and consumer registers),
 //! `schedule=tiles` (a block per C tile), `schedule=persistent` or `schedule=stream_k`, `edges=whole` or
 //! `edges=guarded` (partial tiles checked), and `source=FILE`: the CUDA in FILE
 //! in place of the generated source (hand-edit what `cuda STEP VARIANT`
@@ -39,7 +40,8 @@ struct Cli {
 
 const SETTINGS: &str = "Settings: pad=N | pad=none, sweep=m | sweep=n, raster=row | raster=grouped(N) | raster=hilbert, \
 cluster=MxN[a|b] | cluster=none, stages=N, \
-fragments=1 | fragments=2, epilogue=direct | epilogue=vector | epilogue=smem | epilogue=tma, schedule=tiles | schedule=persistent | schedule=stream_k, \
+fragments=1 | fragments=2, epilogue=direct | epilogue=vector | epilogue=smem | epilogue=smem_elements | epilogue=tma, schedule=tiles | schedule=persistent | schedule=stream_k, \
+regs=P/C (setmaxnreg's producer and consumer registers), \
 edges=whole | edges=guarded, source=FILE (hand-edited CUDA in place of the generated).
 Example: variants autotuned 4096 pad=4 sweep=m 'raster=grouped(8),pad=4'";
 

@@ -64,6 +64,12 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
                 _ => return Err(bad()),
             }
         }
+        "regs" => {
+            // setmaxnreg's producer/consumer registers: 40/232
+            let sp = spec.specialize.as_mut().ok_or_else(|| format!("`{setting}`: this step has no producer and consumers"))?;
+            let (p, c) = value.split_once('/').ok_or_else(bad)?;
+            (sp.producer_regs, sp.consumer_regs) = (Some(p.parse().map_err(|_| bad())?), Some(c.parse().map_err(|_| bad())?));
+        }
         "schedule" => {
             spec.persistent = match value {
                 "tiles" => None,
@@ -72,7 +78,7 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
                 _ => return Err(bad()),
             }
         }
-        _ => return Err(format!("`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, cluster, stages, fragments, epilogue, edges or schedule")),
+        _ => return Err(format!("`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, cluster, stages, fragments, epilogue, edges, regs or schedule")),
     }
     Ok(())
 }
@@ -92,6 +98,9 @@ mod tests {
         assert_eq!((h.cluster, h.persistent), (Some(Cluster { m: 1, n: 2, multicast: None }), None));
         apply_all(&mut h, "cluster=none,schedule=persistent").unwrap();
         assert_eq!((h.cluster, h.persistent), (None, Some(Persistent::Tiles)));
+        apply_all(&mut h, "regs=40/232").unwrap();
+        let sp = h.specialize.unwrap();
+        assert_eq!((sp.producer_regs, sp.consumer_regs), (Some(40), Some(232)));
         apply_all(&mut s, "pad=4,sweep=m,raster=grouped(8),stages=5,schedule=tiles").unwrap();
         assert_eq!(s.swizzle, Swizzle::Pad(4));
         assert_eq!(s.thread.unwrap().sweep, Dim::M);
@@ -120,5 +129,8 @@ mod tests {
         let mut naive = step("naive").unwrap().kernel.spec.clone();
         naive.thread = None;
         assert!(apply(&mut naive, "sweep=m").unwrap_err().contains("no thread tier"));
+        assert!(apply(&mut s, "regs=40/232").unwrap_err().contains("no producer and consumers"));
+        let mut h = crate::steps::tma_store::KERNEL.spec.clone();
+        assert!(apply(&mut h, "regs=40").unwrap_err().contains("unknown value"));
     }
 }

@@ -22,7 +22,7 @@ fn temp_dir(name: &str) -> PathBuf {
 /// generates, and its step's own spec among them.
 #[test]
 fn the_tuned_kernels_spaces_hold_legal_points_only() {
-    for (tuned, points) in [(&simt_tuned::KERNEL, 8), (&mma_tuned::KERNEL, 8), (&hopper_tuned::KERNEL, 16)] {
+    for (tuned, points) in [(&simt_tuned::KERNEL, 8), (&mma_tuned::KERNEL, 8), (&hopper_tuned::KERNEL, 32)] {
         assert_eq!(tuned.points().len(), points, "{}", tuned.name());
         for k in tuned.kernels() {
             assert!(gemm_runtime::gemm_core::check(&k.spec).is_empty(), "{}", k.name);
@@ -33,7 +33,7 @@ fn the_tuned_kernels_spaces_hold_legal_points_only() {
     assert!(mma_tuned::KERNEL.points().iter().any(same), "mma_autotuned is a point of mma_tuned");
     // the Hopper space's schedules: persistent walks and stream-K, half each
     let stream_k = hopper_tuned::KERNEL.points().iter().filter(|s| s.persistent == Some(gemm_runtime::spec::Persistent::StreamK)).count();
-    assert_eq!(stream_k, 8);
+    assert_eq!(stream_k, 16);
 }
 
 /// Choices written out read back into another tuned kernel's process

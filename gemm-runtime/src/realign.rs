@@ -51,10 +51,23 @@ pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3]) ->
     }
 }
 
+/// `GEMM_TILES_VARIANTS=off` copies every misaligned operand instead of
+/// running variants: what each costs, side by side in one build.
+pub const VARIANTS_ENV: &str = "GEMM_TILES_VARIANTS";
+
+fn variants_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var(VARIANTS_ENV).map_or(true, |v| v != "off"))
+}
+
 /// For a launch some of whose operands `spec` cannot take where they lie
-/// (at `addrs`): the plan, and the variant's spec where the plan runs one.
+/// (at `addrs`): the plan, and the variant's spec where the plan runs one
+/// (none under `GEMM_TILES_VARIANTS=off`).
 pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Option<KernelSpec>) {
     let [a, b, c] = misaligned(spec, dims, addrs);
+    if !variants_on() {
+        return (Plan::Copied { a, b, c }, None);
+    }
     let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
     let strides = [dims.batch.stride_a, dims.batch.stride_b, dims.batch.stride_c];
     let elems = [spec.a.elem, spec.b.elem, spec.c.elem];

@@ -768,27 +768,45 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
     assert!(generate(&shared).unwrap_err().iter().any(|d| d.at == "specialize.pingpong"));
 }
 
-/// `epilogue = smem_elements` keeps the C tile of `smem` and stores it an
-/// element at a time, consecutive threads on consecutive elements of a
-/// line of C (a warp's stores side by side, whatever C's alignment), each
-/// checked against C's edges; no 16-byte store reaches C.
+/// `epilogue = smem_elements` keeps the C tile of `smem` and stores it in
+/// 16-bit pairs, consecutive threads on consecutive pairs of a line of C (a
+/// warp's stores side by side, whatever C's alignment): one 4-byte store
+/// where the pair lies on a 4-byte boundary, else two, and at C's edge the
+/// pair's first element alone; no 16-byte store reaches C. An f32 C goes
+/// an element a thread.
 #[test]
-fn smem_elements_stores_the_c_tile_an_element_a_thread_side_by_side() {
+fn smem_elements_stores_the_c_tile_in_pairs_side_by_side() {
     let mut s = hopper_spec();
     // three stages leave room for the C tile
     s.staging = Staging::Tma { stages: 3 };
     s.epilogue = Epilogue::SmemElements;
     let src = generate(&s).unwrap().source;
-    assert!(src.contains("// the C tile to C: 32768 elements (256 to a row), each thread one a round (C at any alignment)"), "{src}");
-    assert!(src.contains("const int e = i % 256;"), "{src}");
-    assert!(src.contains("if (row < M && col < N) {"), "{src}");
-    assert!(src.contains("C_batch[row * ldc + col] = c_tile[line * 264 + e];"), "{src}");
+    for line in [
+        "// the C tile to C: 16384 chunks of 2 elements (128 to a row), each thread one a round (C at any alignment)",
+        "const int e = (i % 128) * 2;",
+        "unsigned short* const to = &C_batch[row * ldc + col];",
+        "if (row < M && col + 2 <= N) {",
+        "if ((reinterpret_cast<unsigned long long>(to) & 3) == 0) {",
+        "*reinterpret_cast<unsigned*>(to) = pair;",
+        "to[1] = (unsigned short)(pair >> 16);",
+        "else if (row < M && col < N) {",
+    ] {
+        assert!(src.contains(line), "{line}\n{src}");
+    }
     assert!(!src.contains("*reinterpret_cast<uint4*>(&C"), "no 16-byte store into C\n{src}");
     assert_eq!((s.requirements().c_vector, s.requirements().c_align), (1, 2));
     // column-major C: lines are columns, consecutive threads walk down one
     s.c.layout = Layout::ColMajor;
     let src = generate(&s).unwrap().source;
     assert!(src.contains("const int row = block_m + e, col = block_n + line;"), "{src}");
+    assert!(src.contains("if (col < N && row + 2 <= M) {"), "{src}");
+    // f32 (a 128x128 tile, which fits beside the stages): one element a thread
+    s.c = Operand { elem: Elem::F32, layout: Layout::RowMajor };
+    s.block.n = 128;
+    s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
+    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("chunks of 1 elements") && src.contains("C_batch[row * ldc + col] = c_tile["), "{src}");
 }
 
 /// A guarded bias reads in bounds whatever the tile (an index past C's

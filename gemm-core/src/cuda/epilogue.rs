@@ -337,29 +337,33 @@ pub const BIAS_AHEAD_MAX: u32 = 32;
 /// C's rows (or columns) instead of scattered over 8 of them, as each mma
 /// lane's own pairs are. Guarded, a chunk across an edge of C goes an
 /// element at a time. Under `smem_elements` (C at any alignment) the
-/// chunks are single elements, still side by side: a warp's 32 stores
-/// fill whole sectors of a line of C, as its 16-byte ones do (a thread
-/// storing its own chunk's elements one by one would touch 16 sectors
-/// with each store).
+/// chunks are pairs of 16-bit elements (single 32-bit ones), still side by
+/// side: a warp's stores fill whole sectors of a line of C, as its 16-byte
+/// ones do (a thread storing its own 16-byte chunk's elements one by one
+/// would touch 16 sectors with each store). A pair goes out as one 4-byte
+/// store where C's line puts it on a 4-byte boundary (every pair of a line
+/// alike, so a warp takes one branch), else as two.
 pub fn copy_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team) {
     let Some(t) = out.tile else { unreachable!("copy_out follows stores into the C tile") };
     let threads = team.threads;
     let elements = spec.epilogue == Epilogue::SmemElements;
-    let vector = if elements { 1 } else { 16 / spec.c.elem.bytes() };
+    // elements a thread takes a round: 16 bytes, or under smem_elements a 16-bit pair or one f32
+    let vector = match (elements, spec.c.elem.bytes()) {
+        (false, bytes) => 16 / bytes,
+        (true, 2) => 2,
+        (true, _) => 1,
+    };
     let per_line = t.line / vector;
     let chunks = t.lines * per_line;
     let rounds = chunks.div_ceil(threads);
     let row_major = spec.c.layout == Layout::RowMajor;
     w.line(format!("{}  // the C tile is whole", team.sync));
     let along = if row_major { "row" } else { "column" };
-    if elements {
-        w.line(format!("// the C tile to C: {chunks} elements ({per_line} to a {along}), each thread one a round (C at any alignment)"));
-    } else {
-        w.line(format!("// the C tile to C: {chunks} chunks of {vector} elements ({per_line} to a {along}), each thread one a round"));
-    }
+    let aligned = if elements { " (C at any alignment)" } else { "" };
+    w.line(format!("// the C tile to C: {chunks} chunks of {vector} elements ({per_line} to a {along}), each thread one a round{aligned}"));
     let body = |w: &mut Writer| {
         w.line(format!("const int line = i / {per_line};"));
-        if elements {
+        if vector == 1 {
             w.line(format!("const int e = i % {per_line};"));
         } else {
             w.line(format!("const int e = (i % {per_line}) * {vector};"));
@@ -368,22 +372,41 @@ pub fn copy_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team) {
         w.line(format!("const int row = {row}, col = {col};"));
         let from = format!("c_tile[line * {} + e]", t.ld);
         let c = |r: &str, c: &str| format!("{}[{}]", out.c, offset(spec.c.layout, "ldc", r, c));
-        let chunk = if elements {
-            format!("{} = {from};", c("row", "col"))
-        } else {
-            format!("*reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(&{from});", c("row", "col"))
-        };
-        if spec.edges != Edges::Guarded {
-            return w.line(chunk);
-        }
-        if elements {
-            return w.block("if (row < M && col < N)", |w| w.line(chunk));
-        }
+        let guarded = spec.edges == Edges::Guarded;
         let (whole, line_inside, along, extent) = if row_major {
             (format!("row < M && col + {vector} <= N"), "row < M", "col", "N")
         } else {
             (format!("col < N && row + {vector} <= M"), "col < N", "row", "M")
         };
+        if elements && vector == 1 {
+            let store = format!("{} = {from};", c("row", "col"));
+            return if guarded { w.block("if (row < M && col < N)", |w| w.line(store)) } else { w.line(store) };
+        }
+        if elements {
+            // a 16-bit pair: one 4-byte store where C's line allows, else two
+            let ty = super::ptx::storage_type(spec.c.elem);
+            w.line(format!("const unsigned pair = *reinterpret_cast<const unsigned*>(&{from});"));
+            w.line(format!("{ty}* const to = &{};", c("row", "col")));
+            let pair = |w: &mut Writer| {
+                w.block("if ((reinterpret_cast<unsigned long long>(to) & 3) == 0)", |w| w.line("*reinterpret_cast<unsigned*>(to) = pair;"));
+                w.block("else", |w| {
+                    w.line(format!("to[0] = ({ty})(pair & 0xffff);"));
+                    w.line(format!("to[1] = ({ty})(pair >> 16);"));
+                });
+            };
+            if !guarded {
+                return pair(w);
+            }
+            w.block(format!("if ({whole})"), pair);
+            return w.block(format!("else if ({line_inside} && {along} < {extent})"), |w| {
+                w.line("// the pair's first element is C's last along the line");
+                w.line(format!("to[0] = ({ty})(pair & 0xffff);"));
+            });
+        }
+        let chunk = format!("*reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(&{from});", c("row", "col"));
+        if !guarded {
+            return w.line(chunk);
+        }
         w.block(format!("if ({whole})"), |w| w.line(chunk));
         w.block(format!("else if ({line_inside})"), |w| {
             w.line("// across an edge of C: the elements inside it");

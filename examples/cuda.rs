@@ -40,8 +40,12 @@ fn emit(source: &str, name: &str, arch: gemm_runtime::spec::Arch, show: Show) {
         Show::Ptx => gemm_runtime::compile::compile(source, name, arch.nvrtc_name()).map(|p| p.to_src()),
         Show::Usage => {
             let target = if arch == gemm_runtime::spec::Arch::Sm90a { "sm_90a" } else { "sm_90" };
-            gemm_runtime::compile::usage(source, name, target)
-                .map(|u| format!("{name} on {target}: {} registers a thread, {} bytes of spill stores, {} of spill loads\n", u.registers, u.spill_stores, u.spill_loads))
+            gemm_runtime::compile::usage(source, name, target).map(|u| {
+                format!(
+                    "{name} on {target}: {} registers a thread, {} bytes of spill stores, {} of spill loads\n",
+                    u.registers, u.spill_stores, u.spill_loads
+                )
+            })
         }
     };
     match shown {

@@ -22,6 +22,7 @@ use gemm_ladder::fused::{verify_fused, Scalars};
 use gemm_ladder::measure::{Bench, DevMat, Problem, Reps};
 use gemm_ladder::steps::mma_autotuned;
 use gemm_runtime::cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use gemm_runtime::spec::{Fused, KernelSpec};
 use gemm_runtime::timing::time;
 use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Kernel, Mat, MatMut, RowMajor};
 
@@ -58,21 +59,6 @@ pub fn linear(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, Ro
 )]
 pub fn linear_hopper(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>, bias: Bias<bf16>);
 
-/// `linear_hopper` without its epilogue: what the bias and GELU cost there.
-#[gemm_kernel(
-    block(m = 128, n = 256, k = 64, threads = 384),
-    warp(m = 64, n = 256),
-    atom = wgmma(m64n256k16),
-    staging = tma(stages = 3),
-    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
-    swizzle = b128,
-    raster = grouped(8),
-    persistent = tiles,
-    epilogue = tma,
-    edges = guarded,
-)]
-pub fn plain_hopper(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>);
-
 /// The layer on ping-pong consumers (the `pingpong` step's tiling): each
 /// consumer's bias, GELU and stores run while the other's wgmmas do.
 #[gemm_kernel(
@@ -88,21 +74,6 @@ pub fn plain_hopper(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf
     edges = guarded,
 )]
 pub fn linear_pingpong(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>, bias: Bias<bf16>);
-
-/// `linear_pingpong` without its epilogue.
-#[gemm_kernel(
-    block(m = 128, n = 128, k = 64, threads = 384),
-    warp(m = 128, n = 128),
-    atom = wgmma(m64n128k16),
-    staging = tma(stages = 5),
-    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, pingpong),
-    swizzle = b128,
-    raster = grouped(8),
-    persistent = tiles,
-    epilogue = tma,
-    edges = guarded,
-)]
-pub fn plain_pingpong(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>);
 
 /// `linear_pingpong` in clusters of two blocks along m, which share W's
 /// tiles by TMA multicast (each loads half of a stage for both): half the
@@ -122,22 +93,6 @@ pub fn plain_pingpong(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<
 )]
 pub fn linear_pingpong_2x1(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>, bias: Bias<bf16>);
 
-/// `linear_pingpong_2x1` without its epilogue.
-#[gemm_kernel(
-    block(m = 128, n = 128, k = 64, threads = 384),
-    warp(m = 128, n = 128),
-    atom = wgmma(m64n128k16),
-    staging = tma(stages = 5),
-    specialize(producers = 1, consumers = 2, producer_regs = 40, consumer_regs = 232, pingpong),
-    swizzle = b128,
-    raster = grouped(8),
-    persistent = tiles,
-    cluster(m = 2, n = 1, multicast = b),
-    epilogue = tma,
-    edges = guarded,
-)]
-pub fn plain_pingpong_2x1(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>);
-
 /// Ping-pong on 64x256 tiles: one m64n256k16 wgmma a K step per consumer
 /// (the widest, which reads the least shared memory per flop), the same
 /// 128 accumulators a thread as `linear_pingpong`'s 128x128.
@@ -154,21 +109,6 @@ pub fn plain_pingpong_2x1(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: Mat
     edges = guarded,
 )]
 pub fn linear_pingpong_wide(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>, bias: Bias<bf16>);
-
-/// `linear_pingpong_wide` without its epilogue.
-#[gemm_kernel(
-    block(m = 64, n = 256, k = 64, threads = 384),
-    warp(m = 64, n = 256),
-    atom = wgmma(m64n256k16),
-    staging = tma(stages = 4),
-    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, pingpong),
-    swizzle = b128,
-    raster = grouped(8),
-    persistent = tiles,
-    epilogue = tma,
-    edges = guarded,
-)]
-pub fn plain_pingpong_wide(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>);
 
 /// The unfused pass after cuBLAS: `y = gelu_tanh(y + bias[col])` in place, bf16.
 const BIAS_GELU: &str = r#"
@@ -309,22 +249,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("ours against cuBLASLt's GELU_BIAS: relative (Frobenius) difference {:.2e}", diff / norm);
 
     // the Hopper path, where the GPU has it: each fused kernel checked, then
-    // timed beside its plain twin
-    let pairs: [(&str, &Kernel, &Kernel, &str); 4] = [
-        ("linear_hopper", &linear_hopper::KERNEL, &plain_hopper::KERNEL, "on the Hopper path"),
-        ("linear_pingpong", &linear_pingpong::KERNEL, &plain_pingpong::KERNEL, "on ping-pong consumers"),
-        ("linear_pingpong_2x1", &linear_pingpong_2x1::KERNEL, &plain_pingpong_2x1::KERNEL, "on ping-pong consumers in clusters of two"),
-        ("linear_pingpong_wide", &linear_pingpong_wide::KERNEL, &plain_pingpong_wide::KERNEL, "on ping-pong consumers of 64x256 tiles"),
+    // timed beside its plain twin, the same spec without the bias and GELU
+    let layers: [(&str, &Kernel, &str); 4] = [
+        ("linear_hopper", &linear_hopper::KERNEL, "on the Hopper path"),
+        ("linear_pingpong", &linear_pingpong::KERNEL, "on ping-pong consumers"),
+        ("linear_pingpong_2x1", &linear_pingpong_2x1::KERNEL, "on ping-pong consumers in clusters of two"),
+        ("linear_pingpong_wide", &linear_pingpong_wide::KERNEL, "on ping-pong consumers of 64x256 tiles"),
     ];
     let mut hopper = Vec::new();
     if bench.gpu.capability == (9, 0) {
-        for (i, (name, k, plain_k, label)) in pairs.into_iter().enumerate() {
+        for (i, (name, k, label)) in layers.into_iter().enumerate() {
+            let plain_k = Kernel::from_spec(KernelSpec { name: format!("plain_{name}").into(), fused: Fused::default(), ..k.spec.clone() })?;
             let seed = 5 + 2 * i as u64;
             let err = verify_fused(&bench, k, dims, seed, Scalars { alpha: 1.0, beta: 0.0 })?;
             let odd_err = verify_fused(&bench, k, odd, seed + 1, Scalars { alpha: 1.0, beta: 0.0 })?;
             println!("{name}: relative error {err:.2e} at {}x{}x{}, {odd_err:.2e} at 1000x3000x1000", dims.m, dims.n, dims.k);
             let fused = timed(&mut || p.launch_fused(&bench, k, &mut y, 1.0, 0.0, Some(&bias)))?;
-            let plain = timed(&mut || p.launch(&bench, plain_k, &mut y))?;
+            let plain = timed(&mut || p.launch(&bench, &plain_k, &mut y))?;
             hopper.push((name, label, fused, plain));
         }
     }

@@ -136,4 +136,3 @@ fn variant_kernel(base: &gemm_runtime::spec::KernelSpec, variant: &str) -> Resul
     // than teaching `Kernel` to own a hand-edited source.
     Ok(Kernel::from_parts(spec, Box::leak(source.into_boxed_str()), Box::leak(g.kernel_name.into_boxed_str()), g.threads, g.smem_bytes))
 }
-

@@ -3,8 +3,8 @@
 //! times it. Examples, tests and benches all take their kernels from here.
 
 pub mod cli;
-pub mod decode;
 pub mod combos;
+pub mod decode;
 pub mod fused;
 pub mod measure;
 pub mod peak;

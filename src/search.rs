@@ -165,7 +165,10 @@ pub fn candidates(space: &Space) -> Candidates {
         let knobs = space.pad.iter().flat_map(|p| {
             space.min_blocks.iter().flat_map(move |o| {
                 space.raster.iter().flat_map(move |r| {
-                    space.persistent.iter().flat_map(move |ps| space.lanes.iter().flat_map(move |l| space.sweep.iter().map(move |sw| (*p, *o, *r, *ps, *l, *sw))))
+                    space
+                        .persistent
+                        .iter()
+                        .flat_map(move |ps| space.lanes.iter().flat_map(move |l| space.sweep.iter().map(move |sw| (*p, *o, *r, *ps, *l, *sw))))
                 })
             })
         });
@@ -338,7 +341,11 @@ pub fn hopper_candidates(focused: bool) -> Candidates {
 }
 
 fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 { a } else { gcd(b, a % b) }
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// One timed candidate.
@@ -379,7 +386,8 @@ pub fn time_all(
         kernels.iter().map(|k| of(&k.spec.requirements()) as usize).fold(1, |l, x| l / gcd(l, x) * x)
     };
     let fit = |size: usize, cap: usize, to: usize| size.min(cap).next_multiple_of(to).min(size);
-    let (m, n, k) = (fit(dims.m, 1024, multiple(|r| r.m_multiple)), fit(dims.n, 1024, multiple(|r| r.n_multiple)), fit(dims.k, 512, multiple(|r| r.k_multiple)));
+    let (m, n, k) =
+        (fit(dims.m, 1024, multiple(|r| r.m_multiple)), fit(dims.n, 1024, multiple(|r| r.n_multiple)), fit(dims.k, 512, multiple(|r| r.k_multiple)));
     let check_dims = crate::measure::padded_dims(m, n, k, layouts);
     let check = Problem::typed(bench, types, layouts, check_dims, 7)?;
     let reference = check.reference(bench)?;

@@ -573,7 +573,12 @@ pub static HOPPER_STEPS: [Step; 9] = [
         seed: "734 TFLOP/s (002, kernel 8)",
         kernel: &clusters::KERNEL,
     },
-    Step { name: "hilbert", change: "cluster tiles along a Hilbert curve", seed: "764 TFLOP/s, 107% of cuBLAS (002, kernel 11)", kernel: &hilbert::KERNEL },
+    Step {
+        name: "hilbert",
+        change: "cluster tiles along a Hilbert curve",
+        seed: "764 TFLOP/s, 107% of cuBLAS (002, kernel 11)",
+        kernel: &hilbert::KERNEL,
+    },
 ];
 
 /// The step named `name`, on any ladder or the split-K row.

@@ -78,7 +78,11 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
                 _ => return Err(bad()),
             }
         }
-        _ => return Err(format!("`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, cluster, stages, fragments, epilogue, edges, regs or schedule")),
+        _ => {
+            return Err(format!(
+                "`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, cluster, stages, fragments, epilogue, edges, regs or schedule"
+            ))
+        }
     }
     Ok(())
 }

@@ -676,8 +676,15 @@ fn any_leading_dimension_and_offset_matches_cublas_on_every_path() {
     use gemm_ladder::steps::{autotuned, clusters, mma_autotuned, pingpong, tma_store, vectorized, wmma_block};
     let bench = bench();
     let s = bench.stream();
-    let kernels: [&Kernel; 7] =
-        [&autotuned::KERNEL, &vectorized::KERNEL, &wmma_block::KERNEL, &mma_autotuned::KERNEL, &tma_store::KERNEL, &clusters::KERNEL, &pingpong::KERNEL];
+    let kernels: [&Kernel; 7] = [
+        &autotuned::KERNEL,
+        &vectorized::KERNEL,
+        &wmma_block::KERNEL,
+        &mma_autotuned::KERNEL,
+        &tma_store::KERNEL,
+        &clusters::KERNEL,
+        &pingpong::KERNEL,
+    ];
     for k in kernels {
         if k.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
             continue;
@@ -706,7 +713,8 @@ fn any_leading_dimension_and_offset_matches_cublas_on_every_path() {
             let (a, lda) = spread(&random_normal(sa.0 * sa.1, seed), sa, 0.0);
             let (b, ldb) = spread(&random_normal(sb.0 * sb.1, seed + 1), sb, 0.0);
             let (c, ldc) = spread(&vec![f32::NAN; sc.0 * sc.1], sc, f32::NAN);
-            let (a, b, mut c) = (DevMat::from_f32(s, types[0], &a).unwrap(), DevMat::from_f32(s, types[1], &b).unwrap(), DevMat::from_f32(s, types[2], &c).unwrap());
+            let (a, b, mut c) =
+                (DevMat::from_f32(s, types[0], &a).unwrap(), DevMat::from_f32(s, types[1], &b).unwrap(), DevMat::from_f32(s, types[2], &c).unwrap());
             let dims = Dims::new(m, n, kk).with_ld(lda, ldb, ldc);
             let (plan, launched) = match (&a, &b, &mut c) {
                 (DevMat::F32(a), DevMat::F32(b), DevMat::F32(c)) => {
@@ -726,7 +734,11 @@ fn any_leading_dimension_and_offset_matches_cublas_on_every_path() {
             launched.unwrap_or_else(|e| panic!("{} at {dims:?} offset {offset}: {e}", k.name));
             // every operand odd: each is copied, or read (written) where it lies by a variant
             let odd = extra % 2 == 1;
-            assert!(plan.is_ok() && (!odd || matches!(plan, Ok(Plan::Copied { a: true, b: true, c: true } | Plan::Variant { .. }))), "{}: {plan:?}", k.name);
+            assert!(
+                plan.is_ok() && (!odd || matches!(plan, Ok(Plan::Copied { a: true, b: true, c: true } | Plan::Variant { .. }))),
+                "{}: {plan:?}",
+                k.name
+            );
             let out = c.to_f32(s).unwrap();
             let mut got = Vec::with_capacity(sc.0 * sc.1);
             for i in 0..sc.0 {

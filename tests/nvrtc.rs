@@ -339,7 +339,8 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill() {
         .map(|s| {
             let mut spec = s.kernel.spec.clone();
             spec.b.layout = Layout::RowMajor;
-            spec.fused = Fused { alpha: false, beta: false, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh) };
+            spec.fused =
+                Fused { alpha: false, beta: false, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh) };
             gemm_runtime::Kernel::from_spec(spec).unwrap_or_else(|e| panic!("{} fused: {e}", s.name))
         })
         .collect();

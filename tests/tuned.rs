@@ -44,7 +44,11 @@ fn choices_seed_from_a_file_and_malformed_lines_are_errors() {
     let k = &mma_tuned::KERNEL;
     let second = &k.kernel(1).name;
     let path = dir.join("choices.txt");
-    std::fs::write(&path, format!("# seeded\nNVIDIA H100 80GB HBM3 sm_90 | 4096 4096 4096 1 | {second}\nNVIDIA H100 80GB HBM3 sm_90 | 1 2 3 1 | not_a_point\n")).unwrap();
+    std::fs::write(
+        &path,
+        format!("# seeded\nNVIDIA H100 80GB HBM3 sm_90 | 4096 4096 4096 1 | {second}\nNVIDIA H100 80GB HBM3 sm_90 | 1 2 3 1 | not_a_point\n"),
+    )
+    .unwrap();
     assert_eq!(k.seed(&path).unwrap(), 1, "the line naming another kernel is skipped");
     let chosen = k.choices();
     assert!(chosen.iter().any(|c| c.shape == [4096, 4096, 4096, 1] && &c.kernel == second), "{chosen:?}");

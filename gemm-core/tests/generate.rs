@@ -541,7 +541,12 @@ fn a_cluster_shares_b_by_multicast_and_frees_a_stage_once_both_blocks_are_done()
     assert_eq!(src.matches("cluster_sync();").count(), 2, "{src}");
     assert!(src.contains("mbar_init(empty + 8 * s, 4)"), "{src}");
     assert!(src.contains("const unsigned short share_mask = 0x3 << (rank_n * 2);") && src.contains("const int share_part = rank_m;"), "{src}");
-    assert!(src.contains("tma_load_multicast(b_smem + stage * 32768 + share_part * 16384, tmap_b, k0, block_n + share_part * 128, b_batch, bar, share_mask);"), "{src}");
+    assert!(
+        src.contains(
+            "tma_load_multicast(b_smem + stage * 32768 + share_part * 16384, tmap_b, k0, block_n + share_part * 128, b_batch, bar, share_mask);"
+        ),
+        "{src}"
+    );
     assert!(src.contains("tma_load(a_smem + stage * 16384, tmap_a, k0, block_m, a_batch, bar);"), "{src}");
     assert!(src.contains("mbar_wait(empty + 8 * stage, ((it / 4) & 1) ^ 1);  // every consumer of the cluster has released it"), "{src}");
     assert!(src.contains("if (kt > 0 && threadIdx.x % 128 < 2) mbar_arrive_cluster(empty + 8 * ((it - 1) % 4), threadIdx.x % 128);"), "{src}");
@@ -754,8 +759,14 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
     spec.epilogue = Epilogue::Tma;
     let g = generate(&spec).unwrap_or_else(|e| panic!("{e:?}"));
     let src = &g.source;
-    assert!(src.contains("for (int t = blockIdx.x + gridDim.x * group, turn = group; t < tiles_m * tiles_n * batches; t += gridDim.x * 2, turn += 2)"), "{src}");
-    assert!(src.contains("it = turn * k_tiles;") && src.contains("if (turn > 0) mbar_wait(turns + 8 * ((turn - 1) % 2), ((turn - 1) / 2) & 1);"), "{src}");
+    assert!(
+        src.contains("for (int t = blockIdx.x + gridDim.x * group, turn = group; t < tiles_m * tiles_n * batches; t += gridDim.x * 2, turn += 2)"),
+        "{src}"
+    );
+    assert!(
+        src.contains("it = turn * k_tiles;") && src.contains("if (turn > 0) mbar_wait(turns + 8 * ((turn - 1) % 2), ((turn - 1) / 2) & 1);"),
+        "{src}"
+    );
     assert!(src.contains("if (threadIdx.x % 128 == 0) mbar_arrive(turns + 8 * group);"), "{src}");
     assert!(src.contains("mbar_init(empty + 8 * s, 1)") && src.contains("for (int c = 0; c < 2; ++c) mbar_init(turns + 8 * c, 1);"), "{src}");
     assert!(src.contains("const unsigned c_tile_addr = a_smem + 163840 + group * 32768;"), "{src}");

@@ -569,7 +569,8 @@ fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
                 ok = false;
                 continue;
             };
-            let picked: Vec<Option<u32>> = items.iter().map(|i| word(cx, i, "schedule", &names).and_then(|w| names.iter().position(|n| *n == w)).map(|p| p as u32)).collect();
+            let picked: Vec<Option<u32>> =
+                items.iter().map(|i| word(cx, i, "schedule", &names).and_then(|w| names.iter().position(|n| *n == w)).map(|p| p as u32)).collect();
             match picked.into_iter().collect::<Option<Vec<u32>>>() {
                 Some(v) if !v.is_empty() => {
                     cx.record(format!("tune.{path}"), value.span());

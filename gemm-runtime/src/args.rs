@@ -215,7 +215,9 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
     let kernel = || spec.kernel_name();
     let req = spec.requirements();
     let (m_tile, n_tile) = if spec.cluster.is_some() { ("block m x cluster m", "block n x cluster n") } else { ("block m", "block n") };
-    for (name, size, multiple, tile) in [("m", d.m, req.m_multiple, m_tile), ("n", d.n, req.n_multiple, n_tile), ("k", d.k, req.k_multiple, "block k")] {
+    for (name, size, multiple, tile) in
+        [("m", d.m, req.m_multiple, m_tile), ("n", d.n, req.n_multiple, n_tile), ("k", d.k, req.k_multiple, "block k")]
+    {
         if size % multiple as usize != 0 {
             let rule = format!("{name} = {size} must be a multiple of {tile} = {multiple} (the kernel does not guard partial tiles)");
             return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });

@@ -85,7 +85,11 @@ pub fn usage(source: &str, kernel: &str, arch: &'static str) -> Result<Usage, Ge
             u.spill_loads = b;
         }
     }
-    found.then_some(u).ok_or_else(|| GemmError::Compile { kernel: kernel.into(), arch: arch.into(), log: format!("no ptxas report in NVRTC's log:\n{log}") })
+    found.then_some(u).ok_or_else(|| GemmError::Compile {
+        kernel: kernel.into(),
+        arch: arch.into(),
+        log: format!("no ptxas report in NVRTC's log:\n{log}"),
+    })
 }
 
 /// NVRTC with `extra` options: the PTX, the machine code for a real GPU
@@ -112,7 +116,8 @@ fn nvrtc_with(source: &str, kernel: &str, arch: &'static str, extra: &[String]) 
             }
             Ok(()) => result::get_ptx(prog).map_err(|e| failed(format!("{e:?}"))).map(|ptx| {
                 let ptx = std::ffi::CStr::from_ptr(ptx.as_ptr()).to_string_lossy().into_owned();
-                let log = result::get_program_log(prog).map(|l| std::ffi::CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned()).unwrap_or_default();
+                let log =
+                    result::get_program_log(prog).map(|l| std::ffi::CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned()).unwrap_or_default();
                 let mut size = 0usize;
                 let cubin = (arch.starts_with("sm_") && sys::nvrtcGetCUBINSize(prog, &mut size).result().is_ok() && size > 0)
                     .then(|| {

@@ -109,7 +109,15 @@ impl Copy2d {
 
     /// The same copy the other way (C's copy back into the caller's buffer).
     pub fn reversed(self) -> Self {
-        Copy2d { src: self.dst, src_pitch: self.dst_pitch, src_stride: self.dst_stride, dst: self.src, dst_pitch: self.src_pitch, dst_stride: self.src_stride, ..self }
+        Copy2d {
+            src: self.dst,
+            src_pitch: self.dst_pitch,
+            src_stride: self.dst_stride,
+            dst: self.src,
+            dst_pitch: self.src_pitch,
+            dst_stride: self.src_stride,
+            ..self
+        }
     }
 }
 
@@ -139,7 +147,13 @@ mod tests {
             let shim = "#include <cstdio>\n#include <vector>\n#define __global__\n#define __restrict__\n#define __launch_bounds__(n)\n\
                 struct Dim3 { unsigned x, y, z; };\nstatic Dim3 blockIdx, threadIdx, gridDim, blockDim;\n";
             // cases: width, height, count, src offset, src pitch, dst offset, dst pitch (elements), grid x
-            let cases = [(65, 3, 1, 1, 67, 0, 72, 1), (4097, 5, 2, 3, 4103, 0, 4104, 2), (8, 4, 1, 0, 8, 1, 9, 1), (3, 2, 2, 0, 3, 5, 11, 1), (1000, 2, 1, 7, 1003, 7, 1003, 3)];
+            let cases = [
+                (65, 3, 1, 1, 67, 0, 72, 1),
+                (4097, 5, 2, 3, 4103, 0, 4104, 2),
+                (8, 4, 1, 0, 8, 1, 9, 1),
+                (3, 2, 2, 0, 3, 5, 11, 1),
+                (1000, 2, 1, 7, 1003, 7, 1003, 3),
+            ];
             let mut body = String::new();
             for (i, (w, h, n, so, sp, d_off, dp, gx)) in cases.iter().enumerate() {
                 let (ss, ds) = (sp * h + 5, dp * h + 3);

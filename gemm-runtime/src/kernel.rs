@@ -82,7 +82,16 @@ pub fn compile_all<'k>(kernels: impl IntoIterator<Item = &'k Kernel>, ctx: &Arc<
 impl Kernel {
     /// The kernel as the macro expanded it.
     pub const fn from_parts(spec: KernelSpec, source: &'static str, name: &'static str, threads: u32, smem_bytes: u32) -> Self {
-        Kernel { spec, source: Cow::Borrowed(source), name: Cow::Borrowed(name), threads, smem_bytes, loaded: Mutex::new(Vec::new()), variants: Mutex::new(Vec::new()), variant: false }
+        Kernel {
+            spec,
+            source: Cow::Borrowed(source),
+            name: Cow::Borrowed(name),
+            threads,
+            smem_bytes,
+            loaded: Mutex::new(Vec::new()),
+            variants: Mutex::new(Vec::new()),
+            variant: false,
+        }
     }
 
     /// Checks and generates a spec built at run time.

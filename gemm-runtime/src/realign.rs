@@ -75,7 +75,8 @@ pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Op
     let widest: [u32; 3] = std::array::from_fn(|i| {
         let bytes = elems[i].bytes() as u64;
         let stride = if dims.batch.count > 1 { strides[i] as u64 * bytes } else { 0 };
-        let aligned = [addrs[i], shapes[i].ld as u64 * bytes, stride].into_iter().filter(|&v| v > 0).fold(16u64, |al, v| al.min(1 << v.trailing_zeros()));
+        let aligned =
+            [addrs[i], shapes[i].ld as u64 * bytes, stride].into_iter().filter(|&v| v > 0).fold(16u64, |al, v| al.min(1 << v.trailing_zeros()));
         (aligned / bytes).max(1) as u32
     });
     let narrow = narrowest_vector(spec);

@@ -182,9 +182,12 @@ impl Tuned {
     /// The kernel that runs for `dims` on `stream`'s device, once chosen
     /// (by a launch, the disk or a seed); `None` before.
     pub fn chosen_for(&self, stream: &CudaStream, dims: Dims) -> Result<Option<&Kernel>, GemmError> {
-        let device = device_name(stream)?;
-        let shape = self.key.of(dims.m, dims.n, dims.k, dims.batch.count);
-        Ok(self.recall(&(device, shape)).map(|i| self.kernel(i)))
+        Ok(self.recall(&self.choice_at(stream, dims)?).map(|i| self.kernel(i)))
+    }
+
+    /// Where a choice for `dims` on `stream`'s device is kept: the device and the shape's group.
+    fn choice_at(&self, stream: &CudaStream, dims: Dims) -> Result<ChoiceAt, GemmError> {
+        Ok((device_name(stream)?, self.key.of(dims.m, dims.n, dims.k, dims.batch.count)))
     }
 
     fn choose<TA: Element, TB: Element, TC: Element, TX: Element>(
@@ -196,9 +199,8 @@ impl Tuned {
         dims: Dims,
         epilogue: &EpilogueArgs<'_, TX>,
     ) -> Result<usize, GemmError> {
-        let device = device_name(stream)?;
-        let shape = self.key.of(dims.m, dims.n, dims.k, dims.batch.count);
-        let key = (device, shape);
+        let key = self.choice_at(stream, dims)?;
+        let shape = key.1;
         if let Some(i) = self.recall(&key) {
             return Ok(i);
         }

@@ -290,7 +290,8 @@ impl<'a> Output<'a> {
     fn bias_value(&self, index: &str, clamped: bool) -> String {
         let Some(b) = self.spec.fused.bias else { unreachable!("a bias value of a spec with a bias") };
         let extent = if b.along == Dim::N { "N" } else { "M" };
-        let at = if clamped && self.spec.edges == Edges::Guarded { format!("{index} < {extent} ? {index} : {extent} - 1") } else { index.to_string() };
+        let at =
+            if clamped && self.spec.edges == Edges::Guarded { format!("{index} < {extent} ? {index} : {extent} - 1") } else { index.to_string() };
         to_f32(b.elem, &format!("{}[{at}]", self.bias))
     }
 

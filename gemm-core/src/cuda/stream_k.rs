@@ -59,7 +59,6 @@ pub fn helpers(w: &mut Writer) {
 /// zeroed, with one more word past the grid's flags: the count of tickets.
 pub const PARAMS: &str = "float* __restrict__ partials, unsigned* __restrict__ flags";
 
-
 /// A block's C tile and how its threads hold the accumulators.
 pub struct Tiling {
     pub raster: Raster,

@@ -156,7 +156,11 @@ impl Tc<'_> {
         };
         // a block's place in the persistent walk, and the walk's stride: in blocks, or in clusters
         let size = s.cluster_size();
-        let (first, grid) = if s.cluster.is_some() { (format!("blockIdx.x / {size}"), format!("gridDim.x / {size}")) } else { ("blockIdx.x".into(), "gridDim.x".into()) };
+        let (first, grid) = if s.cluster.is_some() {
+            (format!("blockIdx.x / {size}"), format!("gridDim.x / {size}"))
+        } else {
+            ("blockIdx.x".into(), "gridDim.x".into())
+        };
         let walk = |w: &mut Writer, header: String, body: &mut dyn FnMut(&mut Writer)| {
             w.block(header, |w| {
                 w.line("const int batch = t / (tiles_m * tiles_n);");
@@ -172,7 +176,8 @@ impl Tc<'_> {
             let whose = if s.cluster.is_some() { "its cluster's walk" } else { "the block's walk" };
             w.line(format!("// schedule (persistent, ping-pong): this consumer's tiles, one in {c} of {whose}"));
             let stride = if s.cluster.is_some() { format!("({grid})") } else { grid.clone() };
-            let header = format!("for (int t = {first} + {stride} * group, turn = group; t < tiles_m * tiles_n * batches; t += {stride} * {c}, turn += {c})");
+            let header =
+                format!("for (int t = {first} + {stride} * group, turn = group; t < tiles_m * tiles_n * batches; t += {stride} * {c}, turn += {c})");
             return walk(w, header, &mut once);
         }
         if persistent {
@@ -242,7 +247,10 @@ impl Tc<'_> {
             }
             // this block's part of a shared tile, into every block of the share
             let per = t.boxes / share;
-            w.line(format!("// {which:?} is shared: this block loads part share_part ({per} of its {} boxes) into every block of the share", t.boxes));
+            w.line(format!(
+                "// {which:?} is shared: this block loads part share_part ({per} of its {} boxes) into every block of the share",
+                t.boxes
+            ));
             for j in 0..per {
                 let i = if per == 1 { "share_part".to_string() } else { format!("(share_part * {per} + {j})") };
                 let (c0, c1) = at(format!("{origin} + {i} * {step}"));
@@ -274,30 +282,19 @@ impl Tc<'_> {
         // the ring counts the K steps of the share: step `s` fills stage (s - first) % stages
         let stage = |s: &str| format!("(int)(({s} - first) % {stages})");
         let round = |s: &str| format!("(int)(({s} - first) / {stages})");
-        let producers = 128 * sp.producers;
-        w.line(format!("// roles: warpgroup 0 produces (one thread issues the copies), {} consume", sp.consumers));
-        w.block(format!("if (threadIdx.x < {producers})"), |w| {
-            if let Some(r) = sp.producer_regs {
-                w.line(format!("regs_dec<{r}>();  // the producer needs few registers: give them to the consumers"));
-            }
-            w.block("if (threadIdx.x == 0)", |w| {
-                w.line("// every K step of the share, tile after tile");
-                w.block("for (long long it = first; it < last; ++it)", |w| {
-                    w.line("const int tile = (int)(it / k_tiles);");
-                    w.line("const int kt = (int)(it % k_tiles);");
-                    sk.tile_origin(w);
-                    Self::map_batches(w, "batch");
-                    w.line(format!("const int stage = {};", stage("it")));
-                    w.line(format!("mbar_wait(empty + 8 * stage, ({} & 1) ^ 1);  // every consumer has released it", round("it")));
-                    self.tma_issue(w, "kt", "stage");
-                });
+        let producer = |w: &mut Writer| {
+            w.line("// every K step of the share, tile after tile");
+            w.block("for (long long it = first; it < last; ++it)", |w| {
+                w.line("const int tile = (int)(it / k_tiles);");
+                w.line("const int kt = (int)(it % k_tiles);");
+                sk.tile_origin(w);
+                Self::map_batches(w, "batch");
+                w.line(format!("const int stage = {};", stage("it")));
+                w.line(format!("mbar_wait(empty + 8 * stage, ({} & 1) ^ 1);  // every consumer has released it", round("it")));
+                self.tma_issue(w, "kt", "stage");
             });
-        });
-        w.block("else", |w| {
-            if let Some(r) = sp.consumer_regs {
-                w.line(format!("regs_inc<{r}>();"));
-            }
-            self.warpgroup_tier(w, sp.producers);
+        };
+        let consumers = |w: &mut Writer| {
             let body = |w: &mut Writer, _| {
                 self.wgmma_accumulators(w);
                 w.line("// block tier: the unit's K steps (it is past its last), kt counting from its first");
@@ -317,6 +314,28 @@ impl Tc<'_> {
                 let out = Output::for_batch(self.spec, w, "unit");
                 self.epilogue(w, &out)
             });
+        };
+        self.roles(w, sp, producer, consumers);
+    }
+
+    /// The warpgroups' roles: one thread of warpgroup 0 runs `producer`
+    /// (the warpgroup first gives registers back), the consumer warpgroups
+    /// `consumers` (taking registers, their warpgroup tier in scope), then
+    /// wait for their last TMA stores.
+    fn roles(&self, w: &mut Writer, sp: Specialize, producer: impl FnOnce(&mut Writer), consumers: impl FnOnce(&mut Writer)) {
+        w.line(format!("// roles: warpgroup 0 produces (one thread issues the copies), {} consume", sp.consumers));
+        w.block(format!("if (threadIdx.x < {})", 128 * sp.producers), |w| {
+            if let Some(r) = sp.producer_regs {
+                w.line(format!("regs_dec<{r}>();  // the producer needs few registers: give them to the consumers"));
+            }
+            w.block("if (threadIdx.x == 0)", producer);
+        });
+        w.block("else", |w| {
+            if let Some(r) = sp.consumer_regs {
+                w.line(format!("regs_inc<{r}>();"));
+            }
+            self.warpgroup_tier(w, sp.producers);
+            consumers(w);
             self.stores_done(w);
         });
     }
@@ -377,31 +396,20 @@ impl Tc<'_> {
         let (stage, round) = (format!("{it} % {stages}"), format!("{it} / {stages}"));
         // the persistent K loops count the stages they fill or empty through every tile
         let k_loop = if persistent { "for (int kt = 0; kt < k_tiles; ++kt, ++it)" } else { "for (int kt = 0; kt < k_tiles; ++kt)" };
-        let producers = 128 * sp.producers;
-        w.line(format!("// roles: warpgroup 0 produces (one thread issues the copies), {} consume", sp.consumers));
-        w.block(format!("if (threadIdx.x < {producers})"), |w| {
-            if let Some(r) = sp.producer_regs {
-                w.line(format!("regs_dec<{r}>();  // the producer needs few registers: give them to the consumers"));
+        let producer = |w: &mut Writer| {
+            if persistent {
+                w.line("int it = 0;  // stages filled so far, over every tile");
             }
-            w.block("if (threadIdx.x == 0)", |w| {
-                if persistent {
-                    w.line("int it = 0;  // stages filled so far, over every tile");
-                }
-                self.for_each_tile(w, |w| {
-                    w.block(k_loop, |w| {
-                        w.line(format!("const int stage = {stage};"));
-                        let whose = if self.multicasts() { " of the cluster" } else { "" };
-                        w.line(format!("mbar_wait(empty + 8 * stage, (({round}) & 1) ^ 1);  // every consumer{whose} has released it"));
-                        self.tma_issue(w, "kt", "stage");
-                    });
+            self.for_each_tile(w, |w| {
+                w.block(k_loop, |w| {
+                    w.line(format!("const int stage = {stage};"));
+                    let whose = if self.multicasts() { " of the cluster" } else { "" };
+                    w.line(format!("mbar_wait(empty + 8 * stage, (({round}) & 1) ^ 1);  // every consumer{whose} has released it"));
+                    self.tma_issue(w, "kt", "stage");
                 });
             });
-        });
-        w.block("else", |w| {
-            if let Some(r) = sp.consumer_regs {
-                w.line(format!("regs_inc<{r}>();"));
-            }
-            self.warpgroup_tier(w, sp.producers);
+        };
+        let consumers = |w: &mut Writer| {
             if sp.pingpong {
                 w.line("int it = 0;  // the ring's count at this consumer's K step: set at each of its tiles");
             } else if persistent {
@@ -437,8 +445,8 @@ impl Tc<'_> {
                 let out = Output::for_batch(self.spec, w, "tile");
                 self.epilogue(w, &out);
             });
-            self.stores_done(w);
-        });
+        };
+        self.roles(w, sp, producer, consumers);
         if self.spec.cluster.is_some() {
             w.line("cluster_sync();  // no block leaves while another may still arrive on its barriers");
         }

@@ -89,21 +89,23 @@ pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Op
         copy_b = b && widest[1] < min;
         vector = fits.into_iter().min().filter(|&v| v < spec.staging.vector());
     }
-    let scalar_c = c && scalar_c_spec(spec).is_some();
-    if vector.is_none() && !scalar_c {
-        return (Plan::Copied { a, b, c }, None);
-    }
-    let mut variant = if scalar_c { scalar_c_spec(spec).expect("checked above") } else { spec.clone() };
-    if let Some(v) = vector {
-        set_vector(&mut variant, v);
-    }
+    let only_c = if c { scalar_c_spec(spec) } else { None };
+    let scalar_c = only_c.is_some();
+    let Some(v) = vector else {
+        // C alone (or nothing) by a variant; A and B as they are, or copied
+        return match only_c {
+            Some(only_c) => (Plan::Variant { vector: None, scalar_c, a: copy_a, b: copy_b, c: false }, Some(only_c)),
+            None => (Plan::Copied { a, b, c }, None),
+        };
+    };
+    let mut variant = only_c.clone().unwrap_or_else(|| spec.clone());
+    set_vector(&mut variant, v);
     if !gemm_core::check(&variant).is_empty() {
         // the narrower copies break a rule of this tiling: A and B go through copies
-        if vector.is_none() || !scalar_c {
-            return (Plan::Copied { a, b, c }, None);
-        }
-        let only_c = scalar_c_spec(spec).expect("checked above");
-        return (Plan::Variant { vector: None, scalar_c, a, b, c: false }, Some(only_c));
+        return match only_c {
+            Some(only_c) => (Plan::Variant { vector: None, scalar_c, a, b, c: false }, Some(only_c)),
+            None => (Plan::Copied { a, b, c }, None),
+        };
     }
     (Plan::Variant { vector, scalar_c, a: copy_a, b: copy_b, c: c && !scalar_c }, Some(variant))
 }

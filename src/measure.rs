@@ -158,7 +158,13 @@ pub struct Problem {
 /// elements: what the vector copies of every kernel need (16-byte rows of
 /// 16-bit operands, 32-byte ones of f32), whatever the sizes themselves.
 pub fn padded_dims(m: usize, n: usize, k: usize, layouts: [Layout; 3]) -> Dims {
-    let ld = |rows: usize, cols: usize, l: Layout| (if l == Layout::RowMajor { cols } else { rows }).div_ceil(8) * 8;
+    dims_with_ld_multiple(m, n, k, layouts, 8)
+}
+
+/// `m x n x k` with each leading dimension rounded up to a multiple of
+/// `multiple` elements.
+pub fn dims_with_ld_multiple(m: usize, n: usize, k: usize, layouts: [Layout; 3], multiple: usize) -> Dims {
+    let ld = |rows: usize, cols: usize, l: Layout| (if l == Layout::RowMajor { cols } else { rows }).next_multiple_of(multiple);
     Dims::new(m, n, k).with_ld(ld(m, k, layouts[0]), ld(k, n, layouts[1]), ld(m, n, layouts[2]))
 }
 

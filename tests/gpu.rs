@@ -752,3 +752,31 @@ fn any_leading_dimension_and_offset_matches_cublas_on_every_path() {
         }
     }
 }
+
+/// A and B whose lines TMA reads slowly (208 bytes apart: K = 100 padded
+/// to 104 elements, 16 bytes modulo 32) in a product wide enough to pay
+/// go through copies 128 bytes apart: the plan says so, and C matches
+/// cuBLAS with nothing written past its lines.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tma_operands_on_slow_lines_are_copied_and_match_cublas() {
+    use gemm_ladder::measure::{padded_dims, verify_on, DevMat};
+    use gemm_ladder::steps::tma_store;
+    let bench = bench();
+    if bench.gpu.capability != (9, 0) {
+        return;
+    }
+    let k = &tma_store::KERNEL;
+    let dims = padded_dims(2048, 2048, 100, layouts_of(&k.spec));
+    assert_eq!((dims.lda, dims.ldb), (Some(104), Some(104)));
+    let p = Problem::for_kernel(&bench, k, dims, 81).unwrap();
+    let mut c = p.poisoned_c(&bench).unwrap();
+    let plan = match (&p.a, &p.b, &mut c) {
+        (DevMat::Bf16(a), DevMat::Bf16(b), DevMat::Bf16(c)) => k.plan(bench.stream(), a, b, c, dims).unwrap(),
+        _ => panic!("tma_store takes bf16"),
+    };
+    assert_eq!(plan, Plan::Copied { a: true, b: true, c: false });
+    let reference = p.reference(&bench).unwrap();
+    let err = verify_on(&bench, k, &p, &reference).unwrap_or_else(|e| panic!("{e}"));
+    assert!(err <= gemm_runtime::data::tolerance(k.spec.c.elem));
+}

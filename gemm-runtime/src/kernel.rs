@@ -203,11 +203,12 @@ impl Kernel {
         let (b_ptr, _b_sync) = b.device_ptr(stream);
         let given_lens = [a.len(), b.len(), c.len()];
         let (c_ptr, _c_sync) = c.device_ptr_mut(stream);
-        // operands the kernel cannot take where they lie go through aligned copies;
-        // the arguments are checked once where they can be taken as they are
         let given = [a_ptr, b_ptr, c_ptr];
-        let (staged, [sa, sb, sc]) = match args::check(&self.spec, dims, given_lens, given) {
-            Ok(shapes) => (None, shapes),
+        // operands the kernel cannot take where they lie, and lines TMA reads
+        // slowly in a product wide enough to pay for it, go through aligned
+        // copies; the arguments are checked once where they can be taken as they are
+        let (copied, checked) = match args::check(&self.spec, dims, given_lens, given) {
+            Ok(shapes) => (realign::repitched(&self.spec, dims), Some(shapes)),
             Err(GemmError::Misaligned { .. }) => {
                 if !self.variant {
                     if let (_, Some(spec)) = realign::route(&self.spec, dims, given) {
@@ -217,12 +218,17 @@ impl Kernel {
                         return variant.launch_with(stream, a, b, c, dims, epilogue);
                     }
                 }
-                let copied = realign::misaligned(&self.spec, dims, given);
+                (realign::copied(&self.spec, dims, given), None)
+            }
+            Err(e) => return Err(e),
+        };
+        let (staged, [sa, sb, sc]) = match checked {
+            Some(shapes) if copied == [false; 3] => (None, shapes),
+            _ => {
                 let s = realign::stage(stream, &self.spec, dims, given, given_lens, copied, epilogue.beta.is_some())?;
                 let shapes = args::check(&self.spec, s.dims, s.lens, s.ptrs)?;
                 (Some(s), shapes)
             }
-            Err(e) => return Err(e),
         };
         let (dims, [a_ptr, b_ptr, c_ptr]) = staged.as_ref().map_or((dims, given), |s| (s.dims, s.ptrs));
         let bias = epilogue.bias.map(|x| x.device_ptr(stream));

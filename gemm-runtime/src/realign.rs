@@ -14,6 +14,14 @@
 //! copy writes it back (C is copied in first where the epilogue reads it,
 //! `beta`). [`Kernel::plan`](crate::Kernel::plan) says which.
 //!
+//! TMA takes any line 16 bytes apart but reads slowly from lines 16
+//! bytes apart modulo 32 (8208 bytes: a row-major A with K = 4100 padded
+//! to 8 elements): on the H100 `tma_store` ran 4096 x 4096 x 4100 at 442
+//! TFLOP/s with such lines, 717 at 32-byte multiples and 761 at 128-byte
+//! ones (BENCHMARKS.md). Where the product is wide enough to pay for it
+//! ([`REPITCH_MIN`]), such an A or B is copied too, its lines 128 bytes
+//! apart, as every copy of A or B for TMA is ([`aligned_ld`]).
+//!
 //! What it costs is the copies' traffic (each copied operand read and
 //! written once more, C twice under `beta`, against a GEMM's 2mnk flops),
 //! or a variant's narrower loads and stores.
@@ -31,7 +39,9 @@ use crate::GemmError;
 pub enum Plan {
     /// The kernel reads and writes the caller's buffers where they are.
     Direct,
-    /// These operands (A, B, C) go through aligned copies first.
+    /// These operands (A, B, C) go through aligned copies first: those the
+    /// kernel cannot take where they lie, and A or B whose lines TMA reads
+    /// slowly (see the module's page).
     Copied { a: bool, b: bool, c: bool },
     /// A variant of the spec, generated for these arguments (see
     /// [`variant_spec`]), takes the operands it can where they lie: A and
@@ -45,7 +55,10 @@ pub enum Plan {
 /// C) reaches the kernel; an `Err` for what no copy mends.
 pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3]) -> Result<Plan, GemmError> {
     match crate::args::check(spec, dims, lens, addrs) {
-        Ok(_) => Ok(Plan::Direct),
+        Ok(_) => Ok(match repitched(spec, dims) {
+            [false, false, _] => Plan::Direct,
+            [a, b, c] => Plan::Copied { a, b, c },
+        }),
         Err(GemmError::Misaligned { .. }) => Ok(route(spec, dims, addrs).0),
         Err(e) => Err(e),
     }
@@ -64,7 +77,7 @@ fn variants_on() -> bool {
 /// (at `addrs`): the plan, and the variant's spec where the plan runs one
 /// (none under `GEMM_TILES_VARIANTS=off`).
 pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Option<KernelSpec>) {
-    let [a, b, c] = misaligned(spec, dims, addrs);
+    let [a, b, c] = copied(spec, dims, addrs);
     if !variants_on() {
         return (Plan::Copied { a, b, c }, None);
     }
@@ -163,6 +176,36 @@ pub fn scalar_c_spec(spec: &KernelSpec) -> Option<KernelSpec> {
     (scalar(&variant) && gemm_core::check(&variant).is_empty()).then_some(variant)
 }
 
+/// The fewest columns of C (for A) or rows (for B) a product must have
+/// for a copy of an operand whose lines TMA reads slowly to pay: the copy
+/// moves 4 bytes an element of A, the slow lines cost about a third of the
+/// product's time at 2 n flops an element (break-even near n = 1700 at
+/// the H100's 2.5 TB/s for copies and 760 TFLOP/s; BENCHMARKS.md).
+pub const REPITCH_MIN: usize = 2048;
+
+/// A and B (never C) whose lines a TMA kernel reads slowly (16 bytes apart
+/// modulo 32) in a product wide enough to pay for a copy at a 128-byte
+/// pitch ([`REPITCH_MIN`]).
+pub(crate) fn repitched(spec: &KernelSpec, dims: Dims) -> [bool; 3] {
+    if !matches!(spec.staging, Staging::Tma { .. }) {
+        return [false; 3];
+    }
+    let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
+    let slow = |i: usize, elem: gemm_core::spec::Elem, across: usize| {
+        let pitch = shapes[i].ld * elem.bytes() as usize;
+        pitch % 32 != 0 && across >= REPITCH_MIN
+    };
+    [slow(0, spec.a.elem, dims.n), slow(1, spec.b.elem, dims.m), false]
+}
+
+/// The operands (A, B, C) a launch at `addrs` copies: those the kernel
+/// cannot take where they lie and those whose lines it reads slowly.
+pub(crate) fn copied(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> [bool; 3] {
+    let [a, b, c] = misaligned(spec, dims, addrs);
+    let [ra, rb, _] = repitched(spec, dims);
+    [a || ra, b || rb, c]
+}
+
 /// Which operands (A, B, C) at `addrs` the kernel cannot take where they lie.
 pub(crate) fn misaligned(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> [bool; 3] {
     let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
@@ -190,7 +233,11 @@ pub(crate) fn aligned_ld(spec: &KernelSpec, shape: &Shape) -> usize {
         'A' => (req.vector, req.align, spec.a.elem),
         _ => (req.vector, req.align, spec.b.elem),
     };
-    let multiple = (vector as usize).max((align / elem.bytes()).max(1) as usize);
+    let mut multiple = (vector as usize).max((align / elem.bytes()).max(1) as usize);
+    if shape.name != 'C' && matches!(spec.staging, Staging::Tma { .. }) {
+        // TMA reads lines 128 bytes apart fastest (see the module's page)
+        multiple = multiple.max(128 / elem.bytes() as usize);
+    }
     shape.min_ld().next_multiple_of(multiple)
 }
 
@@ -419,6 +466,49 @@ mod tests {
         assert!(scalar_c_spec(&wmma).is_none());
         let dims = Dims::new(128, 64, 64).with_ld(64, 64, 65);
         assert_eq!(plan(&wmma, dims, [1 << 16; 3], [BASE, BASE << 1, BASE << 2]).unwrap(), Plan::Copied { a: false, b: false, c: true });
+    }
+
+    /// TMA reads lines 16 bytes apart modulo 32 at 58% of its speed: such
+    /// an A or B is copied at a 128-byte pitch where the product is wide
+    /// enough to pay for the copy, and read where it lies otherwise; lines
+    /// 32 bytes apart, and cp.async kernels, read them where they lie.
+    #[test]
+    fn tma_lines_16_bytes_apart_modulo_32_are_copied_where_the_product_pays() {
+        // `tma_store`'s tiling
+        let tma = KernelSpec {
+            b: Operand { elem: Elem::Bf16, layout: Layout::ColMajor },
+            block: Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None },
+            warp: Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }),
+            atom: Atom::Wgmma { m: 64, n: 256, k: 16 },
+            staging: Staging::Tma { stages: 3 },
+            specialize: Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: false }),
+            swizzle: Swizzle::B128,
+            raster: Raster::Grouped(8),
+            persistent: Some(Persistent::Tiles),
+            epilogue: Epilogue::Tma,
+            arch: Arch::Sm90a,
+            ..mma()
+        };
+        assert!(gemm_core::check(&tma).is_empty(), "{:?}", gemm_core::check(&tma));
+        let addrs = [BASE, BASE << 1, BASE << 2];
+        let big = [1 << 26; 3];
+        // K = 4100 padded to 8 elements: A's and B's lines 8208 bytes apart
+        let padded8 = Dims::new(4096, 4096, 4100).with_ld(4104, 4104, 4096);
+        assert_eq!(plan(&tma, padded8, big, addrs).unwrap(), Plan::Copied { a: true, b: true, c: false });
+        // padded to 16 elements: 8224 bytes, a multiple of 32
+        assert_eq!(plan(&tma, Dims::new(4096, 4096, 4100).with_ld(4112, 4112, 4096), big, addrs).unwrap(), Plan::Direct);
+        // 1024 columns of C do not pay for A's copy; 4096 rows pay for B's
+        let narrow = Dims::new(4096, 1024, 4100).with_ld(4104, 4104, 1024);
+        assert_eq!(plan(&tma, narrow, big, addrs).unwrap(), Plan::Copied { a: false, b: true, c: false });
+        // cp.async: the same lines where they lie
+        let rows = Dims::new(4096, 4096, 4100).with_ld(4104, 4096, 4096);
+        assert_eq!(plan(&mma(), rows, big, addrs).unwrap(), Plan::Direct);
+        // a misaligned C beside them: C by the variant, A and B copied
+        let odd_c = Dims::new(4096, 4096, 4100).with_ld(4104, 4104, 4097);
+        assert_eq!(plan(&tma, odd_c, big, addrs).unwrap(), Plan::Variant { vector: None, scalar_c: true, a: true, b: true, c: false });
+        // copies of A and B for TMA: lines 128 bytes apart; C's the vector's
+        let shapes = crate::args::shapes(tma.a, tma.b, tma.c, Dims::new(4095, 4097, 4100));
+        assert_eq!(shapes.each_ref().map(|s| aligned_ld(&tma, s)), [4160, 4160, 4104]);
     }
 
     /// A copy's lines lie the kernel's vector apart (and its pointer

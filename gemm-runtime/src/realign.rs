@@ -20,7 +20,7 @@
 //! TFLOP/s with such lines, 717 at 32-byte multiples and 761 at 128-byte
 //! ones (BENCHMARKS.md). Where the product is wide enough to pay for it
 //! ([`REPITCH_MIN`]), such an A or B is copied too, its lines 128 bytes
-//! apart, as every copy of A or B for TMA is ([`aligned_ld`]).
+//! apart, as every copy of A or B for TMA is.
 //!
 //! What it costs is the copies' traffic (each copied operand read and
 //! written once more, C twice under `beta`, against a GEMM's 2mnk flops),

@@ -5,9 +5,10 @@
 //!
 //! Cases: no cache (`GEMM_TILES_CACHE=off`), an empty cache (NVRTC compiles
 //! and the entry is written), the same cache again (the entry is read).
-//! Beside the ladder's kernels, a tuned one (`mma_tuned`, 8 points): on a
-//! miss its first launch compiles and times every point; on a hit it reads
-//! the choice back and compiles only that point.
+//! Beside the ladder's kernels, the tuned ones (`mma_tuned`, 8 points, and
+//! on an sm_90 GPU `hopper_tuned`, 32): on a miss a first launch compiles
+//! and times every point; on a hit it reads the choice back and compiles
+//! (or reads from the cache) only that point.
 //! On an sm_90 GPU it also times what a TMA kernel's launch adds on the
 //! host: encoding A's and B's tensor maps, which the runtime does anew for
 //! each launch.
@@ -44,8 +45,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let me = std::env::current_exe()?;
     let cases = [("no cache", "off".into()), ("empty cache", dir.clone().into_os_string()), ("cached", dir.clone().into_os_string())];
     println!("first launch of each kernel in a fresh process: compile (or read the cache), load, run once; milliseconds\n");
-    println!("| case | {} | mma_tuned (first launch of a tuned kernel) | NVRTC compilations | tunings |", STEPS.join(" | "));
-    println!("|---|{}---:|---:|---:|", "---:|".repeat(STEPS.len()));
+    println!("| case | {} | mma_tuned (8 points) | hopper_tuned (32 points, sm_90) | NVRTC compilations | tunings |", STEPS.join(" | "));
+    println!("|---|{}---:|---:|---:|---:|", "---:|".repeat(STEPS.len()));
     for (name, cache) in cases {
         let out = Command::new(&me).arg("--child").env(ENV, cache).output()?;
         if !out.status.success() {
@@ -105,15 +106,20 @@ fn child() -> Result<(), Box<dyn std::error::Error>> {
         bench.stream().synchronize().map_err(GemmError::from)?;
         cells.push(format!("{:.1}", t.elapsed().as_secs_f64() * 1e3));
     }
-    // a tuned kernel: every point compiled and timed on a miss, the choice read back on a hit
-    let tuned = &gemm_ladder::tuned::mma_tuned::KERNEL;
-    let p = Problem::for_kernel(&bench, tuned.kernel(0), Dims::new(512, 512, 512), 1)?;
-    let mut c = p.poisoned_c(&bench)?;
-    bench.stream().synchronize().map_err(GemmError::from)?;
-    let t = Instant::now();
-    p.launch_tuned(&bench, tuned, &mut c)?;
-    bench.stream().synchronize().map_err(GemmError::from)?;
-    cells.push(format!("{:.1}", t.elapsed().as_secs_f64() * 1e3));
+    // tuned kernels: every point compiled and timed on a miss, the choice read back on a hit
+    for tuned in [&gemm_ladder::tuned::mma_tuned::KERNEL, &gemm_ladder::tuned::hopper_tuned::KERNEL] {
+        if tuned.kernel(0).spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
+            cells.push("-".into());
+            continue;
+        }
+        let p = Problem::for_kernel(&bench, tuned.kernel(0), Dims::new(512, 512, 512), 1)?;
+        let mut c = p.poisoned_c(&bench)?;
+        bench.stream().synchronize().map_err(GemmError::from)?;
+        let t = Instant::now();
+        p.launch_tuned(&bench, tuned, &mut c)?;
+        bench.stream().synchronize().map_err(GemmError::from)?;
+        cells.push(format!("{:.1}", t.elapsed().as_secs_f64() * 1e3));
+    }
     println!("{} | {} | {}", cells.join(" | "), compilations(), gemm_runtime::Tuned::tunings());
     Ok(())
 }

@@ -8,6 +8,8 @@
 //! kernel, each shape tuned on its first launch)
 
 use gemm_ladder::measure::{config, describe, measure, padded_dims, time_cublas_typed, Bench, DevMat, Reps};
+use gemm_runtime::spec::Layout;
+use gemm_runtime::{Dims, Kernel};
 
 /// M, N, K.
 type Mnk = (usize, usize, usize);
@@ -62,9 +64,7 @@ fn run(names: &[String], odd_only: bool) -> Result<(), Box<dyn std::error::Error
     let reps = Reps::default();
     for name in names {
         if name == "hopper_tuned" {
-            if !odd_only {
-                tuned_shapes(&bench, reps)?;
-            }
+            tuned_shapes(&bench, reps, odd_only)?;
             continue;
         }
         let step = gemm_ladder::steps::step(name).ok_or_else(|| format!("no ladder step named {name}"))?;
@@ -87,22 +87,7 @@ fn run(names: &[String], odd_only: bool) -> Result<(), Box<dyn std::error::Error
         if !odd_only {
             println!("| geometric mean | | | {:.1}% |\n", 100.0 * (log_sum / SHAPES.len() as f64).exp());
         }
-        println!("| odd M x N x K | leading dimensions | TFLOP/s | aligned neighbour | TFLOP/s | odd / aligned | how the launch runs |");
-        println!("|---|---|---:|---:|---:|---:|---|");
-        let layouts = [s.a.layout, s.b.layout, s.c.layout];
-        for ((m, n, k), (am, an, ak), packed) in ODD {
-            let odd = if packed { gemm_runtime::Dims::new(m, n, k) } else { padded_dims(m, n, k, layouts) };
-            let aligned = padded_dims(am, an, ak, layouts);
-            let p = gemm_ladder::measure::Problem::for_kernel(&bench, step.kernel, odd, 1)?;
-            let mut c = p.poisoned_c(&bench)?;
-            let plan = match (&p.a, &p.b, &mut c) {
-                (DevMat::Bf16(a), DevMat::Bf16(b), DevMat::Bf16(c)) => format!("{:?}", step.kernel.plan(bench.stream(), a, b, c, odd)?),
-                _ => "?".to_string(),
-            };
-            let (t_odd, t_aligned) = (measure(&bench, step.kernel, odd, reps)?.tflops, measure(&bench, step.kernel, aligned, reps)?.tflops);
-            let lds = if packed { "packed" } else { "padded to 8" };
-            println!("| {m} x {n} x {k} | {lds} | {t_odd:.2} | {am} x {an} x {ak} | {t_aligned:.2} | {:.1}% | {plan} |", 100.0 * t_odd / t_aligned);
-        }
+        odd_sizes(&bench, reps, [s.a.layout, s.b.layout, s.c.layout], |_| Ok(step.kernel))?;
         println!();
     }
     Ok(())
@@ -111,26 +96,67 @@ fn run(names: &[String], odd_only: bool) -> Result<(), Box<dyn std::error::Error
 /// The tuned Hopper kernel (`src/tuned.rs`) over the twelve shapes: the
 /// first launch at each shape tunes it (its key, or reads the choice from
 /// disk), then the chosen point is verified and timed beside cuBLAS.
-fn tuned_shapes(bench: &Bench, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
+fn tuned_shapes(bench: &Bench, reps: Reps, odd_only: bool) -> Result<(), Box<dyn std::error::Error>> {
     let tuned = &gemm_ladder::tuned::hopper_tuned::KERNEL;
     let first = tuned.kernel(0);
     let cfg = config(first);
     let s = &first.spec;
+    let layouts = [s.a.layout, s.b.layout, s.c.layout];
     println!("hopper_tuned on {} against cuBLAS {}, median of {} runs\n", bench.gpu.name, describe(cfg), reps.runs);
+    // the point chosen for `dims`, tuned on the first launch at its key
+    let chosen = |dims: Dims| -> Result<&Kernel, Box<dyn std::error::Error>> {
+        let p = gemm_ladder::measure::Problem::for_kernel(bench, first, dims, 2)?;
+        let mut c = p.poisoned_c(bench)?;
+        p.launch_tuned(bench, tuned, &mut c)?;
+        Ok(tuned.chosen_for(bench.stream(), dims)?.ok_or("a choice after the first launch")?)
+    };
+    if odd_only {
+        return odd_sizes(bench, reps, layouts, chosen);
+    }
     println!("| M x N x K | cuBLAS TFLOP/s | hopper_tuned TFLOP/s | % of cuBLAS | chosen point |");
     println!("|---|---:|---:|---:|---|");
     let mut log_sum = 0.0;
     for (m, n, k) in SHAPES {
-        let dims = padded_dims(m, n, k, [s.a.layout, s.b.layout, s.c.layout]);
-        let p = gemm_ladder::measure::Problem::for_kernel(bench, first, dims, 2)?;
-        let mut c = p.poisoned_c(bench)?;
-        p.launch_tuned(bench, tuned, &mut c)?;
-        let chosen = tuned.chosen_for(bench.stream(), dims)?.ok_or("a choice after the first launch")?;
+        let dims = padded_dims(m, n, k, layouts);
+        let chosen = chosen(dims)?;
         let ours = measure(bench, chosen, dims, reps)?.tflops;
         let cublas = time_cublas_typed(bench, cfg.0, cfg.1, dims, reps)?.tflops(dims.flops());
         log_sum += (ours / cublas).ln();
         println!("| {m} x {n} x {k} | {cublas:.2} | {ours:.2} | {:.1}% | `{}` |", 100.0 * ours / cublas, chosen.name);
     }
     println!("| geometric mean | | | {:.1}% | |\n", 100.0 * (log_sum / SHAPES.len() as f64).exp());
+    odd_sizes(bench, reps, layouts, chosen)
+}
+
+/// The odd sizes beside their aligned neighbours, each run by the kernel
+/// `kernel_at` gives for it (a step's own, or a tuned kernel's choice for
+/// that size), with the launch's plan (see `gemm_runtime::Plan`).
+fn odd_sizes<'k>(
+    bench: &Bench,
+    reps: Reps,
+    layouts: [Layout; 3],
+    kernel_at: impl Fn(Dims) -> Result<&'k Kernel, Box<dyn std::error::Error>>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    println!("| odd M x N x K | leading dimensions | TFLOP/s | aligned neighbour | TFLOP/s | odd / aligned | how the launch runs | kernel |");
+    println!("|---|---|---:|---:|---:|---:|---|---|");
+    for ((m, n, k), (am, an, ak), packed) in ODD {
+        let odd = if packed { Dims::new(m, n, k) } else { padded_dims(m, n, k, layouts) };
+        let aligned = padded_dims(am, an, ak, layouts);
+        let (at_odd, at_aligned) = (kernel_at(odd)?, kernel_at(aligned)?);
+        let p = gemm_ladder::measure::Problem::for_kernel(bench, at_odd, odd, 1)?;
+        let mut c = p.poisoned_c(bench)?;
+        let plan = match (&p.a, &p.b, &mut c) {
+            (DevMat::Bf16(a), DevMat::Bf16(b), DevMat::Bf16(c)) => format!("{:?}", at_odd.plan(bench.stream(), a, b, c, odd)?),
+            _ => "?".to_string(),
+        };
+        let (t_odd, t_aligned) = (measure(bench, at_odd, odd, reps)?.tflops, measure(bench, at_aligned, aligned, reps)?.tflops);
+        let lds = if packed { "packed" } else { "padded to 8" };
+        println!(
+            "| {m} x {n} x {k} | {lds} | {t_odd:.2} | {am} x {an} x {ak} | {t_aligned:.2} | {:.1}% | {plan} | `{}` |",
+            100.0 * t_odd / t_aligned,
+            at_odd.name
+        );
+    }
+    println!();
     Ok(())
 }

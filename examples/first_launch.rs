@@ -98,13 +98,7 @@ fn child() -> Result<(), Box<dyn std::error::Error>> {
     let mut cells = Vec::new();
     for name in STEPS {
         let kernel = step(name).ok_or("a ladder step")?.kernel;
-        let p = Problem::for_kernel(&bench, kernel, Dims::new(512, 512, 512), 1)?;
-        let mut c = p.poisoned_c(&bench)?;
-        bench.stream().synchronize().map_err(GemmError::from)?;
-        let t = Instant::now();
-        p.launch(&bench, kernel, &mut c)?;
-        bench.stream().synchronize().map_err(GemmError::from)?;
-        cells.push(format!("{:.1}", t.elapsed().as_secs_f64() * 1e3));
+        cells.push(first_launch_ms(&bench, kernel, |p, c| p.launch(&bench, kernel, c))?);
     }
     // tuned kernels: every point compiled and timed on a miss, the choice read back on a hit
     for tuned in [&gemm_ladder::tuned::mma_tuned::KERNEL, &gemm_ladder::tuned::hopper_tuned::KERNEL] {
@@ -112,14 +106,24 @@ fn child() -> Result<(), Box<dyn std::error::Error>> {
             cells.push("-".into());
             continue;
         }
-        let p = Problem::for_kernel(&bench, tuned.kernel(0), Dims::new(512, 512, 512), 1)?;
-        let mut c = p.poisoned_c(&bench)?;
-        bench.stream().synchronize().map_err(GemmError::from)?;
-        let t = Instant::now();
-        p.launch_tuned(&bench, tuned, &mut c)?;
-        bench.stream().synchronize().map_err(GemmError::from)?;
-        cells.push(format!("{:.1}", t.elapsed().as_secs_f64() * 1e3));
+        cells.push(first_launch_ms(&bench, tuned.kernel(0), |p, c| p.launch_tuned(&bench, tuned, c))?);
     }
     println!("{} | {} | {}", cells.join(" | "), compilations(), gemm_runtime::Tuned::tunings());
     Ok(())
+}
+
+/// Milliseconds from `launch` (on a 512^3 problem for `kernel`'s types and
+/// layouts) to the end of its work on the GPU.
+fn first_launch_ms(
+    bench: &Bench,
+    kernel: &gemm_runtime::Kernel,
+    launch: impl FnOnce(&Problem, &mut gemm_ladder::measure::DevMat) -> Result<(), GemmError>,
+) -> Result<String, GemmError> {
+    let p = Problem::for_kernel(bench, kernel, Dims::new(512, 512, 512), 1)?;
+    let mut c = p.poisoned_c(bench)?;
+    bench.stream().synchronize()?;
+    let t = Instant::now();
+    launch(&p, &mut c)?;
+    bench.stream().synchronize()?;
+    Ok(format!("{:.1}", t.elapsed().as_secs_f64() * 1e3))
 }

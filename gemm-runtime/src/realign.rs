@@ -193,7 +193,7 @@ pub(crate) fn repitched(spec: &KernelSpec, dims: Dims) -> [bool; 3] {
     let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
     let slow = |i: usize, elem: gemm_core::spec::Elem, across: usize| {
         let pitch = shapes[i].ld * elem.bytes() as usize;
-        pitch % 32 != 0 && across >= REPITCH_MIN
+        !pitch.is_multiple_of(32) && across >= REPITCH_MIN
     };
     [slow(0, spec.a.elem, dims.n), slow(1, spec.b.elem, dims.m), false]
 }

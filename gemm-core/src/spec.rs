@@ -288,7 +288,8 @@ pub enum Epilogue {
     /// Staged through shared memory for coalesced stores.
     Smem,
     /// Staged through shared memory like `Smem`, the C tile then stored in
-    /// 16-bit pairs or single elements (a warp's side by side): C at any alignment (an
+    /// 16-byte chunks aligned to C's own lines (16-bit C; f32 an element a
+    /// thread), a warp's side by side: C at any alignment (an
     /// odd leading dimension, a view at an odd element), the variant a
     /// launch runs where `Smem`'s or `Tma`'s stores cannot take its C.
     SmemElements,

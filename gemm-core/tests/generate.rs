@@ -779,38 +779,38 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
     assert!(generate(&shared).unwrap_err().iter().any(|d| d.at == "specialize.pingpong"));
 }
 
-/// `epilogue = smem_elements` keeps the C tile of `smem` and stores it in
-/// 16-bit pairs, consecutive threads on consecutive pairs of a line of C (a
-/// warp's stores side by side, whatever C's alignment): one 4-byte store
-/// where the pair lies on a 4-byte boundary, else two, and at C's edge the
-/// pair's first element alone; no 16-byte store reaches C. An f32 C goes
-/// an element a thread.
+/// `epilogue = smem_elements` keeps the C tile of `smem` and stores a
+/// 16-bit C in 16-byte chunks aligned to C's own lines (whatever C's
+/// alignment): one more chunk a line than the tile's line holds, each from
+/// two aligned reads of the tile shifted into place, the line's ends and
+/// C's edges element by element. An f32 C goes an element a thread.
+/// (`copy_out`'s own test runs these stores on the host at every alignment.)
 #[test]
-fn smem_elements_stores_the_c_tile_in_pairs_side_by_side() {
+fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines() {
     let mut s = hopper_spec();
     // three stages leave room for the C tile
     s.staging = Staging::Tma { stages: 3 };
     s.epilogue = Epilogue::SmemElements;
     let src = generate(&s).unwrap().source;
     for line in [
-        "// the C tile to C: 16384 chunks of 2 elements (128 to a row), each thread one a round (C at any alignment)",
-        "const int e = (i % 128) * 2;",
-        "unsigned short* const to = &C_batch[row * ldc + col];",
-        "if (row < M && col + 2 <= N) {",
-        "if ((reinterpret_cast<unsigned long long>(to) & 3) == 0) {",
-        "*reinterpret_cast<unsigned*>(to) = pair;",
-        "to[1] = (unsigned short)(pair >> 16);",
-        "else if (row < M && col < N) {",
+        "__device__ __forceinline__ uint4 chunk_at(uint4 lo, uint4 hi, int t) {",
+        "// the C tile to C in 16-byte chunks aligned to each row of C (C at any alignment): 33 to a row, each thread one a round",
+        "const int line = i / 33, j = i % 33;",
+        "if (block_m + line < M) {",
+        "unsigned short* const to = &C_batch[(block_m + line) * ldc + block_n];",
+        "const int s = (int)((reinterpret_cast<unsigned long long>(to) >> 1) & 7);",
+        "if (e >= 0 && e + 8 <= 256 && block_n + e + 8 <= N) {",
+        "*reinterpret_cast<uint4*>(to + e) = (e & 7) == 0 ? from[0] : chunk_at(from[0], from[1], e & 7);",
+        "for (int q = e < 0 ? 0 : e; q < e + 8 && q < 256 && block_n + q < N; ++q) {",
     ] {
         assert!(src.contains(line), "{line}\n{src}");
     }
-    assert!(!src.contains("*reinterpret_cast<uint4*>(&C"), "no 16-byte store into C\n{src}");
     assert_eq!((s.requirements().c_vector, s.requirements().c_align), (1, 2));
-    // column-major C: lines are columns, consecutive threads walk down one
+    // column-major C: lines are columns
     s.c.layout = Layout::ColMajor;
     let src = generate(&s).unwrap().source;
-    assert!(src.contains("const int row = block_m + e, col = block_n + line;"), "{src}");
-    assert!(src.contains("if (col < N && row + 2 <= M) {"), "{src}");
+    assert!(src.contains("unsigned short* const to = &C_batch[block_m + (block_n + line) * ldc];"), "{src}");
+    assert!(src.contains("if (block_n + line < N) {"), "{src}");
     // f32 (a 128x128 tile, which fits beside the stages): one element a thread
     s.c = Operand { elem: Elem::F32, layout: Layout::RowMajor };
     s.block.n = 128;
@@ -818,6 +818,7 @@ fn smem_elements_stores_the_c_tile_in_pairs_side_by_side() {
     s.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
     let src = generate(&s).unwrap().source;
     assert!(src.contains("chunks of 1 elements") && src.contains("C_batch[row * ldc + col] = c_tile["), "{src}");
+    assert!(!src.contains("chunk_at"), "{src}");
 }
 
 /// A guarded bias reads in bounds whatever the tile (an index past C's

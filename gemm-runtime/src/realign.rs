@@ -151,8 +151,8 @@ pub fn variant_spec(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> Option<Ke
 /// The variant of `spec` a C that its vector stores cannot take is written
 /// by, in the caller's buffer at any alignment: where `spec` stores C
 /// through a C tile (`smem`, `tma`), the same tiling with `epilogue =
-/// smem_elements` (the tile stored in 16-bit pairs or single elements, a
-/// warp's stores side by side); where it stores from registers in vectors (`vector`), with
+/// smem_elements` (the tile stored in 16-byte chunks aligned to C's own
+/// lines, or f32 elements, a warp's stores side by side); where it stores from registers in vectors (`vector`), with
 /// `epilogue = direct`. C is then written once, instead of computed into
 /// scratch and copied back. A C tile is never traded for a thread's
 /// scattered element stores: on the H100 `tma_store` at 4096x11007x4096

@@ -54,7 +54,7 @@ impl Tc<'_> {
         let how = match s.epilogue {
             Epilogue::Vector => "vector: pairs of neighbours along n",
             Epilogue::Smem => "smem: through the block's C tile in shared memory, then 16-byte chunks",
-            Epilogue::SmemElements => "smem_elements: through the block's C tile in shared memory, then in 16-bit pairs or single elements, a warp's side by side (C at any alignment)",
+            Epilogue::SmemElements => "smem_elements: through the block's C tile in shared memory, then in 16-byte chunks aligned to C's own lines (f32: elements), a warp's side by side (C at any alignment)",
             Epilogue::Tma => "tma: through the block's C tile in shared memory, then TMA stores",
             _ => "direct",
         };

@@ -152,8 +152,8 @@ pub fn variant_spec(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> Option<Ke
 /// by, in the caller's buffer at any alignment: where `spec` stores C
 /// through a C tile (`smem`, `tma`), the same tiling with `epilogue =
 /// smem_elements` (the tile stored in 16-byte chunks aligned to C's own
-/// lines, or f32 elements, a warp's stores side by side); where it stores from registers in vectors (`vector`), with
-/// `epilogue = direct`. C is then written once, instead of computed into
+/// lines, or f32 elements, a warp's stores side by side); where it stores
+/// from registers in vectors (`vector`), with `epilogue = direct`. C is then written once, instead of computed into
 /// scratch and copied back. A C tile is never traded for a thread's
 /// scattered element stores: on the H100 `tma_store` at 4096x11007x4096
 /// ran at 70.4% of its aligned neighbour that way, against 77.4% with C
@@ -177,10 +177,11 @@ pub fn scalar_c_spec(spec: &KernelSpec) -> Option<KernelSpec> {
 }
 
 /// The fewest columns of C (for A) or rows (for B) a product must have
-/// for a copy of an operand whose lines TMA reads slowly to pay: the copy
-/// moves 4 bytes an element of A, the slow lines cost about a third of the
-/// product's time at 2 n flops an element (break-even near n = 1700 at
-/// the H100's 2.5 TB/s for copies and 760 TFLOP/s; BENCHMARKS.md).
+/// for a copy of an operand whose lines TMA reads slowly to pay. The copy
+/// moves 4 bytes an element of A; the product spends 2 n flops on each,
+/// and slow lines of both A and B made it 72% slower on the H100 (36% each,
+/// taken here): at 2.5 TB/s for copies and 760 TFLOP/s the copy pays from
+/// n near 1700 (BENCHMARKS.md).
 pub const REPITCH_MIN: usize = 2048;
 
 /// A and B (never C) whose lines a TMA kernel reads slowly (16 bytes apart

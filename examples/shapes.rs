@@ -8,7 +8,6 @@
 //! kernel, each shape tuned on its first launch)
 
 use gemm_ladder::measure::{config, describe, measure, padded_dims, time_cublas_typed, Bench, DevMat, Reps};
-use gemm_runtime::spec::Layout;
 use gemm_runtime::{Dims, Kernel};
 
 /// M, N, K.
@@ -87,7 +86,7 @@ fn run(names: &[String], odd_only: bool) -> Result<(), Box<dyn std::error::Error
         if !odd_only {
             println!("| geometric mean | | | {:.1}% |\n", 100.0 * (log_sum / SHAPES.len() as f64).exp());
         }
-        odd_sizes(&bench, reps, [s.a.layout, s.b.layout, s.c.layout], |_| Ok(step.kernel))?;
+        odd_sizes(&bench, reps, cfg, |_| Ok(step.kernel))?;
         println!();
     }
     Ok(())
@@ -111,7 +110,7 @@ fn tuned_shapes(bench: &Bench, reps: Reps, odd_only: bool) -> Result<(), Box<dyn
         Ok(tuned.chosen_for(bench.stream(), dims)?.ok_or("a choice after the first launch")?)
     };
     if odd_only {
-        return odd_sizes(bench, reps, layouts, chosen);
+        return odd_sizes(bench, reps, cfg, chosen);
     }
     println!("| M x N x K | cuBLAS TFLOP/s | hopper_tuned TFLOP/s | % of cuBLAS | chosen point |");
     println!("|---|---:|---:|---:|---|");
@@ -125,20 +124,22 @@ fn tuned_shapes(bench: &Bench, reps: Reps, odd_only: bool) -> Result<(), Box<dyn
         println!("| {m} x {n} x {k} | {cublas:.2} | {ours:.2} | {:.1}% | `{}` |", 100.0 * ours / cublas, chosen.name);
     }
     println!("| geometric mean | | | {:.1}% | |\n", 100.0 * (log_sum / SHAPES.len() as f64).exp());
-    odd_sizes(bench, reps, layouts, chosen)
+    odd_sizes(bench, reps, cfg, chosen)
 }
 
 /// The odd sizes beside their aligned neighbours, each run by the kernel
 /// `kernel_at` gives for it (a step's own, or a tuned kernel's choice for
-/// that size), with the launch's plan (see `gemm_runtime::Plan`).
+/// that size), with the launch's plan (see `gemm_runtime::Plan`) and
+/// cuBLAS at the same odd size (types and layouts `cfg`).
 fn odd_sizes<'k>(
     bench: &Bench,
     reps: Reps,
-    layouts: [Layout; 3],
+    cfg: gemm_ladder::measure::Config,
     kernel_at: impl Fn(Dims) -> Result<&'k Kernel, Box<dyn std::error::Error>>,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    println!("| odd M x N x K | leading dimensions | TFLOP/s | aligned neighbour | TFLOP/s | odd / aligned | how the launch runs | kernel |");
-    println!("|---|---|---:|---:|---:|---:|---|---|");
+    let layouts = cfg.1;
+    println!("| odd M x N x K | leading dimensions | TFLOP/s | aligned neighbour | TFLOP/s | odd / aligned | cuBLAS at the odd size | how the launch runs | kernel |");
+    println!("|---|---|---:|---:|---:|---:|---:|---|---|");
     for ((m, n, k), (am, an, ak), packed) in ODD {
         let odd = if packed { Dims::new(m, n, k) } else { padded_dims(m, n, k, layouts) };
         let aligned = padded_dims(am, an, ak, layouts);
@@ -150,9 +151,10 @@ fn odd_sizes<'k>(
             _ => "?".to_string(),
         };
         let (t_odd, t_aligned) = (measure(bench, at_odd, odd, reps)?.tflops, measure(bench, at_aligned, aligned, reps)?.tflops);
+        let cublas = time_cublas_typed(bench, cfg.0, cfg.1, odd, reps)?.tflops(odd.flops());
         let lds = if packed { "packed" } else { "padded to 8" };
         println!(
-            "| {m} x {n} x {k} | {lds} | {t_odd:.2} | {am} x {an} x {ak} | {t_aligned:.2} | {:.1}% | {plan} | `{}` |",
+            "| {m} x {n} x {k} | {lds} | {t_odd:.2} | {am} x {an} x {ak} | {t_aligned:.2} | {:.1}% | {cublas:.2} | {plan} | `{}` |",
             100.0 * t_odd / t_aligned,
             at_odd.name
         );

@@ -1,6 +1,7 @@
 //! The tuned kernels (`src/tuned.rs`): for each size, the first launch
 //! (which compiles and times every point of the space, unless the disk
-//! holds the choice), the point chosen, and its speed beside cuBLAS.
+//! holds the choice) until it returns and until its kernel is done, the
+//! point chosen, and its speed beside cuBLAS.
 //! `cargo run --release --example tuned [SIZE ...]`, SIZE N (cubed) or
 //! MxNxK (default 4096 2048)
 //!
@@ -33,12 +34,12 @@ fn main() {
 fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>> {
     let bench = Bench::open()?;
     let reps = Reps::default();
-    println!("| kernel | size | first launch (ms) | second (ms) | chosen point | TFLOP/s | cuBLAS | % of cuBLAS |");
-    println!("|---|---:|---:|---:|---|---:|---:|---:|");
+    println!("| kernel | size | first launch returned (ms) | first launch done (ms) | second (ms) | chosen point | TFLOP/s | cuBLAS | % of cuBLAS |");
+    println!("|---|---:|---:|---:|---:|---|---:|---:|---:|");
     for tuned in [&simt_tuned::KERNEL, &mma_tuned::KERNEL, &hopper_tuned::KERNEL] {
         let first = tuned.kernel(0);
         if first.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
-            println!("| {} | | skipped: sm_90a needs an H100 or H200 | | | | | |", tuned.name());
+            println!("| {} | | skipped: sm_90a needs an H100 or H200 | | | | | | |", tuned.name());
             continue;
         }
         let s = &first.spec;
@@ -48,19 +49,22 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
             let size = if m == n && n == k { format!("{m}^3") } else { format!("{m}x{n}x{k}") };
             let p = Problem::for_kernel(&bench, first, dims, 3)?;
             let mut c = p.poisoned_c(&bench)?;
-            let launch = |c: &mut _| -> Result<f64, Box<dyn std::error::Error>> {
+            // milliseconds from the call to its return (the kernel enqueued: the
+            // launch itself) and to the kernel's end
+            let launch = |c: &mut _| -> Result<(f64, f64), Box<dyn std::error::Error>> {
                 let t = Instant::now();
                 p.launch_tuned(&bench, tuned, c)?;
+                let returned = t.elapsed().as_secs_f64() * 1e3;
                 bench.stream().synchronize().map_err(gemm_runtime::GemmError::from)?;
-                Ok(t.elapsed().as_secs_f64() * 1e3)
+                Ok((returned, t.elapsed().as_secs_f64() * 1e3))
             };
-            let (cold, warm) = (launch(&mut c)?, launch(&mut c)?);
+            let ((cold_returned, cold), (_, warm)) = (launch(&mut c)?, launch(&mut c)?);
             let chosen = chosen_name(tuned, &bench, dims)?;
             let t = time(bench.stream(), reps.warmup, reps.runs, |_| p.launch_tuned(&bench, tuned, &mut c))?;
             let tflops = t.tflops(dims.flops());
             let cublas = time_cublas_typed(&bench, cfg.0, cfg.1, dims, reps)?.tflops(dims.flops());
             println!(
-                "| {} | {size} | {cold:.1} | {warm:.3} | `{chosen}` | {tflops:.2} | {cublas:.2} ({}) | {:.1}% |",
+                "| {} | {size} | {cold_returned:.1} | {cold:.1} | {warm:.3} | `{chosen}` | {tflops:.2} | {cublas:.2} ({}) | {:.1}% |",
                 tuned.name(),
                 describe(cfg),
                 100.0 * tflops / cublas

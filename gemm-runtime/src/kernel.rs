@@ -208,7 +208,7 @@ impl Kernel {
         // slowly in a product wide enough to pay for it, go through aligned
         // copies; the arguments are checked once where they can be taken as they are
         let (copied, checked) = match args::check(&self.spec, dims, given_lens, given) {
-            Ok(shapes) => (realign::repitched(&self.spec, dims), Some(shapes)),
+            Ok(shapes) => (realign::repitched(&self.spec, &shapes, dims), Some(shapes)),
             Err(GemmError::Misaligned { .. }) => {
                 if !self.variant {
                     if let (_, Some(spec)) = realign::route(&self.spec, dims, given) {
@@ -308,7 +308,7 @@ impl Kernel {
         Ok(k)
     }
 
-    /// The variant of this kernel that stores C element by element, which
+    /// The variant of this kernel that writes C at any alignment, which
     /// launches whose C this kernel's stores cannot take run (where their
     /// A and B need no narrower copies); `None` where there is none.
     pub fn scalar_c_variant(&self) -> Option<Arc<Kernel>> {

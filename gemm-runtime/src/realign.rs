@@ -7,7 +7,7 @@
 //! operand instead of refusing. Where the rules allow, a variant of the
 //! same spec takes the operand where it lies ([`variant_spec`]): A and B
 //! by narrower copies into shared memory (cp.async of 8 or 4 bytes, or
-//! single elements), C stored element by element ([`scalar_c_spec`]).
+//! single elements), C written at any alignment ([`scalar_c_spec`]).
 //! What no variant takes is copied (by a small kernel of our own,
 //! `copy.rs`) into scratch from the stream's pool, its lines a multiple of
 //! the kernel's vector apart; for C, the kernel writes the scratch and the
@@ -46,7 +46,7 @@ pub enum Plan {
     /// A variant of the spec, generated for these arguments (see
     /// [`variant_spec`]), takes the operands it can where they lie: A and
     /// B by narrower copies into shared memory (`vector` elements each,
-    /// where `Some`), C stored element by element (`scalar_c`); the
+    /// where `Some`), C written at any alignment (`scalar_c`); the
     /// operands marked `a`, `b`, `c` still go through aligned copies.
     Variant { vector: Option<u32>, scalar_c: bool, a: bool, b: bool, c: bool },
 }
@@ -55,7 +55,7 @@ pub enum Plan {
 /// C) reaches the kernel; an `Err` for what no copy mends.
 pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3]) -> Result<Plan, GemmError> {
     match crate::args::check(spec, dims, lens, addrs) {
-        Ok(_) => Ok(match repitched(spec, dims) {
+        Ok(shapes) => Ok(match repitched(spec, &shapes, dims) {
             [false, false, _] => Plan::Direct,
             [a, b, c] => Plan::Copied { a, b, c },
         }),
@@ -187,11 +187,10 @@ pub const REPITCH_MIN: usize = 2048;
 /// A and B (never C) whose lines a TMA kernel reads slowly (16 bytes apart
 /// modulo 32) in a product wide enough to pay for a copy at a 128-byte
 /// pitch ([`REPITCH_MIN`]).
-pub(crate) fn repitched(spec: &KernelSpec, dims: Dims) -> [bool; 3] {
+pub(crate) fn repitched(spec: &KernelSpec, shapes: &[Shape; 3], dims: Dims) -> [bool; 3] {
     if !matches!(spec.staging, Staging::Tma { .. }) {
         return [false; 3];
     }
-    let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
     let slow = |i: usize, elem: gemm_core::spec::Elem, across: usize| {
         let pitch = shapes[i].ld * elem.bytes() as usize;
         !pitch.is_multiple_of(32) && across >= REPITCH_MIN
@@ -203,7 +202,7 @@ pub(crate) fn repitched(spec: &KernelSpec, dims: Dims) -> [bool; 3] {
 /// cannot take where they lie and those whose lines it reads slowly.
 pub(crate) fn copied(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> [bool; 3] {
     let [a, b, c] = misaligned(spec, dims, addrs);
-    let [ra, rb, _] = repitched(spec, dims);
+    let [ra, rb, _] = repitched(spec, &crate::args::shapes(spec.a, spec.b, spec.c, dims), dims);
     [a || ra, b || rb, c]
 }
 

@@ -459,6 +459,8 @@ fn chunk_rounds(w: &mut Writer, team: &Team, chunks: u32, body: impl Fn(&mut Wri
 /// the 16-bit pairs this replaces, at 4096 x 11008 x 4096 with C aligned
 /// (BENCHMARKS.md); this form itself was not measured yet.
 fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team, t: CTile) {
+    // the tile's lines start on 16-byte boundaries and hold whole chunks (`KernelSpec::c_tile`)
+    debug_assert!(t.ld.is_multiple_of(8) && t.line.is_multiple_of(8), "{t:?}");
     // chunks a line: one more than the tile's line holds, for the shift
     let slots = t.line / 8 + 1;
     let chunks = t.lines * slots;

@@ -307,27 +307,7 @@ mod tests {
     #[test]
     fn an_smem_epilogue_needs_c_in_whole_16_byte_chunks() {
         use gemm_core::spec::*;
-        let bf16 = Operand { elem: Elem::Bf16, layout: Layout::RowMajor };
-        let spec = KernelSpec {
-            name: "smem_epilogue".into(),
-            a: bf16,
-            b: bf16,
-            c: bf16,
-            block: Block { m: 64, n: 64, k: Some(32), threads: 128, min_blocks: None },
-            warp: Some(Warp { m: 32, n: 32, m_iters: 1, n_iters: 1 }),
-            thread: None,
-            atom: Atom::Mma { m: 16, n: 8, k: 16 },
-            staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 },
-            specialize: None,
-            swizzle: Swizzle::Xor,
-            raster: Raster::Row,
-            persistent: None,
-            cluster: None,
-            epilogue: Epilogue::Smem,
-            fused: Fused::default(),
-            edges: Edges::Guarded,
-            arch: Arch::Sm80,
-        };
+        let spec = crate::test_specs::mma_64();
         let lens = [1 << 20; 3];
         let (m, n, k) = (100, 200, 64);
         assert!(check(&spec, Dims::new(m, n, k).with_ld(64, 200, 208), lens, [0, 0, 0]).is_ok());

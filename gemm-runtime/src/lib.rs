@@ -17,6 +17,8 @@ mod kernel;
 pub mod realign;
 pub mod reference;
 mod scratch;
+#[cfg(test)]
+mod test_specs;
 pub mod timing;
 pub mod tma;
 pub mod tune_cache;

@@ -314,29 +314,7 @@ mod tests {
     use super::*;
     use gemm_core::spec::*;
 
-    fn mma() -> KernelSpec {
-        let bf16 = |layout| Operand { elem: Elem::Bf16, layout };
-        KernelSpec {
-            name: "t".into(),
-            a: bf16(Layout::RowMajor),
-            b: bf16(Layout::RowMajor),
-            c: bf16(Layout::RowMajor),
-            block: Block { m: 128, n: 128, k: Some(32), threads: 256, min_blocks: None },
-            warp: Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 1 }),
-            thread: None,
-            atom: Atom::Mma { m: 16, n: 8, k: 16 },
-            staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 },
-            specialize: None,
-            swizzle: Swizzle::Xor,
-            raster: Raster::Row,
-            persistent: None,
-            cluster: None,
-            epilogue: Epilogue::Smem,
-            fused: Fused::default(),
-            edges: Edges::Guarded,
-            arch: Arch::Sm80,
-        }
-    }
+    use crate::test_specs::mma;
 
     const BASE: u64 = 1 << 20;
 
@@ -474,22 +452,7 @@ mod tests {
     /// 32 bytes apart, and cp.async kernels, read them where they lie.
     #[test]
     fn tma_lines_16_bytes_apart_modulo_32_are_copied_where_the_product_pays() {
-        // `tma_store`'s tiling
-        let tma = KernelSpec {
-            b: Operand { elem: Elem::Bf16, layout: Layout::ColMajor },
-            block: Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None },
-            warp: Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }),
-            atom: Atom::Wgmma { m: 64, n: 256, k: 16 },
-            staging: Staging::Tma { stages: 3 },
-            specialize: Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: false }),
-            swizzle: Swizzle::B128,
-            raster: Raster::Grouped(8),
-            persistent: Some(Persistent::Tiles),
-            epilogue: Epilogue::Tma,
-            arch: Arch::Sm90a,
-            ..mma()
-        };
-        assert!(gemm_core::check(&tma).is_empty(), "{:?}", gemm_core::check(&tma));
+        let tma = crate::test_specs::tma_store();
         let addrs = [BASE, BASE << 1, BASE << 2];
         let big = [1 << 26; 3];
         // K = 4100 padded to 8 elements: A's and B's lines 8208 bytes apart

@@ -370,27 +370,8 @@ mod tests {
     /// nor the gap between problems, which the kernels never write.
     #[test]
     fn the_check_reads_cs_elements_and_not_its_padding() {
-        let op = |layout| Operand { elem: Elem::Bf16, layout };
-        let spec = KernelSpec {
-            name: "t".into(),
-            a: op(Layout::RowMajor),
-            b: op(Layout::RowMajor),
-            c: op(Layout::ColMajor),
-            block: Block { m: 64, n: 64, k: Some(32), threads: 128, min_blocks: None },
-            warp: Some(Warp { m: 32, n: 32, m_iters: 1, n_iters: 1 }),
-            thread: None,
-            atom: Atom::Mma { m: 16, n: 8, k: 16 },
-            staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 },
-            specialize: None,
-            swizzle: Swizzle::Xor,
-            raster: Raster::Row,
-            persistent: None,
-            cluster: None,
-            epilogue: Epilogue::Direct,
-            fused: Fused::default(),
-            edges: Edges::Guarded,
-            arch: Arch::Sm80,
-        };
+        let spec =
+            KernelSpec { c: Operand { elem: Elem::Bf16, layout: Layout::ColMajor }, epilogue: Epilogue::Direct, ..crate::test_specs::mma_64() };
         // C column-major, 3 x 2 with ldc 4, two problems 10 apart
         let dims = Dims::new(3, 2, 5).with_ld(5, 2, 4).batched(2, 0, 0, 10);
         let at: Vec<usize> = c_elements(&spec, dims).collect();

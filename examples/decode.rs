@@ -1,7 +1,7 @@
 //! Small-M (decode) shapes: M of 1 to 64 tokens against weights of N x K,
 //! each kernel of `src/decode.rs` verified against cuBLAS and timed beside
 //! it, with the bandwidth it reaches against the H100's HBM (3.35 TB/s).
-//! `cargo run --release --example decode`
+//! `cargo run --release --example decode [KERNEL ...]` (default: all three)
 //!
 //! `decode_mma` runs the product as written; `decode_swapped` and
 //! `decode_split` (the same with stream-K over K) run its transpose
@@ -31,7 +31,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let reps = Reps::default();
     use gemm_ladder::decode::{decode_mma, decode_split, decode_swapped};
     let kernels: [(&Tuned, bool); 3] = [(&decode_mma::KERNEL, false), (&decode_swapped::KERNEL, true), (&decode_split::KERNEL, true)];
-    for (tuned, swapped) in kernels {
+    let only: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(unknown) = only.iter().find(|n| !kernels.iter().any(|(t, _)| t.name() == n.as_str())) {
+        return Err(format!("no kernel {unknown} (decode_mma, decode_swapped, decode_split)").into());
+    }
+    for (tuned, swapped) in kernels.into_iter().filter(|(t, _)| only.is_empty() || only.iter().any(|n| n == t.name())) {
         let first = tuned.kernel(0);
         if first.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
             println!("{}: skipped (sm_90a needs an H100 or H200)\n", tuned.name());

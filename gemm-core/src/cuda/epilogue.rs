@@ -450,62 +450,85 @@ fn chunk_rounds(w: &mut Writer, team: &Team, chunks: u32, body: impl Fn(&mut Wri
 /// any alignment of C. A line of C starts `s` elements (0 to 7) past a
 /// 16-byte boundary, so its chunk `j` holds the tile line's elements `8 j -
 /// s` to `8 j - s + 7`: two aligned 16-byte reads of the tile, shifted
-/// (`chunk_at`), and one 16-byte store. The line's first and last chunks,
-/// which reach past the tile's line, and chunks across C's edge go an
-/// element at a time. Thread `t` takes chunks `t`, `t + threads`, ... along
-/// the tile's lines (one more chunk than the line has, for the shift), so
-/// a warp's stores lie side by side. On the H100 a C tile stored in
-/// 16-byte chunks of its own (`epilogue = smem`) ran 5.6% faster than in
-/// the 16-bit pairs this replaces, at 4096 x 11008 x 4096 with C aligned
-/// (BENCHMARKS.md); this form itself was not measured yet.
+/// (`chunk_at`), and one 16-byte store. Two passes: first the chunks
+/// inside the tile's line (`j` = 1 to line / 8 - 1), thread `t` taking
+/// chunks `t`, `t + threads`, ... so that a warp's stores lie side by side;
+/// then each line's first and last chunks, which reach past the tile's
+/// line, an element at a time, one a thread. Interleaved, every warp's
+/// round waited on a line end's element loop: on the H100 that ran the LM
+/// head at 72% of its aligned neighbour against 81% for the 16-bit pairs
+/// it replaced (BENCHMARKS.md). Guarded, a chunk across C's edge goes an
+/// element at a time too.
 fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team, t: CTile) {
     // the tile's lines start on 16-byte boundaries and hold whole chunks (`KernelSpec::c_tile`)
     debug_assert!(t.ld.is_multiple_of(8) && t.line.is_multiple_of(8), "{t:?}");
-    // chunks a line: one more than the tile's line holds, for the shift
-    let slots = t.line / 8 + 1;
-    let chunks = t.lines * slots;
+    let inner = t.line / 8 - 1;
     let row_major = spec.c.layout == Layout::RowMajor;
     let ty = super::ptx::storage_type(spec.c.elem);
     let guarded = spec.edges == Edges::Guarded;
-    let line_len = t.line;
-    let ld = t.ld;
+    let (line_len, ld) = (t.line, t.ld);
     w.line(format!("{}  // the C tile is whole", team.sync));
     let along = if row_major { "row" } else { "column" };
-    w.line(format!(
-        "// the C tile to C in 16-byte chunks aligned to each {along} of C (C at any alignment): {slots} to a {along}, each thread one a round"
-    ));
     let (origin, start, extent, inside) = if row_major {
         (("block_m + line", "block_n"), "block_n", "N", "block_m + line < M")
     } else {
         (("block_m", "block_n + line"), "block_m", "M", "block_n + line < N")
     };
-    let body = |w: &mut Writer| {
-        w.line(format!("const int line = i / {slots}, j = i % {slots};"));
-        let store = |w: &mut Writer| {
-            w.line(format!("{ty}* const to = &{}[{}];", out.c, offset(spec.c.layout, "ldc", origin.0, origin.1)));
-            w.line(format!("// C's {along} starts s elements past a 16-byte boundary; its chunk j starts e elements into the tile's"));
-            w.line("const int s = (int)((reinterpret_cast<unsigned long long>(to) >> 1) & 7);");
-            w.line("const int e = j * 8 - s;");
-            let edge = if guarded { format!(" && {start} + e + 8 <= {extent}") } else { String::new() };
-            w.block(format!("if (e >= 0 && e + 8 <= {line_len}{edge})"), |w| {
-                w.line(format!("const uint4* const from = reinterpret_cast<const uint4*>(&c_tile[line * {ld}]) + e / 8;"));
-                w.line("*reinterpret_cast<uint4*>(to + e) = (e & 7) == 0 ? from[0] : chunk_at(from[0], from[1], e & 7);");
-            });
-            w.block("else", |w| {
-                w.line(format!("// the {along}'s first and last chunks, and across C's edge: element by element"));
-                let edge = if guarded { format!(" && {start} + q < {extent}") } else { String::new() };
-                w.block(format!("for (int q = e < 0 ? 0 : e; q < e + 8 && q < {line_len}{edge}; ++q)"), |w| {
-                    w.line(format!("to[q] = c_tile[line * {ld} + q];"));
-                });
-            });
-        };
+    // where chunk j of the line goes: `to + e`, from the tile line's element e
+    let chunk_origin = |w: &mut Writer| {
+        w.line(format!("{ty}* const to = &{}[{}];", out.c, offset(spec.c.layout, "ldc", origin.0, origin.1)));
+        w.line(format!("// C's {along} starts s elements past a 16-byte boundary; its chunk j starts e elements into the tile's"));
+        w.line("const int s = (int)((reinterpret_cast<unsigned long long>(to) >> 1) & 7);");
+        w.line("const int e = j * 8 - s;");
+    };
+    let elements = |w: &mut Writer| {
+        let edge = if guarded { format!(" && {start} + q < {extent}") } else { String::new() };
+        w.block(format!("for (int q = e < 0 ? 0 : e; q < e + 8 && q < {line_len}{edge}; ++q)"), |w| {
+            w.line(format!("to[q] = c_tile[line * {ld} + q];"));
+        });
+    };
+    let checked = |w: &mut Writer, store: &dyn Fn(&mut Writer)| {
         if guarded {
             w.block(format!("if ({inside})"), store);
         } else {
             store(w);
         }
     };
-    chunk_rounds(w, team, chunks, body);
+    if inner > 0 {
+        w.line(format!(
+            "// the C tile to C in 16-byte chunks aligned to each {along} of C (C at any alignment): first the {inner} inside a {along}, each thread one a round"
+        ));
+        let body = |w: &mut Writer| {
+            w.line(format!("const int line = i / {inner}, j = 1 + i % {inner};"));
+            checked(w, &|w: &mut Writer| {
+                chunk_origin(w);
+                let vector = "*reinterpret_cast<uint4*>(to + e) = (e & 7) == 0 ? from[0] : chunk_at(from[0], from[1], e & 7);";
+                let from = format!("const uint4* const from = reinterpret_cast<const uint4*>(&c_tile[line * {ld}]) + e / 8;");
+                if !guarded {
+                    w.line(from);
+                    return w.line(vector);
+                }
+                w.block(format!("if ({start} + e + 8 <= {extent})"), |w| {
+                    w.line(&from);
+                    w.line(vector);
+                });
+                w.block("else", |w| {
+                    w.line("// across C's edge: element by element");
+                    elements(w);
+                });
+            });
+        };
+        chunk_rounds(w, team, t.lines * inner, body);
+    }
+    w.line(format!("// then each {along}'s first and last chunks (past the tile's line on one side): element by element, one a thread"));
+    let ends = |w: &mut Writer| {
+        w.line(format!("const int line = i >> 1, j = (i & 1) * {};", t.line / 8));
+        checked(w, &|w: &mut Writer| {
+            chunk_origin(w);
+            elements(w);
+        });
+    };
+    chunk_rounds(w, team, t.lines * 2, ends);
 }
 
 /// The threads that share a C tile: every thread of the block, or the

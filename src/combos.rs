@@ -309,7 +309,7 @@ pub fn hopper() -> Vec<KernelSpec> {
                 s.epilogue = Epilogue::Tma;
             }
             // clusters on the specialized kernels, each way of sharing an operand;
-            // stream-K on the others
+            // stream-K or the hybrid on the others
             if consumers.is_some() && i % 4 != 3 {
                 let (m, n, multicast) = [(2, 1, Which::B), (1, 2, Which::A), (2, 2, Which::B)][i % 4];
                 s.cluster = Some(Cluster { m, n, multicast: Some(multicast) });
@@ -325,7 +325,8 @@ pub fn hopper() -> Vec<KernelSpec> {
                 s.block.threads = 384;
                 s.staging = Staging::Tma { stages: 2 };
             } else if consumers.is_some() {
-                s.persistent = Some(Persistent::StreamK);
+                // stream-K, or the hybrid: whole waves, then the tiles left shared
+                s.persistent = Some(if i >= 4 { Persistent::Hybrid } else { Persistent::StreamK });
             }
             // the Hilbert raster on a clustered kernel and on some that are not
             if n % 5 == 0 {

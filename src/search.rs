@@ -488,6 +488,7 @@ pub fn attribute(spec: &KernelSpec) -> String {
     }
     match spec.persistent {
         Some(Persistent::StreamK) => parts.push("persistent = stream_k".into()),
+        Some(Persistent::Hybrid) => parts.push("persistent = hybrid".into()),
         Some(Persistent::Tiles) => parts.push("persistent = tiles".into()),
         None => {}
     }

@@ -75,6 +75,7 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
                 "tiles" => None,
                 "persistent" => Some(Persistent::Tiles),
                 "stream_k" => Some(Persistent::StreamK),
+                "hybrid" => Some(Persistent::Hybrid),
                 _ => return Err(bad()),
             }
         }

@@ -349,7 +349,23 @@ fn stream_k_wmma(a: Mat<f16, RowMajor>, b: Mat<f16, ColMajor>, c: MatMut<f32, Ro
 )]
 fn stream_k_wgmma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
 
-const STREAM_K: [&Kernel; 8] = [
+// The same under the hybrid schedule, edges guarded: whole waves of tiles a
+// block each, then the tiles left shared by stream-K.
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16),
+    staging = tma(stages = 3),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(8),
+    persistent = hybrid,
+    epilogue = tma,
+    edges = guarded,
+)]
+fn hybrid_wgmma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
+const STREAM_K: [&Kernel; 9] = [
     &stream_k_cp_async::KERNEL,
     &stream_k_cp_async_grouped::KERNEL,
     &stream_k_double_buffered::KERNEL,
@@ -358,6 +374,7 @@ const STREAM_K: [&Kernel; 8] = [
     &stream_k_mma::KERNEL,
     &stream_k_wmma::KERNEL,
     &stream_k_wgmma::KERNEL,
+    &hybrid_wgmma::KERNEL,
 ];
 
 /// Whether `kernel` can run on the bench's GPU (sm_90a kernels: Hopper only).
@@ -374,11 +391,21 @@ fn stream_k_matches_cublas_when_blocks_split_tiles_many_ways() {
         let (bm, bn, bk) = (kernel.spec.block.m as usize, kernel.spec.block.n as usize, kernel.spec.block.k.unwrap() as usize);
         // One K step in all (a grid of one block); two tiles whose K steps
         // are shared by dozens of blocks; a little more than one tile per
-        // block; two and a half tiles per block.
+        // block; two and a half tiles per block; as many tiles as blocks,
+        // and three more (under `hybrid`: one whole wave and nothing shared,
+        // then too few tiles left to share, so the wave is shared with them).
         let blocks = kernel.stream_k_grid(bench.stream(), Dims::new(64 * bm, 64 * bn, 64 * bk)).unwrap() as usize;
         let rows = (5 * blocks / 2).div_ceil(40);
-        let cases =
-            [Dims::new(bm, bn, bk), Dims::new(bm, 2 * bn, 96 * bk), Dims::new(17 * bm, 29 * bn, 5 * bk), Dims::new(rows * bm, 40 * bn, 3 * bk)];
+        // a partial last row of tiles where the kernel checks its edges
+        let odd = if kernel.spec.edges == gemm_runtime::spec::Edges::Guarded { 5 } else { 0 };
+        let cases = [
+            Dims::new(bm, bn, bk),
+            Dims::new(bm, 2 * bn, 96 * bk),
+            Dims::new(17 * bm, 29 * bn, 5 * bk),
+            Dims::new(rows * bm, 40 * bn, 3 * bk),
+            Dims::new(blocks * bm, bn, 3 * bk),
+            Dims::new((blocks + 3) * bm - odd, bn, 3 * bk),
+        ];
         for (i, dims) in cases.into_iter().enumerate() {
             // `verify` fails past the tolerance of C's type
             verify(&bench, kernel, dims, 300 + i as u64).unwrap_or_else(|e| panic!("{e}"));

@@ -261,6 +261,19 @@ pub enum Persistent {
     /// no last wave runs part-full; a tile split between blocks is summed by
     /// the block holding its first K step, in a fixed order.
     StreamK,
+    /// The data-parallel + stream-K hybrid: whole waves of C tiles as in
+    /// `Tiles`, a tile a block at a time, then the K steps of the tiles left
+    /// (fewer than the grid) split evenly over the blocks as in `StreamK`:
+    /// only the last, part-full wave is shared.
+    Hybrid,
+}
+
+impl Persistent {
+    /// Whether blocks share C tiles along K (stream-K's shares, ticket,
+    /// partial sums and flags).
+    pub fn splits_k(self) -> bool {
+        matches!(self, Persistent::StreamK | Persistent::Hybrid)
+    }
 }
 
 /// Which operand a cluster multicasts.
@@ -626,7 +639,7 @@ impl KernelSpec {
     /// module says why), in a word past everything else the kernel keeps
     /// in shared memory, padded to 16 bytes.
     pub fn ticket_bytes(&self) -> u32 {
-        if self.persistent == Some(Persistent::StreamK) {
+        if self.persistent.is_some_and(Persistent::splits_k) {
             16
         } else {
             0
@@ -691,7 +704,7 @@ impl KernelSpec {
         if let Staging::Tma { .. } = self.staging {
             return self.staged_bytes();
         }
-        if self.c_tile().is_some() && self.persistent != Some(Persistent::StreamK) {
+        if self.c_tile().is_some() && !self.persistent.is_some_and(Persistent::splits_k) {
             return 0;
         }
         self.staged_bytes().next_multiple_of(128)
@@ -943,6 +956,7 @@ impl KernelSpec {
             None => {}
             Some(Persistent::Tiles) => s += "__persistent",
             Some(Persistent::StreamK) => s += "__stream_k",
+            Some(Persistent::Hybrid) => s += "__hybrid",
         }
         if let Some(c) = self.cluster {
             s += &format!("__cl{}x{}", c.m, c.n);

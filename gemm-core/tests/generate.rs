@@ -720,8 +720,9 @@ fn the_hilbert_raster_visits_every_tile_once_moving_to_a_neighbour_each_step() {
 }
 
 /// Stream-K on the producer/consumer ring: the ticket's share before the
-/// roles, the producer walking every K step of the share, the consumers a
-/// unit at a time with the ring counted from the share's first step, and
+/// roles, the producer walking every K step of the share a unit at a time,
+/// the consumers a unit at a time, both counting the ring's stages in an
+/// int through the whole share, and
 /// the fix-up among the consumers alone (their thread index, their barrier).
 #[test]
 fn stream_k_on_tma_stages_keeps_the_fix_up_among_the_consumers() {
@@ -734,8 +735,9 @@ fn stream_k_on_tma_stages_keeps_the_fix_up_among_the_consumers() {
     let roles = src.find("// roles:").expect("roles");
     assert!(src[..roles].contains("const unsigned me = gridDim.x - 1 - ticket;"), "{src}");
     assert_eq!(src.matches("const int k_tiles =").count(), 1, "k_tiles defined once");
-    assert!(src.contains("for (long long it = first; it < last; ++it)"), "{src}");
-    assert!(src.contains("mbar_wait(full + 8 * stage, (int)((step - first) / 3) & 1);"), "{src}");
+    assert!(src.contains("for (int kt = k_step; kt < k_step + tiles; ++kt, ++filled)"), "{src}");
+    assert!(src.contains("mbar_wait(empty + 8 * stage, ((filled / 3) & 1) ^ 1);"), "{src}");
+    assert!(src.contains("mbar_wait(full + 8 * stage, (used / 3) & 1);"), "{src}");
     assert!(src.contains("float* const mine = partials + (long long)me * slot + (threadIdx.x - 128);"), "{src}");
     assert!(src.contains("for (unsigned b = me + 1 + (threadIdx.x - 128); b < b_end; b += 256)"), "{src}");
     assert!(src.contains("consumers_sync();  // every flag seen: every sum is complete"), "{src}");
@@ -781,9 +783,9 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
 
 /// `epilogue = smem_elements` keeps the C tile of `smem` and stores a
 /// 16-bit C in 16-byte chunks aligned to C's own lines (whatever C's
-/// alignment): one more chunk a line than the tile's line holds, each from
-/// two aligned reads of the tile shifted into place, the line's ends and
-/// C's edges element by element. An f32 C goes an element a thread.
+/// alignment): first the chunks inside each line, each from two aligned
+/// reads of the tile shifted into place, then the lines' two ends, one a
+/// thread, element by element, as are chunks across C's edges. An f32 C goes an element a thread.
 /// (`copy_out`'s own test runs these stores on the host at every alignment.)
 #[test]
 fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines() {
@@ -794,12 +796,14 @@ fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines() {
     let src = generate(&s).unwrap().source;
     for line in [
         "__device__ __forceinline__ uint4 chunk_at(uint4 lo, uint4 hi, int t) {",
-        "// the C tile to C in 16-byte chunks aligned to each row of C (C at any alignment): 33 to a row, each thread one a round",
-        "const int line = i / 33, j = i % 33;",
+        "// the C tile to C in 16-byte chunks aligned to each row of C (C at any alignment): first the 31 inside a row, each thread one a round",
+        "const int line = i / 31, j = 1 + i % 31;",
         "if (block_m + line < M) {",
         "unsigned short* const to = &C_batch[(block_m + line) * ldc + block_n];",
         "const int s = (int)((reinterpret_cast<unsigned long long>(to) >> 1) & 7);",
-        "if (e >= 0 && e + 8 <= 256 && block_n + e + 8 <= N) {",
+        "if (block_n + e + 8 <= N) {",
+        "// then each row's first and last chunks (past the tile's line on one side): element by element, one a thread",
+        "const int line = i >> 1, j = (i & 1) * 32;",
         "*reinterpret_cast<uint4*>(to + e) = (e & 7) == 0 ? from[0] : chunk_at(from[0], from[1], e & 7);",
         "for (int q = e < 0 ? 0 : e; q < e + 8 && q < 256 && block_n + q < N; ++q) {",
     ] {

@@ -460,8 +460,9 @@ fn raster(cx: &mut Ctxt, value: &Node) -> Option<Raster> {
 }
 
 fn persistent(cx: &mut Ctxt, value: &Node) -> Option<Persistent> {
-    Some(match word(cx, value, "persistent", &["tiles", "stream_k"])?.as_str() {
+    Some(match word(cx, value, "persistent", &["tiles", "stream_k", "hybrid"])?.as_str() {
         "tiles" => Persistent::Tiles,
+        "hybrid" => Persistent::Hybrid,
         _ => Persistent::StreamK,
     })
 }

@@ -405,6 +405,7 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
     let persistent = opt(s.persistent, |ps| match ps {
         Persistent::Tiles => quote!(#p::Persistent::Tiles),
         Persistent::StreamK => quote!(#p::Persistent::StreamK),
+        Persistent::Hybrid => quote!(#p::Persistent::Hybrid),
     });
     let cluster = opt(s.cluster, |Cluster { m, n, multicast }| {
         let mc = opt(multicast, |w| match w {

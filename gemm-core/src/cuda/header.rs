@@ -31,7 +31,7 @@ pub fn header(w: &mut Writer, s: &KernelSpec, tiers: &str) {
             w.line(format!("// Requires: {what} {align}-byte aligned, leading dimensions multiples of {v}."));
         }
     }
-    if s.persistent == Some(Persistent::StreamK) {
+    if s.persistent.is_some_and(Persistent::splits_k) {
         w.line(format!(
             "// Launch (stream-K): blocks that are all resident at once; partials holds {} floats a block, flags one zeroed word a block.",
             s.block.m * s.block.n

@@ -75,6 +75,9 @@ pub struct Tiling {
     /// `edges = guarded`: the producer keeps the origin of the tile it
     /// copies (`copy_m`, `copy_n`) for the copies' checks.
     pub guarded: bool,
+    /// `persistent = hybrid`: whole waves of tiles first, a block to a tile,
+    /// and only the tiles left shared ([`Self::share`]).
+    pub hybrid: bool,
 }
 
 impl Tiling {
@@ -93,14 +96,39 @@ impl Tiling {
 
     /// This block's share of the K steps, `[first, last)`, and the size of a
     /// partial sum.
+    ///
+    /// Under `hybrid` the whole waves' tiles come first, tile `me`, `me +
+    /// grid`, ... a block each (the persistent walk's order: the tiles in
+    /// flight at once lie side by side in the raster and share A and B in
+    /// the L2, where stream-K's staggered shares did not), then the K steps
+    /// of the tiles left, fewer than the grid, split as in stream-K. A
+    /// block's whole tiles take the indices before its share, so that
+    /// `[first, last)` stays one run: [`Self::tile_of`] and [`Self::k_of`]
+    /// map an index to its tile and K step.
     pub fn share(&self, w: &mut Writer, ticket_at: u32) {
-        w.line("// schedule (stream-K): the K steps of all C tiles, tile after tile, split");
-        w.line("// evenly over the grid; [first, last) is this block's share");
+        if self.hybrid {
+            w.line("// schedule (hybrid): whole waves of C tiles first, a block to a tile (tiles me, me + grid, ...),");
+            w.line("// then the K steps of the tiles left (fewer than the grid), tile after tile, split evenly");
+            w.line("// over the grid as in stream-K; [first, last) indexes this block's K steps, its whole");
+            w.line("// tiles' before shared_from (see tile_of), its share of the rest from there");
+        } else {
+            w.line("// schedule (stream-K): the K steps of all C tiles, tile after tile, split");
+            w.line("// evenly over the grid; [first, last) is this block's share");
+        }
         w.line("// (the tiles of every batch, one batch after another; a partial tile counts whole)");
         w.line(format!("const int tiles_m = (M + {}) / {};", self.bm - 1, self.bm));
         w.line(format!("const int tiles_n = (N + {}) / {};", self.bn - 1, self.bn));
         w.line(format!("const int k_tiles = (K + {}) / {};  // K steps per C tile", self.bk - 1, self.bk));
-        w.line("const long long work = (long long)batches * tiles_m * tiles_n * k_tiles;");
+        if self.hybrid {
+            w.line("const int tiles_all = batches * tiles_m * tiles_n;");
+            w.line("int dp_tiles = tiles_all / gridDim.x * gridDim.x;  // the whole waves' tiles");
+            w.line("// at most 8 blocks to a shared tile (as the grid of stream-K keeps it): too few");
+            w.line("// tiles left share the last whole wave's with them");
+            w.line("if (tiles_all > dp_tiles && (tiles_all - dp_tiles) * 8 < (int)gridDim.x && dp_tiles > 0) dp_tiles -= gridDim.x;");
+            w.line("const long long work = (long long)(tiles_all - dp_tiles) * k_tiles;  // the K steps shared");
+        } else {
+            w.line("const long long work = (long long)batches * tiles_m * tiles_n * k_tiles;");
+        }
         w.line("// the share: the block that starts first takes the last share, the next the one");
         w.line("// before, so that an owner only ever waits on blocks that started before it");
         w.line("extern __shared__ unsigned smem_words[];  // the dynamic shared memory, in words");
@@ -108,7 +136,12 @@ impl Tiling {
         w.line("if (threadIdx.x == 0) ticket = atomicAdd(&flags[gridDim.x], 1u);");
         w.line("__syncthreads();");
         w.line("const unsigned me = gridDim.x - 1 - ticket;");
-        w.line("const long long first = work * me / gridDim.x;");
+        if self.hybrid {
+            w.line("const long long shared_from = work * me / gridDim.x;");
+            w.line("const long long first = shared_from - (long long)(dp_tiles / gridDim.x) * k_tiles;");
+        } else {
+            w.line("const long long first = work * me / gridDim.x;");
+        }
         w.line("const long long last = work * (me + 1) / gridDim.x;");
         w.line(format!("// a partial sum: {} accumulators a thread, stored so that a warp's stores are contiguous", self.per_thread()));
         w.line(format!("const int slot = {};  // floats per block", self.per_thread() * self.team.threads));
@@ -155,10 +188,32 @@ impl Tiling {
         self.unit_loop(w, Checks::Off, &body, &epilogue)
     }
 
+    /// The C tile of the block's K step `v` (an index in `[first, last)`).
+    pub fn tile_of(&self, v: &str) -> String {
+        if self.hybrid {
+            format!("({v} < shared_from ? me + (int)(({v} - first) / k_tiles) * gridDim.x : dp_tiles + (int)({v} / k_tiles))")
+        } else {
+            format!("(int)({v} / k_tiles)")
+        }
+    }
+
+    /// The K step within its C tile of the block's K step `v`.
+    pub fn k_of(&self, v: &str) -> String {
+        if self.hybrid {
+            format!("(int)({v} < shared_from ? ({v} - first) % k_tiles : {v} % k_tiles)")
+        } else {
+            format!("(int)({v} % k_tiles)")
+        }
+    }
+
     fn unit_loop(&self, w: &mut Writer, checks: Checks, body: &dyn Fn(&mut Writer, Checks), epilogue: &dyn Fn(&mut Writer)) {
         w.block("for (long long it = first; it < last;)", |w| {
             w.line("// this unit: K steps of one C tile, up to the tile's end or the share's");
-            w.line("const long long k_left = k_tiles - it % k_tiles;");
+            if self.hybrid {
+                w.line(format!("const long long k_left = k_tiles - {};", self.k_of("it")));
+            } else {
+                w.line("const long long k_left = k_tiles - it % k_tiles;");
+            }
             w.line("const int tiles = (int)(last - it < k_left ? last - it : k_left);");
             w.line("it += tiles;");
             body(w, checks);
@@ -169,7 +224,7 @@ impl Tiling {
             // bunched up instead of interleaving with the FMAs).
             w.line("// the unit's tile and first K step, and where the tile lies, worked out after");
             w.line("// the K loop so that they hold no registers through it");
-            Self::unit_tile(w);
+            self.unit_tile(w);
             self.tile_origin(w);
             w.line("");
             self.fixup(w);
@@ -180,7 +235,12 @@ impl Tiling {
 
     /// `tile` and `k_step`, the C tile and first K step of the unit whose
     /// `tiles` K steps end at `it`.
-    pub fn unit_tile(w: &mut Writer) {
+    pub fn unit_tile(&self, w: &mut Writer) {
+        if self.hybrid {
+            w.line(format!("const int tile = {};", self.tile_of("(it - tiles)")));
+            w.line(format!("const int k_step = {};", self.k_of("(it - tiles)")));
+            return;
+        }
         w.line("const int tile = (int)((it - tiles) / k_tiles);");
         w.line("const int k_step = (int)(it - tiles - (long long)tile * k_tiles);");
     }
@@ -257,7 +317,11 @@ impl Tiling {
         w.line("// (a fixed order: the result does not depend on timing)");
         w.block("if (tiles < k_tiles)", |w| {
             w.line("// they are shares me + 1 .. b_end - 1, of blocks that started before this one");
-            w.line("const long long tile_end = (long long)(tile + 1) * k_tiles;");
+            if self.hybrid {
+                w.line("const long long tile_end = (long long)(tile - dp_tiles + 1) * k_tiles;  // in the shared K steps");
+            } else {
+                w.line("const long long tile_end = (long long)(tile + 1) * k_tiles;");
+            }
             w.line("unsigned b_end = me + 1;");
             w.line("while (work * b_end / gridDim.x < tile_end) ++b_end;");
             w.line("// wait for all their flags at once, a thread to a share (empty shares have none)");
@@ -284,4 +348,85 @@ pub fn advance_producer(w: &mut Writer) {
         w.line("++copy_tile;");
         w.line("aim();");
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The schedule's share and its map from K-step indices to tiles,
+    /// compiled as plain C++ by the host compiler and run for every block
+    /// of grids of several sizes: each K step of each C tile falls to
+    /// exactly one block, a unit never runs past its tile's end, and under
+    /// `hybrid` the whole waves' tiles go whole to one block each, tile
+    /// `me + j * grid` in wave `j`, while a shared tile has at most 8 blocks.
+    #[test]
+    fn every_k_step_of_every_tile_falls_to_one_block() {
+        for hybrid in [false, true] {
+            let t = Tiling {
+                raster: Raster::Row,
+                bm: 128,
+                bn: 256,
+                bk: 64,
+                team: Team::block(256),
+                acc: "acc",
+                loops: vec![("i", 1)],
+                guarded: false,
+                hybrid,
+            };
+            let mut w = Writer::default();
+            w.block("static void schedule(int M, int N, int K, int batches, unsigned* flags, int* seen, int* whole, int* sharers)", |w| {
+                t.share(w, 0);
+                w.block("for (long long it = first; it < last;)", |w| {
+                    w.line(format!("const long long k_left = k_tiles - {};", t.k_of("it")));
+                    w.line("const int tiles = (int)(last - it < k_left ? last - it : k_left);");
+                    w.line("it += tiles;");
+                    t.unit_tile(w);
+                    w.line("for (int s = 0; s < tiles; ++s) seen[tile * k_tiles + k_step + s] += 1;");
+                    w.line("if (k_step + tiles > k_tiles) seen[0] += 1000;  // past the tile's end");
+                    w.line("if (tiles == k_tiles) whole[tile] = (int)me + 1;");
+                    w.line("sharers[tile] += 1;");
+                });
+            });
+            let shim = "#include <cstdio>\n#include <vector>\nstruct Dim3 { unsigned x, y, z; };\nstatic Dim3 gridDim, threadIdx;\n\
+                static unsigned smem_words[4];\nstatic unsigned atomicAdd(unsigned* p, unsigned v) { unsigned o = *p; *p += v; return o; }\n\
+                static void __syncthreads() {}\n#define __shared__\n";
+            // (tiles along m, along n, K steps, grid): fewer tiles than blocks, a whole
+            // wave, waves and a part, too few tiles left (the hybrid shares a wave more)
+            let cases = [(2, 3, 5, 132), (12, 11, 64, 132), (32, 16, 64, 132), (17, 29, 7, 100), (34, 4, 9, 132), (70, 4, 3, 132), (5, 5, 1, 7)];
+            let mut body = String::new();
+            for (tm, tn, kt, grid) in cases {
+                body += &format!(
+                    "  {{ gridDim.x = {grid}; unsigned flags[{grid} + 1] = {{0}}; const int tiles = {tm} * {tn};\n\
+                     std::vector<int> seen(tiles * {kt}), whole(tiles), sharers(tiles);\n\
+                     for (int b = 0; b < {grid}; ++b) schedule({tm} * 128, {tn} * 256, {kt} * 64, 1, flags, seen.data(), whole.data(), sharers.data());\n\
+                     int bad = 0, most = 0;\n\
+                     for (int i = 0; i < tiles * {kt}; ++i) bad += seen[i] != 1;\n\
+                     for (int i = 0; i < tiles; ++i) most = sharers[i] > most ? sharers[i] : most;\n\
+                     const int dp = {hybrid} ? (tiles / {grid} - ((tiles % {grid}) * 8 < {grid} && tiles % {grid} && tiles >= {grid} ? 1 : 0)) * {grid} : 0;\n\
+                     for (int i = 0; i < dp; ++i) bad += whole[i] != i % {grid} + 1;  // tile me + j * grid, whole to block me\n\
+                     std::printf(\"{tm}x{tn}x{kt} on {grid}: %d wrong, at most %d to a tile\\n\", bad, most); }}\n",
+                    hybrid = u8::from(hybrid),
+                );
+            }
+            let program = format!("{shim}{}\nint main() {{\n{body}}}\n", w.finish());
+            let dir = std::env::temp_dir().join(format!("gemm-stream-k-{}-{hybrid}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("sk.cpp"), &program).unwrap();
+            let built = std::process::Command::new("c++").arg("-O1").arg("-o").arg(dir.join("sk")).arg(dir.join("sk.cpp")).output();
+            let built = built.expect("a host C++ compiler (c++)");
+            assert!(built.status.success(), "the schedule compiles as C++: {}\n{program}", String::from_utf8_lossy(&built.stderr));
+            let out = std::process::Command::new(dir.join("sk")).output().unwrap();
+            let _ = std::fs::remove_dir_all(&dir);
+            let text = String::from_utf8(out.stdout).unwrap();
+            assert_eq!(text.lines().count(), cases.len(), "{text}");
+            for line in text.lines() {
+                assert!(line.contains(": 0 wrong"), "hybrid {hybrid}: {line}");
+                if hybrid {
+                    let most: u32 = line.rsplit("at most ").next().unwrap().split(' ').next().unwrap().parse().unwrap();
+                    assert!(most <= 8, "hybrid: {line}");
+                }
+            }
+        }
+    }
 }

@@ -21,6 +21,7 @@ impl Kernel<'_> {
             acc: "acc",
             loops: vec![("ii", self.mi * self.tm), ("jj", self.ni * self.tn)],
             guarded: self.spec.edges == Edges::Guarded,
+            hybrid: false,
         }
     }
 
@@ -43,7 +44,7 @@ impl Kernel<'_> {
                 self.accumulators(w);
                 w.block("", |w| {
                     w.line("// the unit's C tile and K steps, for its loads");
-                    Tiling::unit_tile(w);
+                    sk.unit_tile(w);
                     sk.tile_origin(w);
                     w.line(format!("const int k_begin = k_step * {};", sk.bk));
                     w.line(format!("const int k_end = k_begin + tiles * {};", sk.bk));

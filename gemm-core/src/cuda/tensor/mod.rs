@@ -83,7 +83,7 @@ pub fn emit(spec: &KernelSpec) -> String {
         ami: w.m / am,
         ani: w.n / an,
         threads: spec.block.threads,
-        stream_k: spec.persistent == Some(Persistent::StreamK),
+        stream_k: spec.persistent.is_some_and(Persistent::splits_k),
     };
     let mut out = Writer::default();
     tc.emit(&mut out);
@@ -161,6 +161,7 @@ impl Tc<'_> {
             acc: "acc",
             loops,
             guarded: self.spec.edges == Edges::Guarded,
+            hybrid: self.spec.persistent == Some(Persistent::Hybrid),
         }
     }
 

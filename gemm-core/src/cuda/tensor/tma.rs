@@ -55,7 +55,7 @@ impl Tc<'_> {
             ptx::tma_store(w);
             crate::cuda::epilogue::c_tile_at_fn(w, self.spec);
         }
-        let consumers_meet = self.spec.c_tile().is_some() || self.spec.persistent == Some(Persistent::StreamK);
+        let consumers_meet = self.spec.c_tile().is_some() || self.spec.persistent.is_some_and(Persistent::splits_k);
         if let (Some(sp), true) = (self.spec.specialize, consumers_meet) {
             w.line("// a barrier among the consumer warpgroups alone, which share the C tile or the fix-up (the producer never comes)");
             if sp.pingpong {
@@ -114,7 +114,7 @@ impl Tc<'_> {
         } else {
             w.line("__syncthreads();");
         }
-        if self.spec.persistent != Some(Persistent::StreamK) {
+        if !self.spec.persistent.is_some_and(Persistent::splits_k) {
             // (stream-K's share defines it with the rest of its schedule)
             w.line(format!("const int k_tiles = (K + {bk} - 1) / {bk};", bk = self.bk));
         }
@@ -263,7 +263,7 @@ impl Tc<'_> {
     /// The kernel's body under TMA staging, after the raster.
     pub(super) fn tma_body(&self, w: &mut Writer, stages: u32) {
         match self.spec.specialize {
-            Some(sp) if self.spec.persistent == Some(Persistent::StreamK) => self.specialized_stream_k(w, stages, sp),
+            Some(sp) if self.spec.persistent.is_some_and(Persistent::splits_k) => self.specialized_stream_k(w, stages, sp),
             Some(sp) => self.specialized(w, stages, sp),
             None => self.alike(w, stages),
         }
@@ -279,36 +279,44 @@ impl Tc<'_> {
         self.tma_setup(w, stages, sp.consumers);
         sk.share(w, self.spec.smem_bytes() - self.spec.ticket_bytes());
         w.line("");
-        // the ring counts the K steps of the share: step `s` fills stage (s - first) % stages
-        let stage = |s: &str| format!("(int)(({s} - first) % {stages})");
-        let round = |s: &str| format!("(int)(({s} - first) / {stages})");
+        // The ring counts the stages filled (emptied) so far in an int, a
+        // stage and phase by a division by a constant; the producer works
+        // out each unit's tile once. Worked out for every K step from the
+        // share's 64-bit index (divisions by k_tiles), the stream-K kernel
+        // ran 4096^3 at 488 TFLOP/s against the persistent walk's 754.
+        let (stage, round) = (format!("% {stages}"), format!("/ {stages}"));
         let producer = |w: &mut Writer| {
-            w.line("// every K step of the share, tile after tile");
-            w.block("for (long long it = first; it < last; ++it)", |w| {
-                w.line("const int tile = (int)(it / k_tiles);");
-                w.line("const int kt = (int)(it % k_tiles);");
+            w.line("// every K step of the share, unit after unit (a unit: K steps of one C tile)");
+            w.line("int filled = 0;  // stages filled so far, over the whole share");
+            w.block("for (long long it = first; it < last;)", |w| {
+                w.line(format!("const int k_step = {};", sk.k_of("it")));
+                w.line("const int tiles = (int)(last - it < k_tiles - k_step ? last - it : k_tiles - k_step);");
+                w.line(format!("const int tile = {};", sk.tile_of("it")));
+                w.line("it += tiles;");
                 sk.tile_origin(w);
                 Self::map_batches(w, "batch");
-                w.line(format!("const int stage = {};", stage("it")));
-                w.line(format!("mbar_wait(empty + 8 * stage, ({} & 1) ^ 1);  // every consumer has released it", round("it")));
-                self.tma_issue(w, "kt", "stage");
+                w.block("for (int kt = k_step; kt < k_step + tiles; ++kt, ++filled)", |w| {
+                    w.line(format!("const int stage = filled {stage};"));
+                    w.line(format!("mbar_wait(empty + 8 * stage, ((filled {round}) & 1) ^ 1);  // every consumer has released it"));
+                    self.tma_issue(w, "kt", "stage");
+                });
             });
         };
         let consumers = |w: &mut Writer| {
+            w.line("int used = 0;  // stages emptied so far, over the whole share");
             let body = |w: &mut Writer, _| {
                 self.wgmma_accumulators(w);
-                w.line("// block tier: the unit's K steps (it is past its last), kt counting from its first");
-                w.block("for (int kt = 0; kt < tiles; ++kt)", |w| {
-                    w.line("const long long step = it - tiles + kt;");
-                    w.line(format!("const int stage = {};", stage("step")));
-                    w.line(format!("mbar_wait(full + 8 * stage, {} & 1);  // the stage's copies have landed", round("step")));
+                w.line("// block tier: the unit's K steps");
+                w.block("for (int kt = 0; kt < tiles; ++kt, ++used)", |w| {
+                    w.line(format!("const int stage = used {stage};"));
+                    w.line(format!("mbar_wait(full + 8 * stage, (used {round}) & 1);  // the stage's copies have landed"));
                     self.wgmma_tile(w, "stage", 1);
                     w.line("// this warpgroup releases the previous stage, whose wgmmas are done");
-                    self.release(w, "kt > 0 && ", &stage("(step - 1)"));
+                    self.release(w, "kt > 0 && ", &format!("((used - 1) {stage})"));
                 });
                 w.line("wgmma_wait<0>();  // the last stage's wgmmas");
                 w.line("// and its stage goes back to the producer, already into the next unit");
-                self.release(w, "", &stage("(it - 1)"));
+                self.release(w, "", &format!("((used - 1) {stage})"));
             };
             sk.units_unchecked(w, body, |w| {
                 let out = Output::for_batch(self.spec, w, "unit");

@@ -663,6 +663,31 @@ fn batched_problems_match_strided_batched_cublas_on_every_path() {
     }
 }
 
+/// The hybrid schedule over the problems of a batch: three problems whose
+/// tiles make a little more than a wave, so that the whole wave (tiles of
+/// more than one problem) goes a block to a tile and the tiles left are
+/// shared along K, the last row of tiles partial; C checked against
+/// strided batched cuBLAS.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_hybrid_schedule_walks_whole_waves_and_shares_the_rest_across_a_batch() {
+    let bench = bench();
+    let kernel = &hybrid_wgmma::KERNEL;
+    if !runs_here(&bench, kernel) {
+        return;
+    }
+    let blocks = kernel.stream_k_grid(bench.stream(), Dims::new(64 * 128, 64 * 256, 64 * 64)).unwrap() as usize;
+    // three problems of tiles_m x 4 tiles: about a third of a wave past a whole one
+    let tiles_m = (blocks + blocks / 3).div_ceil(12);
+    let (m, n, k) = (tiles_m * 128 - 3, 4 * 256, 200);
+    let l = layouts_of(&kernel.spec);
+    let dims = gemm_ladder::measure::padded_dims(m, n, k, l);
+    let one = |ld: Option<usize>, rows: usize, cols: usize, l: Layout| ld.unwrap() * if l == Layout::RowMajor { rows } else { cols };
+    let (sa, sb, sc) = (one(dims.lda, m, k, l[0]) + 64, one(dims.ldb, k, n, l[1]), one(dims.ldc, m, n, l[2]) + 8);
+    let dims = dims.batched(3, sa, sb, sc);
+    verify_fused(&bench, kernel, dims, 77, Scalars { alpha: 1.0, beta: 0.0 }).unwrap_or_else(|e| panic!("{e}"));
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn epilogue_and_edge_misuse_is_an_error() {

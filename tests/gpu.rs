@@ -349,33 +349,27 @@ fn stream_k_wmma(a: Mat<f16, RowMajor>, b: Mat<f16, ColMajor>, c: MatMut<f32, Ro
 )]
 fn stream_k_wgmma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
 
-// The same under the hybrid schedule, edges guarded: whole waves of tiles a
-// block each, then the tiles left shared by stream-K.
-#[gemm_kernel(
-    block(m = 128, n = 256, k = 64, threads = 384),
-    warp(m = 64, n = 256),
-    atom = wgmma(m64n256k16),
-    staging = tma(stages = 3),
-    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
-    swizzle = b128,
-    raster = grouped(8),
-    persistent = hybrid,
-    epilogue = tma,
-    edges = guarded,
-)]
-fn hybrid_wgmma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+/// `tma_store` (edges guarded) under the hybrid schedule: whole waves of
+/// tiles a block each, then the tiles left shared as under stream-K.
+static HYBRID_WGMMA: std::sync::LazyLock<Kernel> = std::sync::LazyLock::new(|| {
+    use gemm_runtime::spec::{KernelSpec, Persistent};
+    Kernel::from_spec(KernelSpec { persistent: Some(Persistent::Hybrid), ..gemm_ladder::steps::tma_store::KERNEL.spec.clone() }).unwrap()
+});
 
-const STREAM_K: [&Kernel; 9] = [
-    &stream_k_cp_async::KERNEL,
-    &stream_k_cp_async_grouped::KERNEL,
-    &stream_k_double_buffered::KERNEL,
-    &stream_k_single_buffered::KERNEL,
-    &stream_k_mma_fragments_ahead::KERNEL,
-    &stream_k_mma::KERNEL,
-    &stream_k_wmma::KERNEL,
-    &stream_k_wgmma::KERNEL,
-    &hybrid_wgmma::KERNEL,
-];
+/// The stream-K kernels of every path, and the hybrid.
+fn stream_k_kernels() -> [&'static Kernel; 9] {
+    [
+        &stream_k_cp_async::KERNEL,
+        &stream_k_cp_async_grouped::KERNEL,
+        &stream_k_double_buffered::KERNEL,
+        &stream_k_single_buffered::KERNEL,
+        &stream_k_mma_fragments_ahead::KERNEL,
+        &stream_k_mma::KERNEL,
+        &stream_k_wmma::KERNEL,
+        &stream_k_wgmma::KERNEL,
+        &HYBRID_WGMMA,
+    ]
+}
 
 /// Whether `kernel` can run on the bench's GPU (sm_90a kernels: Hopper only).
 fn runs_here(bench: &Bench, kernel: &Kernel) -> bool {
@@ -386,7 +380,7 @@ fn runs_here(bench: &Bench, kernel: &Kernel) -> bool {
 #[ignore = "needs a CUDA GPU"]
 fn stream_k_matches_cublas_when_blocks_split_tiles_many_ways() {
     let bench = bench();
-    for kernel in STREAM_K.into_iter().filter(|k| runs_here(&bench, k)) {
+    for kernel in stream_k_kernels().into_iter().filter(|k| runs_here(&bench, k)) {
         check_against_cublas(&bench, kernel);
         let (bm, bn, bk) = (kernel.spec.block.m as usize, kernel.spec.block.n as usize, kernel.spec.block.k.unwrap() as usize);
         // One K step in all (a grid of one block); two tiles whose K steps
@@ -417,7 +411,7 @@ fn stream_k_matches_cublas_when_blocks_split_tiles_many_ways() {
 #[ignore = "needs a CUDA GPU"]
 fn stream_k_sums_shared_tiles_in_the_same_order_every_run() {
     let bench = bench();
-    for kernel in STREAM_K.into_iter().filter(|k| runs_here(&bench, k)) {
+    for kernel in stream_k_kernels().into_iter().filter(|k| runs_here(&bench, k)) {
         let (bm, bn, bk) = (kernel.spec.block.m as usize, kernel.spec.block.n as usize, kernel.spec.block.k.unwrap() as usize);
         // Six tiles shared by many blocks; two and a half tiles per block.
         let blocks = kernel.stream_k_grid(bench.stream(), Dims::new(64 * bm, 64 * bn, 64 * bk)).unwrap() as usize;
@@ -672,7 +666,7 @@ fn batched_problems_match_strided_batched_cublas_on_every_path() {
 #[ignore = "needs a CUDA GPU"]
 fn the_hybrid_schedule_walks_whole_waves_and_shares_the_rest_across_a_batch() {
     let bench = bench();
-    let kernel = &hybrid_wgmma::KERNEL;
+    let kernel: &Kernel = &HYBRID_WGMMA;
     if !runs_here(&bench, kernel) {
         return;
     }

@@ -718,15 +718,7 @@ mod tests {
                     static void __syncthreads() {}\n";
                 let program = format!("{shim}{}\nint main() {{\n{body}}}\n", w.finish());
                 let what = format!("{layout:?} {edges:?}");
-                let dir = std::env::temp_dir().join(format!("gemm-c-tile-{}-{layout:?}-{edges:?}", std::process::id()));
-                std::fs::create_dir_all(&dir).unwrap();
-                std::fs::write(dir.join("tile.cpp"), &program).unwrap();
-                let built = std::process::Command::new("c++").arg("-O1").arg("-o").arg(dir.join("tile")).arg(dir.join("tile.cpp")).output();
-                let built = built.expect("a host C++ compiler (c++)");
-                assert!(built.status.success(), "{what}: the C tile's stores compile as C++: {}\n{program}", String::from_utf8_lossy(&built.stderr));
-                let out = std::process::Command::new(dir.join("tile")).output().unwrap();
-                let _ = std::fs::remove_dir_all(&dir);
-                let text = String::from_utf8(out.stdout).unwrap();
+                let text = crate::cuda::host::run_cpp(&format!("c-tile-{layout:?}-{edges:?}"), &program);
                 assert_eq!(text.lines().count(), cases.len(), "{what}: {text}");
                 for line in text.lines() {
                     assert!(line.ends_with(": 0"), "{what}, {line} elements wrong");

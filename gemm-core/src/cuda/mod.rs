@@ -10,6 +10,8 @@
 mod copy;
 mod epilogue;
 mod header;
+#[cfg(test)]
+mod host;
 mod layout;
 mod params;
 mod ptx;

@@ -418,15 +418,7 @@ mod tests {
                 );
             }
             let program = format!("{shim}{}\nint main() {{\n{body}}}\n", w.finish());
-            let dir = std::env::temp_dir().join(format!("gemm-stream-k-{}-{hybrid}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(dir.join("sk.cpp"), &program).unwrap();
-            let built = std::process::Command::new("c++").arg("-O1").arg("-o").arg(dir.join("sk")).arg(dir.join("sk.cpp")).output();
-            let built = built.expect("a host C++ compiler (c++)");
-            assert!(built.status.success(), "the schedule compiles as C++: {}\n{program}", String::from_utf8_lossy(&built.stderr));
-            let out = std::process::Command::new(dir.join("sk")).output().unwrap();
-            let _ = std::fs::remove_dir_all(&dir);
-            let text = String::from_utf8(out.stdout).unwrap();
+            let text = crate::cuda::host::run_cpp(&format!("stream-k-{hybrid}"), &program);
             assert_eq!(text.lines().count(), cases.len(), "{text}");
             for line in text.lines() {
                 assert!(line.contains(": 0 wrong"), "hybrid {hybrid}: {line}");

@@ -1,5 +1,6 @@
 //! Schedules that finish whatever the residency. A stream-K GEMM whose
-//! blocks wait on each other runs beside kernels that hold every SM but
+//! blocks wait on each other (on the sm_80 path, and on Hopper under
+//! stream-K and the hybrid) runs beside kernels that hold every SM but
 //! one, and that SM's room for all but one of its blocks: its blocks then
 //! run one at a time, in the order they start, and the GEMM must still
 //! finish, with the same bits as on an idle GPU. (Shares handed out by
@@ -37,13 +38,36 @@ const LIMIT: Duration = Duration::from_secs(20);
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn a_stream_k_gemm_finishes_when_the_gpu_holds_one_of_its_blocks_at_a_time() {
+fn stream_k_and_hybrid_gemms_finish_when_the_gpu_holds_one_of_their_blocks_at_a_time() {
     let ctx = CudaContext::new(0).expect("a CUDA GPU");
     // the streams below must not wait on each other behind the test's back
     // SAFETY: no buffer here is used on two streams without the test's own ordering.
     unsafe { ctx.disable_event_tracking() };
-    let kernel: &Kernel = &gemm_ladder::steps::mma_skinny_stream_k::KERNEL;
-    let dims = Dims::new(128, 128, 16384);
+    // stream-K on the sm_80 path: one tile, its K steps shared by every block
+    let mut cases: Vec<(&Kernel, Dims)> = vec![(&gemm_ladder::steps::mma_skinny_stream_k::KERNEL, Dims::new(128, 128, 16384))];
+    // on Hopper, `tma_store` under stream-K (four tiles shared by every block)
+    // and under the hybrid (288 tiles: whole waves, then the rest shared)
+    let major = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR).unwrap();
+    let minor = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR).unwrap();
+    let hopper: Vec<(Kernel, Dims)> = if (major, minor) == (9, 0) {
+        use gemm_runtime::spec::{KernelSpec, Persistent};
+        let tma_store = &gemm_ladder::steps::tma_store::KERNEL.spec;
+        let under = |p| Kernel::from_spec(KernelSpec { persistent: Some(p), ..tma_store.clone() }).unwrap();
+        vec![(under(Persistent::StreamK), Dims::new(256, 512, 8192)), (under(Persistent::Hybrid), Dims::new(2048, 4608, 512))]
+    } else {
+        Vec::new()
+    };
+    cases.extend(hopper.iter().map(|(k, d)| (k, *d)));
+    // one after another: each holds the GPU with its hogs alone
+    for (kernel, dims) in cases {
+        finishes_beside_hogs(&ctx, kernel, dims);
+    }
+}
+
+/// Launches `kernel` at `dims` on an idle GPU, then beside hogs that leave
+/// room for one of its blocks at a time: it must finish within [`LIMIT`]
+/// with the same bits.
+fn finishes_beside_hogs(ctx: &std::sync::Arc<CudaContext>, kernel: &Kernel, dims: Dims) {
     let (gemm, control) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     let upload = |len: usize, seed: u64| -> CudaSlice<bf16> {
         let host: Vec<bf16> = gemm_ladder::measure::random_normal(len, seed).into_iter().map(bf16::from_f32).collect();
@@ -67,8 +91,9 @@ fn a_stream_k_gemm_finishes_when_the_gpu_holds_one_of_its_blocks_at_a_time() {
     let per_block = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     let reserved = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
     let gemm_block = kernel.smem_bytes + reserved;
-    let beside = per_sm - reserved - gemm_block * 3 / 2;
-    assert!(beside <= per_block, "room for one GEMM block: {beside} bytes for the last hog");
+    // the last SM's room for one GEMM block and not two: a hog there, unless one block is all it holds
+    let beside = (per_sm - reserved).checked_sub(gemm_block * 3 / 2);
+    assert!(beside.is_none_or(|b| b <= per_block), "room for one GEMM block: {beside:?} bytes for the last hog");
     let opts = CompileOptions { arch: Some("sm_80"), ..Default::default() };
     let module = ctx.load_module(compile_ptx_with_opts(HOG, opts).unwrap()).unwrap();
     let hog = module.load_function("hog").unwrap();
@@ -93,7 +118,11 @@ fn a_stream_k_gemm_finishes_when_the_gpu_holds_one_of_its_blocks_at_a_time() {
         }
     };
     let streams: Vec<std::sync::Arc<CudaStream>> = (0..2).map(|_| ctx.new_stream().unwrap()).collect();
-    for (stream, blocks, bytes, total) in [(&streams[0], sms - 1, per_block, sms - 1), (&streams[1], 1, beside, sms)] {
+    let mut hogs = vec![(&streams[0], sms - 1, per_block, sms - 1)];
+    if let Some(beside) = beside {
+        hogs.push((&streams[1], 1, beside, sms));
+    }
+    for (stream, blocks, bytes, total) in hogs {
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: bytes };
         // SAFETY: hog(const unsigned*, unsigned*), both one word of `flags`.
         let release = flags.slice(0..1);
@@ -124,9 +153,9 @@ fn a_stream_k_gemm_finishes_when_the_gpu_holds_one_of_its_blocks_at_a_time() {
     control.memcpy_htod(&[1u32], &mut flags.slice_mut(0..1)).unwrap();
     ctx.synchronize().unwrap();
     assert!(room, "the hogs left no room for a block of the GEMM's size: the test's setup, not the schedule, is wrong");
-    assert!(finished, "the GEMM did not finish within {LIMIT:?} beside the hogs");
+    assert!(finished, "{} did not finish within {LIMIT:?} beside the hogs", kernel.name);
     let (idle, held) = (control.clone_dtoh(&idle_c).unwrap(), control.clone_dtoh(&held_c).unwrap());
     let bits = |v: &[bf16]| v.iter().map(|x| x.to_bits()).collect::<Vec<u16>>();
-    assert!(bits(&idle) == bits(&held), "the held GPU's C differs from the idle one's");
-    eprintln!("stream-K GEMM beside the hogs: {took:?}");
+    assert!(bits(&idle) == bits(&held), "{}: the held GPU's C differs from the idle one's", kernel.name);
+    eprintln!("{} at {dims:?} beside the hogs: {took:?}", kernel.name);
 }

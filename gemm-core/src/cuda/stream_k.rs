@@ -172,6 +172,8 @@ impl Tiling {
     /// not a multiple of the K tile), `autotuned` runs the branch loop: 44.5
     /// TFLOP/s at 8191^3 on the H100, 51.9 at 4096^3.
     pub fn units(&self, w: &mut Writer, body: impl Fn(&mut Writer, Checks), epilogue: impl Fn(&mut Writer)) {
+        // (the hybrid's indices are no tile-major run: its shares are TMA's, never checked)
+        debug_assert!(!self.hybrid, "the hybrid runs on TMA stages alone (support.rs)");
         if !self.guarded {
             return self.unit_loop(w, Checks::Off, &body, &epilogue);
         }
@@ -258,6 +260,7 @@ impl Tiling {
     /// `sources` give them, in terms of `block_m`, `block_n` and `copy_k`)
     /// there.
     pub fn producer(&self, w: &mut Writer, sources: &[String; 2]) {
+        debug_assert!(!self.hybrid, "the hybrid runs on TMA stages alone (support.rs)");
         w.line("// the producer: copies run ahead of the math through this block's whole share,");
         w.line("// across its units, so the pipeline does not drain and refill between C tiles");
         w.line("int copy_tile = (int)(first / k_tiles);  // the C tile and K step the next copy fetches");

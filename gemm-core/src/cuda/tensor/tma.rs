@@ -282,8 +282,8 @@ impl Tc<'_> {
         // The ring counts the stages filled (emptied) so far in an int, a
         // stage and phase by a division by a constant; the producer works
         // out each unit's tile once. Worked out for every K step from the
-        // share's 64-bit index (divisions by k_tiles), the stream-K kernel
-        // ran 4096^3 at 488 TFLOP/s against the persistent walk's 754.
+        // share's 64-bit index (divisions by k_tiles), the hybrid ran 4096^3
+        // at 78.8% of the persistent walk on the H100, and 81.6% this way.
         let (stage, round) = (format!("% {stages}"), format!("/ {stages}"));
         let producer = |w: &mut Writer| {
             w.line("// every K step of the share, unit after unit (a unit: K steps of one C tile)");

@@ -489,6 +489,7 @@ pub fn attribute(spec: &KernelSpec) -> String {
     match spec.persistent {
         Some(Persistent::StreamK) => parts.push("persistent = stream_k".into()),
         Some(Persistent::Hybrid) => parts.push("persistent = hybrid".into()),
+        Some(Persistent::TailSplit) => parts.push("persistent = tail_split".into()),
         Some(Persistent::Tiles) => parts.push("persistent = tiles".into()),
         None => {}
     }

@@ -76,6 +76,7 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
                 "persistent" => Some(Persistent::Tiles),
                 "stream_k" => Some(Persistent::StreamK),
                 "hybrid" => Some(Persistent::Hybrid),
+                "tail_split" => Some(Persistent::TailSplit),
                 _ => return Err(bad()),
             }
         }

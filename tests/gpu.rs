@@ -349,15 +349,22 @@ fn stream_k_wmma(a: Mat<f16, RowMajor>, b: Mat<f16, ColMajor>, c: MatMut<f32, Ro
 )]
 fn stream_k_wgmma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
 
-/// `tma_store` (edges guarded) under the hybrid schedule: whole waves of
-/// tiles a block each, then the tiles left shared as under stream-K.
-static HYBRID_WGMMA: std::sync::LazyLock<Kernel> = std::sync::LazyLock::new(|| {
-    use gemm_runtime::spec::{KernelSpec, Persistent};
-    Kernel::from_spec(KernelSpec { persistent: Some(Persistent::Hybrid), ..gemm_ladder::steps::tma_store::KERNEL.spec.clone() }).unwrap()
-});
+/// `tma_store` (edges guarded) under `schedule`.
+fn tma_store_under(schedule: gemm_runtime::spec::Persistent) -> Kernel {
+    use gemm_runtime::spec::KernelSpec;
+    Kernel::from_spec(KernelSpec { persistent: Some(schedule), ..gemm_ladder::steps::tma_store::KERNEL.spec.clone() }).unwrap()
+}
+
+/// `tma_store` under the hybrid schedule: whole waves of tiles a block
+/// each, then the tiles left shared as under stream-K.
+static HYBRID_WGMMA: std::sync::LazyLock<Kernel> = std::sync::LazyLock::new(|| tma_store_under(gemm_runtime::spec::Persistent::Hybrid));
+
+/// `tma_store` under the tail split: whole waves, then each tile left to
+/// an owner for its first K steps and to helpers for the rest.
+static TAIL_SPLIT_WGMMA: std::sync::LazyLock<Kernel> = std::sync::LazyLock::new(|| tma_store_under(gemm_runtime::spec::Persistent::TailSplit));
 
 /// The stream-K kernels of every path, and the hybrid.
-fn stream_k_kernels() -> [&'static Kernel; 9] {
+fn stream_k_kernels() -> [&'static Kernel; 10] {
     [
         &stream_k_cp_async::KERNEL,
         &stream_k_cp_async_grouped::KERNEL,
@@ -368,6 +375,7 @@ fn stream_k_kernels() -> [&'static Kernel; 9] {
         &stream_k_wmma::KERNEL,
         &stream_k_wgmma::KERNEL,
         &HYBRID_WGMMA,
+        &TAIL_SPLIT_WGMMA,
     ]
 }
 
@@ -657,29 +665,27 @@ fn batched_problems_match_strided_batched_cublas_on_every_path() {
     }
 }
 
-/// The hybrid schedule over the problems of a batch: three problems whose
+/// The hybrid schedules over the problems of a batch: three problems whose
 /// tiles make a little more than a wave, so that the whole wave (tiles of
 /// more than one problem) goes a block to a tile and the tiles left are
 /// shared along K, the last row of tiles partial; C checked against
 /// strided batched cuBLAS.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn the_hybrid_schedule_walks_whole_waves_and_shares_the_rest_across_a_batch() {
+fn the_hybrid_schedules_walk_whole_waves_and_share_the_rest_across_a_batch() {
     let bench = bench();
-    let kernel: &Kernel = &HYBRID_WGMMA;
-    if !runs_here(&bench, kernel) {
-        return;
+    for kernel in [&*HYBRID_WGMMA, &*TAIL_SPLIT_WGMMA].into_iter().filter(|k| runs_here(&bench, k)) {
+        let blocks = kernel.stream_k_grid(bench.stream(), Dims::new(64 * 128, 64 * 256, 64 * 64)).unwrap() as usize;
+        // three problems of tiles_m x 4 tiles: about a third of a wave past a whole one
+        let tiles_m = (blocks + blocks / 3).div_ceil(12);
+        let (m, n, k) = (tiles_m * 128 - 3, 4 * 256, 200);
+        let l = layouts_of(&kernel.spec);
+        let dims = gemm_ladder::measure::padded_dims(m, n, k, l);
+        let one = |ld: Option<usize>, rows: usize, cols: usize, l: Layout| ld.unwrap() * if l == Layout::RowMajor { rows } else { cols };
+        let (sa, sb, sc) = (one(dims.lda, m, k, l[0]) + 64, one(dims.ldb, k, n, l[1]), one(dims.ldc, m, n, l[2]) + 8);
+        let dims = dims.batched(3, sa, sb, sc);
+        verify_fused(&bench, kernel, dims, 77, Scalars { alpha: 1.0, beta: 0.0 }).unwrap_or_else(|e| panic!("{e}"));
     }
-    let blocks = kernel.stream_k_grid(bench.stream(), Dims::new(64 * 128, 64 * 256, 64 * 64)).unwrap() as usize;
-    // three problems of tiles_m x 4 tiles: about a third of a wave past a whole one
-    let tiles_m = (blocks + blocks / 3).div_ceil(12);
-    let (m, n, k) = (tiles_m * 128 - 3, 4 * 256, 200);
-    let l = layouts_of(&kernel.spec);
-    let dims = gemm_ladder::measure::padded_dims(m, n, k, l);
-    let one = |ld: Option<usize>, rows: usize, cols: usize, l: Layout| ld.unwrap() * if l == Layout::RowMajor { rows } else { cols };
-    let (sa, sb, sc) = (one(dims.lda, m, k, l[0]) + 64, one(dims.ldb, k, n, l[1]), one(dims.ldc, m, n, l[2]) + 8);
-    let dims = dims.batched(3, sa, sb, sc);
-    verify_fused(&bench, kernel, dims, 77, Scalars { alpha: 1.0, beta: 0.0 }).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]

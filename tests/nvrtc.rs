@@ -317,8 +317,9 @@ fn machine_code_for_a_real_target_is_kept_and_cached() {
 }
 
 /// The machine code of every ladder step, of every point of the tuned
-/// Hopper kernels, and of the fused linear layer on `tma_store`'s and
-/// `pingpong`'s tilings keeps its values in registers: ptxas (through NVRTC) reports no
+/// Hopper kernels, of the fused linear layer on `tma_store`'s and
+/// `pingpong`'s tilings and of `tma_store` under stream-K, the hybrid and
+/// the tail split keeps its values in registers: ptxas (through NVRTC) reports no
 /// bytes spilled to local memory. (A clustered producer left with 24
 /// registers spilled 20 to 52 bytes, 40 leave it none; ping-pong's fused
 /// bias, loaded ahead under guards, spilled 200.)
@@ -345,6 +346,14 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill() {
         })
         .collect();
     kernels.extend(&fused);
+    // tma_store's tiling under the schedules that share tiles along K
+    use gemm_runtime::spec::{KernelSpec, Persistent};
+    let tma_store = &gemm_ladder::steps::tma_store::KERNEL.spec;
+    let shared: Vec<gemm_runtime::Kernel> = [Persistent::StreamK, Persistent::Hybrid, Persistent::TailSplit]
+        .into_iter()
+        .map(|p| gemm_runtime::Kernel::from_spec(KernelSpec { persistent: Some(p), ..tma_store.clone() }).unwrap())
+        .collect();
+    kernels.extend(&shared);
     let spilled: Vec<String> = kernels
         .iter()
         .filter_map(|k| {

@@ -46,14 +46,15 @@ fn stream_k_and_hybrid_gemms_finish_when_the_gpu_holds_one_of_their_blocks_at_a_
     // stream-K on the sm_80 path: one tile, its K steps shared by every block
     let mut cases: Vec<(&Kernel, Dims)> = vec![(&gemm_ladder::steps::mma_skinny_stream_k::KERNEL, Dims::new(128, 128, 16384))];
     // on Hopper, `tma_store` under stream-K (four tiles shared by every block)
-    // and under the hybrid (288 tiles: whole waves, then the rest shared)
+    // and under the hybrid and the tail split (288 tiles: whole waves, then the rest shared)
     let major = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR).unwrap();
     let minor = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR).unwrap();
     let hopper: Vec<(Kernel, Dims)> = if (major, minor) == (9, 0) {
         use gemm_runtime::spec::{KernelSpec, Persistent};
         let tma_store = &gemm_ladder::steps::tma_store::KERNEL.spec;
         let under = |p| Kernel::from_spec(KernelSpec { persistent: Some(p), ..tma_store.clone() }).unwrap();
-        vec![(under(Persistent::StreamK), Dims::new(256, 512, 8192)), (under(Persistent::Hybrid), Dims::new(2048, 4608, 512))]
+        let waves = Dims::new(2048, 4608, 512);
+        vec![(under(Persistent::StreamK), Dims::new(256, 512, 8192)), (under(Persistent::Hybrid), waves), (under(Persistent::TailSplit), waves)]
     } else {
         Vec::new()
     };

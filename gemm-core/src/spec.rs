@@ -266,13 +266,18 @@ pub enum Persistent {
     /// (fewer than the grid) split evenly over the blocks as in `StreamK`:
     /// only the last, part-full wave is shared.
     Hybrid,
+    /// Whole waves as in `Hybrid`; then each tile left split along K, its
+    /// first part to a block of its own (those blocks in step, like a
+    /// wave, reading the same slices of A and B), the rest shared by the
+    /// blocks left over.
+    TailSplit,
 }
 
 impl Persistent {
     /// Whether blocks share C tiles along K (stream-K's shares, ticket,
     /// partial sums and flags).
     pub fn splits_k(self) -> bool {
-        matches!(self, Persistent::StreamK | Persistent::Hybrid)
+        matches!(self, Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit)
     }
 }
 
@@ -957,6 +962,7 @@ impl KernelSpec {
             Some(Persistent::Tiles) => s += "__persistent",
             Some(Persistent::StreamK) => s += "__stream_k",
             Some(Persistent::Hybrid) => s += "__hybrid",
+            Some(Persistent::TailSplit) => s += "__tail_split",
         }
         if let Some(c) = self.cluster {
             s += &format!("__cl{}x{}", c.m, c.n);

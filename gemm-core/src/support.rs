@@ -63,8 +63,11 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         ),
         Some(Persistent::StreamK) => no("persistent", "persistent = stream_k with staging = direct".into()),
         // the hybrid's whole waves are the persistent walk's: a producer's ring
-        Some(Persistent::Hybrid) if tma && spec.specialize.is_some() && spec.cluster.is_none() => {}
-        Some(Persistent::Hybrid) => no("persistent", "persistent = hybrid without staging = tma and specialize(..), or with a cluster".into()),
+        Some(Persistent::Hybrid | Persistent::TailSplit) if tma && spec.specialize.is_some() && spec.cluster.is_none() => {}
+        Some(p @ (Persistent::Hybrid | Persistent::TailSplit)) => {
+            let name = if p == Persistent::Hybrid { "hybrid" } else { "tail_split" };
+            no("persistent", format!("persistent = {name} without staging = tma and specialize(..), or with a cluster"))
+        }
         Some(Persistent::Tiles) if tma && spec.specialize.is_some() => {}
         Some(Persistent::Tiles) => no("persistent", "persistent = tiles without staging = tma and specialize(..)".into()),
     }
@@ -99,6 +102,6 @@ persistent = stream_k with staged tiles; epilogue = direct, or vector with stage
 or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector, smem or smem_elements for mma; C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles); \
 raster = row, grouped(n) or hilbert for both; sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages) and swizzle = b32, b64 or b128; \
 every warpgroup alike or specialize(producers = 1, consumers, producer_regs, consumer_regs, pingpong), the latter also persistent = tiles \
-(pingpong with it), stream_k or hybrid and cluster(m, n, multicast = a | b) (not with stream_k or hybrid); \
+(pingpong with it), stream_k, hybrid or tail_split and cluster(m, n, multicast = a | b) (not with those three); \
 epilogue = direct, vector, smem, smem_elements or tma (a TMA store); edges = guarded); \
 a fused epilogue (alpha, beta, bias, activation) on every path";

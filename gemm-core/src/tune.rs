@@ -45,8 +45,13 @@ pub enum Setting {
 
 /// The schedules `tune(schedule = [..])` takes, by name: a block per C
 /// tile, a persistent grid walking tiles, stream-K.
-pub const SCHEDULES: [(&str, Option<Persistent>); 4] =
-    [("tiles", None), ("persistent", Some(Persistent::Tiles)), ("stream_k", Some(Persistent::StreamK)), ("hybrid", Some(Persistent::Hybrid))];
+pub const SCHEDULES: [(&str, Option<Persistent>); 5] = [
+    ("tiles", None),
+    ("persistent", Some(Persistent::Tiles)),
+    ("stream_k", Some(Persistent::StreamK)),
+    ("hybrid", Some(Persistent::Hybrid)),
+    ("tail_split", Some(Persistent::TailSplit)),
+];
 
 /// Every setting by the name `tune(..)` takes, in the order the help lists them.
 pub const SETTINGS: &[(&str, Setting)] = &[

@@ -406,6 +406,7 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Persistent::Tiles => quote!(#p::Persistent::Tiles),
         Persistent::StreamK => quote!(#p::Persistent::StreamK),
         Persistent::Hybrid => quote!(#p::Persistent::Hybrid),
+        Persistent::TailSplit => quote!(#p::Persistent::TailSplit),
     });
     let cluster = opt(s.cluster, |Cluster { m, n, multicast }| {
         let mc = opt(multicast, |w| match w {

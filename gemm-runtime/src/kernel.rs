@@ -234,7 +234,7 @@ impl Kernel {
         let bias = epilogue.bias.map(|x| x.device_ptr(stream));
         let Loaded { f, resident, .. } = self.load(stream.context())?;
         let stream_k = match self.spec.persistent {
-            Some(Persistent::StreamK | Persistent::Hybrid) => Some(self.stream_k_scratch(stream, resident, dims)?),
+            Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit) => Some(self.stream_k_scratch(stream, resident, dims)?),
             _ => None,
         };
         let grid_dim = self.grid_for(resident, dims);
@@ -353,7 +353,7 @@ impl Kernel {
 
     fn grid_for(&self, resident: u32, dims: Dims) -> (u32, u32, u32) {
         match self.spec.persistent {
-            Some(Persistent::StreamK | Persistent::Hybrid) => (self.stream_k_blocks(resident, dims), 1, 1),
+            Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit) => (self.stream_k_blocks(resident, dims), 1, 1),
             // a block per SM (or what occupancy allows), each walking tiles
             Some(Persistent::Tiles) => (self.persistent_blocks(resident, dims), 1, 1),
             None => {

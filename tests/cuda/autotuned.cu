@@ -373,9 +373,9 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 if (threadIdx.x == 0) st_release(&flags[me], 1u);
                 continue;
             }
-            // this block owns the tile; where it stopped short of the tile's end, the shares
-            // after it hold the rest, each in its first unit: add their sums in share order
-            // (a fixed order: the result does not depend on timing)
+            // this block owns the tile; where it stopped short of the tile's end, other blocks
+            // hold the rest: add their partial sums in share order (a fixed order: the result
+            // does not depend on timing)
             if (tiles < k_tiles) {
                 // they are shares me + 1 .. b_end - 1, of blocks that started before this one
                 const long long tile_end = (long long)(tile + 1) * k_tiles;
@@ -387,7 +387,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 }
                 __syncthreads();  // every flag seen: every sum is complete
                 for (unsigned b = me + 1; b < b_end; ++b) {
-                    if (work * (b + 1) / gridDim.x == work * b / gridDim.x) continue;  // an empty share
+                    if (!(work * (b + 1) / gridDim.x != work * b / gridDim.x)) continue;  // an empty share
                     const float* const theirs = partials + (long long)b * slot + threadIdx.x;
                     #pragma unroll
                     for (int ii = 0; ii < 8; ++ii) {
@@ -590,9 +590,9 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 if (threadIdx.x == 0) st_release(&flags[me], 1u);
                 continue;
             }
-            // this block owns the tile; where it stopped short of the tile's end, the shares
-            // after it hold the rest, each in its first unit: add their sums in share order
-            // (a fixed order: the result does not depend on timing)
+            // this block owns the tile; where it stopped short of the tile's end, other blocks
+            // hold the rest: add their partial sums in share order (a fixed order: the result
+            // does not depend on timing)
             if (tiles < k_tiles) {
                 // they are shares me + 1 .. b_end - 1, of blocks that started before this one
                 const long long tile_end = (long long)(tile + 1) * k_tiles;
@@ -604,7 +604,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 }
                 __syncthreads();  // every flag seen: every sum is complete
                 for (unsigned b = me + 1; b < b_end; ++b) {
-                    if (work * (b + 1) / gridDim.x == work * b / gridDim.x) continue;  // an empty share
+                    if (!(work * (b + 1) / gridDim.x != work * b / gridDim.x)) continue;  // an empty share
                     const float* const theirs = partials + (long long)b * slot + threadIdx.x;
                     #pragma unroll
                     for (int ii = 0; ii < 8; ++ii) {

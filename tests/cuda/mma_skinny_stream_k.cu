@@ -344,9 +344,9 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
             if (threadIdx.x == 0) st_release(&flags[me], 1u);
             continue;
         }
-        // this block owns the tile; where it stopped short of the tile's end, the shares
-        // after it hold the rest, each in its first unit: add their sums in share order
-        // (a fixed order: the result does not depend on timing)
+        // this block owns the tile; where it stopped short of the tile's end, other blocks
+        // hold the rest: add their partial sums in share order (a fixed order: the result
+        // does not depend on timing)
         if (tiles < k_tiles) {
             // they are shares me + 1 .. b_end - 1, of blocks that started before this one
             const long long tile_end = (long long)(tile + 1) * k_tiles;
@@ -358,7 +358,7 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
             }
             __syncthreads();  // every flag seen: every sum is complete
             for (unsigned b = me + 1; b < b_end; ++b) {
-                if (work * (b + 1) / gridDim.x == work * b / gridDim.x) continue;  // an empty share
+                if (!(work * (b + 1) / gridDim.x != work * b / gridDim.x)) continue;  // an empty share
                 const float* const theirs = partials + (long long)b * slot + threadIdx.x;
                 #pragma unroll
                 for (int im = 0; im < 2; ++im) {

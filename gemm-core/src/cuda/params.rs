@@ -37,7 +37,7 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
         lines.push(extra.join(", "));
     }
     match spec.persistent {
-        Some(Persistent::StreamK | Persistent::Hybrid) => lines.push(format!("int batches, {}", stream_k::PARAMS)),
+        Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit) => lines.push(format!("int batches, {}", stream_k::PARAMS)),
         Some(Persistent::Tiles) => {
             lines.push("// persistent: the problems of the batch, whose tiles the blocks walk".to_string());
             lines.push("int batches".to_string());

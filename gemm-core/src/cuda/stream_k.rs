@@ -83,9 +83,22 @@ pub struct Tiling {
     /// `edges = guarded`: the producer keeps the origin of the tile it
     /// copies (`copy_m`, `copy_n`) for the copies' checks.
     pub guarded: bool,
-    /// `persistent = hybrid`: whole waves of tiles first, a block to a tile,
-    /// and only the tiles left shared ([`Self::share`]).
-    pub hybrid: bool,
+    /// How blocks share C tiles ([`Self::share`]).
+    pub shares: Shares,
+}
+
+/// The schedules that share C tiles along K.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shares {
+    /// `persistent = stream_k`: every tile's K steps, split evenly.
+    StreamK,
+    /// `persistent = hybrid`: whole waves of tiles first, a block to a
+    /// tile; the K steps of the tiles left split evenly.
+    Hybrid,
+    /// `persistent = tail_split`: whole waves first; then each tile left
+    /// split along K, its first part to an owner of its own (the owners in
+    /// step, as a wave), the rest shared by the blocks left over.
+    TailSplit,
 }
 
 impl Tiling {
@@ -113,8 +126,24 @@ impl Tiling {
     /// block's whole tiles take the indices before its share, so that
     /// `[first, last)` stays one run: [`Self::tile_of`] and [`Self::k_of`]
     /// map an index to its tile and K step.
+    ///
+    /// Under `tail_split` the tiles left (`tail`, fewer than the grid) go
+    /// to blocks `0 .. tail`, tile `t` to block `t` for its first `cut` K
+    /// steps (`cut`: the tail's K steps over the grid, rounded up), so that
+    /// those owners run in step like a wave and read the same slices of A
+    /// and B at once; the rest of every tail tile, `k_tiles - cut` steps,
+    /// is split evenly over the other blocks, the helpers, whose share may
+    /// hold pieces of several tiles (a partial sum each, `piece`). At 4096^3
+    /// on 132 SMs: 116 owners of 57 K steps, 16 helpers of the 7 left of
+    /// each tile.
     pub fn share(&self, w: &mut Writer, ticket_at: u32) {
-        if self.hybrid {
+        if self.shares == Shares::TailSplit {
+            w.line("// schedule (tail split): whole waves of C tiles first, a block to a tile (tiles me, me + grid, ...);");
+            w.line("// then tile dp_tiles + t of the tiles left to block t (its owner) for its first cut K steps, the");
+            w.line("// owners in step like a wave, and the rest of every tile left split evenly over the other");
+            w.line("// blocks (the helpers); [first, last) indexes this block's K steps, its whole tiles' before");
+            w.line("// shared_from (see tile_of)");
+        } else if self.shares == Shares::Hybrid {
             w.line("// schedule (hybrid): whole waves of C tiles first, a block to a tile (tiles me, me + grid, ...),");
             w.line("// then the K steps of the tiles left (fewer than the grid), tile after tile, split evenly");
             w.line("// over the grid as in stream-K; [first, last) indexes this block's K steps, its whole");
@@ -127,7 +156,16 @@ impl Tiling {
         w.line(format!("const int tiles_m = (M + {}) / {};", self.bm - 1, self.bm));
         w.line(format!("const int tiles_n = (N + {}) / {};", self.bn - 1, self.bn));
         w.line(format!("const int k_tiles = (K + {}) / {};  // K steps per C tile", self.bk - 1, self.bk));
-        if self.hybrid {
+        if self.shares == Shares::TailSplit {
+            w.line("const int tiles_all = batches * tiles_m * tiles_n;");
+            w.line("const int dp_tiles = tiles_all / gridDim.x * gridDim.x;  // the whole waves' tiles");
+            w.line("const int tail = tiles_all - dp_tiles;  // the tiles left, fewer than the grid");
+            w.line("// the owners' K steps of a tile left: the tail's K steps over the grid, rounded up; a tail under");
+            w.line("// an eighth of the grid goes whole (its tiles would be shared by more than 8 blocks)");
+            w.line("const int cut = tail * 8 < (int)gridDim.x ? k_tiles : (int)(((long long)tail * k_tiles + gridDim.x - 1) / gridDim.x);");
+            w.line("const unsigned helpers = gridDim.x - tail;");
+            w.line("const long long work = (long long)tail * (k_tiles - cut);  // the K steps the helpers share");
+        } else if self.shares == Shares::Hybrid {
             w.line("const int tiles_all = batches * tiles_m * tiles_n;");
             w.line("int dp_tiles = tiles_all / gridDim.x * gridDim.x;  // the whole waves' tiles");
             w.line("// at most 8 blocks to a shared tile (as the grid of stream-K keeps it): too few");
@@ -144,13 +182,23 @@ impl Tiling {
         w.line("if (threadIdx.x == 0) ticket = atomicAdd(&flags[gridDim.x], 1u);");
         w.line("__syncthreads();");
         w.line("const unsigned me = gridDim.x - 1 - ticket;");
-        if self.hybrid {
-            w.line("const long long shared_from = work * me / gridDim.x;");
-            w.line("const long long first = shared_from - (long long)(dp_tiles / gridDim.x) * k_tiles;");
-        } else {
-            w.line("const long long first = work * me / gridDim.x;");
+        match self.shares {
+            Shares::TailSplit => {
+                w.line("const bool owner = me < (unsigned)tail;  // of tile dp_tiles + me");
+                w.line("const long long shared_from = owner ? 0 : work * (me - tail) / helpers;");
+                w.line("const long long first = shared_from - (long long)(dp_tiles / gridDim.x) * k_tiles;");
+                w.line("const long long last = owner ? cut : work * (me - tail + 1) / helpers;");
+            }
+            Shares::Hybrid => {
+                w.line("const long long shared_from = work * me / gridDim.x;");
+                w.line("const long long first = shared_from - (long long)(dp_tiles / gridDim.x) * k_tiles;");
+                w.line("const long long last = work * (me + 1) / gridDim.x;");
+            }
+            Shares::StreamK => {
+                w.line("const long long first = work * me / gridDim.x;");
+                w.line("const long long last = work * (me + 1) / gridDim.x;");
+            }
         }
-        w.line("const long long last = work * (me + 1) / gridDim.x;");
         w.line(format!("// a partial sum: {} accumulators a thread, stored so that a warp's stores are contiguous", self.per_thread()));
         w.line(format!("const int slot = {};  // floats per block", self.per_thread() * self.team.threads));
     }
@@ -173,7 +221,7 @@ impl Tiling {
     /// TFLOP/s at 8191^3 on the H100, 51.9 at 4096^3.
     pub fn units(&self, w: &mut Writer, body: impl Fn(&mut Writer, Checks), epilogue: impl Fn(&mut Writer)) {
         // (the hybrid's indices are no tile-major run: its shares are TMA's, never checked)
-        debug_assert!(!self.hybrid, "the hybrid runs on TMA stages alone (support.rs)");
+        debug_assert!(self.shares == Shares::StreamK, "the hybrids run on TMA stages alone (support.rs)");
         if !self.guarded {
             return self.unit_loop(w, Checks::Off, &body, &epilogue);
         }
@@ -200,26 +248,29 @@ impl Tiling {
 
     /// The C tile of the block's K step `v` (an index in `[first, last)`).
     pub fn tile_of(&self, v: &str) -> String {
-        if self.hybrid {
-            format!("({v} < shared_from ? me + (int)(({v} - first) / k_tiles) * gridDim.x : dp_tiles + (int)({v} / k_tiles))")
-        } else {
-            format!("(int)({v} / k_tiles)")
+        let dp = format!("me + (int)(({v} - first) / k_tiles) * gridDim.x");
+        match self.shares {
+            Shares::TailSplit => {
+                format!("({v} < shared_from ? {dp} : owner ? dp_tiles + (int)me : dp_tiles + (int)({v} / (k_tiles - cut)))")
+            }
+            Shares::Hybrid => format!("({v} < shared_from ? {dp} : dp_tiles + (int)({v} / k_tiles))"),
+            Shares::StreamK => format!("(int)({v} / k_tiles)"),
         }
     }
 
     /// The K step within its C tile of the block's K step `v`.
     pub fn k_of(&self, v: &str) -> String {
-        if self.hybrid {
-            format!("(int)({v} < shared_from ? ({v} - first) % k_tiles : {v} % k_tiles)")
-        } else {
-            format!("(int)({v} % k_tiles)")
+        match self.shares {
+            Shares::TailSplit => format!("(int)({v} < shared_from ? ({v} - first) % k_tiles : owner ? {v} : cut + {v} % (k_tiles - cut))"),
+            Shares::Hybrid => format!("(int)({v} < shared_from ? ({v} - first) % k_tiles : {v} % k_tiles)"),
+            Shares::StreamK => format!("(int)({v} % k_tiles)"),
         }
     }
 
     fn unit_loop(&self, w: &mut Writer, checks: Checks, body: &dyn Fn(&mut Writer, Checks), epilogue: &dyn Fn(&mut Writer)) {
         w.block("for (long long it = first; it < last;)", |w| {
             w.line("// this unit: K steps of one C tile, up to the tile's end or the share's");
-            if self.hybrid {
+            if self.shares != Shares::StreamK {
                 w.line(format!("const long long k_left = k_tiles - {};", self.k_of("it")));
             } else {
                 w.line("const long long k_left = k_tiles - it % k_tiles;");
@@ -246,7 +297,7 @@ impl Tiling {
     /// `tile` and `k_step`, the C tile and first K step of the unit whose
     /// `tiles` K steps end at `it`.
     pub fn unit_tile(&self, w: &mut Writer) {
-        if self.hybrid {
+        if self.shares != Shares::StreamK {
             w.line(format!("const int tile = {};", self.tile_of("(it - tiles)")));
             w.line(format!("const int k_step = {};", self.k_of("(it - tiles)")));
             return;
@@ -260,7 +311,7 @@ impl Tiling {
     /// `sources` give them, in terms of `block_m`, `block_n` and `copy_k`)
     /// there.
     pub fn producer(&self, w: &mut Writer, sources: &[String; 2]) {
-        debug_assert!(!self.hybrid, "the hybrid runs on TMA stages alone (support.rs)");
+        debug_assert!(self.shares == Shares::StreamK, "the hybrids run on TMA stages alone (support.rs)");
         w.line("// the producer: copies run ahead of the math through this block's whole share,");
         w.line("// across its units, so the pipeline does not drain and refill between C tiles");
         w.line("int copy_tile = (int)(first / k_tiles);  // the C tile and K step the next copy fetches");
@@ -313,40 +364,70 @@ impl Tiling {
     /// Hands a partial sum over to the tile's owner, or, in the owner, adds
     /// the partial sums of the later blocks that share its tile.
     fn fixup(&self, w: &mut Writer) {
+        let t = &self.team;
         w.block("if (k_step > 0)", |w| {
             w.line("// the tile's first K step is an earlier share's: leave this partial sum for it");
-            let t = &self.team;
-            w.line(format!("float* const mine = partials + (long long)me * slot + {};", t.thread));
+            let piece = self.helper_piece(w);
+            w.line(format!("float* const mine = partials + (long long){piece} * slot + {};", t.thread));
             self.each(w, "__stcg(&mine[{at}], {acc});");
             w.line("__threadfence();  // the sum is visible to the whole GPU before the flag");
             w.line(t.sync);
-            w.line(format!("if ({}) st_release(&flags[me], 1u);", t.leader));
+            w.line(format!("if ({}) st_release(&flags[{piece}], 1u);", t.leader));
             w.line("continue;");
         });
-        w.line("// this block owns the tile; where it stopped short of the tile's end, the shares");
-        w.line("// after it hold the rest, each in its first unit: add their sums in share order");
-        w.line("// (a fixed order: the result does not depend on timing)");
+        w.line("// this block owns the tile; where it stopped short of the tile's end, other blocks");
+        w.line("// hold the rest: add their partial sums in share order (a fixed order: the result");
+        w.line("// does not depend on timing)");
         w.block("if (tiles < k_tiles)", |w| {
-            w.line("// they are shares me + 1 .. b_end - 1, of blocks that started before this one");
-            if self.hybrid {
-                w.line("const long long tile_end = (long long)(tile - dp_tiles + 1) * k_tiles;  // in the shared K steps");
-            } else {
-                w.line("const long long tile_end = (long long)(tile + 1) * k_tiles;");
-            }
-            w.line("unsigned b_end = me + 1;");
-            w.line("while (work * b_end / gridDim.x < tile_end) ++b_end;");
+            let (b_begin, nonempty, piece) = self.owner_helpers(w);
             w.line("// wait for all their flags at once, a thread to a share (empty shares have none)");
-            let t = &self.team;
-            w.block(format!("for (unsigned b = me + 1 + {}; b < b_end; b += {})", t.thread, t.threads), |w| {
-                w.line("if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}");
+            w.block(format!("for (unsigned b = {b_begin} + {}; b < b_end; b += {})", t.thread, t.threads), |w| {
+                w.line(format!("if ({nonempty}) while (ld_acquire(&flags[{piece}]) == 0) {{}}"));
             });
             w.line(format!("{}  // every flag seen: every sum is complete", t.sync));
-            w.block("for (unsigned b = me + 1; b < b_end; ++b)", |w| {
-                w.line("if (work * (b + 1) / gridDim.x == work * b / gridDim.x) continue;  // an empty share");
-                w.line(format!("const float* const theirs = partials + (long long)b * slot + {};", t.thread));
+            w.block(format!("for (unsigned b = {b_begin}; b < b_end; ++b)"), |w| {
+                w.line(format!("if (!({nonempty})) continue;  // an empty share"));
+                w.line(format!("const float* const theirs = partials + (long long){piece} * slot + {};", t.thread));
                 self.each(w, "{acc} += __ldcg(&theirs[{at}]);");
             });
         });
+    }
+
+    /// In a helper's unit: the index of its partial sum and flag. One a
+    /// block under stream-K and the hybrid (a share starts inside a tile
+    /// once at most); under `tail_split` one a piece, `piece = t + b -
+    /// tail` for tile left `t` and helper `b`: a helper's pieces come after
+    /// the previous helper's, so they are distinct and under the grid.
+    fn helper_piece(&self, w: &mut Writer) -> &'static str {
+        if self.shares != Shares::TailSplit {
+            return "me";
+        }
+        w.line("const int piece = tile - dp_tiles + (int)me - tail;  // this helper's piece of the tile left");
+        "piece"
+    }
+
+    /// In an owner's unit: `b_end` and the first helper of its tile (an
+    /// expression), with the test that helper `b`'s share is not empty and
+    /// the index of `b`'s partial sum for this tile.
+    fn owner_helpers(&self, w: &mut Writer) -> (&'static str, &'static str, &'static str) {
+        if self.shares == Shares::TailSplit {
+            w.line("// its helpers: the blocks b_lo .. b_end - 1, whose shares cover the rest of its tile, [lo, hi)");
+            w.line("const long long lo = (long long)(tile - dp_tiles) * (k_tiles - cut), hi = lo + (k_tiles - cut);");
+            w.line("unsigned b_lo = tail;");
+            w.line("while (work * (b_lo - tail + 1) / helpers <= lo) ++b_lo;");
+            w.line("unsigned b_end = b_lo;");
+            w.line("while (b_end < gridDim.x && work * (b_end - tail) / helpers < hi) ++b_end;");
+            return ("b_lo", "work * (b - tail + 1) / helpers != work * (b - tail) / helpers", "(tile - dp_tiles + (int)b - tail)");
+        }
+        w.line("// they are shares me + 1 .. b_end - 1, of blocks that started before this one");
+        if self.shares == Shares::Hybrid {
+            w.line("const long long tile_end = (long long)(tile - dp_tiles + 1) * k_tiles;  // in the shared K steps");
+        } else {
+            w.line("const long long tile_end = (long long)(tile + 1) * k_tiles;");
+        }
+        w.line("unsigned b_end = me + 1;");
+        w.line("while (work * b_end / gridDim.x < tile_end) ++b_end;");
+        ("me + 1", "work * (b + 1) / gridDim.x != work * b / gridDim.x", "b")
     }
 }
 
@@ -365,15 +446,18 @@ pub fn advance_producer(w: &mut Writer) {
 mod tests {
     use super::*;
 
-    /// The schedule's share and its map from K-step indices to tiles,
-    /// compiled as plain C++ by the host compiler and run for every block
-    /// of grids of several sizes: each K step of each C tile falls to
-    /// exactly one block, a unit never runs past its tile's end, and under
-    /// `hybrid` the whole waves' tiles go whole to one block each, tile
-    /// `me + j * grid` in wave `j`, while a shared tile has at most 8 blocks.
+    /// The schedule's share, its map from K-step indices to tiles and its
+    /// partial sums' places, compiled as plain C++ by the host compiler and
+    /// run for every block of grids of several sizes: each K step of each C
+    /// tile falls to exactly one block, a unit never runs past its tile's
+    /// end, each helper's partial sum has a place of its own under the
+    /// grid, and each owner waits on exactly the partial sums of its tile.
+    /// Under the hybrids, the whole waves' tiles go whole to one block
+    /// each, tile `me + j * grid` in wave `j`, and a shared tile has at
+    /// most 8 blocks.
     #[test]
     fn every_k_step_of_every_tile_falls_to_one_block() {
-        for hybrid in [false, true] {
+        for shares in [Shares::StreamK, Shares::Hybrid, Shares::TailSplit] {
             let t = Tiling {
                 raster: Raster::Row,
                 bm: 128,
@@ -383,10 +467,11 @@ mod tests {
                 acc: "acc",
                 loops: vec![("i", 1)],
                 guarded: false,
-                hybrid,
+                shares,
             };
             let mut w = Writer::default();
-            w.block("static void schedule(int M, int N, int K, int batches, unsigned* flags, int* seen, int* whole, int* sharers)", |w| {
+            let head = "static void schedule(int M, int N, int K, int batches, unsigned* flags, int* seen, int* whole, int* sharers, int* written, int* claimed)";
+            w.block(head, |w| {
                 t.share(w, 0);
                 w.block("for (long long it = first; it < last;)", |w| {
                     w.line(format!("const long long k_left = k_tiles - {};", t.k_of("it")));
@@ -397,6 +482,20 @@ mod tests {
                     w.line("if (k_step + tiles > k_tiles) seen[0] += 1000;  // past the tile's end");
                     w.line("if (tiles == k_tiles) whole[tile] = (int)me + 1;");
                     w.line("sharers[tile] += 1;");
+                    w.block("if (k_step > 0)", |w| {
+                        let piece = t.helper_piece(w);
+                        w.line(format!("if ({piece} < 0 || {piece} >= (int)gridDim.x || written[{piece}] != -1) seen[0] += 1000000;"));
+                        w.line(format!("else written[{piece}] = tile;"));
+                        w.line("continue;");
+                    });
+                    w.block("if (tiles < k_tiles)", |w| {
+                        let (b_begin, nonempty, piece) = t.owner_helpers(w);
+                        w.block(format!("for (unsigned b = {b_begin}; b < b_end; ++b)"), |w| {
+                            w.line(format!("if (!({nonempty})) continue;"));
+                            w.line(format!("if ({piece} < 0 || {piece} >= (int)gridDim.x || claimed[{piece}] != -1) seen[0] += 1000000;"));
+                            w.line(format!("else claimed[{piece}] = tile;"));
+                        });
+                    });
                 });
             });
             let shim = "#include <cstdio>\n#include <vector>\nstruct Dim3 { unsigned x, y, z; };\nstatic Dim3 gridDim, threadIdx;\n\
@@ -404,30 +503,47 @@ mod tests {
                 static void __syncthreads() {}\n#define __shared__\n";
             // (tiles along m, along n, K steps, grid): fewer tiles than blocks, a whole
             // wave, waves and a part, too few tiles left (the hybrid shares a wave more)
-            let cases = [(2, 3, 5, 132), (12, 11, 64, 132), (32, 16, 64, 132), (17, 29, 7, 100), (34, 4, 9, 132), (70, 4, 3, 132), (5, 5, 1, 7)];
+            let cases = [
+                (2, 3, 5, 132),
+                (12, 11, 64, 132),
+                (32, 16, 64, 132),
+                (17, 29, 7, 100),
+                (17, 29, 40, 100),
+                (34, 4, 9, 132),
+                (70, 4, 3, 132),
+                (5, 5, 1, 7),
+                (9, 20, 64, 132),
+            ];
             let mut body = String::new();
             for (tm, tn, kt, grid) in cases {
+                let dp = match shares {
+                    Shares::StreamK => "0".to_string(),
+                    Shares::Hybrid => {
+                        format!("(tiles / {grid} - ((tiles % {grid}) * 8 < {grid} && tiles % {grid} && tiles >= {grid} ? 1 : 0)) * {grid}")
+                    }
+                    Shares::TailSplit => format!("tiles / {grid} * {grid}"),
+                };
                 body += &format!(
                     "  {{ gridDim.x = {grid}; unsigned flags[{grid} + 1] = {{0}}; const int tiles = {tm} * {tn};\n\
-                     std::vector<int> seen(tiles * {kt}), whole(tiles), sharers(tiles);\n\
-                     for (int b = 0; b < {grid}; ++b) schedule({tm} * 128, {tn} * 256, {kt} * 64, 1, flags, seen.data(), whole.data(), sharers.data());\n\
+                     std::vector<int> seen(tiles * {kt}), whole(tiles), sharers(tiles), written({grid}, -1), claimed({grid}, -1);\n\
+                     for (int b = 0; b < {grid}; ++b) schedule({tm} * 128, {tn} * 256, {kt} * 64, 1, flags, seen.data(), whole.data(), sharers.data(), written.data(), claimed.data());\n\
                      int bad = 0, most = 0;\n\
                      for (int i = 0; i < tiles * {kt}; ++i) bad += seen[i] != 1;\n\
                      for (int i = 0; i < tiles; ++i) most = sharers[i] > most ? sharers[i] : most;\n\
-                     const int dp = {hybrid} ? (tiles / {grid} - ((tiles % {grid}) * 8 < {grid} && tiles % {grid} && tiles >= {grid} ? 1 : 0)) * {grid} : 0;\n\
+                     for (int i = 0; i < {grid}; ++i) bad += written[i] != claimed[i];  // every partial sum read by its tile's owner alone\n\
+                     const int dp = {dp};\n\
                      for (int i = 0; i < dp; ++i) bad += whole[i] != i % {grid} + 1;  // tile me + j * grid, whole to block me\n\
                      std::printf(\"{tm}x{tn}x{kt} on {grid}: %d wrong, at most %d to a tile\\n\", bad, most); }}\n",
-                    hybrid = u8::from(hybrid),
                 );
             }
             let program = format!("{shim}{}\nint main() {{\n{body}}}\n", w.finish());
-            let text = crate::cuda::host::run_cpp(&format!("stream-k-{hybrid}"), &program);
+            let text = crate::cuda::host::run_cpp(&format!("stream-k-{shares:?}"), &program);
             assert_eq!(text.lines().count(), cases.len(), "{text}");
             for line in text.lines() {
-                assert!(line.contains(": 0 wrong"), "hybrid {hybrid}: {line}");
-                if hybrid {
+                assert!(line.contains(": 0 wrong"), "{shares:?}: {line}");
+                if shares != Shares::StreamK {
                     let most: u32 = line.rsplit("at most ").next().unwrap().split(' ').next().unwrap().parse().unwrap();
-                    assert!(most <= 8, "hybrid: {line}");
+                    assert!(most <= 8, "{shares:?}: {line}");
                 }
             }
         }

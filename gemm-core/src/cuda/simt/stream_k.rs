@@ -21,7 +21,7 @@ impl Kernel<'_> {
             acc: "acc",
             loops: vec![("ii", self.mi * self.tm), ("jj", self.ni * self.tn)],
             guarded: self.spec.edges == Edges::Guarded,
-            hybrid: false,
+            shares: crate::cuda::stream_k::Shares::StreamK,
         }
     }
 

@@ -161,7 +161,11 @@ impl Tc<'_> {
             acc: "acc",
             loops,
             guarded: self.spec.edges == Edges::Guarded,
-            hybrid: self.spec.persistent == Some(Persistent::Hybrid),
+            shares: match self.spec.persistent {
+                Some(Persistent::Hybrid) => stream_k::Shares::Hybrid,
+                Some(Persistent::TailSplit) => stream_k::Shares::TailSplit,
+                _ => stream_k::Shares::StreamK,
+            },
         }
     }
 

@@ -7,12 +7,14 @@
 //!
 //! A variant is one or more settings joined by commas: `pad=8`, `pad=none`,
 //! `sweep=m`, `sweep=n`, `raster=row`, `raster=grouped(8)`, `raster=hilbert`,
-//! `cluster=2x1b` (2 blocks along m, B multicast; `1x2a`, `2x2`, `none`), `stages=5` and
+//! `cluster=2x1b` (2 blocks along m, B multicast; `1x2a`, `2x2`, `none`), `stages=5`, `k=128`
+//! (the K tile) and
 //! `fragments=1` or `fragments=2` (cp.async pipelines), `epilogue=direct` or
 //! `epilogue=vector` or `epilogue=smem` (C stored element by element, in
 //! vectors, or through a C tile in shared memory in 16-byte chunks),
 //! `regs=40/232` (setmaxnreg's producer and consumer registers),
-//! `schedule=tiles` (a block per C tile), `schedule=persistent` or `schedule=stream_k`, `edges=whole` or
+//! `schedule=tiles` (a block per C tile), `schedule=persistent`, `schedule=stream_k`, `schedule=hybrid` or
+//! `schedule=tail_split`, `edges=whole` or
 //! `edges=guarded` (partial tiles checked), and `source=FILE`: the CUDA in FILE
 //! in place of the generated source (hand-edit what `cuda STEP VARIANT`
 //! prints, keeping the kernel's name and parameters). Any step of
@@ -43,8 +45,8 @@ struct Cli {
 }
 
 const SETTINGS: &str = "Settings: pad=N | pad=none, sweep=m | sweep=n, raster=row | raster=grouped(N) | raster=hilbert, \
-cluster=MxN[a|b] | cluster=none, stages=N, \
-fragments=1 | fragments=2, epilogue=direct | epilogue=vector | epilogue=smem | epilogue=smem_elements | epilogue=tma, schedule=tiles | schedule=persistent | schedule=stream_k, \
+cluster=MxN[a|b] | cluster=none, stages=N, k=N (the K tile), \
+fragments=1 | fragments=2, epilogue=direct | epilogue=vector | epilogue=smem | epilogue=smem_elements | epilogue=tma, schedule=tiles | schedule=persistent | schedule=stream_k | schedule=hybrid | schedule=tail_split, \
 regs=P/C (setmaxnreg's producer and consumer registers), \
 edges=whole | edges=guarded, source=FILE (hand-edited CUDA in place of the generated).
 Example: variants autotuned 4096 pad=4 sweep=m 'raster=grouped(8),pad=4'";

@@ -344,3 +344,19 @@ pub fn hopper() -> Vec<KernelSpec> {
     }
     out
 }
+
+/// [`hopper`]'s kernels with a K tile two swizzle rows deep, where it fits
+/// in shared memory (and no cluster shares an operand): a K-major tile
+/// loads as two runs of boxes side by side along K, an M/N-major one as
+/// boxes twice as deep.
+pub fn hopper_deep_k() -> Vec<KernelSpec> {
+    hopper()
+        .into_iter()
+        .filter(|s| !s.cluster.is_some_and(|c| c.multicast.is_some()))
+        .filter_map(|mut s| {
+            s.name = "wgmma_deep_k".into();
+            s.block.k = s.block.k.map(|k| 2 * k);
+            gemm_runtime::gemm_core::check(&s).is_empty().then_some(s)
+        })
+        .collect()
+}

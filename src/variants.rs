@@ -43,6 +43,8 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
             Staging::CpAsync { stages, .. } | Staging::Tma { stages } => *stages = value.parse().map_err(|_| bad())?,
             _ => return Err(format!("`{setting}`: this step's staging is not a cp.async or TMA pipeline")),
         },
+        // the K tile (under a TMA swizzle, a whole number of swizzle rows)
+        "k" => spec.block.k = Some(value.parse().map_err(|_| bad())?),
         "fragments" => match &mut spec.staging {
             Staging::CpAsync { fragments, .. } => *fragments = value.parse().map_err(|_| bad())?,
             _ => return Err(format!("`{setting}`: this step's staging is not a cp.async pipeline")),

@@ -199,12 +199,15 @@ fn a_kernel_in_the_disk_cache_compiles_nothing_and_a_damaged_entry_is_rewritten(
 
 /// sm_90a kernels beyond the ladder (`combos::hopper`): every layout of A,
 /// B and C, each C type, both roles, each TMA swizzle, fused and guarded,
+/// and the same with K tiles two swizzle rows deep (`combos::hopper_deep_k`),
 /// compile for sm_90a, issue wgmma and bulk tensor copies, and, where
 /// specialized, set their registers.
 #[test]
 fn every_hopper_combination_compiles_for_sm_90a() {
-    let specs = gemm_ladder::combos::hopper();
-    assert_eq!(specs.len(), 24);
+    let deep = gemm_ladder::combos::hopper_deep_k();
+    assert_eq!(deep.len(), 14);
+    let specs: Vec<_> = gemm_ladder::combos::hopper().into_iter().chain(deep).collect();
+    assert_eq!(specs.len(), 24 + 14);
     // the schedules beyond the ladder's are among them
     use gemm_runtime::spec::Persistent;
     assert!(specs.iter().any(|s| s.specialize.is_some_and(|sp| sp.pingpong)), "ping-pong consumers");
@@ -318,8 +321,9 @@ fn machine_code_for_a_real_target_is_kept_and_cached() {
 
 /// The machine code of every ladder step, of every point of the tuned
 /// Hopper kernels, of the fused linear layer on `tma_store`'s and
-/// `pingpong`'s tilings and of `tma_store` under stream-K, the hybrid and
-/// the tail split keeps its values in registers: ptxas (through NVRTC) reports no
+/// `pingpong`'s tilings, of `tma_store` under stream-K, the hybrid and the
+/// tail split, and of the Hopper combinations with K tiles two swizzle rows
+/// deep (but one, named below) keeps its values in registers: ptxas (through NVRTC) reports no
 /// bytes spilled to local memory. (A clustered producer left with 24
 /// registers spilled 20 to 52 bytes, 40 leave it none; ping-pong's fused
 /// bias, loaded ahead under guards, spilled 200.)
@@ -354,6 +358,14 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill() {
         .map(|p| gemm_runtime::Kernel::from_spec(KernelSpec { persistent: Some(p), ..tma_store.clone() }).unwrap())
         .collect();
     kernels.extend(&shared);
+    // K tiles two swizzle rows deep, but for an M-major A beside a consumer's 64x256
+    // tile: ptxas spilled 16 bytes there (its one-row twin spills none)
+    let deep: Vec<gemm_runtime::Kernel> = gemm_ladder::combos::hopper_deep_k()
+        .into_iter()
+        .filter(|s| !(s.a.layout == Layout::ColMajor && s.warp.is_some_and(|w| w.n == 256)))
+        .map(|s| gemm_runtime::Kernel::from_spec(s).unwrap())
+        .collect();
+    kernels.extend(&deep);
     let spilled: Vec<String> = kernels
         .iter()
         .filter_map(|k| {

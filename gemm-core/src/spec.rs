@@ -530,6 +530,11 @@ pub struct TmaTile {
     pub inner: u32,
     pub outer: u32,
     pub boxes: u32,
+    /// K-major: boxes side by side along K, each a swizzle row wide (a K
+    /// tile of 128 elements under the 128-byte swizzle takes two); each
+    /// holds `boxes` boxes of lines. 1 for an M/N-major tile, whose boxes
+    /// run down all of K.
+    pub k_boxes: u32,
     pub swizzle: u32,
 }
 
@@ -537,6 +542,11 @@ impl TmaTile {
     /// Bytes of one box (16-bit elements).
     pub const fn box_bytes(self) -> u32 {
         self.inner * self.outer * 2
+    }
+
+    /// Bytes of the whole tile: every box along M or N and along K.
+    pub const fn bytes(self) -> u32 {
+        self.box_bytes() * self.boxes * self.k_boxes
     }
 }
 
@@ -678,7 +688,8 @@ impl KernelSpec {
         // a multicast operand's K-major tile loads as one box of lines per block of the cluster
         let share = self.multicast_share(which);
         let (outer, boxes) = if k_major { (mn / share, share) } else { (k, mn / inner.max(1)) };
-        TmaTile { k_major, inner, outer, boxes, swizzle }
+        let k_boxes = if k_major { (k / inner.max(1)).max(1) } else { 1 };
+        TmaTile { k_major, inner, outer, boxes, k_boxes, swizzle }
     }
 
     /// Blocks in a thread block cluster (1 without one).

@@ -848,3 +848,35 @@ fn bias_values_load_in_bounds_and_ahead_only_where_few() {
     assert!(narrow.contains(" : N - 1]"), "{narrow}");
     assert!(!narrow.contains(": 0.0f;"), "no zero for a value never stored\n{narrow}");
 }
+
+/// A K tile two swizzle rows deep (block k = 128 under the 128-byte
+/// swizzle): each K-major operand loads as two boxes side by side along K
+/// (k0 and k0 + 64), the second a whole tile's bytes past the first, and
+/// wgmma's K steps 4 to 7 read the second box; the stage's bytes count
+/// both. A multicast tile stays one swizzle row deep (a rule).
+#[test]
+fn a_k_tile_of_two_swizzle_rows_loads_two_boxes_along_k() {
+    let mut spec = hopper_spec();
+    spec.block = Block { m: 128, n: 128, k: Some(128), threads: 384, min_blocks: None };
+    spec.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
+    spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
+    spec.staging = Staging::Tma { stages: 3 };
+    let src = generate(&spec).unwrap().source;
+    for line in [
+        "mbar_expect_bytes(bar, 65536);",
+        "tma_load(a_smem + stage * 32768, tmap_a, k0, block_m, a_batch, bar);",
+        "tma_load(a_smem + stage * 32768 + 16384, tmap_a, k0 + 64, block_m, a_batch, bar);",
+        "tma_load(b_smem + stage * 32768 + 16384, tmap_b, k0 + 64, block_n, b_batch, bar);",
+        "wgmma_desc(a_smem + stage * 32768 + group_m * 128 + (ks % 4) * 32 + (ks / 4) * 16384, 16, 1024)",
+    ] {
+        assert!(src.contains(line), "{line}\n{src}");
+    }
+    assert!(gemm_core::check(&spec).is_empty());
+    // three swizzle rows' worth is no whole number of boxes
+    spec.block.k = Some(96);
+    assert!(gemm_core::check(&spec).iter().any(|d| d.at == "swizzle"));
+    // nor may a multicast operand's tile be deeper than one row
+    spec.block.k = Some(128);
+    spec.cluster = Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) });
+    assert!(gemm_core::check(&spec).iter().any(|d| d.at == "swizzle"));
+}

@@ -76,7 +76,7 @@ impl Tc<'_> {
     fn stage_bytes(&self) -> (u32, u32) {
         let s = self.spec;
         let (a, b) = (s.tma_tile(Which::A), s.tma_tile(Which::B));
-        (a.box_bytes() * a.boxes, b.box_bytes() * b.boxes)
+        (a.bytes(), b.bytes())
     }
 
     /// The ring's shared memory and barriers, initialized by thread 0.
@@ -239,12 +239,18 @@ impl Tc<'_> {
             let at = |o: String| if t.k_major { ("k0".to_string(), o) } else { (o, "k0".to_string()) };
             let share = self.spec.multicast_share(which);
             if share == 1 {
-                for i in 0..t.boxes {
-                    let (c0, c1) = at(if i == 0 { origin.to_string() } else { format!("{origin} + {}", i * step) });
-                    w.line(format!("tma_load({}, {map}, {c0}, {c1}, {batch}, bar);", dst(i)));
+                // a K-major tile wider than a swizzle row: a run of boxes for each of its K boxes
+                for j in 0..t.k_boxes {
+                    let k = if j == 0 { "k0".to_string() } else { format!("k0 + {}", j * t.inner) };
+                    for i in 0..t.boxes {
+                        let o = if i == 0 { origin.to_string() } else { format!("{origin} + {}", i * step) };
+                        let (c0, c1) = if t.k_major { (k.clone(), o) } else { at(o) };
+                        w.line(format!("tma_load({}, {map}, {c0}, {c1}, {batch}, bar);", dst(j * t.boxes + i)));
+                    }
                 }
                 continue;
             }
+            debug_assert_eq!(t.k_boxes, 1, "a shared tile is one swizzle row deep (the rules)");
             // this block's part of a shared tile, into every block of the share
             let per = t.boxes / share;
             w.line(format!(

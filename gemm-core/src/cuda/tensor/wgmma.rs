@@ -89,10 +89,16 @@ impl Tc<'_> {
     fn descriptor(&self, which: Which, stage: &str, mn: &str, ks: &str) -> String {
         let t: TmaTile = self.spec.tma_tile(which);
         let base = if which == Which::A { "a_smem" } else { "b_smem" };
-        let stage_bytes = t.box_bytes() * t.boxes;
+        let stage_bytes = t.bytes();
         let row = t.swizzle;
         let sbo = 8 * row;
-        let (at, lbo) = if t.k_major {
+        let (at, lbo) = if t.k_major && t.k_boxes > 1 {
+            // line `mn` of K box `ks / per`, 32 bytes (16 elements) a K step along the box's row
+            let per = row / 32;
+            let k_box = t.box_bytes() * t.boxes;
+            let (along, which_box) = (format!("{} % {per}", term(ks)), format!("{} / {per}", term(ks)));
+            (plus(&[times(&term(mn), row), times(&format!("({along})"), 32), times(&format!("({which_box})"), k_box)]), 16)
+        } else if t.k_major {
             // line `mn` of the tile, 32 bytes (16 elements) a K step along it
             (plus(&[times(&term(mn), row), times(ks, 32)]), 16)
         } else {

@@ -352,7 +352,7 @@ pub fn hopper() -> Vec<KernelSpec> {
 pub fn hopper_deep_k() -> Vec<KernelSpec> {
     hopper()
         .into_iter()
-        .filter(|s| !s.cluster.is_some_and(|c| c.multicast.is_some()))
+        .filter(|s| s.cluster.is_none_or(|c| c.multicast.is_none()))
         .filter_map(|mut s| {
             s.name = "wgmma_deep_k".into();
             s.block.k = s.block.k.map(|k| 2 * k);

@@ -288,8 +288,8 @@ pub fn mma_candidates() -> Candidates {
 /// 256 a side, warpgroup tiles of 64 or 128 rows (the consumers, threads,
 /// wgmma width and `setmaxnreg` follow, as `gemm_core::tune` derives
 /// them), 2 to 5 stages; each over no cluster or clusters of two sharing
-/// B (along m) or A (along n) by multicast, a block per tile or a
-/// persistent grid, and C from the registers, through a C tile, or by TMA
+/// B (along m) or A (along n) by multicast, a block per tile, a
+/// persistent grid or the hybrid, and C from the registers, through a C tile, or by TMA
 /// stores; and ping-pong consumers over the `pingpong` step (tiles of 64 or
 /// 128 by 128 or 256, 2 to 5 stages, each epilogue, alone or in clusters of
 /// two sharing B). Edges guarded, as the ladder's are (TMA fills past
@@ -312,7 +312,8 @@ pub fn hopper_candidates(focused: bool) -> Candidates {
     ];
     let b_multicast = Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) });
     let clusters = if focused { vec![None, b_multicast] } else { vec![None, b_multicast, Some(Cluster { m: 1, n: 2, multicast: Some(Which::A) })] };
-    let persistents = if focused { vec![Some(Persistent::Tiles)] } else { vec![None, Some(Persistent::Tiles)] };
+    // the hybrid, for shapes whose last wave is part-full (no cluster: the rules prune it there)
+    let persistents = if focused { vec![Some(Persistent::Tiles)] } else { vec![None, Some(Persistent::Tiles), Some(Persistent::Hybrid)] };
     let epilogues = if focused { vec![Epilogue::Smem, Epilogue::Tma] } else { vec![Epilogue::Vector, Epilogue::Smem, Epilogue::Tma] };
     for &cluster in &clusters {
         for &persistent in &persistents {
@@ -568,6 +569,7 @@ mod tests {
         assert!(c.specs.iter().any(|s| s.cluster.is_some_and(|c| c.multicast == Some(Which::A))), "clusters sharing A");
         assert!(c.specs.iter().any(|s| s.specialize.is_some_and(|sp| sp.pingpong)), "ping-pong consumers");
         assert!(c.specs.iter().any(|s| s.cluster.is_some() && s.specialize.is_some_and(|sp| sp.pingpong)), "ping-pong in clusters");
+        assert!(c.specs.iter().any(|s| s.persistent == Some(Persistent::Hybrid)), "the hybrid");
         println!("{} legal of {} considered; pruned {:?}", c.specs.len(), c.considered, c.pruned);
         assert_eq!(c.specs.len() + c.pruned.values().sum::<usize>(), c.considered);
         for s in &c.specs {

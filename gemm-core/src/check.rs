@@ -717,11 +717,11 @@ fn swizzle(spec: &KernelSpec, out: &mut Vec<Diag>) {
             // a K-major tile wider than a swizzle row loads as boxes side by side along K
             let shared = spec.cluster.is_some_and(|c| c.multicast.is_some());
             if row == 0 || !row.is_multiple_of(width) || (row != width && shared) {
-                let whole = if shared { "of" } else { "a multiple of" };
+                let whole = if shared { "(under a cluster's multicast) a K tile row of" } else { "a K tile row a multiple of" };
                 out.push(Diag::new(
                     "swizzle",
                     format!(
-                        "a {width}B swizzle needs a K tile row {whole} {width} bytes, but block k = {k} x {} bytes = {row} bytes; use block k = {}",
+                        "a {width}B swizzle needs {whole} {width} bytes, but block k = {k} x {} bytes = {row} bytes; use block k = {}",
                         spec.a.elem.bytes(),
                         width / spec.a.elem.bytes()
                     ),

@@ -276,7 +276,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
     if (share_whole) {
         for (long long it = first; it < last;) {
             // this unit: K steps of one C tile, up to the tile's end or the share's
-            const long long k_left = k_tiles - it % k_tiles;
+            const long long k_left = k_tiles - (int)(it % k_tiles);
             const int tiles = (int)(last - it < k_left ? last - it : k_left);
             it += tiles;
             float acc[8][16] = {};
@@ -351,7 +351,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
             // the unit's tile and first K step, and where the tile lies, worked out after
             // the K loop so that they hold no registers through it
             const int tile = (int)((it - tiles) / k_tiles);
-            const int k_step = (int)(it - tiles - (long long)tile * k_tiles);
+            const int k_step = (int)((it - tiles) % k_tiles);
             const int batch = tile / (tiles_m * tiles_n);
             const int in_batch = tile - batch * (tiles_m * tiles_n);
             // raster (row): tiles in row-major order
@@ -432,7 +432,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
         // a share at an edge: a branch per tile picks checked or unchecked copies
         for (long long it = first; it < last;) {
             // this unit: K steps of one C tile, up to the tile's end or the share's
-            const long long k_left = k_tiles - it % k_tiles;
+            const long long k_left = k_tiles - (int)(it % k_tiles);
             const int tiles = (int)(last - it < k_left ? last - it : k_left);
             it += tiles;
             float acc[8][16] = {};
@@ -568,7 +568,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
             // the unit's tile and first K step, and where the tile lies, worked out after
             // the K loop so that they hold no registers through it
             const int tile = (int)((it - tiles) / k_tiles);
-            const int k_step = (int)(it - tiles - (long long)tile * k_tiles);
+            const int k_step = (int)((it - tiles) % k_tiles);
             const int batch = tile / (tiles_m * tiles_n);
             const int in_batch = tile - batch * (tiles_m * tiles_n);
             // raster (row): tiles in row-major order

@@ -191,7 +191,7 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
 
     for (long long it = first; it < last;) {
         // this unit: K steps of one C tile, up to the tile's end or the share's
-        const long long k_left = k_tiles - it % k_tiles;
+        const long long k_left = k_tiles - (int)(it % k_tiles);
         const int tiles = (int)(last - it < k_left ? last - it : k_left);
         it += tiles;
         // accumulators: 2x4 atoms of 16x8, 4 floats per lane each
@@ -319,7 +319,7 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
         // the unit's tile and first K step, and where the tile lies, worked out after
         // the K loop so that they hold no registers through it
         const int tile = (int)((it - tiles) / k_tiles);
-        const int k_step = (int)(it - tiles - (long long)tile * k_tiles);
+        const int k_step = (int)((it - tiles) % k_tiles);
         const int batch = tile / (tiles_m * tiles_n);
         const int in_batch = tile - batch * (tiles_m * tiles_n);
         // raster (row): tiles in row-major order

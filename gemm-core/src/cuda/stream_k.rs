@@ -270,11 +270,7 @@ impl Tiling {
     fn unit_loop(&self, w: &mut Writer, checks: Checks, body: &dyn Fn(&mut Writer, Checks), epilogue: &dyn Fn(&mut Writer)) {
         w.block("for (long long it = first; it < last;)", |w| {
             w.line("// this unit: K steps of one C tile, up to the tile's end or the share's");
-            if self.shares != Shares::StreamK {
-                w.line(format!("const long long k_left = k_tiles - {};", self.k_of("it")));
-            } else {
-                w.line("const long long k_left = k_tiles - it % k_tiles;");
-            }
+            w.line(format!("const long long k_left = k_tiles - {};", self.k_of("it")));
             w.line("const int tiles = (int)(last - it < k_left ? last - it : k_left);");
             w.line("it += tiles;");
             body(w, checks);
@@ -297,13 +293,8 @@ impl Tiling {
     /// `tile` and `k_step`, the C tile and first K step of the unit whose
     /// `tiles` K steps end at `it`.
     pub fn unit_tile(&self, w: &mut Writer) {
-        if self.shares != Shares::StreamK {
-            w.line(format!("const int tile = {};", self.tile_of("(it - tiles)")));
-            w.line(format!("const int k_step = {};", self.k_of("(it - tiles)")));
-            return;
-        }
-        w.line("const int tile = (int)((it - tiles) / k_tiles);");
-        w.line("const int k_step = (int)(it - tiles - (long long)tile * k_tiles);");
+        w.line(format!("const int tile = {};", self.tile_of("(it - tiles)")));
+        w.line(format!("const int k_step = {};", self.k_of("(it - tiles)")));
     }
 
     /// The cp.async producer's cursor: the C tile and K step its next copy

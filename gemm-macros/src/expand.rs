@@ -153,7 +153,10 @@ fn tuned(cx: &mut Ctxt, base: &KernelSpec, sig: &sig::Sig, t: &attr::Tune) -> Op
     } else {
         let warning = format!("tune(..): {summary} (a note, not an error)");
         let used = syn::Ident::new("tune_space", t.span);
+        // the item's own lint levels (`#[allow(deprecated)]` silences the note)
+        let lints = sig.attrs.iter().filter(|a| a.path().is_ident("allow"));
         quote! {
+            #(#lints)*
             const _: () = {
                 #[deprecated(note = #warning)]
                 #[allow(non_camel_case_types)]

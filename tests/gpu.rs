@@ -413,6 +413,11 @@ fn stream_k_matches_cublas_when_blocks_split_tiles_many_ways() {
             // `verify` fails past the tolerance of C's type
             verify(&bench, kernel, dims, 300 + i as u64).unwrap_or_else(|e| panic!("{e}"));
         }
+        // the stream's scratch, shared by these launches one after another: each
+        // left every flag and the ticket count at zero for the next
+        let flags = kernel.stream_k_scratch(bench.stream(), cases[0]).unwrap().flag_words(bench.stream()).unwrap();
+        let set: Vec<usize> = flags.iter().enumerate().filter(|(_, &w)| w != 0).map(|(i, _)| i).collect();
+        assert!(set.is_empty(), "{}: flags {set:?} of {} left set", kernel.name, flags.len());
     }
 }
 

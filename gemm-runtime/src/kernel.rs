@@ -11,7 +11,7 @@ use crate::args::{self, Dims, Element};
 use crate::compile;
 use crate::fused::EpilogueArgs;
 use crate::realign::{self, Plan};
-use crate::scratch::Scratch;
+use crate::scratch::StreamKScratch;
 use crate::tma;
 use crate::GemmError;
 
@@ -234,7 +234,7 @@ impl Kernel {
         let bias = epilogue.bias.map(|x| x.device_ptr(stream));
         let Loaded { f, resident, .. } = self.load(stream.context())?;
         let stream_k = match self.spec.persistent {
-            Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit) => Some(self.stream_k_scratch(stream, resident, dims)?),
+            Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit) => Some(self.stream_k_scratch(stream, dims)?),
             _ => None,
         };
         let grid_dim = self.grid_for(resident, dims);
@@ -263,7 +263,7 @@ impl Kernel {
             launch.arg(bias_ptr).arg(&bias_stride);
         }
         let batches = b.count as i32;
-        let scratch_ptrs = stream_k.as_ref().map(|(_, partials, flags)| [partials.ptr(), flags.ptr()]);
+        let scratch_ptrs = stream_k.as_ref().map(|s| [s.partials(), s.flags()]);
         if self.spec.persistent.is_some() {
             launch.arg(&batches);
         }
@@ -384,13 +384,14 @@ impl Kernel {
 
     /// A stream-K launch's grid and scratch: a partial sum per block, a
     /// zeroed flag per block that says its partial sum is complete, and the
-    /// zeroed count of tickets that hands out the shares as blocks start.
-    fn stream_k_scratch(&self, stream: &CudaStream, resident: u32, dims: Dims) -> Result<(u32, Scratch, Scratch), GemmError> {
-        let blocks = self.stream_k_blocks(resident, dims);
+    /// zeroed count of tickets that hands out the shares as blocks start
+    /// (the stream's, kept from launch to launch: see [`StreamKScratch`]).
+    #[doc(hidden)]
+    pub fn stream_k_scratch(&self, stream: &CudaStream, dims: Dims) -> Result<StreamKScratch, GemmError> {
+        let Loaded { resident, .. } = self.load(stream.context())?;
+        let blocks = self.stream_k_blocks(resident, dims) as usize;
         let tile = (self.spec.block.m * self.spec.block.n) as usize;
-        let partials = Scratch::new(stream, blocks as usize * tile * 4, false)?;
-        let flags = Scratch::new(stream, (blocks as usize + 1) * 4, true)?;
-        Ok((blocks, partials, flags))
+        StreamKScratch::get(stream, blocks + 1, blocks * tile * 4)
     }
 }
 

@@ -4,7 +4,8 @@
 // Requires: any M, N, K (partial tiles at the edges are guarded).
 // Requires: A and B 16-byte aligned, leading dimensions multiples of 4.
 // Requires: C 16-byte aligned, leading dimensions multiples of 4.
-// Launch (stream-K): blocks that are all resident at once; partials holds 32768 floats a block, flags one zeroed word a block.
+// Launch (stream-K): the blocks resident at once; partials holds 32768 floats a block, flags a word a block and the
+// ticket count after them, zero at launch and left zero by the kernel.
 
 // cp.async: a copy global -> shared that holds no register while in flight.
 // 16-byte copies may bypass L1 (.cg); smaller ones must go through it (.ca).
@@ -89,7 +90,11 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
     // before, so that an owner only ever waits on blocks that started before it
     extern __shared__ unsigned smem_words[];  // the dynamic shared memory, in words
     unsigned& ticket = smem_words[25600];  // past the tiles
-    if (threadIdx.x == 0) ticket = atomicAdd(&flags[gridDim.x], 1u);
+    if (threadIdx.x == 0) {
+        ticket = atomicAdd(&flags[gridDim.x], 1u);
+        // the last block to take one puts the count back to zero for the next launch
+        if (ticket == gridDim.x - 1) flags[gridDim.x] = 0u;
+    }
     __syncthreads();
     const unsigned me = gridDim.x - 1 - ticket;
     const long long first = work * me / gridDim.x;
@@ -383,7 +388,10 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 while (work * b_end / gridDim.x < tile_end) ++b_end;
                 // wait for all their flags at once, a thread to a share (empty shares have none)
                 for (unsigned b = me + 1 + threadIdx.x; b < b_end; b += 256) {
-                    if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}
+                    if (work * (b + 1) / gridDim.x != work * b / gridDim.x) {
+                        while (ld_acquire(&flags[b]) == 0) {}
+                        flags[b] = 0u;  // its only reader: zero again for the next launch
+                    }
                 }
                 __syncthreads();  // every flag seen: every sum is complete
                 for (unsigned b = me + 1; b < b_end; ++b) {
@@ -600,7 +608,10 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 while (work * b_end / gridDim.x < tile_end) ++b_end;
                 // wait for all their flags at once, a thread to a share (empty shares have none)
                 for (unsigned b = me + 1 + threadIdx.x; b < b_end; b += 256) {
-                    if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}
+                    if (work * (b + 1) / gridDim.x != work * b / gridDim.x) {
+                        while (ld_acquire(&flags[b]) == 0) {}
+                        flags[b] = 0u;  // its only reader: zero again for the next launch
+                    }
                 }
                 __syncthreads();  // every flag seen: every sum is complete
                 for (unsigned b = me + 1; b < b_end; ++b) {

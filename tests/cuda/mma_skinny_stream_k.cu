@@ -4,7 +4,8 @@
 // Requires: M % 64 == 0, N % 64 == 0, K % 64 == 0.
 // Requires: A and B 16-byte aligned, leading dimensions multiples of 8.
 // Requires: C 4-byte aligned, leading dimensions multiples of 2.
-// Launch (stream-K): blocks that are all resident at once; partials holds 4096 floats a block, flags one zeroed word a block.
+// Launch (stream-K): the blocks resident at once; partials holds 4096 floats a block, flags a word a block and the
+// ticket count after them, zero at launch and left zero by the kernel.
 
 // cp.async: a copy global -> shared that holds no register while in flight.
 // 16-byte copies may bypass L1 (.cg); smaller ones must go through it (.ca).
@@ -102,7 +103,11 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
     // before, so that an owner only ever waits on blocks that started before it
     extern __shared__ unsigned smem_words[];  // the dynamic shared memory, in words
     unsigned& ticket = smem_words[16384];  // past the tiles
-    if (threadIdx.x == 0) ticket = atomicAdd(&flags[gridDim.x], 1u);
+    if (threadIdx.x == 0) {
+        ticket = atomicAdd(&flags[gridDim.x], 1u);
+        // the last block to take one puts the count back to zero for the next launch
+        if (ticket == gridDim.x - 1) flags[gridDim.x] = 0u;
+    }
     __syncthreads();
     const unsigned me = gridDim.x - 1 - ticket;
     const long long first = work * me / gridDim.x;
@@ -354,7 +359,10 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
             while (work * b_end / gridDim.x < tile_end) ++b_end;
             // wait for all their flags at once, a thread to a share (empty shares have none)
             for (unsigned b = me + 1 + threadIdx.x; b < b_end; b += 128) {
-                if (work * (b + 1) / gridDim.x != work * b / gridDim.x) while (ld_acquire(&flags[b]) == 0) {}
+                if (work * (b + 1) / gridDim.x != work * b / gridDim.x) {
+                    while (ld_acquire(&flags[b]) == 0) {}
+                    flags[b] = 0u;  // its only reader: zero again for the next launch
+                }
             }
             __syncthreads();  // every flag seen: every sum is complete
             for (unsigned b = me + 1; b < b_end; ++b) {

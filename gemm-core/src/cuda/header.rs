@@ -33,7 +33,8 @@ pub fn header(w: &mut Writer, s: &KernelSpec, tiers: &str) {
     }
     if s.persistent.is_some_and(Persistent::splits_k) {
         w.line(format!(
-            "// Launch (stream-K): blocks that are all resident at once; partials holds {} floats a block, flags one zeroed word a block.",
+            "// Launch (stream-K): the blocks resident at once; partials holds {} floats a block, flags a word a block and the\n\
+             // ticket count after them, zero at launch and left zero by the kernel.",
             s.block.m * s.block.n
         ));
     }

@@ -184,7 +184,11 @@ impl Tiling {
         w.line("// before, so that an owner only ever waits on blocks that started before it");
         w.line("extern __shared__ unsigned smem_words[];  // the dynamic shared memory, in words");
         w.line(format!("unsigned& ticket = smem_words[{}];  // past the tiles", ticket_at / 4));
-        w.line("if (threadIdx.x == 0) ticket = atomicAdd(&flags[gridDim.x], 1u);");
+        w.block("if (threadIdx.x == 0)", |w| {
+            w.line("ticket = atomicAdd(&flags[gridDim.x], 1u);");
+            w.line("// the last block to take one puts the count back to zero for the next launch");
+            w.line("if (ticket == gridDim.x - 1) flags[gridDim.x] = 0u;");
+        });
         w.line("__syncthreads();");
         w.line("const unsigned me = gridDim.x - 1 - ticket;");
         match self.shares {
@@ -379,7 +383,10 @@ impl Tiling {
             let (b_begin, nonempty, piece) = self.owner_helpers(w);
             w.line("// wait for all their flags at once, a thread to a share (empty shares have none)");
             w.block(format!("for (unsigned b = {b_begin} + {}; b < b_end; b += {})", t.thread, t.threads), |w| {
-                w.line(format!("if ({nonempty}) while (ld_acquire(&flags[{piece}]) == 0) {{}}"));
+                w.block(format!("if ({nonempty})"), |w| {
+                    w.line(format!("while (ld_acquire(&flags[{piece}]) == 0) {{}}"));
+                    w.line(format!("flags[{piece}] = 0u;  // its only reader: zero again for the next launch"));
+                });
             });
             w.line(format!("{}  // every flag seen: every sum is complete", t.sync));
             w.block(format!("for (unsigned b = {b_begin}; b < b_end; ++b)"), |w| {
@@ -529,6 +536,7 @@ mod tests {
                      for (int i = 0; i < tiles * {kt}; ++i) bad += seen[i] != 1;\n\
                      for (int i = 0; i < tiles; ++i) most = sharers[i] > most ? sharers[i] : most;\n\
                      for (int i = 0; i < {grid}; ++i) bad += written[i] != claimed[i];  // every partial sum read by its tile's owner alone\n\
+                     bad += flags[{grid}] != 0;  // the ticket count back to zero\n\
                      const int dp = {dp};\n\
                      for (int i = 0; i < dp; ++i) bad += whole[i] != i % {grid} + 1;  // tile b + j * grid, whole to block b\n\
                      std::printf(\"{tm}x{tn}x{kt} on {grid}: %d wrong, at most %d to a tile\\n\", bad, most); }}\n",

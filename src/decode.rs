@@ -36,10 +36,10 @@ pub fn decode_mma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16
 /// column-major is C row-major. The tile's N is the tokens'. Tiles of 128
 /// rows of W left a 14336-row weight 112 blocks for 132 SMs (79% of HBM at
 /// M = 1 on the H100); 64-row tiles, a warpgroup each, are in the space
-/// too, and K tiles of 128 (two 128-byte swizzle rows, 256 bytes of each
-/// weight row a stage), which the tuner picked at most shapes: 104.5% of
-/// cuBLAS over the twenty decode shapes against 96.2% with 64 (H100,
-/// BENCHMARKS.md).
+/// too, and K tiles of 128 and 256 (two and four 128-byte swizzle rows: 256
+/// and 512 bytes of each weight row a stage, which DRAM serves better than
+/// 128), which the tuner picks at most shapes (on the H100: 104.2% of
+/// cuBLAS over the twenty decode shapes, BENCHMARKS.md).
 #[gemm_kernel(
     block(m = 128, n = 16, k = 64, threads = 256),
     warp(m = 64, n = 16),
@@ -47,7 +47,7 @@ pub fn decode_mma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16
     staging = tma(stages = 6),
     swizzle = b128,
     edges = guarded,
-    tune(block.m = [64, 128], block.n = [8, 16, 32, 64], block.k = [64, 128], stages = [4, 6, 8], key = exact),
+    tune(block.m = [64, 128], block.n = [8, 16, 32, 64], block.k = [64, 128, 256], stages = [4, 6, 8], key = exact),
 )]
 // the deepest rings of 128-deep K tiles pass the shared memory: the macro
 // prunes those points, and says so in a warning silenced here
@@ -68,7 +68,7 @@ pub fn decode_swapped(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<
     swizzle = b128,
     persistent = stream_k,
     edges = guarded,
-    tune(block.m = [64, 128], block.n = [8, 16, 32, 64], block.k = [64, 128], stages = [4, 6, 8], key = exact),
+    tune(block.m = [64, 128], block.n = [8, 16, 32, 64], block.k = [64, 128, 256], stages = [4, 6, 8], key = exact),
 )]
 // the deepest rings of 128-deep K tiles pass the shared memory: the macro
 // prunes those points, and says so in a warning silenced here

@@ -751,7 +751,11 @@ impl KernelSpec {
             (Layout::ColMajor, 4) => (16, 4),
             (Layout::ColMajor, _) => (32, 8),
         };
-        let ld = line + (period + at - line % period) % period;
+        let mut ld = line + (period + at - line % period) % period;
+        if self.epilogue == Epilogue::SmemElements && self.c.elem.bytes() == 2 && ld < line + 8 {
+            // room for a line shifted up to 6 elements along (C at any alignment: see the epilogue's tile_shift)
+            ld += period;
+        }
         Some(CTile { lines, line, ld })
     }
 

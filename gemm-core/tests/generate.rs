@@ -788,14 +788,15 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
 /// thread, element by element, as are chunks across C's edges. An f32 C goes an element a thread.
 /// (`copy_out`'s own test runs these stores on the host at every alignment.)
 #[test]
-fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines() {
+fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shifted_to_match() {
     let mut s = hopper_spec();
     // three stages leave room for the C tile
     s.staging = Staging::Tma { stages: 3 };
     s.epilogue = Epilogue::SmemElements;
     let src = generate(&s).unwrap().source;
     for line in [
-        "__device__ __forceinline__ uint4 chunk_at(uint4 lo, uint4 hi, int t) {",
+        "const auto tile_shift = [&](int line) { return (int)((reinterpret_cast<unsigned long long>(&C_batch[(block_m + line) * ldc + block_n]) >> 1) & 6); };",
+        "+ tile_shift(t_row + h * 8)]) = to_bf16x2(",
         "// the C tile to C in 16-byte chunks aligned to each row of C (C at any alignment): first the 31 inside a row, each thread one a round",
         "const int line = i / 31, j = 1 + i % 31;",
         "if (block_m + line < M) {",
@@ -804,8 +805,11 @@ fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines() {
         "if (block_n + e + 8 <= N) {",
         "// then each row's first and last chunks (past the tile's line on one side): element by element, one a thread",
         "const int line = i >> 1, j = (i & 1) * 32;",
-        "*reinterpret_cast<uint4*>(to + e) = (e & 7) == 0 ? from[0] : chunk_at(from[0], from[1], e & 7);",
+        "const uint4* const from = reinterpret_cast<const uint4*>(&c_tile[line * 264]) + j;",
+        "*reinterpret_cast<uint4*>(to + e) = from[0];",
+        "*reinterpret_cast<uint4*>(to + e) = make_uint4((lo.w >> 16) | (hi.x << 16), (hi.x >> 16) | (hi.y << 16), (hi.y >> 16) | (hi.z << 16), (hi.z >> 16) | (hi.w << 16));",
         "for (int q = e < 0 ? 0 : e; q < e + 8 && q < 256 && block_n + q < N; ++q) {",
+        "to[q] = c_tile[line * 264 + (s & 6) + q];",
     ] {
         assert!(src.contains(line), "{line}\n{src}");
     }
@@ -822,7 +826,7 @@ fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines() {
     s.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
     let src = generate(&s).unwrap().source;
     assert!(src.contains("chunks of 1 elements") && src.contains("C_batch[row * ldc + col] = c_tile["), "{src}");
-    assert!(!src.contains("chunk_at"), "{src}");
+    assert!(!src.contains("tile_shift"), "{src}");
 }
 
 /// A guarded bias reads in bounds whatever the tile (an index past C's

@@ -68,35 +68,12 @@ pub fn helpers(w: &mut Writer, spec: &KernelSpec) {
     if f.any() {
         w.line("");
     }
-    if realigned(spec) {
-        chunk_at_helper(w);
-    }
 }
 
 /// `epilogue = smem_elements` with a 16-bit C: the C tile goes out in
 /// 16-byte chunks aligned to C's own lines ([`copy_out`]).
 fn realigned(spec: &KernelSpec) -> bool {
     spec.epilogue == Epilogue::SmemElements && spec.c.elem.bytes() == 2 && spec.c_tile().is_some()
-}
-
-/// The 16-byte chunk of 16-bit elements that starts `t` elements (1 to 7)
-/// into `lo`, `hi` following it: words `t / 2` on of the two, each moved
-/// down half a word where `t` is odd (element 2i is word i's low half).
-fn chunk_at_helper(w: &mut Writer) {
-    w.line("// the 8 elements from element t (1 to 7) of lo on, hi following lo (C at any alignment)");
-    w.block("__device__ __forceinline__ uint4 chunk_at(uint4 lo, uint4 hi, int t)", |w| {
-        w.line("const int h = t >> 1;");
-        w.line("const unsigned a0 = h == 0 ? lo.x : h == 1 ? lo.y : h == 2 ? lo.z : lo.w;");
-        w.line("const unsigned a1 = h == 0 ? lo.y : h == 1 ? lo.z : h == 2 ? lo.w : hi.x;");
-        w.line("const unsigned a2 = h == 0 ? lo.z : h == 1 ? lo.w : h == 2 ? hi.x : hi.y;");
-        w.line("const unsigned a3 = h == 0 ? lo.w : h == 1 ? hi.x : h == 2 ? hi.y : hi.z;");
-        w.line("const unsigned a4 = h == 0 ? hi.x : h == 1 ? hi.y : h == 2 ? hi.z : hi.w;");
-        w.block("if (t & 1)", |w| {
-            w.line("return make_uint4((a0 >> 16) | (a1 << 16), (a1 >> 16) | (a2 << 16), (a2 >> 16) | (a3 << 16), (a3 >> 16) | (a4 << 16));");
-        });
-        w.line("return make_uint4(a0, a1, a2, a3);");
-    });
-    w.line("");
 }
 
 /// 2^x and 1/x as single hardware ops (MUFU): without the range fix-ups of
@@ -261,10 +238,13 @@ impl<'a> Output<'a> {
         let dest = |i: usize| match (self.tile, in_tile) {
             (Some(t), Some((tr, tc))) => {
                 let (r, c) = neighbour(tr, tc, along, i);
+                let (line, e) = if s.c.layout == Layout::RowMajor { (r.clone(), c.clone()) } else { (c.clone(), r.clone()) };
                 if s.epilogue == Epilogue::Tma {
                     // the TMA store's swizzled boxes: a line of the tile, an element along it
-                    let (line, e) = if s.c.layout == Layout::RowMajor { (r, c) } else { (c, r) };
                     return format!("c_tile[c_tile_at({line}, {e})]");
+                }
+                if realigned(s) {
+                    return format!("c_tile[{} + tile_shift({line})]", offset(s.c.layout, &t.ld.to_string(), &r, &c));
                 }
                 format!("c_tile[{}]", offset(s.c.layout, &t.ld.to_string(), &r, &c))
             }
@@ -273,7 +253,8 @@ impl<'a> Output<'a> {
         };
         let contiguous = (along == Dim::N) == (s.c.layout == Layout::RowMajor);
         // the tile's runs are aligned as the kernel lays them out, C's as the launch checks
-        let vector = (s.epilogue == Epilogue::Vector || self.tile.is_some()) && contiguous && matches!(n, 2 | 4);
+        // (a line of a realigned tile keeps 4-byte alignment only: see tile_shift)
+        let vector = (s.epilogue == Epilogue::Vector || self.tile.is_some()) && contiguous && (n == 2 || n == 4 && !realigned(s));
         let fused = s.fused.any();
         // the values to store: the accumulators as they are, or the fused math's results
         let vals: Vec<String> = if fused { (0..n).map(|i| format!("v{i}")).collect() } else { values.iter().map(|v| v.acc.clone()).collect() };
@@ -448,9 +429,13 @@ fn chunk_rounds(w: &mut Writer, team: &Team, chunks: u32, body: impl Fn(&mut Wri
 /// `epilogue = smem_elements` with a 16-bit C, after the atoms' stores into
 /// the C tile: the tile to C in 16-byte chunks aligned to C's own lines, at
 /// any alignment of C. A line of C starts `s` elements (0 to 7) past a
-/// 16-byte boundary, so its chunk `j` holds the tile line's elements `8 j -
-/// s` to `8 j - s + 7`: two aligned 16-byte reads of the tile, shifted
-/// (`chunk_at`), and one 16-byte store. Two passes: first the chunks
+/// 16-byte boundary, so its chunk `j` holds the line's elements `8 j - s`
+/// to `8 j - s + 7`. The stores into the tile put each line `s & 6`
+/// elements along ([`tile_shift`]), so that chunk `j` starts at the tile
+/// line's element `8 j - (s & 1)`: one aligned 16-byte read of the tile
+/// where `s` is even, two joined by a fixed half-word shift where it is
+/// odd, and one 16-byte store. (Read at `8 j - s` instead, the chunks took
+/// runtime selects of 8 words each.) Two passes: first the chunks
 /// inside the tile's line (`j` = 1 to line / 8 - 1), thread `t` taking
 /// chunks `t`, `t + threads`, ... so that a warp's stores lie side by side;
 /// then each line's first and last chunks, which reach past the tile's
@@ -460,8 +445,9 @@ fn chunk_rounds(w: &mut Writer, team: &Team, chunks: u32, body: impl Fn(&mut Wri
 /// it replaced (BENCHMARKS.md). Guarded, a chunk across C's edge goes an
 /// element at a time too.
 fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team, t: CTile) {
-    // the tile's lines start on 16-byte boundaries and hold whole chunks (`KernelSpec::c_tile`)
-    debug_assert!(t.ld.is_multiple_of(8) && t.line.is_multiple_of(8), "{t:?}");
+    // the tile's lines start on 16-byte boundaries, hold whole chunks and have room for
+    // their shifts (`KernelSpec::c_tile`)
+    debug_assert!(t.ld.is_multiple_of(8) && t.line.is_multiple_of(8) && t.ld >= t.line + 8, "{t:?}");
     let inner = t.line / 8 - 1;
     let row_major = spec.c.layout == Layout::RowMajor;
     let ty = super::ptx::storage_type(spec.c.elem);
@@ -477,14 +463,15 @@ fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Te
     // where chunk j of the line goes: `to + e`, from the tile line's element e
     let chunk_origin = |w: &mut Writer| {
         w.line(format!("{ty}* const to = &{}[{}];", out.c, offset(spec.c.layout, "ldc", origin.0, origin.1)));
-        w.line(format!("// C's {along} starts s elements past a 16-byte boundary; its chunk j starts e elements into the tile's"));
+        w.line(format!("// C's {along} starts s elements past a 16-byte boundary; its chunk j starts e elements into it,"));
+        w.line("// which the tile's line holds s & 6 elements further along (tile_shift)");
         w.line("const int s = (int)((reinterpret_cast<unsigned long long>(to) >> 1) & 7);");
         w.line("const int e = j * 8 - s;");
     };
     let elements = |w: &mut Writer| {
         let edge = if guarded { format!(" && {start} + q < {extent}") } else { String::new() };
         w.block(format!("for (int q = e < 0 ? 0 : e; q < e + 8 && q < {line_len}{edge}; ++q)"), |w| {
-            w.line(format!("to[q] = c_tile[line * {ld} + q];"));
+            w.line(format!("to[q] = c_tile[line * {ld} + (s & 6) + q];"));
         });
     };
     let checked = |w: &mut Writer, store: &dyn Fn(&mut Writer)| {
@@ -502,16 +489,20 @@ fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Te
             w.line(format!("const int line = i / {inner}, j = 1 + i % {inner};"));
             checked(w, &|w: &mut Writer| {
                 chunk_origin(w);
-                let vector = "*reinterpret_cast<uint4*>(to + e) = (e & 7) == 0 ? from[0] : chunk_at(from[0], from[1], e & 7);";
-                let from = format!("const uint4* const from = reinterpret_cast<const uint4*>(&c_tile[line * {ld}]) + e / 8;");
+                let chunk = |w: &mut Writer| {
+                    w.line("// the chunk lies at the tile line's element 8 j - (s & 1): the tile's chunk j, or its last");
+                    w.line("// element of chunk j - 1 and the first seven of chunk j");
+                    w.line(format!("const uint4* const from = reinterpret_cast<const uint4*>(&c_tile[line * {ld}]) + j;"));
+                    w.block("if ((s & 1) == 0)", |w| w.line("*reinterpret_cast<uint4*>(to + e) = from[0];"));
+                    w.block("else", |w| {
+                        w.line("const uint4 lo = from[-1], hi = from[0];");
+                        w.line("*reinterpret_cast<uint4*>(to + e) = make_uint4((lo.w >> 16) | (hi.x << 16), (hi.x >> 16) | (hi.y << 16), (hi.y >> 16) | (hi.z << 16), (hi.z >> 16) | (hi.w << 16));");
+                    });
+                };
                 if !guarded {
-                    w.line(from);
-                    return w.line(vector);
+                    return chunk(w);
                 }
-                w.block(format!("if ({start} + e + 8 <= {extent})"), |w| {
-                    w.line(&from);
-                    w.line(vector);
-                });
+                w.block(format!("if ({start} + e + 8 <= {extent})"), chunk);
                 w.block("else", |w| {
                     w.line("// across C's edge: element by element");
                     elements(w);
@@ -529,6 +520,23 @@ fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Te
         });
     };
     chunk_rounds(w, team, t.lines * 2, ends);
+}
+
+/// `epilogue = smem_elements` with a 16-bit C: `tile_shift(line)`, how far
+/// along the C tile holds its line `line`. C's line starts `s` elements (0
+/// to 7) past a 16-byte boundary; the tile's line starts `s & 6` elements
+/// along (an even shift keeps the atoms' 4-byte pairs whole), so that
+/// [`copy_out`] reads each of C's 16-byte chunks as one chunk of the tile,
+/// or two shifted by one element. Nothing without such a tile.
+pub fn tile_shift(w: &mut Writer, spec: &KernelSpec, out: &Output) {
+    if !realigned(spec) {
+        return;
+    }
+    let origin = if spec.c.layout == Layout::RowMajor { ("block_m + line", "block_n") } else { ("block_m", "block_n + line") };
+    let line_start = format!("&{}[{}]", out.c, offset(spec.c.layout, "ldc", origin.0, origin.1));
+    w.line("// how far along the tile holds each line of C: s & 6 elements, s where C's line starts past");
+    w.line("// a 16-byte boundary, so that C's 16-byte chunks read whole from the tile (or two, shifted by one)");
+    w.line(format!("const auto tile_shift = [&](int line) {{ return (int)((reinterpret_cast<unsigned long long>({line_start}) >> 1) & 6); }};"));
 }
 
 /// The threads that share a C tile: every thread of the block, or the
@@ -675,7 +683,6 @@ mod tests {
                 let s = spec(layout, edges);
                 let tile = s.c_tile().unwrap();
                 let mut w = Writer::default();
-                chunk_at_helper(&mut w);
                 w.block(
                     "static void store_tile(unsigned short* C, int M, int N, int ldc, int block_m, int block_n, const unsigned short* c_tile)",
                     |w| {
@@ -702,7 +709,10 @@ mod tests {
                            bool in_c = p >= 0 && line_at < {lines} && r < {m} && c < {n};\n\
                            bool in_tile = r >= {bm} && r < {bm} + {tile_m} && c >= {bn} && c < {bn} + {tile_n};\n\
                            int tl = {tile_line}, te = {tile_e};\n\
-                           unsigned short want = in_c && in_tile ? tile[tl * {ld} + te] : 0xDEAD;\n\
+                           // the tile holds its line (s & 6) elements along, s where C's line starts past 16 bytes\n\
+                           unsigned long long line_start = (unsigned long long)(buf + {offset} + {line_start});\n\
+                           int shift = (int)((line_start >> 1) & 6);\n\
+                           unsigned short want = in_c && in_tile ? tile[tl * {ld} + shift + te] : 0xDEAD;\n\
                            if (buf[i] != want) ++bad; }}\n\
                          std::printf(\"case {i}: %d\\n\", bad); free(buf); free(tile); }}\n",
                         tile.lines * tile.ld,
@@ -710,6 +720,7 @@ mod tests {
                         ld = tile.ld,
                         tile_line = if layout == Layout::RowMajor { format!("r - {bm}") } else { format!("c - {bn}") },
                         tile_e = if layout == Layout::RowMajor { format!("c - {bn}") } else { format!("r - {bm}") },
+                        line_start = if layout == Layout::RowMajor { format!("r * {ldc} + {bn}") } else { format!("{bm} + c * {ldc}") },
                     );
                 }
                 let shim = "#include <cstdio>\n#include <cstdlib>\nstruct uint4 { unsigned x, y, z, w; };\n\

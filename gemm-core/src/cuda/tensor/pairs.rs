@@ -64,6 +64,7 @@ impl Tc<'_> {
         let out = staged.as_ref().unwrap_or(out);
         if let Some(t) = tile {
             self.c_tile_setup(w, t);
+            epilogue::tile_shift(w, s, out);
             w.line("// where this lane's accumulators lie in the C tile: rows lane / 4 (+ 8) and");
             w.line("// columns (lane % 4) * 2 (+ 1) of each 16x8 atom");
             w.line("const int t_row = warp_m + lane / 4;");

@@ -4,13 +4,22 @@
 
 use gemm_ladder::steps::SPLIT_K_STEPS;
 use gemm_ladder::{HOPPER_STEPS, STEPS, TENSOR_STEPS};
-use gemm_runtime::compile::{compilations, compile};
+use gemm_runtime::compile::{compilations, compile, compile_with_log};
+use gemm_runtime::cudarc::nvrtc::Ptx;
+
+/// NVRTC's PTX of generated kernel `name`, which compiles without a
+/// warning (an index a tier declares and nothing uses is one).
+fn compile_clean(source: &str, name: &str, arch: &'static str) -> Ptx {
+    let (ptx, log) = compile_with_log(source, name, arch).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(!log.contains("warning"), "{name}: NVRTC warns:\n{log}");
+    ptx
+}
 
 #[test]
 fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
     for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS) {
         let k = step.kernel;
-        let ptx = compile(&k.source, &k.name, k.spec.arch.nvrtc_name()).unwrap_or_else(|e| panic!("step {}: {e}", step.name));
+        let ptx = compile_clean(&k.source, &k.name, k.spec.arch.nvrtc_name());
         let ptx = ptx.to_src();
         assert!(ptx.contains(&format!(".entry {}", k.name)), "step {}: PTX lacks the kernel entry", step.name);
         let target = k.spec.arch.nvrtc_name();
@@ -120,7 +129,7 @@ fn every_layout_and_staging_combination_compiles() {
                         arch: Arch::Sm80,
                     };
                     let k = gemm_runtime::Kernel::from_spec(spec).unwrap();
-                    compile(&k.source, &k.name, "sm_80").unwrap_or_else(|e| panic!("{}: {e}", k.name));
+                    compile_clean(&k.source, &k.name, "sm_80");
                 }
             }
         }
@@ -133,7 +142,7 @@ fn every_layout_and_staging_combination_compiles() {
 fn every_tensor_core_combination_compiles_for_sm_80() {
     for spec in gemm_ladder::combos::mma().into_iter().chain(gemm_ladder::combos::wmma()) {
         let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
-        let ptx = compile(&k.source, &k.name, "sm_80").unwrap_or_else(|e| panic!("{}: {e}", k.name)).to_src();
+        let ptx = compile_clean(&k.source, &k.name, "sm_80").to_src();
         let instruction = if k.spec.atom.name() == "mma" { "mma.sync.aligned.m16n8k16" } else { "wmma.mma.sync.aligned" };
         assert!(ptx.contains(instruction), "{}: no {instruction} in the PTX", k.name);
     }
@@ -150,7 +159,7 @@ fn every_fused_epilogue_and_guarded_combination_compiles_for_sm_80() {
     assert!(fused.len() >= 40 && guarded.len() >= 20, "{} fused, {} guarded", fused.len(), guarded.len());
     for spec in fused.into_iter().chain(guarded) {
         let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
-        let ptx = compile(&k.source, &k.name, "sm_80").unwrap_or_else(|e| panic!("{}: {e}", k.name)).to_src();
+        let ptx = compile_clean(&k.source, &k.name, "sm_80").to_src();
         if spec.edges == gemm_runtime::spec::Edges::Guarded {
             let checked_copies = k.source.contains("_zfill(") || k.source.contains("load_edge(");
             // stores check rows first, or (a column-major C tile going out) columns
@@ -215,7 +224,7 @@ fn every_hopper_combination_compiles_for_sm_90a() {
     assert!(specs.iter().any(|s| s.cluster.is_some_and(|c| c.multicast.is_some())), "clusters with multicast");
     for spec in specs {
         let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
-        let ptx = compile(&k.source, &k.name, "sm_90a").unwrap_or_else(|e| panic!("{}: {e}", k.name)).to_src();
+        let ptx = compile_clean(&k.source, &k.name, "sm_90a").to_src();
         for instruction in ["wgmma.mma_async.sync.aligned", "cp.async.bulk.tensor.3d", "mbarrier.try_wait.parity"] {
             assert!(ptx.contains(instruction), "{}: no {instruction} in the PTX", k.name);
         }
@@ -271,7 +280,7 @@ fn every_ladder_kernels_variants_compile() {
         }
         for s in variants {
             let k = gemm_runtime::Kernel::from_spec(s).unwrap_or_else(|e| panic!("step {}'s variant: {e}", step.name));
-            compile(&k.source, &k.name, k.spec.arch.nvrtc_name()).unwrap_or_else(|e| panic!("step {}'s variant {}: {e}", step.name, k.name));
+            compile_clean(&k.source, &k.name, k.spec.arch.nvrtc_name());
         }
     }
     // the steps that store C in vectors or chunks (SIMT, mma, wgmma); those that stage through shared memory
@@ -293,7 +302,7 @@ fn every_point_of_the_tuned_and_decode_kernels_compiles() {
     for t in spaces {
         for k in t.kernels() {
             let arch = if k.spec.arch == gemm_runtime::spec::Arch::Sm90a { "sm_90a" } else { "sm_80" };
-            compile(&k.source, &k.name, arch).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            compile_clean(&k.source, &k.name, arch);
         }
     }
 }

@@ -42,6 +42,13 @@ pub fn compile(source: &str, kernel: &str, arch: &'static str) -> Result<Ptx, Ge
     Ok(Ptx::from_src(nvrtc(source, kernel, arch)?.0))
 }
 
+/// [`compile`], with NVRTC's log where it succeeded: its warnings, which
+/// the tests hold generated kernels to have none of.
+pub fn compile_with_log(source: &str, kernel: &str, arch: &'static str) -> Result<(Ptx, String), GemmError> {
+    let (ptx, _, log) = nvrtc_with(source, kernel, arch, &[])?;
+    Ok((Ptx::from_src(ptx), log))
+}
+
 /// [`compile`]'s PTX, and for a real GPU target (`sm_..`, not `compute_..`)
 /// the machine code NVRTC made of it on the way (its ptxas runs for such a
 /// target anyway): loading that skips the driver's compiling the PTX again.

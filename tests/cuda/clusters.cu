@@ -290,9 +290,6 @@ clusters__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma_
             const int cluster_n = (in_band / band_rows) * 256;
             const int block_m = cluster_m + (int)(cluster_rank() % 2) * 128;
             const int block_n = cluster_n + (int)(cluster_rank() / 2) * 256;
-            // the problem's coordinate in each tensor map: an operand the batch shares has one
-            const int a_batch = batch_a != 0 ? batch : 0;
-            const int b_batch = batch_b != 0 ? batch : 0;
             // accumulators: 1x1 wgmma atoms of 64x256, each 32 16x8 atoms of 4 floats per lane
             float acc[1][1][32][4];  // set by the tile's first wgmmas
 

@@ -161,7 +161,6 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
         // warpgroup tier: 1x1 warpgroups, each a 128x128 sub-tile of 2x1 wgmma atoms of 64x128
         const int warp = threadIdx.x / 32;
         const int lane = threadIdx.x % 32;
-        const int group = threadIdx.x / 128 - 1;
         const int group_m = 0;
         const int group_n = 0;
         // warp w of a warpgroup holds rows 16 w to 16 w + 15 of each 64-row wgmma
@@ -178,9 +177,6 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
         const int in_band = tile % (8 * gridDim.x);
         const int block_m = (band * 8 + in_band % band_rows) * 128;
         const int block_n = (in_band / band_rows) * 128;
-        // the problem's coordinate in each tensor map: an operand the batch shares has one
-        const int a_batch = batch_a != 0 ? batch : 0;
-        const int b_batch = batch_b != 0 ? batch : 0;
         // accumulators: 2x1 wgmma atoms of 64x128, each 16 16x8 atoms of 4 floats per lane
         float acc[2][1][16][4];  // set by the tile's first wgmmas
 

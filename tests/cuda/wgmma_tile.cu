@@ -146,7 +146,6 @@ wgmma_tile__bf16bf16bf16_rcr__b128x128x64_t128__w128x128_i1x1__wgmma64x128x16__t
     // warpgroup tier: 1x1 warpgroups, each a 128x128 sub-tile of 2x1 wgmma atoms of 64x128
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    const int group = threadIdx.x / 128;
     const int group_m = 0;
     const int group_n = 0;
     // warp w of a warpgroup holds rows 16 w to 16 w + 15 of each 64-row wgmma

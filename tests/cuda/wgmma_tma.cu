@@ -140,7 +140,6 @@ wgmma_tma__bf16bf16bf16_rcr__b64x64x64_t128__w64x64_i1x1__wgmma64x64x16__tma_s1_
     // warpgroup tier: 1x1 warpgroups, each a 64x64 sub-tile of 1x1 wgmma atoms of 64x64
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    const int group = threadIdx.x / 128;
     const int group_m = 0;
     const int group_n = 0;
     // warp w of a warpgroup holds rows 16 w to 16 w + 15 of each 64-row wgmma

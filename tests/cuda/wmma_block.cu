@@ -41,7 +41,6 @@ wmma_block__f16f16f32_rcr__b64x64_t128__w16x64_i1x1__wmma16x16x16__direct__sm_80
     const int block_n = blockIdx.x * 64;
     // warp tier: 4x1 warps, each a 16x64 sub-tile of 1x4 atoms of 16x16
     const int warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
     const int warp_m = warp * 16;
     const int warp_n = 0;
 

@@ -40,8 +40,6 @@ wmma_warp__f16f16f32_rcr__b16x16_t32__w16x16_i1x1__wmma16x16x16__direct__sm_80(
     const int block_m = blockIdx.y * 16;
     const int block_n = blockIdx.x * 16;
     // warp tier: 1x1 warps, each a 16x16 sub-tile of 1x1 atoms of 16x16
-    const int warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
     const int warp_m = 0;
     const int warp_n = 0;
 

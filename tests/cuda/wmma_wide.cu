@@ -41,7 +41,6 @@ wmma_wide__f16f16f32_rcr__b128x128_t256__w16x128_i1x1__wmma16x16x16__direct__sm_
     const int block_n = blockIdx.x * 128;
     // warp tier: 8x1 warps, each a 16x128 sub-tile of 1x8 atoms of 16x16
     const int warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
     const int warp_m = warp * 16;
     const int warp_n = 0;
 

@@ -143,11 +143,11 @@ impl<'a> Output<'a> {
     pub fn for_batch(spec: &'a KernelSpec, w: &mut Writer, of: &str) -> Self {
         if spec.fused.bias.is_some() {
             w.line(format!("// this {of}'s batch of C and of the bias"));
-            w.line("auto* const C_batch = C + batch * batch_c;");
-            w.line("auto* const bias_batch = bias + batch * batch_bias;");
+            w.declare("C_batch", "auto* const C_batch = C + batch * batch_c;");
+            w.declare("bias_batch", "auto* const bias_batch = bias + batch * batch_bias;");
         } else {
             w.line(format!("// this {of}'s batch of C"));
-            w.line("auto* const C_batch = C + batch * batch_c;");
+            w.declare("C_batch", "auto* const C_batch = C + batch * batch_c;");
         }
         Output { spec, c: "C_batch", bias: "bias_batch", tile: None }
     }

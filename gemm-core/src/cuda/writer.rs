@@ -59,7 +59,79 @@ impl Writer {
         }
     }
 
+    /// A declaration of `name` (one line) that [`Self::finish`] keeps only
+    /// where code later in its scope uses the name: tiers declare the
+    /// indices their atoms and epilogues may use, and NVRTC warns of each
+    /// one left unused.
+    pub fn declare(&mut self, name: &str, text: impl AsRef<str>) {
+        self.line(format!("{MARK}{name}{MARK}{}", text.as_ref()));
+    }
+
+    /// The source, without the declarations nothing uses.
     pub fn finish(self) -> String {
-        self.out
+        let mut lines: Vec<Option<String>> = self.out.split_inclusive('\n').map(|l| Some(l.to_string())).collect();
+        // last first, so that a declaration used only by a dropped one goes too
+        for i in (0..lines.len()).rev() {
+            let Some(line) = lines[i].as_deref() else { continue };
+            let body = line.trim_start_matches(' ');
+            let Some((name, decl)) = body.strip_prefix(MARK).and_then(|r| r.split_once(MARK)) else { continue };
+            let depth = line.len() - body.len();
+            let kept = used(lines[i + 1..].iter().flatten().map(String::as_str), depth, name).then(|| format!("{}{decl}", &line[..depth]));
+            lines[i] = kept;
+        }
+        lines.into_iter().flatten().collect()
+    }
+}
+
+/// Marks a line of [`Writer::declare`] until [`Writer::finish`].
+const MARK: char = '\u{1}';
+
+/// Whether the code (not the comments) of `rest` uses `name` before the
+/// scope at indentation `depth` closes.
+fn used<'a>(rest: impl Iterator<Item = &'a str>, depth: usize, name: &str) -> bool {
+    for line in rest {
+        let body = line.trim_start_matches(' ');
+        if !body.trim().is_empty() && line.len() - body.len() < depth {
+            return false;
+        }
+        let code = body.split("//").next().unwrap_or_default();
+        let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let mut from = 0;
+        while let Some(at) = code[from..].find(name) {
+            let (start, end) = (from + at, from + at + name.len());
+            if !code[..start].ends_with(word) && !code[end..].starts_with(word) {
+                return true;
+            }
+            from = end;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Writer;
+
+    /// A declaration stays where later code of its scope uses its name (not
+    /// a comment, not a longer name), and goes where nothing does, with one
+    /// used only by a dropped declaration.
+    #[test]
+    fn declarations_nothing_uses_are_dropped() {
+        let mut w = Writer::default();
+        w.block("void f()", |w| {
+            w.declare("lane", "const int lane = threadIdx.x % 32;");
+            w.declare("warp", "const int warp = threadIdx.x / 32;");
+            w.declare("group", "const int group = warp / 4;");
+            w.declare("row", "const int row = lane / 4;");
+            w.line("// each lane's row, warp_m");
+            w.line("int warp_m = 0;");
+            w.block("if (true)", |w| w.line("use(row);"));
+        });
+        w.block("void g()", |w| w.line("use(group);"));
+        let text = w.finish();
+        assert_eq!(
+            text,
+            "void f() {\n    const int lane = threadIdx.x % 32;\n    const int row = lane / 4;\n    // each lane's row, warp_m\n    int warp_m = 0;\n    if (true) {\n        use(row);\n    }\n}\nvoid g() {\n    use(group);\n}\n"
+        );
     }
 }

@@ -287,8 +287,8 @@ impl Tc<'_> {
             self.am,
             self.an
         ));
-        w.line("const int warp = threadIdx.x / 32;");
-        w.line("const int lane = threadIdx.x % 32;");
+        w.declare("warp", "const int warp = threadIdx.x / 32;");
+        w.declare("lane", "const int lane = threadIdx.x % 32;");
         let (warps_m, warps_n) = (self.bm / self.wm, self.warps_n);
         let warp_m = match (warps_m, warps_n) {
             (1, _) => "0".to_string(),

@@ -71,8 +71,8 @@ impl Tc<'_> {
             w.line("const int t_col = warp_n + (lane % 4) * 2;");
             if s.fused.any() {
                 w.line("// and in C, for the fused math");
-                w.line("const int c_row = block_m + t_row;");
-                w.line("const int c_col = block_n + t_col;");
+                w.declare("c_row", "const int c_row = block_m + t_row;");
+                w.declare("c_col", "const int c_col = block_n + t_col;");
             }
         } else {
             w.line("// where this lane's accumulators lie in C: rows lane / 4 (+ 8) and columns");

@@ -129,9 +129,9 @@ impl Tc<'_> {
         w.line(format!("const int b_batch = batch_b != 0 ? {batch} : 0;"));
     }
 
-    /// The C tiles this block computes, each with `block_m`, `block_n`, its
-    /// problem's tensor-map coordinates and (for the epilogue) its `batch`
-    /// in scope for `body`: one per block, or under `persistent = tiles`
+    /// The C tiles this block computes, each with `block_m`, `block_n` and
+    /// its problem, `batch`, in scope for `body` (which copies by TMA after
+    /// `map_batches`): one per block, or under `persistent = tiles`
     /// every `gridDim.x`-th tile of all problems' in the raster's order.
     fn for_each_tile(&self, w: &mut Writer, body: impl FnOnce(&mut Writer)) {
         self.for_each_tile_of(w, None, body)
@@ -166,7 +166,6 @@ impl Tc<'_> {
                 w.line("const int batch = t / (tiles_m * tiles_n);");
                 w.line("const int tile = t % (tiles_m * tiles_n);");
                 place(w);
-                Self::map_batches(w, "batch");
                 body(w);
             });
         };
@@ -201,7 +200,6 @@ impl Tc<'_> {
                 place(w);
             }
         }
-        Self::map_batches(w, "batch");
         once(w);
     }
 
@@ -371,6 +369,7 @@ impl Tc<'_> {
 
     /// One tile's K loop and epilogue with every warpgroup alike.
     fn alike_tile(&self, w: &mut Writer, stages: u32) {
+        Self::map_batches(w, "batch");
         self.warpgroup_tier(w, 0);
         self.wgmma_accumulators(w);
         w.line(format!("// staging: thread 0 fills the first {stages} stage(s)"));
@@ -415,6 +414,7 @@ impl Tc<'_> {
                 w.line("int it = 0;  // stages filled so far, over every tile");
             }
             self.for_each_tile(w, |w| {
+                Self::map_batches(w, "batch");
                 w.block(k_loop, |w| {
                     w.line(format!("const int stage = {stage};"));
                     let whose = if self.multicasts() { " of the cluster" } else { "" };
@@ -495,8 +495,8 @@ impl Tc<'_> {
         w.line("const unsigned rank = cluster_rank();");
         w.line(format!("const int rank_m = rank % {};", c.m));
         w.line(format!("const int rank_n = rank / {};", c.m));
-        w.line(format!("const int tiles_m = (M + {cbm} - 1) / {cbm};  // cluster tiles"));
-        w.line(format!("const int tiles_n = (N + {cbn} - 1) / {cbn};"));
+        w.declare("tiles_m", format!("const int tiles_m = (M + {cbm} - 1) / {cbm};  // cluster tiles"));
+        w.declare("tiles_n", format!("const int tiles_n = (N + {cbn} - 1) / {cbn};"));
         match c.multicast {
             Some(Which::B) => {
                 w.line(format!("// multicast: the {} blocks of a cluster column share B; each loads part rank_m of it for all", c.m));

@@ -50,13 +50,13 @@ impl Tc<'_> {
             "// warpgroup tier: {groups_m}x{groups_n} warpgroups, each a {}x{} sub-tile of {}x{} wgmma atoms of {}x{}",
             self.wm, self.wn, self.ami, self.ani, self.am, self.an
         ));
-        w.line("const int warp = threadIdx.x / 32;");
-        w.line("const int lane = threadIdx.x % 32;");
+        w.declare("warp", "const int warp = threadIdx.x / 32;");
+        w.declare("lane", "const int lane = threadIdx.x % 32;");
         let group = match first {
             0 => "threadIdx.x / 128".to_string(),
             f => format!("threadIdx.x / 128 - {f}"),
         };
-        w.line(format!("const int group = {group};"));
+        w.declare("group", format!("const int group = {group};"));
         let group_m = match (groups_m, groups_n) {
             (1, _) => "0".to_string(),
             (_, 1) => format!("group * {}", self.wm),

@@ -448,6 +448,45 @@ fn stream_k_sums_shared_tiles_in_the_same_order_every_run() {
     }
 }
 
+/// A stream-K launch captured into a CUDA graph takes scratch of its own
+/// (memory allocated in a capture belongs to the graph; the stream keeps
+/// its scratch for launches outside one): every replay of the graph
+/// matches cuBLAS, and so does a launch on the stream after them.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn stream_k_launches_run_in_a_captured_graph_and_on_the_stream_after_it() {
+    use gemm_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    let bench = bench();
+    let stream = bench.stream();
+    for kernel in [&gemm_ladder::steps::mma_skinny_stream_k::KERNEL, &*HYBRID_WGMMA].into_iter().filter(|k| runs_here(&bench, k)) {
+        let (bm, bn, bk) = (kernel.spec.block.m as usize, kernel.spec.block.n as usize, kernel.spec.block.k.unwrap() as usize);
+        // two tiles shared by dozens of blocks
+        let dims = Dims::new(bm, 2 * bn, 96 * bk);
+        let p = Problem::for_kernel(&bench, kernel, dims, 21).unwrap();
+        let reference = p.reference(&bench).unwrap();
+        let check = |c: &gemm_ladder::measure::DevMat, when: &str| {
+            let out = c.to_f32(stream).unwrap();
+            let err = gemm_runtime::data::relative_error(&out, &reference).unwrap_or_else(|e| panic!("{} {when}: {e}", kernel.name));
+            assert!(err <= gemm_runtime::data::tolerance(kernel.spec.c.elem), "{} {when}: relative error {err:.2e}", kernel.name);
+        };
+        // a launch outside the capture first: the module loaded, the stream's scratch made
+        let mut c = p.poisoned_c(&bench).unwrap();
+        p.launch(&bench, kernel, &mut c).unwrap();
+        check(&c, "before the capture");
+        let mut c = p.poisoned_c(&bench).unwrap();
+        stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
+        p.launch(&bench, kernel, &mut c).unwrap();
+        let graph = stream.end_capture(CUgraphInstantiate_flags(0)).unwrap().expect("a graph of the launch");
+        for run in 0..3 {
+            graph.launch().unwrap();
+            check(&c, &format!("in the graph's run {run}"));
+        }
+        let mut c = p.poisoned_c(&bench).unwrap();
+        p.launch(&bench, kernel, &mut c).unwrap();
+        check(&c, "after the graph");
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn leading_dimensions_past_the_packed_width_are_honoured() {

@@ -46,8 +46,11 @@ impl Drop for Scratch {
 /// for one stream, kept from launch to launch: its kernels leave every flag
 /// and the count at zero as they end, so a launch needs no memset of its own
 /// (allocating and zeroing it for each launch cost about 5 us a launch on
-/// the H100, a third of a decode step). Launches on one stream run one
-/// after another, so they can share it; each stream has its own.
+/// the H100, over a quarter of a 1 x 4096 x 4096 decode step). Launches on
+/// one stream run one after another, so they can share it; each stream has
+/// its own. A stream being captured into a graph gets scratch of the
+/// launch's own instead, allocated and zeroed on the stream as graph nodes:
+/// memory allocated in a capture belongs to the graph.
 struct StreamK {
     /// `(context, stream)` handles.
     key: (usize, usize),
@@ -55,6 +58,22 @@ struct StreamK {
     /// Flag words zeroed at the start, then partial-sum bytes.
     flag_words: usize,
     partial_bytes: usize,
+}
+
+impl StreamK {
+    /// Room for `flag_words` flags, zeroed on `stream`, then `partial_bytes`.
+    fn new(stream: &CudaStream, key: (usize, usize), flag_words: usize, partial_bytes: usize) -> Result<Self, GemmError> {
+        let scratch = Scratch::new(stream, flags_bytes(flag_words) + partial_bytes, false)?;
+        // SAFETY: the flags lie inside the allocation just made.
+        unsafe { result::memset_d8_async(scratch.ptr, 0, flags_bytes(flag_words), stream.cu_stream()) }?;
+        Ok(StreamK { key, scratch, flag_words, partial_bytes })
+    }
+}
+
+/// The bytes `flag_words` flags take: the partial sums start on the
+/// 256-byte boundary after them.
+fn flags_bytes(flag_words: usize) -> usize {
+    (flag_words * 4).next_multiple_of(256)
 }
 
 // SAFETY: the stream handle is only used to free the buffer on its stream,
@@ -68,7 +87,13 @@ static STREAM_K: std::sync::Mutex<Vec<StreamK>> = std::sync::Mutex::new(Vec::new
 /// between handing out its addresses and queueing the kernel.
 pub struct StreamKScratch {
     guard: std::sync::MutexGuard<'static, Vec<StreamK>>,
-    at: usize,
+    /// The stream's kept scratch, or (in a capture) the launch's own.
+    place: Place,
+}
+
+enum Place {
+    Kept(usize),
+    Own(StreamK),
 }
 
 impl StreamKScratch {
@@ -79,51 +104,50 @@ impl StreamKScratch {
     pub fn get(stream: &CudaStream, flag_words: usize, partial_bytes: usize) -> Result<Self, GemmError> {
         let mut guard = STREAM_K.lock().unwrap_or_else(|p| p.into_inner());
         let key = (stream.context().cu_ctx() as usize, stream.cu_stream() as usize);
+        if stream.capture_status()? != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+            let own = StreamK::new(stream, key, flag_words, partial_bytes)?;
+            return Ok(StreamKScratch { guard, place: Place::Own(own) });
+        }
         let found = guard.iter().position(|s| s.key == key);
         let fits = found.is_some_and(|i| guard[i].flag_words >= flag_words && guard[i].partial_bytes >= partial_bytes);
         let at = match found {
             Some(i) if fits => i,
-            _ => {
-                let (words, bytes) =
-                    found.map_or((flag_words, partial_bytes), |i| (guard[i].flag_words.max(flag_words), guard[i].partial_bytes.max(partial_bytes)));
-                // the partial sums start on a 256-byte boundary past the flags
-                let flags_bytes = (words * 4).next_multiple_of(256);
-                let scratch = Scratch::new(stream, flags_bytes + bytes, false)?;
-                // SAFETY: the flags lie inside the allocation just made.
-                unsafe { result::memset_d8_async(scratch.ptr, 0, flags_bytes, stream.cu_stream()) }?;
-                let entry = StreamK { key, scratch, flag_words: words, partial_bytes: bytes };
-                match found {
-                    // (dropping the old scratch frees it on the stream, after its launches)
-                    Some(i) => {
-                        guard[i] = entry;
-                        i
-                    }
-                    None => {
-                        guard.push(entry);
-                        guard.len() - 1
-                    }
-                }
+            Some(i) => {
+                // (the old scratch, dropped here, is freed on the stream after its launches)
+                guard[i] = StreamK::new(stream, key, guard[i].flag_words.max(flag_words), guard[i].partial_bytes.max(partial_bytes))?;
+                i
+            }
+            None => {
+                guard.push(StreamK::new(stream, key, flag_words, partial_bytes)?);
+                guard.len() - 1
             }
         };
-        Ok(StreamKScratch { guard, at })
+        Ok(StreamKScratch { guard, place: Place::Kept(at) })
+    }
+
+    fn entry(&self) -> &StreamK {
+        match &self.place {
+            Place::Kept(i) => &self.guard[*i],
+            Place::Own(own) => own,
+        }
     }
 
     /// The flags (the blocks', then the ticket count), zero between launches.
     pub fn flags(&self) -> sys::CUdeviceptr {
-        self.guard[self.at].scratch.ptr
+        self.entry().scratch.ptr
     }
 
     /// Where the partial sums start.
     pub fn partials(&self) -> sys::CUdeviceptr {
-        let s = &self.guard[self.at];
-        s.scratch.ptr + ((s.flag_words * 4).next_multiple_of(256)) as u64
+        let s = self.entry();
+        s.scratch.ptr + flags_bytes(s.flag_words) as u64
     }
 
     /// The flag words (a copy, read after the stream's work so far): every
     /// one is zero between launches.
     #[doc(hidden)]
     pub fn flag_words(&self, stream: &CudaStream) -> Result<Vec<u32>, GemmError> {
-        let s = &self.guard[self.at];
+        let s = self.entry();
         let mut words = vec![0u32; s.flag_words];
         stream.synchronize()?;
         stream.context().bind_to_thread()?;

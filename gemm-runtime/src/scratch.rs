@@ -48,12 +48,16 @@ impl Drop for Scratch {
 /// (allocating and zeroing it for each launch cost about 5 us a launch on
 /// the H100, over a quarter of a 1 x 4096 x 4096 decode step). Launches on
 /// one stream run one after another, so they can share it; each stream has
-/// its own. A stream being captured into a graph gets scratch of the
-/// launch's own instead, allocated and zeroed on the stream as graph nodes:
-/// memory allocated in a capture belongs to the graph.
+/// its own, known by the driver's id for it (a handle may be reused by a
+/// stream made after another is destroyed, while the old one's work still
+/// runs), kept until the process ends: at most [`KEPT_STREAMS`] of them.
+/// A launch gets scratch of its own instead, allocated and zeroed on its
+/// stream, on a stream past those, and on a stream being captured into a
+/// graph (as graph nodes: memory allocated in a capture belongs to the
+/// graph).
 struct StreamK {
-    /// `(context, stream)` handles.
-    key: (usize, usize),
+    /// The context's handle and the stream's id.
+    key: (usize, u64),
     scratch: Scratch,
     /// Flag words zeroed at the start, then partial-sum bytes.
     flag_words: usize,
@@ -62,7 +66,7 @@ struct StreamK {
 
 impl StreamK {
     /// Room for `flag_words` flags, zeroed on `stream`, then `partial_bytes`.
-    fn new(stream: &CudaStream, key: (usize, usize), flag_words: usize, partial_bytes: usize) -> Result<Self, GemmError> {
+    fn new(stream: &CudaStream, key: (usize, u64), flag_words: usize, partial_bytes: usize) -> Result<Self, GemmError> {
         let scratch = Scratch::new(stream, flags_bytes(flag_words) + partial_bytes, false)?;
         // SAFETY: the flags lie inside the allocation just made.
         unsafe { result::memset_d8_async(scratch.ptr, 0, flags_bytes(flag_words), stream.cu_stream()) }?;
@@ -81,6 +85,10 @@ fn flags_bytes(flag_words: usize) -> usize {
 unsafe impl Send for StreamK {}
 
 static STREAM_K: std::sync::Mutex<Vec<StreamK>> = std::sync::Mutex::new(Vec::new());
+
+/// The most streams whose stream-K scratch is kept (a program that makes
+/// streams without end would otherwise keep scratch for each).
+pub const KEPT_STREAMS: usize = 16;
 
 /// A stream-K launch's scratch: held (with every other stream's) until it
 /// is dropped, so that no other launch on the stream replaces the buffer
@@ -103,12 +111,17 @@ impl StreamKScratch {
     /// after the launches queued before).
     pub fn get(stream: &CudaStream, flag_words: usize, partial_bytes: usize) -> Result<Self, GemmError> {
         let mut guard = STREAM_K.lock().unwrap_or_else(|p| p.into_inner());
-        let key = (stream.context().cu_ctx() as usize, stream.cu_stream() as usize);
-        if stream.capture_status()? != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+        stream.context().bind_to_thread()?;
+        let mut id = 0u64;
+        // SAFETY: a live stream's handle, and a place for its id.
+        unsafe { sys::cuStreamGetId(stream.cu_stream(), &mut id) }.result()?;
+        let key = (stream.context().cu_ctx() as usize, id);
+        let found = guard.iter().position(|s| s.key == key);
+        let capturing = stream.capture_status()? != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        if capturing || found.is_none() && guard.len() >= KEPT_STREAMS {
             let own = StreamK::new(stream, key, flag_words, partial_bytes)?;
             return Ok(StreamKScratch { guard, place: Place::Own(own) });
         }
-        let found = guard.iter().position(|s| s.key == key);
         let fits = found.is_some_and(|i| guard[i].flag_words >= flag_words && guard[i].partial_bytes >= partial_bytes);
         let at = match found {
             Some(i) if fits => i,

@@ -95,7 +95,8 @@ pub const KEPT_STREAMS: usize = 16;
 /// between handing out its addresses and queueing the kernel.
 pub struct StreamKScratch {
     guard: std::sync::MutexGuard<'static, Vec<StreamK>>,
-    /// The stream's kept scratch, or (in a capture) the launch's own.
+    /// The stream's kept scratch, or (in a capture, or on a stream past
+    /// those kept) the launch's own.
     place: Place,
 }
 

@@ -487,6 +487,34 @@ fn stream_k_launches_run_in_a_captured_graph_and_on_the_stream_after_it() {
     }
 }
 
+/// Stream-K launches on twenty streams of their own, more than keep
+/// their scratch (sixteen): each matches cuBLAS, those past the sixteen on
+/// scratch of the launch's own.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn stream_k_launches_on_more_streams_than_keep_scratch_match_cublas() {
+    use gemm_ladder::measure::DevMat;
+    let bench = bench();
+    let kernel = &gemm_ladder::steps::mma_skinny_stream_k::KERNEL;
+    let (bm, bn, bk) = (kernel.spec.block.m as usize, kernel.spec.block.n as usize, kernel.spec.block.k.unwrap() as usize);
+    let dims = Dims::new(bm, 2 * bn, 96 * bk);
+    let p = Problem::for_kernel(&bench, kernel, dims, 23).unwrap();
+    let reference = p.reference(&bench).unwrap();
+    let streams: Vec<_> = (0..20).map(|_| bench.stream().context().new_stream().unwrap()).collect();
+    for (i, stream) in streams.iter().enumerate() {
+        let mut c = p.poisoned_c(&bench).unwrap();
+        bench.stream().synchronize().unwrap();
+        match (&p.a, &p.b, &mut c) {
+            (DevMat::Bf16(a), DevMat::Bf16(b), DevMat::Bf16(c)) => kernel.launch(stream, a, b, c, dims).unwrap(),
+            _ => unreachable!("mma_skinny_stream_k is bf16 throughout"),
+        }
+        stream.synchronize().unwrap();
+        let out = c.to_f32(bench.stream()).unwrap();
+        let err = gemm_runtime::data::relative_error(&out, &reference).unwrap_or_else(|e| panic!("stream {i}: {e}"));
+        assert!(err <= gemm_runtime::data::tolerance(kernel.spec.c.elem), "stream {i}: relative error {err:.2e}");
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn leading_dimensions_past_the_packed_width_are_honoured() {

@@ -382,7 +382,7 @@ impl Kernel {
         (resident as usize).min(steps.max(1)).min((tiles * MAX_SHARERS).max(1)) as u32
     }
 
-    /// A stream-K launch's grid and scratch: a partial sum per block, a
+    /// A stream-K launch's scratch for its grid: a partial sum per block, a
     /// zeroed flag per block that says its partial sum is complete, and the
     /// zeroed count of tickets that hands out the shares as blocks start
     /// (the stream's, kept from launch to launch: see [`StreamKScratch`]).

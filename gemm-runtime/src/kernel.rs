@@ -234,7 +234,7 @@ impl Kernel {
         let bias = epilogue.bias.map(|x| x.device_ptr(stream));
         let Loaded { f, resident, .. } = self.load(stream.context())?;
         let stream_k = match self.spec.persistent {
-            Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit) => Some(self.stream_k_scratch(stream, dims)?),
+            Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit) => Some(self.stream_k_scratch_for(stream, resident, dims)?),
             _ => None,
         };
         let grid_dim = self.grid_for(resident, dims);
@@ -388,7 +388,10 @@ impl Kernel {
     /// (the stream's, kept from launch to launch: see [`StreamKScratch`]).
     #[doc(hidden)]
     pub fn stream_k_scratch(&self, stream: &CudaStream, dims: Dims) -> Result<StreamKScratch, GemmError> {
-        let Loaded { resident, .. } = self.load(stream.context())?;
+        self.stream_k_scratch_for(stream, self.load(stream.context())?.resident, dims)
+    }
+
+    fn stream_k_scratch_for(&self, stream: &CudaStream, resident: u32, dims: Dims) -> Result<StreamKScratch, GemmError> {
         let blocks = self.stream_k_blocks(resident, dims) as usize;
         let tile = (self.spec.block.m * self.spec.block.n) as usize;
         StreamKScratch::get(stream, blocks + 1, blocks * tile * 4)

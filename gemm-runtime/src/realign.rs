@@ -267,7 +267,7 @@ pub(crate) fn stage(
         let count = if dims.batch.count > 1 && strides[i] > 0 { dims.batch.count } else { 1 };
         // each problem's copy starts 256 bytes aligned, as the scratch does
         let stride = (lines * ld * bytes).next_multiple_of(256);
-        let scratch = Scratch::new(stream, count * stride, false)?;
+        let scratch = Scratch::new(stream, count * stride)?;
         let copy = Copy2d {
             bytes,
             src: ptrs[i],

@@ -1,6 +1,6 @@
-//! Scratch memory a launch needs for itself (stream-K's partial sums and
-//! flags): allocated on the launch's stream and freed on it after the kernel,
-//! so launches on different streams never share it.
+//! Scratch memory launches need for themselves, ordered on a stream: aligned
+//! copies of operands, C saved while tuning, and stream-K's partial sums and
+//! flags, which each stream keeps from launch to launch ([`StreamKScratch`]).
 
 use cudarc::driver::{result, sys, CudaStream};
 
@@ -15,18 +15,13 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// `bytes` of memory on `stream`, zeroed if `zeroed`.
-    pub fn new(stream: &CudaStream, bytes: usize, zeroed: bool) -> Result<Self, GemmError> {
+    /// `bytes` of memory on `stream` (not zeroed).
+    pub fn new(stream: &CudaStream, bytes: usize) -> Result<Self, GemmError> {
         stream.context().bind_to_thread()?;
         let s = stream.cu_stream();
         // SAFETY: an allocation ordered on a live stream; freed on it in Drop.
         let ptr = unsafe { result::malloc_async(s, bytes.max(1)) }?;
-        let scratch = Scratch { ptr, stream: s };
-        if zeroed {
-            // SAFETY: `bytes` fit in the allocation just made.
-            unsafe { result::memset_d8_async(ptr, 0, bytes, s) }?;
-        }
-        Ok(scratch)
+        Ok(Scratch { ptr, stream: s })
     }
 
     pub fn ptr(&self) -> sys::CUdeviceptr {
@@ -67,7 +62,7 @@ struct StreamK {
 impl StreamK {
     /// Room for `flag_words` flags, zeroed on `stream`, then `partial_bytes`.
     fn new(stream: &CudaStream, key: (usize, u64), flag_words: usize, partial_bytes: usize) -> Result<Self, GemmError> {
-        let scratch = Scratch::new(stream, flags_bytes(flag_words) + partial_bytes, false)?;
+        let scratch = Scratch::new(stream, flags_bytes(flag_words) + partial_bytes)?;
         // SAFETY: the flags lie inside the allocation just made.
         unsafe { result::memset_d8_async(scratch.ptr, 0, flags_bytes(flag_words), stream.cu_stream()) }?;
         Ok(StreamK { key, scratch, flag_words, partial_bytes })

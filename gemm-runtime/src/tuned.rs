@@ -241,7 +241,7 @@ impl Tuned {
         crate::kernel::compile_all(kernels.iter().copied(), stream.context());
         // C's bytes, saved where the kernels read it (beta)
         let c_bytes = c.len() * std::mem::size_of::<TC>();
-        let saved = if epilogue.beta.is_some() { Some(Scratch::new(stream, c_bytes, false)?) } else { None };
+        let saved = if epilogue.beta.is_some() { Some(Scratch::new(stream, c_bytes)?) } else { None };
         let c_ptr = c.device_ptr_mut(stream).0;
         let cu = stream.cu_stream();
         // SAFETY (both copies): `saved` holds `c_bytes`, C's whole buffer.

@@ -123,8 +123,9 @@ impl Tiling {
     /// the tiles in flight at once lie side by side in the raster and share
     /// A and B in the L2, where stream-K's staggered shares did not; by
     /// block index, not by ticket, because the tickets fall to SMs in no
-    /// fixed order: walked by ticket, the same waves took 7% more cycles on
-    /// the H100, at the same DRAM bytes and 45% more L2 traffic), then the K steps
+    /// fixed order: walked by ticket, the same waves took 2% more cycles on
+    /// the H100 (7% under `tail_split`), at the same DRAM bytes and 45%
+    /// more L2 traffic), then the K steps
     /// of the tiles left, fewer than the grid, split as in stream-K. A
     /// block's whole tiles take the indices before its share, so that
     /// `[first, last)` stays one run: [`Self::tile_of`] and [`Self::k_of`]

@@ -455,34 +455,52 @@ fn stream_k_sums_shared_tiles_in_the_same_order_every_run() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn stream_k_launches_run_in_a_captured_graph_and_on_the_stream_after_it() {
+    use gemm_ladder::measure::DevMat;
     use gemm_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
     let bench = bench();
-    let stream = bench.stream();
+    let ctx = bench.stream().context().clone();
+    // The legacy default stream cannot be captured: a stream of its own.
+    // cudarc's event tracking would make the captured launch wait on
+    // events recorded outside the capture, which a capture refuses; the
+    // test orders its streams by synchronizing instead.
+    // SAFETY: every use of a buffer on another stream follows a synchronize.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.new_stream().unwrap();
     for kernel in [&gemm_ladder::steps::mma_skinny_stream_k::KERNEL, &*HYBRID_WGMMA].into_iter().filter(|k| runs_here(&bench, k)) {
         let (bm, bn, bk) = (kernel.spec.block.m as usize, kernel.spec.block.n as usize, kernel.spec.block.k.unwrap() as usize);
         // two tiles shared by dozens of blocks
         let dims = Dims::new(bm, 2 * bn, 96 * bk);
         let p = Problem::for_kernel(&bench, kernel, dims, 21).unwrap();
         let reference = p.reference(&bench).unwrap();
-        let check = |c: &gemm_ladder::measure::DevMat, when: &str| {
-            let out = c.to_f32(stream).unwrap();
+        let launch = |c: &mut DevMat| match (&p.a, &p.b, c) {
+            (DevMat::Bf16(a), DevMat::Bf16(b), DevMat::Bf16(c)) => kernel.launch(&stream, a, b, c, dims),
+            _ => unreachable!("the stream-K kernels here are bf16 throughout"),
+        };
+        let check = |c: &DevMat, when: &str| {
+            stream.synchronize().unwrap();
+            let out = c.to_f32(bench.stream()).unwrap();
             let err = gemm_runtime::data::relative_error(&out, &reference).unwrap_or_else(|e| panic!("{} {when}: {e}", kernel.name));
             assert!(err <= gemm_runtime::data::tolerance(kernel.spec.c.elem), "{} {when}: relative error {err:.2e}", kernel.name);
         };
+        let poisoned = || {
+            let c = p.poisoned_c(&bench).unwrap();
+            bench.stream().synchronize().unwrap();
+            c
+        };
         // a launch outside the capture first: the module loaded, the stream's scratch made
-        let mut c = p.poisoned_c(&bench).unwrap();
-        p.launch(&bench, kernel, &mut c).unwrap();
+        let mut c = poisoned();
+        launch(&mut c).unwrap();
         check(&c, "before the capture");
-        let mut c = p.poisoned_c(&bench).unwrap();
+        let mut c = poisoned();
         stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
-        p.launch(&bench, kernel, &mut c).unwrap();
+        launch(&mut c).unwrap();
         let graph = stream.end_capture(CUgraphInstantiate_flags(0)).unwrap().expect("a graph of the launch");
         for run in 0..3 {
             graph.launch().unwrap();
             check(&c, &format!("in the graph's run {run}"));
         }
-        let mut c = p.poisoned_c(&bench).unwrap();
-        p.launch(&bench, kernel, &mut c).unwrap();
+        let mut c = poisoned();
+        launch(&mut c).unwrap();
         check(&c, "after the graph");
     }
 }

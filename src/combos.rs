@@ -285,7 +285,7 @@ pub fn hopper() -> Vec<KernelSpec> {
             s.block = Block { m: bm, n: bn, k: Some(k), threads: 0, min_blocks: None };
             s.warp = Some(Warp { m: wm, n: wn, m_iters: 1, n_iters: 1 });
             s.atom = Atom::Wgmma { m: 64, n: an, k: 16 };
-            s.staging = Staging::Tma { stages };
+            s.staging = Staging::Tma { stages, cp_async: None };
             s.specialize = consumers.map(|c| Specialize {
                 producers: 1,
                 consumers: c,
@@ -323,7 +323,7 @@ pub fn hopper() -> Vec<KernelSpec> {
                 // ping-pong: two consumers taking the 128x128 tiles in turn
                 s.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: true });
                 s.block.threads = 384;
-                s.staging = Staging::Tma { stages: 2 };
+                s.staging = Staging::Tma { stages: 2, cp_async: None };
             } else if consumers.is_some() {
                 // stream-K, or the hybrid: whole waves, then the tiles left shared
                 s.persistent = Some(if i >= 4 { Persistent::Hybrid } else { Persistent::StreamK });

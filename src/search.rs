@@ -468,7 +468,7 @@ pub fn attribute(spec: &KernelSpec) -> String {
             let f = if fragments > 1 { format!(", fragments = {fragments}") } else { String::new() };
             parts.push(format!("staging = cp_async(stages = {stages}, vector = {vector}{}{f})", t(transpose_a)))
         }
-        Staging::Tma { stages } => parts.push(format!("staging = tma(stages = {stages})")),
+        Staging::Tma { stages, .. } => parts.push(format!("staging = tma(stages = {stages})")),
         Staging::Direct => {}
     }
     if let Some(sp) = spec.specialize {

@@ -40,8 +40,13 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
             spec.raster = Raster::Grouped(g.parse().map_err(|_| bad())?);
         }
         "stages" => match &mut spec.staging {
-            Staging::CpAsync { stages, .. } | Staging::Tma { stages } => *stages = value.parse().map_err(|_| bad())?,
+            Staging::CpAsync { stages, .. } | Staging::Tma { stages, .. } => *stages = value.parse().map_err(|_| bad())?,
             _ => return Err(format!("`{setting}`: this step's staging is not a cp.async or TMA pipeline")),
+        },
+        // TMA's stages filled by the producer warpgroup's cp.async copies of this many elements (none: by TMA)
+        "cp_async" => match &mut spec.staging {
+            Staging::Tma { cp_async, .. } => *cp_async = if value == "none" { None } else { Some(value.parse().map_err(|_| bad())?) },
+            _ => return Err(format!("`{setting}`: this step's staging is not TMA's")),
         },
         // the K tile (under a TMA swizzle, a whole number of swizzle rows)
         "k" => spec.block.k = Some(value.parse().map_err(|_| bad())?),
@@ -84,7 +89,7 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
         }
         _ => {
             return Err(format!(
-                "`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, cluster, stages, fragments, epilogue, edges, regs or schedule"
+                "`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, cluster, stages, cp_async, fragments, epilogue, edges, regs or schedule"
             ))
         }
     }
@@ -106,6 +111,10 @@ mod tests {
         assert_eq!((h.cluster, h.persistent), (Some(Cluster { m: 1, n: 2, multicast: None }), None));
         apply_all(&mut h, "cluster=none,schedule=persistent").unwrap();
         assert_eq!((h.cluster, h.persistent), (None, Some(Persistent::Tiles)));
+        apply_all(&mut h, "cp_async=4").unwrap();
+        assert!(matches!(h.staging, Staging::Tma { cp_async: Some(4), .. }));
+        apply_all(&mut h, "cp_async=none").unwrap();
+        assert!(matches!(h.staging, Staging::Tma { cp_async: None, .. }));
         apply_all(&mut h, "regs=40/232").unwrap();
         let sp = h.specialize.unwrap();
         assert_eq!((sp.producer_regs, sp.consumer_regs), (Some(40), Some(232)));

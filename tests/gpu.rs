@@ -91,6 +91,32 @@ fn hopper_layouts_roles_swizzles_and_c_types_match_cublas() {
     }
 }
 
+/// TMA's stages filled by the producer warpgroup's cp.async copies (the
+/// variant a launch runs where A's or B's lines are 4 or 8 bytes aligned)
+/// on every specialized kernel of `combos::hopper`: every layout (K-major
+/// and M/N-major tiles), swizzle, C type, schedule (persistent, stream-K,
+/// the hybrid, ping-pong), fused and guarded epilogue, copies of 8 and 4
+/// bytes taking turns (clusters dropped: cp.async fills each block's
+/// stages alone, so multicast has none to share).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn hopper_stages_filled_by_cp_async_match_cublas() {
+    use gemm_runtime::realign::narrowed_spec;
+    let bench = bench();
+    let mut ran = 0;
+    for (i, mut spec) in gemm_ladder::combos::hopper().into_iter().chain(gemm_ladder::combos::hopper_deep_k()).enumerate() {
+        if spec.specialize.is_none() {
+            continue;
+        }
+        spec.cluster = None;
+        let v = if i % 2 == 0 { 4 } else { 2 };
+        let variant = narrowed_spec(&spec, v).unwrap_or_else(|| panic!("{}: no cp.async variant", spec.kernel_name()));
+        check_against_cublas(&bench, &Kernel::from_spec(variant).unwrap());
+        ran += 1;
+    }
+    assert!(ran >= 12, "only {ran} specialized combinations");
+}
+
 /// mma and wmma kernels in every layout of A, B and C, each staging and
 /// swizzle, each C type, f16 and bf16 (`gemm_ladder::combos`).
 #[test]
@@ -877,6 +903,11 @@ fn any_leading_dimension_and_offset_matches_cublas_on_every_path() {
             launched.unwrap_or_else(|e| panic!("{} at {dims:?} offset {offset}: {e}", k.name));
             // every operand odd: each is copied, or read (written) where it lies by a variant
             let odd = extra % 2 == 1;
+            // lines 4 or 8 bytes aligned: TMA's stages filled by cp.async of that many bytes, where no multicast shares them
+            if matches!(k.spec.staging, gemm_runtime::spec::Staging::Tma { .. }) && k.spec.cluster.is_none() && !odd {
+                let v = extra as u32;
+                assert!(matches!(plan, Ok(Plan::Variant { vector: Some(w), a: false, b: false, .. }) if w == v), "{}: {plan:?}", k.name);
+            }
             assert!(
                 plan.is_ok() && (!odd || matches!(plan, Ok(Plan::Copied { a: true, b: true, c: true } | Plan::Variant { .. }))),
                 "{}: {plan:?}",

@@ -239,18 +239,16 @@ fn every_hopper_combination_compiles_for_sm_90a() {
     }
 }
 
-/// Every point of the tuned kernels' spaces (`tuned.rs`) and of the decode
-/// kernels (`decode.rs`) compiles for its arch: what a tuning launch may
-/// pick.
 /// The variants a launch may pick at run time compile too: each ladder
 /// kernel's scalar-C variant, which writes a C its stores cannot take, and
 /// its narrower copies of A and B (every vector down to the narrowest its
-/// staging has), each with the scalar C too, wherever the rules allow.
+/// staging has; for TMA's stages, cp.async's in their place), each with
+/// the scalar C too, wherever the rules allow.
 #[test]
 fn every_ladder_kernels_variants_compile() {
-    use gemm_runtime::realign::scalar_c_spec;
+    use gemm_runtime::realign::{narrowed_spec, scalar_c_spec};
     use gemm_runtime::spec::Staging;
-    let (mut scalar, mut narrow) = (0, 0);
+    let (mut scalar, mut narrow, mut ring) = (0, 0, 0);
     for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS) {
         let spec = &step.kernel.spec;
         let mut variants = Vec::new();
@@ -261,17 +259,15 @@ fn every_ladder_kernels_variants_compile() {
         let (vector, narrowest) = match spec.staging {
             Staging::CpAsync { vector, .. } => (vector, (4 / spec.a.elem.bytes()).max(1)),
             Staging::Smem { vector, .. } => (vector, 1),
+            // TMA's stages filled by cp.async, under a producer warpgroup
+            Staging::Tma { .. } if spec.specialize.is_some() => (16 / spec.a.elem.bytes(), 4 / spec.a.elem.bytes()),
             _ => (1, 1),
         };
         let mut v = vector / 2;
         while v >= narrowest {
             for base in [Some(spec.clone()), scalar_c_spec(spec)].into_iter().flatten() {
-                let mut s = base;
-                match &mut s.staging {
-                    Staging::CpAsync { vector, .. } | Staging::Smem { vector, .. } => *vector = v,
-                    _ => {}
-                }
-                if gemm_runtime::gemm_core::check(&s).is_empty() {
+                if let Some(s) = narrowed_spec(&base, v) {
+                    ring += matches!(s.staging, Staging::Tma { .. }) as u32;
                     variants.push(s);
                     narrow += 1;
                 }
@@ -286,8 +282,13 @@ fn every_ladder_kernels_variants_compile() {
     // the steps that store C in vectors or chunks (SIMT, mma, wgmma); those that stage through shared memory
     assert!(scalar >= 15, "only {scalar} steps have a scalar-C variant");
     assert!(narrow >= 20, "only {narrow} narrower-copy variants");
+    // the specialized Hopper steps without multicast, each with C's tile or its scalar C, by 8 and 4 bytes
+    assert!(ring >= 16, "only {ring} variants whose stages cp.async fills");
 }
 
+/// Every point of the tuned kernels' spaces (`tuned.rs`) and of the decode
+/// kernels (`decode.rs`) compiles for its arch: what a tuning launch may
+/// pick.
 #[test]
 fn every_point_of_the_tuned_and_decode_kernels_compiles() {
     use gemm_ladder::{decode, tuned};
@@ -367,6 +368,13 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill() {
         .map(|p| gemm_runtime::Kernel::from_spec(KernelSpec { persistent: Some(p), ..tma_store.clone() }).unwrap())
         .collect();
     kernels.extend(&shared);
+    // the stages filled by cp.async (what a launch with A's or B's lines 8 or 4 bytes aligned runs)
+    let ring: Vec<gemm_runtime::Kernel> = [tma_store.clone(), KernelSpec { persistent: Some(Persistent::Hybrid), ..tma_store.clone() }]
+        .into_iter()
+        .flat_map(|s| [4, 2].map(|v| gemm_runtime::realign::narrowed_spec(&s, v).expect("tma_store's stages filled by cp.async")))
+        .map(|s| gemm_runtime::Kernel::from_spec(s).unwrap())
+        .collect();
+    kernels.extend(&ring);
     // K tiles two swizzle rows deep, but for an M-major A beside a consumer's 64x256
     // tile: ptxas spilled 16 bytes there (its one-row twin spills none)
     let deep: Vec<gemm_runtime::Kernel> = gemm_ladder::combos::hopper_deep_k()

@@ -59,7 +59,7 @@ pub fn apply(spec: &KernelSpec, fix: Fix) -> Option<KernelSpec> {
         ("warp.m", _) if s.warp.is_some() => s.warp.as_mut()?.m = v,
         ("warp.n", _) if s.warp.is_some() => s.warp.as_mut()?.n = v,
         ("staging.vector", Staging::Smem { vector, .. } | Staging::CpAsync { vector, .. }) => *vector = v,
-        ("staging.stages", Staging::CpAsync { stages, .. } | Staging::Tma { stages }) => *stages = v,
+        ("staging.stages", Staging::CpAsync { stages, .. } | Staging::Tma { stages, .. }) => *stages = v,
         ("swizzle", _) if matches!(s.swizzle, Swizzle::Pad(_)) => s.swizzle = Swizzle::Pad(v),
         _ => return None,
     }
@@ -688,6 +688,47 @@ fn cp_async_sizes(spec: &KernelSpec, v: u32, out: &mut Vec<Diag>) {
     }
 }
 
+/// TMA's stages filled by the producer warpgroup's cp.async copies of `v`
+/// elements (the launcher's variant for lines TMA cannot read).
+fn ring_copies(spec: &KernelSpec, v: u32, out: &mut Vec<Diag>) {
+    let elem = spec.a.elem;
+    let bytes = v * elem.bytes();
+    if !v.is_power_of_two() || !(4..=16).contains(&bytes) {
+        out.push(Diag::new(
+            "staging",
+            format!("cp_async = {v}: cp.async copies 4, 8 or 16 bytes, {} to {} {} elements", 4 / elem.bytes(), 16 / elem.bytes(), elem.rust_name()),
+        ));
+        return;
+    }
+    match spec.specialize {
+        None => out.push(Diag::new("staging", "stages filled by cp.async are filled by a producer warpgroup: add specialize(producers = 1, ..)")),
+        Some(sp) if sp.producer_regs.is_some_and(|r| r < RING_PRODUCER_REGS) => out.push(Diag::new(
+            "specialize",
+            format!(
+                "producer_regs = {}: a producer warpgroup that copies by cp.async needs {RING_PRODUCER_REGS} registers a thread",
+                sp.producer_regs.unwrap_or(0)
+            ),
+        )),
+        Some(_) => {}
+    }
+    if spec.cluster.is_some_and(|c| c.multicast.is_some()) {
+        out.push(Diag::new("cluster", "multicast shares TMA's copies among a cluster's blocks; stages filled by cp.async are each block's own"));
+    }
+    let k = spec.block.k.unwrap_or(0);
+    for (name, mn) in [("A", spec.block.m), ("B", spec.block.n)] {
+        let copies = mn * k / v;
+        if copies % 128 != 0 || k % v != 0 || mn % v != 0 {
+            out.push(Diag::new(
+                "staging",
+                format!("{name}'s tile ({mn} x {k}) cannot be copied {v} elements at a time by the producer warpgroup's 128 threads in whole rounds"),
+            ));
+        }
+    }
+}
+
+/// Registers a thread of a producer warpgroup that copies by cp.async needs.
+pub const RING_PRODUCER_REGS: u32 = 40;
+
 fn swizzle(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let staged = !matches!(spec.staging, Staging::Direct);
     match spec.swizzle {
@@ -873,7 +914,10 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
 }
 
 fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
-    if let Staging::Tma { stages } = spec.staging {
+    if let Staging::Tma { cp_async: Some(v), .. } = spec.staging {
+        ring_copies(spec, v, out);
+    }
+    if let Staging::Tma { stages, .. } = spec.staging {
         if spec.swizzle.tma_bytes().is_none() {
             let e = 128 / spec.a.elem.bytes();
             out.push(Diag::new(

@@ -156,7 +156,12 @@ pub enum Staging {
     /// of a second set of registers.
     CpAsync { stages: u32, vector: u32, transpose_a: bool, fragments: u32 },
     /// TMA bulk tensor copies completing on mbarriers, `stages` tiles deep.
-    Tma { stages: u32 },
+    /// With `cp_async: Some(v)` the producer warpgroup fills the same
+    /// swizzled stages by `cp.async` copies of `v` elements a thread, which
+    /// arrive on the same mbarriers: the variant the launcher runs for A
+    /// or B whose lines TMA cannot take (not 16-byte aligned), generated
+    /// from the same spec (`gemm-runtime`'s `realign`).
+    Tma { stages: u32, cp_async: Option<u32> },
 }
 
 impl Staging {
@@ -195,7 +200,7 @@ impl Staging {
         match self {
             Staging::Direct => 0,
             Staging::Smem { buffers, .. } => buffers,
-            Staging::CpAsync { stages, .. } | Staging::Tma { stages } => stages,
+            Staging::CpAsync { stages, .. } | Staging::Tma { stages, .. } => stages,
         }
     }
 }
@@ -669,7 +674,7 @@ impl KernelSpec {
         // ping-pong consumers add a barrier each for their turns with the ring
         let turns = self.specialize.filter(|sp| sp.pingpong).map_or(0, |sp| 8 * sp.consumers);
         match self.staging {
-            Staging::Tma { stages } => 1024 + 16 * stages + turns,
+            Staging::Tma { stages, .. } => 1024 + 16 * stages + turns,
             _ => 0,
         }
     }
@@ -859,8 +864,13 @@ impl KernelSpec {
                     (Epilogue::Vector, _) => 2,
                     _ => 1,
                 };
-                // TMA reads 16-byte aligned rows (global strides a multiple of 16 bytes)
-                let operands = if let Staging::Tma { .. } = staging { (16 / ab, 16) } else { aligned(staging.vector(), ab) };
+                // TMA reads 16-byte aligned rows (global strides a multiple of 16 bytes); its
+                // cp.async variant, lines aligned to its copies
+                let operands = match staging {
+                    Staging::Tma { cp_async: None, .. } => (16 / ab, 16),
+                    Staging::Tma { cp_async: Some(v), .. } => aligned(v, ab),
+                    _ => aligned(staging.vector(), ab),
+                };
                 (operands, aligned(c_vector, c))
             }
         };
@@ -948,7 +958,12 @@ impl KernelSpec {
                     s += &format!("_f{fragments}");
                 }
             }
-            Staging::Tma { stages } => s += &format!("_s{stages}"),
+            Staging::Tma { stages, cp_async } => {
+                s += &format!("_s{stages}");
+                if let Some(v) = cp_async {
+                    s += &format!("_cp{v}");
+                }
+            }
         }
         if let Some(sp) = self.specialize {
             s += &format!("__ws{}p{}c", sp.producers, sp.consumers);

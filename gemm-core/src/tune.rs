@@ -162,7 +162,7 @@ fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
             Setting::ThreadM => thread = thread.map(|t| ThreadTile { m: v, ..t }),
             Setting::ThreadN => thread = thread.map(|t| ThreadTile { n: v, ..t }),
             Setting::Stages => match &mut s.staging {
-                Staging::CpAsync { stages, .. } | Staging::Tma { stages } => *stages = v,
+                Staging::CpAsync { stages, .. } | Staging::Tma { stages, .. } => *stages = v,
                 _ => {}
             },
             Setting::Vector => match &mut s.staging {
@@ -359,7 +359,7 @@ mod tests {
         base.block = Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None };
         base.warp = Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 });
         base.atom = Atom::Wgmma { m: 64, n: 256, k: 16 };
-        base.staging = Staging::Tma { stages: 3 };
+        base.staging = Staging::Tma { stages: 3, cp_async: None };
         base.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: false });
         base.swizzle = Swizzle::B128;
         base.arch = Arch::Sm90a;

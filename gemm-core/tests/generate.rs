@@ -488,7 +488,7 @@ fn hopper_spec() -> KernelSpec {
         warp: Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }),
         thread: None,
         atom: Atom::Wgmma { m: 64, n: 256, k: 16 },
-        staging: Staging::Tma { stages: 4 },
+        staging: Staging::Tma { stages: 4, cp_async: None },
         specialize: Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: false }),
         swizzle: Swizzle::B128,
         raster: Raster::Row,
@@ -522,6 +522,46 @@ fn a_specialized_kernel_has_a_producer_and_consumers_around_a_ring_of_stages() {
     assert!(src.contains("mbar_init(empty + 8 * s, 2)"), "one release per consumer warpgroup");
     // 4 stages of 16 KB of A and 32 KB of B, the 1024-byte alignment slack, 8 barriers
     assert_eq!(g.smem_bytes, 4 * (16384 + 32768) + 1024 + 64);
+}
+
+/// The stages filled by cp.async (the variant for A or B lines TMA cannot
+/// read): the whole producer warpgroup copies each stage into TMA's
+/// swizzled layout and arrives once its copies land (128 arrivals a full
+/// barrier), a consumer fences the async proxy before its wgmmas read the
+/// stage, and the kernel takes no tensor map of A or B; an M-major A is
+/// copied along M, its lines along K.
+#[test]
+fn stages_filled_by_cp_async_take_the_layout_tma_would_and_arrive_from_every_producer_thread() {
+    let mut s = hopper_spec();
+    s.staging = Staging::Tma { stages: 4, cp_async: Some(4) };
+    s.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(40), consumer_regs: Some(232), pingpong: false });
+    let src = generate(&s).unwrap().source;
+    assert!(!src.contains("tma_load(") && !src.contains("TensorMap tmap"), "{src}");
+    assert!(src.contains("mbar_init(full + 8 * s, 128);"), "{src}");
+    let producer = src.find("if (threadIdx.x < 128)").expect("a producer branch");
+    let consumer = src[producer..].find("else {").map(|i| producer + i).expect("a consumer branch");
+    let (p, c) = (&src[producer..consumer], &src[consumer..]);
+    assert!(!p.contains("threadIdx.x == 0"), "every producer thread copies: {p}");
+    assert!(p.contains("ring_copy_a(a_smem + stage * 16384, A + a_batch * batch_a, lda, block_m, k0, M, K);"), "{p}");
+    assert!(p.contains("ring_copy_b(b_smem + stage * 32768, B + b_batch * batch_b, ldb, block_n, k0, N, K);"), "{p}");
+    assert!(p.contains("cp_async_arrive(bar);"), "{p}");
+    let wait = c.find("mbar_wait(full + 8 * stage, (kt / 4) & 1);").expect("a wait on the full barrier");
+    assert_eq!(c[wait..].lines().nth(1).map(str::trim), Some("fence_proxy_async();  // written by cp.async, read by wgmma"));
+    // A: 128 lines of 64 elements, 16 copies of 8 bytes a thread, chunks XORed by the line's place among 8
+    for line in [
+        "for (int i = 0; i < 16; ++i) {",
+        "unsigned off = (c / 64) * 16384 + l * 128 + (c % 64) * 2;",
+        "off ^= ((off >> 7) & 7) << 4;",
+        "cp_async_8_zfill(dst + off, src + (n > 0 ? (long long)gl * ld + gc : 0), n * 2);",
+    ] {
+        assert!(src.contains(line), "{line}\n{src}");
+    }
+    // an M-major A: lines along K (k0 onwards, up to K), elements along M from block_m
+    s.a.layout = Layout::ColMajor;
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("ring_copy_a(a_smem + stage * 16384, A + a_batch * batch_a, lda, k0, block_m, K, M);"), "{src}");
+    // boxes of 64 elements along M, two of them, each 64 lines of K
+    assert!(src.contains("unsigned off = (c / 64) * 8192 + l * 128 + (c % 64) * 2;"), "{src}");
 }
 
 /// A 2x1 cluster multicasting B: the kernel declares its cluster, the
@@ -628,7 +668,7 @@ fn a_persistent_kernel_walks_tiles_with_one_count_of_stages() {
 #[test]
 fn a_specialized_c_tile_lies_past_the_stages_and_syncs_the_consumers_alone() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 3 };
+    s.staging = Staging::Tma { stages: 3, cp_async: None };
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Smem;
     let g = generate(&s).unwrap();
@@ -650,7 +690,7 @@ fn a_specialized_c_tile_lies_past_the_stages_and_syncs_the_consumers_alone() {
 #[test]
 fn a_tma_store_epilogue_fences_meets_and_stores_each_box_from_one_thread() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 3 };
+    s.staging = Staging::Tma { stages: 3, cp_async: None };
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Tma;
     let src = generate(&s).unwrap().source;
@@ -729,7 +769,7 @@ fn stream_k_on_tma_stages_keeps_the_fix_up_among_the_consumers() {
     let mut spec = hopper_spec();
     spec.persistent = Some(Persistent::StreamK);
     spec.epilogue = Epilogue::Tma;
-    spec.staging = Staging::Tma { stages: 3 };
+    spec.staging = Staging::Tma { stages: 3, cp_async: None };
     let g = generate(&spec).unwrap();
     let src = &g.source;
     let roles = src.find("// roles:").expect("roles");
@@ -755,7 +795,7 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
     spec.block = Block { m: 128, n: 128, k: Some(64), threads: 384, min_blocks: None };
     spec.warp = Some(Warp { m: 128, n: 128, m_iters: 1, n_iters: 1 });
     spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
-    spec.staging = Staging::Tma { stages: 5 };
+    spec.staging = Staging::Tma { stages: 5, cp_async: None };
     spec.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: true });
     spec.persistent = Some(Persistent::Tiles);
     spec.epilogue = Epilogue::Tma;
@@ -791,7 +831,7 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
 fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shifted_to_match() {
     let mut s = hopper_spec();
     // three stages leave room for the C tile
-    s.staging = Staging::Tma { stages: 3 };
+    s.staging = Staging::Tma { stages: 3, cp_async: None };
     s.epilogue = Epilogue::SmemElements;
     let src = generate(&s).unwrap().source;
     for line in [
@@ -837,7 +877,7 @@ fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shift
 #[test]
 fn bias_values_load_in_bounds_and_ahead_only_where_few() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 3 };
+    s.staging = Staging::Tma { stages: 3, cp_async: None };
     s.epilogue = Epilogue::Smem;
     s.fused = Fused { alpha: false, beta: false, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh) };
     let wide = generate(&s).unwrap().source;
@@ -864,7 +904,7 @@ fn a_k_tile_of_two_swizzle_rows_loads_two_boxes_along_k() {
     spec.block = Block { m: 128, n: 128, k: Some(128), threads: 384, min_blocks: None };
     spec.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
     spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
-    spec.staging = Staging::Tma { stages: 3 };
+    spec.staging = Staging::Tma { stages: 3, cp_async: None };
     let src = generate(&spec).unwrap().source;
     for line in [
         "mbar_expect_bytes(bar, 65536);",

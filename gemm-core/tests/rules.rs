@@ -84,12 +84,45 @@ fn hopper_features_need_sm_90a() {
     s.thread = None;
     s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
     s.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
-    s.staging = Staging::Tma { stages: 4 };
+    s.staging = Staging::Tma { stages: 4, cp_async: None };
     s.swizzle = Swizzle::B128;
     s.arch = Arch::Sm90a;
     assert_eq!(check(&s), vec![], "seed 002's 128x128 wgmma kernel is legal");
     s.arch = Arch::Sm90;
     assert_eq!(errors_at(&s), vec!["arch"]);
+}
+
+/// TMA's stages filled by cp.async: copies of 4, 8 or 16 bytes, by a
+/// producer warpgroup with registers for them, in no cluster that
+/// multicasts (which shares TMA's copies).
+#[test]
+fn stages_filled_by_cp_async_need_a_producer_warpgroup_and_no_multicast() {
+    let mut s = smem_spec();
+    s.a.elem = Elem::Bf16;
+    s.b.elem = Elem::Bf16;
+    s.block = Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None };
+    s.thread = None;
+    s.warp = Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 });
+    s.atom = Atom::Wgmma { m: 64, n: 256, k: 16 };
+    s.staging = Staging::Tma { stages: 3, cp_async: Some(4) };
+    s.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(40), consumer_regs: Some(232), pingpong: false });
+    s.swizzle = Swizzle::B128;
+    s.arch = Arch::Sm90a;
+    assert_eq!(check(&s), vec![], "tma_store's tiling filled by 8-byte copies is legal");
+    s.staging = Staging::Tma { stages: 3, cp_async: Some(1) };
+    assert_eq!(errors_at(&s), vec!["staging"], "2-byte copies");
+    s.staging = Staging::Tma { stages: 3, cp_async: Some(8) };
+    assert_eq!(check(&s), vec![], "16-byte copies");
+    let sp = s.specialize.unwrap();
+    s.specialize = Some(Specialize { producer_regs: Some(24), consumer_regs: Some(240), ..sp });
+    assert_eq!(errors_at(&s), vec!["specialize"], "a producer of 24 registers");
+    s.specialize = Some(sp);
+    s.cluster = Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) });
+    assert_eq!(errors_at(&s), vec!["cluster"]);
+    s.cluster = None;
+    s.specialize = None;
+    s.block.threads = 256;
+    assert!(errors_at(&s).contains(&"staging"), "no producer warpgroup");
 }
 
 #[test]

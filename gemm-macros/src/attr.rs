@@ -423,7 +423,7 @@ fn staging(cx: &mut Ctxt, value: &Node) -> Option<Staging> {
         }
         "tma" => {
             let f = fields(cx, &["stages"]);
-            Some(Staging::Tma { stages: f.required(cx, "stages")? })
+            Some(Staging::Tma { stages: f.required(cx, "stages")?, cp_async: None })
         }
         _ => {
             cx.error(span, format!("unknown staging `{kind}`{}; expected one of {}", hint(&kind, KINDS), list(KINDS)));

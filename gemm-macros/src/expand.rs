@@ -385,7 +385,13 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Staging::CpAsync { stages, vector, transpose_a, fragments } => {
             quote!(#p::Staging::CpAsync { stages: #stages, vector: #vector, transpose_a: #transpose_a, fragments: #fragments })
         }
-        Staging::Tma { stages } => quote!(#p::Staging::Tma { stages: #stages }),
+        Staging::Tma { stages, cp_async } => {
+            let cp_async = match cp_async {
+                Some(v) => quote!(::core::option::Option::Some(#v)),
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(#p::Staging::Tma { stages: #stages, cp_async: #cp_async })
+        }
     };
     let specialize = opt(s.specialize, |Specialize { producers, consumers, producer_regs, consumer_regs, pingpong }| {
         let pr = opt(producer_regs, |r| quote!(#r));

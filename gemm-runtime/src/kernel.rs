@@ -271,7 +271,7 @@ impl Kernel {
             launch.arg(p);
         }
         let mut maps = Vec::new();
-        if let Staging::Tma { .. } = self.spec.staging {
+        if let Staging::Tma { cp_async: None, .. } = self.spec.staging {
             maps.push(tma::operand_map(&self.spec, Which::A, a_ptr, &sa, b.count, b.stride_a)?);
             maps.push(tma::operand_map(&self.spec, Which::B, b_ptr, &sb, b.count, b.stride_b)?);
         }
@@ -286,7 +286,8 @@ impl Kernel {
         // beta, bias and its batch stride) where the spec declares them, then
         // under persistent = tiles (batches), under stream-K (batches,
         // partials, flags) with the scratch sized for its grid, and under TMA
-        // staging A's and B's tensor maps (and C's under epilogue = tma), as
+        // staging A's and B's tensor maps unless cp.async fills the stages
+        // (and C's under epilogue = tma), as
         // `gemm_core`'s params module generates them; the checks above keep
         // every access in bounds.
         unsafe { launch.launch(cfg) }?;

@@ -27,6 +27,7 @@
 //! or a variant's narrower loads and stores.
 
 use cudarc::driver::CudaStream;
+use gemm_core::check::RING_PRODUCER_REGS;
 use gemm_core::spec::{Epilogue, KernelSpec, Layout, Staging};
 
 use crate::args::{Dims, Shape};
@@ -100,44 +101,74 @@ pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Op
         let fits: Vec<u32> = [(a, widest[0]), (b, widest[1])].into_iter().filter(|&(m, _)| m).map(|(_, w)| w).filter(|&w| w >= min).collect();
         copy_a = a && widest[0] < min;
         copy_b = b && widest[1] < min;
-        vector = fits.into_iter().min().filter(|&v| v < spec.staging.vector());
+        vector = fits.into_iter().min().filter(|&v| v < full_vector(spec));
     }
     let only_c = if c { scalar_c_spec(spec) } else { None };
     let scalar_c = only_c.is_some();
     let Some(v) = vector else {
         // C alone (or nothing) by a variant; A and B as they are, or copied
         return match only_c {
-            Some(only_c) => (Plan::Variant { vector: None, scalar_c, a: copy_a, b: copy_b, c: false }, Some(only_c)),
+            // (no narrower copy: A and B as they were planned, copies of TMA's slow lines too)
+            Some(only_c) => (Plan::Variant { vector: None, scalar_c, a, b, c: false }, Some(only_c)),
             None => (Plan::Copied { a, b, c }, None),
         };
     };
-    let mut variant = only_c.clone().unwrap_or_else(|| spec.clone());
-    set_vector(&mut variant, v);
-    if !gemm_core::check(&variant).is_empty() {
+    let Some(variant) = narrowed_spec(only_c.as_ref().unwrap_or(spec), v) else {
         // the narrower copies break a rule of this tiling: A and B go through copies
         return match only_c {
             Some(only_c) => (Plan::Variant { vector: None, scalar_c, a, b, c: false }, Some(only_c)),
             None => (Plan::Copied { a, b, c }, None),
         };
-    }
+    };
     (Plan::Variant { vector, scalar_c, a: copy_a, b: copy_b, c: c && !scalar_c }, Some(variant))
 }
 
 /// The fewest elements a copy of A or B into shared memory may move for
-/// `spec`'s staging: cp.async moves 4 bytes or more, a register-staged
-/// load one element; `None` where the staging has no vector to narrow
-/// (TMA's 16-byte rows, wmma's direct fragment loads).
+/// `spec`'s staging: cp.async moves 4 bytes or more (also where it fills
+/// TMA's stages, given a producer warpgroup), a register-staged load one
+/// element; `None` where the staging has no vector to narrow (TMA without
+/// a producer warpgroup, wmma's direct fragment loads).
 fn narrowest_vector(spec: &KernelSpec) -> Option<u32> {
     match spec.staging {
         Staging::CpAsync { .. } => Some((4 / spec.a.elem.bytes()).max(1)),
+        Staging::Tma { .. } if spec.specialize.is_some() => Some((4 / spec.a.elem.bytes()).max(1)),
         Staging::Smem { .. } => Some(1),
         _ => None,
     }
 }
 
+/// The elements a copy of A or B moves in `spec` itself: TMA's lines are 16
+/// bytes aligned.
+fn full_vector(spec: &KernelSpec) -> u32 {
+    match spec.staging {
+        Staging::Tma { cp_async: None, .. } => 16 / spec.a.elem.bytes(),
+        s => s.vector(),
+    }
+}
+
+/// `spec` with its copies of A and B into shared memory narrowed to `v`
+/// elements (for a TMA spec, its stages filled by cp.async of `v`
+/// elements, the producer given the registers that takes); `None` where
+/// that breaks a rule of the tiling.
+pub fn narrowed_spec(spec: &KernelSpec, v: u32) -> Option<KernelSpec> {
+    let mut variant = spec.clone();
+    set_vector(&mut variant, v);
+    gemm_core::check(&variant).is_empty().then_some(variant)
+}
+
 fn set_vector(spec: &mut KernelSpec, v: u32) {
     match &mut spec.staging {
         Staging::CpAsync { vector, .. } | Staging::Smem { vector, .. } => *vector = v,
+        Staging::Tma { cp_async, .. } => {
+            *cp_async = Some(v);
+            // the producer warpgroup's copies need registers the TMA producer gave away
+            if let Some(sp) = spec.specialize.as_mut().filter(|sp| sp.producer_regs.is_some_and(|r| r < RING_PRODUCER_REGS)) {
+                sp.producer_regs = Some(RING_PRODUCER_REGS);
+                // an SM's 65,536 registers are 512 a thread of a warpgroup: what the producer leaves, the consumers share
+                let left = (512 - RING_PRODUCER_REGS * sp.producers) / sp.consumers.max(1) / 8 * 8;
+                sp.consumer_regs = sp.consumer_regs.map(|c| c.min(left));
+            }
+        }
         _ => {}
     }
 }
@@ -472,6 +503,36 @@ mod tests {
         // copies of A and B for TMA: lines 128 bytes apart; C's the vector's
         let shapes = crate::args::shapes(tma.a, tma.b, tma.c, Dims::new(4095, 4097, 4100));
         assert_eq!(shapes.each_ref().map(|s| aligned_ld(&tma, s)), [4160, 4160, 4104]);
+    }
+
+    /// A TMA kernel whose A or B lines are 8 or 4 bytes aligned runs with
+    /// its stages filled by cp.async of that many bytes (its producer given
+    /// the registers the copies take); lines 2 bytes aligned, or a kernel
+    /// whose cluster multicasts, go through copies.
+    #[test]
+    fn tma_kernels_read_lines_of_8_and_4_bytes_by_cp_async() {
+        let tma = crate::test_specs::tma_store();
+        let addrs = [BASE, BASE << 1, BASE << 2];
+        let big = [1 << 26; 3];
+        // every side odd, packed: A's lines (4100) 8 bytes aligned, B's (4100, column-major) too, C's 2
+        let packed = Dims::new(4095, 4097, 4100);
+        assert_eq!(plan(&tma, packed, big, addrs).unwrap(), Plan::Variant { vector: Some(4), scalar_c: true, a: false, b: false, c: false });
+        let v = variant_spec(&tma, packed, addrs).unwrap();
+        assert_eq!(v.staging, Staging::Tma { stages: 3, cp_async: Some(4) });
+        let sp = v.specialize.unwrap();
+        assert_eq!((sp.producer_regs, sp.consumer_regs), (Some(RING_PRODUCER_REGS), Some(232)));
+        assert_eq!(v.epilogue, Epilogue::SmemElements);
+        // B's lines 4 bytes aligned, A's 16: both by 4-byte copies, C by TMA stores
+        let b4 = Dims::new(4096, 4096, 4096).with_ld(4096, 4098, 4096);
+        assert_eq!(plan(&tma, b4, big, addrs).unwrap(), Plan::Variant { vector: Some(2), scalar_c: false, a: false, b: false, c: false });
+        assert_eq!(variant_spec(&tma, b4, addrs).unwrap().epilogue, Epilogue::Tma);
+        // A's lines 2 bytes aligned: A copied, B where it lies
+        let a2 = Dims::new(4096, 4096, 4096).with_ld(4097, 4096, 4096);
+        assert_eq!(plan(&tma, a2, big, addrs).unwrap(), Plan::Copied { a: true, b: false, c: false });
+        // a cluster that multicasts B shares TMA's copies: cp.async has none to share
+        let clustered = KernelSpec { cluster: Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) }), ..tma.clone() };
+        assert!(gemm_core::check(&clustered).is_empty(), "{:?}", gemm_core::check(&clustered));
+        assert_eq!(plan(&clustered, b4, big, addrs).unwrap(), Plan::Copied { a: false, b: true, c: false });
     }
 
     /// A copy's lines lie the kernel's vector apart (and its pointer

@@ -177,7 +177,7 @@ persistent__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tm
                 const int in_band = tile % (8 * tiles_n);
                 const int block_m = (band * 8 + in_band % band_rows) * 128;
                 const int block_n = (in_band / band_rows) * 256;
-                // the problem's coordinate in each tensor map: an operand the batch shares has one
+                // the problem each operand's tiles come from: an operand the batch shares has one
                 const int a_batch = batch_a != 0 ? batch : 0;
                 const int b_batch = batch_b != 0 ? batch : 0;
                 for (int kt = 0; kt < k_tiles; ++kt, ++it) {

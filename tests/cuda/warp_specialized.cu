@@ -143,7 +143,7 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
             const int in_band = tile % (8 * gridDim.x);
             const int block_m = (band * 8 + in_band % band_rows) * 128;
             const int block_n = (in_band / band_rows) * 128;
-            // the problem's coordinate in each tensor map: an operand the batch shares has one
+            // the problem each operand's tiles come from: an operand the batch shares has one
             const int a_batch = batch_a != 0 ? batch : 0;
             const int b_batch = batch_b != 0 ? batch : 0;
             for (int kt = 0; kt < k_tiles; ++kt) {

@@ -134,7 +134,7 @@ wgmma_tma__bf16bf16bf16_rcr__b64x64x64_t128__w64x64_i1x1__wgmma64x64x16__tma_s1_
     const int in_band = tile % (8 * gridDim.x);
     const int block_m = (band * 8 + in_band % band_rows) * 64;
     const int block_n = (in_band / band_rows) * 64;
-    // the problem's coordinate in each tensor map: an operand the batch shares has one
+    // the problem each operand's tiles come from: an operand the batch shares has one
     const int a_batch = batch_a != 0 ? batch : 0;
     const int b_batch = batch_b != 0 ? batch : 0;
     // warpgroup tier: 1x1 warpgroups, each a 64x64 sub-tile of 1x1 wgmma atoms of 64x64

@@ -44,11 +44,18 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
         }
         None => {}
     }
-    if let Staging::Tma { .. } = spec.staging {
-        let (names, maps) =
-            if spec.epilogue == Epilogue::Tma { ("A's, B's and C's", &["a", "b", "c"][..]) } else { ("A's and B's", &["a", "b"][..]) };
-        lines.push(format!("// TMA: {names} tensor maps (the pointers above are what they map)"));
-        lines.push(maps.iter().map(|m| format!("const __grid_constant__ TensorMap tmap_{m}")).collect::<Vec<_>>().join(", "));
+    if let Staging::Tma { cp_async, .. } = spec.staging {
+        // (where cp.async fills the stages, C's alone, if any)
+        let (names, maps) = match (cp_async.is_none(), spec.epilogue == Epilogue::Tma) {
+            (true, true) => ("A's, B's and C's", &["a", "b", "c"][..]),
+            (true, false) => ("A's and B's", &["a", "b"][..]),
+            (false, true) => ("C's", &["c"][..]),
+            (false, false) => ("no", &[][..]),
+        };
+        if !maps.is_empty() {
+            lines.push(format!("// TMA: {names} tensor maps (the pointers above are what they map)"));
+            lines.push(maps.iter().map(|m| format!("const __grid_constant__ TensorMap tmap_{m}")).collect::<Vec<_>>().join(", "));
+        }
     }
     // commas between groups: after every parameter line but the last
     let last = lines.len() - 1;

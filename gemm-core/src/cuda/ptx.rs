@@ -120,9 +120,13 @@ pub fn storage_type(elem: Elem) -> &'static str {
 /// The opaque TMA descriptor the host encodes (`cuTensorMapEncodeTiled`),
 /// passed by value as a `__grid_constant__` parameter, and the mbarrier and
 /// bulk tensor copy helpers of a TMA pipeline.
-pub fn tma(w: &mut Writer) {
-    w.line("// a TMA descriptor, encoded on the host: 128 opaque bytes, 64-byte aligned");
-    w.statement_block("struct __align__(64) TensorMap", |w| w.line("unsigned long long opaque[16];"));
+/// (`maps`: the kernel takes tensor maps; `loads`: TMA loads its operands,
+/// not cp.async.)
+pub fn tma(w: &mut Writer, maps: bool, loads: bool) {
+    if maps {
+        w.line("// a TMA descriptor, encoded on the host: 128 opaque bytes, 64-byte aligned");
+        w.statement_block("struct __align__(64) TensorMap", |w| w.line("unsigned long long opaque[16];"));
+    }
     w.line("// mbarriers: 8-byte shared-memory barriers whose phases complete when their");
     w.line("// arrivals and expected transaction bytes are all in");
     w.block("__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)", |w| {
@@ -150,14 +154,16 @@ pub fn tma(w: &mut Writer) {
         w.line("    \"@!done bra wait;\\n\"");
         w.line("    \"}\\n\" :: \"r\"(bar), \"r\"(parity) : \"memory\");");
     });
-    w.line("// a TMA load of one box at (c0 innermost, c1, batch) into shared memory,");
-    w.line("// completing on `bar` with the box's bytes; elements outside the tensor read as 0");
-    w.block("__device__ __forceinline__ void tma_load(unsigned dst, const TensorMap& map, int c0, int c1, int batch, unsigned bar)", |w| {
-        w.line("asm volatile(");
-        w.line("    \"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\\n\"");
-        w.line("    :: \"r\"(dst), \"l\"(reinterpret_cast<unsigned long long>(&map)), \"r\"(c0), \"r\"(c1), \"r\"(batch), \"r\"(bar)");
-        w.line("    : \"memory\");");
-    });
+    if loads {
+        w.line("// a TMA load of one box at (c0 innermost, c1, batch) into shared memory,");
+        w.line("// completing on `bar` with the box's bytes; elements outside the tensor read as 0");
+        w.block("__device__ __forceinline__ void tma_load(unsigned dst, const TensorMap& map, int c0, int c1, int batch, unsigned bar)", |w| {
+            w.line("asm volatile(");
+            w.line("    \"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\\n\"");
+            w.line("    :: \"r\"(dst), \"l\"(reinterpret_cast<unsigned long long>(&map)), \"r\"(c0), \"r\"(c1), \"r\"(batch), \"r\"(bar)");
+            w.line("    : \"memory\");");
+        });
+    }
     w.line("");
 }
 

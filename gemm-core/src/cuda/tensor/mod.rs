@@ -20,6 +20,7 @@
 
 mod mma;
 mod pairs;
+mod ring_copies;
 mod staging;
 mod tma;
 mod wgmma;
@@ -116,7 +117,7 @@ impl Tc<'_> {
                 self.stream_k_loop(w, stages, vector);
                 return;
             }
-            if let Staging::Tma { stages } = s.staging {
+            if let Staging::Tma { stages, .. } = s.staging {
                 return self.tma_body(w, stages);
             }
             super::params::batch_offsets(w, s);
@@ -199,9 +200,10 @@ impl Tc<'_> {
             Staging::Smem { .. } => "smem".to_string(),
             Staging::CpAsync { stages, fragments: 2, .. } => format!("cp_async ({stages} stages, fragments a K step ahead)"),
             Staging::CpAsync { stages, .. } => format!("cp_async ({stages} stages)"),
-            Staging::Tma { stages } => match s.specialize {
+            Staging::Tma { stages, cp_async } => match s.specialize {
                 Some(sp) => format!(
-                    "tma ({stages} stages) fed by {} producer warpgroup(s) to {} consumer warpgroup(s){}",
+                    "tma ({stages} stages{}) fed by {} producer warpgroup(s) to {} consumer warpgroup(s){}",
+                    cp_async.map_or(String::new(), |v| format!(", filled by cp.async of {v} elements")),
                     sp.producers,
                     sp.consumers,
                     match (sp.producer_regs, sp.consumer_regs) {

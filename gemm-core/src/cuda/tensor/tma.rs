@@ -35,6 +35,7 @@
 //! arrives on every block's), and the blocks meet once their barriers are
 //! set up and once more before any leaves.
 
+use super::ring_copies::COPIERS;
 use super::Tc;
 use crate::cuda::epilogue::Output;
 use crate::cuda::ptx;
@@ -44,7 +45,11 @@ use crate::spec::{Epilogue, Persistent, Specialize, Which};
 
 impl Tc<'_> {
     pub(super) fn tma_helpers(&self, w: &mut Writer) {
-        ptx::tma(w);
+        let loads = self.ring_vector().is_none();
+        ptx::tma(w, loads || self.spec.epilogue == Epilogue::Tma, loads);
+        if let Some(v) = self.ring_vector() {
+            self.ring_copy_helpers(w, v);
+        }
         if self.spec.specialize.is_some_and(|sp| sp.producer_regs.is_some() || sp.consumer_regs.is_some()) {
             ptx::setmaxnreg(w);
         }
@@ -99,7 +104,11 @@ impl Tc<'_> {
         let per = if self.multicasts() { " of each block of the cluster" } else { "" };
         w.block("if (threadIdx.x == 0)", |w| {
             w.block(format!("for (int s = 0; s < {stages}; ++s)"), |w| {
-                w.line("mbar_init(full + 8 * s, 1);  // the producer's arrival, with the stage's bytes");
+                if self.ring_vector().is_some() {
+                    w.line(format!("mbar_init(full + 8 * s, {COPIERS});  // each producer thread's, once its copies have landed"));
+                } else {
+                    w.line("mbar_init(full + 8 * s, 1);  // the producer's arrival, with the stage's bytes");
+                }
                 let whose = if pingpong.is_some() { "the release of the consumer whose tile it holds" } else { "one release per consumer warpgroup" };
                 w.line(format!("mbar_init(empty + 8 * s, {releases});  // {whose}{per}"));
             });
@@ -124,7 +133,7 @@ impl Tc<'_> {
     /// The batch's coordinates in the tensor maps, for problem `batch`: an
     /// operand the batch shares (stride 0) has one problem.
     fn map_batches(w: &mut Writer, batch: &str) {
-        w.line("// the problem's coordinate in each tensor map: an operand the batch shares has one");
+        w.line("// the problem each operand's tiles come from: an operand the batch shares has one");
         w.line(format!("const int a_batch = batch_a != 0 ? {batch} : 0;"));
         w.line(format!("const int b_batch = batch_b != 0 ? {batch} : 0;"));
     }
@@ -219,6 +228,10 @@ impl Tc<'_> {
     fn tma_issue(&self, w: &mut Writer, kt: &str, stage: &str) {
         let (a_bytes, b_bytes) = self.stage_bytes();
         w.line(format!("const unsigned bar = full + 8 * {stage};"));
+        if self.ring_vector().is_some() {
+            w.line(format!("const int k0 = {kt} * {};", self.bk));
+            return self.ring_issue(w, stage);
+        }
         w.line(format!("mbar_expect_bytes(bar, {});", a_bytes + b_bytes));
         w.line(format!("const int k0 = {kt} * {};", self.bk));
         for (which, base, origin, bytes) in [(Which::A, "a_smem", "block_m", a_bytes), (Which::B, "b_smem", "block_n", b_bytes)] {
@@ -313,7 +326,7 @@ impl Tc<'_> {
                 w.line("// block tier: the unit's K steps");
                 w.block("for (int kt = 0; kt < tiles; ++kt, ++used)", |w| {
                     w.line(format!("const int stage = used {stage};"));
-                    w.line(format!("mbar_wait(full + 8 * stage, (used {round}) & 1);  // the stage's copies have landed"));
+                    self.wait_full(w, &format!("(used {round}) & 1"));
                     self.wgmma_tile(w, "stage", 1);
                     w.line("// this warpgroup releases the previous stage, whose wgmmas are done");
                     self.release(w, "kt > 0 && ", &format!("((used - 1) {stage})"));
@@ -335,12 +348,20 @@ impl Tc<'_> {
     /// `consumers` (taking registers, their warpgroup tier in scope), then
     /// wait for their last TMA stores.
     fn roles(&self, w: &mut Writer, sp: Specialize, producer: impl FnOnce(&mut Writer), consumers: impl FnOnce(&mut Writer)) {
-        w.line(format!("// roles: warpgroup 0 produces (one thread issues the copies), {} consume", sp.consumers));
+        let (who, copier) = match self.ring_vector() {
+            Some(_) => ("its threads copy by cp.async", Some(format!("threadIdx.x < {COPIERS}"))),
+            None => ("one thread issues the copies", None),
+        };
+        w.line(format!("// roles: warpgroup 0 produces ({who}), {} consume", sp.consumers));
         w.block(format!("if (threadIdx.x < {})", 128 * sp.producers), |w| {
             if let Some(r) = sp.producer_regs {
                 w.line(format!("regs_dec<{r}>();  // the producer needs few registers: give them to the consumers"));
             }
-            w.block("if (threadIdx.x == 0)", producer);
+            match copier {
+                // the whole (only) producer warpgroup copies
+                Some(_) if sp.producers == 1 => producer(w),
+                _ => w.block(format!("if ({})", copier.unwrap_or("threadIdx.x == 0".into())), producer),
+            }
         });
         w.block("else", |w| {
             if let Some(r) = sp.consumer_regs {
@@ -441,7 +462,7 @@ impl Tc<'_> {
                 w.line("// block tier: walk K a tile at a time");
                 w.block(k_loop, |w| {
                     w.line(format!("const int stage = {stage};"));
-                    w.line(format!("mbar_wait(full + 8 * stage, ({round}) & 1);  // the stage's copies have landed"));
+                    self.wait_full(w, &format!("({round}) & 1"));
                     self.wgmma_tile(w, "stage", 1);
                     w.line("// this warpgroup releases the previous stage, whose wgmmas are done");
                     self.release(w, "kt > 0 && ", &format!("(({it} - 1) % {stages})"));
@@ -463,6 +484,16 @@ impl Tc<'_> {
         self.roles(w, sp, producer, consumers);
         if self.spec.cluster.is_some() {
             w.line("cluster_sync();  // no block leaves while another may still arrive on its barriers");
+        }
+    }
+
+    /// A consumer's wait for the filling of stage `stage` (in scope) of
+    /// parity `parity`; where cp.async filled it, then the fence that lets
+    /// wgmma (the async proxy) see what the copies wrote.
+    fn wait_full(&self, w: &mut Writer, parity: &str) {
+        w.line(format!("mbar_wait(full + 8 * stage, {parity});  // the stage's copies have landed"));
+        if self.ring_vector().is_some() {
+            w.line("fence_proxy_async();  // written by cp.async, read by wgmma");
         }
     }
 

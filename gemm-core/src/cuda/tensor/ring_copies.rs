@@ -1,0 +1,128 @@
+//! TMA staging's stages filled by `cp.async` (`staging = tma` with
+//! `cp_async: Some(v)`): the variant the launcher runs where A's or B's
+//! lines are not 16-byte aligned, which TMA cannot read. The ring, its
+//! mbarriers, the roles and wgmma's reads stay those of `tma`; only the
+//! filling changes:
+//!
+//! - the whole producer warpgroup copies each stage, `v` elements a copy,
+//!   into the layout TMA would have made (boxes a swizzle row wide, the
+//!   16-byte chunks of each line XORed by the line's place in the
+//!   swizzle's period), reading zeros past the operand's edges;
+//! - each producer thread arrives on the stage's full barrier once its
+//!   copies have landed (`cp.async.mbarrier.arrive.noinc`), so the barrier
+//!   expects 128 arrivals instead of one carrying the stage's bytes;
+//! - a consumer, past the full barrier, fences the async proxy: the copies
+//!   wrote through the generic proxy, and wgmma reads through the async one.
+
+use super::Tc;
+use crate::cuda::ptx::storage_type;
+use crate::cuda::writer::Writer;
+use crate::spec::{Layout, Staging, Which};
+
+/// Threads of the producer warpgroup that copy.
+pub(super) const COPIERS: u32 = 128;
+
+impl Tc<'_> {
+    /// Elements a copy moves, where the stages are filled by cp.async.
+    pub(super) fn ring_vector(&self) -> Option<u32> {
+        match self.spec.staging {
+            Staging::Tma { cp_async, .. } => cp_async,
+            _ => None,
+        }
+    }
+
+    /// The copies, their barrier arrival and each operand's copy of a stage.
+    pub(super) fn ring_copy_helpers(&self, w: &mut Writer, v: u32) {
+        let bytes = v * self.spec.a.elem.bytes();
+        let cache = if bytes == 16 { "cg" } else { "ca" };
+        w.line(format!("// cp.async of {bytes} bytes (through L1 below 16), reading the first src_bytes of them and"));
+        w.line("// filling the rest with zeros");
+        w.block(format!("__device__ __forceinline__ void cp_async_{bytes}_zfill(unsigned dst, const void* src, int src_bytes)"), |w| {
+            w.line(format!("asm volatile(\"cp.async.{cache}.shared.global [%0], [%1], {bytes}, %2;\\n\" :: \"r\"(dst), \"l\"(src), \"r\"(src_bytes));"));
+        });
+        w.line("// this thread's arrival on `bar`, made once every cp.async it issued so far has landed");
+        w.block("__device__ __forceinline__ void cp_async_arrive(unsigned bar)", |w| {
+            w.line("asm volatile(\"cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\\n\" :: \"r\"(bar) : \"memory\");");
+        });
+        if self.spec.epilogue != crate::spec::Epilogue::Tma {
+            // (the TMA store's helpers have it already)
+            w.line("// orders this thread's view of shared memory between the generic proxy and the copy engine's");
+            w.block("__device__ __forceinline__ void fence_proxy_async()", |w| {
+                w.line("asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");");
+            });
+        }
+        w.line("");
+        for which in [Which::A, Which::B] {
+            self.ring_copy_fn(w, which, v);
+        }
+    }
+
+    /// `ring_copy_a` / `ring_copy_b`: the producer warpgroup's copies of one
+    /// stage of the operand's tile, `v` elements a copy.
+    fn ring_copy_fn(&self, w: &mut Writer, which: Which, v: u32) {
+        let s = self.spec;
+        let t = s.tma_tile(which);
+        let op = if which == Which::A { s.a } else { s.b };
+        let es = op.elem.bytes();
+        let (name, mn) = if which == Which::A { ("a", self.bm) } else { ("b", self.bn) };
+        // lines of the tile and their length: along K for a K-major tile, along m or n otherwise
+        let (lines, len) = if t.k_major { (mn, self.bk) } else { (self.bk, mn) };
+        let per_line = len / v;
+        let copies = lines * per_line / COPIERS;
+        let box_bytes = lines * t.swizzle;
+        let (line_what, len_what) = if t.k_major { (if which == Which::A { "m" } else { "n" }, "k") } else { ("k", if which == Which::A { "m" } else { "n" }) };
+        w.line(format!(
+            "// staging (tma, by cp.async): a stage of {}'s tile, {lines} lines (along {line_what}) of {len} elements (along {len_what}), laid out",
+            name.to_uppercase()
+        ));
+        w.line(format!(
+            "// as TMA lays it: boxes of {} elements a line, {box_bytes} bytes apart, their 16-byte chunks in the {}-byte swizzle;",
+            t.inner, t.swizzle
+        ));
+        w.line("// line l, element c from (line0 + l, c0 + c) of the operand, zeros past (lines, len);");
+        w.line(format!("// {v} elements a copy, {copies} copies a thread of the producer warpgroup"));
+        let ty = storage_type(op.elem);
+        w.block(
+            format!("__device__ __forceinline__ void ring_copy_{name}(unsigned dst, const {ty}* src, int ld, int line0, int c0, int lines, int len)"),
+            |w| {
+                w.line(format!("const int t = threadIdx.x % {COPIERS};"));
+                w.line("#pragma unroll 4");
+                w.block(format!("for (int i = 0; i < {copies}; ++i)"), |w| {
+                    w.line(format!("const int q = t + {COPIERS} * i;"));
+                    w.line(format!("const int l = q / {per_line};"));
+                    w.line(format!("const int c = q % {per_line} * {v};"));
+                    w.line("const int gl = line0 + l, gc = c0 + c;");
+                    w.line("// elements read: all, the few before the line's end, or none past an edge");
+                    w.line(format!("const int n = gl < lines && gc < len ? min({v}, len - gc) : 0;"));
+                    w.line(format!("unsigned off = (c / {inner}) * {box_bytes} + l * {sw} + (c % {inner}) * {es};", inner = t.inner, sw = t.swizzle));
+                    w.line(format!("off ^= ((off >> 7) & {}) << 4;  // the swizzle: chunk ^= line's place in its period", t.swizzle / 16 - 1));
+                    w.line(format!("cp_async_{}_zfill(dst + off, src + (n > 0 ? (long long)gl * ld + gc : 0), n * {es});", v * es));
+                });
+            },
+        );
+        w.line("");
+    }
+
+    /// The copies of K tile `k0` (in scope) into stage `stage` by the
+    /// producer warpgroup, then its thread's arrival on the full barrier `bar`
+    /// (in scope).
+    pub(super) fn ring_issue(&self, w: &mut Writer, stage: &str) {
+        let s = self.spec;
+        let (a_bytes, b_bytes) = (s.tma_tile(Which::A).bytes(), s.tma_tile(Which::B).bytes());
+        let call = |w: &mut Writer, which: Which, base: &str, bytes: u32| {
+            let (name, op, ptr, ld, batch, batch_stride, origin, extent) = match which {
+                Which::A => ("a", s.a, "A", "lda", "a_batch", "batch_a", "block_m", "M"),
+                Which::B => ("b", s.b, "B", "ldb", "b_batch", "batch_b", "block_n", "N"),
+            };
+            let k_major = (which == Which::A) == (op.layout == Layout::RowMajor);
+            // lines along the block's side (K-major) or along K
+            let (line0, c0, lines, len) = if k_major { (origin, "k0", extent, "K") } else { ("k0", origin, "K", extent) };
+            w.line(format!(
+                "ring_copy_{name}({base} + {stage} * {bytes}, {ptr} + {batch} * {batch_stride}, {ld}, {line0}, {c0}, {lines}, {len});"
+            ));
+        };
+        call(w, Which::A, "a_smem", a_bytes);
+        call(w, Which::B, "b_smem", b_bytes);
+        w.line("cp_async_arrive(bar);  // this thread's arrival, once its copies of the stage have landed");
+    }
+}

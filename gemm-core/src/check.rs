@@ -717,7 +717,7 @@ fn ring_copies(spec: &KernelSpec, v: u32, out: &mut Vec<Diag>) {
     let k = spec.block.k.unwrap_or(0);
     for (name, mn) in [("A", spec.block.m), ("B", spec.block.n)] {
         let copies = mn * k / v;
-        if copies % 128 != 0 || k % v != 0 || mn % v != 0 {
+        if !copies.is_multiple_of(128) || !k.is_multiple_of(v) || !mn.is_multiple_of(v) {
             out.push(Diag::new(
                 "staging",
                 format!("{name}'s tile ({mn} x {k}) cannot be copied {v} elements at a time by the producer warpgroup's 128 threads in whole rounds"),

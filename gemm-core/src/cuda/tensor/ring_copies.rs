@@ -38,7 +38,9 @@ impl Tc<'_> {
         w.line(format!("// cp.async of {bytes} bytes (through L1 below 16), reading the first src_bytes of them and"));
         w.line("// filling the rest with zeros");
         w.block(format!("__device__ __forceinline__ void cp_async_{bytes}_zfill(unsigned dst, const void* src, int src_bytes)"), |w| {
-            w.line(format!("asm volatile(\"cp.async.{cache}.shared.global [%0], [%1], {bytes}, %2;\\n\" :: \"r\"(dst), \"l\"(src), \"r\"(src_bytes));"));
+            w.line(format!(
+                "asm volatile(\"cp.async.{cache}.shared.global [%0], [%1], {bytes}, %2;\\n\" :: \"r\"(dst), \"l\"(src), \"r\"(src_bytes));"
+            ));
         });
         w.line("// this thread's arrival on `bar`, made once every cp.async it issued so far has landed");
         w.block("__device__ __forceinline__ void cp_async_arrive(unsigned bar)", |w| {
@@ -70,7 +72,8 @@ impl Tc<'_> {
         let per_line = len / v;
         let copies = lines * per_line / COPIERS;
         let box_bytes = lines * t.swizzle;
-        let (line_what, len_what) = if t.k_major { (if which == Which::A { "m" } else { "n" }, "k") } else { ("k", if which == Which::A { "m" } else { "n" }) };
+        let (line_what, len_what) =
+            if t.k_major { (if which == Which::A { "m" } else { "n" }, "k") } else { ("k", if which == Which::A { "m" } else { "n" }) };
         w.line(format!(
             "// staging (tma, by cp.async): a stage of {}'s tile, {lines} lines (along {line_what}) of {len} elements (along {len_what}), laid out",
             name.to_uppercase()
@@ -117,9 +120,7 @@ impl Tc<'_> {
             let k_major = (which == Which::A) == (op.layout == Layout::RowMajor);
             // lines along the block's side (K-major) or along K
             let (line0, c0, lines, len) = if k_major { (origin, "k0", extent, "K") } else { ("k0", origin, "K", extent) };
-            w.line(format!(
-                "ring_copy_{name}({base} + {stage} * {bytes}, {ptr} + {batch} * {batch_stride}, {ld}, {line0}, {c0}, {lines}, {len});"
-            ));
+            w.line(format!("ring_copy_{name}({base} + {stage} * {bytes}, {ptr} + {batch} * {batch_stride}, {ld}, {line0}, {c0}, {lines}, {len});"));
         };
         call(w, Which::A, "a_smem", a_bytes);
         call(w, Which::B, "b_smem", b_bytes);

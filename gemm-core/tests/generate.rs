@@ -547,12 +547,14 @@ fn stages_filled_by_cp_async_take_the_layout_tma_would_and_arrive_from_every_pro
     assert!(p.contains("cp_async_arrive(bar);"), "{p}");
     let wait = c.find("mbar_wait(full + 8 * stage, (kt / 4) & 1);").expect("a wait on the full barrier");
     assert_eq!(c[wait..].lines().nth(1).map(str::trim), Some("fence_proxy_async();  // written by cp.async, read by wgmma"));
-    // A: 128 lines of 64 elements, 16 copies of 8 bytes a thread, chunks XORed by the line's place among 8
+    // A: 128 lines of 64 elements, 16 copies of 8 bytes a thread, each 8 lines on from the one
+    // before, chunks XORed by the line's place among 8: the same XOR for every copy
     for line in [
-        "for (int i = 0; i < 16; ++i) {",
-        "unsigned off = (c / 64) * 16384 + l * 128 + (c % 64) * 2;",
+        "const int l = threadIdx.x % 128 / 16;  // the first line",
+        "const int c = threadIdx.x % 16 * 4;",
         "off ^= ((off >> 7) & 7) << 4;",
-        "cp_async_8_zfill(dst + off, src + (n > 0 ? (long long)gl * ld + gc : 0), n * 2);",
+        "for (int i = 0; i < 16; ++i, p += 8 * (long long)ld) {",
+        "cp_async_8_zfill(box + off + i * 1024, n > 0 ? p : src, n * 2);",
     ] {
         assert!(src.contains(line), "{line}\n{src}");
     }
@@ -560,8 +562,10 @@ fn stages_filled_by_cp_async_take_the_layout_tma_would_and_arrive_from_every_pro
     s.a.layout = Layout::ColMajor;
     let src = generate(&s).unwrap().source;
     assert!(src.contains("ring_copy_a(a_smem + stage * 16384, A + a_batch * batch_a, lda, k0, block_m, K, M);"), "{src}");
-    // boxes of 64 elements along M, two of them, each 64 lines of K
-    assert!(src.contains("unsigned off = (c / 64) * 8192 + l * 128 + (c % 64) * 2;"), "{src}");
+    // boxes of 64 elements along M, two of them, each 64 lines of K; a thread copies every 4th line,
+    // each line's chunks XORed by its own place
+    assert!(src.contains("const unsigned box = dst + (c / 64) * 8192;"), "{src}");
+    assert!(src.contains("unsigned off = (l + 4 * i) * 128 + byte;"), "{src}");
 }
 
 /// A 2x1 cluster multicasting B: the kernel declares its cluster, the

@@ -83,23 +83,40 @@ impl Tc<'_> {
             t.inner, t.swizzle
         ));
         w.line("// line l, element c from (line0 + l, c0 + c) of the operand, zeros past (lines, len);");
-        w.line(format!("// {v} elements a copy, {copies} copies a thread of the producer warpgroup"));
+        // a thread copies the same place c of every `step`-th line: its address
+        // moves by `step` lines a copy, its place in the stage by `step` lines too
+        let step = COPIERS / per_line;
+        w.line(format!("// {v} elements a copy, {copies} copies a thread of the producer warpgroup, each the same place of every {step}th line"));
         let ty = storage_type(op.elem);
+        let (inner, sw, mask) = (t.inner, t.swizzle, t.swizzle / 16 - 1);
+        // the swizzle's XOR repeats every 8 lines (1024 bytes of 128-byte lines, 512 of 64, 256 of 32)
+        let periodic = step % 8 == 0;
         w.block(
             format!("__device__ __forceinline__ void ring_copy_{name}(unsigned dst, const {ty}* src, int ld, int line0, int c0, int lines, int len)"),
             |w| {
-                w.line(format!("const int t = threadIdx.x % {COPIERS};"));
-                w.line("#pragma unroll 4");
-                w.block(format!("for (int i = 0; i < {copies}; ++i)"), |w| {
-                    w.line(format!("const int q = t + {COPIERS} * i;"));
-                    w.line(format!("const int l = q / {per_line};"));
-                    w.line(format!("const int c = q % {per_line} * {v};"));
-                    w.line("const int gl = line0 + l, gc = c0 + c;");
-                    w.line("// elements read: all, the few before the line's end, or none past an edge");
-                    w.line(format!("const int n = gl < lines && gc < len ? min({v}, len - gc) : 0;"));
-                    w.line(format!("unsigned off = (c / {inner}) * {box_bytes} + l * {sw} + (c % {inner}) * {es};", inner = t.inner, sw = t.swizzle));
-                    w.line(format!("off ^= ((off >> 7) & {}) << 4;  // the swizzle: chunk ^= line's place in its period", t.swizzle / 16 - 1));
-                    w.line(format!("cp_async_{}_zfill(dst + off, src + (n > 0 ? (long long)gl * ld + gc : 0), n * {es});", v * es));
+                w.line(format!("const int l = threadIdx.x % {COPIERS} / {per_line};  // the first line"));
+                w.line(format!("const int c = threadIdx.x % {per_line} * {v};"));
+                w.line("// elements read from each line: all, the few before its end, or none past the edge");
+                w.line(format!("const int read = c0 + c < len ? min({v}, len - (c0 + c)) : 0;"));
+                w.line(format!("const unsigned box = dst + (c / {inner}) * {box_bytes};  // the box the place lies in"));
+                w.line(format!("const unsigned byte = (c % {inner}) * {es};  // and its byte in a line of it"));
+                let swizzled = format!("off ^= ((off >> 7) & {mask}) << 4;  // the swizzle: 16-byte chunk ^= the line's place in {} bytes", sw * 8);
+                if periodic {
+                    w.line(format!("// the first line's place, swizzled: the same XOR every {step}th line"));
+                    w.line(format!("unsigned off = l * {sw} + byte;"));
+                    w.line(&swizzled);
+                }
+                w.line(format!("const {ty}* p = src + (long long)(line0 + l) * ld + c0 + c;"));
+                w.line("#pragma unroll 8");
+                w.block(format!("for (int i = 0; i < {copies}; ++i, p += {step} * (long long)ld)"), |w| {
+                    w.line(format!("const int n = line0 + l + {step} * i < lines ? read : 0;"));
+                    if periodic {
+                        w.line(format!("cp_async_{}_zfill(box + off + i * {}, n > 0 ? p : src, n * {es});", v * es, step * sw));
+                    } else {
+                        w.line(format!("unsigned off = (l + {step} * i) * {sw} + byte;"));
+                        w.line(&swizzled);
+                        w.line(format!("cp_async_{}_zfill(box + off, n > 0 ? p : src, n * {es});", v * es));
+                    }
                 });
             },
         );

@@ -7,7 +7,12 @@
 //! operand instead of refusing. Where the rules allow, a variant of the
 //! same spec takes the operand where it lies ([`variant_spec`]): A and B
 //! by narrower copies into shared memory (cp.async of 8 or 4 bytes, or
-//! single elements), C written at any alignment ([`scalar_c_spec`]).
+//! single elements), C written at any alignment ([`scalar_c_spec`]). A TMA
+//! kernel's variant fills its stages by the producer warpgroup's cp.async
+//! in place of TMA; it runs at 45% (8-byte copies) or 23% (4-byte) of TMA's
+//! speed on the H100, so the launcher picks it only where copying the
+//! operands would cost more ([`ring_pays`]: small products, a few hundred
+//! rows of C or fewer).
 //! What no variant takes is copied (by a small kernel of our own,
 //! `copy.rs`) into scratch from the stream's pool, its lines a multiple of
 //! the kernel's vector apart; for C, the kernel writes the scratch and the
@@ -102,6 +107,10 @@ pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Op
         copy_a = a && widest[0] < min;
         copy_b = b && widest[1] < min;
         vector = fits.into_iter().min().filter(|&v| v < full_vector(spec));
+        if vector.is_some_and(|v| matches!(spec.staging, Staging::Tma { .. }) && !ring_pays(spec, dims, v, [a, b])) {
+            // TMA's stages filled by cp.async run slower than the copies of A and B take
+            (vector, copy_a, copy_b) = (None, a, b);
+        }
     }
     let only_c = if c { scalar_c_spec(spec) } else { None };
     let scalar_c = only_c.is_some();
@@ -135,6 +144,29 @@ fn narrowest_vector(spec: &KernelSpec) -> Option<u32> {
         Staging::Smem { .. } => Some(1),
         _ => None,
     }
+}
+
+/// What the H100 measured for `tma_store` at 4096^3 (BENCHMARKS.md):
+/// 760 TFLOP/s with TMA filling its stages, 345 with cp.async of 8 bytes,
+/// 178 of 4 bytes; copies of misaligned operands ran at about 2.4 TB/s.
+const TMA_FLOPS: f64 = 760e12;
+const RING_FLOPS: [(u32, f64); 2] = [(8, 345e12), (4, 178e12)];
+const COPY_BYTES_PER_S: f64 = 2.4e12;
+
+/// Whether TMA's stages filled by cp.async of `v` elements cost a launch
+/// of `spec` at `dims` less than copying the operands `copied` (A, B)
+/// would: the slower product against the copies' traffic (each operand read
+/// and written once more). The copies win wherever both sides of C are
+/// more than a few hundred wide: with A and B both copied and M = N, past
+/// about 1050 (8-byte copies) or 390 (4-byte); B alone, M past 530 or 190.
+pub fn ring_pays(spec: &KernelSpec, dims: Dims, v: u32, copied: [bool; 2]) -> bool {
+    let bytes = v * spec.a.elem.bytes();
+    let ring = RING_FLOPS.iter().find(|&&(b, _)| b <= bytes).map_or(RING_FLOPS[1].1, |&(_, f)| f);
+    let (m, n, k, count) = (dims.m as f64, dims.n as f64, dims.k as f64, dims.batch.count as f64);
+    let slower = 2.0 * m * n * k * count * (1.0 / ring - 1.0 / TMA_FLOPS);
+    let elems = [m * k, k * n];
+    let traffic: f64 = (0..2).filter(|&i| copied[i]).map(|i| 2.0 * elems[i] * count * spec.a.elem.bytes() as f64).sum();
+    slower < traffic / COPY_BYTES_PER_S
 }
 
 /// The elements a copy of A or B moves in `spec` itself: TMA's lines are 16
@@ -507,15 +539,16 @@ mod tests {
 
     /// A TMA kernel whose A or B lines are 8 or 4 bytes aligned runs with
     /// its stages filled by cp.async of that many bytes (its producer given
-    /// the registers the copies take); lines 2 bytes aligned, or a kernel
-    /// whose cluster multicasts, go through copies.
+    /// the registers the copies take) where that costs less than copying
+    /// them; lines 2 bytes aligned, or a kernel whose cluster multicasts,
+    /// go through copies.
     #[test]
     fn tma_kernels_read_lines_of_8_and_4_bytes_by_cp_async() {
         let tma = crate::test_specs::tma_store();
         let addrs = [BASE, BASE << 1, BASE << 2];
         let big = [1 << 26; 3];
-        // every side odd, packed: A's lines (4100) 8 bytes aligned, B's (4100, column-major) too, C's 2
-        let packed = Dims::new(4095, 4097, 4100);
+        // every side odd, packed, small: A's lines (260) 8 bytes aligned, B's (260, column-major) too, C's 2
+        let packed = Dims::new(255, 257, 260);
         assert_eq!(plan(&tma, packed, big, addrs).unwrap(), Plan::Variant { vector: Some(4), scalar_c: true, a: false, b: false, c: false });
         let v = variant_spec(&tma, packed, addrs).unwrap();
         assert_eq!(v.staging, Staging::Tma { stages: 3, cp_async: Some(4) });
@@ -523,12 +556,15 @@ mod tests {
         assert_eq!((sp.producer_regs, sp.consumer_regs), (Some(RING_PRODUCER_REGS), Some(232)));
         assert_eq!(v.epilogue, Epilogue::SmemElements);
         // B's lines 4 bytes aligned, A's 16: both by 4-byte copies, C by TMA stores
-        let b4 = Dims::new(4096, 4096, 4096).with_ld(4096, 4098, 4096);
+        let b4 = Dims::new(128, 256, 4096).with_ld(4096, 4098, 256);
         assert_eq!(plan(&tma, b4, big, addrs).unwrap(), Plan::Variant { vector: Some(2), scalar_c: false, a: false, b: false, c: false });
         assert_eq!(variant_spec(&tma, b4, addrs).unwrap().epilogue, Epilogue::Tma);
         // A's lines 2 bytes aligned: A copied, B where it lies
-        let a2 = Dims::new(4096, 4096, 4096).with_ld(4097, 4096, 4096);
+        let a2 = Dims::new(256, 256, 4096).with_ld(4097, 4096, 256);
         assert_eq!(plan(&tma, a2, big, addrs).unwrap(), Plan::Copied { a: true, b: false, c: false });
+        // a large product: the slower product would cost more than the copies
+        assert_eq!(plan(&tma, Dims::new(4095, 4097, 4100), big, addrs).unwrap(), Plan::Variant { vector: None, scalar_c: true, a: true, b: true, c: false });
+        assert!(ring_pays(&tma, Dims::new(255, 257, 260), 4, [true, true]) && !ring_pays(&tma, Dims::new(2048, 2048, 4100), 4, [true, true]));
         // a cluster that multicasts B shares TMA's copies: cp.async has none to share
         let clustered = KernelSpec { cluster: Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) }), ..tma.clone() };
         assert!(gemm_core::check(&clustered).is_empty(), "{:?}", gemm_core::check(&clustered));

@@ -554,6 +554,9 @@ fn stages_filled_by_cp_async_take_the_layout_tma_would_and_arrive_from_every_pro
         "const int c = threadIdx.x % 16 * 4;",
         "off ^= ((off >> 7) & 7) << 4;",
         "for (int i = 0; i < 16; ++i, p += 8 * (long long)ld) {",
+        // whole copies where the tile lies inside A, and each reading what lies inside where it does not
+        "if (line0 + 128 <= lines && c0 + 64 <= len) {",
+        "cp_async_8(box + off + i * 1024, p);",
         "cp_async_8_zfill(box + off + i * 1024, n > 0 ? p : src, n * 2);",
     ] {
         assert!(src.contains(line), "{line}\n{src}");

@@ -7,10 +7,12 @@
 //! - the whole producer warpgroup copies each stage, `v` elements a copy,
 //!   into the layout TMA would have made (boxes a swizzle row wide, the
 //!   16-byte chunks of each line XORed by the line's place in the
-//!   swizzle's period), reading zeros past the operand's edges;
-//! - each producer thread arrives on the stage's full barrier once its
-//!   copies have landed (`cp.async.mbarrier.arrive.noinc`), so the barrier
-//!   expects 128 arrivals instead of one carrying the stage's bytes;
+//!   swizzle's period); a copy across the operand's edge is stored by the
+//!   thread itself, what lies inside and zeros past it, never reading past;
+//! - each producer thread arrives on the stage's full barrier for its own
+//!   stores and has an arrival pending until its copies land
+//!   (`cp.async.mbarrier.arrive`), so the barrier expects 128 arrivals
+//!   instead of one carrying the stage's bytes;
 //! - a consumer, past the full barrier, fences the async proxy: the copies
 //!   wrote through the generic proxy, and wgmma reads through the async one.
 
@@ -39,16 +41,31 @@ impl Tc<'_> {
         w.block(format!("__device__ __forceinline__ void cp_async_{bytes}(unsigned dst, const void* src)"), |w| {
             w.line(format!("asm volatile(\"cp.async.{cache}.shared.global [%0], [%1], {bytes};\\n\" :: \"r\"(dst), \"l\"(src));"));
         });
-        // (the H100 ran tma_store's 8-byte copies at 345 TFLOP/s all in this form, 468 in the one above)
-        w.line("// the same, reading the first src_bytes of them and filling the rest with zeros: for tiles across an edge");
-        w.block(format!("__device__ __forceinline__ void cp_async_{bytes}_zfill(unsigned dst, const void* src, int src_bytes)"), |w| {
-            w.line(format!(
-                "asm volatile(\"cp.async.{cache}.shared.global [%0], [%1], {bytes}, %2;\\n\" :: \"r\"(dst), \"l\"(src), \"r\"(src_bytes));"
-            ));
+        // A copy across an edge is stored by the thread, not by cp.async with
+        // a source size: that form read past the operand's end under
+        // compute-sanitizer, and ran tma_store's 8-byte copies at 345 TFLOP/s
+        // on the H100 against 468 without it.
+        let ty = storage_type(self.spec.a.elem);
+        let words = bytes / 4;
+        w.line(format!("// a copy across an edge: the first n (fewer than {v}) elements at src, zeros after, stored by this thread"));
+        w.block(format!("__device__ __forceinline__ void ring_part_{bytes}(unsigned dst, const {ty}* src, int n)"), |w| {
+            w.line(format!("unsigned w[{words}] = {{{}}};", vec!["0u"; words as usize].join(", ")));
+            w.line("#pragma unroll");
+            w.block(format!("for (int j = 0; j < {v}; ++j)"), |w| {
+                w.line("if (j < n) w[j / 2] |= (unsigned)src[j] << (16 * (j % 2));");
+            });
+            let (vec, regs) = match words {
+                1 => ("u32", "%1".to_string()),
+                n => (if n == 2 { "v2.u32" } else { "v4.u32" }, format!("{{{}}}", (1..=n).map(|i| format!("%{i}")).collect::<Vec<_>>().join(", "))),
+            };
+            let args: Vec<String> = (0..words).map(|i| format!("\"r\"(w[{i}])")).collect();
+            w.line(format!("asm volatile(\"st.shared.{vec} [%0], {regs};\\n\" :: \"r\"(dst), {} : \"memory\");", args.join(", ")));
         });
-        w.line("// this thread's arrival on `bar`, made once every cp.async it issued so far has landed");
-        w.block("__device__ __forceinline__ void cp_async_arrive(unsigned bar)", |w| {
-            w.line("asm volatile(\"cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\\n\" :: \"r\"(bar) : \"memory\");");
+        w.line("// this thread's arrival on `bar`: one made once every cp.async it issued so far has landed (which");
+        w.line("// counts for nothing but the wait), and one for its own stores (its arrivals, 128, complete the phase)");
+        w.block("__device__ __forceinline__ void ring_arrive(unsigned bar)", |w| {
+            w.line("asm volatile(\"cp.async.mbarrier.arrive.shared::cta.b64 [%0];\\n\" :: \"r\"(bar) : \"memory\");");
+            w.line("asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\\n\" :: \"r\"(bar) : \"memory\");");
         });
         if self.spec.epilogue != crate::spec::Epilogue::Tma {
             // (the TMA store's helpers have it already)
@@ -122,7 +139,8 @@ impl Tc<'_> {
                         };
                         if edge {
                             w.line(format!("const int n = line0 + l + {step} * i < lines ? read : 0;"));
-                            w.line(format!("cp_async_{}_zfill({at}, n > 0 ? p : src, n * {es});", v * es));
+                            w.line(format!("if (n == {v}) cp_async_{}({at}, p);", v * es));
+                            w.line(format!("else ring_part_{}({at}, p, n);", v * es));
                         } else {
                             w.line(format!("cp_async_{}({at}, p);", v * es));
                         }
@@ -160,6 +178,6 @@ impl Tc<'_> {
         };
         call(w, Which::A, "a_smem", a_bytes);
         call(w, Which::B, "b_smem", b_bytes);
-        w.line("cp_async_arrive(bar);  // this thread's arrival, once its copies of the stage have landed");
+        w.line("ring_arrive(bar);  // this thread's arrival, its copies of the stage landed");
     }
 }

@@ -9,10 +9,10 @@
 //! by narrower copies into shared memory (cp.async of 8 or 4 bytes, or
 //! single elements), C written at any alignment ([`scalar_c_spec`]). A TMA
 //! kernel's variant fills its stages by the producer warpgroup's cp.async
-//! in place of TMA; it runs at 45% (8-byte copies) or 23% (4-byte) of TMA's
+//! in place of TMA; it runs at 63% (8-byte copies) or 43% (4-byte) of TMA's
 //! speed on the H100, so the launcher picks it only where copying the
-//! operands would cost more ([`ring_pays`]: small products, a few hundred
-//! rows of C or fewer).
+//! operands would cost more ([`ring_pays`]: products up to about a thousand
+//! or two wide on each side).
 //! What no variant takes is copied (by a small kernel of our own,
 //! `copy.rs`) into scratch from the stream's pool, its lines a multiple of
 //! the kernel's vector apart; for C, the kernel writes the scratch and the
@@ -147,18 +147,18 @@ fn narrowest_vector(spec: &KernelSpec) -> Option<u32> {
 }
 
 /// What the H100 measured for `tma_store` at 4096^3 (BENCHMARKS.md):
-/// 760 TFLOP/s with TMA filling its stages, 345 with cp.async of 8 bytes,
-/// 178 of 4 bytes; copies of misaligned operands ran at about 2.4 TB/s.
-const TMA_FLOPS: f64 = 760e12;
-const RING_FLOPS: [(u32, f64); 2] = [(8, 345e12), (4, 178e12)];
+/// 762 TFLOP/s with TMA filling its stages, 480 with cp.async of 8 bytes,
+/// 329 of 4 bytes; copies of misaligned operands ran at about 2.4 TB/s.
+const TMA_FLOPS: f64 = 762e12;
+const RING_FLOPS: [(u32, f64); 2] = [(8, 480e12), (4, 329e12)];
 const COPY_BYTES_PER_S: f64 = 2.4e12;
 
 /// Whether TMA's stages filled by cp.async of `v` elements cost a launch
 /// of `spec` at `dims` less than copying the operands `copied` (A, B)
 /// would: the slower product against the copies' traffic (each operand read
 /// and written once more). The copies win wherever both sides of C are
-/// more than a few hundred wide: with A and B both copied and M = N, past
-/// about 1050 (8-byte copies) or 390 (4-byte); B alone, M past 530 or 190.
+/// about a thousand wide or more: with A and B both copied and M = N, past
+/// about 2150 (8-byte copies) or 970 (4-byte); B alone, M past 1080 or 480.
 pub fn ring_pays(spec: &KernelSpec, dims: Dims, v: u32, copied: [bool; 2]) -> bool {
     let bytes = v * spec.a.elem.bytes();
     let ring = RING_FLOPS.iter().find(|&&(b, _)| b <= bytes).map_or(RING_FLOPS[1].1, |&(_, f)| f);
@@ -564,7 +564,7 @@ mod tests {
         assert_eq!(plan(&tma, a2, big, addrs).unwrap(), Plan::Copied { a: true, b: false, c: false });
         // a large product: the slower product would cost more than the copies
         assert_eq!(plan(&tma, Dims::new(4095, 4097, 4100), big, addrs).unwrap(), Plan::Variant { vector: None, scalar_c: true, a: true, b: true, c: false });
-        assert!(ring_pays(&tma, Dims::new(255, 257, 260), 4, [true, true]) && !ring_pays(&tma, Dims::new(2048, 2048, 4100), 4, [true, true]));
+        assert!(ring_pays(&tma, Dims::new(255, 257, 260), 4, [true, true]) && !ring_pays(&tma, Dims::new(4096, 4096, 4100), 4, [true, true]));
         // a cluster that multicasts B shares TMA's copies: cp.async has none to share
         let clustered = KernelSpec { cluster: Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) }), ..tma.clone() };
         assert!(gemm_core::check(&clustered).is_empty(), "{:?}", gemm_core::check(&clustered));

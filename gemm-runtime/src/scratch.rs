@@ -51,8 +51,8 @@ impl Drop for Scratch {
 /// graph (as graph nodes: memory allocated in a capture belongs to the
 /// graph).
 struct StreamK {
-    /// The context's handle and the stream's id.
-    key: (usize, u64),
+    /// The context's handle and the stream's id (none for a launch's own).
+    key: Option<(usize, u64)>,
     scratch: Scratch,
     /// Flag words zeroed at the start, then partial-sum bytes.
     flag_words: usize,
@@ -61,7 +61,7 @@ struct StreamK {
 
 impl StreamK {
     /// Room for `flag_words` flags, zeroed on `stream`, then `partial_bytes`.
-    fn new(stream: &CudaStream, key: (usize, u64), flag_words: usize, partial_bytes: usize) -> Result<Self, GemmError> {
+    fn new(stream: &CudaStream, key: Option<(usize, u64)>, flag_words: usize, partial_bytes: usize) -> Result<Self, GemmError> {
         let scratch = Scratch::new(stream, flags_bytes(flag_words) + partial_bytes)?;
         // SAFETY: the flags lie inside the allocation just made.
         unsafe { result::memset_d8_async(scratch.ptr, 0, flags_bytes(flag_words), stream.cu_stream()) }?;
@@ -108,14 +108,18 @@ impl StreamKScratch {
     pub fn get(stream: &CudaStream, flag_words: usize, partial_bytes: usize) -> Result<Self, GemmError> {
         let mut guard = STREAM_K.lock().unwrap_or_else(|p| p.into_inner());
         stream.context().bind_to_thread()?;
+        // (asked first: a capture refuses cuStreamGetId, and is then invalidated)
+        if stream.capture_status()? != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+            let own = StreamK::new(stream, None, flag_words, partial_bytes)?;
+            return Ok(StreamKScratch { guard, place: Place::Own(own) });
+        }
         let mut id = 0u64;
         // SAFETY: a live stream's handle, and a place for its id.
         unsafe { sys::cuStreamGetId(stream.cu_stream(), &mut id) }.result()?;
-        let key = (stream.context().cu_ctx() as usize, id);
+        let key = Some((stream.context().cu_ctx() as usize, id));
         let found = guard.iter().position(|s| s.key == key);
-        let capturing = stream.capture_status()? != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-        if capturing || found.is_none() && guard.len() >= KEPT_STREAMS {
-            let own = StreamK::new(stream, key, flag_words, partial_bytes)?;
+        if found.is_none() && guard.len() >= KEPT_STREAMS {
+            let own = StreamK::new(stream, None, flag_words, partial_bytes)?;
             return Ok(StreamKScratch { guard, place: Place::Own(own) });
         }
         let fits = found.is_some_and(|i| guard[i].flag_words >= flag_words && guard[i].partial_bytes >= partial_bytes);

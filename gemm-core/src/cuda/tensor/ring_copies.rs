@@ -111,7 +111,7 @@ impl Tc<'_> {
         let ty = storage_type(op.elem);
         let (inner, sw, mask) = (t.inner, t.swizzle, t.swizzle / 16 - 1);
         // the swizzle's XOR repeats every 8 lines (1024 bytes of 128-byte lines, 512 of 64, 256 of 32)
-        let periodic = step % 8 == 0;
+        let periodic = step.is_multiple_of(8);
         w.block(
             format!("__device__ __forceinline__ void ring_copy_{name}(unsigned dst, const {ty}* src, int ld, int line0, int c0, int lines, int len)"),
             |w| {

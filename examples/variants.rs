@@ -13,6 +13,8 @@
 //! `epilogue=vector` or `epilogue=smem` (C stored element by element, in
 //! vectors, or through a C tile in shared memory in 16-byte chunks),
 //! `regs=40/232` (setmaxnreg's producer and consumer registers),
+//! `cp_async=4` (TMA's stages filled by the producer warpgroup's cp.async
+//! of 4 elements; `none`: by TMA),
 //! `schedule=tiles` (a block per C tile), `schedule=persistent`, `schedule=stream_k`, `schedule=hybrid` or
 //! `schedule=tail_split`, `edges=whole` or
 //! `edges=guarded` (partial tiles checked), and `source=FILE`: the CUDA in FILE

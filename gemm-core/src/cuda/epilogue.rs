@@ -439,7 +439,9 @@ fn chunk_rounds(w: &mut Writer, team: &Team, chunks: u32, body: impl Fn(&mut Wri
 /// inside the tile's line (`j` = 1 to line / 8 - 1), thread `t` taking
 /// chunks `t`, `t + threads`, ... so that a warp's stores lie side by side;
 /// then each line's first and last chunks, which reach past the tile's
-/// line, an element at a time, one a thread. Interleaved, every warp's
+/// line, an element a thread, a chunk's eight on eight threads side by
+/// side (one chunk a thread, looping over its elements, a warp's stores
+/// went to 32 lines at once). Interleaved, every warp's
 /// round waited on a line end's element loop: on the H100 that ran the LM
 /// head at 72% of its aligned neighbour against 81% for the 16-bit pairs
 /// it replaced (BENCHMARKS.md). Guarded, a chunk across C's edge goes an
@@ -511,15 +513,20 @@ fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Te
         };
         chunk_rounds(w, team, t.lines * inner, body);
     }
-    w.line(format!("// then each {along}'s first and last chunks (past the tile's line on one side): element by element, one a thread"));
+    w.line(format!("// then each {along}'s first and last chunks (past the tile's line on one side): an element a thread, the"));
+    w.line("// eight places of a chunk on eight threads side by side, so that a warp's stores fill whole sectors");
     let ends = |w: &mut Writer| {
-        w.line(format!("const int line = i >> 1, j = (i & 1) * {};", t.line / 8));
+        w.line(format!("const int line = i >> 4, j = ((i >> 3) & 1) * {};", t.line / 8));
         checked(w, &|w: &mut Writer| {
             chunk_origin(w);
-            elements(w);
+            w.line("const int q = e + (i & 7);");
+            let edge = if guarded { format!(" && {start} + q < {extent}") } else { String::new() };
+            w.block(format!("if (q >= 0 && q < {line_len}{edge})"), |w| {
+                w.line(format!("to[q] = c_tile[line * {ld} + (s & 6) + q];"));
+            });
         });
     };
-    chunk_rounds(w, team, t.lines * 2, ends);
+    chunk_rounds(w, team, t.lines * 16, ends);
 }
 
 /// `epilogue = smem_elements` with a 16-bit C: `tile_shift(line)`, how far

@@ -832,9 +832,9 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
 
 /// `epilogue = smem_elements` keeps the C tile of `smem` and stores a
 /// 16-bit C in 16-byte chunks aligned to C's own lines (whatever C's
-/// alignment): first the chunks inside each line, each from two aligned
-/// reads of the tile shifted into place, then the lines' two ends, one a
-/// thread, element by element, as are chunks across C's edges. An f32 C goes an element a thread.
+/// alignment): first the chunks inside each line, each from one aligned
+/// read of the tile or two shifted into place, then the lines' two ends,
+/// an element a thread, as are chunks across C's edges. An f32 C goes an element a thread.
 /// (`copy_out`'s own test runs these stores on the host at every alignment.)
 #[test]
 fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shifted_to_match() {
@@ -846,14 +846,17 @@ fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shift
     for line in [
         "const auto tile_shift = [&](int line) { return (int)((reinterpret_cast<unsigned long long>(&C_batch[(block_m + line) * ldc + block_n]) >> 1) & 6); };",
         "+ tile_shift(t_row + h * 8)]) = to_bf16x2(",
-        "// the C tile to C in 16-byte chunks aligned to each row of C (C at any alignment): first the 31 inside a row, each thread one a round",
-        "const int line = i / 31, j = 1 + i % 31;",
+        "// the C tile to C in 16-byte chunks aligned to each row of C (C at any alignment): first those inside a row",
+        "const int line = i / 32, j = i % 32;",
+        // chunk 0 lies inside a row that starts on a 16-byte boundary
+        "if (e >= 0) {",
         "if (block_m + line < M) {",
         "unsigned short* const to = &C_batch[(block_m + line) * ldc + block_n];",
         "const int s = (int)((reinterpret_cast<unsigned long long>(to) >> 1) & 7);",
         "if (block_n + e + 8 <= N) {",
-        "// then each row's first and last chunks (past the tile's line on one side): element by element, one a thread",
-        "const int line = i >> 1, j = (i & 1) * 32;",
+        // the ends: a chunk's eight places on eight threads side by side, none where chunk 0 went whole
+        "const int line = i >> 4, j = ((i >> 3) & 1) * 32;",
+        "if (s > 0 && q >= 0 && q < 256 && block_n + q < N) {",
         "const uint4* const from = reinterpret_cast<const uint4*>(&c_tile[line * 264]) + j;",
         "*reinterpret_cast<uint4*>(to + e) = from[0];",
         "*reinterpret_cast<uint4*>(to + e) = make_uint4((lo.w >> 16) | (hi.x << 16), (hi.x >> 16) | (hi.y << 16), (hi.y >> 16) | (hi.z << 16), (hi.z >> 16) | (hi.w << 16));",

@@ -436,8 +436,10 @@ fn chunk_rounds(w: &mut Writer, team: &Team, chunks: u32, body: impl Fn(&mut Wri
 /// where `s` is even, two joined by a fixed half-word shift where it is
 /// odd, and one 16-byte store. (Read at `8 j - s` instead, the chunks took
 /// runtime selects of 8 words each.) Two passes: first the chunks
-/// inside the tile's line (`j` = 1 to line / 8 - 1), thread `t` taking
-/// chunks `t`, `t + threads`, ... so that a warp's stores lie side by side;
+/// inside the tile's line (`j` = 1 to line / 8 - 1, and 0 where `s` is 0),
+/// thread `t` taking chunk slots `t`, `t + threads`, ... of line / 8 a
+/// line, so that a warp's stores lie side by side (a warp a line, for
+/// lines of 256);
 /// then each line's first and last chunks, which reach past the tile's
 /// line, an element a thread, a chunk's eight on eight threads side by
 /// side (one chunk a thread, looping over its elements, a warp's stores
@@ -450,7 +452,7 @@ fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Te
     // the tile's lines start on 16-byte boundaries, hold whole chunks and have room for
     // their shifts (`KernelSpec::c_tile`)
     debug_assert!(t.ld.is_multiple_of(8) && t.line.is_multiple_of(8) && t.ld >= t.line + 8, "{t:?}");
-    let inner = t.line / 8 - 1;
+    let per = t.line / 8;
     let row_major = spec.c.layout == Layout::RowMajor;
     let ty = super::ptx::storage_type(spec.c.elem);
     let guarded = spec.edges == Edges::Guarded;
@@ -483,12 +485,13 @@ fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Te
             store(w);
         }
     };
-    if inner > 0 {
+    if per > 1 {
         w.line(format!(
-            "// the C tile to C in 16-byte chunks aligned to each {along} of C (C at any alignment): first the {inner} inside a {along}, each thread one a round"
+            "// the C tile to C in 16-byte chunks aligned to each {along} of C (C at any alignment): first those inside a {along}"
         ));
+        w.line(format!("// (chunks 1 to {}, and 0 where the {along} starts on a boundary), each thread one a round", per - 1));
         let body = |w: &mut Writer| {
-            w.line(format!("const int line = i / {inner}, j = 1 + i % {inner};"));
+            w.line(format!("const int line = i / {per}, j = i % {per};"));
             checked(w, &|w: &mut Writer| {
                 chunk_origin(w);
                 let chunk = |w: &mut Writer| {
@@ -501,17 +504,19 @@ fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Te
                         w.line("*reinterpret_cast<uint4*>(to + e) = make_uint4((lo.w >> 16) | (hi.x << 16), (hi.x >> 16) | (hi.y << 16), (hi.y >> 16) | (hi.z << 16), (hi.z >> 16) | (hi.w << 16));");
                     });
                 };
-                if !guarded {
-                    return chunk(w);
-                }
-                w.block(format!("if ({start} + e + 8 <= {extent})"), chunk);
-                w.block("else", |w| {
-                    w.line("// across C's edge: element by element");
-                    elements(w);
+                w.block("if (e >= 0)", |w| {
+                    if !guarded {
+                        return chunk(w);
+                    }
+                    w.block(format!("if ({start} + e + 8 <= {extent})"), chunk);
+                    w.block("else", |w| {
+                        w.line("// across C's edge: element by element");
+                        elements(w);
+                    });
                 });
             });
         };
-        chunk_rounds(w, team, t.lines * inner, body);
+        chunk_rounds(w, team, t.lines * per, body);
     }
     w.line(format!("// then each {along}'s first and last chunks (past the tile's line on one side): an element a thread, the"));
     w.line("// eight places of a chunk on eight threads side by side, so that a warp's stores fill whole sectors");
@@ -521,7 +526,8 @@ fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Te
             chunk_origin(w);
             w.line("const int q = e + (i & 7);");
             let edge = if guarded { format!(" && {start} + q < {extent}") } else { String::new() };
-            w.block(format!("if (q >= 0 && q < {line_len}{edge})"), |w| {
+            // (a line that starts on a boundary had its first chunk whole, above)
+            w.block(format!("if (s > 0 && q >= 0 && q < {line_len}{edge})"), |w| {
                 w.line(format!("to[q] = c_tile[line * {ld} + (s & 6) + q];"));
             });
         });

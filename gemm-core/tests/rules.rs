@@ -75,18 +75,25 @@ fn fma_reads_f32_and_tensor_cores_read_16_bit_types() {
     assert!(at.contains(&"a") && at.contains(&"b"), "{at:?}");
 }
 
-#[test]
-fn hopper_features_need_sm_90a() {
+/// A bf16 wgmma kernel on sm_90a: 128 x `n` blocks of `threads`, a
+/// warpgroup 64 x `n`, the 128-byte swizzle, staged by `staging`.
+fn wgmma_spec(n: u32, threads: u32, staging: Staging) -> KernelSpec {
     let mut s = smem_spec();
     s.a.elem = Elem::Bf16;
     s.b.elem = Elem::Bf16;
-    s.block = Block { m: 128, n: 128, k: Some(64), threads: 256, min_blocks: None };
+    s.block = Block { m: 128, n, k: Some(64), threads, min_blocks: None };
     s.thread = None;
-    s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
-    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
-    s.staging = Staging::Tma { stages: 4, cp_async: None };
+    s.warp = Some(Warp { m: 64, n, m_iters: 1, n_iters: 1 });
+    s.atom = Atom::Wgmma { m: 64, n, k: 16 };
+    s.staging = staging;
     s.swizzle = Swizzle::B128;
     s.arch = Arch::Sm90a;
+    s
+}
+
+#[test]
+fn hopper_features_need_sm_90a() {
+    let mut s = wgmma_spec(128, 256, Staging::Tma { stages: 4, cp_async: None });
     assert_eq!(check(&s), vec![], "seed 002's 128x128 wgmma kernel is legal");
     s.arch = Arch::Sm90;
     assert_eq!(errors_at(&s), vec!["arch"]);
@@ -97,17 +104,8 @@ fn hopper_features_need_sm_90a() {
 /// multicasts (which shares TMA's copies).
 #[test]
 fn stages_filled_by_cp_async_need_a_producer_warpgroup_and_no_multicast() {
-    let mut s = smem_spec();
-    s.a.elem = Elem::Bf16;
-    s.b.elem = Elem::Bf16;
-    s.block = Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None };
-    s.thread = None;
-    s.warp = Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 });
-    s.atom = Atom::Wgmma { m: 64, n: 256, k: 16 };
-    s.staging = Staging::Tma { stages: 3, cp_async: Some(4) };
+    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 3, cp_async: Some(4) });
     s.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(40), consumer_regs: Some(232), pingpong: false });
-    s.swizzle = Swizzle::B128;
-    s.arch = Arch::Sm90a;
     assert_eq!(check(&s), vec![], "tma_store's tiling filled by 8-byte copies is legal");
     s.staging = Staging::Tma { stages: 3, cp_async: Some(1) };
     assert_eq!(errors_at(&s), vec!["staging"], "2-byte copies");

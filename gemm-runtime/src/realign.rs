@@ -563,7 +563,10 @@ mod tests {
         let a2 = Dims::new(256, 256, 4096).with_ld(4097, 4096, 256);
         assert_eq!(plan(&tma, a2, big, addrs).unwrap(), Plan::Copied { a: true, b: false, c: false });
         // a large product: the slower product would cost more than the copies
-        assert_eq!(plan(&tma, Dims::new(4095, 4097, 4100), big, addrs).unwrap(), Plan::Variant { vector: None, scalar_c: true, a: true, b: true, c: false });
+        assert_eq!(
+            plan(&tma, Dims::new(4095, 4097, 4100), big, addrs).unwrap(),
+            Plan::Variant { vector: None, scalar_c: true, a: true, b: true, c: false }
+        );
         assert!(ring_pays(&tma, Dims::new(255, 257, 260), 4, [true, true]) && !ring_pays(&tma, Dims::new(4096, 4096, 4100), 4, [true, true]));
         // a cluster that multicasts B shares TMA's copies: cp.async has none to share
         let clustered = KernelSpec { cluster: Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) }), ..tma.clone() };

@@ -486,9 +486,7 @@ fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Te
         }
     };
     if per > 1 {
-        w.line(format!(
-            "// the C tile to C in 16-byte chunks aligned to each {along} of C (C at any alignment): first those inside a {along}"
-        ));
+        w.line(format!("// the C tile to C in 16-byte chunks aligned to each {along} of C (C at any alignment): first those inside a {along}"));
         w.line(format!("// (chunks 1 to {}, and 0 where the {along} starts on a boundary), each thread one a round", per - 1));
         let body = |w: &mut Writer| {
             w.line(format!("const int line = i / {per}, j = i % {per};"));

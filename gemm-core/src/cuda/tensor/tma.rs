@@ -16,6 +16,10 @@
 //!   issued. `setmaxnreg` moves registers from the producer to the
 //!   consumers.
 //!
+//! With `cp_async` set (the launcher's variant for A or B lines TMA cannot
+//! read), the whole producer warpgroup fills each stage by cp.async in
+//! TMA's layout instead (`ring_copies`); the ring and its phases stay.
+//!
 //! Phases: stage `s` is filled for the `r`-th time by fill `r * stages + s`
 //! (the K tile itself; under `persistent = tiles` a count of fills that runs
 //! on through every tile of the block), so a wait for that filling is on

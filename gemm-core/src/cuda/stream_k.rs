@@ -96,8 +96,9 @@ pub enum Shares {
     /// tile; the K steps of the tiles left split evenly.
     Hybrid,
     /// `persistent = tail_split`: whole waves first; then each tile left
-    /// split along K, its first part to an owner of its own (the owners in
-    /// step, as a wave), the rest shared by the blocks left over.
+    /// split along K into equal pieces, piece `j` of every tile to a block
+    /// of its own, all at once: the blocks that read the same slices of A
+    /// and B read them in step, as a wave does.
     TailSplit,
 }
 
@@ -131,23 +132,27 @@ impl Tiling {
     /// `[first, last)` stays one run: [`Self::tile_of`] and [`Self::k_of`]
     /// map an index to its tile and K step.
     ///
-    /// Under `tail_split` the tiles left (`tail`, fewer than the grid) go
-    /// to blocks `0 .. tail`, tile `t` to block `t` for its first `cut` K
-    /// steps (`cut`: the tail's K steps over the grid, rounded up), so that
-    /// those owners run in step like a wave and read the same slices of A
-    /// and B at once; the rest of every tail tile, `k_tiles - cut` steps,
-    /// is split evenly over the other blocks, the helpers, whose share may
-    /// hold pieces of several tiles (a partial sum each, `piece`). At 4096^3
-    /// on 132 SMs: 116 owners of 57 K steps, 16 helpers of the 7 left of
-    /// each tile.
+    /// Under `tail_split` each of the tiles left (`tail`, fewer than the
+    /// grid) is split along K into `pieces` runs (the grid over the tail,
+    /// at most 8 and at most its K steps), piece `j` of tile left `t` to
+    /// share `t + j * tail`: piece 0 to its owner, the others to helpers,
+    /// one piece a block, all begun at once after the whole waves. Blocks
+    /// that read the same slices of A and B then read them in step. (A
+    /// share that starts inside a tile keeps its block out of step with its
+    /// neighbours' K slices: on the H100, pure stream-K ran `tma_store` at
+    /// 759 TFLOP/s where every share was whole tiles, 4224 x 4096 x 4096,
+    /// and 513 at 4096^3, where shares start inside tiles.) At 4096^3 on
+    /// 132 SMs: 116 tiles left, one piece each, the last wave as the
+    /// persistent walk runs it; at 4096 x 4224 x 4096, 16 tiles of 8
+    /// pieces.
     pub fn share(&self, w: &mut Writer, ticket_at: u32) {
         if self.shares == Shares::TailSplit {
             w.line("// schedule (tail split): whole waves of C tiles first, a block to a tile (tiles blockIdx.x,");
             w.line("// blockIdx.x + grid, ...: the persistent walk's blocks on the same SMs, which share A and B in the L2);");
-            w.line("// then tile dp_tiles + t of the tiles left to block t (its owner) for its first cut K steps, the");
-            w.line("// owners in step like a wave, and the rest of every tile left split evenly over the other");
-            w.line("// blocks (the helpers); [first, last) indexes this block's K steps, its whole tiles' before");
-            w.line("// shared_from (see tile_of)");
+            w.line("// then each tile left split along K into `pieces` runs, piece j of tile left t to share");
+            w.line("// t + j * tail (piece 0 to the tile's owner), all at once, so that the blocks that read the");
+            w.line("// same slices of A and B read them in step; [first, last) indexes this block's K steps, its");
+            w.line("// whole tiles' before shared_from, then its piece's by their K step in the tile (see tile_of)");
         } else if self.shares == Shares::Hybrid {
             w.line("// schedule (hybrid): whole waves of C tiles first, a block to a tile (tiles blockIdx.x,");
             w.line("// blockIdx.x + grid, ...: the persistent walk's blocks on the same SMs, which share A and B in the L2),");
@@ -166,11 +171,10 @@ impl Tiling {
             w.line("const int tiles_all = batches * tiles_m * tiles_n;");
             w.line("const int dp_tiles = tiles_all / gridDim.x * gridDim.x;  // the whole waves' tiles");
             w.line("const int tail = tiles_all - dp_tiles;  // the tiles left, fewer than the grid");
-            w.line("// the owners' K steps of a tile left: the tail's K steps over the grid, rounded up; a tail under");
-            w.line("// an eighth of the grid goes whole (its tiles would be shared by more than 8 blocks)");
-            w.line("const int cut = tail * 8 < (int)gridDim.x ? k_tiles : (int)(((long long)tail * k_tiles + gridDim.x - 1) / gridDim.x);");
-            w.line("const unsigned helpers = gridDim.x - tail;");
-            w.line("const long long work = (long long)tail * (k_tiles - cut);  // the K steps the helpers share");
+            w.line("// pieces of a tile left: as many as the grid holds, at most 8 and none empty");
+            w.line("int pieces = tail == 0 ? 0 : (int)gridDim.x / tail;");
+            w.line("if (pieces > 8) pieces = 8;");
+            w.line("if (pieces > k_tiles) pieces = k_tiles;");
         } else if self.shares == Shares::Hybrid {
             w.line("const int tiles_all = batches * tiles_m * tiles_n;");
             w.line("int dp_tiles = tiles_all / gridDim.x * gridDim.x;  // the whole waves' tiles");
@@ -194,10 +198,12 @@ impl Tiling {
         w.line("const unsigned me = gridDim.x - 1 - ticket;");
         match self.shares {
             Shares::TailSplit => {
-                w.line("const bool owner = me < (unsigned)tail;  // of tile dp_tiles + me");
-                w.line("const long long shared_from = owner ? 0 : work * (me - tail) / helpers;");
+                w.line("const int piece_j = tail == 0 ? 0 : (int)me / tail;  // this share's piece of tile left me % tail");
+                w.line("const bool in_tail = piece_j < pieces;");
+                w.line("// a piece's K steps: k_tiles * j / pieces .. k_tiles * (j + 1) / pieces of its tile");
+                w.line("const long long shared_from = in_tail ? (long long)k_tiles * piece_j / pieces : 0;");
                 w.line("const long long first = shared_from - (long long)(dp_tiles / gridDim.x) * k_tiles;");
-                w.line("const long long last = owner ? cut : work * (me - tail + 1) / helpers;");
+                w.line("const long long last = in_tail ? (long long)k_tiles * (piece_j + 1) / pieces : shared_from;");
             }
             Shares::Hybrid => {
                 w.line("const long long shared_from = work * me / gridDim.x;");
@@ -261,9 +267,7 @@ impl Tiling {
         // the whole waves by block index, as the persistent walk: see share()
         let dp = format!("(int)blockIdx.x + (int)(({v} - first) / k_tiles) * gridDim.x");
         match self.shares {
-            Shares::TailSplit => {
-                format!("({v} < shared_from ? {dp} : owner ? dp_tiles + (int)me : dp_tiles + (int)({v} / (k_tiles - cut)))")
-            }
+            Shares::TailSplit => format!("({v} < shared_from ? {dp} : dp_tiles + (int)me % tail)"),
             Shares::Hybrid => format!("({v} < shared_from ? {dp} : dp_tiles + (int)({v} / k_tiles))"),
             Shares::StreamK => format!("(int)({v} / k_tiles)"),
         }
@@ -272,7 +276,7 @@ impl Tiling {
     /// The K step within its C tile of the block's K step `v`.
     pub fn k_of(&self, v: &str) -> String {
         match self.shares {
-            Shares::TailSplit => format!("(int)({v} < shared_from ? ({v} - first) % k_tiles : owner ? {v} : cut + {v} % (k_tiles - cut))"),
+            Shares::TailSplit => format!("(int)({v} < shared_from ? ({v} - first) % k_tiles : {v})"),
             Shares::Hybrid => format!("(int)({v} < shared_from ? ({v} - first) % k_tiles : {v} % k_tiles)"),
             Shares::StreamK => format!("(int)({v} % k_tiles)"),
         }
@@ -384,14 +388,20 @@ impl Tiling {
             let (b_begin, nonempty, piece) = self.owner_helpers(w);
             w.line("// wait for all their flags at once, a thread to a share (empty shares have none)");
             w.block(format!("for (unsigned b = {b_begin} + {}; b < b_end; b += {})", t.thread, t.threads), |w| {
-                w.block(format!("if ({nonempty})"), |w| {
+                let wait = |w: &mut Writer| {
                     w.line(format!("while (ld_acquire(&flags[{piece}]) == 0) {{}}"));
                     w.line(format!("flags[{piece}] = 0u;  // its only reader: zero again for the next launch"));
-                });
+                };
+                match nonempty {
+                    Some(nonempty) => w.block(format!("if ({nonempty})"), wait),
+                    None => wait(w),
+                }
             });
             w.line(format!("{}  // every flag seen: every sum is complete", t.sync));
             w.block(format!("for (unsigned b = {b_begin}; b < b_end; ++b)"), |w| {
-                w.line(format!("if (!({nonempty})) continue;  // an empty share"));
+                if let Some(nonempty) = nonempty {
+                    w.line(format!("if (!({nonempty})) continue;  // an empty share"));
+                }
                 w.line(format!("const float* const theirs = partials + (long long){piece} * slot + {};", t.thread));
                 self.each(w, "{acc} += __ldcg(&theirs[{at}]);");
             });
@@ -400,29 +410,25 @@ impl Tiling {
 
     /// In a helper's unit: the index of its partial sum and flag. One a
     /// block under stream-K and the hybrid (a share starts inside a tile
-    /// once at most); under `tail_split` one a piece, `piece = t + b -
-    /// tail` for tile left `t` and helper `b`: a helper's pieces come after
-    /// the previous helper's, so they are distinct and under the grid.
+    /// once at most); under `tail_split` `me - tail`, one a helper (a
+    /// piece each), under the grid.
     fn helper_piece(&self, w: &mut Writer) -> &'static str {
         if self.shares != Shares::TailSplit {
             return "me";
         }
-        w.line("const int piece = tile - dp_tiles + (int)me - tail;  // this helper's piece of the tile left");
+        w.line("const int piece = (int)me - tail;  // this helper's partial sum");
         "piece"
     }
 
-    /// In an owner's unit: `b_end` and the first helper of its tile (an
-    /// expression), with the test that helper `b`'s share is not empty and
-    /// the index of `b`'s partial sum for this tile.
-    fn owner_helpers(&self, w: &mut Writer) -> (&'static str, &'static str, &'static str) {
+    /// In an owner's unit: `b_end` and the first of its helpers `b` (an
+    /// expression), with the test that helper `b`'s share is not empty
+    /// (none where none is) and the index of `b`'s partial sum for this tile.
+    fn owner_helpers(&self, w: &mut Writer) -> (&'static str, Option<&'static str>, &'static str) {
         if self.shares == Shares::TailSplit {
-            w.line("// its helpers: the blocks b_lo .. b_end - 1, whose shares cover the rest of its tile, [lo, hi)");
-            w.line("const long long lo = (long long)(tile - dp_tiles) * (k_tiles - cut), hi = lo + (k_tiles - cut);");
-            w.line("unsigned b_lo = tail;");
-            w.line("while (work * (b_lo - tail + 1) / helpers <= lo) ++b_lo;");
-            w.line("unsigned b_end = b_lo;");
-            w.line("while (b_end < gridDim.x && work * (b_end - tail) / helpers < hi) ++b_end;");
-            return ("b_lo", "work * (b - tail + 1) / helpers != work * (b - tail) / helpers", "(tile - dp_tiles + (int)b - tail)");
+            w.line("// its helpers: pieces b = 1 .. pieces - 1 of its tile, shares me + b * tail, which started");
+            w.line("// before this one; piece b's partial sum is at me + (b - 1) * tail");
+            w.line("const unsigned b_end = (unsigned)pieces;");
+            return ("1", None, "((int)me + ((int)b - 1) * tail)");
         }
         w.line("// they are shares me + 1 .. b_end - 1, of blocks that started before this one");
         if self.shares == Shares::Hybrid {
@@ -432,7 +438,7 @@ impl Tiling {
         }
         w.line("unsigned b_end = me + 1;");
         w.line("while (work * b_end / gridDim.x < tile_end) ++b_end;");
-        ("me + 1", "work * (b + 1) / gridDim.x != work * b / gridDim.x", "b")
+        ("me + 1", Some("work * (b + 1) / gridDim.x != work * b / gridDim.x"), "b")
     }
 }
 
@@ -497,7 +503,9 @@ mod tests {
                     w.block("if (tiles < k_tiles)", |w| {
                         let (b_begin, nonempty, piece) = t.owner_helpers(w);
                         w.block(format!("for (unsigned b = {b_begin}; b < b_end; ++b)"), |w| {
-                            w.line(format!("if (!({nonempty})) continue;"));
+                            if let Some(nonempty) = nonempty {
+                                w.line(format!("if (!({nonempty})) continue;"));
+                            }
                             w.line(format!("if ({piece} < 0 || {piece} >= (int)gridDim.x || claimed[{piece}] != -1) seen[0] += 1000000;"));
                             w.line(format!("else claimed[{piece}] = tile;"));
                         });

@@ -38,12 +38,11 @@ pub fn mma_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16,
 
 /// The Hopper path: `tma_store` with its tile width (the warpgroup tile
 /// and wgmma follow it), stages, raster bands and schedule tuned (32
-/// points, the size the tuning targets are set for): the tail split (whole
-/// waves, then each tile left split along K into pieces that run at once)
-/// where a persistent walk of whole tiles leaves SMs idle in its last wave
-/// (3072x3072x12288: 288 tiles on 132 SMs). The tail split took the place
-/// of the hybrid, which took stream-K's: each beat the one before at every
-/// size measured on the H100 (BENCHMARKS.md).
+/// points, the size the tuning targets are set for): the hybrid (whole
+/// waves, then the last wave's tiles shared along K) where a persistent walk
+/// of whole tiles leaves SMs idle in its last wave (3072x3072x12288: 288
+/// tiles on 132 SMs). The hybrid took the place of stream-K, which it beat
+/// at every size measured on the H100 (BENCHMARKS.md).
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),
@@ -55,6 +54,6 @@ pub fn mma_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16,
     persistent = tiles,
     epilogue = tma,
     edges = guarded,
-    tune(block.n = [128, 256], stages = [2, 3], grouped = [4, 8, 16, 32], schedule = [persistent, tail_split]),
+    tune(block.n = [128, 256], stages = [2, 3], grouped = [4, 8, 16, 32], schedule = [persistent, hybrid]),
 )]
 pub fn hopper_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);

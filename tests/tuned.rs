@@ -31,9 +31,9 @@ fn the_tuned_kernels_spaces_hold_legal_points_only() {
     let step = &gemm_ladder::steps::mma_autotuned::KERNEL.spec;
     let same = |s: &gemm_runtime::spec::KernelSpec| gemm_runtime::spec::KernelSpec { name: step.name.clone(), ..s.clone() } == *step;
     assert!(mma_tuned::KERNEL.points().iter().any(same), "mma_autotuned is a point of mma_tuned");
-    // the Hopper space's schedules: persistent walks and the tail split, half each
-    let split = hopper_tuned::KERNEL.points().iter().filter(|s| s.persistent == Some(gemm_runtime::spec::Persistent::TailSplit)).count();
-    assert_eq!(split, 16);
+    // the Hopper space's schedules: persistent walks and the hybrid, half each
+    let hybrid = hopper_tuned::KERNEL.points().iter().filter(|s| s.persistent == Some(gemm_runtime::spec::Persistent::Hybrid)).count();
+    assert_eq!(hybrid, 16);
 }
 
 /// Choices written out read back into another tuned kernel's process

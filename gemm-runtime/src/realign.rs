@@ -156,9 +156,9 @@ const COPY_BYTES_PER_S: f64 = 2.4e12;
 /// Whether TMA's stages filled by cp.async of `v` elements cost a launch
 /// of `spec` at `dims` less than copying the operands `copied` (A, B)
 /// would: the slower product against the copies' traffic (each operand read
-/// and written once more). The copies win wherever both sides of C are
-/// about a thousand wide or more: with A and B both copied and M = N, past
-/// about 2150 (8-byte copies) or 970 (4-byte); B alone, M past 1080 or 480.
+/// and written once more). The copies win on the larger products: with A
+/// and B both copied and M = N, past about 2150 (8-byte copies) or 970
+/// (4-byte); B alone copied, M past 1080 or 480.
 pub fn ring_pays(spec: &KernelSpec, dims: Dims, v: u32, copied: [bool; 2]) -> bool {
     let bytes = v * spec.a.elem.bytes();
     let ring = RING_FLOPS.iter().find(|&&(b, _)| b <= bytes).map_or(RING_FLOPS[1].1, |&(_, f)| f);

@@ -76,7 +76,8 @@ template <int N>
 __device__ __forceinline__ void bulk_wait() {
     asm volatile("cp.async.bulk.wait_group %0;\n" :: "n"(N) : "memory");
 }
-// orders this thread's ordinary shared-memory stores before the copy engine's reads
+// orders this thread's shared-memory accesses between the generic proxy and the async one
+// (the copy engine's and wgmma's)
 __device__ __forceinline__ void fence_proxy_async() {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }

@@ -167,6 +167,17 @@ pub fn tma(w: &mut Writer, maps: bool, loads: bool) {
     w.line("");
 }
 
+/// `fence_proxy_async()`: orders a thread's view of shared memory between
+/// the generic proxy (its stores, cp.async) and the async proxy (the copy
+/// engine, wgmma).
+pub fn fence_proxy_async(w: &mut Writer) {
+    w.line("// orders this thread's shared-memory accesses between the generic proxy and the async one");
+    w.line("// (the copy engine's and wgmma's)");
+    w.block("__device__ __forceinline__ void fence_proxy_async()", |w| {
+        w.line("asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");");
+    });
+}
+
 /// `setmaxnreg`: a warpgroup gives registers back to the SM's pool, or takes them.
 pub fn setmaxnreg(w: &mut Writer) {
     w.line("// setmaxnreg: this warpgroup's registers per thread, given back (dec) or taken (inc)");
@@ -260,10 +271,7 @@ pub fn tma_store(w: &mut Writer) {
     w.block("__device__ __forceinline__ void bulk_wait()", |w| {
         w.line("asm volatile(\"cp.async.bulk.wait_group %0;\\n\" :: \"n\"(N) : \"memory\");");
     });
-    w.line("// orders this thread's ordinary shared-memory stores before the copy engine's reads");
-    w.block("__device__ __forceinline__ void fence_proxy_async()", |w| {
-        w.line("asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");");
-    });
+    fence_proxy_async(w);
     w.line("");
 }
 

@@ -19,7 +19,7 @@
 use super::Tc;
 use crate::cuda::ptx::storage_type;
 use crate::cuda::writer::Writer;
-use crate::spec::{Layout, Staging, Which};
+use crate::spec::{Staging, Which};
 
 /// Threads of the producer warpgroup that copy.
 pub(super) const COPIERS: u32 = 128;
@@ -69,10 +69,7 @@ impl Tc<'_> {
         });
         if self.spec.epilogue != crate::spec::Epilogue::Tma {
             // (the TMA store's helpers have it already)
-            w.line("// orders this thread's view of shared memory between the generic proxy and the copy engine's");
-            w.block("__device__ __forceinline__ void fence_proxy_async()", |w| {
-                w.line("asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");");
-            });
+            crate::cuda::ptx::fence_proxy_async(w);
         }
         w.line("");
         for which in [Which::A, Which::B] {
@@ -164,14 +161,13 @@ impl Tc<'_> {
     /// producer warpgroup, then its thread's arrival on the full barrier `bar`
     /// (in scope).
     pub(super) fn ring_issue(&self, w: &mut Writer, stage: &str) {
-        let s = self.spec;
-        let (a_bytes, b_bytes) = (s.tma_tile(Which::A).bytes(), s.tma_tile(Which::B).bytes());
+        let (a_bytes, b_bytes) = self.stage_bytes();
         let call = |w: &mut Writer, which: Which, base: &str, bytes: u32| {
-            let (name, op, ptr, ld, batch, batch_stride, origin, extent) = match which {
-                Which::A => ("a", s.a, "A", "lda", "a_batch", "batch_a", "block_m", "M"),
-                Which::B => ("b", s.b, "B", "ldb", "b_batch", "batch_b", "block_n", "N"),
+            let (name, ptr, ld, batch, batch_stride, origin, extent) = match which {
+                Which::A => ("a", "A", "lda", "a_batch", "batch_a", "block_m", "M"),
+                Which::B => ("b", "B", "ldb", "b_batch", "batch_b", "block_n", "N"),
             };
-            let k_major = (which == Which::A) == (op.layout == Layout::RowMajor);
+            let k_major = self.spec.tma_tile(which).k_major;
             // lines along the block's side (K-major) or along K
             let (line0, c0, lines, len) = if k_major { (origin, "k0", extent, "K") } else { ("k0", origin, "K", extent) };
             w.line(format!("ring_copy_{name}({base} + {stage} * {bytes}, {ptr} + {batch} * {batch_stride}, {ld}, {line0}, {c0}, {lines}, {len});"));

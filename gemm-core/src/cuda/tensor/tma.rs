@@ -82,7 +82,7 @@ impl Tc<'_> {
     }
 
     /// Bytes of one stage of both tiles: what a filling's barrier expects.
-    fn stage_bytes(&self) -> (u32, u32) {
+    pub(super) fn stage_bytes(&self) -> (u32, u32) {
         let s = self.spec;
         let (a, b) = (s.tma_tile(Which::A), s.tma_tile(Which::B));
         (a.bytes(), b.bytes())

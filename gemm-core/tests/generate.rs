@@ -390,7 +390,22 @@ fn the_mma_epilogue_loads_the_bias_once_ahead_of_its_stores() {
         let src = generate(&s).unwrap().source;
         assert_eq!(src.matches("bf16_to_f32(bias[").count(), 1, "{src}");
         assert!(src.contains(index), "{src}");
-        assert!(src.contains("rcp_approx(1.0f + ex2_approx("), "{src}");
+    }
+}
+
+/// gelu_tanh takes tanh's one hardware op where C is bf16, whose rounding
+/// hides its error, and the sigmoid's two (exp2 and reciprocal, more exact)
+/// where C is f16 or f32.
+#[test]
+fn gelu_tanh_uses_the_hardware_tanh_only_for_a_bf16_c() {
+    for (elem, tanh) in [(Elem::Bf16, true), (Elem::F16, false), (Elem::F32, false)] {
+        let mut s = mma_spec();
+        s.c.elem = elem;
+        s.fused = Fused { activation: Some(Activation::GeluTanh), ..Fused::default() };
+        let src = generate(&s).unwrap().source;
+        assert_eq!(src.contains("tanh.approx.f32"), tanh, "{elem:?}: {src}");
+        assert_eq!(src.contains("return fmaf(hx, tanh_approx(x * fmaf(x * x, 0.035677408f, 0.79788456f)), hx);"), tanh, "{src}");
+        assert_eq!(src.contains("rcp_approx(1.0f + ex2_approx("), !tanh, "{elem:?}: {src}");
     }
 }
 

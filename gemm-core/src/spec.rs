@@ -268,13 +268,13 @@ pub enum Persistent {
     StreamK,
     /// The data-parallel + stream-K hybrid: whole waves of C tiles as in
     /// `Tiles`, a tile a block at a time, then the K steps of the tiles left
-    /// (fewer than the grid) split evenly over the blocks as in `StreamK`:
-    /// only the last, part-full wave is shared.
+    /// (fewer than the grid) split evenly over the blocks as in `StreamK`,
+    /// the blocks in step along K: only the last, part-full wave is shared.
     Hybrid,
-    /// Whole waves as in `Hybrid`; then each tile left split along K, its
-    /// first part to a block of its own (those blocks in step, like a
-    /// wave, reading the same slices of A and B), the rest shared by the
-    /// blocks left over.
+    /// Whole waves as in `Hybrid`; then each tile left split along K into
+    /// equal pieces (as many as the grid holds, at most 8), a block to a
+    /// piece, all begun at once: the blocks that read the same slices of A
+    /// and B read them in step, as a wave does.
     TailSplit,
 }
 

@@ -378,7 +378,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 if (threadIdx.x == 0) st_release(&flags[me], 1u);
                 continue;
             }
-            // this block owns the tile; where it stopped short of the tile's end, other blocks
+            // this block owns the tile; where its unit is not the whole tile, other blocks
             // hold the rest: add their partial sums in share order (a fixed order: the result
             // does not depend on timing)
             if (tiles < k_tiles) {
@@ -598,7 +598,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                 if (threadIdx.x == 0) st_release(&flags[me], 1u);
                 continue;
             }
-            // this block owns the tile; where it stopped short of the tile's end, other blocks
+            // this block owns the tile; where its unit is not the whole tile, other blocks
             // hold the rest: add their partial sums in share order (a fixed order: the result
             // does not depend on timing)
             if (tiles < k_tiles) {

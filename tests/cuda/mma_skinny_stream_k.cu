@@ -349,7 +349,7 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
             if (threadIdx.x == 0) st_release(&flags[me], 1u);
             continue;
         }
-        // this block owns the tile; where it stopped short of the tile's end, other blocks
+        // this block owns the tile; where its unit is not the whole tile, other blocks
         // hold the rest: add their partial sums in share order (a fixed order: the result
         // does not depend on timing)
         if (tiles < k_tiles) {

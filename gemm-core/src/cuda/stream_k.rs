@@ -37,9 +37,13 @@
 //! hybrid` (see [`Tiling::share`]). On the H100 it beat the persistent walk
 //! where that walk's last wave is nearly empty (3072 x 3072 x 12288, 2.18
 //! waves: 743 against 623 TFLOP/s) and lost where it is nearly full
-//! (4096^3, 3.88 waves: 626 against 767): its shares start at staggered K
-//! steps, so blocks stop reading the same slices of A and B at once and
-//! the L2 stops sharing them (Nsight: 65% more bytes from DRAM).
+//! (4096^3, 3.88 waves: 626 against 767): its shares started at staggered
+//! K steps, so blocks stopped reading the same slices of A and B at once
+//! and the L2 stopped sharing them (Nsight: 65% more bytes from DRAM).
+//! Its shares now run in step: a share that crosses into a next tile runs
+//! that tile's K steps first, from K step 0, and its first tile's after;
+//! the tile's owner is then the share with its last K step, and tickets go
+//! from the first share on.
 
 use super::copy::Checks;
 use super::epilogue::Team;
@@ -93,7 +97,8 @@ pub enum Shares {
     /// `persistent = stream_k`: every tile's K steps, split evenly.
     StreamK,
     /// `persistent = hybrid`: whole waves of tiles first, a block to a
-    /// tile; the K steps of the tiles left split evenly.
+    /// tile; the K steps of the tiles left split evenly, each share run in
+    /// step with the others (its next tile's K steps from 0 first).
     Hybrid,
     /// `persistent = tail_split`: whole waves first; then each tile left
     /// split along K into equal pieces, piece `j` of every tile to a block
@@ -130,7 +135,13 @@ impl Tiling {
     /// of the tiles left, fewer than the grid, split as in stream-K. A
     /// block's whole tiles take the indices before its share, so that
     /// `[first, last)` stays one run: [`Self::tile_of`] and [`Self::k_of`]
-    /// map an index to its tile and K step.
+    /// map an index to its tile and K step. A share runs in step with the
+    /// others: where it crosses into a next tile, that tile's K steps (from
+    /// K step 0, as every block's wave did) run before its first tile's
+    /// (from where the share starts), so that all blocks run within a tile
+    /// less a share of the same K step (8 of 64 at 4096^3 on 132 SMs)
+    /// instead of anywhere in the tile; the share with a tile's last K step
+    /// owns it, and a ticket's share counts from the first.
     ///
     /// Under `tail_split` each of the tiles left (`tail`, fewer than the
     /// grid) is split along K into `pieces` runs (the grid over the tail,
@@ -157,8 +168,9 @@ impl Tiling {
             w.line("// schedule (hybrid): whole waves of C tiles first, a block to a tile (tiles blockIdx.x,");
             w.line("// blockIdx.x + grid, ...: the persistent walk's blocks on the same SMs, which share A and B in the L2),");
             w.line("// then the K steps of the tiles left (fewer than the grid), tile after tile, split evenly");
-            w.line("// over the grid as in stream-K; [first, last) indexes this block's K steps, its whole");
-            w.line("// tiles' before shared_from (see tile_of), its share of the rest from there");
+            w.line("// over the grid as in stream-K, each share run from the K step 0 it holds, in step with");
+            w.line("// the others; [first, last) indexes this block's K steps, its whole tiles' before");
+            w.line("// shared_from, its share of the rest from there (see tile_of)");
         } else {
             w.line("// schedule (stream-K): the K steps of all C tiles, tile after tile, split");
             w.line("// evenly over the grid; [first, last) is this block's share");
@@ -185,8 +197,14 @@ impl Tiling {
         } else {
             w.line("const long long work = (long long)batches * tiles_m * tiles_n * k_tiles;");
         }
-        w.line("// the share: the block that starts first takes the last share, the next the one");
-        w.line("// before, so that an owner only ever waits on blocks that started before it");
+        if self.shares == Shares::Hybrid {
+            w.line("// the share: the block that starts first takes the first share, the next the one");
+            w.line("// after, so that an owner (its tile's last K step's share) only ever waits on blocks");
+            w.line("// that started before it");
+        } else {
+            w.line("// the share: the block that starts first takes the last share, the next the one");
+            w.line("// before, so that an owner only ever waits on blocks that started before it");
+        }
         w.line("extern __shared__ unsigned smem_words[];  // the dynamic shared memory, in words");
         w.line(format!("unsigned& ticket = smem_words[{}];  // past the tiles", ticket_at / 4));
         w.block("if (threadIdx.x == 0)", |w| {
@@ -195,7 +213,7 @@ impl Tiling {
             w.line("if (ticket == gridDim.x - 1) flags[gridDim.x] = 0u;");
         });
         w.line("__syncthreads();");
-        w.line("const unsigned me = gridDim.x - 1 - ticket;");
+        w.line(if self.shares == Shares::Hybrid { "const unsigned me = ticket;" } else { "const unsigned me = gridDim.x - 1 - ticket;" });
         match self.shares {
             Shares::TailSplit => {
                 w.line("const int piece_j = tail == 0 ? 0 : (int)me / tail;  // this share's piece of tile left me % tail");
@@ -209,6 +227,12 @@ impl Tiling {
                 w.line("const long long shared_from = work * me / gridDim.x;");
                 w.line("const long long first = shared_from - (long long)(dp_tiles / gridDim.x) * k_tiles;");
                 w.line("const long long last = work * (me + 1) / gridDim.x;");
+                w.line("// in step: where the share crosses into a next tile, its K steps from that tile's");
+                w.line("// start (`wrap` of them) run first, from K step 0 as every block's do, then the");
+                w.line("// first tile's from where the share starts; indices [shared_from, cut) run the former");
+                w.line("const long long boundary = (shared_from / k_tiles + 1) * k_tiles;");
+                w.line("const long long wrap = shared_from % k_tiles != 0 && last > boundary ? last - boundary : 0;");
+                w.line("const long long cut = shared_from + wrap;");
             }
             Shares::StreamK => {
                 w.line("const long long first = work * me / gridDim.x;");
@@ -268,7 +292,7 @@ impl Tiling {
         let dp = format!("(int)blockIdx.x + (int)(({v} - first) / k_tiles) * gridDim.x");
         match self.shares {
             Shares::TailSplit => format!("({v} < shared_from ? {dp} : dp_tiles + (int)me % tail)"),
-            Shares::Hybrid => format!("({v} < shared_from ? {dp} : dp_tiles + (int)({v} / k_tiles))"),
+            Shares::Hybrid => format!("({v} < shared_from ? {dp} : dp_tiles + (int)({} / k_tiles))", Self::in_step(v)),
             Shares::StreamK => format!("(int)({v} / k_tiles)"),
         }
     }
@@ -277,16 +301,47 @@ impl Tiling {
     pub fn k_of(&self, v: &str) -> String {
         match self.shares {
             Shares::TailSplit => format!("(int)({v} < shared_from ? ({v} - first) % k_tiles : {v})"),
-            Shares::Hybrid => format!("(int)({v} < shared_from ? ({v} - first) % k_tiles : {v} % k_tiles)"),
+            Shares::Hybrid => format!("(int)({v} < shared_from ? ({v} - first) % k_tiles : {} % k_tiles)", Self::in_step(v)),
             Shares::StreamK => format!("(int)({v} % k_tiles)"),
+        }
+    }
+
+    /// Under `hybrid`, the shared K step that index `v` of the share runs
+    /// (the share's steps past its first tile boundary come first).
+    fn in_step(v: &str) -> String {
+        format!("({v} < cut ? {v} + (boundary - shared_from) : {v} - wrap)")
+    }
+
+    /// `tiles`, the K steps of the unit that starts at index `it`, its first
+    /// K step in its tile `k_step`: up to the tile's end or the share's (or,
+    /// under `hybrid`, to where the share's order jumps back).
+    pub fn unit_len(&self, w: &mut Writer, k_step: &str) {
+        w.line(format!("const long long k_left = k_tiles - {k_step};"));
+        let end = if self.shares == Shares::Hybrid {
+            w.line("const long long run_end = it < cut ? cut : last;  // where the share's order jumps back, or its end");
+            "run_end"
+        } else {
+            "last"
+        };
+        w.line(format!("const int tiles = (int)({end} - it < k_left ? {end} - it : k_left);"));
+    }
+
+    /// Whether the unit just computed leaves its partial sum to the tile's
+    /// owner: under `hybrid` the owner holds the tile's last K step (it runs
+    /// last: a share runs its first tile's K steps after the next tile's),
+    /// elsewhere the tile's first.
+    fn helps(&self) -> &'static str {
+        if self.shares == Shares::Hybrid {
+            "k_step + tiles < k_tiles"
+        } else {
+            "k_step > 0"
         }
     }
 
     fn unit_loop(&self, w: &mut Writer, checks: Checks, body: &dyn Fn(&mut Writer, Checks), epilogue: &dyn Fn(&mut Writer)) {
         w.block("for (long long it = first; it < last;)", |w| {
             w.line("// this unit: K steps of one C tile, up to the tile's end or the share's");
-            w.line(format!("const long long k_left = k_tiles - {};", self.k_of("it")));
-            w.line("const int tiles = (int)(last - it < k_left ? last - it : k_left);");
+            self.unit_len(w, &self.k_of("it"));
             w.line("it += tiles;");
             body(w, checks);
             w.line("");
@@ -371,8 +426,12 @@ impl Tiling {
     /// the partial sums of the later blocks that share its tile.
     fn fixup(&self, w: &mut Writer) {
         let t = &self.team;
-        w.block("if (k_step > 0)", |w| {
-            w.line("// the tile's first K step is an earlier share's: leave this partial sum for it");
+        w.block(format!("if ({})", self.helps()), |w| {
+            if self.shares == Shares::Hybrid {
+                w.line("// the tile's last K step is a later share's: leave this partial sum for it");
+            } else {
+                w.line("// the tile's first K step is an earlier share's: leave this partial sum for it");
+            }
             let piece = self.helper_piece(w);
             w.line(format!("float* const mine = partials + (long long){piece} * slot + {};", t.thread));
             self.each(w, "__stcg(&mine[{at}], {acc});");
@@ -381,7 +440,7 @@ impl Tiling {
             w.line(format!("if ({}) st_release(&flags[{piece}], 1u);", t.leader));
             w.line("continue;");
         });
-        w.line("// this block owns the tile; where it stopped short of the tile's end, other blocks");
+        w.line("// this block owns the tile; where its unit is not the whole tile, other blocks");
         w.line("// hold the rest: add their partial sums in share order (a fixed order: the result");
         w.line("// does not depend on timing)");
         w.block("if (tiles < k_tiles)", |w| {
@@ -430,12 +489,16 @@ impl Tiling {
             w.line("const unsigned b_end = (unsigned)pieces;");
             return ("1", None, "((int)me + ((int)b - 1) * tail)");
         }
-        w.line("// they are shares me + 1 .. b_end - 1, of blocks that started before this one");
         if self.shares == Shares::Hybrid {
-            w.line("const long long tile_end = (long long)(tile - dp_tiles + 1) * k_tiles;  // in the shared K steps");
-        } else {
-            w.line("const long long tile_end = (long long)(tile + 1) * k_tiles;");
+            w.line("// they are shares b_begin .. me - 1, of blocks that started before this one");
+            w.line("const long long tile_start = (long long)(tile - dp_tiles) * k_tiles;  // in the shared K steps");
+            w.line("unsigned b_begin = me;");
+            w.line("while (b_begin > 0 && work * b_begin / gridDim.x > tile_start) --b_begin;");
+            w.line("const unsigned b_end = me;");
+            return ("b_begin", Some("work * (b + 1) / gridDim.x != work * b / gridDim.x"), "b");
         }
+        w.line("// they are shares me + 1 .. b_end - 1, of blocks that started before this one");
+        w.line("const long long tile_end = (long long)(tile + 1) * k_tiles;");
         w.line("unsigned b_end = me + 1;");
         w.line("while (work * b_end / gridDim.x < tile_end) ++b_end;");
         ("me + 1", Some("work * (b + 1) / gridDim.x != work * b / gridDim.x"), "b")
@@ -482,19 +545,25 @@ mod tests {
                 shares,
             };
             let mut w = Writer::default();
-            let head = "static void schedule(int M, int N, int K, int batches, unsigned* flags, int* seen, int* whole, int* sharers, int* written, int* claimed)";
+            let head = "static void schedule(int M, int N, int K, int batches, unsigned* flags, int* seen, int* whole, int* sharers, int* written, int* claimed, int* drift)";
             w.block(head, |w| {
                 t.share(w, 0);
                 w.block("for (long long it = first; it < last;)", |w| {
-                    w.line(format!("const long long k_left = k_tiles - {};", t.k_of("it")));
-                    w.line("const int tiles = (int)(last - it < k_left ? last - it : k_left);");
+                    t.unit_len(w, &t.k_of("it"));
                     w.line("it += tiles;");
                     t.unit_tile(w);
                     w.line("for (int s = 0; s < tiles; ++s) seen[tile * k_tiles + k_step + s] += 1;");
                     w.line("if (k_step + tiles > k_tiles) seen[0] += 1000;  // past the tile's end");
                     w.line("if (tiles == k_tiles) whole[tile] = (int)blockIdx.x + 1;");
                     w.line("sharers[tile] += 1;");
-                    w.block("if (k_step > 0)", |w| {
+                    if shares == Shares::Hybrid {
+                        w.line("// how far the unit's K steps run ahead of the shared phase's clock, modulo a tile");
+                        w.line("if (it - tiles >= shared_from) for (int s = 0; s < tiles; ++s) {");
+                        w.line("  const long long clock = it - tiles + s - shared_from;");
+                        w.line("  const int d = (int)(((k_step + s - clock) % k_tiles + k_tiles) % k_tiles);");
+                        w.line("  if (d > *drift) *drift = d; }");
+                    }
+                    w.block(format!("if ({})", t.helps()), |w| {
                         let piece = t.helper_piece(w);
                         w.line(format!("if ({piece} < 0 || {piece} >= (int)gridDim.x || written[{piece}] != -1) seen[0] += 1000000;"));
                         w.line(format!("else written[{piece}] = tile;"));
@@ -506,7 +575,9 @@ mod tests {
                             if let Some(nonempty) = nonempty {
                                 w.line(format!("if (!({nonempty})) continue;"));
                             }
-                            w.line(format!("if ({piece} < 0 || {piece} >= (int)gridDim.x || claimed[{piece}] != -1) seen[0] += 1000000;"));
+                            // blocks run here in the order they took their tickets: a sum not yet
+                            // written is one the owner would wait for on a block that started after it
+                            w.line(format!("if ({piece} < 0 || {piece} >= (int)gridDim.x || claimed[{piece}] != -1 || written[{piece}] != tile) seen[0] += 1000000;"));
                             w.line(format!("else claimed[{piece}] = tile;"));
                         });
                     });
@@ -539,8 +610,8 @@ mod tests {
                 };
                 body += &format!(
                     "  {{ gridDim.x = {grid}; unsigned flags[{grid} + 1] = {{0}}; const int tiles = {tm} * {tn};\n\
-                     std::vector<int> seen(tiles * {kt}), whole(tiles), sharers(tiles), written({grid}, -1), claimed({grid}, -1);\n\
-                     for (int j = 0; j < {grid}; ++j) {{ blockIdx.x = (j * 13 + 3) % {grid}; schedule({tm} * 128, {tn} * 256, {kt} * 64, 1, flags, seen.data(), whole.data(), sharers.data(), written.data(), claimed.data()); }}\n\
+                     std::vector<int> seen(tiles * {kt}), whole(tiles), sharers(tiles), written({grid}, -1), claimed({grid}, -1); int drift = 0;\n\
+                     for (int j = 0; j < {grid}; ++j) {{ blockIdx.x = (j * 13 + 3) % {grid}; schedule({tm} * 128, {tn} * 256, {kt} * 64, 1, flags, seen.data(), whole.data(), sharers.data(), written.data(), claimed.data(), &drift); }}\n\
                      int bad = 0, most = 0;\n\
                      for (int i = 0; i < tiles * {kt}; ++i) bad += seen[i] != 1;\n\
                      for (int i = 0; i < tiles; ++i) most = sharers[i] > most ? sharers[i] : most;\n\
@@ -548,7 +619,11 @@ mod tests {
                      bad += flags[{grid}] != 0;  // the ticket count back to zero\n\
                      const int dp = {dp};\n\
                      for (int i = 0; i < dp; ++i) bad += whole[i] != i % {grid} + 1;  // tile b + j * grid, whole to block b\n\
-                     std::printf(\"{tm}x{tn}x{kt} on {grid}: %d wrong, at most %d to a tile\\n\", bad, most); }}\n",
+                     // in step (the hybrid): a block's K step runs ahead of the clock by no more than a tile\n\
+                     // less its share (0 to 8 of 64 K steps at 4096^3), not anywhere in the tile\n\
+                     const int share = (int)((long long)(tiles - dp) * {kt} / {grid});\n\
+                     bad += drift > {kt} - share % {kt};\n\
+                     std::printf(\"{tm}x{tn}x{kt} on {grid}: %d wrong, at most %d to a tile, K steps ahead by up to %d\\n\", bad, most, drift); }}\n",
                 );
             }
             let program = format!("{shim}{}\nint main() {{\n{body}}}\n", w.finish());

@@ -311,7 +311,7 @@ impl Tc<'_> {
             w.line("int filled = 0;  // stages filled so far, over the whole share");
             w.block("for (long long it = first; it < last;)", |w| {
                 w.line(format!("const int k_step = {};", sk.k_of("it")));
-                w.line("const int tiles = (int)(last - it < k_tiles - k_step ? last - it : k_tiles - k_step);");
+                sk.unit_len(w, "k_step");
                 w.line(format!("const int tile = {};", sk.tile_of("it")));
                 w.line("it += tiles;");
                 sk.tile_origin(w);

@@ -6,7 +6,7 @@
 //! Cases: no cache (`GEMM_TILES_CACHE=off`), an empty cache (NVRTC compiles
 //! and the entry is written), the same cache again (the entry is read).
 //! Beside the ladder's kernels, the tuned ones (`mma_tuned`, 8 points, and
-//! on an sm_90 GPU `hopper_tuned`, 32): on a miss a first launch compiles
+//! on an sm_90 GPU `hopper_tuned`, 48): on a miss a first launch compiles
 //! and times every point; on a hit it reads the choice back and compiles
 //! (or reads from the cache) only that point.
 //! On an sm_90 GPU it also times what a TMA kernel's launch adds on the
@@ -45,7 +45,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let me = std::env::current_exe()?;
     let cases = [("no cache", "off".into()), ("empty cache", dir.clone().into_os_string()), ("cached", dir.clone().into_os_string())];
     println!("first launch of each kernel in a fresh process: compile (or read the cache), load, run once; milliseconds\n");
-    println!("| case | {} | mma_tuned (8 points) | hopper_tuned (32 points, sm_90) | NVRTC compilations | tunings |", STEPS.join(" | "));
+    println!(
+        "| case | {} | mma_tuned (8 points) | hopper_tuned ({} points, sm_90) | NVRTC compilations | tunings |",
+        STEPS.join(" | "),
+        gemm_ladder::tuned::hopper_tuned::KERNEL.points().len()
+    );
     println!("|---|{}---:|---:|---:|---:|", "---:|".repeat(STEPS.len()));
     for (name, cache) in cases {
         let out = Command::new(&me).arg("--child").env(ENV, cache).output()?;

@@ -37,12 +37,13 @@ pub fn simt_tuned(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, R
 pub fn mma_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
 
 /// The Hopper path: `tma_store` with its tile width (the warpgroup tile
-/// and wgmma follow it), stages, raster bands and schedule tuned (32
-/// points, the size the tuning targets are set for): the hybrid (whole
-/// waves, then the last wave's tiles shared along K) where a persistent walk
-/// of whole tiles leaves SMs idle in its last wave (3072x3072x12288: 288
-/// tiles on 132 SMs). The hybrid took the place of stream-K, which it beat
-/// at every size measured on the H100 (BENCHMARKS.md).
+/// and wgmma follow it), stages, raster bands and schedule tuned (48
+/// points): the persistent walk of whole tiles, and where that walk
+/// leaves SMs idle in its last wave (3072x3072x12288: 288 tiles on 132
+/// SMs) the two schedules that share that wave's tiles along K, the
+/// hybrid (their K steps split evenly, the blocks in step) and the tail
+/// split (each tile in equal pieces). On the H100 each of the three was
+/// the fastest at some size (BENCHMARKS.md); stream-K lost to them all.
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),
@@ -54,6 +55,6 @@ pub fn mma_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16,
     persistent = tiles,
     epilogue = tma,
     edges = guarded,
-    tune(block.n = [128, 256], stages = [2, 3], grouped = [4, 8, 16, 32], schedule = [persistent, hybrid]),
+    tune(block.n = [128, 256], stages = [2, 3], grouped = [4, 8, 16, 32], schedule = [persistent, hybrid, tail_split]),
 )]
 pub fn hopper_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);

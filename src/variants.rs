@@ -1,6 +1,7 @@
 //! Variants of a spec, written as settings on the command line
 //! (`examples/variants.rs`): `pad=8`, `sweep=m`, `raster=grouped(8)`, ...
 
+use gemm_runtime::gemm_core::tune::{expand, Setting};
 use gemm_runtime::spec::*;
 
 /// Applies a variant, settings joined by commas, to `spec`.
@@ -87,9 +88,20 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
                 _ => return Err(bad()),
             }
         }
+        // a setting a tuning space lists (block.n, warp.m, consumers, ...): what
+        // follows from it follows, as in a space's point (gemm_core::tune)
+        _ if Setting::from_name(key).is_some() => {
+            let value = value.parse().map_err(|_| bad())?;
+            let point = expand(spec, &[(Setting::from_name(key).unwrap(), vec![value])]).remove(0);
+            if let Some(refused) = point.refused.first() {
+                return Err(format!("`{setting}`: {}", refused.msg));
+            }
+            *spec = point.spec;
+        }
         _ => {
             return Err(format!(
-                "`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, cluster, stages, cp_async, fragments, epilogue, edges, regs or schedule"
+                "`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, cluster, stages, cp_async, k, fragments, epilogue, \
+                 edges, regs, schedule or a setting of tune(..) (block.n, warp.m, consumers, ...)"
             ))
         }
     }
@@ -132,6 +144,10 @@ mod tests {
         assert_eq!(s.epilogue, Epilogue::Direct);
         apply(&mut s, "epilogue=smem").unwrap();
         assert_eq!(s.epilogue, Epilogue::Smem);
+        // a tuning space's setting, with what follows from it
+        apply(&mut h, "block.n=128").unwrap();
+        assert_eq!((h.block.n, h.atom), (128, Atom::Wgmma { m: 64, n: 128, k: 16 }));
+        assert!(apply(&mut h, "block.n=96").unwrap_err().contains("block.n=96"));
     }
 
     #[test]

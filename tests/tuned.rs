@@ -22,7 +22,7 @@ fn temp_dir(name: &str) -> PathBuf {
 /// generates, and its step's own spec among them.
 #[test]
 fn the_tuned_kernels_spaces_hold_legal_points_only() {
-    for (tuned, points) in [(&simt_tuned::KERNEL, 8), (&mma_tuned::KERNEL, 8), (&hopper_tuned::KERNEL, 32)] {
+    for (tuned, points) in [(&simt_tuned::KERNEL, 8), (&mma_tuned::KERNEL, 8), (&hopper_tuned::KERNEL, 48)] {
         assert_eq!(tuned.points().len(), points, "{}", tuned.name());
         for k in tuned.kernels() {
             assert!(gemm_runtime::gemm_core::check(&k.spec).is_empty(), "{}", k.name);
@@ -31,9 +31,12 @@ fn the_tuned_kernels_spaces_hold_legal_points_only() {
     let step = &gemm_ladder::steps::mma_autotuned::KERNEL.spec;
     let same = |s: &gemm_runtime::spec::KernelSpec| gemm_runtime::spec::KernelSpec { name: step.name.clone(), ..s.clone() } == *step;
     assert!(mma_tuned::KERNEL.points().iter().any(same), "mma_autotuned is a point of mma_tuned");
-    // the Hopper space's schedules: persistent walks and the hybrid, half each
-    let hybrid = hopper_tuned::KERNEL.points().iter().filter(|s| s.persistent == Some(gemm_runtime::spec::Persistent::Hybrid)).count();
-    assert_eq!(hybrid, 16);
+    // the Hopper space's schedules: persistent walks, the hybrid and the tail split, a third each
+    use gemm_runtime::spec::Persistent;
+    for schedule in [Persistent::Tiles, Persistent::Hybrid, Persistent::TailSplit] {
+        let count = hopper_tuned::KERNEL.points().iter().filter(|s| s.persistent == Some(schedule)).count();
+        assert_eq!(count, 16, "{schedule:?}");
+    }
 }
 
 /// Choices written out read back into another tuned kernel's process

@@ -16,7 +16,7 @@
 //!          | direct(alpha, beta, bias = n | m, activation = relu | gelu | gelu_tanh | silu)   (and vector(..))
 //! edges = whole | guarded                                    default: whole (guarded for direct fma)
 //! arch = sm_80 | sm_90 | sm_90a | sm_100                     default: the oldest the features allow
-//! tune(block.m = [64, 128], stages = [3, 4], .., key = pow2 | exact)   lists over the settings above
+//! tune(block.m = [64, 128], stages = [3, 4], .., key = eighths | pow2 | exact)   lists over the settings above
 //! ```
 
 use std::collections::HashMap;
@@ -551,9 +551,10 @@ fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
             }
         };
         if path == "key" {
-            match word(cx, value, "key", &["pow2", "exact"]).as_deref() {
+            match word(cx, value, "key", &["eighths", "pow2", "exact"]).as_deref() {
                 Some("exact") => out.key = TuneKey::Exact,
-                Some(_) => out.key = TuneKey::Pow2,
+                Some("pow2") => out.key = TuneKey::Pow2,
+                Some(_) => out.key = TuneKey::Eighths,
                 None => ok = false,
             }
             continue;

@@ -176,6 +176,7 @@ fn tuned(cx: &mut Ctxt, base: &KernelSpec, sig: &sig::Sig, t: &attr::Tune) -> Op
     let key = match t.key {
         gemm_core::tune::TuneKey::Exact => quote!(::gemm_runtime::gemm_core::tune::TuneKey::Exact),
         gemm_core::tune::TuneKey::Pow2 => quote!(::gemm_runtime::gemm_core::tune::TuneKey::Pow2),
+        gemm_core::tune::TuneKey::Eighths => quote!(::gemm_runtime::gemm_core::tune::TuneKey::Eighths),
     };
     let computes = format!(" Computes {}.", base.formula());
     let doc_space = format!(" Tuned: {summary}.");

@@ -142,6 +142,13 @@ fn a_tuning_space_parses_with_its_key() {
     let t = a.tune.expect("a space");
     assert_eq!(t.lists, vec![(Setting::BlockM, vec![64, 128]), (Setting::WarpN, vec![32]), (Setting::Stages, vec![2, 3, 4])]);
     assert_eq!(t.key, TuneKey::Exact);
+    for (key, expected) in [(quote!(, key = pow2), TuneKey::Pow2), (quote!(, key = eighths), TuneKey::Eighths), (quote!(), TuneKey::Eighths)] {
+        let (a, errors) = parse(quote! { tune(stages = [3] #key) });
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(a.tune.expect("a space").key, expected);
+    }
+    let (_, errors) = parse(quote! { tune(stages = [3], key = octaves) });
+    assert!(errors.iter().any(|e| e.contains("expected one of `eighths`, `pow2`, `exact`")), "{errors:?}");
     let (_, errors) = parse(quote! { tune(stages = [3], stages = [4]) });
     assert!(errors.iter().any(|e| e.contains("duplicate setting `stages`")), "{errors:?}");
     let (_, errors) = parse(quote! { tune(key = pow2) });

@@ -9,7 +9,8 @@
 //! On an sm_90 GPU the same layer on the Hopper path is checked and timed
 //! beside them, each with and without its epilogue: `linear_hopper` (the
 //! Hopper ladder's `tma_store` tiling, consumers sharing each tile, W read
-//! N-major), `linear_pingpong` (the `pingpong` step's: consumers taking
+//! N-major; and the same with the tail split, `persistent = tail_split`),
+//! `linear_pingpong` (the `pingpong` step's: consumers taking
 //! tiles in turn, one's epilogue beside the other's wgmmas) and
 //! `linear_pingpong_2x1` (the same in clusters of two sharing W's tiles)
 //! and `linear_pingpong_wide` (ping-pong on 64x256 tiles).
@@ -22,7 +23,7 @@ use gemm_ladder::fused::{verify_fused, Scalars};
 use gemm_ladder::measure::{Bench, DevMat, Problem, Reps};
 use gemm_ladder::steps::mma_autotuned;
 use gemm_runtime::cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use gemm_runtime::spec::{Fused, KernelSpec};
+use gemm_runtime::spec::{Fused, KernelSpec, Persistent};
 use gemm_runtime::timing::time;
 use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Kernel, Mat, MatMut, RowMajor};
 
@@ -250,8 +251,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // the Hopper path, where the GPU has it: each fused kernel checked, then
     // timed beside its plain twin, the same spec without the bias and GELU
-    let layers: [(&str, &Kernel, &str); 4] = [
+    // and linear_hopper whose last, part-full wave of tiles is split along K
+    // (at 4096 x 11008: 56 tiles left for 132 SMs, two pieces each)
+    let spec = &linear_hopper::KERNEL.spec;
+    let tail_split =
+        Kernel::from_spec(KernelSpec { name: format!("{}_tail_split", spec.name).into(), persistent: Some(Persistent::TailSplit), ..spec.clone() })?;
+    let layers: [(&str, &Kernel, &str); 5] = [
         ("linear_hopper", &linear_hopper::KERNEL, "on the Hopper path"),
+        ("linear_hopper (tail split)", &tail_split, "on the Hopper path, the last wave split along K"),
         ("linear_pingpong", &linear_pingpong::KERNEL, "on ping-pong consumers"),
         ("linear_pingpong_2x1", &linear_pingpong_2x1::KERNEL, "on ping-pong consumers in clusters of two"),
         ("linear_pingpong_wide", &linear_pingpong_wide::KERNEL, "on ping-pong consumers of 64x256 tiles"),
@@ -259,7 +266,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut hopper = Vec::new();
     if bench.gpu.capability == (9, 0) {
         for (i, (name, k, label)) in layers.into_iter().enumerate() {
-            let plain_k = Kernel::from_spec(KernelSpec { name: format!("plain_{name}").into(), fused: Fused::default(), ..k.spec.clone() })?;
+            let plain_k = Kernel::from_spec(KernelSpec { name: format!("plain_{}", k.spec.name).into(), fused: Fused::default(), ..k.spec.clone() })?;
             let seed = 5 + 2 * i as u64;
             let err = verify_fused(&bench, k, dims, seed, Scalars { alpha: 1.0, beta: 0.0 })?;
             let odd_err = verify_fused(&bench, k, odd, seed + 1, Scalars { alpha: 1.0, beta: 0.0 })?;

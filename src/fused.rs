@@ -88,8 +88,10 @@ fn verify_launch(
     let p = Problem::for_kernel(bench, kernel, dims, seed)?;
     let (alpha, beta) = (if f.alpha { sc.alpha } else { 1.0 }, if f.beta { sc.beta } else { 0.0 });
     // C before the launch: values beta scales, or poison where beta = 0
+    // (and the guard lines past C, which must come out as they went in)
+    let len = p.c_len + p.c_guard;
     let c0: Vec<f32> =
-        if beta != 0.0 { random_normal(p.c_len, seed + 7).into_iter().map(|x| round_to(spec.c.elem, x)).collect() } else { vec![POISON; p.c_len] };
+        if beta != 0.0 { random_normal(len, seed + 7).into_iter().map(|x| round_to(spec.c.elem, x)).collect() } else { vec![POISON; len] };
     let bias_host: Option<Vec<f32>> = f.bias.map(|b| {
         let len = if b.along == Dim::N { dims.n } else { dims.m };
         let len = (dims.batch.count - 1) * dims.batch.stride_bias + len;
@@ -116,7 +118,9 @@ fn verify_launch(
     let at = format!("{}x{}x{} (batch of {})", dims.m, dims.n, dims.k, dims.batch.count);
     let wrong = |detail| Failure::Wrong { kernel: kernel.name.to_string(), at: at.clone(), detail };
     if let Some(i) = written_outside_c(&out, &c0, &offsets) {
-        return Err(wrong(format!("element {i} of C's buffer lies outside C (between problems or past a line's end) and was written")));
+        return Err(wrong(format!(
+            "element {i} of C's buffer lies outside C (between problems, past a line's end or past C's last line) and was written"
+        )));
     }
     for &(at, batch, row, col) in &offsets {
         let mut v = wide[at] as f64;

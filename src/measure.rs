@@ -152,6 +152,10 @@ pub struct Problem {
     pub a: DevMat,
     pub b: DevMat,
     pub c_len: usize,
+    /// Lines of C's buffer past its last (256 of them, poisoned), which no
+    /// kernel may write: a store clipped wrongly at C's far edge lands
+    /// there, where a buffer of C's own size would hide it.
+    pub c_guard: usize,
 }
 
 /// `m x n x k` with every leading dimension rounded up to a multiple of 8
@@ -192,7 +196,7 @@ impl Problem {
         let span = |span: usize, stride: usize| (batch.count - 1) * stride + span;
         let a = DevMat::from_f32(s, types[0], &random_normal(span(sa.span(), batch.stride_a), seed))?;
         let b = DevMat::from_f32(s, types[1], &random_normal(span(sb.span(), batch.stride_b), seed.wrapping_add(1)))?;
-        Ok(Problem { dims, layouts, types, a, b, c_len: span(sc.span(), batch.stride_c) })
+        Ok(Problem { dims, layouts, types, a, b, c_len: span(sc.span(), batch.stride_c), c_guard: 256 * sc.ld })
     }
 
     /// The problem `kernel` computes, in its types and layouts.
@@ -200,9 +204,10 @@ impl Problem {
         Self::typed(bench, types(kernel), layouts(kernel), dims, seed)
     }
 
-    /// A C buffer full of [`POISON`] (NaN in every type).
+    /// A C buffer full of [`POISON`] (NaN in every type), C's guard lines
+    /// past it.
     pub fn poisoned_c(&self, bench: &Bench) -> Result<DevMat, GemmError> {
-        DevMat::from_f32(bench.stream(), self.types[2], &vec![POISON; self.c_len])
+        DevMat::from_f32(bench.stream(), self.types[2], &vec![POISON; self.c_len + self.c_guard])
     }
 
     /// Launches `kernel` on this problem's A and B into `c`.
@@ -338,7 +343,7 @@ pub fn verify_on(bench: &Bench, kernel: &Kernel, p: &Problem, reference: &[f32])
     // end) must still hold the poison
     let offsets = crate::fused::c_offsets(kernel, p.dims);
     if let Some(i) = crate::fused::written_outside_c(&out, &vec![f32::NAN; out.len()], &offsets) {
-        return Err(wrong(format!("element {i} of C's buffer lies past a line's end and was written")));
+        return Err(wrong(format!("element {i} of C's buffer lies past a line's end or past C's last line and was written")));
     }
     let got: Vec<f32> = offsets.iter().map(|o| out[o.0]).collect();
     let want: Vec<f32> = offsets.iter().map(|o| reference[o.0]).collect();

@@ -954,3 +954,35 @@ fn tma_operands_on_slow_lines_are_copied_and_match_cublas() {
     let err = verify_on(&bench, k, &p, &reference).unwrap_or_else(|e| panic!("{e}"));
     assert!(err <= gemm_runtime::data::tolerance(k.spec.c.elem));
 }
+
+/// TMA stores at C's edges: a tile across C's last line and across the
+/// end of lines that end on a 16-byte boundary goes out by TMA, which
+/// must write nothing past C (neither the padding of a line nor the guard
+/// lines past C's last that `verify` checks); bf16 C in either layout,
+/// f32 C whose lines end on a 16-byte boundary but not a 32-byte one.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tma_stores_at_c_edges_on_16_byte_boundaries_write_nothing_past_c() {
+    use gemm_ladder::steps::tma_store;
+    use gemm_runtime::spec::{Elem, KernelSpec, Operand};
+    let bench = bench();
+    let base = &tma_store::KERNEL.spec;
+    let kernel = |elem, layout| {
+        let c = Operand { elem, layout };
+        Kernel::from_spec(KernelSpec { name: format!("edges_{}_{layout:?}", elem.rust_name()).into(), c, ..base.clone() }).unwrap()
+    };
+    let cases = [
+        // (kernel, m, n, ldc): 8 elements of padding after each line
+        (kernel(Elem::Bf16, Layout::RowMajor), 200, 264, 272),
+        (kernel(Elem::Bf16, Layout::ColMajor), 264, 200, 272),
+        (kernel(Elem::F32, Layout::ColMajor), 268, 200, 276),
+        (kernel(Elem::Bf16, Layout::RowMajor), 129, 512, 520),
+    ];
+    for (k, m, n, ldc) in cases {
+        if !runs_here(&bench, &k) {
+            continue;
+        }
+        let dims = Dims::new(m, n, 72).with_ld(72, 72, ldc);
+        verify(&bench, &k, dims, 91).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+    }
+}

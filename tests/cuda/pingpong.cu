@@ -295,7 +295,8 @@ pingpong__bf16bf16bf16_rcr__b128x128x64_t384__w128x128_i1x1__wgmma64x128x16__tma
             }
             fence_proxy_async();  // this thread's stores into the C tile, seen by the copy engine
             consumers_sync();  // the C tile is whole
-            if (block_m + 128 <= M && block_n + 128 <= N) {
+            // by TMA where the tile's lines end inside C or C's lines end on a 16-byte boundary (8 elements)
+            if (block_n + 128 <= N || N % 8 == 0) {
                 if (threadIdx.x % 128 == 0) {
                     // the C tile to C: 2 TMA store(s) of a box of 128 x 64
                     tma_store(tmap_c, c_tile_addr, block_n, block_m, batch);
@@ -304,7 +305,7 @@ pingpong__bf16bf16bf16_rcr__b128x128x64_t384__w128x128_i1x1__wgmma64x128x16__tma
                 }
             }
             else {
-                // across an edge of C: element by element, each checked
+                // across the end of C's lines, inside a 16-byte chunk: element by element, each checked
                 for (int i = (threadIdx.x % 128); i < 16384; i += 128) {
                     const int line = i / 128, e = i % 128;
                     const int row = block_m + line, col = block_n + e;

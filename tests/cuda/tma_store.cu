@@ -292,7 +292,8 @@ tma_store__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma
             }
             fence_proxy_async();  // this thread's stores into the C tile, seen by the copy engine
             consumers_sync();  // the C tile is whole
-            if (block_m + 128 <= M && block_n + 256 <= N) {
+            // by TMA where the tile's lines end inside C or C's lines end on a 16-byte boundary (8 elements)
+            if (block_n + 256 <= N || N % 8 == 0) {
                 if (threadIdx.x == 128) {
                     // the C tile to C: 4 TMA store(s) of a box of 128 x 64
                     tma_store(tmap_c, c_tile_addr, block_n, block_m, batch);
@@ -303,7 +304,7 @@ tma_store__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma
                 }
             }
             else {
-                // across an edge of C: element by element, each checked
+                // across the end of C's lines, inside a 16-byte chunk: element by element, each checked
                 for (int i = (threadIdx.x - 128); i < 32768; i += 256) {
                     const int line = i / 256, e = i % 256;
                     const int row = block_m + line, col = block_n + e;

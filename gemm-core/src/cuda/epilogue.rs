@@ -622,8 +622,11 @@ pub fn c_tile_at_fn(w: &mut Writer, spec: &KernelSpec) {
 /// before the C tile is written again. A TMA store is to leave out what
 /// lies past C's edges, but along C's contiguous side it wrote past the
 /// edge into the padding of the line (up to the next 16-byte boundary) on
-/// the H100: under guarded edges a tile across an edge of C goes out
-/// element by element, each checked, and only whole tiles by TMA.
+/// the H100. So under guarded edges a tile goes out by TMA where its
+/// lines end inside C or C's lines end on a 16-byte boundary (the edge
+/// across the lines is clipped line by line: the GPU tests' guard lines
+/// past C's last stay untouched), and element by element, each checked,
+/// where a line's end falls inside a 16-byte chunk of C.
 pub fn tma_store_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team) {
     let Some(t) = spec.c_tile() else { unreachable!("a TMA store follows stores into the C tile") };
     let per_box = spec.c_tile_box();
@@ -646,9 +649,13 @@ pub fn tma_store_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Tea
     if spec.edges != Edges::Guarded {
         return stores(w);
     }
-    w.block(format!("if (block_m + {} <= M && block_n + {} <= N)", spec.block.m, spec.block.n), stores);
+    // C's contiguous side: its extent, and the tile's along it
+    let (extent, origin, side) = if row_major { ("N", "block_n", spec.block.n) } else { ("M", "block_m", spec.block.m) };
+    let chunk = 16 / spec.c.elem.bytes();
+    w.line(format!("// by TMA where the tile's lines end inside C or C's lines end on a 16-byte boundary ({chunk} elements)"));
+    w.block(format!("if ({origin} + {side} <= {extent} || {extent} % {chunk} == 0)"), stores);
     w.block("else", |w| {
-        w.line("// across an edge of C: element by element, each checked");
+        w.line("// across the end of C's lines, inside a 16-byte chunk: element by element, each checked");
         w.block(format!("for (int i = {}; i < {}; i += {})", team.thread, t.lines * t.line, team.threads), |w| {
             w.line(format!("const int line = i / {}, e = i % {};", t.line, t.line));
             let (row, col) = if row_major { ("block_m + line", "block_n + e") } else { ("block_m + e", "block_n + line") };

@@ -204,9 +204,13 @@ impl Problem {
         Self::typed(bench, types(kernel), layouts(kernel), dims, seed)
     }
 
-    /// A C buffer full of [`POISON`] (NaN in every type), C's guard lines
-    /// past it.
+    /// A C buffer full of [`POISON`] (NaN in every type).
     pub fn poisoned_c(&self, bench: &Bench) -> Result<DevMat, GemmError> {
+        DevMat::from_f32(bench.stream(), self.types[2], &vec![POISON; self.c_len])
+    }
+
+    /// [`Self::poisoned_c`] with C's guard lines past it, poisoned too.
+    pub fn guarded_c(&self, bench: &Bench) -> Result<DevMat, GemmError> {
         DevMat::from_f32(bench.stream(), self.types[2], &vec![POISON; self.c_len + self.c_guard])
     }
 
@@ -333,7 +337,7 @@ pub fn verify(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64) -> Result<f
 /// [`verify`] on a problem whose cuBLAS result is known, for checking many
 /// kernels on one set of inputs.
 pub fn verify_on(bench: &Bench, kernel: &Kernel, p: &Problem, reference: &[f32]) -> Result<f64, Failure> {
-    let mut c = p.poisoned_c(bench)?;
+    let mut c = p.guarded_c(bench)?;
     p.launch(bench, kernel, &mut c)?;
     let out = c.to_f32(bench.stream())?;
     let at = format!("{}x{}x{}", p.dims.m, p.dims.n, p.dims.k);

@@ -9,7 +9,8 @@
 //! On an sm_90 GPU the same layer on the Hopper path is checked and timed
 //! beside them, each with and without its epilogue: `linear_hopper` (the
 //! Hopper ladder's `tma_store` tiling, consumers sharing each tile, W read
-//! N-major; and the same with the tail split, `persistent = tail_split`),
+//! N-major; and the same with the tail split, `persistent = tail_split`,
+//! and with the exact GELU, erf's, which cuBLASLt does not fuse),
 //! `linear_pingpong` (the `pingpong` step's: consumers taking
 //! tiles in turn, one's epilogue beside the other's wgmmas) and
 //! `linear_pingpong_2x1` (the same in clusters of two sharing W's tiles)
@@ -18,12 +19,12 @@
 //! `cargo run --release --example linear -- [--tokens 4096] [--features 4096] [--out 11008]`
 
 use clap::Parser;
-use cudarc::cublaslt::{Activation, CudaBlasLT, Matmul, MatmulConfig};
+use cudarc::cublaslt::{CudaBlasLT, Matmul, MatmulConfig};
 use gemm_ladder::fused::{verify_fused, Scalars};
 use gemm_ladder::measure::{Bench, DevMat, Problem, Reps};
 use gemm_ladder::steps::mma_autotuned;
 use gemm_runtime::cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use gemm_runtime::spec::{Fused, KernelSpec, Persistent};
+use gemm_runtime::spec::{Activation, Fused, KernelSpec, Persistent};
 use gemm_runtime::timing::time;
 use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Kernel, Mat, MatMut, RowMajor};
 
@@ -227,7 +228,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         batch_size: None,
     };
     // SAFETY: W is k x n and x m x k (row-major, dense), y m x n, the bias n long
-    let cublaslt = |y: &mut CudaSlice<bf16>| unsafe { lt.matmul(lt_cfg, wt, x, y, Some(bb), Some(&Activation::Gelu)) };
+    let cublaslt = |y: &mut CudaSlice<bf16>| unsafe { lt.matmul(lt_cfg, wt, x, y, Some(bb), Some(&cudarc::cublaslt::Activation::Gelu)) };
     let mut y_lt = p.poisoned_c(&bench)?;
     let DevMat::Bf16(ylt) = &mut y_lt else { unreachable!("the layer is bf16") };
     cublaslt(ylt).map_err(|e| format!("cuBLASLt: {e:?}"))?;
@@ -256,10 +257,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let spec = &linear_hopper::KERNEL.spec;
     let tail_split =
         Kernel::from_spec(KernelSpec { name: format!("{}_tail_split", spec.name).into(), persistent: Some(Persistent::TailSplit), ..spec.clone() })?;
-    let layers: [(&str, &Kernel, &str); 5] = [
+    // and the exact GELU (erf), which cuBLASLt's epilogue does not offer
+    let erf = |k: &Kernel| {
+        let fused = Fused { activation: Some(Activation::Gelu), ..k.spec.fused };
+        Kernel::from_spec(KernelSpec { name: format!("{}_erf", k.spec.name).into(), fused, ..k.spec.clone() })
+    };
+    let (hopper_erf, pingpong_erf) = (erf(&linear_hopper::KERNEL)?, erf(&linear_pingpong::KERNEL)?);
+    let layers: [(&str, &Kernel, &str); 7] = [
         ("linear_hopper", &linear_hopper::KERNEL, "on the Hopper path"),
         ("linear_hopper (tail split)", &tail_split, "on the Hopper path, the last wave split along K"),
+        ("linear_hopper (erf GELU)", &hopper_erf, "on the Hopper path with the exact GELU (erf)"),
         ("linear_pingpong", &linear_pingpong::KERNEL, "on ping-pong consumers"),
+        ("linear_pingpong (erf GELU)", &pingpong_erf, "on ping-pong consumers with the exact GELU (erf)"),
         ("linear_pingpong_2x1", &linear_pingpong_2x1::KERNEL, "on ping-pong consumers in clusters of two"),
         ("linear_pingpong_wide", &linear_pingpong_wide::KERNEL, "on ping-pong consumers of 64x256 tiles"),
     ];

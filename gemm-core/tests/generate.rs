@@ -393,6 +393,21 @@ fn the_mma_epilogue_loads_the_bias_once_ahead_of_its_stores() {
     }
 }
 
+/// The exact gelu takes erf by a rational approximation (one reciprocal)
+/// where C is bf16, and erff where C is f16 or f32.
+#[test]
+fn gelu_takes_a_rational_erf_only_for_a_bf16_c() {
+    for (elem, fast) in [(Elem::Bf16, true), (Elem::F16, false), (Elem::F32, false)] {
+        let mut s = mma_spec();
+        s.c.elem = elem;
+        s.fused = Fused { activation: Some(Activation::Gelu), ..Fused::default() };
+        let src = generate(&s).unwrap().source;
+        assert_eq!(src.contains("erff("), !fast, "{elem:?}: {src}");
+        assert_eq!(src.contains("const float xt = 0.5f * x * rcp_approx(p);"), fast, "{elem:?}: {src}");
+        assert_eq!(src.contains("return x >= 0.0f ? x - xt : xt;"), fast, "{elem:?}: {src}");
+    }
+}
+
 /// gelu_tanh takes tanh's one hardware op where C is bf16, whose rounding
 /// hides its error, and the sigmoid's two (exp2 and reciprocal, more exact)
 /// where C is f16 or f32.

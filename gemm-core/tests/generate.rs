@@ -393,34 +393,24 @@ fn the_mma_epilogue_loads_the_bias_once_ahead_of_its_stores() {
     }
 }
 
-/// The exact gelu takes erf by a rational approximation (one reciprocal)
-/// where C is bf16, and erff where C is f16 or f32.
+/// Where C is bf16, whose rounding hides their error, the GELUs take fast
+/// forms: gelu_tanh tanh's one hardware op (elsewhere the sigmoid's exp2
+/// and reciprocal), the exact gelu erf by a rational approximation, one
+/// reciprocal (elsewhere erff).
 #[test]
-fn gelu_takes_a_rational_erf_only_for_a_bf16_c() {
-    for (elem, fast) in [(Elem::Bf16, true), (Elem::F16, false), (Elem::F32, false)] {
-        let mut s = mma_spec();
-        s.c.elem = elem;
-        s.fused = Fused { activation: Some(Activation::Gelu), ..Fused::default() };
-        let src = generate(&s).unwrap().source;
-        assert_eq!(src.contains("erff("), !fast, "{elem:?}: {src}");
-        assert_eq!(src.contains("const float xt = 0.5f * x * rcp_approx(p);"), fast, "{elem:?}: {src}");
-        assert_eq!(src.contains("return x >= 0.0f ? x - xt : xt;"), fast, "{elem:?}: {src}");
-    }
-}
-
-/// gelu_tanh takes tanh's one hardware op where C is bf16, whose rounding
-/// hides its error, and the sigmoid's two (exp2 and reciprocal, more exact)
-/// where C is f16 or f32.
-#[test]
-fn gelu_tanh_uses_the_hardware_tanh_only_for_a_bf16_c() {
-    for (elem, tanh) in [(Elem::Bf16, true), (Elem::F16, false), (Elem::F32, false)] {
-        let mut s = mma_spec();
-        s.c.elem = elem;
-        s.fused = Fused { activation: Some(Activation::GeluTanh), ..Fused::default() };
-        let src = generate(&s).unwrap().source;
-        assert_eq!(src.contains("tanh.approx.f32"), tanh, "{elem:?}: {src}");
-        assert_eq!(src.contains("return fmaf(hx, tanh_approx(x * fmaf(x * x, 0.035677408f, 0.79788456f)), hx);"), tanh, "{src}");
-        assert_eq!(src.contains("rcp_approx(1.0f + ex2_approx("), !tanh, "{elem:?}: {src}");
+fn the_gelus_take_fast_forms_only_for_a_bf16_c() {
+    let tanh_fast = ["tanh.approx.f32", "return fmaf(hx, tanh_approx(x * fmaf(x * x, 0.035677408f, 0.79788456f)), hx);"];
+    let erf_fast = ["const float xt = 0.5f * x * rcp_approx(p);", "return x >= 0.0f ? x - xt : xt;"];
+    for (activation, fast, slow) in [(Activation::GeluTanh, tanh_fast, "rcp_approx(1.0f + ex2_approx("), (Activation::Gelu, erf_fast, "erff(")] {
+        for elem in [Elem::Bf16, Elem::F16, Elem::F32] {
+            let mut s = mma_spec();
+            s.c.elem = elem;
+            s.fused = Fused { activation: Some(activation), ..Fused::default() };
+            let src = generate(&s).unwrap().source;
+            let bf16 = elem == Elem::Bf16;
+            assert!(fast.iter().all(|f| src.contains(f) == bf16), "{activation:?} into {elem:?}: {src}");
+            assert_eq!(src.contains(slow), !bf16, "{activation:?} into {elem:?}: {src}");
+        }
     }
 }
 

@@ -423,7 +423,7 @@ impl Tiling {
     }
 
     /// Hands a partial sum over to the tile's owner, or, in the owner, adds
-    /// the partial sums of the later blocks that share its tile.
+    /// the partial sums of the other blocks that share its tile.
     fn fixup(&self, w: &mut Writer) {
         let t = &self.team;
         w.block(format!("if ({})", self.helps()), |w| {
@@ -525,7 +525,10 @@ mod tests {
     /// run for every block of grids of several sizes: each K step of each C
     /// tile falls to exactly one block, a unit never runs past its tile's
     /// end, each helper's partial sum has a place of its own under the
-    /// grid, and each owner waits on exactly the partial sums of its tile.
+    /// grid, and each owner waits on exactly the partial sums of its tile,
+    /// all written by blocks that took their tickets before it (blocks run
+    /// here in ticket order). Under the hybrid, every block's K steps stay
+    /// within a tile less a share ahead of the shared phase's clock (in step).
     /// Under the hybrids, the whole waves' tiles go whole to one block
     /// each, tile `b + j * grid` in wave `j` to block index `b` (blocks
     /// started in an order other than their indices), and a shared tile has at

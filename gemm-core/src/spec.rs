@@ -788,7 +788,7 @@ impl KernelSpec {
         if let Some(t) = self.c_tile() {
             // ping-pong consumers each store a tile of their own
             let tiles = self.specialize.filter(|sp| sp.pingpong).map_or(1, |sp| sp.consumers);
-            return tiles * t.lines * t.ld * self.c.elem.bytes() + self.bias_prefetch_bytes();
+            return tiles * t.lines * t.ld * self.c.elem.bytes();
         }
         match (self.atom, self.warp) {
             (Atom::Wmma { m, n, .. }, Some(w)) if self.fused.any() || self.edges == Edges::Guarded => {
@@ -898,33 +898,6 @@ impl KernelSpec {
             e = format!("{}({e})", a.name());
         }
         format!("C = {e}")
-    }
-
-    /// Whether the consumers copy each tile's bias into shared memory by
-    /// cp.async as the tile starts, for the epilogue to read there: its
-    /// loads' latency then hides behind the K loop. On the H100 the bias,
-    /// loaded in the epilogue, cost `linear_hopper` 2.6% of its time. For
-    /// wgmma consumers sharing a C tile (no ping-pong) fed by TMA, tiles
-    /// not split along K (a unit learns its tile after its K loop).
-    pub fn bias_prefetched(&self) -> bool {
-        self.fused.bias.is_some()
-            && matches!(self.atom, Atom::Wgmma { .. })
-            && matches!(self.staging, Staging::Tma { cp_async: None, .. })
-            && self.specialize.is_some_and(|sp| !sp.pingpong)
-            && self.c_tile().is_some()
-            && !self.persistent.is_some_and(Persistent::splits_k)
-    }
-
-    /// The prefetched bias past the C tile: a value for each column (row)
-    /// of the block's tile, 16 bytes a line.
-    pub fn bias_prefetch_bytes(&self) -> u32 {
-        match self.fused.bias {
-            Some(b) if self.bias_prefetched() => {
-                let extent = if b.along == Dim::N { self.block.n } else { self.block.m };
-                (extent * b.elem.bytes()).next_multiple_of(16)
-            }
-            _ => 0,
-        }
     }
 
     /// The CUDA kernel name: the Rust name, then the tiling, so that two specs

@@ -910,13 +910,11 @@ fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shift
 /// edge reads the last element, whose value is never stored), and a
 /// thread that would hold more than 32 bias values ahead of its stores
 /// (a 64x256 wgmma consumer: 64, beside 128 accumulators) loads each where
-/// it is used instead; 32 or fewer are loaded ahead. (Under the hybrid,
-/// whose units learn their tile after the K loop: no bias copied ahead.)
+/// it is used instead; 32 or fewer are loaded ahead.
 #[test]
 fn bias_values_load_in_bounds_and_ahead_only_where_few() {
     let mut s = hopper_spec();
     s.staging = Staging::Tma { stages: 3, cp_async: None };
-    s.persistent = Some(Persistent::Hybrid);
     s.epilogue = Epilogue::Smem;
     s.fused = Fused { alpha: false, beta: false, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh) };
     let wide = generate(&s).unwrap().source;
@@ -930,43 +928,6 @@ fn bias_values_load_in_bounds_and_ahead_only_where_few() {
     assert!(narrow.contains("float bias_ahead[1][16][2];"), "{narrow}");
     assert!(narrow.contains(" : N - 1]"), "{narrow}");
     assert!(!narrow.contains(": 0.0f;"), "no zero for a value never stored\n{narrow}");
-}
-
-/// Consumers that share a C tile, fed by TMA, copy the tile's bias into
-/// shared memory past the C tile by cp.async as the tile begins (zeros
-/// past C's edge; plain loads where the bias starts at an odd element),
-/// and the epilogue reads it there after waiting for the copies and
-/// meeting; a bias along m takes the tile's rows, f32 one element a copy.
-/// Not under a split schedule, nor on ping-pong consumers.
-#[test]
-fn the_bias_is_copied_into_shared_memory_as_a_tile_begins() {
-    let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 3, cp_async: None };
-    s.persistent = Some(Persistent::Tiles);
-    s.epilogue = Epilogue::Tma;
-    s.fused = Fused { bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::Relu), ..Fused::default() };
-    assert_eq!(s.bias_prefetch_bytes(), 512);
-    let src = generate(&s).unwrap().source;
-    let copy =
-        src.find("cp_async_4_zfill(dst, left > 0 ? bias_tile + i : bias_tile, left >= 2 ? 4 : left > 0 ? 2 : 0);").unwrap_or_else(|| panic!("{src}"));
-    // the consumers' K loop (the producer's comes first)
-    let k_loop = src.rfind("for (int kt = 0; kt < k_tiles; ++kt, ++it)").unwrap();
-    let wait = src.find("cp_async_wait<0>();  // this thread's copies of the tile's bias have landed").unwrap();
-    let meet = src.find("consumers_sync();  // and every consumer knows it").unwrap();
-    let read = src.find("v0 += bf16_to_f32(bias_s[c_col + q * 8 - block_n]);").unwrap();
-    assert!(copy < k_loop && k_loop < wait && wait < meet && meet < read, "{src}");
-    assert!(src.contains("to[1] = left > 1 ? bias_tile[i + 1] : 0;"), "{src}");
-    assert!(src.contains(&format!("smem_raw + (a_smem - smem_base) + {});", s.smem_bytes() - s.tma_overhead() - 512)), "{src}");
-    s.fused.bias = Some(Bias { along: Dim::M, elem: Elem::F32 });
-    let src = generate(&s).unwrap().source;
-    assert!(src.contains("cp_async_4_zfill(dst, left > 0 ? bias_tile + i : bias_tile, left > 0 ? 4 : 0);"), "{src}");
-    assert!(src.contains("bias_ahead[0][h] = bias_s[c_row + h * 8 - block_m];"), "{src}");
-    let mut t = s.clone();
-    t.persistent = Some(Persistent::Hybrid);
-    assert!(!t.bias_prefetched() && !generate(&t).unwrap().source.contains("bias_s"));
-    let mut t = s.clone();
-    t.specialize.as_mut().unwrap().pingpong = true;
-    assert!(!t.bias_prefetched());
 }
 
 /// A K tile two swizzle rows deep (block k = 128 under the 128-byte

@@ -197,8 +197,7 @@ impl<'a> Output<'a> {
     /// `batch` (in scope) get pointers of their own; `of` names the unit
     /// of work in the comment.
     pub fn for_batch(spec: &'a KernelSpec, w: &mut Writer, of: &str) -> Self {
-        // (a bias copied into shared memory has its own pointer)
-        if spec.fused.bias.is_some() && !spec.bias_prefetched() {
+        if spec.fused.bias.is_some() {
             w.line(format!("// this {of}'s batch of C and of the bias"));
             w.declare("C_batch", "auto* const C_batch = C + batch * batch_c;");
             w.declare("bias_batch", "auto* const bias_batch = bias + batch * batch_bias;");
@@ -356,11 +355,6 @@ impl<'a> Output<'a> {
     /// 200 bytes in a 128x128 ping-pong consumer).
     fn bias_value(&self, index: &str, clamped: bool) -> String {
         let Some(b) = self.spec.fused.bias else { unreachable!("a bias value of a spec with a bias") };
-        if self.spec.bias_prefetched() && self.tile.is_some() {
-            // the tile's bias in shared memory (zeros past C's edge, never stored)
-            let origin = if b.along == Dim::N { "block_n" } else { "block_m" };
-            return to_f32(b.elem, &format!("bias_s[{index} - {origin}]"));
-        }
         let extent = if b.along == Dim::N { "N" } else { "M" };
         let at =
             if clamped && self.spec.edges == Edges::Guarded { format!("{index} < {extent} ? {index} : {extent} - 1") } else { index.to_string() };

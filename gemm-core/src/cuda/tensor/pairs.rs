@@ -139,15 +139,10 @@ impl Tc<'_> {
                 Some(sp) if sp.pingpong => format!("{} + group * {}", s.epilogue_scratch_offset(), t.lines * t.ld * s.c.elem.bytes()),
                 _ => s.epilogue_scratch_offset().to_string(),
             };
-            if s.bias_prefetched() {
-                w.line("cp_async_wait<0>();  // this thread's copies of the tile's bias have landed");
-            }
             if s.epilogue == Epilogue::Tma {
                 if s.persistent.is_some() {
                     w.line(format!("if ({}) bulk_wait_read<0>();  // the previous tile's TMA stores have read the C tile", team.leader));
                     w.line(format!("{}  // and every consumer knows it", team.sync));
-                } else if s.bias_prefetched() {
-                    w.line(format!("{}  // every consumer's copies of the bias have landed", team.sync));
                 }
                 w.line(format!("// the block's C tile, past the stages: {} {lines} of {}, in the TMA store's boxes", t.lines, t.line));
                 w.line(format!("const unsigned c_tile_addr = a_smem + {offset};"));
@@ -158,12 +153,6 @@ impl Tc<'_> {
                 w.line(format!("// the block's C tile, past the stages: {} {lines} of {}, {} apart", t.lines, t.line, t.ld));
             }
             w.line(format!("{c_type}* const c_tile = reinterpret_cast<{c_type}*>(smem_raw + (a_smem - smem_base) + {offset});"));
-            if let Some(b) = s.fused.bias.filter(|_| s.bias_prefetched()) {
-                let ty = if b.elem == Elem::F32 { "float" } else { "unsigned short" };
-                let at = s.epilogue_scratch_offset() + s.epilogue_scratch_bytes() - s.bias_prefetch_bytes();
-                w.line("// the tile's bias, copied in as the tile began (from column (row) block_n (block_m) on)");
-                w.line(format!("const {ty}* const bias_s = reinterpret_cast<const {ty}*>(smem_raw + (a_smem - smem_base) + {at});"));
-            }
             return;
         }
         if self.stream_k {

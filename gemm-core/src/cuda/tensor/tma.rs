@@ -45,7 +45,7 @@ use crate::cuda::epilogue::Output;
 use crate::cuda::ptx;
 use crate::cuda::schedule;
 use crate::cuda::writer::Writer;
-use crate::spec::{Dim, Epilogue, Persistent, Specialize, Which};
+use crate::spec::{Epilogue, Persistent, Specialize, Which};
 
 impl Tc<'_> {
     pub(super) fn tma_helpers(&self, w: &mut Writer) {
@@ -63,9 +63,6 @@ impl Tc<'_> {
         if self.spec.epilogue == Epilogue::Tma {
             ptx::tma_store(w);
             crate::cuda::epilogue::c_tile_at_fn(w, self.spec);
-        }
-        if self.spec.bias_prefetched() {
-            ptx::cp_async(w, &[], &[4]);
         }
         let consumers_meet = self.spec.c_tile().is_some() || self.spec.persistent.is_some_and(Persistent::splits_k);
         if let (Some(sp), true) = (self.spec.specialize, consumers_meet) {
@@ -460,9 +457,6 @@ impl Tc<'_> {
             let turns = sp.pingpong.then_some(sp.consumers);
             self.for_each_tile_of(w, turns, |w| {
                 self.wgmma_accumulators(w);
-                if self.spec.bias_prefetched() {
-                    self.bias_prefetch(w);
-                }
                 if let Some(c) = turns {
                     w.line("// ping-pong: tile `turn` of the block's walk fills the ring from stage count turn * k_tiles;");
                     w.line(format!("// its K loop waits for the previous turn's (consumer (turn - 1) % {c}) to be done with the ring"));
@@ -495,45 +489,6 @@ impl Tc<'_> {
         if self.spec.cluster.is_some() {
             w.line("cluster_sync();  // no block leaves while another may still arrive on its barriers");
         }
-    }
-
-    /// The tile's bias into shared memory past the C tile ([`KernelSpec::bias_prefetched`]),
-    /// by the consumers' cp.async of 4 bytes each, committed as a group the
-    /// epilogue waits for; past C's edge zeros (never stored). A bias whose
-    /// batch starts at an odd element goes by plain loads and stores.
-    fn bias_prefetch(&self, w: &mut Writer) {
-        let s = self.spec;
-        let Some(b) = s.fused.bias else { return };
-        let (extent, origin, along) = if b.along == Dim::N { (s.block.n, "block_n", "N") } else { (s.block.m, "block_m", "M") };
-        let bytes = b.elem.bytes();
-        let per = 4 / bytes; // elements a copy
-        let team = self.team();
-        let offset = s.epilogue_scratch_offset() + s.epilogue_scratch_bytes() - s.bias_prefetch_bytes();
-        let ty = if bytes == 4 { "float" } else { "unsigned short" };
-        w.line("// the tile's bias into shared memory past the C tile, by cp.async: in flight through the K loop,");
-        w.line("// for the epilogue to read there");
-        w.block("", |w| {
-            w.line(format!("const {ty}* const bias_tile = bias + batch * batch_bias + {origin};"));
-            w.line(format!("const int i = {} * {per};  // this thread's first element", team.thread));
-            w.block(format!("if (i < {extent})"), |w| {
-                w.line(format!("const int left = {along} - {origin} - i;  // elements of the bias from there on"));
-                w.line(format!("const unsigned dst = a_smem + {offset} + i * {bytes};"));
-                if per == 1 {
-                    w.line("cp_async_4_zfill(dst, left > 0 ? bias_tile + i : bias_tile, left > 0 ? 4 : 0);");
-                } else {
-                    w.block("if ((reinterpret_cast<unsigned long long>(bias_tile) & 3) == 0)", |w| {
-                        w.line("cp_async_4_zfill(dst, left > 0 ? bias_tile + i : bias_tile, left >= 2 ? 4 : left > 0 ? 2 : 0);");
-                    });
-                    w.block("else", |w| {
-                        w.line("// a bias at an odd element: two plain loads, none past the edge");
-                        w.line(format!("{ty}* const to = reinterpret_cast<{ty}*>(smem_raw + (dst - smem_base));"));
-                        w.line("to[0] = left > 0 ? bias_tile[i] : 0;");
-                        w.line("to[1] = left > 1 ? bias_tile[i + 1] : 0;");
-                    });
-                }
-            });
-            w.line("cp_async_commit();");
-        });
     }
 
     /// A consumer's wait for the filling of stage `stage` (in scope) of

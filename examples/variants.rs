@@ -19,7 +19,8 @@
 //! `schedule=tail_split`, `edges=whole` or
 //! `edges=guarded` (partial tiles checked), and `source=FILE`: the CUDA in FILE
 //! in place of the generated source (hand-edit what `cuda STEP VARIANT`
-//! prints, keeping the kernel's name and parameters). Any step of
+//! prints, keeping the kernel's name and parameters), with `smem=BYTES`
+//! where it needs other shared memory than the spec's. Any step of
 //! either ladder; cuBLAS is timed in the step's types and layouts.
 //! For example `variants autotuned pad=4 sweep=m 'raster=grouped(8),pad=4'`
 //! (quoted for the shell).
@@ -50,7 +51,8 @@ const SETTINGS: &str = "Settings: pad=N | pad=none, sweep=m | sweep=n, raster=ro
 cluster=MxN[a|b] | cluster=none, stages=N, k=N (the K tile), \
 fragments=1 | fragments=2, epilogue=direct | epilogue=vector | epilogue=smem | epilogue=smem_elements | epilogue=tma, schedule=tiles | schedule=persistent | schedule=stream_k | schedule=hybrid | schedule=tail_split, \
 regs=P/C (setmaxnreg's producer and consumer registers), \
-edges=whole | edges=guarded, source=FILE (hand-edited CUDA in place of the generated).
+edges=whole | edges=guarded, source=FILE (hand-edited CUDA in place of the generated), smem=BYTES (the
+dynamic shared memory a hand-edited kernel launches with).
 Example: variants autotuned 4096 pad=4 sweep=m 'raster=grouped(8),pad=4'";
 
 fn step_names() -> clap::builder::PossibleValuesParser {
@@ -127,11 +129,14 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 /// give the launch: threads, shared memory, parameters).
 fn variant_kernel(base: &gemm_runtime::spec::KernelSpec, variant: &str) -> Result<Kernel, Box<dyn std::error::Error>> {
     let mut spec = base.clone();
-    let mut source = None;
+    let (mut source, mut smem) = (None, None);
     for setting in variant.split(',') {
-        match setting.strip_prefix("source=") {
-            Some(path) => source = Some(std::fs::read_to_string(path).map_err(|e| format!("`{setting}`: {e}"))?),
-            None => gemm_ladder::variants::apply(&mut spec, setting)?,
+        if let Some(path) = setting.strip_prefix("source=") {
+            source = Some(std::fs::read_to_string(path).map_err(|e| format!("`{setting}`: {e}"))?);
+        } else if let Some(bytes) = setting.strip_prefix("smem=") {
+            smem = Some(bytes.parse::<u32>().map_err(|e| format!("`{setting}`: {e}"))?);
+        } else {
+            gemm_ladder::variants::apply(&mut spec, setting)?;
         }
     }
     let g = gemm_runtime::gemm_core::generate(&spec).map_err(|diags| {
@@ -144,5 +149,6 @@ fn variant_kernel(base: &gemm_runtime::spec::KernelSpec, variant: &str) -> Resul
     }
     // A command-line tool builds a handful of these: leaking them is simpler
     // than teaching `Kernel` to own a hand-edited source.
-    Ok(Kernel::from_parts(spec, Box::leak(source.into_boxed_str()), Box::leak(g.kernel_name.into_boxed_str()), g.threads, g.smem_bytes))
+    let smem = smem.unwrap_or(g.smem_bytes);
+    Ok(Kernel::from_parts(spec, Box::leak(source.into_boxed_str()), Box::leak(g.kernel_name.into_boxed_str()), g.threads, smem))
 }

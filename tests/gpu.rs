@@ -989,3 +989,42 @@ fn tma_stores_at_c_edges_on_16_byte_boundaries_write_nothing_past_c() {
         verify(&bench, &k, dims, 91).unwrap_or_else(|e| panic!("{}: {e}", k.name));
     }
 }
+
+/// A C tile that goes out by TMA in parts (four stages of 128 x 256 tiles
+/// leave room for half of it): whole tiles, tiles across every edge (an
+/// odd n, stored element by element a part at a time), padded lines, a
+/// batch with gaps between its problems, and the fused math (a bias along
+/// n with gelu_tanh, along m with alpha and beta) match cuBLAS, and
+/// nothing past C is written.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_c_tile_stored_by_tma_in_parts_matches_cublas() {
+    use gemm_ladder::steps::tma_store;
+    use gemm_runtime::spec::{Activation, Bias, Dim, Elem, Fused, KernelSpec, Staging};
+    let bench = bench();
+    let spec = KernelSpec { name: "in_parts".into(), staging: Staging::Tma { stages: 4, cp_async: None }, ..tma_store::KERNEL.spec.clone() };
+    assert_eq!(spec.c_tile().map(|t| t.parts), Some(2));
+    let plain = Kernel::from_spec(spec.clone()).unwrap();
+    if !runs_here(&bench, &plain) {
+        return;
+    }
+    let l = layouts_of(&plain.spec);
+    for dims in [Dims::new(1024, 1024, 256), Dims::new(1000, 777, 333), Dims::new(129, 512, 72).with_ld(72, 72, 520)] {
+        verify(&bench, &plain, dims, 93).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let (m, n, k) = (300, 520, 200);
+    let dims = gemm_ladder::measure::padded_dims(m, n, k, l);
+    let one = |ld: Option<usize>, rows: usize, cols: usize, l: Layout| ld.unwrap() * if l == Layout::RowMajor { rows } else { cols };
+    let (sa, sb, sc) = (one(dims.lda, m, k, l[0]), one(dims.ldb, k, n, l[1]), one(dims.ldc, m, n, l[2]) + 8);
+    verify(&bench, &plain, dims.batched(3, sa, sb, sc), 94).unwrap_or_else(|e| panic!("{e}"));
+    let fused = [
+        Fused { bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), ..Fused::default() },
+        Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Relu) },
+    ];
+    for (i, f) in fused.into_iter().enumerate() {
+        let k = Kernel::from_spec(KernelSpec { name: format!("in_parts_fused{i}").into(), fused: f, ..spec.clone() }).unwrap();
+        for dims in [Dims::new(1024, 1024, 256), Dims::new(1000, 777, 333)] {
+            verify_fused(&bench, &k, dims, 95 + i as u64, Scalars { alpha: 0.5, beta: 0.25 }).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}

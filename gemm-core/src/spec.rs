@@ -330,6 +330,11 @@ pub struct CTile {
     pub lines: u32,
     pub line: u32,
     pub ld: u32,
+    /// `epilogue = tma`: the tile goes out in this many parts along its
+    /// lines, each through a buffer of `line / parts` elements a line, where
+    /// the whole tile would leave the stages too little shared memory (see
+    /// [`KernelSpec::c_tile_parts`]); 1 elsewhere.
+    pub parts: u32,
 }
 
 /// What the epilogue computes from the accumulators, in f32, before C is
@@ -747,7 +752,7 @@ impl KernelSpec {
             Epilogue::Smem | Epilogue::SmemElements => {}
             // `epilogue = tma`: boxes of 128-byte lines in the 128-byte
             // swizzle, which the TMA store reads (see `c_tile_box`)
-            Epilogue::Tma => return Some(CTile { lines, line, ld: line }),
+            Epilogue::Tma => return Some(CTile { lines, line, ld: line, parts: self.c_tile_parts(lines * line) }),
             _ => return None,
         }
         let (period, at) = match (self.c.layout, self.c.elem.bytes()) {
@@ -761,7 +766,29 @@ impl KernelSpec {
             // room for a line shifted up to 6 elements along (C at any alignment: see the epilogue's tile_shift)
             ld += period;
         }
-        Some(CTile { lines, line, ld })
+        Some(CTile { lines, line, ld, parts: 1 })
+    }
+
+    /// In how many parts the C tile of `epilogue = tma` (`elems` elements)
+    /// goes out: the fewest of 1, 2 and 4 whose buffer leaves the staged
+    /// tiles room in shared memory (a fourth stage of 128 x 256 tiles: on
+    /// the H100 `tma_store` ran 4096^3 at 783 TFLOP/s with four stages and
+    /// half the tile a part, 768 with three and the whole tile, 763 with
+    /// three and half the tile). Parts run along a row-major C's lines, so
+    /// only where each consumer's accumulators span the block's width in
+    /// one wgmma (its columns in one loop) and no ping-pong consumer has a
+    /// tile of its own; elsewhere 1.
+    pub fn c_tile_parts(&self, elems: u32) -> u32 {
+        let spans = match (self.atom, self.warp, self.specialize) {
+            (Atom::Wgmma { n, .. }, Some(w), Some(sp)) => w.n == n && w.n == self.block.n && !sp.pingpong,
+            _ => false,
+        };
+        if !spans || self.c.layout != Layout::RowMajor {
+            return 1;
+        }
+        let room = self.arch.smem_limit().saturating_sub(self.staged_bytes() + self.tma_overhead() + self.ticket_bytes());
+        let boxes = self.block.n / self.c_tile_box();
+        [1, 2, 4].into_iter().find(|&p| boxes % p == 0 && elems * self.c.elem.bytes() / p <= room).unwrap_or(1)
     }
 
     /// `epilogue = tma`: elements of C in one 128-byte line of a TMA store's
@@ -788,7 +815,7 @@ impl KernelSpec {
         if let Some(t) = self.c_tile() {
             // ping-pong consumers each store a tile of their own
             let tiles = self.specialize.filter(|sp| sp.pingpong).map_or(1, |sp| sp.consumers);
-            return tiles * t.lines * t.ld * self.c.elem.bytes();
+            return tiles * t.lines * t.ld * self.c.elem.bytes() / t.parts;
         }
         match (self.atom, self.warp) {
             (Atom::Wmma { m, n, .. }, Some(w)) if self.fused.any() || self.edges == Edges::Guarded => {

@@ -4,8 +4,8 @@
 mod common;
 
 use common::smem_spec;
-use gemm_core::generate;
 use gemm_core::spec::*;
+use gemm_core::{check, generate};
 
 /// One edit to a spec, named in the assertions.
 type Change = Box<dyn Fn(&mut KernelSpec)>;
@@ -745,6 +745,42 @@ fn a_tma_store_epilogue_fences_meets_and_stores_each_box_from_one_thread() {
     s.c.layout = Layout::ColMajor;
     let src = generate(&s).unwrap().source;
     assert!(src.contains("if (block_m + 128 <= M || M % 8 == 0) {"), "{src}");
+}
+
+/// Where the whole C tile would leave the stages too little shared memory
+/// (four stages of 128 x 256 tiles), the TMA store's C tile goes out in two
+/// parts of 128 columns through a buffer of one part: each part written,
+/// stored by TMA from its own columns on, and the next written only once
+/// the TMA stores have read the buffer. Three stages keep the whole tile;
+/// a column-major C, whose parts would split the consumers' rows, does not
+/// go in parts (and four stages do not fit).
+#[test]
+fn a_c_tile_the_stages_leave_no_room_for_goes_out_in_parts() {
+    let mut s = hopper_spec();
+    s.persistent = Some(Persistent::Tiles);
+    s.epilogue = Epilogue::Tma;
+    assert_eq!(s.c_tile().map(|t| t.parts), Some(2));
+    assert!(check(&s).is_empty(), "{:?}", check(&s));
+    let src = generate(&s).unwrap().source;
+    let order = [
+        "// a buffer for a part of the block's C tile, past the stages: 128 rows of 128, in the TMA store's boxes",
+        "for (int part = 0; part < 2; ++part) {",
+        "if (threadIdx.x == 128) bulk_wait_read<0>();  // the previous part's TMA stores have read the buffer",
+        "= to_bf16x2(acc[0][0][q + 16 * part][2 * h], acc[0][0][q + 16 * part][2 * h + 1]);",
+        "consumers_sync();  // the part is whole",
+        "tma_store(tmap_c, c_tile_addr + 16384, block_n + part * 128 + 64, block_m, batch);",
+        "const int row = block_m + line, col = block_n + part * 128 + e;",
+    ];
+    let at: Vec<usize> = order.iter().map(|o| src.find(o).unwrap_or_else(|| panic!("{o}\n{src}"))).collect();
+    assert!(at.windows(2).all(|p| p[0] < p[1]), "{order:?} in that order: {at:?}");
+    assert!(s.smem_bytes() <= s.arch.smem_limit() && s.epilogue_scratch_bytes() == 32768);
+    s.staging = Staging::Tma { stages: 3, cp_async: None };
+    assert_eq!(s.c_tile().map(|t| t.parts), Some(1));
+    assert!(!generate(&s).unwrap().source.contains("for (int part"));
+    s.staging = Staging::Tma { stages: 4, cp_async: None };
+    s.c.layout = Layout::ColMajor;
+    assert_eq!(s.c_tile().map(|t| t.parts), Some(1));
+    assert!(!check(&s).is_empty());
 }
 
 /// The Hilbert raster's device function, compiled as plain C++ by the host

@@ -635,7 +635,7 @@ pub fn c_tile_at_fn(w: &mut Writer, spec: &KernelSpec) {
     let (per_box, chunk) = (spec.c_tile_box(), 16 / spec.c.elem.bytes());
     w.line(format!(
         "// the C tile for the TMA store: {} box(es) of {} lines of {per_box} elements (128 bytes), each line's",
-        t.line / per_box,
+        t.line / per_box / t.parts,
         t.lines
     ));
     w.line(format!("// 16-byte chunks ({chunk} elements) swizzled by the line's index mod 8"));
@@ -659,20 +659,31 @@ pub fn c_tile_at_fn(w: &mut Writer, spec: &KernelSpec) {
 /// across the lines is clipped line by line: the GPU tests' guard lines
 /// past C's last stay untouched), and element by element, each checked,
 /// where a line's end falls inside a 16-byte chunk of C.
-pub fn tma_store_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team) {
+///
+/// Under `part` (its variable and width) the buffer holds part `part` of a
+/// C tile that goes out in parts, `width` elements of each line from `part *
+/// width` on.
+pub fn tma_store_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team, part: Option<(&str, u32)>) {
     let Some(t) = spec.c_tile() else { unreachable!("a TMA store follows stores into the C tile") };
     let per_box = spec.c_tile_box();
     let box_elems = t.lines * per_box;
     let row_major = spec.c.layout == Layout::RowMajor;
     let (first, second) = if row_major { ("block_n", "block_m") } else { ("block_m", "block_n") };
+    // where the buffer's lines start along C's, and how long they are
+    let (first, line) = match part {
+        Some((var, width)) => (format!("{first} + {var} * {width}"), width),
+        None => (first.to_string(), t.line),
+    };
+    let whole = if part.is_some() { "the part is whole" } else { "the C tile is whole" };
     w.line("fence_proxy_async();  // this thread's stores into the C tile, seen by the copy engine");
-    w.line(format!("{}  // the C tile is whole", team.sync));
+    w.line(format!("{}  // {whole}", team.sync));
     let stores = |w: &mut Writer| {
         w.block(format!("if ({})", team.leader), |w| {
-            w.line(format!("// the C tile to C: {} TMA store(s) of a box of {} x {per_box}", t.line / per_box, t.lines));
-            for b in 0..t.line / per_box {
+            let what = if part.is_some() { "this part of the C tile" } else { "the C tile" };
+            w.line(format!("// {what} to C: {} TMA store(s) of a box of {} x {per_box}", line / per_box, t.lines));
+            for b in 0..line / per_box {
                 let src = if b == 0 { "c_tile_addr".to_string() } else { format!("c_tile_addr + {}", b * box_elems * spec.c.elem.bytes()) };
-                let c0 = if b == 0 { first.to_string() } else { format!("{first} + {}", b * per_box) };
+                let c0 = if b == 0 { first.clone() } else { format!("{first} + {}", b * per_box) };
                 w.line(format!("tma_store(tmap_c, {src}, {c0}, {second}, batch);"));
             }
             w.line("bulk_commit();");
@@ -688,9 +699,10 @@ pub fn tma_store_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Tea
     w.block(format!("if ({origin} + {side} <= {extent} || {extent} % {chunk} == 0)"), stores);
     w.block("else", |w| {
         w.line("// across the end of C's lines, inside a 16-byte chunk: element by element, each checked");
-        w.block(format!("for (int i = {}; i < {}; i += {})", team.thread, t.lines * t.line, team.threads), |w| {
-            w.line(format!("const int line = i / {}, e = i % {};", t.line, t.line));
-            let (row, col) = if row_major { ("block_m + line", "block_n + e") } else { ("block_m + e", "block_n + line") };
+        w.block(format!("for (int i = {}; i < {}; i += {})", team.thread, t.lines * line, team.threads), |w| {
+            w.line(format!("const int line = i / {line}, e = i % {line};"));
+            let along = format!("{first} + e");
+            let (row, col) = if row_major { ("block_m + line", along.as_str()) } else { (along.as_str(), "block_n + line") };
             w.line(format!("const int row = {row}, col = {col};"));
             w.block("if (row < M && col < N)", |w| {
                 w.line(format!("{}[{}] = c_tile[c_tile_at(line, e)];", out.c, offset(spec.c.layout, "ldc", "row", "col")));

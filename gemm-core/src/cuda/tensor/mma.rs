@@ -125,6 +125,6 @@ impl Tc<'_> {
     /// mma's accumulators in the m16n8 C-fragment map: atom `(im, jn)` at
     /// rows `16 im`, columns `8 jn` of the warp's tile.
     pub(super) fn mma_pairs(&self) -> PairMap {
-        PairMap { m: vec![("im", self.ami, 16)], n: vec![("jn", self.ani, 8)], acc: "acc[im][jn]" }
+        PairMap { m: vec![("im", self.ami, 16)], n: vec![("jn", self.ani, 8)], acc: "acc[im][jn]".into() }
     }
 }

@@ -17,7 +17,7 @@ pub(super) struct PairMap {
     /// Loops along n: (variable, extent, columns a step).
     pub n: Vec<(&'static str, u32, u32)>,
     /// One atom's 4 values, indexed by the loops' variables: `{acc}[2 * h + e]`.
-    pub acc: &'static str,
+    pub acc: String,
 }
 
 impl PairMap {
@@ -80,11 +80,43 @@ impl Tc<'_> {
             w.line("const int c_row = block_m + warp_m + lane / 4;");
             w.line("const int c_col = block_n + warp_n + (lane % 4) * 2;");
         }
+        let parts = tile.map_or(1, |t| t.parts);
+        if parts == 1 {
+            return self.pairs_out(w, out, map, None);
+        }
+        // a C tile in parts: the last loop along n (a consumer's columns, spec.rs) split among them
+        let &(q, extent, step) = map.n.last().expect("a loop along n");
+        let per = extent / parts;
+        let width = per * step;
+        w.line(format!("// the C tile goes out in {parts} parts of {width} columns, each through the same buffer"));
+        w.unrolled("part", parts, |w| {
+            let team = self.team();
+            w.block("if (part > 0)", |w| {
+                w.line(format!("if ({}) bulk_wait_read<0>();  // the previous part's TMA stores have read the buffer", team.leader));
+                w.line(format!("{}  // and every consumer knows it", team.sync));
+            });
+            let mut n = map.n.clone();
+            *n.last_mut().expect("a loop along n") = (q, per, step);
+            let acc = map.acc.replace(&format!("[{q}]"), &format!("[{q} + {per} * part]"));
+            self.pairs_out(w, out, &PairMap { m: map.m.clone(), n, acc }, Some(("part", width)));
+        });
+    }
+
+    /// [`Self::pairs_epilogue`]'s stores of `map`'s accumulators, and the C
+    /// tile's way out; under `part` (its variable and columns) one part of a
+    /// C tile that goes out in parts, `width` columns from `part * width` on.
+    fn pairs_out(&self, w: &mut Writer, out: &Output, map: &PairMap, part: Option<(&str, u32)>) {
+        let s = self.spec;
+        let tile = s.c_tile();
         let at = |base: &str| {
             let mut rows = vec![Some(format!("{base}_row"))];
             rows.extend(PairMap::offset(&map.m));
             rows.push(Some("h * 8".into()));
             let mut cols = vec![Some(format!("{base}_col"))];
+            // (the buffer holds the part alone)
+            if let (Some((var, width)), "c") = (part, base) {
+                cols.push(Some(format!("{var} * {width}")));
+            }
             cols.extend(PairMap::offset(&map.n));
             (plus(&rows), plus(&cols))
         };
@@ -119,7 +151,7 @@ impl Tc<'_> {
             out.store_at(w, (&row, &col), in_tile, Dim::N, &values);
         });
         match (tile, s.epilogue) {
-            (Some(_), Epilogue::Tma) => epilogue::tma_store_out(w, s, out, &self.team()),
+            (Some(_), Epilogue::Tma) => epilogue::tma_store_out(w, s, out, &self.team(), part),
             (Some(_), _) => epilogue::copy_out(w, s, out, &self.team()),
             _ => {}
         }
@@ -144,7 +176,15 @@ impl Tc<'_> {
                     w.line(format!("if ({}) bulk_wait_read<0>();  // the previous tile's TMA stores have read the C tile", team.leader));
                     w.line(format!("{}  // and every consumer knows it", team.sync));
                 }
-                w.line(format!("// the block's C tile, past the stages: {} {lines} of {}, in the TMA store's boxes", t.lines, t.line));
+                if t.parts > 1 {
+                    w.line(format!(
+                        "// a buffer for a part of the block's C tile, past the stages: {} {lines} of {}, in the TMA store's boxes",
+                        t.lines,
+                        t.line / t.parts
+                    ));
+                } else {
+                    w.line(format!("// the block's C tile, past the stages: {} {lines} of {}, in the TMA store's boxes", t.lines, t.line));
+                }
                 w.line(format!("const unsigned c_tile_addr = a_smem + {offset};"));
             } else {
                 if s.persistent.is_some() {

@@ -144,7 +144,7 @@ impl Tc<'_> {
     /// at rows `64 im`, columns `an jn` of the warpgroup's tile, its 16x8
     /// atoms `q` 8 columns apart.
     pub(super) fn wgmma_pairs(&self) -> PairMap {
-        PairMap { m: vec![("im", self.ami, 64)], n: vec![("jn", self.ani, self.an), ("q", self.an / 8, 8)], acc: "acc[im][jn][q]" }
+        PairMap { m: vec![("im", self.ami, 64)], n: vec![("jn", self.ani, self.an), ("q", self.an / 8, 8)], acc: "acc[im][jn][q]".into() }
     }
 }
 

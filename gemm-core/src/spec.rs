@@ -788,7 +788,7 @@ impl KernelSpec {
         }
         let room = self.arch.smem_limit().saturating_sub(self.staged_bytes() + self.tma_overhead() + self.ticket_bytes());
         let boxes = self.block.n / self.c_tile_box();
-        [1, 2, 4].into_iter().find(|&p| boxes % p == 0 && elems * self.c.elem.bytes() / p <= room).unwrap_or(1)
+        [1, 2, 4].into_iter().find(|&p| boxes.is_multiple_of(p) && elems * self.c.elem.bytes() / p <= room).unwrap_or(1)
     }
 
     /// `epilogue = tma`: elements of C in one 128-byte line of a TMA store's

@@ -711,6 +711,12 @@ fn a_specialized_c_tile_lies_past_the_stages_and_syncs_the_consumers_alone() {
     assert_eq!(g.smem_bytes, 3 * 49152 + 128 * 264 * 2 + 1024 + 48);
 }
 
+/// Each of `lines` is in `src`, in that order.
+fn assert_in_order(src: &str, lines: &[&str]) {
+    let at: Vec<usize> = lines.iter().map(|l| src.find(l).unwrap_or_else(|| panic!("{l}\n{src}"))).collect();
+    assert!(at.windows(2).all(|p| p[0] < p[1]), "{lines:?} in that order: {at:?}");
+}
+
 /// `epilogue = tma`: the consumers write the C tile in the TMA store's
 /// swizzled boxes, fence their stores for the copy engine and meet; the
 /// first consumer thread stores each box and commits them as a group,
@@ -735,8 +741,7 @@ fn a_tma_store_epilogue_fences_meets_and_stores_each_box_from_one_thread() {
         "bulk_commit();",
         "if (threadIdx.x == 128) bulk_wait<0>();",
     ];
-    let at: Vec<usize> = order.iter().map(|o| src.find(o).unwrap_or_else(|| panic!("{o}\n{src}"))).collect();
-    assert!(at.windows(2).all(|p| p[0] < p[1]), "{order:?} in that order: {at:?}");
+    assert_in_order(&src, &order);
     // guarded: by TMA unless the tile's lines run past the end of C's inside
     // a 16-byte chunk (bf16: 8 elements); then element by element
     assert!(src.contains("if (block_n + 256 <= N || N % 8 == 0) {"), "{src}");
@@ -771,8 +776,7 @@ fn a_c_tile_the_stages_leave_no_room_for_goes_out_in_parts() {
         "tma_store(tmap_c, c_tile_addr + 16384, block_n + part * 128 + 64, block_m, batch);",
         "const int row = block_m + line, col = block_n + part * 128 + e;",
     ];
-    let at: Vec<usize> = order.iter().map(|o| src.find(o).unwrap_or_else(|| panic!("{o}\n{src}"))).collect();
-    assert!(at.windows(2).all(|p| p[0] < p[1]), "{order:?} in that order: {at:?}");
+    assert_in_order(&src, &order);
     assert!(s.smem_bytes() <= s.arch.smem_limit() && s.epilogue_scratch_bytes() == 32768);
     s.staging = Staging::Tma { stages: 3, cp_async: None };
     assert_eq!(s.c_tile().map(|t| t.parts), Some(1));

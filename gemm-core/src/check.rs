@@ -842,9 +842,10 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 "the staged tiles ({tiles_text}, {staged} bytes) and {what} past them ({scratch} bytes) need {smem} bytes of shared memory, {over}"
             )
         };
-        // a pipeline says how deep it can go at this tile size, beside the scratch
-        let beside = if in_place { 0 } else { smem - staged };
-        let fit = limit.saturating_sub(beside) / (staged / tiles.max(1)).max(1);
+        // a pipeline says how deep it can go at this tile size, beside the scratch (found by
+        // the spec's own count: a TMA store's C tile goes out in parts where stages need its room)
+        let fit =
+            (1..tiles).rev().find(|&n| apply(spec, Fix { path: "staging.stages", value: n }).is_some_and(|s| s.smem_bytes() <= limit)).unwrap_or(0);
         match spec.staging {
             _ if in_place && scratch > limit => {
                 out.push(Diag::new("block", format!("{problem}; shrink the block tile, or use epilogue = vector or direct")))

@@ -99,6 +99,25 @@ fn hopper_features_need_sm_90a() {
     assert_eq!(errors_at(&s), vec!["arch"]);
 }
 
+/// Stages past shared memory: the fix proposed is the deepest pipeline
+/// that fits, counting a TMA store's C tile that goes out in parts (five
+/// stages of 128 x 256 tiles beside TMA stores: four fit, with the C tile
+/// in two parts).
+#[test]
+fn too_many_stages_propose_the_deepest_pipeline_that_fits() {
+    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 5, cp_async: None });
+    s.c.elem = Elem::Bf16;
+    s.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: false });
+    s.persistent = Some(Persistent::Tiles);
+    s.epilogue = Epilogue::Tma;
+    let d = check(&s);
+    let fix = d.iter().find(|d| d.at == "block").and_then(|d| d.fix).unwrap_or_else(|| panic!("{d:?}"));
+    assert_eq!((fix.path, fix.value), ("staging.stages", 4), "{d:?}");
+    s.staging = Staging::Tma { stages: 4, cp_async: None };
+    assert_eq!(check(&s), vec![]);
+    assert_eq!(s.c_tile().map(|t| t.parts), Some(2));
+}
+
 /// TMA's stages filled by cp.async: copies of 4, 8 or 16 bytes, by a
 /// producer warpgroup with registers for them, in no cluster that
 /// multicasts (which shares TMA's copies).

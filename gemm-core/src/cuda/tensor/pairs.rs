@@ -86,6 +86,7 @@ impl Tc<'_> {
         }
         // a C tile in parts: the last loop along n (a consumer's columns, spec.rs) split among them
         let &(q, extent, step) = map.n.last().expect("a loop along n");
+        debug_assert!(map.acc.contains(&format!("[{q}]")), "{} indexes its atoms by {q}", map.acc);
         let per = extent / parts;
         let width = per * step;
         w.line(format!("// the C tile goes out in {parts} parts of {width} columns, each through the same buffer"));

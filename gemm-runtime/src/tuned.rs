@@ -30,8 +30,19 @@ use crate::{GemmError, Kernel};
 /// The environment variable that turns tuning off (`off`: the first point runs).
 pub const ENV: &str = "GEMM_TILES_TUNE";
 
-/// Timed runs per point (after one untimed); the median decides.
+/// Timed runs per point (after one untimed) in the first pass.
 const RUNS: usize = 5;
+
+/// The points the first pass puts within this fraction of the fastest are
+/// timed again, in turns, before one is chosen: five runs a point in one
+/// pass did not tell 128 x 128 tiles from 128 x 256 ones on the H100
+/// (BENCHMARKS.md), and a point timed alone sees the clocks of its moment.
+const CLOSE: f32 = 0.05;
+/// At most this many leaders go on to the second pass.
+const LEADERS: usize = 6;
+/// Turns of the second pass, each `RUNS` runs of every leader; the median
+/// of all of a leader's runs decides.
+const TURNS: usize = 4;
 
 /// Tunings done in this process, over every tuned kernel (tests read it to
 /// see that a cached choice tuned nothing).
@@ -254,8 +265,21 @@ impl Tuned {
         if let Some(s) = &saved {
             unsafe { result::memcpy_dtod_async(s.ptr(), c_ptr, c_bytes, cu) }?;
         }
-        let mut best: Option<(usize, f32)> = None;
-        let mut first_ok: Option<usize> = None;
+        // `RUNS` timed runs of one point, in milliseconds
+        let time = |k: &Kernel, c: &mut _| -> Result<Vec<f32>, GemmError> {
+            let mut events = Vec::with_capacity(RUNS);
+            for _ in 0..RUNS {
+                restore(&saved)?;
+                let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+                k.launch_with(stream, a, b, c, dims, *epilogue)?;
+                let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+                events.push((start, end));
+            }
+            stream.synchronize()?;
+            Ok(events.iter().map(|(s, e)| s.elapsed_ms(e)).collect::<Result<_, _>>()?)
+        };
+        // first pass: every point that runs these arguments, its median
+        let mut medians: Vec<(usize, f32)> = Vec::new();
         let mut reasons = Vec::new();
         for (i, k) in kernels.iter().enumerate() {
             restore(&saved)?;
@@ -263,25 +287,23 @@ impl Tuned {
                 reasons.push(format!("{}: {e}", k.name));
                 continue;
             }
-            first_ok.get_or_insert(i);
-            let mut times = Vec::with_capacity(RUNS);
-            for _ in 0..RUNS {
-                restore(&saved)?;
-                let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-                k.launch_with(stream, a, b, c, dims, *epilogue)?;
-                let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-                times.push((start, end));
-            }
-            stream.synchronize()?;
-            let mut ms: Vec<f32> = times.iter().map(|(s, e)| s.elapsed_ms(e)).collect::<Result<_, _>>()?;
-            ms.sort_by(f32::total_cmp);
-            let median = ms[ms.len() / 2];
-            if best.is_none_or(|(_, t)| median < t) {
-                best = Some((i, median));
-            }
+            medians.push((i, median(time(k, c)?)));
         }
-        let (Some((winner, _)), Some(first)) = (best, first_ok) else {
+        let Some(&(first, _)) = medians.first() else {
             return Err(GemmError::Tuning(format!("no point of `{}` runs these arguments:\n{}", self.name, reasons.join("\n"))));
+        };
+        // second pass: the leaders in turns, so that each sees the same moments
+        let leaders = leaders(&medians);
+        let winner = if leaders.len() > 1 {
+            let mut runs: Vec<Vec<f32>> = vec![Vec::new(); leaders.len()];
+            for _ in 0..TURNS {
+                for (times, &i) in runs.iter_mut().zip(&leaders) {
+                    times.extend(time(kernels[i], c)?);
+                }
+            }
+            fastest(&leaders.iter().copied().zip(runs.into_iter().map(median)).collect::<Vec<_>>())
+        } else {
+            leaders[0]
         };
         if winner != first {
             // the winner's C against the first point's, on the same inputs
@@ -305,6 +327,26 @@ impl Tuned {
         stream.synchronize()?;
         Ok(winner)
     }
+}
+
+/// The median of some timed runs.
+fn median(mut ms: Vec<f32>) -> f32 {
+    ms.sort_by(f32::total_cmp);
+    ms[ms.len() / 2]
+}
+
+/// The index of the fastest of (point, median) pairs (the earlier on a tie).
+fn fastest(medians: &[(usize, f32)]) -> usize {
+    medians.iter().fold(medians[0], |best, &m| if m.1 < best.1 { m } else { best }).0
+}
+
+/// The points whose first-pass median is within `CLOSE` of the fastest,
+/// fastest first, at most `LEADERS` of them.
+fn leaders(medians: &[(usize, f32)]) -> Vec<usize> {
+    let best = medians.iter().map(|m| m.1).fold(f32::INFINITY, f32::min);
+    let mut close: Vec<(usize, f32)> = medians.iter().copied().filter(|m| m.1 <= best * (1.0 + CLOSE)).collect();
+    close.sort_by(|x, y| x.1.total_cmp(&y.1));
+    close.into_iter().take(LEADERS).map(|m| m.0).collect()
 }
 
 /// The indices of C's elements in its buffer (not the padding past each
@@ -386,5 +428,18 @@ mod tests {
         assert_eq!(compare(&got, &want, at.iter().copied()).1, 1, "an element one wrote and the other did not");
         got[5] = 6.0;
         assert!(compare(&got, &want, at.iter().copied()).0 > 0.01);
+    }
+
+    /// The second pass takes the points within 5% of the fastest, fastest
+    /// first, six at most; the decision takes the earlier point on a tie.
+    #[test]
+    fn the_points_close_to_the_fastest_are_timed_again() {
+        let medians = [(0, 1.30), (2, 1.00), (3, 1.06), (5, 1.04), (7, 1.02)];
+        assert_eq!(leaders(&medians), [2, 7, 5]);
+        let many: Vec<(usize, f32)> = (0..10).map(|i| (i, 1.0 + i as f32 * 0.001)).collect();
+        assert_eq!(leaders(&many), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(leaders(&[(4, 2.0)]), [4]);
+        assert_eq!(fastest(&[(3, 1.5), (1, 1.2), (6, 1.2)]), 1);
+        assert_eq!(median(vec![3.0, 1.0, 2.0, 9.0, 0.5]), 2.0);
     }
 }

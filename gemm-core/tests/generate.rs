@@ -947,10 +947,11 @@ fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shift
 }
 
 /// A guarded bias reads in bounds whatever the tile (an index past C's
-/// edge reads the last element, whose value is never stored), and a
-/// thread that would hold more than 32 bias values ahead of its stores
-/// (a 64x256 wgmma consumer: 64, beside 128 accumulators) loads each where
-/// it is used instead; 32 or fewer are loaded ahead.
+/// edge reads the last element, whose value is never stored). A thread's
+/// bias values are loaded ahead as f32 where they are 32 or fewer; more
+/// (a 64x256 wgmma consumer's 64) go packed where the bias is 16-bit, two
+/// columns a register, a pair in one load where the block lies inside C
+/// and the bias is aligned; an f32 bias then loads each where it is used.
 #[test]
 fn bias_values_load_in_bounds_and_ahead_only_where_few() {
     let mut s = hopper_spec();
@@ -958,9 +959,16 @@ fn bias_values_load_in_bounds_and_ahead_only_where_few() {
     s.epilogue = Epilogue::Smem;
     s.fused = Fused { alpha: false, beta: false, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh) };
     let wide = generate(&s).unwrap().source;
-    assert!(!wide.contains("float bias_ahead"), "64 values are not loaded ahead\n{wide}");
+    assert!(wide.contains("unsigned bias_pairs[1][32];"), "64 values in 32 registers\n{wide}");
+    assert!(wide.contains("if (block_n + 256 <= N && reinterpret_cast<unsigned long long>(bias_batch) % 4 == 0) {"), "{wide}");
+    assert!(wide.contains("bias_pairs[0][q] = *reinterpret_cast<const unsigned*>(&bias_batch[c_col + q * 8]);"), "{wide}");
+    assert!(wide.contains("bias_pairs[0][q] = bias_batch[c_col + q * 8 < N ? c_col + q * 8 : N - 1] | "), "clamped past the edge\n{wide}");
+    assert!(wide.contains("v1 += bf16_to_f32((unsigned short)(bias_pairs[0][q] >> 16));"), "{wide}");
+    s.fused.bias = Some(Bias { along: Dim::N, elem: Elem::F32 });
+    let wide = generate(&s).unwrap().source;
+    assert!(!wide.contains("float bias_ahead") && !wide.contains("bias_pairs"), "64 f32 values are not loaded ahead\n{wide}");
     assert!(wide.contains(" < N ? ") && wide.contains(" : N - 1]"), "clamped loads\n{wide}");
-    // a 64x128 consumer tile: 32 values, loaded ahead, clamped too
+    // a 64x128 consumer tile: 32 f32 values, loaded ahead, clamped too
     s.block.n = 128;
     s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
     s.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };

@@ -247,6 +247,53 @@ impl<'a> Output<'a> {
         Some(name)
     }
 
+    /// Under a 16-bit bias along n with more values than [`Self::bias_ahead`]
+    /// takes (a 64x256 wgmma consumer's 64 columns), loads them ahead packed:
+    /// `bias_pairs[..]`, a 4-byte register a pair of neighbouring columns
+    /// from column `col` (even) on, for each value of `loops`. Where the
+    /// block's columns lie inside C (if guarded) and the bias is 4-byte
+    /// aligned, a pair is one load; else each value is clamped to C's last
+    /// column. Returns the registers' name, or `None` where this does not
+    /// apply. Loaded where the stores use them, clamped an element at a
+    /// time, they cost nine instructions a value on the H100, a third of
+    /// `linear_hopper`'s epilogue; and with the pairs' branch inside the
+    /// stores' loop ptxas ran both sides, predicated.
+    pub fn bias_pairs_ahead(&self, w: &mut Writer, col: &str, loops: &[(&'static str, u32)]) -> Option<&'static str> {
+        self.spec.fused.bias.filter(|b| b.along == Dim::N && b.elem != Elem::F32)?;
+        if loops.iter().map(|l| l.1).product::<u32>() > BIAS_AHEAD_MAX {
+            return None;
+        }
+        let name = "bias_pairs";
+        let dims: String = loops.iter().map(|l| format!("[{}]", l.1)).collect();
+        let at: String = loops.iter().map(|l| format!("[{}]", l.0)).collect();
+        let inside = match self.spec.edges {
+            Edges::Guarded => format!("block_n + {} <= N && ", self.spec.block.n),
+            Edges::Whole => String::new(),
+        };
+        let bias = self.bias;
+        w.line("// the bias values this thread's accumulators take, loaded once: packed, a pair of");
+        w.line("// neighbouring columns (from an even one) a register");
+        w.line(format!("unsigned {name}{dims};"));
+        w.block(format!("if ({inside}reinterpret_cast<unsigned long long>({bias}) % 4 == 0)"), |w| {
+            w.line("// a pair in one load: the block's columns lie inside C and the bias is 4-byte aligned");
+            w.unrolled_nest(loops, &format!("{name}{at} = *reinterpret_cast<const unsigned*>(&{bias}[{col}]);"));
+        });
+        w.block("else", |w| {
+            w.line("// each value clamped to C's last column (past it, never stored)");
+            let at_col = |c: &str| self.bias_index(c);
+            let line = format!("{name}{at} = {bias}[{}] | (unsigned){bias}[{}] << 16;", at_col(col), at_col(&format!("{col} + 1")));
+            w.unrolled_nest(loops, &line);
+        });
+        Some(name)
+    }
+
+    /// The value of column `col` + `e` (0 or 1) of a pair [`Self::bias_pairs_ahead`] loaded into `reg`.
+    pub fn bias_from_pair(&self, reg: &str, e: usize) -> String {
+        let Some(b) = self.spec.fused.bias else { unreachable!("a bias pair of a spec with a bias") };
+        let half = if e == 0 { format!("(unsigned short)({reg} & 0xffff)") } else { format!("(unsigned short)({reg} >> 16)") };
+        to_f32(b.elem, &half)
+    }
+
     /// Stores `values` (f32 accumulators), neighbours along `along` from
     /// (`row`, `col`) on.
     pub fn store(&self, w: &mut Writer, row: &str, col: &str, along: Dim, values: &[Value]) {
@@ -355,10 +402,18 @@ impl<'a> Output<'a> {
     /// 200 bytes in a 128x128 ping-pong consumer).
     fn bias_value(&self, index: &str, clamped: bool) -> String {
         let Some(b) = self.spec.fused.bias else { unreachable!("a bias value of a spec with a bias") };
-        let extent = if b.along == Dim::N { "N" } else { "M" };
-        let at =
-            if clamped && self.spec.edges == Edges::Guarded { format!("{index} < {extent} ? {index} : {extent} - 1") } else { index.to_string() };
+        let at = if clamped { self.bias_index(index) } else { index.to_string() };
         to_f32(b.elem, &format!("{}[{at}]", self.bias))
+    }
+
+    /// Bias element `index`, guarded: clamped to C's last row or column.
+    fn bias_index(&self, index: &str) -> String {
+        let Some(b) = self.spec.fused.bias else { unreachable!("a bias index of a spec with a bias") };
+        let extent = if b.along == Dim::N { "N" } else { "M" };
+        match self.spec.edges {
+            Edges::Guarded => format!("{index} < {extent} ? {index} : {extent} - 1"),
+            Edges::Whole => index.to_string(),
+        }
     }
 
     /// `v0 ..` from the accumulators: alpha, beta * C, the bias, the activation.

@@ -129,7 +129,13 @@ impl Tc<'_> {
                 let mut loops = PairMap::loops(&map.n);
                 loops.push(("e", 2));
                 let sub = PairMap::subscripts(&map.n);
-                out.bias_ahead(w, &plus(&[Some(col.clone()), Some("e".into())]), &loops).map(|b| [format!("{b}{sub}[0]"), format!("{b}{sub}[1]")])
+                // as f32 values where few; else a 16-bit bias packed, a pair of columns a
+                // register (a branch ptxas cannot undo: packed where f32 fits, ping-pong's
+                // 128x128 consumers spilled 188 bytes)
+                match out.bias_ahead(w, &plus(&[Some(col.clone()), Some("e".into())]), &loops) {
+                    Some(b) => Some([format!("{b}{sub}[0]"), format!("{b}{sub}[1]")]),
+                    None => out.bias_pairs_ahead(w, &col, &PairMap::loops(&map.n)).map(|b| [0, 1].map(|e| out.bias_from_pair(&format!("{b}{sub}"), e))),
+                }
             }
             Some(Dim::M) => {
                 let mut loops = PairMap::loops(&map.m);

@@ -1028,3 +1028,43 @@ fn a_c_tile_stored_by_tma_in_parts_matches_cublas() {
         }
     }
 }
+
+/// A 16-bit bias along n on 64x256 wgmma consumers, loaded ahead packed:
+/// a pair of columns in one load on tiles inside C, values clamped one at
+/// a time on tiles across C's last column (n odd, so a pair there is half
+/// past C) and wherever the bias starts at an odd element (the second
+/// problem of a batch whose biases lie an odd number of elements apart), the
+/// C tile whole (three stages); and in two parts (four stages), whose
+/// 32 values a part are loaded ahead as f32.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_packed_bias_matches_cublas_inside_c_at_its_edge_and_at_an_odd_start() {
+    use gemm_ladder::steps::tma_store;
+    use gemm_runtime::spec::{Activation, Bias, Dim, Elem, Fused, KernelSpec, Staging};
+    let bench = bench();
+    let f = Fused { alpha: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), ..Fused::default() };
+    for stages in [3, 4] {
+        let spec = KernelSpec {
+            name: format!("packed_bias_s{stages}").into(),
+            staging: Staging::Tma { stages, cp_async: None },
+            fused: f,
+            ..tma_store::KERNEL.spec.clone()
+        };
+        let k = Kernel::from_spec(spec).unwrap();
+        assert_eq!(k.source.contains("unsigned bias_pairs[1][32];"), stages == 3, "{}", k.name);
+        assert_eq!(k.source.contains("float bias_ahead[1][16][2];"), stages == 4, "{}", k.name);
+        if !runs_here(&bench, &k) {
+            return;
+        }
+        let l = layouts_of(&k.spec);
+        for (i, (m, n, kk)) in [(256, 512, 128), (300, 777, 200), (129, 1023, 72)].into_iter().enumerate() {
+            let dims = gemm_ladder::measure::padded_dims(m, n, kk, l);
+            let sc = Scalars { alpha: 0.5, beta: 0.0 };
+            verify_fused(&bench, &k, dims, 130 + i as u64, sc).unwrap_or_else(|e| panic!("{e}"));
+            let one = |ld: Option<usize>, rows: usize, cols: usize, l: Layout| ld.unwrap() * if l == Layout::RowMajor { rows } else { cols };
+            let (sa, sb, sc_) = (one(dims.lda, m, kk, l[0]), one(dims.ldb, kk, n, l[1]), one(dims.ldc, m, n, l[2]));
+            let batched = dims.batched(2, sa, sb, sc_).bias_stride(n.max(1001) | 1);
+            verify_fused(&bench, &k, batched, 140 + i as u64, sc).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}

@@ -9,7 +9,8 @@
 //! scratch, and under `beta` (where C is also read) C is saved first,
 //! restored before each run and once more before the real launch.
 //!
-//! `GEMM_TILES_TUNE=off` skips tuning: the first point runs. Choices can be
+//! `GEMM_TILES_TUNE=off` skips tuning: the first point runs;
+//! `GEMM_TILES_TUNE=verbose` prints each tuning's timings to stderr. Choices can be
 //! read back ([`Tuned::choices`]) and seeded from a file ([`Tuned::seed`]).
 
 use std::path::Path;
@@ -27,22 +28,25 @@ use crate::scratch::Scratch;
 use crate::tune_cache::{ChoiceKey, TuneCache};
 use crate::{GemmError, Kernel};
 
-/// The environment variable that turns tuning off (`off`: the first point runs).
+/// The environment variable that turns tuning off (`off`: the first point
+/// runs) or has it print its timings (`verbose`).
 pub const ENV: &str = "GEMM_TILES_TUNE";
 
-/// Timed runs per point (after one untimed) in the first pass.
-const RUNS: usize = 5;
-
+/// The first pass: every point, after one untimed run, in this many turns
+/// of `FIRST_RUNS` timed runs. Each turn starts a further third along the
+/// points, so that no point is always timed last: on the H100, with each
+/// point's runs in one go, the 128 x 256 tiles (listed last) took 9% longer
+/// than they did alone, and lost to 128 x 128 ones (BENCHMARKS.md).
+const FIRST_TURNS: usize = 3;
+const FIRST_RUNS: usize = 2;
 /// The points the first pass puts within this fraction of the fastest are
-/// timed again, in turns, before one is chosen: five runs a point in one
-/// pass did not tell 128 x 128 tiles from 128 x 256 ones on the H100
-/// (BENCHMARKS.md), and a point timed alone sees the clocks of its moment.
+/// timed again in the second pass, `TURNS` turns of `RUNS` runs each; the
+/// median of all of a point's runs decides.
 const CLOSE: f32 = 0.05;
 /// At most this many leaders go on to the second pass.
 const LEADERS: usize = 6;
-/// Turns of the second pass, each `RUNS` runs of every leader; the median
-/// of all of a leader's runs decides.
 const TURNS: usize = 4;
+const RUNS: usize = 5;
 
 /// Tunings done in this process, over every tuned kernel (tests read it to
 /// see that a cached choice tuned nothing).
@@ -265,10 +269,10 @@ impl Tuned {
         if let Some(s) = &saved {
             unsafe { result::memcpy_dtod_async(s.ptr(), c_ptr, c_bytes, cu) }?;
         }
-        // `RUNS` timed runs of one point, in milliseconds
-        let time = |k: &Kernel, c: &mut _| -> Result<Vec<f32>, GemmError> {
-            let mut events = Vec::with_capacity(RUNS);
-            for _ in 0..RUNS {
+        // `runs` timed runs of one point, in milliseconds
+        let time = |k: &Kernel, runs: usize, c: &mut _| -> Result<Vec<f32>, GemmError> {
+            let mut events = Vec::with_capacity(runs);
+            for _ in 0..runs {
                 restore(&saved)?;
                 let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
                 k.launch_with(stream, a, b, c, dims, *epilogue)?;
@@ -278,30 +282,50 @@ impl Tuned {
             stream.synchronize()?;
             Ok(events.iter().map(|(s, e)| s.elapsed_ms(e)).collect::<Result<_, _>>()?)
         };
-        // first pass: every point that runs these arguments, its median
-        let mut medians: Vec<(usize, f32)> = Vec::new();
+        // `points`' medians over `turns` turns of `runs` runs each, each turn
+        // starting further along the points
+        let in_turns = |points: &[usize], turns: usize, runs: usize, c: &mut _| -> Result<Vec<(usize, f32)>, GemmError> {
+            let mut times = vec![Vec::new(); points.len()];
+            for t in 0..turns {
+                let start = t * points.len() / turns;
+                for j in 0..points.len() {
+                    let p = (start + j) % points.len();
+                    times[p].extend(time(kernels[points[p]], runs, c)?);
+                }
+            }
+            Ok(points.iter().copied().zip(times.into_iter().map(median)).collect())
+        };
+        // first pass: every point that runs these arguments
+        let mut runnable = Vec::new();
         let mut reasons = Vec::new();
         for (i, k) in kernels.iter().enumerate() {
             restore(&saved)?;
-            if let Err(e) = k.launch_with(stream, a, b, c, dims, *epilogue) {
-                reasons.push(format!("{}: {e}", k.name));
-                continue;
+            match k.launch_with(stream, a, b, c, dims, *epilogue) {
+                Ok(()) => runnable.push(i),
+                Err(e) => reasons.push(format!("{}: {e}", k.name)),
             }
-            medians.push((i, median(time(k, c)?)));
+        }
+        let medians = in_turns(&runnable, FIRST_TURNS, FIRST_RUNS, c)?;
+        let verbose = std::env::var(ENV).is_ok_and(|v| v == "verbose");
+        let show = |pass: &str, medians: &[(usize, f32)]| {
+            for &(i, ms) in medians {
+                eprintln!("{} at {}x{}x{}, {pass}: {ms:.4} ms {}", self.name, dims.m, dims.n, dims.k, kernels[i].name);
+            }
+        };
+        if verbose {
+            show("first pass", &medians);
         }
         let Some(&(first, _)) = medians.first() else {
             return Err(GemmError::Tuning(format!("no point of `{}` runs these arguments:\n{}", self.name, reasons.join("\n"))));
         };
-        // second pass: the leaders in turns, so that each sees the same moments
+        // second pass: the leaders
         let leaders = leaders(&medians);
         let winner = if leaders.len() > 1 {
-            let mut runs: Vec<Vec<f32>> = vec![Vec::new(); leaders.len()];
-            for _ in 0..TURNS {
-                for (times, &i) in runs.iter_mut().zip(&leaders) {
-                    times.extend(time(kernels[i], c)?);
-                }
+            let medians = in_turns(&leaders, TURNS, RUNS, c)?;
+            if verbose {
+                show("second pass", &medians);
             }
-            fastest(&leaders.iter().copied().zip(runs.into_iter().map(median)).collect::<Vec<_>>())
+            fastest(&medians)
         } else {
             leaders[0]
         };

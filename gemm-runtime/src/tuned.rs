@@ -32,8 +32,8 @@ use crate::{GemmError, Kernel};
 /// runs) or has it print its timings (`verbose`).
 pub const ENV: &str = "GEMM_TILES_TUNE";
 
-/// The first pass: every point, after one untimed run, in this many turns
-/// of `FIRST_RUNS` timed runs. Each turn starts a further third along the
+/// The first pass: every point in this many turns of `FIRST_RUNS` timed
+/// runs, each turn's after an untimed one. Each turn starts a further third along the
 /// points, so that no point is always timed last: on the H100, with each
 /// point's runs in one go, the 128 x 256 tiles (listed last) took 9% longer
 /// than they did alone, and lost to 128 x 128 ones (BENCHMARKS.md).
@@ -269,8 +269,13 @@ impl Tuned {
         if let Some(s) = &saved {
             unsafe { result::memcpy_dtod_async(s.ptr(), c_ptr, c_bytes, cu) }?;
         }
-        // `runs` timed runs of one point, in milliseconds
+        // `runs` timed runs of one point, in milliseconds, after an untimed one:
+        // timed from the first run after another point's, the launches that
+        // copied A and B at 4095x4097x4100 all took 0.37 ms on the H100, where
+        // the same points took 0.28 in five runs in a row
         let time = |k: &Kernel, runs: usize, c: &mut _| -> Result<Vec<f32>, GemmError> {
+            restore(&saved)?;
+            k.launch_with(stream, a, b, c, dims, *epilogue)?;
             let mut events = Vec::with_capacity(runs);
             for _ in 0..runs {
                 restore(&saved)?;

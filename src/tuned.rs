@@ -36,10 +36,12 @@ pub fn simt_tuned(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, R
 )]
 pub fn mma_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
 
-/// The Hopper path: `tma_store` with its tile width (the warpgroup tile
-/// and wgmma follow it), stages, raster bands and schedule tuned (48
-/// points). Four stages of 128 x 256 tiles leave room for half the C tile
-/// only, which then goes out in two parts. The schedules: the persistent walk of whole tiles, and where that walk
+/// The Hopper path: `tma_store` with its stages, raster bands and schedule
+/// tuned (24 points). Four stages of its 128 x 256 tiles leave room for
+/// half the C tile only, which then goes out in two parts. 128 x 128 tiles
+/// are not listed: on the H100 their first launches' timings put them
+/// ahead at 4096 x 11008 x 4096 and 4096 x 14336 x 4096, where they ran
+/// 5-8% behind (BENCHMARKS.md). The schedules: the persistent walk of whole tiles, and where that walk
 /// leaves SMs idle in its last wave (3072x3072x12288: 288 tiles on 132
 /// SMs) the two schedules that share that wave's tiles along K, the
 /// hybrid (their K steps split evenly, the blocks in step) and the tail
@@ -56,6 +58,6 @@ pub fn mma_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16,
     persistent = tiles,
     epilogue = tma,
     edges = guarded,
-    tune(block.n = [128, 256], stages = [3, 4], grouped = [4, 8, 16, 32], schedule = [persistent, hybrid, tail_split]),
+    tune(stages = [3, 4], grouped = [4, 8, 16, 32], schedule = [persistent, hybrid, tail_split]),
 )]
 pub fn hopper_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);

@@ -134,7 +134,9 @@ impl Tc<'_> {
                 // 128x128 consumers spilled 188 bytes)
                 match out.bias_ahead(w, &plus(&[Some(col.clone()), Some("e".into())]), &loops) {
                     Some(b) => Some([format!("{b}{sub}[0]"), format!("{b}{sub}[1]")]),
-                    None => out.bias_pairs_ahead(w, &col, &PairMap::loops(&map.n)).map(|b| [0, 1].map(|e| out.bias_from_pair(&format!("{b}{sub}"), e))),
+                    None => {
+                        out.bias_pairs_ahead(w, &col, &PairMap::loops(&map.n)).map(|b| [0, 1].map(|e| out.bias_from_pair(&format!("{b}{sub}"), e)))
+                    }
                 }
             }
             Some(Dim::M) => {

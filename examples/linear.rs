@@ -24,7 +24,7 @@ use gemm_ladder::fused::{verify_fused, Scalars};
 use gemm_ladder::measure::{Bench, DevMat, Problem, Reps};
 use gemm_ladder::steps::mma_autotuned;
 use gemm_runtime::cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use gemm_runtime::spec::{Activation, Fused, KernelSpec, Persistent};
+use gemm_runtime::spec::{Activation, Fused, KernelSpec, Persistent, Staging};
 use gemm_runtime::timing::time;
 use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Kernel, Mat, MatMut, RowMajor};
 
@@ -257,15 +257,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let spec = &linear_hopper::KERNEL.spec;
     let tail_split =
         Kernel::from_spec(KernelSpec { name: format!("{}_tail_split", spec.name).into(), persistent: Some(Persistent::TailSplit), ..spec.clone() })?;
+    // and with four stages, as hopper_autotuned has them (the C tile out in two parts)
+    let deep = Kernel::from_spec(KernelSpec {
+        name: format!("{}_tail_split_s4", spec.name).into(),
+        staging: Staging::Tma { stages: 4, cp_async: None },
+        ..tail_split.spec.clone()
+    })?;
     // and the exact GELU (erf), which cuBLASLt's epilogue does not offer
     let erf = |k: &Kernel| {
         let fused = Fused { activation: Some(Activation::Gelu), ..k.spec.fused };
         Kernel::from_spec(KernelSpec { name: format!("{}_erf", k.spec.name).into(), fused, ..k.spec.clone() })
     };
     let (hopper_erf, pingpong_erf) = (erf(&linear_hopper::KERNEL)?, erf(&linear_pingpong::KERNEL)?);
-    let layers: [(&str, &Kernel, &str); 7] = [
+    let layers: [(&str, &Kernel, &str); 8] = [
         ("linear_hopper", &linear_hopper::KERNEL, "on the Hopper path"),
         ("linear_hopper (tail split)", &tail_split, "on the Hopper path, the last wave split along K"),
+        ("linear_hopper (tail split, 4 stages)", &deep, "on the Hopper path, the last wave split, four stages"),
         ("linear_hopper (erf GELU)", &hopper_erf, "on the Hopper path with the exact GELU (erf)"),
         ("linear_pingpong", &linear_pingpong::KERNEL, "on ping-pong consumers"),
         ("linear_pingpong (erf GELU)", &pingpong_erf, "on ping-pong consumers with the exact GELU (erf)"),

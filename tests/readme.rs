@@ -11,19 +11,20 @@ fn the_readmes_first_example_is_the_quickstart_example() {
     assert_eq!(&readme[start..start + len], example, "README.md's first example differs from examples/quickstart.rs");
 }
 
-/// The README's Hopper kernel is the `tma_store` step's spec in
+/// The README's Hopper kernel is the `hopper_autotuned` step's spec in
 /// `src/steps.rs` (comments and spacing aside), so its figures stay true.
 #[test]
-fn the_readmes_hopper_kernel_is_the_tma_store_step() {
+fn the_readmes_hopper_kernel_is_the_hopper_autotuned_step() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    // the attribute and signature of `pub fn tma_store`, without comments or whitespace
+    // the attribute and signature of `pub fn hopper_autotuned`, without comments or whitespace
     let spec_of = |text: &str| -> String {
-        let end = text.find("pub fn tma_store(").expect("the tma_store kernel") + "pub fn tma_store(".len();
+        let f = "pub fn hopper_autotuned(";
+        let end = text.find(f).expect("the hopper_autotuned kernel") + f.len();
         let start = text[..end].rfind("#[gemm_kernel(").expect("its attribute");
         let close = end + text[end..].find(';').expect("its signature ends");
         text[start..close].lines().map(|l| l.split("//").next().unwrap_or("")).collect::<String>().split_whitespace().collect()
     };
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let steps = std::fs::read_to_string(root.join("src/steps.rs")).unwrap();
-    assert_eq!(spec_of(&readme), spec_of(&steps), "README.md's Hopper kernel differs from the tma_store step");
+    assert_eq!(spec_of(&readme), spec_of(&steps), "README.md's Hopper kernel differs from the hopper_autotuned step");
 }

@@ -130,8 +130,9 @@ impl Tc<'_> {
                 loops.push(("e", 2));
                 let sub = PairMap::subscripts(&map.n);
                 // as f32 values where few; else a 16-bit bias packed, a pair of columns a
-                // register (a branch ptxas cannot undo: packed where f32 fits, ping-pong's
-                // 128x128 consumers spilled 188 bytes)
+                // register (loaded under a branch, which ptxas cannot load again where it
+                // needs the registers: packed even where f32 fits, ping-pong's 128x128
+                // consumers spilled 188 bytes)
                 match out.bias_ahead(w, &plus(&[Some(col.clone()), Some("e".into())]), &loops) {
                     Some(b) => Some([format!("{b}{sub}[0]"), format!("{b}{sub}[1]")]),
                     None => {

@@ -247,18 +247,10 @@ pub fn scalar_c_spec(spec: &KernelSpec) -> Option<KernelSpec> {
         Staging::Tma { stages, .. } | Staging::CpAsync { stages, .. } => stages,
         _ => 1,
     };
-    // the spec's own stages first, then fewer (a spec without a pipeline: its own alone)
+    // the spec's own stages first, then fewer, as a tuning space's points (a
+    // spec without a pipeline: its own alone); the first the rules and the generator take
     let counts: Vec<u32> = if stages >= 2 { (2..=stages).rev().collect() } else { vec![stages] };
-    counts.into_iter().map(|n| with_stages(&variant, n)).find(|v| gemm_core::check(v).is_empty())
-}
-
-/// `spec` with `stages` stages, where it has a pipeline.
-fn with_stages(spec: &KernelSpec, stages: u32) -> KernelSpec {
-    let mut s = spec.clone();
-    if let Staging::Tma { stages: n, .. } | Staging::CpAsync { stages: n, .. } = &mut s.staging {
-        *n = stages;
-    }
-    s
+    gemm_core::tune::expand(&variant, &[(gemm_core::tune::Setting::Stages, counts)]).into_iter().find(|p| p.refused.is_empty()).map(|p| p.spec)
 }
 
 /// The fewest columns of C (for A) or rows (for B) a product must have

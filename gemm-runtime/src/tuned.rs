@@ -36,8 +36,8 @@ pub const ENV: &str = "GEMM_TILES_TUNE";
 /// runs, each turn's after an untimed one. Each turn starts a further
 /// third along the points, so that no point is always timed last: on the
 /// H100, with each point's runs in one go, the 128 x 256 tiles (listed
-/// last) took 9% longer than they did alone, and lost to 128 x 128 ones
-/// (BENCHMARKS.md).
+/// last) read 15-24% slower than they ran alone in the same process, and
+/// lost to 128 x 128 ones (BENCHMARKS.md).
 const FIRST_TURNS: usize = 3;
 const FIRST_RUNS: usize = 2;
 /// The points the first pass puts within this fraction of the fastest are

@@ -13,6 +13,9 @@
 //! `epilogue=vector` or `epilogue=smem` (C stored element by element, in
 //! vectors, or through a C tile in shared memory in 16-byte chunks),
 //! `regs=40/232` (setmaxnreg's producer and consumer registers),
+//! `arrivals=thread` or `arrivals=warpgroup` (who arrives on the ring's
+//! barriers), `zeroed=true` or `zeroed=false` (wgmma's accumulators zeroed
+//! before each tile),
 //! `cp_async=4` (TMA's stages filled by the producer warpgroup's cp.async
 //! of 4 elements; `none`: by TMA),
 //! `schedule=tiles` (a block per C tile), `schedule=persistent`, `schedule=stream_k`, `schedule=hybrid` or
@@ -50,7 +53,7 @@ struct Cli {
 const SETTINGS: &str = "Settings: pad=N | pad=none, sweep=m | sweep=n, raster=row | raster=grouped(N) | raster=hilbert, \
 cluster=MxN[a|b] | cluster=none, stages=N, k=N (the K tile), \
 fragments=1 | fragments=2, epilogue=direct | epilogue=vector | epilogue=smem | epilogue=smem_elements | epilogue=tma, schedule=tiles | schedule=persistent | schedule=stream_k | schedule=hybrid | schedule=tail_split, \
-regs=P/C (setmaxnreg's producer and consumer registers), \
+regs=P/C (setmaxnreg's producer and consumer registers), arrivals=thread | arrivals=warpgroup, zeroed=true | zeroed=false, \
 edges=whole | edges=guarded, source=FILE (hand-edited CUDA in place of the generated), smem=BYTES (the
 dynamic shared memory a hand-edited kernel launches with).
 Example: variants autotuned 4096 pad=4 sweep=m 'raster=grouped(8),pad=4'";

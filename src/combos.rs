@@ -271,7 +271,7 @@ pub fn hopper() -> Vec<KernelSpec> {
         for (j, c) in [Elem::Bf16, Elem::F32, Elem::F16].into_iter().enumerate() {
             let n = i * 3 + j;
             let ab = if n % 2 == 0 { Elem::Bf16 } else { Elem::F16 };
-            let mut s = spec("wgmma_combo", [ab, ab, c], layouts, Atom::Wgmma { m: 64, n: 64, k: 16 });
+            let mut s = spec("wgmma_combo", [ab, ab, c], layouts, Atom::Wgmma { m: 64, n: 64, k: 16, zeroed: false });
             s.arch = Arch::Sm90a;
             s.swizzle = [Swizzle::B128, Swizzle::B64, Swizzle::B128, Swizzle::B32][n % 4];
             let k = s.swizzle.tma_bytes().unwrap() / 2;
@@ -284,7 +284,7 @@ pub fn hopper() -> Vec<KernelSpec> {
             };
             s.block = Block { m: bm, n: bn, k: Some(k), threads: 0, min_blocks: None };
             s.warp = Some(Warp { m: wm, n: wn, m_iters: 1, n_iters: 1 });
-            s.atom = Atom::Wgmma { m: 64, n: an, k: 16 };
+            s.atom = Atom::Wgmma { m: 64, n: an, k: 16, zeroed: false };
             s.staging = Staging::Tma { stages, cp_async: None };
             s.specialize = consumers.map(|c| Specialize {
                 producers: 1,
@@ -292,6 +292,7 @@ pub fn hopper() -> Vec<KernelSpec> {
                 producer_regs: (c == 2).then_some(40),
                 consumer_regs: (c == 2).then_some(232),
                 pingpong: false,
+                arrivals: Arrivals::Warpgroup,
             });
             s.block.threads = 128 * ((bm / wm) * (bn / wn) + u32::from(consumers.is_some()));
             // a persistent grid on every one-consumer kernel and every other two-consumer one
@@ -316,12 +317,26 @@ pub fn hopper() -> Vec<KernelSpec> {
                 if consumers == Some(1) && i >= 4 {
                     // ping-pong in a cluster: both blocks' consumers take their turns in step
                     // (a clustered producer needs more than 24 registers: ptxas spilled them)
-                    s.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(40), consumer_regs: Some(232), pingpong: true });
+                    s.specialize = Some(Specialize {
+                        producers: 1,
+                        consumers: 2,
+                        producer_regs: Some(40),
+                        consumer_regs: Some(232),
+                        pingpong: true,
+                        arrivals: Arrivals::Warpgroup,
+                    });
                     s.block.threads = 384;
                 }
             } else if consumers == Some(1) {
                 // ping-pong: two consumers taking the 128x128 tiles in turn
-                s.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: true });
+                s.specialize = Some(Specialize {
+                    producers: 1,
+                    consumers: 2,
+                    producer_regs: Some(24),
+                    consumer_regs: Some(240),
+                    pingpong: true,
+                    arrivals: Arrivals::Warpgroup,
+                });
                 s.block.threads = 384;
                 s.staging = Staging::Tma { stages: 2, cp_async: None };
             } else if consumers.is_some() {
@@ -343,6 +358,30 @@ pub fn hopper() -> Vec<KernelSpec> {
         }
     }
     out
+}
+
+/// The ladder's "before" forms beyond its one layout: every consumer
+/// thread's arrivals on the ring's barriers (`arrivals = thread`) and
+/// accumulators zeroed before each tile, on [`hopper`]'s two-consumer
+/// tilings of its first clusters (the cluster dropped: the rules keep
+/// those arrivals within a block) on a persistent grid: other layouts,
+/// swizzles, C types, C tiles and fused epilogues than the ladder's.
+pub fn hopper_before() -> Vec<KernelSpec> {
+    hopper()
+        .into_iter()
+        .filter(|s| s.cluster.is_some() && s.specialize.is_some_and(|sp| !sp.pingpong && sp.consumers == 2))
+        .take(3)
+        .map(|mut s| {
+            s.name = "wgmma_before".into();
+            s.cluster = None;
+            s.persistent = Some(Persistent::Tiles);
+            s.specialize = s.specialize.map(|sp| Specialize { arrivals: Arrivals::Thread, ..sp });
+            if let Atom::Wgmma { zeroed, .. } = &mut s.atom {
+                *zeroed = true;
+            }
+            s
+        })
+        .collect()
 }
 
 /// [`hopper`]'s kernels with a K tile two swizzle rows deep, where it fits

@@ -273,12 +273,15 @@ pub fn mma_skinny_tiles(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMu
 )]
 pub fn mma_skinny_stream_k(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
 
-/// The Hopper ladder (sm_90a): seed 002's kernels 2 to 5, bf16 in and out,
+/// The Hopper ladder (sm_90a): seed 002's kernels 2 to 11, bf16 in and out,
 /// A row-major and B column-major (both K-major, as the seed stores them).
 /// Every step walks its tiles in `mma_autotuned`'s grouped raster (bands of
 /// 8 block rows): with rows of tiles in order, `two_consumers` fell from
 /// 742 to 529-478 TFLOP/s at 8192^3, its A and B tiles no longer shared in
-/// the L2 by the blocks of a wave.
+/// the L2 by the blocks of a wave. As in the seed, the steps before
+/// `fast_barriers` have every consumer thread arrive on the ring's barriers
+/// (`arrivals = thread`), and those before `micro` zero the accumulators
+/// before each tile (`wgmma(.., zeroed)`).
 ///
 /// Kernel 2: one warpgroup computes a 64x64 tile with wgmma m64n64k16; K
 /// tiles of 64 arrive by TMA in the 128-byte swizzle that wgmma's
@@ -287,7 +290,7 @@ pub fn mma_skinny_stream_k(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: Ma
 #[gemm_kernel(
     block(m = 64, n = 64, k = 64, threads = 128),
     warp(m = 64, n = 64),
-    atom = wgmma(m64n64k16),
+    atom = wgmma(m64n64k16, zeroed),
     staging = tma(stages = 1),
     swizzle = b128,
     raster = grouped(8),
@@ -300,7 +303,7 @@ pub fn wgmma_tma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16,
 #[gemm_kernel(
     block(m = 128, n = 128, k = 64, threads = 128),
     warp(m = 128, n = 128),
-    atom = wgmma(m64n128k16),
+    atom = wgmma(m64n128k16, zeroed),
     staging = tma(stages = 1),
     swizzle = b128,
     raster = grouped(8),
@@ -315,9 +318,9 @@ pub fn wgmma_tile(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16
 #[gemm_kernel(
     block(m = 128, n = 128, k = 64, threads = 256),
     warp(m = 128, n = 128),
-    atom = wgmma(m64n128k16),
+    atom = wgmma(m64n128k16, zeroed),
     staging = tma(stages = 5),
-    specialize(producers = 1, consumers = 1),
+    specialize(producers = 1, consumers = 1, arrivals = thread),
     swizzle = b128,
     raster = grouped(8),
     epilogue = vector,
@@ -331,9 +334,9 @@ pub fn warp_specialized(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMu
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),
-    atom = wgmma(m64n256k16),
+    atom = wgmma(m64n256k16, zeroed),
     staging = tma(stages = 4),
-    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, arrivals = thread),
     swizzle = b128,
     raster = grouped(8),
     epilogue = vector,
@@ -350,6 +353,47 @@ pub fn two_consumers(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<b
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16, zeroed),
+    staging = tma(stages = 3),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, arrivals = thread),
+    swizzle = b128,
+    raster = grouped(8),
+    persistent = tiles,
+    epilogue = smem,
+    edges = guarded,
+)]
+pub fn persistent(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
+/// Kernel 7: `persistent` with the ring's barriers in the form the PTX
+/// guide alone describes: the producer's one arrival (with the stage's
+/// bytes) completes "full", one elected thread per consumer warpgroup
+/// arrives on "empty", and each waits on the phase's parity. The steps
+/// before keep the CUDA barrier API's form (`arrivals = thread`): every
+/// consumer thread arrives on both barriers and waits on its own token, 257
+/// arrivals a stage where these take 1 and 2.
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16, zeroed),
+    staging = tma(stages = 3),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(8),
+    persistent = tiles,
+    epilogue = smem,
+    edges = guarded,
+)]
+pub fn fast_barriers(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
+/// Kernel 9's micro-optimization that applies here: a tile's first wgmma
+/// writes the accumulators (D = A * B) instead of adding to zeros, so no
+/// tile starts by zeroing 128 registers a thread. (Its other two, the order
+/// of a thread's stores to C and stores that bypass the caches, concern
+/// stores from registers; C goes out through the C tile here, in 16-byte
+/// chunks a warp writes side by side.)
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
     atom = wgmma(m64n256k16),
     staging = tma(stages = 3),
     specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
@@ -359,9 +403,9 @@ pub fn two_consumers(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<b
     epilogue = smem,
     edges = guarded,
 )]
-pub fn persistent(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+pub fn micro(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
 
-/// Kernel 10: `persistent` with C sent out of its tile by TMA stores: one
+/// Kernel 10: `micro` with C sent out of its tile by TMA stores: one
 /// thread issues them and the consumers go on to the next tile's K loop
 /// while the copy engine writes C (its tile in the 128-byte swizzle, whose
 /// boxes the stores read; the stores leave out what lies past C's edges).
@@ -550,7 +594,7 @@ pub static TENSOR_STEPS: [Step; 7] = [
 ];
 
 /// The Hopper ladder (sm_90a: TMA, wgmma, warp specialization).
-pub static HOPPER_STEPS: [Step; 10] = [
+pub static HOPPER_STEPS: [Step; 12] = [
     Step {
         name: "wgmma_tma",
         change: "wgmma m64n64k16 on 64x64 tiles, TMA loads on an mbarrier, 128B swizzle",
@@ -575,6 +619,18 @@ pub static HOPPER_STEPS: [Step; 10] = [
         change: "a persistent grid, C through a tile in shared memory: the producer fills the next tile's stages while C goes out",
         seed: "660 TFLOP/s (002)",
         kernel: &persistent::KERNEL,
+    },
+    Step {
+        name: "fast_barriers",
+        change: "the ring's barriers in PTX's form: 1 arrival on full and 2 on empty a stage, not every thread's 257, parity waits",
+        seed: "704 TFLOP/s (002, kernel 7)",
+        kernel: &fast_barriers::KERNEL,
+    },
+    Step {
+        name: "micro",
+        change: "a tile's first wgmma writes the accumulators: none zeroed",
+        seed: "747 TFLOP/s (002, kernel 9, with its store order and cache hints)",
+        kernel: &micro::KERNEL,
     },
     Step {
         name: "tma_store",

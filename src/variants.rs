@@ -78,6 +78,19 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
             let (p, c) = value.split_once('/').ok_or_else(bad)?;
             (sp.producer_regs, sp.consumer_regs) = (Some(p.parse().map_err(|_| bad())?), Some(c.parse().map_err(|_| bad())?));
         }
+        // the ladder's "before" forms: every thread's arrivals on the ring's barriers, zeroed accumulators
+        "arrivals" => {
+            let sp = spec.specialize.as_mut().ok_or_else(|| format!("`{setting}`: this step has no producer and consumers"))?;
+            sp.arrivals = match value {
+                "thread" => Arrivals::Thread,
+                "warpgroup" => Arrivals::Warpgroup,
+                _ => return Err(bad()),
+            };
+        }
+        "zeroed" => match &mut spec.atom {
+            Atom::Wgmma { zeroed, .. } => *zeroed = value.parse().map_err(|_| bad())?,
+            _ => return Err(format!("`{setting}`: this step's atom is not wgmma")),
+        },
         "schedule" => {
             spec.persistent = match value {
                 "tiles" => None,
@@ -101,7 +114,7 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
         _ => {
             return Err(format!(
                 "`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, cluster, stages, cp_async, k, fragments, epilogue, \
-                 edges, regs, schedule or a setting of tune(..) (block.n, warp.m, consumers, ...)"
+                 edges, regs, arrivals, zeroed, schedule or a setting of tune(..) (block.n, warp.m, consumers, ...)"
             ))
         }
     }
@@ -130,6 +143,9 @@ mod tests {
         apply_all(&mut h, "regs=40/232").unwrap();
         let sp = h.specialize.unwrap();
         assert_eq!((sp.producer_regs, sp.consumer_regs), (Some(40), Some(232)));
+        apply_all(&mut h, "arrivals=thread,zeroed=true").unwrap();
+        assert_eq!(h.specialize.unwrap().arrivals, Arrivals::Thread);
+        assert!(matches!(h.atom, Atom::Wgmma { zeroed: true, .. }));
         apply_all(&mut s, "pad=4,sweep=m,raster=grouped(8),stages=5,schedule=tiles").unwrap();
         assert_eq!(s.swizzle, Swizzle::Pad(4));
         assert_eq!(s.thread.unwrap().sweep, Dim::M);
@@ -146,7 +162,7 @@ mod tests {
         assert_eq!(s.epilogue, Epilogue::Smem);
         // a tuning space's setting, with what follows from it
         apply(&mut h, "block.n=128").unwrap();
-        assert_eq!((h.block.n, h.atom), (128, Atom::Wgmma { m: 64, n: 128, k: 16 }));
+        assert_eq!((h.block.n, h.atom), (128, Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: true })); // zeroed, as set above
         assert!(apply(&mut h, "block.n=96").unwrap_err().contains("block.n=96"));
     }
 

@@ -79,13 +79,15 @@ fn every_hopper_ladder_step_matches_cublas_at_several_sizes() {
 }
 
 /// wgmma kernels in every layout of A, B and C, each C type, both roles,
-/// each TMA swizzle, fused and guarded (`gemm_ladder::combos::hopper`), and
-/// with K tiles two swizzle rows deep (`combos::hopper_deep_k`).
+/// each TMA swizzle, fused and guarded (`gemm_ladder::combos::hopper`),
+/// with K tiles two swizzle rows deep (`combos::hopper_deep_k`), and with
+/// the ladder's "before" forms, every thread's arrivals and zeroed
+/// accumulators (`combos::hopper_before`).
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn hopper_layouts_roles_swizzles_and_c_types_match_cublas() {
     let bench = bench();
-    for spec in gemm_ladder::combos::hopper().into_iter().chain(gemm_ladder::combos::hopper_deep_k()) {
+    for spec in gemm_ladder::combos::hopper().into_iter().chain(gemm_ladder::combos::hopper_deep_k()).chain(gemm_ladder::combos::hopper_before()) {
         let kernel = Kernel::from_spec(spec).unwrap();
         check_against_cublas(&bench, &kernel);
     }

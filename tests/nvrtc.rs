@@ -222,6 +222,14 @@ fn every_hopper_combination_compiles_for_sm_90a() {
     assert!(specs.iter().any(|s| s.specialize.is_some_and(|sp| sp.pingpong)), "ping-pong consumers");
     assert!(specs.iter().any(|s| s.persistent == Some(Persistent::StreamK)), "stream-K");
     assert!(specs.iter().any(|s| s.cluster.is_some_and(|c| c.multicast.is_some())), "clusters with multicast");
+    // the ladder's "before" forms: every thread's arrivals, waits on their tokens
+    let before = gemm_ladder::combos::hopper_before();
+    assert_eq!(before.len(), 3);
+    for spec in &before {
+        let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+        let ptx = compile_clean(&k.source, &k.name, "sm_90a").to_src();
+        assert!(ptx.contains("mbarrier.arrive.shared::cta.b64") && ptx.contains("mbarrier.try_wait.shared::cta.b64"), "{}", k.name);
+    }
     for spec in specs {
         let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
         let ptx = compile_clean(&k.source, &k.name, "sm_90a").to_src();

@@ -914,6 +914,29 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
 }
 
+/// `arrivals = thread` (every thread arrives on the TMA ring's barriers
+/// and waits on its token) is the form the ladder's early steps keep; the
+/// schedules and roles built since take the elected arrivals alone.
+fn thread_arrivals(spec: &KernelSpec, sp: Specialize, out: &mut Vec<Diag>) {
+    let other = if !matches!(spec.staging, Staging::Tma { cp_async: None, .. }) {
+        Some("a ring filled by TMA (staging = tma(..))".to_string())
+    } else if sp.pingpong {
+        Some("consumers that share each tile, not pingpong".to_string())
+    } else if spec.cluster.is_some() {
+        Some("a block without a cluster, whose barriers its own threads alone arrive on".to_string())
+    } else if spec.persistent.is_some_and(Persistent::splits_k) {
+        Some("whole tiles (persistent = tiles or none), not tiles shared along K".to_string())
+    } else {
+        None
+    };
+    if let Some(needs) = other {
+        out.push(Diag::new(
+            "specialize.arrivals",
+            format!("arrivals = thread (every thread arrives and waits on its token) is kept for {needs}; use arrivals = warpgroup"),
+        ));
+    }
+}
+
 fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
     if let Staging::Tma { cp_async: Some(v), .. } = spec.staging {
         ring_copies(spec, v, out);
@@ -1030,6 +1053,9 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
         }
         if sp.consumers == 0 || sp.producers == 0 {
             out.push(Diag::new("specialize", "warp specialization needs at least one producer and one consumer warpgroup"));
+        }
+        if sp.arrivals == Arrivals::Thread {
+            thread_arrivals(spec, sp, out);
         }
         for (at, r) in [("specialize.producer_regs", sp.producer_regs), ("specialize.consumer_regs", sp.consumer_regs)] {
             if let Some(r) = r {

@@ -115,8 +115,12 @@ pub enum Atom {
     Mma { m: u32, n: u32, k: u32 },
     /// `wmma` fragments: 16x16x16.
     Wmma { m: u32, n: u32, k: u32 },
-    /// `wgmma.mma_async` (sm_90a): m64nNk16, issued by a warpgroup.
-    Wgmma { m: u32, n: u32, k: u32 },
+    /// `wgmma.mma_async` (sm_90a): m64nNk16, issued by a warpgroup. A
+    /// tile's first wgmma writes the accumulators (D = A * B) and the rest
+    /// add to them; `zeroed`: the accumulators are zeroed before each tile
+    /// and every wgmma adds (seed 002's kernels before its ninth, kept as
+    /// the ladder's "before").
+    Wgmma { m: u32, n: u32, k: u32, zeroed: bool },
 }
 
 impl Atom {
@@ -133,7 +137,7 @@ impl Atom {
     pub const fn shape(self) -> (u32, u32, u32) {
         match self {
             Atom::Fma => (1, 1, 1),
-            Atom::Mma { m, n, k } | Atom::Wmma { m, n, k } | Atom::Wgmma { m, n, k } => (m, n, k),
+            Atom::Mma { m, n, k } | Atom::Wmma { m, n, k } | Atom::Wgmma { m, n, k, .. } => (m, n, k),
         }
     }
 }
@@ -217,6 +221,22 @@ pub struct Specialize {
     /// instead of sharing each tile: one's epilogue runs while the next
     /// one's wgmmas do ("ping-pong").
     pub pingpong: bool,
+    /// Who arrives on a stage's barriers.
+    pub arrivals: Arrivals,
+}
+
+/// Who arrives on a ring stage's mbarriers in a specialized kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Arrivals {
+    /// The producer's one arrival (with the stage's bytes) on "full", one
+    /// per consumer warpgroup on "empty"; waits on the phase's parity.
+    #[default]
+    Warpgroup,
+    /// Every thread arrives on both barriers and waits on its own arrival's
+    /// token: the CUDA barrier API's `wait(arrive())`, 257 arrivals a stage
+    /// with two consumers, that seed 002's kernel 7 replaced (kept as the
+    /// ladder's "before").
+    Thread,
 }
 
 /// Shared-memory layout against bank conflicts.
@@ -967,6 +987,9 @@ impl KernelSpec {
         if !matches!(self.atom, Atom::Fma) {
             s += &format!("{am}x{an}x{ak}");
         }
+        if let Atom::Wgmma { zeroed: true, .. } = self.atom {
+            s += "z";
+        }
         s += &format!("__{}", self.staging.name());
         match self.staging {
             Staging::Direct => {}
@@ -999,6 +1022,9 @@ impl KernelSpec {
             }
             if let (Some(p), Some(c)) = (sp.producer_regs, sp.consumer_regs) {
                 s += &format!("_r{p}_{c}");
+            }
+            if sp.arrivals == Arrivals::Thread {
+                s += "_arrt";
             }
         }
         match self.swizzle {

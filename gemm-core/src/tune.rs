@@ -230,9 +230,9 @@ fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
     }
     if s.warp.is_some() {
         // a wgmma atom as wide as the warpgroup tile stays as wide
-        if let (Atom::Wgmma { m, n, k }, Some(w0)) = (s.atom, base.warp) {
+        if let (Atom::Wgmma { m, n, k, zeroed }, Some(w0)) = (s.atom, base.warp) {
             if n == w0.n {
-                s.atom = Atom::Wgmma { m, n: warp.n, k };
+                s.atom = Atom::Wgmma { m, n: warp.n, k, zeroed };
             }
         }
         s.warp = Some(warp);
@@ -378,14 +378,21 @@ mod tests {
         base.b.layout = Layout::ColMajor;
         base.block = Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None };
         base.warp = Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 });
-        base.atom = Atom::Wgmma { m: 64, n: 256, k: 16 };
+        base.atom = Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false };
         base.staging = Staging::Tma { stages: 3, cp_async: None };
-        base.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: false });
+        base.specialize = Some(Specialize {
+            producers: 1,
+            consumers: 2,
+            producer_regs: Some(24),
+            consumer_regs: Some(240),
+            pingpong: false,
+            arrivals: Arrivals::Warpgroup,
+        });
         base.swizzle = Swizzle::B128;
         base.arch = Arch::Sm90a;
         let points = expand(&base, &[(Setting::BlockN, vec![128]), (Setting::WarpN, vec![128]), (Setting::WarpM, vec![64, 128])]);
         let p = &points[0].spec;
-        assert_eq!((p.block.threads, p.specialize.unwrap().consumers, p.atom), (384, 2, Atom::Wgmma { m: 64, n: 128, k: 16 }));
+        assert_eq!((p.block.threads, p.specialize.unwrap().consumers, p.atom), (384, 2, Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false }));
         assert!(points[0].refused.is_empty(), "{:?}", points[0].refused);
         let q = &points[1].spec;
         assert_eq!((q.block.threads, q.specialize.unwrap().consumers), (256, 1));

@@ -507,9 +507,16 @@ fn hopper_spec() -> KernelSpec {
         block: Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None },
         warp: Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }),
         thread: None,
-        atom: Atom::Wgmma { m: 64, n: 256, k: 16 },
+        atom: Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false },
         staging: Staging::Tma { stages: 4, cp_async: None },
-        specialize: Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: false }),
+        specialize: Some(Specialize {
+            producers: 1,
+            consumers: 2,
+            producer_regs: Some(24),
+            consumer_regs: Some(240),
+            pingpong: false,
+            arrivals: Arrivals::Warpgroup,
+        }),
         swizzle: Swizzle::B128,
         raster: Raster::Row,
         persistent: None,
@@ -544,6 +551,46 @@ fn a_specialized_kernel_has_a_producer_and_consumers_around_a_ring_of_stages() {
     assert_eq!(g.smem_bytes, 4 * (16384 + 32768) + 1024 + 64);
 }
 
+/// `arrivals = thread` (the CUDA barrier API's form, the ladder's steps
+/// before `fast_barriers`): every consumer thread arrives on both of a
+/// stage's barriers and the producer on "empty" too, each waiting on its
+/// own token, 257 arrivals a phase; the consumers' first arrivals on
+/// "empty" start the ring empty. No parity wait is left.
+#[test]
+fn thread_arrivals_have_every_consumer_thread_arrive_and_wait_on_its_token() {
+    let mut s = hopper_spec();
+    s.persistent = Some(Persistent::Tiles);
+    s.specialize = Some(Specialize { arrivals: Arrivals::Thread, ..s.specialize.unwrap() });
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("mbar_init(full + 8 * s, 257)") && src.contains("mbar_init(empty + 8 * s, 257)"), "{src}");
+    let producer = src.find("if (threadIdx.x < 128)").expect("a producer branch");
+    let consumer = src[producer..].find("else {").map(|i| producer + i).expect("a consumer branch");
+    let (p, c) = (&src[producer..consumer], &src[consumer..]);
+    assert!(p.contains("mbar_arrive_wait(empty + 8 * stage);") && p.contains("mbar_expect_bytes(bar, 49152)"), "{p}");
+    assert!(c.contains("for (int s = 0; s < 4; ++s) mbar_arrive(empty + 8 * s);"), "{c}");
+    assert!(c.contains("mbar_arrive_wait(full + 8 * stage);"), "{c}");
+    assert!(c.contains("if (kt > 0) mbar_arrive(empty + 8 * ((it - 1) % 4));"), "{c}");
+    assert!(!src.contains("mbar_wait(full") && !src.contains("mbar_wait(empty"), "no parity waits: {src}");
+    // the default: one elected arrival, parity waits
+    let fast = generate(&hopper_spec()).unwrap().source;
+    assert!(!fast.contains("mbar_arrive_wait") && fast.contains("mbar_init(full + 8 * s, 1)"), "{fast}");
+}
+
+/// `wgmma(.., zeroed)` (the ladder's steps before `micro`): each tile's
+/// accumulators are zeroed and every wgmma adds to them; by default a
+/// tile's first K step's wgmmas write them (accumulate only past it).
+#[test]
+fn zeroed_accumulators_are_cleared_before_each_tile_and_every_wgmma_adds() {
+    let mut s = hopper_spec();
+    s.atom = Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: true };
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("acc[0][0][q][e] = 0.0f;"), "{src}");
+    assert!(src.contains("wgmma_m64n256k16(acc[0][0], ") && src.contains(", 1);"), "{src}");
+    assert!(!src.contains("kt > 0 || ks > 0"), "{src}");
+    let first = generate(&hopper_spec()).unwrap().source;
+    assert!(first.contains("kt > 0 || ks > 0") && !first.contains("= 0.0f;"), "{first}");
+}
+
 /// The stages filled by cp.async (the variant for A or B lines TMA cannot
 /// read): the whole producer warpgroup copies each stage into TMA's
 /// swizzled layout (storing a copy across an edge itself) and arrives for
@@ -555,7 +602,14 @@ fn a_specialized_kernel_has_a_producer_and_consumers_around_a_ring_of_stages() {
 fn stages_filled_by_cp_async_take_the_layout_tma_would_and_arrive_from_every_producer_thread() {
     let mut s = hopper_spec();
     s.staging = Staging::Tma { stages: 4, cp_async: Some(4) };
-    s.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(40), consumer_regs: Some(232), pingpong: false });
+    s.specialize = Some(Specialize {
+        producers: 1,
+        consumers: 2,
+        producer_regs: Some(40),
+        consumer_regs: Some(232),
+        pingpong: false,
+        arrivals: Arrivals::Warpgroup,
+    });
     let src = generate(&s).unwrap().source;
     assert!(!src.contains("tma_load(") && !src.contains("TensorMap tmap"), "{src}");
     assert!(src.contains("mbar_init(full + 8 * s, 128);"), "{src}");
@@ -635,7 +689,7 @@ fn alike_warpgroups_refill_a_stage_after_a_block_barrier() {
     s.specialize = None;
     s.block = Block { m: 128, n: 128, k: Some(64), threads: 256, min_blocks: None };
     s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
-    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
+    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
     let src = generate(&s).unwrap().source;
     assert!(src.contains("__launch_bounds__(256)\n") && !src.contains("regs_"), "{src}");
     let refill = "__syncthreads();  // every warpgroup is done with the stage\n        if (threadIdx.x == 0 && kt + 4 < k_tiles) {";
@@ -868,9 +922,16 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
     let mut spec = hopper_spec();
     spec.block = Block { m: 128, n: 128, k: Some(64), threads: 384, min_blocks: None };
     spec.warp = Some(Warp { m: 128, n: 128, m_iters: 1, n_iters: 1 });
-    spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
+    spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
     spec.staging = Staging::Tma { stages: 5, cp_async: None };
-    spec.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: true });
+    spec.specialize = Some(Specialize {
+        producers: 1,
+        consumers: 2,
+        producer_regs: Some(24),
+        consumer_regs: Some(240),
+        pingpong: true,
+        arrivals: Arrivals::Warpgroup,
+    });
     spec.persistent = Some(Persistent::Tiles);
     spec.epilogue = Epilogue::Tma;
     let g = generate(&spec).unwrap_or_else(|e| panic!("{e:?}"));
@@ -940,7 +1001,7 @@ fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shift
     s.c = Operand { elem: Elem::F32, layout: Layout::RowMajor };
     s.block.n = 128;
     s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
-    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
+    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
     let src = generate(&s).unwrap().source;
     assert!(src.contains("chunks of 1 elements") && src.contains("C_batch[row * ldc + col] = c_tile["), "{src}");
     assert!(!src.contains("tile_shift"), "{src}");
@@ -971,7 +1032,7 @@ fn bias_values_load_in_bounds_and_ahead_only_where_few() {
     // a 64x128 consumer tile: 32 f32 values, loaded ahead, clamped too
     s.block.n = 128;
     s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
-    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
+    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
     let narrow = generate(&s).unwrap().source;
     assert!(narrow.contains("float bias_ahead[1][16][2];"), "{narrow}");
     assert!(narrow.contains(" : N - 1]"), "{narrow}");
@@ -988,7 +1049,7 @@ fn a_k_tile_of_two_swizzle_rows_loads_two_boxes_along_k() {
     let mut spec = hopper_spec();
     spec.block = Block { m: 128, n: 128, k: Some(128), threads: 384, min_blocks: None };
     spec.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
-    spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16 };
+    spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
     spec.staging = Staging::Tma { stages: 3, cp_async: None };
     let src = generate(&spec).unwrap().source;
     for line in [

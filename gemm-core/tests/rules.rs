@@ -84,7 +84,7 @@ fn wgmma_spec(n: u32, threads: u32, staging: Staging) -> KernelSpec {
     s.block = Block { m: 128, n, k: Some(64), threads, min_blocks: None };
     s.thread = None;
     s.warp = Some(Warp { m: 64, n, m_iters: 1, n_iters: 1 });
-    s.atom = Atom::Wgmma { m: 64, n, k: 16 };
+    s.atom = Atom::Wgmma { m: 64, n, k: 16, zeroed: false };
     s.staging = staging;
     s.swizzle = Swizzle::B128;
     s.arch = Arch::Sm90a;
@@ -107,7 +107,14 @@ fn hopper_features_need_sm_90a() {
 fn too_many_stages_propose_the_deepest_pipeline_that_fits() {
     let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 5, cp_async: None });
     s.c.elem = Elem::Bf16;
-    s.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(24), consumer_regs: Some(240), pingpong: false });
+    s.specialize = Some(Specialize {
+        producers: 1,
+        consumers: 2,
+        producer_regs: Some(24),
+        consumer_regs: Some(240),
+        pingpong: false,
+        arrivals: Arrivals::Warpgroup,
+    });
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Tma;
     let d = check(&s);
@@ -124,7 +131,14 @@ fn too_many_stages_propose_the_deepest_pipeline_that_fits() {
 #[test]
 fn stages_filled_by_cp_async_need_a_producer_warpgroup_and_no_multicast() {
     let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 3, cp_async: Some(4) });
-    s.specialize = Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(40), consumer_regs: Some(232), pingpong: false });
+    s.specialize = Some(Specialize {
+        producers: 1,
+        consumers: 2,
+        producer_regs: Some(40),
+        consumer_regs: Some(232),
+        pingpong: false,
+        arrivals: Arrivals::Warpgroup,
+    });
     assert_eq!(check(&s), vec![], "tma_store's tiling filled by 8-byte copies is legal");
     s.staging = Staging::Tma { stages: 3, cp_async: Some(1) };
     assert_eq!(errors_at(&s), vec!["staging"], "2-byte copies");

@@ -4,10 +4,11 @@
 //! block(m = .., n = .., k = .., threads = .., min_blocks = ..)   k: only where tiles are staged
 //! warp(m = .., n = .., m_iters = 1, n_iters = 1)
 //! thread(m = .., n = .., lanes = n | m)
-//! atom = fma | mma(m16n8k16) | wmma(m16n16k16) | wgmma(m64nNk16)
+//! atom = fma | mma(m16n8k16) | wmma(m16n16k16) | wgmma(m64nNk16, zeroed)
 //! staging = direct | smem(vector = 1, transpose_a, buffers = 1)
 //!         | cp_async(stages = .., vector = .., transpose_a, fragments = 1) | tma(stages = ..)
-//! specialize(producers = 1, consumers = .., producer_regs = .., consumer_regs = .., pingpong)
+//! specialize(producers = 1, consumers = .., producer_regs = .., consumer_regs = .., pingpong,
+//!            arrivals = warpgroup | thread)
 //! swizzle = none | pad(N) | xor | b32 | b64 | b128
 //! raster = row | grouped(N) | hilbert
 //! persistent | persistent = tiles | stream_k
@@ -299,14 +300,19 @@ fn thread(cx: &mut Ctxt, args: &Args, span: Span) -> Option<ThreadTile> {
 }
 
 fn specialize(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Specialize> {
-    let f = args.fields(cx, &["producers", "consumers", "producer_regs", "consumer_regs", "pingpong"], span);
+    let f = args.fields(cx, &["producers", "consumers", "producer_regs", "consumer_regs", "pingpong", "arrivals"], span);
     let consumers = f.required(cx, "consumers")?;
+    let arrivals = match f.choice(cx, "arrivals", &["warpgroup", "thread"]).as_deref() {
+        Some("thread") => Arrivals::Thread,
+        _ => Arrivals::Warpgroup,
+    };
     Some(Specialize {
         producers: f.int(cx, "producers").unwrap_or(1),
         consumers,
         producer_regs: f.int(cx, "producer_regs"),
         consumer_regs: f.int(cx, "consumer_regs"),
         pingpong: f.flag(cx, "pingpong"),
+        arrivals,
     })
 }
 
@@ -355,9 +361,22 @@ fn atom(cx: &mut Ctxt, value: &Node) -> Option<Atom> {
     match value {
         Node::Flag(i) if i == "fma" => Some(Atom::Fma),
         Node::Call(kind, args, span) if ["mma", "wmma", "wgmma"].iter().any(|k| kind == k) => {
-            let shape = match args.as_slice() {
-                [Node::Flag(s)] => parse_shape(&s.to_string()),
-                _ => None,
+            let (shape, zeroed) = match args.as_slice() {
+                [Node::Flag(s)] => (parse_shape(&s.to_string()), false),
+                // the accumulators zeroed before each tile, every wgmma adding (the ladder's "before" of seed 002's kernel 9)
+                [Node::Flag(s), Node::Flag(z)] if kind == "wgmma" && z == "zeroed" => (parse_shape(&s.to_string()), true),
+                [Node::Flag(_), other] if kind == "wgmma" => {
+                    cx.error(other.span(), "after wgmma's shape, only the flag `zeroed` (accumulators zeroed before each tile)");
+                    return None;
+                }
+                [Node::Flag(_), Node::Flag(z)] if z == "zeroed" => {
+                    cx.error(
+                        z.span(),
+                        format!("`zeroed` is wgmma's, whose first wgmma of a tile may write the accumulators; {kind} always adds to them"),
+                    );
+                    return None;
+                }
+                _ => (None, false),
             };
             let Some((m, n, k)) = shape else {
                 cx.error(*span, format!("expected a shape such as `{kind}(m16n8k16)`: the atom's M, N and K"));
@@ -366,7 +385,7 @@ fn atom(cx: &mut Ctxt, value: &Node) -> Option<Atom> {
             Some(match kind.to_string().as_str() {
                 "mma" => Atom::Mma { m, n, k },
                 "wmma" => Atom::Wmma { m, n, k },
-                _ => Atom::Wgmma { m, n, k },
+                _ => Atom::Wgmma { m, n, k, zeroed },
             })
         }
         other => {

@@ -63,7 +63,7 @@ fn build(cx: &mut Ctxt, a: attr::Attr, sig: Option<sig::Sig>) -> Option<(KernelS
     let whole = cx.whole();
     for (name, usage) in [
         ("block", "`block(m = .., n = .., threads = ..)`"),
-        ("atom", "`atom = ..` (fma, mma(m16n8k16), wmma(m16n16k16), wgmma(m64nNk16))"),
+        ("atom", "`atom = ..` (fma, mma(m16n8k16), wmma(m16n16k16), wgmma(m64nNk16) or wgmma(m64nNk16, zeroed))"),
         ("staging", "`staging = ..` (direct, smem(..), cp_async(..), tma(..))"),
     ] {
         // One written but invalid was reported where it was written, and
@@ -376,7 +376,7 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Atom::Fma => quote!(#p::Atom::Fma),
         Atom::Mma { m, n, k } => quote!(#p::Atom::Mma { m: #m, n: #n, k: #k }),
         Atom::Wmma { m, n, k } => quote!(#p::Atom::Wmma { m: #m, n: #n, k: #k }),
-        Atom::Wgmma { m, n, k } => quote!(#p::Atom::Wgmma { m: #m, n: #n, k: #k }),
+        Atom::Wgmma { m, n, k, zeroed } => quote!(#p::Atom::Wgmma { m: #m, n: #n, k: #k, zeroed: #zeroed }),
     };
     let staging = match s.staging {
         Staging::Direct => quote!(#p::Staging::Direct),
@@ -394,10 +394,21 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
             quote!(#p::Staging::Tma { stages: #stages, cp_async: #cp_async })
         }
     };
-    let specialize = opt(s.specialize, |Specialize { producers, consumers, producer_regs, consumer_regs, pingpong }| {
+    let specialize = opt(s.specialize, |Specialize { producers, consumers, producer_regs, consumer_regs, pingpong, arrivals }| {
         let pr = opt(producer_regs, |r| quote!(#r));
         let cr = opt(consumer_regs, |r| quote!(#r));
-        quote!(#p::Specialize { producers: #producers, consumers: #consumers, producer_regs: #pr, consumer_regs: #cr, pingpong: #pingpong })
+        let arrivals = match arrivals {
+            Arrivals::Warpgroup => quote!(#p::Arrivals::Warpgroup),
+            Arrivals::Thread => quote!(#p::Arrivals::Thread),
+        };
+        quote!(#p::Specialize {
+            producers: #producers,
+            consumers: #consumers,
+            producer_regs: #pr,
+            consumer_regs: #cr,
+            pingpong: #pingpong,
+            arrivals: #arrivals,
+        })
     });
     let swizzle = match s.swizzle {
         Swizzle::None => quote!(#p::Swizzle::None),

@@ -34,15 +34,39 @@ fn the_whole_hopper_vocabulary_parses() {
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(a.block, Some(Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None }));
     assert_eq!(a.warp, Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }));
-    assert_eq!(a.atom, Some(Atom::Wgmma { m: 64, n: 256, k: 16 }));
+    assert_eq!(a.atom, Some(Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false }));
     assert_eq!(a.staging, Some(Staging::Tma { stages: 4, cp_async: None }));
-    assert_eq!(a.specialize, Some(Specialize { producers: 1, consumers: 2, producer_regs: Some(40), consumer_regs: Some(232), pingpong: false }));
+    assert_eq!(
+        a.specialize,
+        Some(Specialize {
+            producers: 1,
+            consumers: 2,
+            producer_regs: Some(40),
+            consumer_regs: Some(232),
+            pingpong: false,
+            arrivals: Arrivals::Warpgroup
+        })
+    );
     assert_eq!(a.swizzle, Some(Swizzle::B128));
     assert_eq!(a.raster, Some(Raster::Hilbert));
     assert_eq!(a.persistent, Some(Persistent::Tiles));
     assert_eq!(a.cluster, Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) }));
     assert_eq!(a.epilogue, Some(Epilogue::Tma));
     assert_eq!(a.arch, Some(Arch::Sm90a));
+}
+
+/// The ladder's "before" forms: every thread's arrivals, zeroed accumulators.
+#[test]
+fn thread_arrivals_and_zeroed_accumulators_parse() {
+    let (a, errors) = parse(quote! {
+        atom = wgmma(m64n256k16, zeroed),
+        specialize(consumers = 2, arrivals = thread),
+    });
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.atom, Some(Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: true }));
+    assert_eq!(a.specialize.map(|s| s.arrivals), Some(Arrivals::Thread));
+    let (_, errors) = parse(quote! { specialize(consumers = 2, arrivals = threads) });
+    assert!(errors.iter().any(|e| e.contains("`arrivals` in `specialize(..)` is one of")), "{errors:?}");
 }
 
 #[test]

@@ -55,6 +55,19 @@ __device__ __forceinline__ void regs_inc() {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R));
 }
 
+// arrives on `bar`, then waits until the phase it arrived in has completed
+__device__ __forceinline__ void mbar_arrive_wait(unsigned bar) {
+    asm volatile(
+        "{\n"
+        ".reg .b64 token;\n"
+        ".reg .pred done;\n"
+        "mbarrier.arrive.shared::cta.b64 token, [%0];\n"
+        "wait:\n"
+        "mbarrier.try_wait.shared::cta.b64 done, [%0], token;\n"
+        "@!done bra wait;\n"
+        "}\n" :: "r"(bar) : "memory");
+}
+
 // a barrier among the consumer warpgroups alone, which share the C tile or the fix-up (the producer never comes)
 __device__ __forceinline__ void consumers_sync() {
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
@@ -131,7 +144,7 @@ __device__ __forceinline__ unsigned to_bf16x2(float lo, float hi) {
 
 extern "C" __global__ void
 __launch_bounds__(384, 1)
-persistent__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma_s3__ws1p2c_r24_240__sw128__g8__persistent__es__guarded__sm_90a(
+persistent__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16z__tma_s3__ws1p2c_r24_240_arrt__sw128__g8__persistent__es__guarded__sm_90a(
     const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, unsigned short* __restrict__ C,
     int M, int N, int K, int lda, int ldb, int ldc,
     // batches: each problem's A, B and C lie these many elements after the one before
@@ -151,8 +164,8 @@ persistent__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tm
     const unsigned empty = full + 24;
     if (threadIdx.x == 0) {
         for (int s = 0; s < 3; ++s) {
-            mbar_init(full + 8 * s, 1);  // the producer's arrival, with the stage's bytes
-            mbar_init(empty + 8 * s, 2);  // one release per consumer warpgroup
+            mbar_init(full + 8 * s, 257);  // the producer's arrival with the stage's bytes, and every consumer thread's
+            mbar_init(empty + 8 * s, 257);  // every consumer thread's release, and the producer's arrival before it waits
         }
         mbar_fence_init();
     }
@@ -182,7 +195,7 @@ persistent__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tm
                 const int b_batch = batch_b != 0 ? batch : 0;
                 for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                     const int stage = it % 3;
-                    mbar_wait(empty + 8 * stage, ((it / 3) & 1) ^ 1);  // every consumer has released it
+                    mbar_arrive_wait(empty + 8 * stage);  // every consumer thread has released it
                     const unsigned bar = full + 8 * stage;
                     mbar_expect_bytes(bar, 49152);
                     const int k0 = kt * 64;
@@ -205,6 +218,8 @@ persistent__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tm
         const int warp_n = group_n;
 
         int it = 0;  // stages emptied so far, over every tile
+        // the ring starts empty: each thread's first release of every stage
+        for (int s = 0; s < 3; ++s) mbar_arrive(empty + 8 * s);
         // schedule (persistent): this block's tiles, gridDim.x apart, over every problem
         for (int t = blockIdx.x; t < tiles_m * tiles_n * batches; t += gridDim.x) {
             const int batch = t / (tiles_m * tiles_n);
@@ -217,26 +232,34 @@ persistent__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tm
             const int block_m = (band * 8 + in_band % band_rows) * 128;
             const int block_n = (in_band / band_rows) * 256;
             // accumulators: 1x1 wgmma atoms of 64x256, each 32 16x8 atoms of 4 floats per lane
-            float acc[1][1][32][4];  // set by the tile's first wgmmas
+            float acc[1][1][32][4];
+            // zeroed before the tile: every wgmma adds to them (seed 002's kernels 1 to 8)
+            #pragma unroll
+            for (int q = 0; q < 32; ++q) {
+                #pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    acc[0][0][q][e] = 0.0f;
+                }
+            }
 
             // block tier: walk K a tile at a time
             for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                 const int stage = it % 3;
-                mbar_wait(full + 8 * stage, (it / 3) & 1);  // the stage's copies have landed
+                mbar_arrive_wait(full + 8 * stage);  // the stage's copies have landed (every consumer thread arrives)
                 // atom (wgmma): 4 K step(s) of 16 over 1x1 atoms, one group
                 wgmma_fence();
                 #pragma unroll
                 for (int ks = 0; ks < 4; ++ks) {
-                    wgmma_m64n256k16(acc[0][0], wgmma_desc(a_smem + stage * 16384 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 32768 + group_n * 128 + ks * 32, 16, 1024), kt > 0 || ks > 0);
+                    wgmma_m64n256k16(acc[0][0], wgmma_desc(a_smem + stage * 16384 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 32768 + group_n * 128 + ks * 32, 16, 1024), 1);
                 }
                 wgmma_commit();
                 wgmma_wait<1>();  // the groups before the last 1 are done with their stages
                 // this warpgroup releases the previous stage, whose wgmmas are done
-                if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * ((it - 1) % 3));
+                if (kt > 0) mbar_arrive(empty + 8 * ((it - 1) % 3));  // every thread
             }
             wgmma_wait<0>();  // the last stage's wgmmas
             // and its stage goes back to the producer, already into the next tile
-            if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * ((it - 1) % 3));
+            mbar_arrive(empty + 8 * ((it - 1) % 3));  // every thread
 
             // this tile's batch of C
             auto* const C_batch = C + batch * batch_c;

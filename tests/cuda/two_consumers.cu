@@ -55,6 +55,19 @@ __device__ __forceinline__ void regs_inc() {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R));
 }
 
+// arrives on `bar`, then waits until the phase it arrived in has completed
+__device__ __forceinline__ void mbar_arrive_wait(unsigned bar) {
+    asm volatile(
+        "{\n"
+        ".reg .b64 token;\n"
+        ".reg .pred done;\n"
+        "mbarrier.arrive.shared::cta.b64 token, [%0];\n"
+        "wait:\n"
+        "mbarrier.try_wait.shared::cta.b64 done, [%0], token;\n"
+        "@!done bra wait;\n"
+        "}\n" :: "r"(bar) : "memory");
+}
+
 // wgmma: the fence before a warpgroup's first wgmma on registers others wrote,
 // the commit of the wgmmas issued so far as a group, and the wait until at
 // most N groups are in flight
@@ -126,7 +139,7 @@ __device__ __forceinline__ unsigned to_bf16x2(float lo, float hi) {
 
 extern "C" __global__ void
 __launch_bounds__(384, 1)
-two_consumers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma_s4__ws1p2c_r24_240__sw128__g8__ev__guarded__sm_90a(
+two_consumers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16z__tma_s4__ws1p2c_r24_240_arrt__sw128__g8__ev__guarded__sm_90a(
     const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, unsigned short* __restrict__ C,
     int M, int N, int K, int lda, int ldb, int ldc,
     // batches: each problem's A, B and C lie these many elements after the one before
@@ -144,8 +157,8 @@ two_consumers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16_
     const unsigned empty = full + 32;
     if (threadIdx.x == 0) {
         for (int s = 0; s < 4; ++s) {
-            mbar_init(full + 8 * s, 1);  // the producer's arrival, with the stage's bytes
-            mbar_init(empty + 8 * s, 2);  // one release per consumer warpgroup
+            mbar_init(full + 8 * s, 257);  // the producer's arrival with the stage's bytes, and every consumer thread's
+            mbar_init(empty + 8 * s, 257);  // every consumer thread's release, and the producer's arrival before it waits
         }
         mbar_fence_init();
     }
@@ -171,7 +184,7 @@ two_consumers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16_
             const int b_batch = batch_b != 0 ? batch : 0;
             for (int kt = 0; kt < k_tiles; ++kt) {
                 const int stage = kt % 4;
-                mbar_wait(empty + 8 * stage, ((kt / 4) & 1) ^ 1);  // every consumer has released it
+                mbar_arrive_wait(empty + 8 * stage);  // every consumer thread has released it
                 const unsigned bar = full + 8 * stage;
                 mbar_expect_bytes(bar, 49152);
                 const int k0 = kt * 64;
@@ -192,6 +205,8 @@ two_consumers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16_
         const int warp_m = group_m + (warp % 4) * 16;
         const int warp_n = group_n;
 
+        // the ring starts empty: each thread's first release of every stage
+        for (int s = 0; s < 4; ++s) mbar_arrive(empty + 8 * s);
         // batch: blockIdx.z is the problem this block works on
         const int batch = blockIdx.z;
         // raster (grouped): tiles are taken in order down bands 8 M tiles tall,
@@ -203,22 +218,30 @@ two_consumers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16_
         const int block_m = (band * 8 + in_band % band_rows) * 128;
         const int block_n = (in_band / band_rows) * 256;
         // accumulators: 1x1 wgmma atoms of 64x256, each 32 16x8 atoms of 4 floats per lane
-        float acc[1][1][32][4];  // set by the tile's first wgmmas
+        float acc[1][1][32][4];
+        // zeroed before the tile: every wgmma adds to them (seed 002's kernels 1 to 8)
+        #pragma unroll
+        for (int q = 0; q < 32; ++q) {
+            #pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                acc[0][0][q][e] = 0.0f;
+            }
+        }
 
         // block tier: walk K a tile at a time
         for (int kt = 0; kt < k_tiles; ++kt) {
             const int stage = kt % 4;
-            mbar_wait(full + 8 * stage, (kt / 4) & 1);  // the stage's copies have landed
+            mbar_arrive_wait(full + 8 * stage);  // the stage's copies have landed (every consumer thread arrives)
             // atom (wgmma): 4 K step(s) of 16 over 1x1 atoms, one group
             wgmma_fence();
             #pragma unroll
             for (int ks = 0; ks < 4; ++ks) {
-                wgmma_m64n256k16(acc[0][0], wgmma_desc(a_smem + stage * 16384 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 32768 + group_n * 128 + ks * 32, 16, 1024), kt > 0 || ks > 0);
+                wgmma_m64n256k16(acc[0][0], wgmma_desc(a_smem + stage * 16384 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 32768 + group_n * 128 + ks * 32, 16, 1024), 1);
             }
             wgmma_commit();
             wgmma_wait<1>();  // the groups before the last 1 are done with their stages
             // this warpgroup releases the previous stage, whose wgmmas are done
-            if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * ((kt - 1) % 4));
+            if (kt > 0) mbar_arrive(empty + 8 * ((kt - 1) % 4));  // every thread
         }
         wgmma_wait<0>();  // the last stage's wgmmas
 

@@ -45,6 +45,19 @@ __device__ __forceinline__ void tma_load(unsigned dst, const TensorMap& map, int
         : "memory");
 }
 
+// arrives on `bar`, then waits until the phase it arrived in has completed
+__device__ __forceinline__ void mbar_arrive_wait(unsigned bar) {
+    asm volatile(
+        "{\n"
+        ".reg .b64 token;\n"
+        ".reg .pred done;\n"
+        "mbarrier.arrive.shared::cta.b64 token, [%0];\n"
+        "wait:\n"
+        "mbarrier.try_wait.shared::cta.b64 done, [%0], token;\n"
+        "@!done bra wait;\n"
+        "}\n" :: "r"(bar) : "memory");
+}
+
 // wgmma: the fence before a warpgroup's first wgmma on registers others wrote,
 // the commit of the wgmmas issued so far as a group, and the wait until at
 // most N groups are in flight
@@ -104,7 +117,7 @@ __device__ __forceinline__ unsigned to_bf16x2(float lo, float hi) {
 
 extern "C" __global__ void
 __launch_bounds__(256, 1)
-warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128x16__tma_s5__ws1p1c__sw128__g8__ev__guarded__sm_90a(
+warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128x16z__tma_s5__ws1p1c_arrt__sw128__g8__ev__guarded__sm_90a(
     const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, unsigned short* __restrict__ C,
     int M, int N, int K, int lda, int ldb, int ldc,
     // batches: each problem's A, B and C lie these many elements after the one before
@@ -122,8 +135,8 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
     const unsigned empty = full + 40;
     if (threadIdx.x == 0) {
         for (int s = 0; s < 5; ++s) {
-            mbar_init(full + 8 * s, 1);  // the producer's arrival, with the stage's bytes
-            mbar_init(empty + 8 * s, 1);  // one release per consumer warpgroup
+            mbar_init(full + 8 * s, 129);  // the producer's arrival with the stage's bytes, and every consumer thread's
+            mbar_init(empty + 8 * s, 129);  // every consumer thread's release, and the producer's arrival before it waits
         }
         mbar_fence_init();
     }
@@ -148,7 +161,7 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
             const int b_batch = batch_b != 0 ? batch : 0;
             for (int kt = 0; kt < k_tiles; ++kt) {
                 const int stage = kt % 5;
-                mbar_wait(empty + 8 * stage, ((kt / 5) & 1) ^ 1);  // every consumer has released it
+                mbar_arrive_wait(empty + 8 * stage);  // every consumer thread has released it
                 const unsigned bar = full + 8 * stage;
                 mbar_expect_bytes(bar, 32768);
                 const int k0 = kt * 64;
@@ -167,6 +180,8 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
         const int warp_m = group_m + (warp % 4) * 16;
         const int warp_n = group_n;
 
+        // the ring starts empty: each thread's first release of every stage
+        for (int s = 0; s < 5; ++s) mbar_arrive(empty + 8 * s);
         // batch: blockIdx.z is the problem this block works on
         const int batch = blockIdx.z;
         // raster (grouped): tiles are taken in order down bands 8 M tiles tall,
@@ -178,25 +193,36 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
         const int block_m = (band * 8 + in_band % band_rows) * 128;
         const int block_n = (in_band / band_rows) * 128;
         // accumulators: 2x1 wgmma atoms of 64x128, each 16 16x8 atoms of 4 floats per lane
-        float acc[2][1][16][4];  // set by the tile's first wgmmas
+        float acc[2][1][16][4];
+        // zeroed before the tile: every wgmma adds to them (seed 002's kernels 1 to 8)
+        #pragma unroll
+        for (int im = 0; im < 2; ++im) {
+            #pragma unroll
+            for (int q = 0; q < 16; ++q) {
+                #pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    acc[im][0][q][e] = 0.0f;
+                }
+            }
+        }
 
         // block tier: walk K a tile at a time
         for (int kt = 0; kt < k_tiles; ++kt) {
             const int stage = kt % 5;
-            mbar_wait(full + 8 * stage, (kt / 5) & 1);  // the stage's copies have landed
+            mbar_arrive_wait(full + 8 * stage);  // the stage's copies have landed (every consumer thread arrives)
             // atom (wgmma): 4 K step(s) of 16 over 2x1 atoms, one group
             wgmma_fence();
             #pragma unroll
             for (int ks = 0; ks < 4; ++ks) {
                 #pragma unroll
                 for (int im = 0; im < 2; ++im) {
-                    wgmma_m64n128k16(acc[im][0], wgmma_desc(a_smem + stage * 16384 + (group_m + im * 64) * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 16384 + group_n * 128 + ks * 32, 16, 1024), kt > 0 || ks > 0);
+                    wgmma_m64n128k16(acc[im][0], wgmma_desc(a_smem + stage * 16384 + (group_m + im * 64) * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 16384 + group_n * 128 + ks * 32, 16, 1024), 1);
                 }
             }
             wgmma_commit();
             wgmma_wait<1>();  // the groups before the last 1 are done with their stages
             // this warpgroup releases the previous stage, whose wgmmas are done
-            if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * ((kt - 1) % 5));
+            if (kt > 0) mbar_arrive(empty + 8 * ((kt - 1) % 5));  // every thread
         }
         wgmma_wait<0>();  // the last stage's wgmmas
 

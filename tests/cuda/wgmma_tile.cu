@@ -104,7 +104,7 @@ __device__ __forceinline__ unsigned to_bf16x2(float lo, float hi) {
 
 extern "C" __global__ void
 __launch_bounds__(128)
-wgmma_tile__bf16bf16bf16_rcr__b128x128x64_t128__w128x128_i1x1__wgmma64x128x16__tma_s1__sw128__g8__ev__guarded__sm_90a(
+wgmma_tile__bf16bf16bf16_rcr__b128x128x64_t128__w128x128_i1x1__wgmma64x128x16z__tma_s1__sw128__g8__ev__guarded__sm_90a(
     const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, unsigned short* __restrict__ C,
     int M, int N, int K, int lda, int ldb, int ldc,
     // batches: each problem's A, B and C lie these many elements after the one before
@@ -153,7 +153,18 @@ wgmma_tile__bf16bf16bf16_rcr__b128x128x64_t128__w128x128_i1x1__wgmma64x128x16__t
     const int warp_n = group_n;
 
     // accumulators: 2x1 wgmma atoms of 64x128, each 16 16x8 atoms of 4 floats per lane
-    float acc[2][1][16][4];  // set by the tile's first wgmmas
+    float acc[2][1][16][4];
+    // zeroed before the tile: every wgmma adds to them (seed 002's kernels 1 to 8)
+    #pragma unroll
+    for (int im = 0; im < 2; ++im) {
+        #pragma unroll
+        for (int q = 0; q < 16; ++q) {
+            #pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                acc[im][0][q][e] = 0.0f;
+            }
+        }
+    }
 
     // staging: thread 0 fills the first 1 stage(s)
     if (threadIdx.x == 0) {
@@ -175,7 +186,7 @@ wgmma_tile__bf16bf16bf16_rcr__b128x128x64_t128__w128x128_i1x1__wgmma64x128x16__t
         for (int ks = 0; ks < 4; ++ks) {
             #pragma unroll
             for (int im = 0; im < 2; ++im) {
-                wgmma_m64n128k16(acc[im][0], wgmma_desc(a_smem + stage * 16384 + (group_m + im * 64) * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 16384 + group_n * 128 + ks * 32, 16, 1024), kt > 0 || ks > 0);
+                wgmma_m64n128k16(acc[im][0], wgmma_desc(a_smem + stage * 16384 + (group_m + im * 64) * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 16384 + group_n * 128 + ks * 32, 16, 1024), 1);
             }
         }
         wgmma_commit();

@@ -98,7 +98,7 @@ __device__ __forceinline__ unsigned to_bf16x2(float lo, float hi) {
 
 extern "C" __global__ void
 __launch_bounds__(128)
-wgmma_tma__bf16bf16bf16_rcr__b64x64x64_t128__w64x64_i1x1__wgmma64x64x16__tma_s1__sw128__g8__ev__guarded__sm_90a(
+wgmma_tma__bf16bf16bf16_rcr__b64x64x64_t128__w64x64_i1x1__wgmma64x64x16z__tma_s1__sw128__g8__ev__guarded__sm_90a(
     const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, unsigned short* __restrict__ C,
     int M, int N, int K, int lda, int ldb, int ldc,
     // batches: each problem's A, B and C lie these many elements after the one before
@@ -147,7 +147,15 @@ wgmma_tma__bf16bf16bf16_rcr__b64x64x64_t128__w64x64_i1x1__wgmma64x64x16__tma_s1_
     const int warp_n = group_n;
 
     // accumulators: 1x1 wgmma atoms of 64x64, each 8 16x8 atoms of 4 floats per lane
-    float acc[1][1][8][4];  // set by the tile's first wgmmas
+    float acc[1][1][8][4];
+    // zeroed before the tile: every wgmma adds to them (seed 002's kernels 1 to 8)
+    #pragma unroll
+    for (int q = 0; q < 8; ++q) {
+        #pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            acc[0][0][q][e] = 0.0f;
+        }
+    }
 
     // staging: thread 0 fills the first 1 stage(s)
     if (threadIdx.x == 0) {
@@ -167,7 +175,7 @@ wgmma_tma__bf16bf16bf16_rcr__b64x64x64_t128__w64x64_i1x1__wgmma64x64x16__tma_s1_
         wgmma_fence();
         #pragma unroll
         for (int ks = 0; ks < 4; ++ks) {
-            wgmma_m64n64k16(acc[0][0], wgmma_desc(a_smem + stage * 8192 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 8192 + group_n * 128 + ks * 32, 16, 1024), kt > 0 || ks > 0);
+            wgmma_m64n64k16(acc[0][0], wgmma_desc(a_smem + stage * 8192 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + stage * 8192 + group_n * 128 + ks * 32, 16, 1024), 1);
         }
         wgmma_commit();
         wgmma_wait<0>();  // the stage may be released once its wgmmas are done

@@ -117,6 +117,25 @@ pub fn storage_type(elem: Elem) -> &'static str {
     }
 }
 
+/// `mbar_arrive_wait(bar)`: one arrival, then a wait on its token until
+/// the phase it arrived in completes (the CUDA barrier API's
+/// `bar.wait(bar.arrive())`).
+pub fn mbar_arrive_wait(w: &mut Writer) {
+    w.line("// arrives on `bar`, then waits until the phase it arrived in has completed");
+    w.block("__device__ __forceinline__ void mbar_arrive_wait(unsigned bar)", |w| {
+        w.line("asm volatile(");
+        w.line("    \"{\\n\"");
+        w.line("    \".reg .b64 token;\\n\"");
+        w.line("    \".reg .pred done;\\n\"");
+        w.line("    \"mbarrier.arrive.shared::cta.b64 token, [%0];\\n\"");
+        w.line("    \"wait:\\n\"");
+        w.line("    \"mbarrier.try_wait.shared::cta.b64 done, [%0], token;\\n\"");
+        w.line("    \"@!done bra wait;\\n\"");
+        w.line("    \"}\\n\" :: \"r\"(bar) : \"memory\");");
+    });
+    w.line("");
+}
+
 /// The opaque TMA descriptor the host encodes (`cuTensorMapEncodeTiled`),
 /// passed by value as a `__grid_constant__` parameter, and the mbarrier and
 /// bulk tensor copy helpers of a TMA pipeline.

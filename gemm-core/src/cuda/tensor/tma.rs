@@ -45,7 +45,7 @@ use crate::cuda::epilogue::Output;
 use crate::cuda::ptx;
 use crate::cuda::schedule;
 use crate::cuda::writer::Writer;
-use crate::spec::{Epilogue, Persistent, Specialize, Which};
+use crate::spec::{Arrivals, Epilogue, Persistent, Specialize, Which};
 
 impl Tc<'_> {
     pub(super) fn tma_helpers(&self, w: &mut Writer) {
@@ -56,6 +56,9 @@ impl Tc<'_> {
         }
         if self.spec.specialize.is_some_and(|sp| sp.producer_regs.is_some() || sp.consumer_regs.is_some()) {
             ptx::setmaxnreg(w);
+        }
+        if self.thread_arrivals() {
+            ptx::mbar_arrive_wait(w);
         }
         if let Some(c) = self.spec.cluster {
             ptx::cluster(w, c.multicast.is_some());
@@ -110,10 +113,19 @@ impl Tc<'_> {
             w.block(format!("for (int s = 0; s < {stages}; ++s)"), |w| {
                 if self.ring_vector().is_some() {
                     w.line(format!("mbar_init(full + 8 * s, {COPIERS});  // each producer thread's, once its copies have landed"));
+                } else if self.thread_arrivals() {
+                    w.line(format!(
+                        "mbar_init(full + 8 * s, {});  // the producer's arrival with the stage's bytes, and every consumer thread's",
+                        releases
+                    ));
                 } else {
                     w.line("mbar_init(full + 8 * s, 1);  // the producer's arrival, with the stage's bytes");
                 }
-                let whose = if pingpong.is_some() { "the release of the consumer whose tile it holds" } else { "one release per consumer warpgroup" };
+                let whose = match pingpong {
+                    Some(_) => "the release of the consumer whose tile it holds",
+                    None if self.thread_arrivals() => "every consumer thread's release, and the producer's arrival before it waits",
+                    None => "one release per consumer warpgroup",
+                };
                 w.line(format!("mbar_init(empty + 8 * s, {releases});  // {whose}{per}"));
             });
             if let Some(c) = pingpong {
@@ -424,7 +436,9 @@ impl Tc<'_> {
         let readers = if self.multicasts() { self.spec.cluster_size() } else { 1 };
         // ping-pong: each stage is one consumer's, which alone releases it
         let releasing = if sp.pingpong { 1 } else { sp.consumers };
-        self.tma_setup(w, stages, releasing * readers);
+        // arrivals by thread: every consumer thread and the producer arrive on each barrier (the rules: no cluster)
+        let arrivals = if self.thread_arrivals() { 1 + 128 * sp.consumers } else { releasing * readers };
+        self.tma_setup(w, stages, arrivals);
         let persistent = self.spec.persistent == Some(Persistent::Tiles);
         if persistent && self.spec.cluster.is_none() {
             w.line(format!("const int tiles_m = (M + {bm} - 1) / {bm};", bm = self.bm));
@@ -443,7 +457,11 @@ impl Tc<'_> {
                 w.block(k_loop, |w| {
                     w.line(format!("const int stage = {stage};"));
                     let whose = if self.multicasts() { " of the cluster" } else { "" };
-                    w.line(format!("mbar_wait(empty + 8 * stage, (({round}) & 1) ^ 1);  // every consumer{whose} has released it"));
+                    if self.thread_arrivals() {
+                        w.line("mbar_arrive_wait(empty + 8 * stage);  // every consumer thread has released it");
+                    } else {
+                        w.line(format!("mbar_wait(empty + 8 * stage, (({round}) & 1) ^ 1);  // every consumer{whose} has released it"));
+                    }
                     self.tma_issue(w, "kt", "stage");
                 });
             });
@@ -453,6 +471,10 @@ impl Tc<'_> {
                 w.line("int it = 0;  // the ring's count at this consumer's K step: set at each of its tiles");
             } else if persistent {
                 w.line("int it = 0;  // stages emptied so far, over every tile");
+            }
+            if self.thread_arrivals() {
+                w.line("// the ring starts empty: each thread's first release of every stage");
+                w.line(format!("for (int s = 0; s < {stages}; ++s) mbar_arrive(empty + 8 * s);"));
             }
             let turns = sp.pingpong.then_some(sp.consumers);
             self.for_each_tile_of(w, turns, |w| {
@@ -495,6 +517,10 @@ impl Tc<'_> {
     /// parity `parity`; where cp.async filled it, then the fence that lets
     /// wgmma (the async proxy) see what the copies wrote.
     fn wait_full(&self, w: &mut Writer, parity: &str) {
+        if self.thread_arrivals() {
+            w.line("mbar_arrive_wait(full + 8 * stage);  // the stage's copies have landed (every consumer thread arrives)");
+            return;
+        }
         w.line(format!("mbar_wait(full + 8 * stage, {parity});  // the stage's copies have landed"));
         if self.ring_vector().is_some() {
             w.line("fence_proxy_async();  // written by cp.async, read by wgmma");
@@ -507,11 +533,23 @@ impl Tc<'_> {
     /// the barrier of each block of the cluster, whose copies also fill it.
     fn release(&self, w: &mut Writer, cond: &str, stage: &str) {
         let size = self.spec.cluster_size();
+        if self.thread_arrivals() {
+            return match cond.strip_suffix(" && ") {
+                Some(c) => w.line(format!("if ({c}) mbar_arrive(empty + 8 * {stage});  // every thread")),
+                None => w.line(format!("mbar_arrive(empty + 8 * {stage});  // every thread")),
+            };
+        }
         if self.multicasts() {
             w.line(format!("if ({cond}threadIdx.x % 128 < {size}) mbar_arrive_cluster(empty + 8 * {stage}, threadIdx.x % 128);"));
         } else {
             w.line(format!("if ({cond}threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * {stage});"));
         }
+    }
+
+    /// Whether every thread arrives on the ring's barriers and waits on its
+    /// token (`arrivals = thread`), not the elected arrivals and parity waits.
+    fn thread_arrivals(&self) -> bool {
+        self.spec.specialize.is_some_and(|sp| sp.arrivals == Arrivals::Thread)
     }
 
     /// Whether an operand goes to the blocks of a cluster by TMA multicast.

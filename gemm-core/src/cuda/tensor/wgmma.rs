@@ -78,8 +78,14 @@ impl Tc<'_> {
     pub(super) fn wgmma_accumulators(&self, w: &mut Writer) {
         let q = self.an / 8;
         w.line(format!("// accumulators: {}x{} wgmma atoms of 64x{}, each {q} 16x8 atoms of 4 floats per lane", self.ami, self.ani, self.an));
-        // no zeroing: a tile's first wgmma writes them without accumulating
-        w.line(format!("float acc[{}][{}][{q}][4];  // set by the tile's first wgmmas", self.ami, self.ani));
+        if self.zeroed() {
+            w.line(format!("float acc[{}][{}][{q}][4];", self.ami, self.ani));
+            w.line("// zeroed before the tile: every wgmma adds to them (seed 002's kernels 1 to 8)");
+            w.unrolled_nest(&[("im", self.ami), ("jn", self.ani), ("q", q), ("e", 4)], "acc[im][jn][q][e] = 0.0f;");
+        } else {
+            // no zeroing: a tile's first wgmma writes them without accumulating
+            w.line(format!("float acc[{}][{}][{q}][4];  // set by the tile's first wgmmas", self.ami, self.ani));
+        }
         w.line("");
     }
 
@@ -120,7 +126,12 @@ impl Tc<'_> {
         w.line(format!("// atom (wgmma): {steps} K step(s) of {} over {}x{} atoms, one group", self.ak, self.ami, self.ani));
         w.line("wgmma_fence();");
         // seed 002's kernel 9: D = A * B at the tile's first K step, D += A * B after
-        let accumulate = if steps > 1 { "kt > 0 || ks > 0" } else { "kt > 0" };
+        // (zeroed accumulators: D += A * B always)
+        let accumulate = match (self.zeroed(), steps > 1) {
+            (true, _) => "1",
+            (false, true) => "kt > 0 || ks > 0",
+            (false, false) => "kt > 0",
+        };
         w.unrolled("ks", steps, |w| {
             w.unrolled("im", self.ami, |w| {
                 w.unrolled("jn", self.ani, |w| {
@@ -138,6 +149,11 @@ impl Tc<'_> {
             0 => w.line("wgmma_wait<0>();  // the stage may be released once its wgmmas are done"),
             n => w.line(format!("wgmma_wait<{n}>();  // the groups before the last {n} are done with their stages")),
         }
+    }
+
+    /// Whether the accumulators are zeroed before each tile (`wgmma(.., zeroed)`).
+    fn zeroed(&self) -> bool {
+        matches!(self.spec.atom, crate::spec::Atom::Wgmma { zeroed: true, .. })
     }
 
     /// wgmma's accumulators in the m16n8 C-fragment map: atom `(im, jn)`

@@ -35,6 +35,19 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     use gemm_ladder::decode::{decode_mma, decode_split, decode_swapped};
     let kernels: [(&Tuned, bool); 3] = [(&decode_mma::KERNEL, false), (&decode_swapped::KERNEL, true), (&decode_split::KERNEL, true)];
     let only: Vec<String> = std::env::args().skip(1).collect();
+    // what reading each weight alone reaches, timed the same way: the ceiling at M = 1
+    println!(
+        "Reading each weight alone on {} (a kernel of 16-byte loads and nothing else; median of 20 runs over copies that pass the L2 four times)\n",
+        bench.gpu.name
+    );
+    println!("| weight N x K | MiB | GB/s | % of HBM |");
+    println!("|---|---:|---:|---:|");
+    for &(n, k) in &WEIGHTS {
+        let bytes = 2 * n * k;
+        let read = gemm_ladder::peak::read_ceiling(&bench, bytes, (ROTATE / bytes as f64).ceil() as usize)?;
+        println!("| {n} x {k} | {} | {:.0} | {:.1}% |", bytes >> 20, read / 1e9, 100.0 * read / HBM);
+    }
+    println!();
     if let Some(unknown) = only.iter().find(|n| !kernels.iter().any(|(t, _)| t.name() == n.as_str())) {
         return Err(format!("no kernel {unknown} (decode_mma, decode_swapped, decode_split)").into());
     }

@@ -27,6 +27,14 @@ fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
     }
 }
 
+/// The read microbenchmark beside the decode kernels compiles without a
+/// warning, its loads 16 bytes wide through the read-only path.
+#[test]
+fn the_read_ceiling_kernel_compiles_to_16_byte_loads() {
+    let ptx = compile_clean(&gemm_ladder::peak::read_source(), "read_peak", "sm_90").to_src();
+    assert!(ptx.contains("ld.global.nc.v4.u32"), "{ptx}");
+}
+
 #[test]
 fn nvrtc_errors_carry_the_log_and_the_offending_line() {
     let source = "extern \"C\" __global__ void broken(float* x) {\n    x[0] = undefined_name;\n}\n";

@@ -37,15 +37,18 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let only: Vec<String> = std::env::args().skip(1).collect();
     // what reading each weight alone reaches, timed the same way: the ceiling at M = 1
     println!(
-        "Reading each weight alone on {} (a kernel of 16-byte loads and nothing else; median of 20 runs over copies that pass the L2 four times)\n",
+        "Reading each weight alone on {} (a kernel of 16-byte loads and nothing else, the fastest of four shapes of it; median of 20 runs over copies that pass the L2 four times)\n",
         bench.gpu.name
     );
-    println!("| weight N x K | MiB | GB/s | % of HBM |");
-    println!("|---|---:|---:|---:|");
+    println!("| weight N x K | MiB | GB/s | % of HBM | each shape's GB/s (blocks an SM x threads, loads in flight) |");
+    println!("|---|---:|---:|---:|---|");
     for &(n, k) in &WEIGHTS {
         let bytes = 2 * n * k;
-        let read = gemm_ladder::peak::read_ceiling(&bench, bytes, (ROTATE / bytes as f64).ceil() as usize)?;
-        println!("| {n} x {k} | {} | {:.0} | {:.1}% |", bytes >> 20, read / 1e9, 100.0 * read / HBM);
+        let each = gemm_ladder::peak::read_ceiling(&bench, bytes, (ROTATE / bytes as f64).ceil() as usize)?;
+        let read = each.iter().copied().fold(0.0, f64::max);
+        let shapes: Vec<String> =
+            gemm_ladder::peak::READ_SHAPES.iter().zip(&each).map(|((b, t, u), r)| format!("{b} x {t}, {u}: {:.0}", r / 1e9)).collect();
+        println!("| {n} x {k} | {} | {:.0} | {:.1}% | {} |", bytes >> 20, read / 1e9, 100.0 * read / HBM, shapes.join("; "));
     }
     println!();
     if let Some(unknown) = only.iter().find(|n| !kernels.iter().any(|(t, _)| t.name() == n.as_str())) {

@@ -74,21 +74,20 @@ pub fn mma_sync_ceiling_at(bench: &Bench, blocks_per_sm: u32, chains: u32) -> Re
     Ok(t.tflops(flops))
 }
 
-/// Threads a block of the read microbenchmark; four such blocks fill an SM.
-const READ_THREADS: u32 = 512;
-
-/// A read of a buffer and nothing else: 16-byte loads, four in flight a
-/// thread, every SM full; the loaded words XORed so that no load is dead.
-pub fn read_source() -> String {
+/// A read of a buffer and nothing else: 16-byte loads, `unroll` in flight
+/// a thread; the loaded words XORed so that no load is dead.
+pub fn read_source(unroll: u32) -> String {
+    let loads: Vec<String> = (0..unroll).map(|u| format!("src[i + {u} * stride]")).collect();
     format!(
         r#"// reads n16 16-byte chunks of src: the memory side of a decode step, alone
-extern "C" __global__ void __launch_bounds__({READ_THREADS}) read_peak(const uint4* __restrict__ src, long long n16, unsigned* out) {{
+extern "C" __global__ void read_peak_{unroll}(const uint4* __restrict__ src, long long n16, unsigned* out) {{
     const long long stride = (long long)gridDim.x * blockDim.x;
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     unsigned x = 0;
-    for (; i + 3 * stride < n16; i += 4 * stride) {{
-        const uint4 v0 = src[i], v1 = src[i + stride], v2 = src[i + 2 * stride], v3 = src[i + 3 * stride];
-        x ^= v0.x ^ v0.y ^ v0.z ^ v0.w ^ v1.x ^ v1.y ^ v1.z ^ v1.w ^ v2.x ^ v2.y ^ v2.z ^ v2.w ^ v3.x ^ v3.y ^ v3.z ^ v3.w;
+    for (; i + {last} * stride < n16; i += {unroll} * stride) {{
+        const uint4 v[{unroll}] = {{{loads}}};
+        #pragma unroll
+        for (int u = 0; u < {unroll}; ++u) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
     }}
     for (; i < n16; i += stride) {{
         const uint4 v = src[i];
@@ -96,31 +95,42 @@ extern "C" __global__ void __launch_bounds__({READ_THREADS}) read_peak(const uin
     }}
     if (x == 0x9e3779b9u) out[0] = x;  // the loads' results reach a store the compiler cannot rule out
 }}
-"#
+"#,
+        last = unroll - 1,
+        loads = loads.join(", ")
     )
 }
+
+/// The shapes of the read kernel [`read_ceiling`] tries: (blocks an SM,
+/// threads a block, loads in flight a thread).
+pub const READ_SHAPES: [(u32, u32, u32); 4] = [(4, 512, 4), (2, 1024, 4), (8, 256, 8), (1, 1024, 8)];
 
 /// Bytes a second of a kernel that only reads `bytes` (a multiple of 16),
 /// timed as the decode kernels are: the median of 20 launches after 3
 /// warm-up ones, each on the next of `copies` buffers so that the reads
-/// come from DRAM, not the L2. What a decode step could reach at that size
-/// were its math free.
-pub fn read_ceiling(bench: &Bench, bytes: usize, copies: usize) -> Result<f64, GemmError> {
+/// come from DRAM, not the L2; one figure for each of a few shapes of the
+/// kernel ([`READ_SHAPES`]), the fastest of which is what a decode step
+/// could reach at that size were its math free.
+pub fn read_ceiling(bench: &Bench, bytes: usize, copies: usize) -> Result<Vec<f64>, GemmError> {
     let ctx = bench.stream().context();
     let (major, minor) = ctx.compute_capability()?;
     let target = gemm_runtime::compile::device_target(gemm_runtime::spec::Arch::Sm80, (major, minor));
-    let f = gemm_runtime::compile::load(ctx, &read_source(), "read_peak", target, 0)?;
     let sms = ctx.attribute(gemm_runtime::cudarc::driver::sys::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
     let n16 = (bytes / 16) as i64;
     let buffers = (0..copies.max(1)).map(|_| bench.stream().alloc_zeros::<u8>(bytes)).collect::<Result<Vec<_>, _>>()?;
     let mut out = bench.stream().alloc_zeros::<u32>(1)?;
-    let cfg = LaunchConfig { grid_dim: (4 * sms, 1, 1), block_dim: (READ_THREADS, 1, 1), shared_mem_bytes: 0 };
-    let t = time(bench.stream(), 3, 20, |i| {
-        let mut l = bench.stream().launch_builder(&f);
-        l.arg(&buffers[i % buffers.len()]).arg(&n16).arg(&mut out);
-        // SAFETY: the kernel reads n16 16-byte chunks of a buffer of `bytes` and may write one word of `out`.
-        unsafe { l.launch(cfg) }?;
-        Ok(())
-    })?;
-    Ok(n16 as f64 * 16.0 / (t.median_ms() * 1e-3))
+    let mut each = Vec::new();
+    for (per_sm, threads, unroll) in READ_SHAPES {
+        let f = gemm_runtime::compile::load(ctx, &read_source(unroll), &format!("read_peak_{unroll}"), target, 0)?;
+        let cfg = LaunchConfig { grid_dim: (per_sm * sms, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
+        let t = time(bench.stream(), 3, 20, |i| {
+            let mut l = bench.stream().launch_builder(&f);
+            l.arg(&buffers[i % buffers.len()]).arg(&n16).arg(&mut out);
+            // SAFETY: the kernel reads n16 16-byte chunks of a buffer of `bytes` and may write one word of `out`.
+            unsafe { l.launch(cfg) }?;
+            Ok(())
+        })?;
+        each.push(n16 as f64 * 16.0 / (t.median_ms() * 1e-3));
+    }
+    Ok(each)
 }

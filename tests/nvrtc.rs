@@ -31,8 +31,10 @@ fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
 /// warning, its loads 16 bytes wide through the read-only path.
 #[test]
 fn the_read_ceiling_kernel_compiles_to_16_byte_loads() {
-    let ptx = compile_clean(&gemm_ladder::peak::read_source(), "read_peak", "sm_90").to_src();
-    assert!(ptx.contains("ld.global.nc.v4.u32"), "{ptx}");
+    for unroll in [4, 8] {
+        let ptx = compile_clean(&gemm_ladder::peak::read_source(unroll), &format!("read_peak_{unroll}"), "sm_90").to_src();
+        assert!(ptx.matches("ld.global.nc.v4.u32").count() > unroll as usize, "{ptx}");
+    }
 }
 
 #[test]

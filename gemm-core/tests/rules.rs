@@ -125,6 +125,27 @@ fn too_many_stages_propose_the_deepest_pipeline_that_fits() {
     assert_eq!(s.c_tile().map(|t| t.parts), Some(2));
 }
 
+/// Every thread's arrivals (`arrivals = thread`) are kept for a ring that
+/// TMA fills: the launcher's variant whose producer fills the stages by
+/// cp.async breaks the rule, so a launch that needs it copies the operand
+/// instead. (The other cases are compile-fail cases.)
+#[test]
+fn thread_arrivals_refuse_stages_filled_by_cp_async() {
+    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 3, cp_async: None });
+    s.specialize = Some(Specialize {
+        producers: 1,
+        consumers: 2,
+        producer_regs: Some(40),
+        consumer_regs: Some(232),
+        pingpong: false,
+        arrivals: Arrivals::Thread,
+    });
+    s.persistent = Some(Persistent::Tiles);
+    assert_eq!(check(&s), vec![]);
+    s.staging = Staging::Tma { stages: 3, cp_async: Some(4) };
+    assert_eq!(errors_at(&s), vec!["specialize.arrivals"], "{:?}", check(&s));
+}
+
 /// TMA's stages filled by cp.async: copies of 4, 8 or 16 bytes, by a
 /// producer warpgroup with registers for them, in no cluster that
 /// multicasts (which shares TMA's copies).

@@ -4,6 +4,8 @@
 //! that NVRTC makes of it for the kernel's arch instead, for a look at the
 //! instructions; `--usage` ptxas's report of its machine code (registers
 //! a thread, bytes spilled), through NVRTC, for the H100 (sm_90 or sm_90a).
+//! `--source FILE` takes FILE's CUDA (a hand-edit of the step's) in place of
+//! the generated source, for `--ptx` and `--usage`.
 
 use clap::Parser;
 
@@ -23,6 +25,9 @@ struct Cli {
     /// Print ptxas's registers and spills for the H100 instead of the CUDA
     #[arg(long)]
     usage: bool,
+    /// The CUDA in FILE in place of the generated source (it must define the same kernel)
+    #[arg(long, value_name = "FILE")]
+    source: Option<std::path::PathBuf>,
 }
 
 /// What to print of a kernel.
@@ -75,7 +80,7 @@ fn main() {
     let step = gemm_ladder::steps::step(&cli.step).expect("clap accepts step names only");
     let Some(variant) = cli.variant else {
         let k = step.kernel;
-        return emit(&k.source, &k.name, k.spec.arch, show);
+        return emit(&edited(cli.source.as_deref(), &k.source), &k.name, k.spec.arch, show);
     };
     let mut spec = step.kernel.spec.clone();
     let generated = gemm_ladder::variants::apply_all(&mut spec, &variant).and_then(|()| {
@@ -85,10 +90,19 @@ fn main() {
         })
     });
     match generated {
-        Ok(kernel) => emit(&kernel.source, &kernel.kernel_name, kernel.arch, show),
+        Ok(kernel) => emit(&edited(cli.source.as_deref(), &kernel.source), &kernel.kernel_name, kernel.arch, show),
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(1);
         }
     }
+}
+
+/// FILE's CUDA where `--source` names one, else the generated `source`.
+fn edited(file: Option<&std::path::Path>, source: &str) -> String {
+    let Some(path) = file else { return source.to_string() };
+    std::fs::read_to_string(path).unwrap_or_else(|e| {
+        eprintln!("error: {}: {e}", path.display());
+        std::process::exit(1);
+    })
 }

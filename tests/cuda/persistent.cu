@@ -25,17 +25,6 @@ __device__ __forceinline__ void mbar_expect_bytes(unsigned bar, unsigned bytes) 
 __device__ __forceinline__ void mbar_arrive(unsigned bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
 }
-// waits until the phase of parity `parity` has completed (a fresh barrier's
-// phase before the first, parity 1, counts as completed)
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-    asm volatile(
-        "{\n"
-        ".reg .pred done;\n"
-        "wait:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra wait;\n"
-        "}\n" :: "r"(bar), "r"(parity) : "memory");
-}
 // a TMA load of one box at (c0 innermost, c1, batch) into shared memory,
 // completing on `bar` with the box's bytes; elements outside the tensor read as 0
 __device__ __forceinline__ void tma_load(unsigned dst, const TensorMap& map, int c0, int c1, int batch, unsigned bar) {

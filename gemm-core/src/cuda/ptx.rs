@@ -140,8 +140,10 @@ pub fn mbar_arrive_wait(w: &mut Writer) {
 /// passed by value as a `__grid_constant__` parameter, and the mbarrier and
 /// bulk tensor copy helpers of a TMA pipeline.
 /// (`maps`: the kernel takes tensor maps; `loads`: TMA loads its operands,
-/// not cp.async.)
-pub fn tma(w: &mut Writer, maps: bool, loads: bool) {
+/// not cp.async; `parity_waits`: some barrier is waited on by its phase's
+/// parity, which every kernel does but those whose threads all arrive and
+/// wait on their tokens, `mbar_arrive_wait`.)
+pub fn tma(w: &mut Writer, maps: bool, loads: bool, parity_waits: bool) {
     if maps {
         w.line("// a TMA descriptor, encoded on the host: 128 opaque bytes, 64-byte aligned");
         w.statement_block("struct __align__(64) TensorMap", |w| w.line("unsigned long long opaque[16];"));
@@ -162,17 +164,19 @@ pub fn tma(w: &mut Writer, maps: bool, loads: bool) {
     w.block("__device__ __forceinline__ void mbar_arrive(unsigned bar)", |w| {
         w.line("asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\\n\" :: \"r\"(bar) : \"memory\");");
     });
-    w.line("// waits until the phase of parity `parity` has completed (a fresh barrier's");
-    w.line("// phase before the first, parity 1, counts as completed)");
-    w.block("__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)", |w| {
-        w.line("asm volatile(");
-        w.line("    \"{\\n\"");
-        w.line("    \".reg .pred done;\\n\"");
-        w.line("    \"wait:\\n\"");
-        w.line("    \"mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\\n\"");
-        w.line("    \"@!done bra wait;\\n\"");
-        w.line("    \"}\\n\" :: \"r\"(bar), \"r\"(parity) : \"memory\");");
-    });
+    if parity_waits {
+        w.line("// waits until the phase of parity `parity` has completed (a fresh barrier's");
+        w.line("// phase before the first, parity 1, counts as completed)");
+        w.block("__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)", |w| {
+            w.line("asm volatile(");
+            w.line("    \"{\\n\"");
+            w.line("    \".reg .pred done;\\n\"");
+            w.line("    \"wait:\\n\"");
+            w.line("    \"mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\\n\"");
+            w.line("    \"@!done bra wait;\\n\"");
+            w.line("    \"}\\n\" :: \"r\"(bar), \"r\"(parity) : \"memory\");");
+        });
+    }
     if loads {
         w.line("// a TMA load of one box at (c0 innermost, c1, batch) into shared memory,");
         w.line("// completing on `bar` with the box's bytes; elements outside the tensor read as 0");

@@ -50,7 +50,8 @@ use crate::spec::{Arrivals, Epilogue, Persistent, Specialize, Which};
 impl Tc<'_> {
     pub(super) fn tma_helpers(&self, w: &mut Writer) {
         let loads = self.ring_vector().is_none();
-        ptx::tma(w, loads || self.spec.epilogue == Epilogue::Tma, loads);
+        // kernels whose every thread arrives wait on their tokens alone (the rules: no cluster, ping-pong or stream-K)
+        ptx::tma(w, loads || self.spec.epilogue == Epilogue::Tma, loads, !self.thread_arrivals());
         if let Some(v) = self.ring_vector() {
             self.ring_copy_helpers(w, v);
         }

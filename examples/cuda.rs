@@ -46,8 +46,9 @@ fn emit(source: &str, name: &str, arch: gemm_runtime::spec::Arch, show: Show) {
         Show::Usage => {
             let target = if arch == gemm_runtime::spec::Arch::Sm90a { "sm_90a" } else { "sm_90" };
             gemm_runtime::compile::usage(source, name, target).map(|u| {
+                let advisories: String = u.advisories.iter().map(|a| format!("  {a}\n")).collect();
                 format!(
-                    "{name} on {target}: {} registers a thread, {} bytes of spill stores, {} of spill loads\n",
+                    "{name} on {target}: {} registers a thread, {} bytes of spill stores, {} of spill loads\n{advisories}",
                     u.registers, u.spill_stores, u.spill_loads
                 )
             })

@@ -14,9 +14,13 @@
 //! `linear_pingpong` (the `pingpong` step's: consumers taking
 //! tiles in turn, one's epilogue beside the other's wgmmas) and
 //! `linear_pingpong_2x1` (the same in clusters of two sharing W's tiles)
-//! and `linear_pingpong_wide` (ping-pong on 64x256 tiles).
+//! and `linear_pingpong_wide` (ping-pong on 64x256 tiles), and
+//! `linear_overlap` (`linear_hopper`'s tiling in four stages, each
+//! consumer's halves going out beside each other's wgmmas).
 //!
-//! `cargo run --release --example linear -- [--tokens 4096] [--features 4096] [--out 11008]`
+//! `cargo run --release --example linear -- [--tokens 4096] [--features 4096] [--out 11008]`;
+//! `--hopper-source FILE --plain-source FILE [--hopper-stages N]` time a
+//! hand-edited `linear_hopper` and plain twin beside them.
 
 use clap::Parser;
 use cudarc::cublaslt::{CudaBlasLT, Matmul, MatmulConfig};
@@ -112,6 +116,25 @@ pub fn linear_pingpong_2x1(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: Ma
 )]
 pub fn linear_pingpong_wide(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>, bias: Bias<bf16>);
 
+/// `linear_hopper`'s tiling with four stages and each consumer's columns in
+/// two wgmma atoms of 128, whose epilogues run a half at a time beside the
+/// other half's wgmmas (`specialize(.., overlap)`): the first half while the
+/// second's last K step computes, the second while the next tile's first
+/// K step does for the first.
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n128k16),
+    staging = tma(stages = 4),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, overlap),
+    swizzle = b128,
+    raster = grouped(8),
+    persistent = tiles,
+    epilogue = tma(bias = n, activation = gelu_tanh),
+    edges = guarded,
+)]
+pub fn linear_overlap(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>, bias: Bias<bf16>);
+
 /// The unfused pass after cuBLAS: `y = gelu_tanh(y + bias[col])` in place, bf16.
 const BIAS_GELU: &str = r#"
 __device__ __forceinline__ float bf16_to_f32(unsigned short h) { return __uint_as_float((unsigned)h << 16); }
@@ -150,6 +173,30 @@ struct Args {
     /// Print the generated CUDA and stop (no GPU needed).
     #[arg(long)]
     cuda: bool,
+    /// Also time a hand-edited `linear_hopper`: the CUDA in FILE (the kernel
+    /// of the same name and parameters, checked like the others) beside
+    /// `--plain-source`'s, the hand-edit of its plain twin.
+    #[arg(long, value_name = "FILE", requires = "plain_source")]
+    hopper_source: Option<std::path::PathBuf>,
+    /// The hand-edited plain twin that `--hopper-source`'s kernel is timed beside.
+    #[arg(long, value_name = "FILE", requires = "hopper_source")]
+    plain_source: Option<std::path::PathBuf>,
+    /// The stages of the hand-edited kernels' spec (default: `linear_hopper`'s).
+    #[arg(long, requires = "hopper_source")]
+    hopper_stages: Option<u32>,
+}
+
+/// `kernel` with the CUDA in `path` in place of its generated source (the
+/// spec still gives the launch). A few per run: leaking them is simpler
+/// than teaching `Kernel` to own a hand-edited source.
+fn hand_edited(kernel: &Kernel, path: &std::path::Path) -> Result<Kernel, Box<dyn std::error::Error>> {
+    let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !source.contains(&*kernel.name) {
+        return Err(format!("{}: no kernel named {}", path.display(), kernel.name).into());
+    }
+    let source: &'static str = Box::leak(source.into_boxed_str());
+    let name: &'static str = Box::leak(kernel.name.to_string().into_boxed_str());
+    Ok(Kernel::from_parts(kernel.spec.clone(), source, name, kernel.threads, kernel.smem_bytes))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -269,7 +316,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Kernel::from_spec(KernelSpec { name: format!("{}_erf", k.spec.name).into(), fused, ..k.spec.clone() })
     };
     let (hopper_erf, pingpong_erf) = (erf(&linear_hopper::KERNEL)?, erf(&linear_pingpong::KERNEL)?);
-    let layers: [(&str, &Kernel, &str); 8] = [
+    let plain_twin =
+        |k: &Kernel| Kernel::from_spec(KernelSpec { name: format!("plain_{}", k.spec.name).into(), fused: Fused::default(), ..k.spec.clone() });
+    let edited = match (&args.hopper_source, &args.plain_source) {
+        (Some(f), Some(p)) => {
+            let mut spec = linear_hopper::KERNEL.spec.clone();
+            if let Some(stages) = args.hopper_stages {
+                spec.staging = Staging::Tma { stages, cp_async: None };
+            }
+            let base = Kernel::from_spec(spec)?;
+            Some((hand_edited(&base, f)?, hand_edited(&plain_twin(&base)?, p)?))
+        }
+        _ => None,
+    };
+    let mut layers: Vec<(&str, &Kernel, &str)> = vec![
+        ("linear_overlap", &linear_overlap::KERNEL, "on the Hopper path, each half's epilogue beside the other's wgmmas"),
         ("linear_hopper", &linear_hopper::KERNEL, "on the Hopper path"),
         ("linear_hopper (tail split)", &tail_split, "on the Hopper path, the last wave split along K"),
         ("linear_hopper (tail split, 4 stages)", &deep, "on the Hopper path, the last wave split, four stages"),
@@ -279,16 +340,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("linear_pingpong_2x1", &linear_pingpong_2x1::KERNEL, "on ping-pong consumers in clusters of two"),
         ("linear_pingpong_wide", &linear_pingpong_wide::KERNEL, "on ping-pong consumers of 64x256 tiles"),
     ];
+    if let Some((k, _)) = &edited {
+        layers.push(("linear_hopper (hand-edited)", k, "on the Hopper path, hand-edited"));
+    }
     let mut hopper = Vec::new();
     if bench.gpu.capability == (9, 0) {
         for (i, (name, k, label)) in layers.into_iter().enumerate() {
-            let plain_k = Kernel::from_spec(KernelSpec { name: format!("plain_{}", k.spec.name).into(), fused: Fused::default(), ..k.spec.clone() })?;
+            let twin;
+            let plain_k = match &edited {
+                Some((f, p)) if std::ptr::eq(k, f) => p,
+                _ => {
+                    twin = plain_twin(k)?;
+                    &twin
+                }
+            };
             let seed = 5 + 2 * i as u64;
             let err = verify_fused(&bench, k, dims, seed, Scalars { alpha: 1.0, beta: 0.0 })?;
             let odd_err = verify_fused(&bench, k, odd, seed + 1, Scalars { alpha: 1.0, beta: 0.0 })?;
             println!("{name}: relative error {err:.2e} at {}x{}x{}, {odd_err:.2e} at 1000x3000x1000", dims.m, dims.n, dims.k);
             let fused = timed(&mut || p.launch_fused(&bench, k, &mut y, 1.0, 0.0, Some(&bias)))?;
-            let plain = timed(&mut || p.launch(&bench, &plain_k, &mut y))?;
+            let plain = timed(&mut || p.launch(&bench, plain_k, &mut y))?;
             hopper.push((name, label, fused, plain));
         }
     }

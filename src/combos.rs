@@ -293,6 +293,7 @@ pub fn hopper() -> Vec<KernelSpec> {
                 consumer_regs: (c == 2).then_some(232),
                 pingpong: false,
                 arrivals: Arrivals::Warpgroup,
+                overlap: false,
             });
             s.block.threads = 128 * ((bm / wm) * (bn / wn) + u32::from(consumers.is_some()));
             // a persistent grid on every one-consumer kernel and every other two-consumer one
@@ -324,6 +325,7 @@ pub fn hopper() -> Vec<KernelSpec> {
                         consumer_regs: Some(232),
                         pingpong: true,
                         arrivals: Arrivals::Warpgroup,
+                        overlap: false,
                     });
                     s.block.threads = 384;
                 }
@@ -336,6 +338,7 @@ pub fn hopper() -> Vec<KernelSpec> {
                     consumer_regs: Some(240),
                     pingpong: true,
                     arrivals: Arrivals::Warpgroup,
+                    overlap: false,
                 });
                 s.block.threads = 384;
                 s.staging = Staging::Tma { stages: 2, cp_async: None };
@@ -379,6 +382,63 @@ pub fn hopper_before() -> Vec<KernelSpec> {
             if let Atom::Wgmma { zeroed, .. } = &mut s.atom {
                 *zeroed = true;
             }
+            s
+        })
+        .collect()
+}
+
+/// Consumers whose two wgmma atoms along n go out a half at a time, each
+/// beside the other's wgmmas (`specialize(.., overlap)`), on the persistent
+/// walk of 128 x 256 tiles: the linear layer's form (B N-major, bias along
+/// n and gelu_tanh, four stages), `hopper_autotuned`'s (B K-major, plain),
+/// an f32 C (three stages) with alpha, beta and a bias along m, and f16
+/// operands with A M-major and SiLU.
+pub fn hopper_overlap() -> Vec<KernelSpec> {
+    use Layout::{ColMajor as C, RowMajor as R};
+    let cases = [
+        (
+            [Elem::Bf16, Elem::Bf16, Elem::Bf16],
+            [R, R, R],
+            4,
+            Fused { bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), ..Fused::default() },
+        ),
+        ([Elem::Bf16, Elem::Bf16, Elem::Bf16], [R, C, R], 4, Fused::default()),
+        (
+            [Elem::Bf16, Elem::Bf16, Elem::F32],
+            [R, C, R],
+            3,
+            Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Relu) },
+        ),
+        (
+            [Elem::F16, Elem::F16, Elem::F16],
+            [C, R, R],
+            4,
+            Fused { bias: Some(Bias { along: Dim::N, elem: Elem::F16 }), activation: Some(Activation::Silu), ..Fused::default() },
+        ),
+    ];
+    cases
+        .into_iter()
+        .map(|(elems, layouts, stages, fused)| {
+            let mut s = spec("wgmma_overlap", elems, layouts, Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false });
+            s.arch = Arch::Sm90a;
+            s.block = Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None };
+            s.warp = Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 });
+            s.staging = Staging::Tma { stages, cp_async: None };
+            s.specialize = Some(Specialize {
+                producers: 1,
+                consumers: 2,
+                producer_regs: Some(24),
+                consumer_regs: Some(240),
+                pingpong: false,
+                arrivals: Arrivals::Warpgroup,
+                overlap: true,
+            });
+            s.swizzle = Swizzle::B128;
+            s.raster = Raster::Grouped(8);
+            s.persistent = Some(Persistent::Tiles);
+            s.epilogue = Epilogue::Tma;
+            s.fused = fused;
+            s.edges = Edges::Guarded;
             s
         })
         .collect()

@@ -87,6 +87,18 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
                 _ => return Err(bad()),
             };
         }
+        // each consumer's two wgmma atoms along n, each one's epilogue beside the other's wgmmas:
+        // the warpgroup's columns in two atoms (true), or in one (false)
+        "overlap" => {
+            let on: bool = value.parse().map_err(|_| bad())?;
+            let sp = spec.specialize.as_mut().ok_or_else(|| format!("`{setting}`: this step has no producer and consumers"))?;
+            sp.overlap = on;
+            let warp_n = spec.warp.map(|w| w.n).ok_or_else(|| format!("`{setting}`: this step has no warpgroup tier"))?;
+            match &mut spec.atom {
+                Atom::Wgmma { n, .. } => *n = if on { warp_n / 2 } else { warp_n },
+                _ => return Err(format!("`{setting}`: this step's atom is not wgmma")),
+            }
+        }
         "zeroed" => match &mut spec.atom {
             Atom::Wgmma { zeroed, .. } => *zeroed = value.parse().map_err(|_| bad())?,
             _ => return Err(format!("`{setting}`: this step's atom is not wgmma")),

@@ -93,6 +93,42 @@ fn hopper_layouts_roles_swizzles_and_c_types_match_cublas() {
     }
 }
 
+/// Consumers whose halves go out each beside the other's wgmmas
+/// (`combos::hopper_overlap`: layouts, C types, fused epilogues), at sizes
+/// where every block walks several tiles (the next tile's first wgmmas
+/// issued before the last half of C goes out), K of one K tile and of
+/// part of one, odd sides, a batch with gaps between its problems and a
+/// shared B; and the launcher's variant of each that fills the stages by
+/// cp.async of 4 elements.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn overlapped_epilogues_match_cublas_across_every_tile_of_the_walk() {
+    use gemm_runtime::realign::narrowed_spec;
+    let bench = bench();
+    let specs = gemm_ladder::combos::hopper_overlap();
+    assert_eq!(specs.len(), 4);
+    for (i, spec) in specs.into_iter().enumerate() {
+        let ring = narrowed_spec(&spec, 4).unwrap_or_else(|| panic!("{}: no cp.async variant", spec.kernel_name()));
+        for (j, k) in [Kernel::from_spec(spec).unwrap(), Kernel::from_spec(ring).unwrap()].iter().enumerate() {
+            let l = layouts_of(&k.spec);
+            let sc = Scalars { alpha: 1.25, beta: 0.5 };
+            let seed = 200 + 20 * i as u64 + 10 * j as u64;
+            // 16 x 16 tiles of 128 x 256 (about two a block), one K tile, part of one, odd sides
+            for (d, (m, n, kk)) in [(2048, 4096, 192), (2048, 4096, 64), (1024, 8192, 17), (1999, 3001, 200)].into_iter().enumerate() {
+                let dims = gemm_ladder::measure::padded_dims(m, n, kk, l);
+                verify_fused(&bench, k, dims, seed + d as u64, sc).unwrap_or_else(|e| panic!("{e}"));
+            }
+            // three problems with gaps between them, B shared: 3 x 8 x 8 tiles
+            let (m, n, kk) = (1000, 2000, 136);
+            let dims = gemm_ladder::measure::padded_dims(m, n, kk, l);
+            let one = |ld: Option<usize>, rows: usize, cols: usize, l: Layout| ld.unwrap() * if l == Layout::RowMajor { rows } else { cols };
+            let (sa, sc_) = (one(dims.lda, m, kk, l[0]) + 64, one(dims.ldc, m, n, l[2]) + 8);
+            let dims = dims.batched(3, sa, 0, sc_).bias_stride(2001);
+            verify_fused(&bench, k, dims, seed + 5, sc).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
 /// TMA's stages filled by the producer warpgroup's cp.async copies (the
 /// variant a launch runs where A's or B's lines are 4 or 8 bytes aligned)
 /// on every specialized kernel of `combos::hopper`: every layout (K-major

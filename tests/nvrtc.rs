@@ -232,6 +232,12 @@ fn every_hopper_combination_compiles_for_sm_90a() {
     assert!(specs.iter().any(|s| s.specialize.is_some_and(|sp| sp.pingpong)), "ping-pong consumers");
     assert!(specs.iter().any(|s| s.persistent == Some(Persistent::StreamK)), "stream-K");
     assert!(specs.iter().any(|s| s.cluster.is_some_and(|c| c.multicast.is_some())), "clusters with multicast");
+    // consumers whose halves go out beside each other's wgmmas: a group a half
+    for spec in gemm_ladder::combos::hopper_overlap() {
+        let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+        let ptx = compile_clean(&k.source, &k.name, "sm_90a").to_src();
+        assert!(ptx.contains("wgmma.mma_async.sync.aligned.m64n128k16") && ptx.contains("wgmma.wait_group.sync.aligned 2"), "{}", k.name);
+    }
     // the ladder's "before" forms: every thread's arrivals, waits on their tokens
     let before = gemm_ladder::combos::hopper_before();
     assert_eq!(before.len(), 3);
@@ -401,6 +407,10 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill() {
         .map(|s| gemm_runtime::Kernel::from_spec(s).unwrap())
         .collect();
     kernels.extend(&deep);
+    // consumers whose halves go out beside each other's wgmmas: 128 accumulators and a half's bias pairs
+    let overlap: Vec<gemm_runtime::Kernel> =
+        gemm_ladder::combos::hopper_overlap().into_iter().map(|s| gemm_runtime::Kernel::from_spec(s).unwrap()).collect();
+    kernels.extend(&overlap);
     let spilled: Vec<String> = kernels
         .iter()
         .filter_map(|k| {

@@ -937,6 +937,37 @@ fn thread_arrivals(spec: &KernelSpec, sp: Specialize, out: &mut Vec<Diag>) {
     }
 }
 
+/// `specialize(.., overlap)`: a consumer's two wgmma atoms along n, each
+/// half of C's tile out through half the C tile's buffer while the other
+/// half's wgmmas run, the next tile's first wgmmas issued before the
+/// second half's epilogue. Built for the cooperative persistent walk of
+/// whole tiles and a row-major C stored by TMA, the form the H100's
+/// fused linear layer gained by (BENCHMARKS.md).
+fn overlap(spec: &KernelSpec, sp: Specialize, out: &mut Vec<Diag>) {
+    let two_halves = match (spec.atom, spec.warp) {
+        (Atom::Wgmma { n, zeroed, .. }, Some(w)) => w.m == 64 && w.n == 2 * n && w.n == spec.block.n && !zeroed,
+        _ => false,
+    };
+    let other = if !two_halves {
+        Some("consumers whose columns span the block's width in two wgmma atoms along n and one 64-row atom along m (warp(m = 64, n = the block's n) with wgmma(m64nNk16), N half of it), not zeroed")
+    } else if sp.pingpong {
+        Some("consumers that share each tile, not pingpong")
+    } else if sp.arrivals == Arrivals::Thread {
+        Some("the elected arrivals (arrivals = warpgroup)")
+    } else if spec.persistent != Some(Persistent::Tiles) {
+        Some("the persistent walk of whole tiles (persistent = tiles), whose next tile's first wgmmas it issues early")
+    } else if spec.cluster.is_some() {
+        Some("a block without a cluster")
+    } else if spec.epilogue != Epilogue::Tma || spec.c.layout != Layout::RowMajor {
+        Some("a row-major C stored by TMA (epilogue = tma), whose C tile goes out in two halves along its lines")
+    } else {
+        None
+    };
+    if let Some(needs) = other {
+        out.push(Diag::new("specialize.overlap", format!("overlap (each half's epilogue beside the other half's wgmmas) needs {needs}")));
+    }
+}
+
 fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
     if let Staging::Tma { cp_async: Some(v), .. } = spec.staging {
         ring_copies(spec, v, out);
@@ -1056,6 +1087,9 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
         }
         if sp.arrivals == Arrivals::Thread {
             thread_arrivals(spec, sp, out);
+        }
+        if sp.overlap {
+            overlap(spec, sp, out);
         }
         for (at, r) in [("specialize.producer_regs", sp.producer_regs), ("specialize.consumer_regs", sp.consumer_regs)] {
             if let Some(r) = r {

@@ -223,6 +223,11 @@ pub struct Specialize {
     pub pingpong: bool,
     /// Who arrives on a stage's barriers.
     pub arrivals: Arrivals,
+    /// Each consumer's two wgmma atoms along n commit as groups of their
+    /// own, and each one's epilogue runs beside the other's wgmmas: the
+    /// first half of C's tile while the second's last K step computes, the
+    /// second while the first half of the next tile's first K step does.
+    pub overlap: bool,
 }
 
 /// Who arrives on a ring stage's mbarriers in a specialized kernel.
@@ -797,8 +802,12 @@ impl KernelSpec {
     /// three and half the tile). Parts run along a row-major C's lines, so
     /// only where each consumer's accumulators span the block's width in
     /// one wgmma (its columns in one loop) and no ping-pong consumer has a
-    /// tile of its own; elsewhere 1.
+    /// tile of its own; elsewhere 1. Under `specialize(.., overlap)` always
+    /// 2: each half of a consumer's columns (one wgmma atom) is a part.
     pub fn c_tile_parts(&self, elems: u32) -> u32 {
+        if self.specialize.is_some_and(|sp| sp.overlap) {
+            return 2;
+        }
         let spans = match (self.atom, self.warp, self.specialize) {
             (Atom::Wgmma { n, .. }, Some(w), Some(sp)) => w.n == n && w.n == self.block.n && !sp.pingpong,
             _ => false,
@@ -1025,6 +1034,9 @@ impl KernelSpec {
             }
             if sp.arrivals == Arrivals::Thread {
                 s += "_arrt";
+            }
+            if sp.overlap {
+                s += "_ov";
             }
         }
         match self.swizzle {

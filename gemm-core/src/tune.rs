@@ -387,6 +387,7 @@ mod tests {
             consumer_regs: Some(240),
             pingpong: false,
             arrivals: Arrivals::Warpgroup,
+            overlap: false,
         });
         base.swizzle = Swizzle::B128;
         base.arch = Arch::Sm90a;

@@ -516,6 +516,7 @@ fn hopper_spec() -> KernelSpec {
             consumer_regs: Some(240),
             pingpong: false,
             arrivals: Arrivals::Warpgroup,
+            overlap: false,
         }),
         swizzle: Swizzle::B128,
         raster: Raster::Row,
@@ -610,6 +611,7 @@ fn stages_filled_by_cp_async_take_the_layout_tma_would_and_arrive_from_every_pro
         consumer_regs: Some(232),
         pingpong: false,
         arrivals: Arrivals::Warpgroup,
+        overlap: false,
     });
     let src = generate(&s).unwrap().source;
     assert!(!src.contains("tma_load(") && !src.contains("TensorMap tmap"), "{src}");
@@ -932,6 +934,7 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
         consumer_regs: Some(240),
         pingpong: true,
         arrivals: Arrivals::Warpgroup,
+        overlap: false,
     });
     spec.persistent = Some(Persistent::Tiles);
     spec.epilogue = Epilogue::Tma;
@@ -1070,4 +1073,46 @@ fn a_k_tile_of_two_swizzle_rows_loads_two_boxes_along_k() {
     spec.block.k = Some(128);
     spec.cluster = Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) });
     assert!(gemm_core::check(&spec).iter().any(|d| d.at == "swizzle"));
+}
+
+/// `specialize(.., overlap)`: each consumer's two atoms along n commit as
+/// groups of their own; after the K loop the first half goes out (through
+/// half the C tile's buffer) while the second half's last group may run,
+/// then the next tile's first K step for the first half is issued before
+/// the second half goes out, and the next K loop skips what is in flight.
+#[test]
+fn overlap_sends_each_half_out_beside_the_other_halfs_wgmmas() {
+    let mut s = hopper_spec();
+    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
+    s.persistent = Some(Persistent::Tiles);
+    s.epilogue = Epilogue::Tma;
+    s.fused = Fused { bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), ..Fused::default() };
+    s.specialize = Some(Specialize { overlap: true, ..s.specialize.unwrap() });
+    assert_eq!(s.c_tile().map(|t| t.parts), Some(2));
+    let src = generate(&s).unwrap().source;
+    let consumer = src.find("regs_inc<240>()").expect("the consumers");
+    let c = &src[consumer..];
+    let at = |what: &str| c.find(what).unwrap_or_else(|| panic!("{what} in {c}"));
+    // the accumulators outlive a tile: the next tile's first wgmmas go into them early
+    assert!(at("float acc[1][2][16][4];") < at("for (int t = blockIdx.x;"), "{c}");
+    assert!(c.contains("wgmma_m64n128k16(acc[0][0], ") && c.contains("wgmma_m64n128k16(acc[0][1], "), "{c}");
+    assert!(c.contains("const bool issued = kt == 0 && ahead;") && c.contains("wgmma_wait<2>();"), "{c}");
+    // half 0 out, the second half's last group may run
+    let half0 = at("wgmma_wait<1>();  // the first half is whole");
+    let (store0, whole) =
+        (at("tma_store(tmap_c, c_tile_addr, block_n + 0 * 128, block_m, batch);"), at("wgmma_wait<0>();  // the second half is whole"));
+    assert!(half0 < store0 && store0 < whole, "{c}");
+    // then the next tile's first K step for half 0, then half 1 out
+    let ahead = at("ahead = t + gridDim.x < tiles_m * tiles_n * batches && k_tiles > 0;");
+    let early = at(", ks > 0);");
+    let store1 = at("tma_store(tmap_c, c_tile_addr, block_n + 1 * 128, block_m, batch);");
+    assert!(whole < ahead && ahead < early && early < store1, "{c}");
+    assert!(at("the first half's TMA stores have read the buffer") < store1, "{c}");
+    // each half's bias pairs and GELU on the way
+    assert_eq!(c.matches("unsigned bias_pairs[16];").count(), 2, "{c}");
+    assert_eq!(c.matches("= gelu_tanh(v0);").count(), 2, "{c}");
+    // without overlap (three stages: the whole C tile): one group a K step
+    let sp = Specialize { overlap: false, ..s.specialize.unwrap() };
+    let plain = generate(&KernelSpec { specialize: Some(sp), staging: Staging::Tma { stages: 3, cp_async: None }, ..s.clone() }).unwrap().source;
+    assert!(!plain.contains("bool ahead") && plain.contains("wgmma_wait<1>();  // the groups before the last 1"), "{plain}");
 }

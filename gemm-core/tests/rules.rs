@@ -114,6 +114,7 @@ fn too_many_stages_propose_the_deepest_pipeline_that_fits() {
         consumer_regs: Some(240),
         pingpong: false,
         arrivals: Arrivals::Warpgroup,
+        overlap: false,
     });
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Tma;
@@ -139,11 +140,42 @@ fn thread_arrivals_refuse_stages_filled_by_cp_async() {
         consumer_regs: Some(232),
         pingpong: false,
         arrivals: Arrivals::Thread,
+        overlap: false,
     });
     s.persistent = Some(Persistent::Tiles);
     assert_eq!(check(&s), vec![]);
     s.staging = Staging::Tma { stages: 3, cp_async: Some(4) };
     assert_eq!(errors_at(&s), vec!["specialize.arrivals"], "{:?}", check(&s));
+}
+
+/// `specialize(.., overlap)` takes the launcher's variant whose producer
+/// fills the stages by cp.async (its consumers are the same), and refuses
+/// a C that is not stored by TMA, as the element-storing variant for a
+/// misaligned C is (the launcher then turns overlap off). (The other cases
+/// are compile-fail cases.)
+#[test]
+fn overlap_takes_stages_filled_by_cp_async_but_no_c_stored_another_way() {
+    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 4, cp_async: None });
+    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
+    s.c.elem = Elem::Bf16;
+    s.specialize = Some(Specialize {
+        producers: 1,
+        consumers: 2,
+        producer_regs: Some(24),
+        consumer_regs: Some(240),
+        pingpong: false,
+        arrivals: Arrivals::Warpgroup,
+        overlap: true,
+    });
+    s.persistent = Some(Persistent::Tiles);
+    s.epilogue = Epilogue::Tma;
+    assert_eq!(check(&s), vec![]);
+    let mut ring = KernelSpec { staging: Staging::Tma { stages: 3, cp_async: Some(4) }, ..s.clone() };
+    ring.specialize = ring.specialize.map(|sp| Specialize { producer_regs: Some(40), consumer_regs: Some(232), ..sp });
+    assert_eq!(check(&ring), vec![]);
+    s.epilogue = Epilogue::SmemElements;
+    s.staging = Staging::Tma { stages: 3, cp_async: None };
+    assert_eq!(errors_at(&s), vec!["specialize.overlap"], "{:?}", check(&s));
 }
 
 /// TMA's stages filled by cp.async: copies of 4, 8 or 16 bytes, by a
@@ -159,6 +191,7 @@ fn stages_filled_by_cp_async_need_a_producer_warpgroup_and_no_multicast() {
         consumer_regs: Some(232),
         pingpong: false,
         arrivals: Arrivals::Warpgroup,
+        overlap: false,
     });
     assert_eq!(check(&s), vec![], "tma_store's tiling filled by 8-byte copies is legal");
     s.staging = Staging::Tma { stages: 3, cp_async: Some(1) };

@@ -8,7 +8,7 @@
 //! staging = direct | smem(vector = 1, transpose_a, buffers = 1)
 //!         | cp_async(stages = .., vector = .., transpose_a, fragments = 1) | tma(stages = ..)
 //! specialize(producers = 1, consumers = .., producer_regs = .., consumer_regs = .., pingpong,
-//!            arrivals = warpgroup | thread)
+//!            arrivals = warpgroup | thread, overlap)
 //! swizzle = none | pad(N) | xor | b32 | b64 | b128
 //! raster = row | grouped(N) | hilbert
 //! persistent | persistent = tiles | stream_k
@@ -300,7 +300,7 @@ fn thread(cx: &mut Ctxt, args: &Args, span: Span) -> Option<ThreadTile> {
 }
 
 fn specialize(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Specialize> {
-    let f = args.fields(cx, &["producers", "consumers", "producer_regs", "consumer_regs", "pingpong", "arrivals"], span);
+    let f = args.fields(cx, &["producers", "consumers", "producer_regs", "consumer_regs", "pingpong", "arrivals", "overlap"], span);
     let consumers = f.required(cx, "consumers")?;
     let arrivals = match f.choice(cx, "arrivals", &["warpgroup", "thread"]).as_deref() {
         Some("thread") => Arrivals::Thread,
@@ -313,6 +313,7 @@ fn specialize(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Specialize> {
         consumer_regs: f.int(cx, "consumer_regs"),
         pingpong: f.flag(cx, "pingpong"),
         arrivals,
+        overlap: f.flag(cx, "overlap"),
     })
 }
 

@@ -394,7 +394,7 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
             quote!(#p::Staging::Tma { stages: #stages, cp_async: #cp_async })
         }
     };
-    let specialize = opt(s.specialize, |Specialize { producers, consumers, producer_regs, consumer_regs, pingpong, arrivals }| {
+    let specialize = opt(s.specialize, |Specialize { producers, consumers, producer_regs, consumer_regs, pingpong, arrivals, overlap }| {
         let pr = opt(producer_regs, |r| quote!(#r));
         let cr = opt(consumer_regs, |r| quote!(#r));
         let arrivals = match arrivals {
@@ -408,6 +408,7 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
             consumer_regs: #cr,
             pingpong: #pingpong,
             arrivals: #arrivals,
+            overlap: #overlap,
         })
     });
     let swizzle = match s.swizzle {

@@ -44,7 +44,8 @@ fn the_whole_hopper_vocabulary_parses() {
             producer_regs: Some(40),
             consumer_regs: Some(232),
             pingpong: false,
-            arrivals: Arrivals::Warpgroup
+            arrivals: Arrivals::Warpgroup,
+            overlap: false,
         })
     );
     assert_eq!(a.swizzle, Some(Swizzle::B128));
@@ -67,6 +68,16 @@ fn thread_arrivals_and_zeroed_accumulators_parse() {
     assert_eq!(a.specialize.map(|s| s.arrivals), Some(Arrivals::Thread));
     let (_, errors) = parse(quote! { specialize(consumers = 2, arrivals = threads) });
     assert!(errors.iter().any(|e| e.contains("`arrivals` in `specialize(..)` is one of")), "{errors:?}");
+}
+
+/// `specialize(.., overlap)`: a flag, off where not named.
+#[test]
+fn overlap_is_a_flag_of_specialize() {
+    let (a, errors) = parse(quote! { specialize(consumers = 2, overlap) });
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.specialize.map(|s| s.overlap), Some(true));
+    let (a, _) = parse(quote! { specialize(consumers = 2) });
+    assert_eq!(a.specialize.map(|s| s.overlap), Some(false));
 }
 
 #[test]

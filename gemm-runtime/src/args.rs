@@ -345,6 +345,7 @@ mod tests {
                 consumer_regs: None,
                 pingpong: false,
                 arrivals: Arrivals::Warpgroup,
+                overlap: false,
             }),
             swizzle: Swizzle::B128,
             raster: Raster::Row,

@@ -61,12 +61,14 @@ fn nvrtc(source: &str, kernel: &str, arch: &'static str) -> Result<(String, Opti
 }
 
 /// What ptxas reports of a kernel's machine code for a real GPU `arch`
-/// (`sm_..`): registers a thread, and bytes spilled to local memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// (`sm_..`): registers a thread, bytes spilled to local memory, and its
+/// warnings and performance advisories (such as wgmmas it serialized).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Usage {
     pub registers: u32,
     pub spill_stores: u32,
     pub spill_loads: u32,
+    pub advisories: Vec<String>,
 }
 
 /// Compiles `source` to machine code for `arch` with ptxas's report on
@@ -78,7 +80,7 @@ pub fn usage(source: &str, kernel: &str, arch: &'static str) -> Result<Usage, Ge
         let at = line.find(what)?;
         line[..at].split_whitespace().last()?.parse().ok()
     };
-    let mut u = Usage { registers: 0, spill_stores: 0, spill_loads: 0 };
+    let mut u = Usage { registers: 0, spill_stores: 0, spill_loads: 0, advisories: Vec::new() };
     let mut found = false;
     for line in log.lines() {
         if let Some(r) = number_before(line, " registers") {
@@ -90,6 +92,9 @@ pub fn usage(source: &str, kernel: &str, arch: &'static str) -> Result<Usage, Ge
         }
         if let Some(b) = number_before(line, " bytes spill loads") {
             u.spill_loads = b;
+        }
+        if line.contains("Advisory") || line.contains("warning") {
+            u.advisories.push(line.trim().to_string());
         }
     }
     found.then_some(u).ok_or_else(|| GemmError::Compile {

@@ -33,7 +33,7 @@
 
 use cudarc::driver::CudaStream;
 use gemm_core::check::RING_PRODUCER_REGS;
-use gemm_core::spec::{Epilogue, KernelSpec, Layout, Staging};
+use gemm_core::spec::{Epilogue, KernelSpec, Layout, Specialize, Staging};
 
 use crate::args::{Dims, Shape};
 use crate::copy::Copy2d;
@@ -239,7 +239,9 @@ pub fn scalar_c_spec(spec: &KernelSpec) -> Option<KernelSpec> {
         Epilogue::Vector => Epilogue::Direct,
         _ => return None,
     };
-    let variant = KernelSpec { epilogue, ..spec.clone() };
+    // (overlapped halves go out by TMA alone: the variant's consumers take the whole tile at once)
+    let specialize = spec.specialize.map(|sp| Specialize { overlap: false, ..sp });
+    let variant = KernelSpec { epilogue, specialize, ..spec.clone() };
     if !scalar(&variant) {
         return None;
     }
@@ -528,6 +530,12 @@ mod tests {
         assert!(gemm_core::check(&deep).is_empty());
         let v = scalar_c_spec(&deep).expect("a variant with fewer stages");
         assert_eq!((v.epilogue, v.staging), (Epilogue::SmemElements, Staging::Tma { stages: 3, cp_async: None }));
+        // overlapped halves (TMA stores alone): the variant's consumers store the whole tile at once
+        let mut overlap = KernelSpec { atom: gemm_core::spec::Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false }, ..deep };
+        overlap.specialize = overlap.specialize.map(|sp| Specialize { overlap: true, ..sp });
+        assert!(gemm_core::check(&overlap).is_empty(), "{:?}", gemm_core::check(&overlap));
+        let v = scalar_c_spec(&overlap).expect("a variant without overlap");
+        assert_eq!((v.epilogue, v.specialize.map(|sp| sp.overlap)), (Epilogue::SmemElements, Some(false)));
     }
 
     /// TMA reads lines 16 bytes apart modulo 32 at 58% of its speed: such

@@ -56,6 +56,7 @@ pub fn tma_store() -> KernelSpec {
             consumer_regs: Some(240),
             pingpong: false,
             arrivals: Arrivals::Warpgroup,
+            overlap: false,
         }),
         swizzle: Swizzle::B128,
         raster: Raster::Grouped(8),

@@ -103,6 +103,36 @@ impl Tc<'_> {
         });
     }
 
+    /// `specialize(.., overlap)`: half `half` of a consumer's accumulators
+    /// (its wgmma atom column `half`) to C through the fused math, as part
+    /// `half` of the C tile, which holds half the block's columns: half 0
+    /// sets the C tile up, half 1 first waits until half 0's TMA stores
+    /// have read the buffer.
+    pub(super) fn overlap_half(&self, w: &mut Writer, out: &Output, half: u32) {
+        let Some(t) = self.spec.c_tile() else { unreachable!("overlap stores through a C tile (the rules)") };
+        let staged = out.into_tile(t);
+        if half == 0 {
+            out.describe(w, "tma: through the block's C tile in shared memory, then TMA stores, a half at a time beside the other half's wgmmas");
+            self.c_tile_setup(w, t);
+            w.line("// where this lane's accumulators lie in the C tile: rows lane / 4 (+ 8) and");
+            w.line("// columns (lane % 4) * 2 (+ 1) of each 16x8 atom");
+            w.line("const int t_row = warp_m + lane / 4;");
+            w.line("const int t_col = warp_n + (lane % 4) * 2;");
+            if self.spec.fused.any() {
+                w.line("// and in C, for the fused math");
+                w.declare("c_row", "const int c_row = block_m + t_row;");
+                w.declare("c_col", "const int c_col = block_n + t_col;");
+            }
+        } else {
+            let team = self.team();
+            w.line(format!("if ({}) bulk_wait_read<0>();  // the first half's TMA stores have read the buffer", team.leader));
+            w.line(format!("{}  // and every consumer knows it", team.sync));
+        }
+        let map = PairMap { m: vec![("im", 1, 64)], n: vec![("q", self.an / 8, 8)], acc: format!("acc[im][{half}][q]") };
+        w.line(format!("// half {half}: columns {} to {} of the block's", half * self.an, (half + 1) * self.an - 1));
+        w.block("", |w| self.pairs_out(w, &staged, &map, Some((&half.to_string(), self.an))));
+    }
+
     /// [`Self::pairs_epilogue`]'s stores of `map`'s accumulators, and the C
     /// tile's way out; under `part` (its variable and columns) one part of a
     /// C tile that goes out in parts, `width` columns from `part * width` on.
@@ -133,11 +163,18 @@ impl Tc<'_> {
                 // register (loaded under a branch, which ptxas cannot load again where it
                 // needs the registers: packed even where f32 fits, ping-pong's 128x128
                 // consumers spilled 188 bytes)
-                match out.bias_ahead(w, &plus(&[Some(col.clone()), Some("e".into())]), &loops) {
+                // (an overlapped half takes the pairs: one 4-byte load a pair inside C, where
+                // clamped f32 values cost a compare and a select each beside the other half's wgmmas)
+                let pairs = |w: &mut Writer| {
+                    out.bias_pairs_ahead(w, &col, &PairMap::loops(&map.n)).map(|b| [0, 1].map(|e| out.bias_from_pair(&format!("{b}{sub}"), e)))
+                };
+                let overlapped = s.specialize.is_some_and(|sp| sp.overlap);
+                match if overlapped { None } else { out.bias_ahead(w, &plus(&[Some(col.clone()), Some("e".into())]), &loops) } {
                     Some(b) => Some([format!("{b}{sub}[0]"), format!("{b}{sub}[1]")]),
-                    None => {
-                        out.bias_pairs_ahead(w, &col, &PairMap::loops(&map.n)).map(|b| [0, 1].map(|e| out.bias_from_pair(&format!("{b}{sub}"), e)))
-                    }
+                    None => pairs(w).or_else(|| {
+                        out.bias_ahead(w, &plus(&[Some(col.clone()), Some("e".into())]), &loops)
+                            .map(|b| [format!("{b}{sub}[0]"), format!("{b}{sub}[1]")])
+                    }),
                 }
             }
             Some(Dim::M) => {

@@ -468,6 +468,9 @@ impl Tc<'_> {
             });
         };
         let consumers = |w: &mut Writer| {
+            if sp.overlap {
+                return self.overlap_consumers(w, stages);
+            }
             if sp.pingpong {
                 w.line("int it = 0;  // the ring's count at this consumer's K step: set at each of its tiles");
             } else if persistent {
@@ -512,6 +515,50 @@ impl Tc<'_> {
         if self.spec.cluster.is_some() {
             w.line("cluster_sync();  // no block leaves while another may still arrive on its barriers");
         }
+    }
+
+    /// `specialize(.., overlap)`: a consumer's persistent walk with its two
+    /// wgmma atoms along n committed as groups of their own. After a
+    /// tile's K loop the first half goes out while the second half's last
+    /// K step computes; then the next tile's first K step for the first
+    /// half is issued, and the second half goes out beside it.
+    fn overlap_consumers(&self, w: &mut Writer, stages: u32) {
+        let (stage, round) = (format!("it % {stages}"), format!("it / {stages}"));
+        w.line("int it = 0;  // stages emptied so far, over every tile");
+        w.line("// the next tile's first K step for the first half already issued (beside the previous tile's second half's epilogue)");
+        w.line("bool ahead = false;");
+        // declared once: the next tile's first wgmmas are issued into them before this tile is done
+        self.wgmma_accumulators(w);
+        self.for_each_tile_of(w, None, |w| {
+            w.line("// block tier: walk K a tile at a time, each half's wgmmas a group");
+            w.block("for (int kt = 0; kt < k_tiles; ++kt, ++it)", |w| {
+                w.line(format!("const int stage = {stage};"));
+                w.line("const bool issued = kt == 0 && ahead;  // the first half's wgmmas of this K step are in flight");
+                w.block("if (!issued)", |w| self.wait_full(w, &format!("({round}) & 1")));
+                w.line("wgmma_fence();");
+                w.block("if (!issued)", |w| self.wgmma_half(w, "stage", 0, "kt > 0 || ks > 0"));
+                self.wgmma_half(w, "stage", 1, "kt > 0 || ks > 0");
+                w.line("wgmma_wait<2>();  // the previous K step's groups are done with their stage");
+                w.line("// this warpgroup releases the previous stage");
+                self.release(w, "kt > 0 && ", &format!("((it - 1) % {stages})"));
+            });
+            w.line("wgmma_wait<1>();  // the first half is whole; the second half's last K step may still run");
+            w.line("");
+            let out = Output::for_batch(self.spec, w, "tile");
+            self.overlap_half(w, &out, 0);
+            w.line("wgmma_wait<0>();  // the second half is whole");
+            w.line("// and the last stage goes back to the producer, already into the next tile");
+            self.release(w, "", &format!("((it - 1) % {stages})"));
+            w.line("// the next tile's first K step for the first half, beside this tile's second half's epilogue");
+            w.line("ahead = t + gridDim.x < tiles_m * tiles_n * batches && k_tiles > 0;");
+            w.block("if (ahead)", |w| {
+                w.line(format!("const int stage = {stage};"));
+                self.wait_full(w, &format!("({round}) & 1"));
+                w.line("wgmma_fence();");
+                self.wgmma_half(w, "stage", 0, "ks > 0");
+            });
+            self.overlap_half(w, &out, 1);
+        });
     }
 
     /// A consumer's wait for the filling of stage `stage` (in scope) of

@@ -151,6 +151,22 @@ impl Tc<'_> {
         }
     }
 
+    /// `specialize(.., overlap)`: one stage's K steps for half `jn` (the
+    /// consumer's atom column `jn`) alone, committed as a group of its own;
+    /// `accumulate` is the wgmmas' accumulate flag.
+    pub(super) fn wgmma_half(&self, w: &mut Writer, stage: &str, jn: u32, accumulate: &str) {
+        let steps = self.bk / self.ak;
+        w.line(format!("// atom (wgmma): half {jn}, {steps} K step(s) of {} over its 64x{} atom, one group", self.ak, self.an));
+        w.unrolled("ks", steps, |w| {
+            let n = plus(&[Some("group_n".into()), times(&jn.to_string(), self.an)]);
+            let ks = index("ks", steps);
+            let da = self.descriptor(Which::A, stage, "group_m", ks);
+            let db = self.descriptor(Which::B, stage, &n, ks);
+            w.line(format!("wgmma_m64n{}k16(acc[0][{jn}], {da}, {db}, {accumulate});", self.an));
+        });
+        w.line("wgmma_commit();");
+    }
+
     /// Whether the accumulators are zeroed before each tile (`wgmma(.., zeroed)`).
     fn zeroed(&self) -> bool {
         matches!(self.spec.atom, crate::spec::Atom::Wgmma { zeroed: true, .. })

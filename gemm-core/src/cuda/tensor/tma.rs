@@ -542,10 +542,11 @@ impl Tc<'_> {
                 w.line("// this warpgroup releases the previous stage");
                 self.release(w, "kt > 0 && ", &format!("((it - 1) % {stages})"));
             });
-            w.line("wgmma_wait<1>();  // the first half is whole; the second half's last K step may still run");
             w.line("");
             let out = Output::for_batch(self.spec, w, "tile");
-            self.overlap_half(w, &out, 0);
+            let bias = self.overlap_setup(w, &out);
+            w.line("wgmma_wait<1>();  // the first half is whole; the second half's last K step may still run");
+            self.overlap_half(w, &out, 0, bias);
             w.line("wgmma_wait<0>();  // the second half is whole");
             w.line("// and the last stage goes back to the producer, already into the next tile");
             self.release(w, "", &format!("((it - 1) % {stages})"));
@@ -557,7 +558,7 @@ impl Tc<'_> {
                 w.line("wgmma_fence();");
                 self.wgmma_half(w, "stage", 0, "ks > 0");
             });
-            self.overlap_half(w, &out, 1);
+            self.overlap_half(w, &out, 1, bias);
         });
     }
 

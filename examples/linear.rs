@@ -315,7 +315,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let fused = Fused { activation: Some(Activation::Gelu), ..k.spec.fused };
         Kernel::from_spec(KernelSpec { name: format!("{}_erf", k.spec.name).into(), fused, ..k.spec.clone() })
     };
-    let (hopper_erf, pingpong_erf) = (erf(&linear_hopper::KERNEL)?, erf(&linear_pingpong::KERNEL)?);
+    let (hopper_erf, pingpong_erf, overlap_erf) = (erf(&linear_hopper::KERNEL)?, erf(&linear_pingpong::KERNEL)?, erf(&linear_overlap::KERNEL)?);
     let plain_twin =
         |k: &Kernel| Kernel::from_spec(KernelSpec { name: format!("plain_{}", k.spec.name).into(), fused: Fused::default(), ..k.spec.clone() });
     let edited = match (&args.hopper_source, &args.plain_source) {
@@ -331,6 +331,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut layers: Vec<(&str, &Kernel, &str)> = vec![
         ("linear_overlap", &linear_overlap::KERNEL, "on the Hopper path, each half's epilogue beside the other's wgmmas"),
+        ("linear_overlap (erf GELU)", &overlap_erf, "on the Hopper path, halves overlapped, with the exact GELU (erf)"),
         ("linear_hopper", &linear_hopper::KERNEL, "on the Hopper path"),
         ("linear_hopper (tail split)", &tail_split, "on the Hopper path, the last wave split along K"),
         ("linear_hopper (tail split, 4 stages)", &deep, "on the Hopper path, the last wave split, four stages"),

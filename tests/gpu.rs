@@ -98,8 +98,10 @@ fn hopper_layouts_roles_swizzles_and_c_types_match_cublas() {
 /// where every block walks several tiles (the next tile's first wgmmas
 /// issued before the last half of C goes out), K of one K tile and of
 /// part of one, odd sides, a batch with gaps between its problems and a
-/// shared B; and the launcher's variant of each that fills the stages by
-/// cp.async of 4 elements.
+/// shared B; the launcher's variant of each that fills the stages by
+/// cp.async of 4 elements; and each at odd leading dimensions, where the
+/// launcher picks what runs (a C it cannot store by TMA goes out through
+/// the element-storing variant, its halves no longer overlapped).
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn overlapped_epilogues_match_cublas_across_every_tile_of_the_walk() {
@@ -126,6 +128,9 @@ fn overlapped_epilogues_match_cublas_across_every_tile_of_the_walk() {
             let dims = dims.batched(3, sa, 0, sc_).bias_stride(2001);
             verify_fused(&bench, k, dims, seed + 5, sc).unwrap_or_else(|e| panic!("{e}"));
         }
+        // lines as long as the sides: C's (3001) and an N- or M-major operand's odd
+        let k = Kernel::from_spec(gemm_ladder::combos::hopper_overlap().swap_remove(i)).unwrap();
+        verify_fused(&bench, &k, Dims::new(1999, 3001, 200), 290 + i as u64, Scalars { alpha: 1.25, beta: 0.5 }).unwrap_or_else(|e| panic!("{e}"));
     }
 }
 

@@ -1096,15 +1096,18 @@ fn overlap_sends_each_half_out_beside_the_other_halfs_wgmmas() {
     // the accumulators outlive a tile: the next tile's first wgmmas go into them early
     assert!(at("float acc[1][2][16][4];") < at("for (int t = blockIdx.x;"), "{c}");
     assert!(c.contains("wgmma_m64n128k16(acc[0][0], ") && c.contains("wgmma_m64n128k16(acc[0][1], "), "{c}");
-    assert!(c.contains("const bool issued = kt == 0 && ahead;") && c.contains("wgmma_wait<2>();"), "{c}");
+    assert!(
+        c.contains("const bool issued = kt < ahead;") && c.contains("if (issued) wgmma_wait<1>();") && c.contains("else wgmma_wait<2>();"),
+        "{c}"
+    );
     // half 0 out, the second half's last group may run
     let half0 = at("wgmma_wait<1>();  // the first half is whole");
     let (store0, whole) =
         (at("tma_store(tmap_c, c_tile_addr, block_n + 0 * 128, block_m, batch);"), at("wgmma_wait<0>();  // the second half is whole"));
     assert!(half0 < store0 && store0 < whole, "{c}");
-    // then the next tile's first K step for half 0, then half 1 out
-    let ahead = at("ahead = t + gridDim.x < tiles_m * tiles_n * batches && k_tiles > 0;");
-    let early = at(", ks > 0);");
+    // then the next tile's first K steps for half 0 (three of four stages), then half 1 out
+    let ahead = at("ahead = t + gridDim.x < tiles_m * tiles_n * batches ? (k_tiles < 3 ? k_tiles : 3) : 0;");
+    let early = at("for (int kt = 0; kt < ahead; ++kt)");
     let store1 = at("tma_store(tmap_c, c_tile_addr, block_n + 1 * 128, block_m, batch);");
     assert!(whole < ahead && ahead < early && early < store1, "{c}");
     assert!(at("the first half's TMA stores have read the buffer") < store1, "{c}");

@@ -520,25 +520,31 @@ impl Tc<'_> {
     /// `specialize(.., overlap)`: a consumer's persistent walk with its two
     /// wgmma atoms along n committed as groups of their own. After a
     /// tile's K loop the first half goes out while the second half's last
-    /// K step computes; then the next tile's first K step for the first
-    /// half is issued, and the second half goes out beside it.
+    /// K step computes; then the next tile's first K steps for the first
+    /// half are issued, as many as the ring holds but one (all of this
+    /// tile's stages are free by then), and the second half goes out
+    /// beside them.
     fn overlap_consumers(&self, w: &mut Writer, stages: u32) {
         let (stage, round) = (format!("it % {stages}"), format!("it / {stages}"));
+        let ahead_most = (stages - 1).max(1);
         w.line("int it = 0;  // stages emptied so far, over every tile");
-        w.line("// the next tile's first K step for the first half already issued (beside the previous tile's second half's epilogue)");
-        w.line("bool ahead = false;");
+        w.line("// the next tile's first K steps whose first-half wgmmas are in flight (issued beside the previous tile's second half's epilogue)");
+        w.line("int ahead = 0;");
         // declared once: the next tile's first wgmmas are issued into them before this tile is done
         self.wgmma_accumulators(w);
         self.for_each_tile_of(w, None, |w| {
             w.line("// block tier: walk K a tile at a time, each half's wgmmas a group");
             w.block("for (int kt = 0; kt < k_tiles; ++kt, ++it)", |w| {
                 w.line(format!("const int stage = {stage};"));
-                w.line("const bool issued = kt == 0 && ahead;  // the first half's wgmmas of this K step are in flight");
+                w.line("const bool issued = kt < ahead;  // the first half's wgmmas of this K step are in flight");
                 w.block("if (!issued)", |w| self.wait_full(w, &format!("({round}) & 1")));
                 w.line("wgmma_fence();");
                 w.block("if (!issued)", |w| self.wgmma_half(w, "stage", 0, "kt > 0 || ks > 0"));
                 self.wgmma_half(w, "stage", 1, "kt > 0 || ks > 0");
-                w.line("wgmma_wait<2>();  // the previous K step's groups are done with their stage");
+                w.line("// the previous K step's groups are done with their stage (where the first halves went");
+                w.line("// ahead, the second half's group is the last after them)");
+                w.line("if (issued) wgmma_wait<1>();");
+                w.line("else wgmma_wait<2>();");
                 w.line("// this warpgroup releases the previous stage");
                 self.release(w, "kt > 0 && ", &format!("((it - 1) % {stages})"));
             });
@@ -550,13 +556,14 @@ impl Tc<'_> {
             w.line("wgmma_wait<0>();  // the second half is whole");
             w.line("// and the last stage goes back to the producer, already into the next tile");
             self.release(w, "", &format!("((it - 1) % {stages})"));
-            w.line("// the next tile's first K step for the first half, beside this tile's second half's epilogue");
-            w.line("ahead = t + gridDim.x < tiles_m * tiles_n * batches && k_tiles > 0;");
-            w.block("if (ahead)", |w| {
-                w.line(format!("const int stage = {stage};"));
-                self.wait_full(w, &format!("({round}) & 1"));
+            w.line(format!("// the next tile's first K steps for the first half ({ahead_most} of the ring's {stages} stages, all free now),"));
+            w.line("// beside this tile's second half's epilogue");
+            w.line(format!("ahead = t + gridDim.x < tiles_m * tiles_n * batches ? (k_tiles < {ahead_most} ? k_tiles : {ahead_most}) : 0;"));
+            w.block("for (int kt = 0; kt < ahead; ++kt)", |w| {
+                w.line(format!("const int stage = (it + kt) % {stages};"));
+                self.wait_full(w, &format!("((it + kt) / {stages}) & 1"));
                 w.line("wgmma_fence();");
-                self.wgmma_half(w, "stage", 0, "ks > 0");
+                self.wgmma_half(w, "stage", 0, "kt > 0 || ks > 0");
             });
             self.overlap_half(w, &out, 1, bias);
         });

@@ -228,7 +228,7 @@ pub struct Specialize {
     /// first half of C's tile while the second's last K step computes, the
     /// second while the first half of the next tile's first K step does.
     /// On the H100 it took the fused linear layer's epilogue from 3.9% to
-    /// 1.5% with four stages; with three, the halves ran 7% slower than
+    /// 1.3-2.6% with four stages; with three, the halves ran 7% slower than
     /// one atom (BENCHMARKS.md).
     pub overlap: bool,
 }

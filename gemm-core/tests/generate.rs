@@ -400,7 +400,7 @@ fn the_mma_epilogue_loads_the_bias_once_ahead_of_its_stores() {
 #[test]
 fn the_gelus_take_fast_forms_only_for_a_bf16_c() {
     let tanh_fast = ["tanh.approx.f32", "return fmaf(hx, tanh_approx(x * fmaf(x * x, 0.035677408f, 0.79788456f)), hx);"];
-    let erf_fast = ["const float xt = 0.5f * x * rcp_approx(p);", "return x >= 0.0f ? x - xt : xt;"];
+    let erf_fast = ["float q = fmaf(ax, 5.62129966e-6f, 5.10552090e-5f);", "return fmaf(-ax, rcp_approx(q), fmaxf(x, 0.0f));"];
     for (activation, fast, slow) in [(Activation::GeluTanh, tanh_fast, "rcp_approx(1.0f + ex2_approx("), (Activation::Gelu, erf_fast, "erff(")] {
         for elem in [Elem::Bf16, Elem::F16, Elem::F32] {
             let mut s = mma_spec();

@@ -93,7 +93,8 @@ pub fn usage(source: &str, kernel: &str, arch: &'static str) -> Result<Usage, Ge
         if let Some(b) = number_before(line, " bytes spill loads") {
             u.spill_loads = b;
         }
-        if line.contains("Advisory") || line.contains("warning") {
+        // ptxas's performance notes (`(C75..)`: wgmmas serialized, waits it injected) and any warning
+        if line.contains("Performance") || line.contains("(C75") || line.contains("warning") {
             u.advisories.push(line.trim().to_string());
         }
     }

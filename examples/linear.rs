@@ -191,12 +191,7 @@ struct Args {
 /// than teaching `Kernel` to own a hand-edited source.
 fn hand_edited(kernel: &Kernel, path: &std::path::Path) -> Result<Kernel, Box<dyn std::error::Error>> {
     let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if !source.contains(&*kernel.name) {
-        return Err(format!("{}: no kernel named {}", path.display(), kernel.name).into());
-    }
-    let source: &'static str = Box::leak(source.into_boxed_str());
-    let name: &'static str = Box::leak(kernel.name.to_string().into_boxed_str());
-    Ok(Kernel::from_parts(kernel.spec.clone(), source, name, kernel.threads, kernel.smem_bytes))
+    Ok(gemm_ladder::variants::hand_edited(kernel, source, None).map_err(|e| format!("{}: {e}", path.display()))?)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

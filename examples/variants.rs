@@ -142,16 +142,13 @@ fn variant_kernel(base: &gemm_runtime::spec::KernelSpec, variant: &str) -> Resul
             gemm_ladder::variants::apply(&mut spec, setting)?;
         }
     }
-    let g = gemm_runtime::gemm_core::generate(&spec).map_err(|diags| {
-        let why: Vec<String> = diags.iter().map(|d| format!("{}: {}", d.at, d.msg)).collect();
-        format!("`{variant}` is not a kernel the generator accepts: {}", why.join("; "))
+    let kernel = Kernel::from_spec(spec).map_err(|e| match e {
+        gemm_runtime::GemmError::InvalidSpec(diags) => {
+            let why: Vec<String> = diags.iter().map(|d| format!("{}: {}", d.at, d.msg)).collect();
+            format!("`{variant}` is not a kernel the generator accepts: {}", why.join("; "))
+        }
+        e => e.to_string(),
     })?;
-    let Some(source) = source else { return Ok(Kernel::from_spec(spec)?) };
-    if !source.contains(&g.kernel_name) {
-        return Err(format!("`{variant}`: the file has no kernel named {} (the name the settings give)", g.kernel_name).into());
-    }
-    // A command-line tool builds a handful of these: leaking them is simpler
-    // than teaching `Kernel` to own a hand-edited source.
-    let smem = smem.unwrap_or(g.smem_bytes);
-    Ok(Kernel::from_parts(spec, Box::leak(source.into_boxed_str()), Box::leak(g.kernel_name.into_boxed_str()), g.threads, smem))
+    let Some(source) = source else { return Ok(kernel) };
+    Ok(gemm_ladder::variants::hand_edited(&kernel, source, smem).map_err(|e| format!("`{variant}`: {e} (the name the settings give)"))?)
 }

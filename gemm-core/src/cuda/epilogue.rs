@@ -65,8 +65,8 @@ pub fn helpers(w: &mut Writer, spec: &KernelSpec) {
             // Abramowitz and Stegun 7.1.28: erf(u) = 1 - 1 / p(u)^16, |error| < 3e-7;
             // p's coefficients a_k folded with u = |x| / sqrt 2 and the 1/2 of Phi:
             // 2^(1/16) 2^(-k/2) a_k, so that 1 / q(|x|)^16 = 0.5 / p(u)^16 (on the host in f32,
-            // within 7.1e-7 of f64's gelu everywhere, as the unfolded form; four instructions
-            // fewer an element)
+            // within 7.1e-7 of f64's gelu everywhere, as the unfolded form; 384 instructions fewer
+            // in a 64x256 wgmma consumer's epilogue, three an element, by NVRTC 13.0's sm_90a machine code)
             Activation::Gelu if erf_fast => (
                 "gelu: x * Phi(x) (PyTorch's GELU()), erf by Abramowitz and Stegun's 7.1.28, error under 3e-7\n\
                  // (under bf16 C's rounding): Phi(x) = 1 - t for x >= 0 and t below, t = 0.5 / p(|x| / sqrt 2)^16\n\

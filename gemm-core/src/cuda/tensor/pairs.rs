@@ -169,12 +169,12 @@ impl Tc<'_> {
         let (row, col) = at("c");
         let in_tile = tile.map(|_| at("t"));
         // a lane's bias values: 2 columns of each atom along n, 2 rows of each along m
-        let bias = match s.fused.bias.map(|b| b.along) {
-            Some(Dim::N) if bias_pairs.is_some() => {
-                let b = format!("{}{}", bias_pairs.unwrap_or_default(), PairMap::subscripts(&map.n));
+        let bias = match (s.fused.bias.map(|b| b.along), bias_pairs) {
+            (Some(Dim::N), Some(pairs)) => {
+                let b = format!("{pairs}{}", PairMap::subscripts(&map.n));
                 Some([0, 1].map(|e| out.bias_from_pair(&b, e)))
             }
-            Some(Dim::N) => {
+            (Some(Dim::N), None) => {
                 let mut loops = PairMap::loops(&map.n);
                 loops.push(("e", 2));
                 let sub = PairMap::subscripts(&map.n);
@@ -189,13 +189,13 @@ impl Tc<'_> {
                     }
                 }
             }
-            Some(Dim::M) => {
+            (Some(Dim::M), _) => {
                 let mut loops = PairMap::loops(&map.m);
                 loops.push(("h", 2));
                 let sub = PairMap::subscripts(&map.m);
                 out.bias_ahead(w, &row, &loops).map(|b| [format!("{b}{sub}[h]"), format!("{b}{sub}[h]")])
             }
-            None => None,
+            (None, _) => None,
         };
         let mut loops = PairMap::loops(&map.m);
         loops.extend(PairMap::loops(&map.n));

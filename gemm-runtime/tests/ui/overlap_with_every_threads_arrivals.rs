@@ -1,0 +1,16 @@
+use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
+
+// Overlapped halves take the elected arrivals on the ring's barriers.
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n128k16),
+    staging = tma(stages = 4),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, overlap, arrivals = thread),
+    swizzle = b128,
+    persistent = tiles,
+    epilogue = tma,
+)]
+fn kernel(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
+fn main() {}

@@ -526,72 +526,44 @@ impl Tc<'_> {
     /// beside them.
     fn overlap_consumers(&self, w: &mut Writer, stages: u32) {
         let (stage, round) = (format!("it % {stages}"), format!("it / {stages}"));
-        let lag = overlap_lag(stages);
-        // the stages the producer could fill while the tile's last `lag` were held: issuing more
-        // would wait on copies only just begun
-        let ahead_most = (stages - lag).max(1);
+        let ahead_most = (stages - 1).max(1);
         w.line("int it = 0;  // stages emptied so far, over every tile");
         w.line("// the next tile's first K steps whose first-half wgmmas are in flight (issued beside the previous tile's second half's epilogue)");
         w.line("int ahead = 0;");
-        w.line(format!("// a tile's last {lag} K step(s) for the second half go after the first half's last, beside its epilogue"));
-        w.line(format!("const int tail = k_tiles - {lag};  // from this K step on, the first half alone in the K loop"));
         // declared once: the next tile's first wgmmas are issued into them before this tile is done
         self.wgmma_accumulators(w);
         self.for_each_tile_of(w, None, |w| {
-            // two loops, not one with the second half's wgmmas under a condition, which made ptxas
-            // serialize them
-            w.line("// block tier: walk K a tile at a time, each half's wgmmas a group; the tile's last steps");
-            w.line("// (from `tail` on) for the first half alone");
-            for both in [true, false] {
-                let range = if both { "int kt = 0; kt < tail; ++kt, ++it" } else { "int kt = tail > 0 ? tail : 0; kt < k_tiles; ++kt, ++it" };
-                w.block(format!("for ({range})"), |w| {
-                    w.line(format!("const int stage = {stage};"));
-                    w.line("const bool issued = kt < ahead;  // the first half's wgmmas of this K step are in flight");
-                    w.block("if (!issued)", |w| self.wait_full(w, &format!("({round}) & 1")));
-                    w.line("wgmma_fence();");
-                    w.block("if (!issued)", |w| self.wgmma_half(w, "stage", 0, "kt > 0 || ks > 0", true));
-                    if both {
-                        self.wgmma_half(w, "stage", 1, "kt > 0 || ks > 0", true);
-                        w.line("// the previous K step's groups are done with their stage (where the first halves went");
-                        w.line("// ahead, the second half's group is the last after them)");
-                        w.line("if (issued) wgmma_wait<1>();");
-                        w.line("else wgmma_wait<2>();");
-                        w.line("// this warpgroup releases the previous stage");
-                        self.release(w, "kt > 0 && ", &format!("((it - 1) % {stages})"));
-                    } else {
-                        w.line("// the previous K step's groups are done");
-                        w.line("if (issued) wgmma_wait<0>();");
-                        w.line("else wgmma_wait<1>();");
-                        w.line("// the last stage both halves have read goes back to the producer");
-                        self.release(w, "kt > 0 && kt == tail && ", &format!("((it - 1) % {stages})"));
-                    }
-                });
-            }
-            w.line("// the second half's last K steps, beside which the first half goes out (one group)");
-            // unrolled, each step guarded (K may have fewer steps): a loop of unknown count made ptxas
-            // serialize the wgmmas
-            tail_steps(w, lag, |w| {
-                w.line(format!("const int stage = (it - k_tiles + kt) % {stages};"));
+            w.line("// block tier: walk K a tile at a time, each half's wgmmas a group");
+            w.block("for (int kt = 0; kt < k_tiles; ++kt, ++it)", |w| {
+                w.line(format!("const int stage = {stage};"));
+                w.line("const bool issued = kt < ahead;  // the first half's wgmmas of this K step are in flight");
+                w.block("if (!issued)", |w| self.wait_full(w, &format!("({round}) & 1")));
                 w.line("wgmma_fence();");
-                self.wgmma_half(w, "stage", 1, "kt > 0 || ks > 0", false);
+                w.block("if (!issued)", |w| self.wgmma_half(w, "stage", 0, "kt > 0 || ks > 0"));
+                self.wgmma_half(w, "stage", 1, "kt > 0 || ks > 0");
+                w.line("// the previous K step's groups are done with their stage (where the first halves went");
+                w.line("// ahead, the second half's group is the last after them)");
+                w.line("if (issued) wgmma_wait<1>();");
+                w.line("else wgmma_wait<2>();");
+                w.line("// this warpgroup releases the previous stage");
+                self.release(w, "kt > 0 && ", &format!("((it - 1) % {stages})"));
             });
-            w.line("wgmma_commit();");
             w.line("");
             let out = Output::for_batch(self.spec, w, "tile");
             let bias = self.overlap_setup(w, &out);
-            w.line("wgmma_wait<1>();  // the first half is whole; the second half's last K steps may still run");
+            w.line("wgmma_wait<1>();  // the first half is whole; the second half's last K step may still run");
             self.overlap_half(w, &out, 0, bias);
             w.line("wgmma_wait<0>();  // the second half is whole");
-            w.line("// and the tile's last stages go back to the producer, already into the next tile");
-            tail_steps(w, lag, |w| self.release(w, "", &format!("((it - k_tiles + kt) % {stages})")));
-            w.line(format!("// the next tile's first K steps for the first half ({ahead_most} of the ring's {stages} stages, filled while this tile's last were held),"));
+            w.line("// and the last stage goes back to the producer, already into the next tile");
+            self.release(w, "", &format!("((it - 1) % {stages})"));
+            w.line(format!("// the next tile's first K steps for the first half ({ahead_most} of the ring's {stages} stages, all free now),"));
             w.line("// beside this tile's second half's epilogue");
             w.line(format!("ahead = t + gridDim.x < tiles_m * tiles_n * batches ? (k_tiles < {ahead_most} ? k_tiles : {ahead_most}) : 0;"));
             w.block("for (int kt = 0; kt < ahead; ++kt)", |w| {
                 w.line(format!("const int stage = (it + kt) % {stages};"));
                 self.wait_full(w, &format!("((it + kt) / {stages}) & 1"));
                 w.line("wgmma_fence();");
-                self.wgmma_half(w, "stage", 0, "kt > 0 || ks > 0", true);
+                self.wgmma_half(w, "stage", 0, "kt > 0 || ks > 0");
             });
             self.overlap_half(w, &out, 1, bias);
         });
@@ -669,26 +641,4 @@ impl Tc<'_> {
             None => {}
         }
     }
-}
-
-/// Under `specialize(.., overlap)`, how many of a tile's last K steps the
-/// second half takes after the first half's last, so that the first
-/// half's epilogue runs beside them, and the next tile's first K steps for
-/// the first half (the ring's stages less these) beside the second half's:
-/// two each where the ring has four stages or more, else one and the rest.
-fn overlap_lag(stages: u32) -> u32 {
-    if stages >= 4 {
-        2
-    } else {
-        1
-    }
-}
-
-/// `body` for each of a tile's last `lag` K steps `kt` (`tail` on) that K has.
-fn tail_steps(w: &mut Writer, lag: u32, body: impl FnOnce(&mut Writer)) {
-    w.line("#pragma unroll");
-    w.block(format!("for (int j = 0; j < {lag}; ++j)"), |w| {
-        w.line("const int kt = tail + j;");
-        w.block("if (kt >= 0)", body);
-    });
 }

@@ -152,12 +152,11 @@ impl Tc<'_> {
     }
 
     /// `specialize(.., overlap)`: one stage's K steps for half `jn` (the
-    /// consumer's atom column `jn`) alone, committed as a group of its own
-    /// where `commit`; `accumulate` is the wgmmas' accumulate flag.
-    pub(super) fn wgmma_half(&self, w: &mut Writer, stage: &str, jn: u32, accumulate: &str, commit: bool) {
+    /// consumer's atom column `jn`) alone, committed as a group of its own;
+    /// `accumulate` is the wgmmas' accumulate flag.
+    pub(super) fn wgmma_half(&self, w: &mut Writer, stage: &str, jn: u32, accumulate: &str) {
         let steps = self.bk / self.ak;
-        let group = if commit { ", one group" } else { "" };
-        w.line(format!("// atom (wgmma): half {jn}, {steps} K step(s) of {} over its 64x{} atom{group}", self.ak, self.an));
+        w.line(format!("// atom (wgmma): half {jn}, {steps} K step(s) of {} over its 64x{} atom, one group", self.ak, self.an));
         w.unrolled("ks", steps, |w| {
             let n = plus(&[Some("group_n".into()), times(&jn.to_string(), self.an)]);
             let ks = index("ks", steps);
@@ -165,9 +164,7 @@ impl Tc<'_> {
             let db = self.descriptor(Which::B, stage, &n, ks);
             w.line(format!("wgmma_m64n{}k16(acc[0][{jn}], {da}, {db}, {accumulate});", self.an));
         });
-        if commit {
-            w.line("wgmma_commit();");
-        }
+        w.line("wgmma_commit();");
     }
 
     /// Whether the accumulators are zeroed before each tile (`wgmma(.., zeroed)`).

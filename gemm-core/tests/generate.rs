@@ -790,7 +790,7 @@ fn a_tma_store_epilogue_fences_meets_and_stores_each_box_from_one_thread() {
     assert!(src.contains("return (e / 64) * 8192 + line * 64 + ((((e % 64) / 8) ^ (line % 8)) * 8) + e % 8;"), "{src}");
     let order = [
         "if (threadIdx.x == 128) bulk_wait_read<0>();",
-        "stmatrix_x4(c_tile_addr + 2 * c_tile_at(s_row, s_col + q2 * 16), packed);",
+        "c_tile[c_tile_at(t_row + h * 8, t_col + q * 8)]",
         "fence_proxy_async();",
         "consumers_sync();  // the C tile is whole",
         "tma_store(tmap_c, c_tile_addr, block_n, block_m, batch);",
@@ -828,8 +828,7 @@ fn a_c_tile_the_stages_leave_no_room_for_goes_out_in_parts() {
         "// a buffer for a part of the block's C tile, past the stages: 128 rows of 128, in the TMA store's boxes",
         "for (int part = 0; part < 2; ++part) {",
         "if (threadIdx.x == 128) bulk_wait_read<0>();  // the previous part's TMA stores have read the buffer",
-        "packed[2 * d + h] = to_bf16x2(acc[0][0][q + 16 * part][2 * h], acc[0][0][q + 16 * part][2 * h + 1]);",
-        "stmatrix_x4(c_tile_addr + 2 * c_tile_at(s_row, s_col + q2 * 16), packed);",
+        "= to_bf16x2(acc[0][0][q + 16 * part][2 * h], acc[0][0][q + 16 * part][2 * h + 1]);",
         "consumers_sync();  // the part is whole",
         "tma_store(tmap_c, c_tile_addr + 16384, block_n + part * 128 + 64, block_m, batch);",
         "const int row = block_m + line, col = block_n + part * 128 + e;",
@@ -843,45 +842,6 @@ fn a_c_tile_the_stages_leave_no_room_for_goes_out_in_parts() {
     s.c.layout = Layout::ColMajor;
     assert_eq!(s.c_tile().map(|t| t.parts), Some(1));
     assert!(!check(&s).is_empty());
-}
-
-/// Under `epilogue = tma` a row-major 16-bit C goes into the C tile by
-/// `stmatrix`: each lane packs its pairs of two neighbouring 16x8 atoms,
-/// both rows, and names one row of one 8x8 tile (row lane % 8 of tile
-/// lane / 8); an f32 or column-major C, or beta under guarded edges (whose
-/// reads of C are checked an element at a time), keeps a pair a lane.
-#[test]
-fn stmatrix_takes_a_row_major_16_bit_c_into_the_tile_four_8x8_tiles_a_warp() {
-    let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 3, cp_async: None };
-    s.persistent = Some(Persistent::Tiles);
-    s.epilogue = Epilogue::Tma;
-    s.fused = Fused { alpha: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), ..Fused::default() };
-    let src = generate(&s).unwrap().source;
-    assert_in_order(
-        &src,
-        &[
-            "__device__ __forceinline__ void stmatrix_x4(unsigned addr, const unsigned (&r)[4]) {",
-            "const int s_row = warp_m + lane % 8 + ((lane / 8) % 2) * 8;",
-            "const int s_col = warp_n + (lane / 16) * 8;",
-            "for (int q2 = 0; q2 < 16; ++q2) {",
-            "const int q = 2 * q2 + d;",
-            "float v0 = alpha * acc[0][0][q][2 * h];",
-            "packed[2 * d + h] = to_bf16x2(v0, v1);",
-            "stmatrix_x4(c_tile_addr + 2 * c_tile_at(s_row, s_col + q2 * 16), packed);",
-        ],
-    );
-    let pairs = "*reinterpret_cast<unsigned*>(&c_tile[c_tile_at(t_row + h * 8, t_col + q * 8)]) = ";
-    assert!(!src.contains(pairs), "{src}");
-    let f32_c = KernelSpec { c: Operand { elem: Elem::F32, ..s.c }, ..s.clone() };
-    let col_major = KernelSpec { c: Operand { layout: Layout::ColMajor, ..s.c }, ..s.clone() };
-    let guarded_beta = KernelSpec { edges: Edges::Guarded, fused: Fused { beta: true, ..s.fused }, ..s.clone() };
-    for k in [f32_c, col_major, guarded_beta] {
-        assert!(check(&k).is_empty(), "{:?}", check(&k));
-        let src = generate(&k).unwrap().source;
-        assert!(!src.contains("stmatrix"), "{src}");
-        assert!(src.contains("c_tile[c_tile_at("), "{src}");
-    }
 }
 
 /// The Hilbert raster's device function, compiled as plain C++ by the host

@@ -117,13 +117,6 @@ __device__ __forceinline__ int c_tile_at(int line, int e) {
     return (e / 64) * 8192 + line * 64 + ((((e % 64) / 8) ^ (line % 8)) * 8) + e % 8;
 }
 
-// four 8x8 tiles of 16-bit values into shared memory: a pair of each from every lane, the row
-// lane % 8 of tile lane / 8 to this lane's address
-__device__ __forceinline__ void stmatrix_x4(unsigned addr, const unsigned (&r)[4]) {
-    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
-        :: "r"(addr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory");
-}
-
 // a barrier among the consumer warpgroups alone, which share the C tile or the fix-up (the producer never comes)
 __device__ __forceinline__ void consumers_sync() {
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
@@ -404,22 +397,16 @@ hilbert__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma_s
             // the block's C tile, past the stages: 128 rows of 256, in the TMA store's boxes
             const unsigned c_tile_addr = a_smem + 147456;
             unsigned short* const c_tile = reinterpret_cast<unsigned short*>(smem_raw + (a_smem - smem_base) + 147456);
-            // and the row this lane names to stmatrix: row lane % 8 of 8x8 tile lane / 8 (tile 2 d + h)
-            const int s_row = warp_m + lane % 8 + ((lane / 8) % 2) * 8;
-            const int s_col = warp_n + (lane / 16) * 8;
-            // atoms q = 2 q2 and the next: both rows of each, packed, go to the C tile by one stmatrix
+            // where this lane's accumulators lie in the C tile: rows lane / 4 (+ 8) and
+            // columns (lane % 4) * 2 (+ 1) of each 16x8 atom
+            const int t_row = warp_m + lane / 4;
+            const int t_col = warp_n + (lane % 4) * 2;
             #pragma unroll
-            for (int q2 = 0; q2 < 16; ++q2) {
-                unsigned packed[4];  // tile 2 d + h: atom 2 q2 + d, rows h * 8 on
+            for (int q = 0; q < 32; ++q) {
                 #pragma unroll
-                for (int d = 0; d < 2; ++d) {
-                    const int q = 2 * q2 + d;
-                    #pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        packed[2 * d + h] = to_bf16x2(acc[0][0][q][2 * h], acc[0][0][q][2 * h + 1]);
-                    }
+                for (int h = 0; h < 2; ++h) {
+                    *reinterpret_cast<unsigned*>(&c_tile[c_tile_at(t_row + h * 8, t_col + q * 8)]) = to_bf16x2(acc[0][0][q][2 * h], acc[0][0][q][2 * h + 1]);
                 }
-                stmatrix_x4(c_tile_addr + 2 * c_tile_at(s_row, s_col + q2 * 16), packed);
             }
             fence_proxy_async();  // this thread's stores into the C tile, seen by the copy engine
             consumers_sync();  // the C tile is whole

@@ -341,29 +341,6 @@ impl<'a> Output<'a> {
         });
     }
 
-    /// A pair of neighbours along n from (`at.0`, `at.1`) of C, through the
-    /// fused math, packed into the 16-bit C's pair register `target`
-    /// (declared by the caller), for a store of many pairs at once. Only
-    /// where no check is needed: into the C tile, beta reading no C past an
-    /// edge.
-    pub fn pack_pair(&self, w: &mut Writer, at: (&str, &str), values: &[Value; 2], target: &str) {
-        let s = self.spec;
-        debug_assert!(self.tile.is_some() && s.c.elem.bytes() == 2 && !(s.edges == Edges::Guarded && s.fused.beta));
-        let elem = |i: usize| neighbour(at.0, at.1, Dim::N, i);
-        let c_at = |i: usize| {
-            let (r, c) = elem(i);
-            format!("{}[{}]", self.c, offset(s.c.layout, "ldc", &r, &c))
-        };
-        let t = ptx_type(s.c.elem);
-        if !s.fused.any() {
-            return w.line(format!("{target} = to_{t}x2({}, {});", values[0].acc, values[1].acc));
-        }
-        w.block("", |w| {
-            self.fused_values(w, &elem, &c_at, values);
-            w.line(format!("{target} = to_{t}x2(v0, v1);"));
-        });
-    }
-
     /// The stores of one run, unchecked: to C at `at`, or to the C tile at `in_tile`.
     fn run(&self, w: &mut Writer, at: (&str, &str), in_tile: Option<(&str, &str)>, along: Dim, values: &[Value]) {
         let s = self.spec;

@@ -298,21 +298,6 @@ pub fn tma_store(w: &mut Writer) {
     w.line("");
 }
 
-/// `stmatrix` (sm_90): four 8x8 tiles of 16-bit values into shared memory,
-/// each lane holding a pair of each (row lane / 4, columns (lane % 4) * 2
-/// and the next, the mma C fragment's place) and naming where one row of
-/// one tile goes (lane / 8 the tile, lane % 8 the row): one warp
-/// instruction where `st.shared` of a pair a lane took four.
-pub fn stmatrix(w: &mut Writer) {
-    w.line("// four 8x8 tiles of 16-bit values into shared memory: a pair of each from every lane, the row");
-    w.line("// lane % 8 of tile lane / 8 to this lane's address");
-    w.block("__device__ __forceinline__ void stmatrix_x4(unsigned addr, const unsigned (&r)[4])", |w| {
-        w.line("asm volatile(\"stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\\n\"");
-        w.line("    :: \"r\"(addr), \"r\"(r[0]), \"r\"(r[1]), \"r\"(r[2]), \"r\"(r[3]) : \"memory\");");
-    });
-    w.line("");
-}
-
 /// Thread block clusters: this block's rank in its cluster, a barrier of
 /// every thread of the cluster, and (`multicast`) the TMA load that writes
 /// a box into every block of a mask, the arrival on another block's

@@ -8,7 +8,7 @@
 use super::{index, plus, times, Tc};
 use crate::cuda::epilogue::{self, Output, Team, Value};
 use crate::cuda::writer::Writer;
-use crate::spec::{Arch, CTile, Dim, Edges, Elem, Epilogue, Layout, Staging};
+use crate::spec::{CTile, Dim, Elem, Epilogue, Layout, Staging};
 
 /// Where a warp's 16x8 atoms lie in its tile (from `warp_m`, `warp_n`).
 pub(super) struct PairMap {
@@ -65,7 +65,10 @@ impl Tc<'_> {
         if let Some(t) = tile {
             self.c_tile_setup(w, t);
             epilogue::tile_shift(w, s, out);
-            self.tile_places(w);
+            w.line("// where this lane's accumulators lie in the C tile: rows lane / 4 (+ 8) and");
+            w.line("// columns (lane % 4) * 2 (+ 1) of each 16x8 atom");
+            w.line("const int t_row = warp_m + lane / 4;");
+            w.line("const int t_col = warp_n + (lane % 4) * 2;");
             if s.fused.any() {
                 w.line("// and in C, for the fused math");
                 w.declare("c_row", "const int c_row = block_m + t_row;");
@@ -108,7 +111,10 @@ impl Tc<'_> {
     /// K step issued ahead). Returns
     /// the bias registers, `[half][q]`, where loaded.
     pub(super) fn overlap_setup(&self, w: &mut Writer, out: &Output) -> Option<&'static str> {
-        self.tile_places(w);
+        w.line("// where this lane's accumulators lie in the C tile: rows lane / 4 (+ 8) and");
+        w.line("// columns (lane % 4) * 2 (+ 1) of each 16x8 atom");
+        w.line("const int t_row = warp_m + lane / 4;");
+        w.line("const int t_col = warp_n + (lane % 4) * 2;");
         if self.spec.fused.any() {
             w.line("// and in C, for the fused math");
             w.declare("c_row", "const int c_row = block_m + t_row;");
@@ -191,31 +197,6 @@ impl Tc<'_> {
             }
             (None, _) => None,
         };
-        let stmatrix = self.stmatrix() && map.n.last().is_some_and(|&(_, extent, _)| extent % 2 == 0);
-        if stmatrix {
-            self.stmatrix_pairs(w, out, map, (&row, &col), bias.as_ref());
-        } else {
-            self.st_shared_pairs(w, out, map, (&row, &col), in_tile.as_ref(), bias.as_ref());
-        }
-        match (tile, s.epilogue) {
-            (Some(_), Epilogue::Tma) => epilogue::tma_store_out(w, s, out, &self.team(), part),
-            (Some(_), _) => epilogue::copy_out(w, s, out, &self.team()),
-            _ => {}
-        }
-    }
-
-    /// [`Self::pairs_out`]'s stores a pair at a time: to C at (`at.0`, `at.1`),
-    /// or to the C tile at `in_tile`; `bias`: each pair's two bias values.
-    fn st_shared_pairs(
-        &self,
-        w: &mut Writer,
-        out: &Output,
-        map: &PairMap,
-        at: (&str, &str),
-        in_tile: Option<&(String, String)>,
-        bias: Option<&[String; 2]>,
-    ) {
-        let (row, col) = at;
         let mut loops = PairMap::loops(&map.m);
         loops.extend(PairMap::loops(&map.n));
         loops.push(("h", 2));
@@ -225,77 +206,13 @@ impl Tc<'_> {
                 .enumerate()
                 .map(|(e, acc)| Value { acc, bias: bias.as_ref().map(|b| b[e].clone()) })
                 .collect::<Vec<_>>();
-            let in_tile = in_tile.map(|(r, c)| (r.as_str(), c.as_str()));
-            out.store_at(w, (row, col), in_tile, Dim::N, &values);
+            let in_tile = in_tile.as_ref().map(|(r, c)| (r.as_str(), c.as_str()));
+            out.store_at(w, (&row, &col), in_tile, Dim::N, &values);
         });
-    }
-
-    /// [`Self::pairs_out`]'s stores into the C tile four 16x8 half-atoms at
-    /// a time: atoms `2 q2` and `2 q2 + 1` along the last loop along n, each
-    /// lane's two pairs of each packed, then one `stmatrix` a warp. At the
-    /// tile's TMA boxes' swizzle each 8x8 tile's rows are 16-byte chunks
-    /// of distinct lines mod 8: no bank conflicts.
-    fn stmatrix_pairs(&self, w: &mut Writer, out: &Output, map: &PairMap, at: (&str, &str), bias: Option<&[String; 2]>) {
-        let (row, col) = at;
-        let (&(q, extent, step), others) = map.n.split_last().expect("a loop along n");
-        let pairs = format!("{q}2");
-        let mut rows = vec![Some("s_row".to_string())];
-        rows.extend(PairMap::offset(&map.m));
-        let mut cols = vec![Some("s_col".to_string())];
-        cols.extend(PairMap::offset(others));
-        cols.push(times(&pairs, 2 * step));
-        let (line, e) = (plus(&rows), plus(&cols));
-        let mut loops = PairMap::loops(&map.m);
-        loops.extend(PairMap::loops(others));
-        w.line(format!("// atoms {q} = 2 {pairs} and the next: both rows of each, packed, go to the C tile by one stmatrix"));
-        nest(w, &loops, &mut |w| {
-            w.line("#pragma unroll");
-            w.block(format!("for (int {pairs} = 0; {pairs} < {}; ++{pairs})", extent / 2), |w| {
-                w.line("unsigned packed[4];  // tile 2 d + h: atom 2 q2 + d, rows h * 8 on");
-                w.unrolled("d", 2, |w| {
-                    w.line(format!("const int {q} = 2 * {pairs} + d;"));
-                    w.unrolled("h", 2, |w| {
-                        let acc = ["2 * h", "2 * h + 1"].map(|e| format!("{}[{e}]", map.acc));
-                        let values = [0, 1].map(|e| Value { acc: acc[e].clone(), bias: bias.map(|b| b[e].clone()) });
-                        out.pack_pair(w, (row, col), &values, "packed[2 * d + h]");
-                    });
-                });
-                w.line(format!("stmatrix_x4(c_tile_addr + 2 * c_tile_at({line}, {e}), packed);"));
-            });
-        });
-    }
-
-    /// Whether this lane's pairs go into the C tile by `stmatrix`: TMA
-    /// stores of a row-major 16-bit C on sm_90a, the fused math reading no C
-    /// past an edge (beta under guarded edges checks each element), and an
-    /// even count of 16x8 atoms along each part's columns.
-    pub(super) fn stmatrix(&self) -> bool {
-        let s = self.spec;
-        let Some(t) = s.c_tile() else { return false };
-        let overlap = s.specialize.is_some_and(|sp| sp.overlap);
-        let atoms = if overlap { self.an / 8 } else { self.an / 8 / t.parts };
-        s.epilogue == Epilogue::Tma
-            && s.arch == Arch::Sm90a
-            && s.c.elem.bytes() == 2
-            && s.c.layout == Layout::RowMajor
-            && !(s.edges == Edges::Guarded && s.fused.beta)
-            && atoms % 2 == 0
-    }
-
-    /// Where this lane's values lie in the C tile, and under `stmatrix`
-    /// where the rows it names lie.
-    fn tile_places(&self, w: &mut Writer) {
-        // (under stmatrix only the fused math's places in C use them)
-        if !self.stmatrix() || self.spec.fused.any() {
-            w.line("// where this lane's accumulators lie in the C tile: rows lane / 4 (+ 8) and");
-            w.line("// columns (lane % 4) * 2 (+ 1) of each 16x8 atom");
-        }
-        w.declare("t_row", "const int t_row = warp_m + lane / 4;");
-        w.declare("t_col", "const int t_col = warp_n + (lane % 4) * 2;");
-        if self.stmatrix() {
-            w.line("// and the row this lane names to stmatrix: row lane % 8 of 8x8 tile lane / 8 (tile 2 d + h)");
-            w.declare("s_row", "const int s_row = warp_m + lane % 8 + ((lane / 8) % 2) * 8;");
-            w.declare("s_col", "const int s_col = warp_n + (lane / 16) * 8;");
+        match (tile, s.epilogue) {
+            (Some(_), Epilogue::Tma) => epilogue::tma_store_out(w, s, out, &self.team(), part),
+            (Some(_), _) => epilogue::copy_out(w, s, out, &self.team()),
+            _ => {}
         }
     }
 

@@ -67,9 +67,6 @@ impl Tc<'_> {
         if self.spec.epilogue == Epilogue::Tma {
             ptx::tma_store(w);
             crate::cuda::epilogue::c_tile_at_fn(w, self.spec);
-            if self.stmatrix() {
-                ptx::stmatrix(w);
-            }
         }
         let consumers_meet = self.spec.c_tile().is_some() || self.spec.persistent.is_some_and(Persistent::splits_k);
         if let (Some(sp), true) = (self.spec.specialize, consumers_meet) {

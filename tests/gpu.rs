@@ -116,7 +116,9 @@ fn overlapped_epilogues_match_cublas_across_every_tile_of_the_walk() {
             let sc = Scalars { alpha: 1.25, beta: 0.5 };
             let seed = 200 + 20 * i as u64 + 10 * j as u64;
             // 16 x 16 tiles of 128 x 256 (about two a block), one K tile, two, part of one, odd sides
-            for (d, (m, n, kk)) in [(2048, 4096, 192), (2048, 4096, 64), (2048, 4096, 100), (1024, 8192, 17), (1999, 3001, 200)].into_iter().enumerate() {
+            for (d, (m, n, kk)) in
+                [(2048, 4096, 192), (2048, 4096, 64), (2048, 4096, 100), (1024, 8192, 17), (1999, 3001, 200)].into_iter().enumerate()
+            {
                 let dims = gemm_ladder::measure::padded_dims(m, n, kk, l);
                 verify_fused(&bench, k, dims, seed + d as u64, sc).unwrap_or_else(|e| panic!("{e}"));
             }

@@ -355,7 +355,7 @@ impl Kernel {
     fn grid_for(&self, resident: u32, dims: Dims) -> (u32, u32, u32) {
         match self.spec.persistent {
             Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit) => (self.stream_k_blocks(resident, dims), 1, 1),
-            // a block per SM (or what occupancy allows), each walking tiles
+            // at most a block per SM (or what occupancy allows), each walking tiles
             Some(Persistent::Tiles) => (self.persistent_blocks(resident, dims), 1, 1),
             None => {
                 let (x, y, _) = gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32);
@@ -364,15 +364,15 @@ impl Kernel {
         }
     }
 
-    /// A persistent kernel's grid: the blocks resident at once, at most one
-    /// per C tile of the whole batch; whole clusters, each taking cluster
-    /// tiles, under a cluster.
+    /// A persistent kernel's grid: whole clusters (each taking cluster
+    /// tiles) under a cluster, else blocks, balanced over the C tiles of
+    /// the whole batch ([`balanced_blocks`]).
     fn persistent_blocks(&self, resident: u32, dims: Dims) -> u32 {
         let b = &self.spec.block;
         let (cm, cn) = self.spec.cluster.map_or((1, 1), |c| (c.m as usize, c.n as usize));
         let tiles = dims.m.div_ceil(b.m as usize * cm) * dims.n.div_ceil(b.n as usize * cn) * dims.batch.count;
         let size = cm * cn;
-        ((resident as usize / size).min(tiles.max(1)) * size) as u32
+        (balanced_blocks(tiles, resident as usize / size) * size) as u32
     }
 
     fn stream_k_blocks(&self, resident: u32, dims: Dims) -> u32 {
@@ -399,9 +399,45 @@ impl Kernel {
     }
 }
 
+/// The fewest blocks (at most `resident`) that walk `tiles` in as few
+/// rounds as `resident` blocks would: every block takes the same count of
+/// tiles, or one fewer, where `resident` blocks would leave the last round
+/// part full. The rounds are the same, yet on the H100 `hopper_autotuned`
+/// ran faster on the fewer blocks (512 tiles of 128 x 256 at 4096^3 on 128
+/// blocks against 132: 798.02 TFLOP/s against 790.68; 8192^3 on 128: 824.80
+/// against 808.61; BENCHMARKS.md).
+fn balanced_blocks(tiles: usize, resident: usize) -> usize {
+    let (tiles, resident) = (tiles.max(1), resident.max(1));
+    let rounds = tiles.div_ceil(resident);
+    tiles.div_ceil(rounds)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The persistent grid keeps the rounds of a block per SM and gives
+    /// every block the same count of tiles, or one fewer: 512 tiles on 132
+    /// SMs take four rounds, so 128 blocks; 1376 take eleven, 126 blocks;
+    /// fewer tiles than SMs a block each; one tile past the SMs two rounds.
+    #[test]
+    fn the_persistent_grid_balances_its_rounds_on_the_fewest_blocks() {
+        for (tiles, resident, blocks) in
+            [(512, 132, 128), (2048, 132, 128), (1376, 132, 126), (100, 132, 100), (132, 132, 132), (133, 132, 67), (0, 132, 1), (5, 0, 1)]
+        {
+            assert_eq!(balanced_blocks(tiles, resident), blocks, "{tiles} tiles, {resident} resident");
+        }
+        for tiles in 1..2000 {
+            for resident in [1, 7, 64, 114, 132] {
+                let blocks = balanced_blocks(tiles, resident);
+                let rounds = tiles.div_ceil(resident);
+                assert!(blocks <= resident.min(tiles), "{tiles}, {resident}: {blocks}");
+                assert_eq!(tiles.div_ceil(blocks), rounds, "{tiles}, {resident}: {blocks} blocks");
+                // no fewer blocks would do: one less takes another round
+                assert!(blocks == 1 || tiles.div_ceil(blocks - 1) > rounds, "{tiles}, {resident}: {blocks}");
+            }
+        }
+    }
 
     /// sm_80 kernels run on every newer GPU; sm_90a kernels on Hopper (9.0)
     /// alone: an A100 or a Blackwell GPU gets `ArchTooOld`, not a launch.

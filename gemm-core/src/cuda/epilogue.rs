@@ -51,8 +51,9 @@ pub fn helpers(w: &mut Writer, spec: &KernelSpec) {
         // PHI_TAIL_LOG2), in place of erff, which took three times the
         // epilogue's instructions (on the H100 the fused bias and GELU cost
         // `linear_hopper` 11.6% with erff, 4.6% with gelu_tanh): seven
-        // instructions and one MUFU an element, gelu_tanh's count, where
-        // Abramowitz and Stegun's 7.1.28 (erf = 1 - 1 / p(u)^16) took twelve.
+        // instructions and one MUFU an element by the machine code (gelu_tanh:
+        // five and one), where Abramowitz and Stegun's 7.1.28 (erf = 1 - 1 /
+        // p(u)^16) took twelve and one.
         let erf_fast = a == Activation::Gelu && spec.c.elem == Elem::Bf16;
         if tanh_op {
             tanh_helper(w);

@@ -346,8 +346,9 @@ impl Kernel {
 
     /// The grid a launch for `dims` on `stream`'s device takes: one block
     /// per C tile (a row of clusters for a clustered kernel, the batch along
-    /// z), or for a persistent or stream-K kernel one row of what the device
-    /// holds at once.
+    /// z), or one row: for a stream-K kernel what the device holds at once,
+    /// for a persistent one the fewest of those that take as few rounds of
+    /// tiles (128 blocks for 4096^3's 512 tiles of 128 x 256 on 132 SMs).
     pub fn grid(&self, stream: &CudaStream, dims: Dims) -> Result<(u32, u32, u32), GemmError> {
         Ok(self.grid_for(self.load(stream.context())?.resident, dims))
     }

@@ -75,6 +75,20 @@ fn fma_reads_f32_and_tensor_cores_read_16_bit_types() {
     assert!(at.contains(&"a") && at.contains(&"b"), "{at:?}");
 }
 
+/// A producer warpgroup and two consumers, `setmaxnreg` to `producer_regs`
+/// and `consumer_regs`, the elected arrivals, no ping-pong or overlap.
+fn two_consumers(producer_regs: u32, consumer_regs: u32) -> Specialize {
+    Specialize {
+        producers: 1,
+        consumers: 2,
+        producer_regs: Some(producer_regs),
+        consumer_regs: Some(consumer_regs),
+        pingpong: false,
+        arrivals: Arrivals::Warpgroup,
+        overlap: false,
+    }
+}
+
 /// A bf16 wgmma kernel on sm_90a: 128 x `n` blocks of `threads`, a
 /// warpgroup 64 x `n`, the 128-byte swizzle, staged by `staging`.
 fn wgmma_spec(n: u32, threads: u32, staging: Staging) -> KernelSpec {
@@ -107,15 +121,7 @@ fn hopper_features_need_sm_90a() {
 fn too_many_stages_propose_the_deepest_pipeline_that_fits() {
     let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 5, cp_async: None });
     s.c.elem = Elem::Bf16;
-    s.specialize = Some(Specialize {
-        producers: 1,
-        consumers: 2,
-        producer_regs: Some(24),
-        consumer_regs: Some(240),
-        pingpong: false,
-        arrivals: Arrivals::Warpgroup,
-        overlap: false,
-    });
+    s.specialize = Some(two_consumers(24, 240));
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Tma;
     let d = check(&s);
@@ -133,15 +139,7 @@ fn too_many_stages_propose_the_deepest_pipeline_that_fits() {
 #[test]
 fn thread_arrivals_refuse_stages_filled_by_cp_async() {
     let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 3, cp_async: None });
-    s.specialize = Some(Specialize {
-        producers: 1,
-        consumers: 2,
-        producer_regs: Some(40),
-        consumer_regs: Some(232),
-        pingpong: false,
-        arrivals: Arrivals::Thread,
-        overlap: false,
-    });
+    s.specialize = Some(Specialize { arrivals: Arrivals::Thread, ..two_consumers(40, 232) });
     s.persistent = Some(Persistent::Tiles);
     assert_eq!(check(&s), vec![]);
     s.staging = Staging::Tma { stages: 3, cp_async: Some(4) };
@@ -158,15 +156,7 @@ fn overlap_takes_stages_filled_by_cp_async_but_no_c_stored_another_way() {
     let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 4, cp_async: None });
     s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
     s.c.elem = Elem::Bf16;
-    s.specialize = Some(Specialize {
-        producers: 1,
-        consumers: 2,
-        producer_regs: Some(24),
-        consumer_regs: Some(240),
-        pingpong: false,
-        arrivals: Arrivals::Warpgroup,
-        overlap: true,
-    });
+    s.specialize = Some(Specialize { overlap: true, ..two_consumers(24, 240) });
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Tma;
     assert_eq!(check(&s), vec![]);
@@ -184,15 +174,7 @@ fn overlap_takes_stages_filled_by_cp_async_but_no_c_stored_another_way() {
 #[test]
 fn stages_filled_by_cp_async_need_a_producer_warpgroup_and_no_multicast() {
     let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 3, cp_async: Some(4) });
-    s.specialize = Some(Specialize {
-        producers: 1,
-        consumers: 2,
-        producer_regs: Some(40),
-        consumer_regs: Some(232),
-        pingpong: false,
-        arrivals: Arrivals::Warpgroup,
-        overlap: false,
-    });
+    s.specialize = Some(two_consumers(40, 232));
     assert_eq!(check(&s), vec![], "tma_store's tiling filled by 8-byte copies is legal");
     s.staging = Staging::Tma { stages: 3, cp_async: Some(1) };
     assert_eq!(errors_at(&s), vec!["staging"], "2-byte copies");

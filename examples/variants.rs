@@ -1,6 +1,7 @@
 //! A ladder step beside variants of its spec, each checked against cuBLAS and
-//! timed in one process, two rounds: what one setting is worth, without
-//! editing the spec.
+//! timed in one process, two rounds, then a third with each kernel's
+//! launches taking turns with cuBLAS's (so that both see the clock the GPU
+//! runs at then): what one setting is worth, without editing the spec.
 //!
 //! `cargo run --release --example variants -- STEP [SIZE] VARIANT...`, SIZE
 //! either N (cubed) or MxNxK.
@@ -99,8 +100,8 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         "{name} at {shape} (leading dimensions a multiple of {}), median of {} runs, two rounds; every kernel verified against cuBLAS first\n",
         cli.ld_multiple, reps.runs
     );
-    println!("| variant | round 1 TFLOP/s | round 2 TFLOP/s | % of cuBLAS (round 2) |");
-    println!("|---|---:|---:|---:|");
+    println!("| variant | round 1 TFLOP/s | round 2 TFLOP/s | % of cuBLAS (round 2) | in turns with cuBLAS: TFLOP/s, cuBLAS, % |");
+    println!("|---|---:|---:|---:|---|");
     // every kernel checked at the timed shape itself too (odd shapes included)
     for (k, label) in kernels.iter().zip(&labels) {
         let err = gemm_ladder::measure::verify(&bench, k, dims, 5).map_err(|e| format!("{label}: {e}"))?;
@@ -114,16 +115,18 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         rounds.push((timed, cublas));
     }
     let (_, cublas) = rounds[1];
-    for (i, label) in labels.iter().enumerate() {
+    for (i, (label, k)) in labels.iter().zip(&kernels).enumerate() {
         let of = |round: usize| rounds[round].0[i].as_ref().map(|t| t.tflops);
         match (of(0), of(1)) {
             (Some(a), Some(b)) => {
-                println!("| {label} | {a:.2} | {b:.2} | {:.1}% |", 100.0 * b / cublas)
+                let (ours, theirs) = gemm_ladder::measure::time_in_turns(&bench, k, dims, reps)?;
+                let (ours, theirs) = (ours.tflops(dims.flops()), theirs.tflops(dims.flops()));
+                println!("| {label} | {a:.2} | {b:.2} | {:.1}% | {ours:.2}, {theirs:.2}, {:.1}% |", 100.0 * b / cublas, 100.0 * ours / theirs)
             }
-            _ => println!("| {label} | failed (see above) | | |"),
+            _ => println!("| {label} | failed (see above) | | | |"),
         }
     }
-    println!("| cuBLAS {} | {:.2} | {:.2} | 100.0% |", describe(cfg), rounds[0].1, cublas);
+    println!("| cuBLAS {} | {:.2} | {:.2} | 100.0% | |", describe(cfg), rounds[0].1, cublas);
     Ok(())
 }
 

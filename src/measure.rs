@@ -382,6 +382,26 @@ pub fn time_cublas_typed(bench: &Bench, types: [Elem; 3], layouts: [Layout; 3], 
     time(bench.stream(), reps.warmup, reps.runs, |_| p.cublas(bench, &mut c))
 }
 
+/// `kernel` and cuBLAS (in the kernel's types and layouts) at `dims`,
+/// launched in turns, each launch between events of its own, `reps.runs`
+/// of each: the GPU's clock, which drifts within a process, weighs on both
+/// alike. Returns (the kernel's timing, cuBLAS's).
+pub fn time_in_turns(bench: &Bench, kernel: &Kernel, dims: Dims, reps: Reps) -> Result<(Timing, Timing), GemmError> {
+    let s = &kernel.spec;
+    let ours = Problem::for_kernel(bench, kernel, dims, 11)?;
+    let theirs = Problem::typed(bench, [s.a.elem, s.b.elem, s.c.elem], [s.a.layout, s.b.layout, s.c.layout], dims, 11)?;
+    let (mut c_ours, mut c_theirs) = (ours.poisoned_c(bench)?, theirs.poisoned_c(bench)?);
+    let turns = time(bench.stream(), 2 * reps.warmup, 2 * reps.runs, |i| {
+        if i % 2 == 0 {
+            ours.launch(bench, kernel, &mut c_ours)
+        } else {
+            theirs.cublas(bench, &mut c_theirs)
+        }
+    })?;
+    let every = |first: usize| Timing { runs_ms: turns.runs_ms.iter().skip(first).step_by(2).copied().collect() };
+    Ok((every(0), every(1)))
+}
+
 /// One step measured: correctness, then speed beside cuBLAS's.
 pub struct Measured {
     pub kernel: String,

@@ -28,11 +28,11 @@
 use clap::Parser;
 use cudarc::cublaslt::{CudaBlasLT, Matmul, MatmulConfig};
 use gemm_ladder::fused::{verify_fused, Scalars};
-use gemm_ladder::measure::{Bench, DevMat, Problem, Reps};
+use gemm_ladder::measure::{time_turns, Bench, DevMat, Problem, Reps};
 use gemm_ladder::steps::mma_autotuned;
 use gemm_runtime::cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use gemm_runtime::spec::{Activation, Fused, KernelSpec, Persistent, Staging};
-use gemm_runtime::timing::{time, Timing};
+use gemm_runtime::timing::time;
 use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Kernel, Mat, MatMut, RowMajor};
 
 /// The layer: x (tokens x features) times W (features x out), plus the bias
@@ -363,15 +363,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("{name}: relative error {err:.2e} at {}x{}x{}, {odd_err:.2e} at 1000x3000x1000", dims.m, dims.n, dims.k);
             // the fused kernel and its twin in turns, each launch between events of its own: the
             // clock the GPU picks drifts over a process, and so weighs on both alike
-            let turns = time(s, 2 * reps.warmup, 2 * reps.runs, |i| {
-                if i % 2 == 0 {
+            let (fused, plain) = time_turns(s, reps, |fused| {
+                if fused {
                     p.launch_fused(&bench, k, &mut y, 1.0, 0.0, Some(&bias))
                 } else {
                     p.launch(&bench, plain_k, &mut y)
                 }
             })?;
-            let every = |first: usize| Timing { runs_ms: turns.runs_ms.iter().skip(first).step_by(2).copied().collect() };
-            hopper.push((name, label, every(0), every(1)));
+            hopper.push((name, label, fused, plain));
         }
     }
 

@@ -391,13 +391,14 @@ pub fn time_in_turns(bench: &Bench, kernel: &Kernel, dims: Dims, reps: Reps) -> 
     let ours = Problem::for_kernel(bench, kernel, dims, 11)?;
     let theirs = Problem::typed(bench, [s.a.elem, s.b.elem, s.c.elem], [s.a.layout, s.b.layout, s.c.layout], dims, 11)?;
     let (mut c_ours, mut c_theirs) = (ours.poisoned_c(bench)?, theirs.poisoned_c(bench)?);
-    let turns = time(bench.stream(), 2 * reps.warmup, 2 * reps.runs, |i| {
-        if i % 2 == 0 {
-            ours.launch(bench, kernel, &mut c_ours)
-        } else {
-            theirs.cublas(bench, &mut c_theirs)
-        }
-    })?;
+    time_turns(bench.stream(), reps, |first| if first { ours.launch(bench, kernel, &mut c_ours) } else { theirs.cublas(bench, &mut c_theirs) })
+}
+
+/// Two launches timed in turns: `launch(true)` and `launch(false)` one
+/// after the other, each between events of its own, `reps.runs` times each
+/// after `reps.warmup` untimed pairs. Returns (the first's timing, the second's).
+pub fn time_turns(stream: &CudaStream, reps: Reps, mut launch: impl FnMut(bool) -> Result<(), GemmError>) -> Result<(Timing, Timing), GemmError> {
+    let turns = time(stream, 2 * reps.warmup, 2 * reps.runs, |i| launch(i % 2 == 0))?;
     let every = |first: usize| Timing { runs_ms: turns.runs_ms.iter().skip(first).step_by(2).copied().collect() };
     Ok((every(0), every(1)))
 }

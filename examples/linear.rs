@@ -345,6 +345,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some((k, _)) = &edited {
         layers.push(("linear_hopper (hand-edited)", k, "on the Hopper path, hand-edited"));
     }
+    if let Some(unknown) = args.only.iter().find(|o| !layers.iter().any(|(name, ..)| name.starts_with(o.as_str()))) {
+        let names: Vec<&str> = layers.iter().map(|(name, ..)| *name).collect();
+        return Err(format!("--only {unknown}: no Hopper layer's name starts so ({})", names.join(", ")).into());
+    }
     let mut hopper = Vec::new();
     if bench.gpu.capability == (9, 0) {
         let chosen = |name: &str| args.only.is_empty() || args.only.iter().any(|o| name.starts_with(o.as_str()));

@@ -97,7 +97,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let reps = Reps { warmup: 3, runs: 30 };
     let shape = if size.0 == size.1 && size.1 == size.2 { format!("{}^3", size.0) } else { format!("{}x{}x{}", size.0, size.1, size.2) };
     println!(
-        "{name} at {shape} (leading dimensions a multiple of {}), median of {} runs, two rounds; every kernel verified against cuBLAS first\n",
+        "{name} at {shape} (leading dimensions a multiple of {}), median of {} runs, two rounds, then each kernel in turns with cuBLAS; every kernel verified against cuBLAS first\n",
         cli.ld_multiple, reps.runs
     );
     println!("| variant | round 1 TFLOP/s | round 2 TFLOP/s | % of cuBLAS (round 2) | in turns with cuBLAS: TFLOP/s, cuBLAS, % |");

@@ -399,8 +399,14 @@ pub fn time_in_turns(bench: &Bench, kernel: &Kernel, dims: Dims, reps: Reps) -> 
 /// after `reps.warmup` untimed pairs. Returns (the first's timing, the second's).
 pub fn time_turns(stream: &CudaStream, reps: Reps, mut launch: impl FnMut(bool) -> Result<(), GemmError>) -> Result<(Timing, Timing), GemmError> {
     let turns = time(stream, 2 * reps.warmup, 2 * reps.runs, |i| launch(i % 2 == 0))?;
+    Ok(split_turns(&turns))
+}
+
+/// Launches timed in turns, apart: (the first's, every other one from the
+/// first; the second's).
+fn split_turns(turns: &Timing) -> (Timing, Timing) {
     let every = |first: usize| Timing { runs_ms: turns.runs_ms.iter().skip(first).step_by(2).copied().collect() };
-    Ok((every(0), every(1)))
+    (every(0), every(1))
 }
 
 /// One step measured: correctness, then speed beside cuBLAS's.
@@ -421,7 +427,17 @@ pub fn measure(bench: &Bench, kernel: &Kernel, dims: Dims, reps: Reps) -> Result
 
 #[cfg(test)]
 mod tests {
-    use super::random_normal;
+    use super::{random_normal, split_turns};
+    use gemm_runtime::timing::Timing;
+
+    #[test]
+    fn launches_timed_in_turns_split_into_the_first_and_the_second() {
+        let turns = Timing { runs_ms: vec![1.0, 2.0, 1.5, 2.5, 1.25, 2.25] };
+        let (first, second) = split_turns(&turns);
+        assert_eq!(first.runs_ms, [1.0, 1.5, 1.25]);
+        assert_eq!(second.runs_ms, [2.0, 2.5, 2.25]);
+        assert_eq!((first.median_ms(), second.median_ms()), (1.25, 2.25));
+    }
 
     #[test]
     fn random_normal_is_seeded_with_zero_mean_and_unit_variance() {

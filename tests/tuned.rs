@@ -166,3 +166,38 @@ fn tuned_kernels_match_cublas_and_a_second_process_does_not_tune_again() {
     assert!(second.status.success(), "the second process:\n{}{}", String::from_utf8_lossy(&second.stdout), String::from_utf8_lossy(&second.stderr));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Every point of every tuned kernel's space and of the decode kernels',
+/// not only those a tuning picked here: any of them is what some shape's
+/// first launch may choose. Each is checked against cuBLAS at one odd size,
+/// with partial tiles on every side.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_point_of_every_tuned_space_matches_cublas() {
+    use gemm_ladder::decode::{decode_mma, decode_split, decode_swapped};
+    let bench = Bench::open().unwrap();
+    let spaces: [(&Tuned, (usize, usize, usize)); 6] = [
+        (&simt_tuned::KERNEL, (1000, 777, 333)),
+        (&mma_tuned::KERNEL, (1000, 777, 333)),
+        (&hopper_tuned::KERNEL, (1000, 777, 333)),
+        // the decode kernels at a few tokens (the swapped ones take them as their N)
+        (&decode_mma::KERNEL, (37, 777, 1000)),
+        (&decode_swapped::KERNEL, (777, 37, 1000)),
+        (&decode_split::KERNEL, (777, 37, 1000)),
+    ];
+    let (mut checked, mut failed) = (0, Vec::new());
+    for (tuned, (m, n, k)) in spaces {
+        for (i, spec) in tuned.points().iter().enumerate() {
+            if spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
+                continue;
+            }
+            let dims = gemm_ladder::measure::padded_dims(m, n, k, [spec.a.layout, spec.b.layout, spec.c.layout]);
+            let kernel = Kernel::from_spec(spec.clone()).unwrap();
+            checked += 1;
+            if let Err(e) = gemm_ladder::measure::verify(&bench, &kernel, dims, 60 + i as u64) {
+                failed.push(format!("{} ({} point {i}): {e}", kernel.name, tuned.name()));
+            }
+        }
+    }
+    assert!(failed.is_empty(), "points of {checked} that do not match cuBLAS:\n{}", failed.join("\n"));
+}

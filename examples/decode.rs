@@ -7,9 +7,14 @@
 //! `decode_split` (the same with stream-K over K) run its transpose
 //! (`C^T = W^T x^T`), the same bytes and flops, timed beside cuBLAS on that
 //! same transposed problem.
+//!
+//! Every figure is taken two ways: a launch between two events (its start
+//! and drain counted, as a lone launch pays them) and ten launches back to
+//! back between two events (as a model's decode step issues its kernels,
+//! one launch's drain beside the next one's start).
 
 use gemm_ladder::measure::{padded_dims, Bench, Problem, Reps};
-use gemm_runtime::timing::time;
+use gemm_runtime::timing::{time, time_back_to_back};
 use gemm_runtime::{Dims, Tuned};
 
 /// The HBM3 bandwidth the H100 SXM is specified at, bytes a second.
@@ -17,6 +22,9 @@ const HBM: f64 = 3.35e12;
 
 /// The bytes of inputs a timing rotates over: four times the H100's L2.
 const ROTATE: f64 = 200e6;
+
+/// Launches back to back in each timed run of the second way.
+const BATCH: usize = 10;
 
 const TOKENS: [usize; 5] = [1, 8, 16, 32, 64];
 /// (N, K) of the weights.
@@ -40,15 +48,27 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         "Reading each weight alone on {} (a kernel of 16-byte loads and nothing else, the fastest of four shapes of it; median of 20 runs over copies that pass the L2 four times)\n",
         bench.gpu.name
     );
-    println!("| weight N x K | MiB | GB/s | % of HBM | each shape's GB/s (blocks an SM x threads, loads in flight) |");
-    println!("|---|---:|---:|---:|---|");
+    println!(
+        "| weight N x K | MiB | GB/s | % of HBM | back to back: GB/s | % of HBM | each shape's GB/s (blocks an SM x threads, loads in flight) |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---|");
     for &(n, k) in &WEIGHTS {
         let bytes = 2 * n * k;
-        let each = gemm_ladder::peak::read_ceiling(&bench, bytes, (ROTATE / bytes as f64).ceil() as usize)?;
+        let copies = (ROTATE / bytes as f64).ceil() as usize;
+        let each = gemm_ladder::peak::read_ceiling(&bench, bytes, copies, 1)?;
         let read = each.iter().copied().fold(0.0, f64::max);
+        let batched = gemm_ladder::peak::read_ceiling(&bench, bytes, copies, BATCH)?.into_iter().fold(0.0, f64::max);
         let shapes: Vec<String> =
             gemm_ladder::peak::READ_SHAPES.iter().zip(&each).map(|((b, t, u), r)| format!("{b} x {t}, {u}: {:.0}", r / 1e9)).collect();
-        println!("| {n} x {k} | {} | {:.0} | {:.1}% | {} |", bytes >> 20, read / 1e9, 100.0 * read / HBM, shapes.join("; "));
+        println!(
+            "| {n} x {k} | {} | {:.0} | {:.1}% | {:.0} | {:.1}% | {} |",
+            bytes >> 20,
+            read / 1e9,
+            100.0 * read / HBM,
+            batched / 1e9,
+            100.0 * batched / HBM,
+            shapes.join("; ")
+        );
     }
     println!();
     if let Some(unknown) = only.iter().find(|n| !kernels.iter().any(|(t, _)| t.name() == n.as_str())) {
@@ -68,9 +88,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             bench.gpu.name,
             reps.runs
         );
-        println!("| M x N x K | TFLOP/s | GB/s | % of HBM | cuBLAS GB/s | % of cuBLAS | point |");
-        println!("|---|---:|---:|---:|---:|---:|---|");
-        let (mut log_sum, mut count) = (0.0, 0);
+        println!(
+            "| M x N x K | TFLOP/s | GB/s | % of HBM | cuBLAS GB/s | % of cuBLAS | back to back: GB/s | % of HBM | cuBLAS GB/s | % of cuBLAS | point |"
+        );
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+        let (mut log_sum, mut log_sum_batched, mut count) = (0.0, 0.0, 0);
         for &(n, k) in &WEIGHTS {
             for &m in &TOKENS {
                 let dims = if swapped { padded_dims(n, m, k, cfg.1) } else { padded_dims(m, n, k, cfg.1) };
@@ -99,21 +121,37 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                     let (p, c) = &mut sets[i % copies];
                     p.cublas(&bench, c)
                 })?;
-                let (ours, theirs) = (bytes / (t.median_ms() * 1e-3), bytes / (cublas.median_ms() * 1e-3));
+                let t_batched = time_back_to_back(bench.stream(), reps.warmup, reps.runs, BATCH, |i| {
+                    let (p, c) = &mut sets[i % copies];
+                    p.launch_tuned(&bench, tuned, c)
+                })?;
+                let cublas_batched = time_back_to_back(bench.stream(), reps.warmup, reps.runs, BATCH, |i| {
+                    let (p, c) = &mut sets[i % copies];
+                    p.cublas(&bench, c)
+                })?;
+                let rate = |t: &gemm_runtime::timing::Timing| bytes / (t.median_ms() * 1e-3);
+                let (ours, theirs) = (rate(&t), rate(&cublas));
+                let (ours_batched, theirs_batched) = (rate(&t_batched), rate(&cublas_batched));
                 log_sum += (ours / theirs).ln();
+                log_sum_batched += (ours_batched / theirs_batched).ln();
                 count += 1;
                 let point = tuned.chosen_for(bench.stream(), dims)?.map_or("?".into(), |k| k.name.to_string());
                 println!(
-                    "| {m} x {n} x {k} | {:.2} | {:.0} | {:.1}% | {:.0} | {:.1}% | `{point}` |",
+                    "| {m} x {n} x {k} | {:.2} | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% | `{point}` |",
                     t.tflops(dims.flops()),
                     ours / 1e9,
                     100.0 * ours / HBM,
                     theirs / 1e9,
-                    100.0 * ours / theirs
+                    100.0 * ours / theirs,
+                    ours_batched / 1e9,
+                    100.0 * ours_batched / HBM,
+                    theirs_batched / 1e9,
+                    100.0 * ours_batched / theirs_batched
                 );
             }
         }
-        println!("| geometric mean | | | | | {:.1}% | |\n", 100.0 * (log_sum / count as f64).exp());
+        let mean = |sum: f64| 100.0 * (sum / count as f64).exp();
+        println!("| geometric mean | | | | | {:.1}% | | | | {:.1}% | |\n", mean(log_sum), mean(log_sum_batched));
     }
     Ok(())
 }

@@ -3,8 +3,8 @@
 //! The tensor ladder reports each step as a share of it as well as of cuBLAS
 //! (which on Hopper uses wgmma, an instruction sm_80 code cannot issue).
 
-use gemm_runtime::cudarc::driver::{LaunchConfig, PushKernelArg};
-use gemm_runtime::timing::time;
+use gemm_runtime::cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use gemm_runtime::timing::{time, time_back_to_back};
 use gemm_runtime::GemmError;
 
 use crate::measure::Bench;
@@ -54,12 +54,9 @@ pub fn mma_sync_ceiling(bench: &Bench) -> Result<f64, GemmError> {
 /// ceiling at a kernel's own occupancy (`mma_autotuned`: 1 block, 32 mmas
 /// between dependent ones).
 pub fn mma_sync_ceiling_at(bench: &Bench, blocks_per_sm: u32, chains: u32) -> Result<f64, GemmError> {
-    let ctx = bench.stream().context();
-    let (major, minor) = ctx.compute_capability()?;
-    let target = gemm_runtime::compile::device_target(gemm_runtime::spec::Arch::Sm80, (major, minor));
     let name = format!("mma_peak_{chains}");
-    let f = gemm_runtime::compile::load(ctx, &source(chains), &name, target, 0)?;
-    let sms = ctx.attribute(gemm_runtime::cudarc::driver::sys::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+    let f = load(bench, &source(chains), &name)?;
+    let sms = sm_count(bench)?;
     let blocks = blocks_per_sm * sms;
     let mut out = bench.stream().alloc_zeros::<f32>((blocks * THREADS) as usize)?;
     let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
@@ -72,6 +69,19 @@ pub fn mma_sync_ceiling_at(bench: &Bench, blocks_per_sm: u32, chains: u32) -> Re
     })?;
     let flops = blocks as f64 * (THREADS / 32) as f64 * ITERS as f64 * chains as f64 * (2.0 * 16.0 * 8.0 * 16.0);
     Ok(t.tflops(flops))
+}
+
+/// `kernel` of `source`, compiled (and cached) for `bench`'s GPU as sm_80 code.
+fn load(bench: &Bench, source: &str, kernel: &str) -> Result<CudaFunction, GemmError> {
+    let ctx = bench.stream().context();
+    let target = gemm_runtime::compile::device_target(gemm_runtime::spec::Arch::Sm80, ctx.compute_capability()?);
+    gemm_runtime::compile::load(ctx, source, kernel, target, 0)
+}
+
+/// The SMs of `bench`'s GPU.
+pub fn sm_count(bench: &Bench) -> Result<u32, GemmError> {
+    let attr = gemm_runtime::cudarc::driver::sys::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
+    Ok(bench.stream().context().attribute(attr)? as u32)
 }
 
 /// A read of a buffer and nothing else: 16-byte loads, `unroll` in flight
@@ -110,20 +120,19 @@ pub const READ_SHAPES: [(u32, u32, u32); 4] = [(4, 512, 4), (2, 1024, 4), (8, 25
 /// warm-up ones, each on the next of `copies` buffers so that the reads
 /// come from DRAM, not the L2; one figure for each of a few shapes of the
 /// kernel ([`READ_SHAPES`]), the fastest of which is what a decode step
-/// could reach at that size were its math free.
-pub fn read_ceiling(bench: &Bench, bytes: usize, copies: usize) -> Result<Vec<f64>, GemmError> {
-    let ctx = bench.stream().context();
-    let (major, minor) = ctx.compute_capability()?;
-    let target = gemm_runtime::compile::device_target(gemm_runtime::spec::Arch::Sm80, (major, minor));
-    let sms = ctx.attribute(gemm_runtime::cudarc::driver::sys::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+/// could reach at that size were its math free. With `batch` over 1 each
+/// of the 20 runs is that many launches back to back between two events
+/// ([`time_back_to_back`]).
+pub fn read_ceiling(bench: &Bench, bytes: usize, copies: usize, batch: usize) -> Result<Vec<f64>, GemmError> {
+    let sms = sm_count(bench)?;
     let n16 = (bytes / 16) as i64;
     let buffers = (0..copies.max(1)).map(|_| bench.stream().alloc_zeros::<u8>(bytes)).collect::<Result<Vec<_>, _>>()?;
     let mut out = bench.stream().alloc_zeros::<u32>(1)?;
     let mut each = Vec::new();
     for (per_sm, threads, unroll) in READ_SHAPES {
-        let f = gemm_runtime::compile::load(ctx, &read_source(unroll), &format!("read_peak_{unroll}"), target, 0)?;
+        let f = load(bench, &read_source(unroll), &format!("read_peak_{unroll}"))?;
         let cfg = LaunchConfig { grid_dim: (per_sm * sms, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
-        let t = time(bench.stream(), 3, 20, |i| {
+        let t = time_back_to_back(bench.stream(), 3, 20, batch, |i| {
             let mut l = bench.stream().launch_builder(&f);
             l.arg(&buffers[i % buffers.len()]).arg(&n16).arg(&mut out);
             // SAFETY: the kernel reads n16 16-byte chunks of a buffer of `bytes` and may write one word of `out`.
@@ -133,4 +142,85 @@ pub fn read_ceiling(bench: &Bench, bytes: usize, copies: usize) -> Result<Vec<f6
         each.push(n16 as f64 * 16.0 / (t.median_ms() * 1e-3));
     }
     Ok(each)
+}
+
+/// The rows of a unit of [`read_units_source`] and the 16-byte chunks of
+/// each row it reads: 64 rows of 512 bytes, the weight's part of one K step
+/// of `decode_swapped`'s 64 x 16 x 256 tile.
+pub const UNIT_ROWS: usize = 64;
+pub const UNIT_CHUNKS: usize = 32;
+/// Threads a block of the unit reader: 8 loads of 16 bytes each in flight,
+/// 32 KB a block.
+pub const UNIT_THREADS: u32 = 256;
+
+/// A read of a row-major weight in units of [`UNIT_ROWS`] rows by
+/// [`UNIT_CHUNKS`] 16-byte chunks, unit `u` the K step `u % steps` of row
+/// tile `u / steps`, handed to blocks in runs of `run` units: run `q` to
+/// block `q % grid`. Runs of a whole tile's steps are `decode_swapped`'s
+/// order (a tile a block), runs of `units / grid` stream-K's (a share a
+/// block), runs of 1 put a tile's K steps on neighbouring blocks at once.
+/// A unit's chunks go in boxes of `box_chunks` chunks of every row: 32, each
+/// row's 512 bytes by one warp's load; 8, the 128-byte boxes in which TMA
+/// copies a tile under the 128-byte swizzle.
+pub fn read_units_source(box_chunks: usize) -> String {
+    let per = UNIT_ROWS * UNIT_CHUNKS / UNIT_THREADS as usize;
+    format!(
+        r#"// reads a weight of rows row16 16-byte chunks long, {UNIT_ROWS} rows x {UNIT_CHUNKS} chunks a unit, in runs of `run` units a block
+// a unit's chunks go in boxes {box_chunks} chunks wide (all its rows, box after box)
+extern "C" __global__ void __launch_bounds__({UNIT_THREADS}) read_units_{box_chunks}(const uint4* __restrict__ src, long long row16, int tiles, int steps, long long run, unsigned* out) {{
+    const long long units = (long long)tiles * steps;
+    unsigned x = 0;
+    for (long long q = blockIdx.x; q * run < units; q += gridDim.x) {{
+        const long long end = (q + 1) * run < units ? (q + 1) * run : units;
+        for (long long u = q * run; u < end; ++u) {{
+            const uint4* unit = src + (u / steps) * {UNIT_ROWS} * row16 + (u % steps) * {UNIT_CHUNKS};
+            uint4 v[{per}];
+            #pragma unroll
+            for (int i = 0; i < {per}; ++i) {{
+                const int c = threadIdx.x + i * {UNIT_THREADS};
+                const int in_box = c % ({UNIT_ROWS} * {box_chunks});
+                v[i] = unit[(in_box / {box_chunks}) * row16 + c / ({UNIT_ROWS} * {box_chunks}) * {box_chunks} + in_box % {box_chunks}];
+            }}
+            #pragma unroll
+            for (int i = 0; i < {per}; ++i) x ^= v[i].x ^ v[i].y ^ v[i].z ^ v[i].w;
+        }}
+    }}
+    if (x == 0x9e3779b9u) out[0] = x;  // the loads' results reach a store the compiler cannot rule out
+}}
+"#
+    )
+}
+
+/// Bytes a second of [`read_units_source`] over a weight of `rows` rows of
+/// `row_bytes` (multiples of the unit's), `blocks` blocks in runs of `run`
+/// units, timed as [`read_ceiling`] is: a launch between two events, and
+/// `batch` launches back to back (the second figure); each unit read in
+/// boxes of `box_chunks` 16-byte chunks of every row, one after the other.
+pub fn read_units(
+    bench: &Bench,
+    rows: usize,
+    row_bytes: usize,
+    blocks: u32,
+    run: i64,
+    box_chunks: usize,
+    batch: usize,
+) -> Result<(f64, f64), GemmError> {
+    let f = load(bench, &read_units_source(box_chunks), &format!("read_units_{box_chunks}"))?;
+    let bytes = rows * row_bytes;
+    // copies that pass the L2 four times, as the decode timings use
+    let copies = (200e6 / bytes as f64).ceil() as usize;
+    let buffers = (0..copies).map(|_| bench.stream().alloc_zeros::<u8>(bytes)).collect::<Result<Vec<_>, _>>()?;
+    let mut out = bench.stream().alloc_zeros::<u32>(1)?;
+    let (row16, tiles, steps) = ((row_bytes / 16) as i64, (rows / UNIT_ROWS) as i32, (row_bytes / 16 / UNIT_CHUNKS) as i32);
+    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (UNIT_THREADS, 1, 1), shared_mem_bytes: 0 };
+    let mut launch = |i: usize| {
+        let mut l = bench.stream().launch_builder(&f);
+        l.arg(&buffers[i % copies]).arg(&row16).arg(&tiles).arg(&steps).arg(&run).arg(&mut out);
+        // SAFETY: the kernel reads whole units of a buffer of rows x row_bytes and may write one word of `out`.
+        unsafe { l.launch(cfg) }?;
+        Ok(())
+    };
+    let one = time(bench.stream(), 3, 20, &mut launch)?;
+    let many = time_back_to_back(bench.stream(), 3, 20, batch, &mut launch)?;
+    Ok((bytes as f64 / (one.median_ms() * 1e-3), bytes as f64 / (many.median_ms() * 1e-3)))
 }

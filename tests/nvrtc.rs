@@ -27,13 +27,18 @@ fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
     }
 }
 
-/// The read microbenchmark beside the decode kernels compiles without a
-/// warning, its loads 16 bytes wide through the read-only path.
+/// The read microbenchmarks beside the decode kernels (a sweep, and reads in
+/// units of K steps) compile without a warning, their loads 16 bytes wide
+/// through the read-only path, eight in flight a thread.
 #[test]
-fn the_read_ceiling_kernel_compiles_to_16_byte_loads() {
+fn the_read_kernels_compile_to_16_byte_loads() {
     for unroll in [4, 8] {
         let ptx = compile_clean(&gemm_ladder::peak::read_source(unroll), &format!("read_peak_{unroll}"), "sm_90").to_src();
         assert!(ptx.matches("ld.global.nc.v4.u32").count() > unroll as usize, "{ptx}");
+    }
+    for box_chunks in [8, 32] {
+        let units = compile_clean(&gemm_ladder::peak::read_units_source(box_chunks), &format!("read_units_{box_chunks}"), "sm_90").to_src();
+        assert!(units.matches("ld.global.nc.v4.u32").count() >= 8, "{units}");
     }
 }
 

@@ -46,3 +46,27 @@ pub fn time(stream: &CudaStream, warmup: usize, runs: usize, mut f: impl FnMut(u
     let runs_ms = events.iter().map(|(s, e)| s.elapsed_ms(e)).collect::<Result<_, _>>()?;
     Ok(Timing { runs_ms })
 }
+
+/// Like [`time`], but each run is `batch` calls back to back between two
+/// events, and its time the pair's interval over `batch`: a launch's cost
+/// in a stream of launches (as a model's decode step issues them), where
+/// [`time`] also counts each launch's start and drain alone.
+pub fn time_back_to_back(
+    stream: &CudaStream,
+    warmup: usize,
+    runs: usize,
+    batch: usize,
+    mut f: impl FnMut(usize) -> Result<(), GemmError>,
+) -> Result<Timing, GemmError> {
+    let batch = batch.max(1);
+    let mut calls = 0;
+    let mut batches = time(stream, warmup, runs, |_| {
+        for _ in 0..batch {
+            f(calls)?;
+            calls += 1;
+        }
+        Ok(())
+    })?;
+    batches.runs_ms.iter_mut().for_each(|t| *t /= batch as f32);
+    Ok(batches)
+}

@@ -1,0 +1,61 @@
+//! The order in which a decode step reads its weight, measured alone: a
+//! kernel that only reads a row-major weight in the units a decode kernel's
+//! K steps take (64 rows x 512 bytes), handed to the blocks in runs of
+//! several lengths, with 64 to 256 KB of loads in flight an SM.
+//! `cargo run --release --example read_orders`
+//!
+//! A run of a whole tile's K steps is `decode_swapped`'s order (a block a
+//! tile), a run of units / blocks stream-K's (`decode_split`: a share a
+//! block), a run of one unit puts each tile's K steps on neighbouring
+//! blocks, so that the GPU reads whole rows of the weight at once. Each
+//! unit is read whole rows first (a warp's load a row's 512 bytes) and, as
+//! TMA copies a tile under the 128-byte swizzle, in boxes 128 bytes wide.
+
+use gemm_ladder::measure::Bench;
+use gemm_ladder::peak::{read_units, sm_count, UNIT_CHUNKS, UNIT_ROWS};
+
+/// The HBM3 bandwidth the H100 SXM is specified at, bytes a second.
+const HBM: f64 = 3.35e12;
+/// (N, K) of the decode weights, bf16, stored `[N, K]` row-major.
+const WEIGHTS: [(usize, usize); 3] = [(4096, 11008), (11008, 4096), (14336, 4096)];
+const BATCH: usize = 10;
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), gemm_runtime::GemmError> {
+    let bench = Bench::open()?;
+    let sms = sm_count(&bench)?;
+    println!(
+        "Reading a weight in units of {UNIT_ROWS} rows x {} bytes on {} (32 KB of loads in flight a block; median of 20 runs; a launch between two events, then {BATCH} back to back)\n",
+        UNIT_CHUNKS * 16,
+        bench.gpu.name
+    );
+    println!("| weight N x K | order | units a run | blocks an SM | box, bytes | GB/s | % of HBM | back to back: GB/s | % of HBM |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (n, k) in WEIGHTS {
+        let (rows, row_bytes) = (n, 2 * k);
+        let (tiles, steps) = ((rows / UNIT_ROWS) as i64, (row_bytes / 16 / UNIT_CHUNKS) as i64);
+        for per_sm in [2u32, 4, 8] {
+            let blocks = per_sm * sms;
+            let share = (tiles * steps + blocks as i64 - 1) / blocks as i64;
+            let orders = [("a tile a block", steps), ("a share a block", share), ("runs", 2), ("runs", 1)];
+            for ((name, run), box_chunks) in orders.into_iter().flat_map(|o| [(o, UNIT_CHUNKS), (o, 8)]) {
+                let (one, many) = read_units(&bench, rows, row_bytes, blocks, run, box_chunks, BATCH)?;
+                println!(
+                    "| {n} x {k} | {name} | {run} | {per_sm} | {} | {:.0} | {:.1}% | {:.0} | {:.1}% |",
+                    16 * box_chunks,
+                    one / 1e9,
+                    100.0 * one / HBM,
+                    many / 1e9,
+                    100.0 * many / HBM
+                );
+            }
+        }
+    }
+    Ok(())
+}

@@ -3,7 +3,7 @@
 //! The tensor ladder reports each step as a share of it as well as of cuBLAS
 //! (which on Hopper uses wgmma, an instruction sm_80 code cannot issue).
 
-use gemm_runtime::cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use gemm_runtime::cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use gemm_runtime::timing::{time, time_back_to_back};
 use gemm_runtime::GemmError;
 
@@ -78,6 +78,39 @@ fn load(bench: &Bench, source: &str, kernel: &str) -> Result<CudaFunction, GemmE
     gemm_runtime::compile::load(ctx, source, kernel, target, 0)
 }
 
+/// Fills words with hashed bits: the read kernels' data, random as a
+/// weight's are (the kernels only XOR them).
+pub const FILL_SOURCE: &str = r#"// every word of p a hash of its index and the seed
+extern "C" __global__ void fill_bits(unsigned* p, long long n, unsigned seed) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        unsigned x = (unsigned)i * 0x9e3779b1u ^ (unsigned)(i >> 32) ^ seed;
+        x ^= x >> 16;
+        x *= 0x7feb352du;
+        x ^= x >> 15;
+        x *= 0x846ca68bu;
+        p[i] = x ^ (x >> 16);
+    }
+}
+"#;
+
+/// `copies` buffers of `bytes` (a multiple of 4) of random bits, each its
+/// own: reads of zeroed memory would not show what reading a weight costs.
+fn random_buffers(bench: &Bench, bytes: usize, copies: usize) -> Result<Vec<CudaSlice<u8>>, GemmError> {
+    let f = load(bench, FILL_SOURCE, "fill_bits")?;
+    let words = (bytes / 4) as i64;
+    let cfg = LaunchConfig { grid_dim: (4 * sm_count(bench)?, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    (0..copies as u32)
+        .map(|seed| {
+            let mut buffer = bench.stream().alloc_zeros::<u8>(bytes)?;
+            let mut l = bench.stream().launch_builder(&f);
+            l.arg(&mut buffer).arg(&words).arg(&seed);
+            // SAFETY: the kernel writes `words` 4-byte words of a buffer of `bytes`.
+            unsafe { l.launch(cfg) }?;
+            Ok(buffer)
+        })
+        .collect()
+}
+
 /// The SMs of `bench`'s GPU.
 pub fn sm_count(bench: &Bench) -> Result<u32, GemmError> {
     let attr = gemm_runtime::cudarc::driver::sys::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
@@ -126,7 +159,7 @@ pub const READ_SHAPES: [(u32, u32, u32); 4] = [(4, 512, 4), (2, 1024, 4), (8, 25
 pub fn read_ceiling(bench: &Bench, bytes: usize, copies: usize, batch: usize) -> Result<Vec<f64>, GemmError> {
     let sms = sm_count(bench)?;
     let n16 = (bytes / 16) as i64;
-    let buffers = (0..copies.max(1)).map(|_| bench.stream().alloc_zeros::<u8>(bytes)).collect::<Result<Vec<_>, _>>()?;
+    let buffers = random_buffers(bench, bytes, copies.max(1))?;
     let mut out = bench.stream().alloc_zeros::<u32>(1)?;
     let mut each = Vec::new();
     for (per_sm, threads, unroll) in READ_SHAPES {
@@ -209,7 +242,7 @@ pub fn read_units(
     let bytes = rows * row_bytes;
     // copies that pass the L2 four times, as the decode timings use
     let copies = (200e6 / bytes as f64).ceil() as usize;
-    let buffers = (0..copies).map(|_| bench.stream().alloc_zeros::<u8>(bytes)).collect::<Result<Vec<_>, _>>()?;
+    let buffers = random_buffers(bench, bytes, copies)?;
     let mut out = bench.stream().alloc_zeros::<u32>(1)?;
     let (row16, tiles, steps) = ((row_bytes / 16) as i64, (rows / UNIT_ROWS) as i32, (row_bytes / 16 / UNIT_CHUNKS) as i32);
     let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (UNIT_THREADS, 1, 1), shared_mem_bytes: 0 };

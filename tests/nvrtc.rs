@@ -36,6 +36,7 @@ fn the_read_kernels_compile_to_16_byte_loads() {
         let ptx = compile_clean(&gemm_ladder::peak::read_source(unroll), &format!("read_peak_{unroll}"), "sm_90").to_src();
         assert!(ptx.matches("ld.global.nc.v4.u32").count() > unroll as usize, "{ptx}");
     }
+    compile_clean(gemm_ladder::peak::FILL_SOURCE, "fill_bits", "sm_90");
     for box_chunks in [8, 32] {
         let units = compile_clean(&gemm_ladder::peak::read_units_source(box_chunks), &format!("read_units_{box_chunks}"), "sm_90").to_src();
         assert!(units.matches("ld.global.nc.v4.u32").count() >= 8, "{units}");

@@ -229,6 +229,8 @@ extern "C" __global__ void __launch_bounds__({UNIT_THREADS}) read_units_{box_chu
 /// units, timed as [`read_ceiling`] is: a launch between two events, and
 /// `batch` launches back to back (the second figure); each unit read in
 /// boxes of `box_chunks` 16-byte chunks of every row, one after the other.
+/// Sizes that are not whole units, or boxes that do not divide a unit's
+/// row, are an `Err`.
 pub fn read_units(
     bench: &Bench,
     rows: usize,
@@ -238,6 +240,10 @@ pub fn read_units(
     box_chunks: usize,
     batch: usize,
 ) -> Result<(f64, f64), GemmError> {
+    if rows % UNIT_ROWS != 0 || row_bytes % (16 * UNIT_CHUNKS) != 0 || UNIT_CHUNKS % box_chunks != 0 {
+        let rule = format!("{rows} rows of {row_bytes} bytes in units of {UNIT_ROWS} x {} bytes, boxes of {box_chunks} chunks", 16 * UNIT_CHUNKS);
+        return Err(GemmError::UnsupportedSize { kernel: format!("read_units_{box_chunks}"), rule });
+    }
     let f = load(bench, &read_units_source(box_chunks), &format!("read_units_{box_chunks}"))?;
     let bytes = rows * row_bytes;
     // copies that pass the L2 four times, as the decode timings use

@@ -240,7 +240,7 @@ pub fn read_units(
     box_chunks: usize,
     batch: usize,
 ) -> Result<(f64, f64), GemmError> {
-    if rows % UNIT_ROWS != 0 || row_bytes % (16 * UNIT_CHUNKS) != 0 || UNIT_CHUNKS % box_chunks != 0 {
+    if !rows.is_multiple_of(UNIT_ROWS) || !row_bytes.is_multiple_of(16 * UNIT_CHUNKS) || box_chunks == 0 || !UNIT_CHUNKS.is_multiple_of(box_chunks) {
         let rule = format!("{rows} rows of {row_bytes} bytes in units of {UNIT_ROWS} x {} bytes, boxes of {box_chunks} chunks", 16 * UNIT_CHUNKS);
         return Err(GemmError::UnsupportedSize { kernel: format!("read_units_{box_chunks}"), rule });
     }

@@ -4,7 +4,8 @@
 //! runs at then): what one setting is worth, without editing the spec.
 //!
 //! `cargo run --release --example variants -- STEP [SIZE] VARIANT...`, SIZE
-//! either N (cubed) or MxNxK.
+//! either N (cubed) or MxNxK; `--check` only checks each kernel against
+//! cuBLAS, one launch each (for runs under compute-sanitizer).
 //!
 //! A variant is one or more settings joined by commas: `pad=8`, `pad=none`,
 //! `sweep=m`, `sweep=n`, `raster=row`, `raster=grouped(8)`, `raster=hilbert`,
@@ -49,6 +50,10 @@ struct Cli {
     /// (8: the 16 bytes the vector copies need; 64: 128-byte lines)
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
     ld_multiple: u32,
+    /// Only check each kernel against cuBLAS (one launch each), no timing:
+    /// for runs under compute-sanitizer, where every launch is slow
+    #[arg(long)]
+    check: bool,
 }
 
 const SETTINGS: &str = "Settings: pad=N | pad=none, sweep=m | sweep=n, raster=row | raster=grouped(N) | raster=hilbert, \
@@ -96,18 +101,21 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let cfg = config(step.kernel);
     let reps = Reps { warmup: 3, runs: 30 };
     let shape = if size.0 == size.1 && size.1 == size.2 { format!("{}^3", size.0) } else { format!("{}x{}x{}", size.0, size.1, size.2) };
-    println!(
-        "{name} at {shape} (leading dimensions a multiple of {}), median of {} runs, two rounds, then each kernel in turns with cuBLAS; every kernel verified against cuBLAS first\n",
-        cli.ld_multiple, reps.runs
-    );
-    println!("| variant | round 1 TFLOP/s | round 2 TFLOP/s | % of cuBLAS (round 2) | in turns with cuBLAS: TFLOP/s, cuBLAS, % |");
-    println!("|---|---:|---:|---:|---|");
     // every kernel checked at the timed shape itself too (odd shapes included)
     for (k, label) in kernels.iter().zip(&labels) {
         let err = gemm_ladder::measure::verify(&bench, k, dims, 5).map_err(|e| format!("{label}: {e}"))?;
         let grid = k.grid(bench.stream(), dims)?;
         eprintln!("{label}: relative error {err:.1e} against cuBLAS at {shape}; grid {grid:?} of {} threads", k.threads);
     }
+    if cli.check {
+        return Ok(());
+    }
+    println!(
+        "{name} at {shape} (leading dimensions a multiple of {}), median of {} runs, two rounds, then each kernel in turns with cuBLAS; every kernel verified against cuBLAS first\n",
+        cli.ld_multiple, reps.runs
+    );
+    println!("| variant | round 1 TFLOP/s | round 2 TFLOP/s | % of cuBLAS (round 2) | in turns with cuBLAS: TFLOP/s, cuBLAS, % |");
+    println!("|---|---:|---:|---:|---|");
     let mut rounds = Vec::new();
     for _ in 0..2 {
         let timed = search::time_all(&bench, &kernels, dims, reps, |_, _| {})?;

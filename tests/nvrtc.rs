@@ -27,9 +27,10 @@ fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
     }
 }
 
-/// The read microbenchmarks beside the decode kernels (a sweep, and reads in
-/// units of K steps) compile without a warning, their loads 16 bytes wide
-/// through the read-only path, eight in flight a thread.
+/// The read microbenchmarks beside the decode kernels compile without a
+/// warning, their loads 16 bytes wide through the read-only path: the
+/// sweep with four or eight in flight a thread, the reads in units of K
+/// steps with eight; and the kernel that fills their buffers.
 #[test]
 fn the_read_kernels_compile_to_16_byte_loads() {
     for unroll in [4, 8] {

@@ -54,12 +54,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("|---|---:|---:|---:|---:|---:|---|");
     for &(n, k) in &WEIGHTS {
         let bytes = 2 * n * k;
-        let copies = (ROTATE / bytes as f64).ceil() as usize;
-        let each = gemm_ladder::peak::read_ceiling(&bench, bytes, copies, 1)?;
-        let read = each.iter().copied().fold(0.0, f64::max);
-        let batched = gemm_ladder::peak::read_ceiling(&bench, bytes, copies, BATCH)?.into_iter().fold(0.0, f64::max);
+        let buffers = gemm_ladder::peak::random_buffers(&bench, bytes, (ROTATE / bytes as f64).ceil() as usize)?;
+        let each = gemm_ladder::peak::read_ceiling(&bench, &buffers, BATCH)?;
+        let read = each.iter().map(|r| r.0).fold(0.0, f64::max);
+        let batched = each.iter().map(|r| r.1).fold(0.0, f64::max);
         let shapes: Vec<String> =
-            gemm_ladder::peak::READ_SHAPES.iter().zip(&each).map(|((b, t, u), r)| format!("{b} x {t}, {u}: {:.0}", r / 1e9)).collect();
+            gemm_ladder::peak::READ_SHAPES.iter().zip(&each).map(|((b, t, u), r)| format!("{b} x {t}, {u}: {:.0}", r.0 / 1e9)).collect();
         println!(
             "| {n} x {k} | {} | {:.0} | {:.1}% | {:.0} | {:.1}% | {} |",
             bytes >> 20,

@@ -12,13 +12,15 @@
 //! TMA copies a tile under the 128-byte swizzle, in boxes 128 bytes wide.
 
 use gemm_ladder::measure::Bench;
-use gemm_ladder::peak::{read_units, sm_count, UNIT_CHUNKS, UNIT_ROWS};
+use gemm_ladder::peak::{random_buffers, read_units, sm_count, UNIT_CHUNKS, UNIT_ROWS};
 
 /// The HBM3 bandwidth the H100 SXM is specified at, bytes a second.
 const HBM: f64 = 3.35e12;
 /// (N, K) of the decode weights, bf16, stored `[N, K]` row-major.
 const WEIGHTS: [(usize, usize); 3] = [(4096, 11008), (11008, 4096), (14336, 4096)];
 const BATCH: usize = 10;
+/// The bytes of copies of each weight a timing takes turns on: four times the H100's L2.
+const ROTATE: f64 = 200e6;
 
 fn main() {
     if let Err(e) = run() {
@@ -40,12 +42,13 @@ fn run() -> Result<(), gemm_runtime::GemmError> {
     for (n, k) in WEIGHTS {
         let (rows, row_bytes) = (n, 2 * k);
         let (tiles, steps) = ((rows / UNIT_ROWS) as i64, (row_bytes / 16 / UNIT_CHUNKS) as i64);
+        let buffers = random_buffers(&bench, rows * row_bytes, (ROTATE / (rows * row_bytes) as f64).ceil() as usize)?;
         for per_sm in [2u32, 4, 8] {
             let blocks = per_sm * sms;
             let share = (tiles * steps + blocks as i64 - 1) / blocks as i64;
             let orders = [("a tile a block", steps), ("a share a block", share), ("runs", 2), ("runs", 1)];
             for ((name, run), box_chunks) in orders.into_iter().flat_map(|o| [(o, UNIT_CHUNKS), (o, 8)]) {
-                let (one, many) = read_units(&bench, rows, row_bytes, blocks, run, box_chunks, BATCH)?;
+                let (one, many) = read_units(&bench, &buffers, (rows, row_bytes), blocks, run, box_chunks, BATCH)?;
                 println!(
                     "| {n} x {k} | {name} | {run} | {per_sm} | {} | {:.0} | {:.1}% | {:.0} | {:.1}% |",
                     16 * box_chunks,

@@ -94,8 +94,10 @@ extern "C" __global__ void fill_bits(unsigned* p, long long n, unsigned seed) {
 "#;
 
 /// `copies` buffers of `bytes` (a multiple of 4) of random bits, each its
-/// own: reads of zeroed memory would not show what reading a weight costs.
-fn random_buffers(bench: &Bench, bytes: usize, copies: usize) -> Result<Vec<CudaSlice<u8>>, GemmError> {
+/// own, for the read kernels to take turns on: reads of zeroed memory would
+/// not show what reading a weight costs. Made once for every timing of a
+/// size ([`read_ceiling`], [`read_units`]).
+pub fn random_buffers(bench: &Bench, bytes: usize, copies: usize) -> Result<Vec<CudaSlice<u8>>, GemmError> {
     let f = load(bench, FILL_SOURCE, "fill_bits")?;
     let words = (bytes / 4) as i64;
     let cfg = LaunchConfig { grid_dim: (4 * sm_count(bench)?, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
@@ -148,33 +150,54 @@ extern "C" __global__ void read_peak_{unroll}(const uint4* __restrict__ src, lon
 /// threads a block, loads in flight a thread).
 pub const READ_SHAPES: [(u32, u32, u32); 4] = [(4, 512, 4), (2, 1024, 4), (8, 256, 8), (1, 1024, 8)];
 
-/// Bytes a second of a kernel that only reads `bytes` (a multiple of 16),
-/// timed as the decode kernels are: the median of 20 launches after 3
-/// warm-up ones, each on the next of `copies` buffers so that the reads
-/// come from DRAM, not the L2; one figure for each of a few shapes of the
-/// kernel ([`READ_SHAPES`]), the fastest of which is what a decode step
-/// could reach at that size were its math free. With `batch` over 1 each
-/// of the 20 runs is that many launches back to back between two events
-/// ([`time_back_to_back`]).
-pub fn read_ceiling(bench: &Bench, bytes: usize, copies: usize, batch: usize) -> Result<Vec<f64>, GemmError> {
+/// Bytes a second of a kernel that only reads `buffers` (of one size, a
+/// multiple of 16), timed as the decode kernels are: the median of 20
+/// runs after 3 warm-up ones, each launch on the next buffer so that the
+/// reads come from DRAM, not the L2; for each of a few shapes of the kernel
+/// ([`READ_SHAPES`]), a launch between two events, then `batch` launches
+/// back to back between two events ([`time_back_to_back`]). The fastest
+/// shape is what a decode step could reach at that size were its math free.
+pub fn read_ceiling(bench: &Bench, buffers: &[CudaSlice<u8>], batch: usize) -> Result<Vec<(f64, f64)>, GemmError> {
+    let bytes = same_size(buffers, "read_peak", None)?;
     let sms = sm_count(bench)?;
     let n16 = (bytes / 16) as i64;
-    let buffers = random_buffers(bench, bytes, copies.max(1))?;
     let mut out = bench.stream().alloc_zeros::<u32>(1)?;
     let mut each = Vec::new();
     for (per_sm, threads, unroll) in READ_SHAPES {
         let f = load(bench, &read_source(unroll), &format!("read_peak_{unroll}"))?;
         let cfg = LaunchConfig { grid_dim: (per_sm * sms, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
-        let t = time_back_to_back(bench.stream(), 3, 20, batch, |i| {
+        let mut launch = |i: usize| {
             let mut l = bench.stream().launch_builder(&f);
             l.arg(&buffers[i % buffers.len()]).arg(&n16).arg(&mut out);
             // SAFETY: the kernel reads n16 16-byte chunks of a buffer of `bytes` and may write one word of `out`.
             unsafe { l.launch(cfg) }?;
             Ok(())
-        })?;
-        each.push(n16 as f64 * 16.0 / (t.median_ms() * 1e-3));
+        };
+        each.push(rates(bench, bytes, batch, &mut launch)?);
     }
     Ok(each)
+}
+
+/// Bytes a second of `launch` reading `bytes`: a launch between two
+/// events, then `batch` back to back (medians of 20 runs after 3 warm-up).
+fn rates(bench: &Bench, bytes: usize, batch: usize, launch: &mut impl FnMut(usize) -> Result<(), GemmError>) -> Result<(f64, f64), GemmError> {
+    let one = time(bench.stream(), 3, 20, &mut *launch)?;
+    let many = time_back_to_back(bench.stream(), 3, 20, batch, launch)?;
+    Ok((bytes as f64 / (one.median_ms() * 1e-3), bytes as f64 / (many.median_ms() * 1e-3)))
+}
+
+/// The size of `buffers`, all of one, a multiple of 16 bytes and (where
+/// given) `want`; an `Err` naming `kernel` otherwise.
+fn same_size(buffers: &[CudaSlice<u8>], kernel: &str, want: Option<usize>) -> Result<usize, GemmError> {
+    let bytes = buffers.first().map_or(0, |b| b.len());
+    let fits = bytes > 0 && bytes.is_multiple_of(16) && buffers.iter().all(|b| b.len() == bytes) && want.is_none_or(|w| w == bytes);
+    if !fits {
+        let sizes: Vec<usize> = buffers.iter().map(|b| b.len()).collect();
+        let want = want.map_or(String::new(), |w| format!(" of {w} bytes"));
+        let rule = format!("buffers of one size{want}, a multiple of 16 bytes, at least one: given {sizes:?}");
+        return Err(GemmError::UnsupportedSize { kernel: kernel.to_string(), rule });
+    }
+    Ok(bytes)
 }
 
 /// The rows of a unit of [`read_units_source`] and the 16-byte chunks of
@@ -224,42 +247,39 @@ extern "C" __global__ void __launch_bounds__({UNIT_THREADS}) read_units_{box_chu
     )
 }
 
-/// Bytes a second of [`read_units_source`] over a weight of `rows` rows of
-/// `row_bytes` (multiples of the unit's), `blocks` blocks in runs of `run`
-/// units, timed as [`read_ceiling`] is: a launch between two events, and
-/// `batch` launches back to back (the second figure); each unit read in
-/// boxes of `box_chunks` 16-byte chunks of every row, one after the other.
-/// Sizes that are not whole units, or boxes that do not divide a unit's
-/// row, are an `Err`.
+/// Bytes a second of [`read_units_source`] over `buffers`, each a weight
+/// of `rows` rows of `row_bytes` (`weight`, multiples of the unit's),
+/// `blocks` blocks in runs of `run` units, timed as [`read_ceiling`] is: a
+/// launch between two events, and `batch` launches back to back (the
+/// second figure); each unit read in boxes of `box_chunks` 16-byte chunks
+/// of every row, one after the other. Sizes that are not whole units,
+/// boxes that do not divide a unit's row, or buffers of another size are
+/// an `Err`.
 pub fn read_units(
     bench: &Bench,
-    rows: usize,
-    row_bytes: usize,
+    buffers: &[CudaSlice<u8>],
+    (rows, row_bytes): (usize, usize),
     blocks: u32,
     run: i64,
     box_chunks: usize,
     batch: usize,
 ) -> Result<(f64, f64), GemmError> {
+    let kernel = format!("read_units_{box_chunks}");
     if !rows.is_multiple_of(UNIT_ROWS) || !row_bytes.is_multiple_of(16 * UNIT_CHUNKS) || box_chunks == 0 || !UNIT_CHUNKS.is_multiple_of(box_chunks) {
         let rule = format!("{rows} rows of {row_bytes} bytes in units of {UNIT_ROWS} x {} bytes, boxes of {box_chunks} chunks", 16 * UNIT_CHUNKS);
-        return Err(GemmError::UnsupportedSize { kernel: format!("read_units_{box_chunks}"), rule });
+        return Err(GemmError::UnsupportedSize { kernel, rule });
     }
-    let f = load(bench, &read_units_source(box_chunks), &format!("read_units_{box_chunks}"))?;
-    let bytes = rows * row_bytes;
-    // copies that pass the L2 four times, as the decode timings use
-    let copies = (200e6 / bytes as f64).ceil() as usize;
-    let buffers = random_buffers(bench, bytes, copies)?;
+    let bytes = same_size(buffers, &kernel, Some(rows * row_bytes))?;
+    let f = load(bench, &read_units_source(box_chunks), &kernel)?;
     let mut out = bench.stream().alloc_zeros::<u32>(1)?;
     let (row16, tiles, steps) = ((row_bytes / 16) as i64, (rows / UNIT_ROWS) as i32, (row_bytes / 16 / UNIT_CHUNKS) as i32);
     let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (UNIT_THREADS, 1, 1), shared_mem_bytes: 0 };
     let mut launch = |i: usize| {
         let mut l = bench.stream().launch_builder(&f);
-        l.arg(&buffers[i % copies]).arg(&row16).arg(&tiles).arg(&steps).arg(&run).arg(&mut out);
+        l.arg(&buffers[i % buffers.len()]).arg(&row16).arg(&tiles).arg(&steps).arg(&run).arg(&mut out);
         // SAFETY: the kernel reads whole units of a buffer of rows x row_bytes and may write one word of `out`.
         unsafe { l.launch(cfg) }?;
         Ok(())
     };
-    let one = time(bench.stream(), 3, 20, &mut launch)?;
-    let many = time_back_to_back(bench.stream(), 3, 20, batch, &mut launch)?;
-    Ok((bytes as f64 / (one.median_ms() * 1e-3), bytes as f64 / (many.median_ms() * 1e-3)))
+    rates(bench, bytes, batch, &mut launch)
 }

@@ -11,7 +11,9 @@
 //! Every figure is taken two ways: a launch between two events (its start
 //! and drain counted, as a lone launch pays them) and ten launches back to
 //! back between two events (as a model's decode step issues its kernels,
-//! one launch's drain beside the next one's start).
+//! one launch's drain beside the next one's start). The Hopper kernels are
+//! timed a third way: back to back as dependent launches
+//! (`Kernel::launch_dependent`), each starting while the one before finishes.
 
 use gemm_ladder::measure::{padded_dims, Bench, Problem, Reps};
 use gemm_runtime::timing::{time, time_back_to_back};
@@ -88,11 +90,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             bench.gpu.name,
             reps.runs
         );
+        let dependent = first.waits_for_previous();
+        let (head, rule) = if dependent { (" dependent: GB/s | % of HBM | % of cuBLAS b2b |", "---:|---:|---:|") } else { ("", "") };
         println!(
-            "| M x N x K | TFLOP/s | GB/s | % of HBM | cuBLAS GB/s | % of cuBLAS | back to back: GB/s | % of HBM | cuBLAS GB/s | % of cuBLAS | point |"
+            "| M x N x K | TFLOP/s | GB/s | % of HBM | cuBLAS GB/s | % of cuBLAS | back to back: GB/s | % of HBM | cuBLAS GB/s | % of cuBLAS |{head} point |"
         );
-        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
-        let (mut log_sum, mut log_sum_batched, mut count) = (0.0, 0.0, 0);
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|{rule}---|");
+        let (mut log_sum, mut log_sum_batched, mut log_sum_dependent, mut count) = (0.0, 0.0, 0.0, 0);
         for &(n, k) in &WEIGHTS {
             for &m in &TOKENS {
                 let dims = if swapped { padded_dims(n, m, k, cfg.1) } else { padded_dims(m, n, k, cfg.1) };
@@ -129,15 +133,28 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                     let (p, c) = &mut sets[i % copies];
                     p.cublas(&bench, c)
                 })?;
+                let t_dependent = if dependent {
+                    Some(time_back_to_back(bench.stream(), reps.warmup, reps.runs, BATCH, |i| {
+                        let (p, c) = &mut sets[i % copies];
+                        p.launch_tuned_dependent(&bench, tuned, c)
+                    })?)
+                } else {
+                    None
+                };
                 let rate = |t: &gemm_runtime::timing::Timing| bytes / (t.median_ms() * 1e-3);
                 let (ours, theirs) = (rate(&t), rate(&cublas));
                 let (ours_batched, theirs_batched) = (rate(&t_batched), rate(&cublas_batched));
                 log_sum += (ours / theirs).ln();
                 log_sum_batched += (ours_batched / theirs_batched).ln();
                 count += 1;
+                let dependent_cells = t_dependent.as_ref().map_or(String::new(), |t| {
+                    let ours = rate(t);
+                    log_sum_dependent += (ours / theirs_batched).ln();
+                    format!(" {:.0} | {:.1}% | {:.1}% |", ours / 1e9, 100.0 * ours / HBM, 100.0 * ours / theirs_batched)
+                });
                 let point = tuned.chosen_for(bench.stream(), dims)?.map_or("?".into(), |k| k.name.to_string());
                 println!(
-                    "| {m} x {n} x {k} | {:.2} | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% | `{point}` |",
+                    "| {m} x {n} x {k} | {:.2} | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% |{dependent_cells} `{point}` |",
                     t.tflops(dims.flops()),
                     ours / 1e9,
                     100.0 * ours / HBM,
@@ -151,7 +168,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         let mean = |sum: f64| 100.0 * (sum / count as f64).exp();
-        println!("| geometric mean | | | | | {:.1}% | | | | {:.1}% | |\n", mean(log_sum), mean(log_sum_batched));
+        let dependent_mean = if dependent { format!(" | | {:.1}% |", mean(log_sum_dependent)) } else { String::new() };
+        println!("| geometric mean | | | | | {:.1}% | | | | {:.1}% |{dependent_mean} |\n", mean(log_sum), mean(log_sum_batched));
     }
     Ok(())
 }

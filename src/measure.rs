@@ -225,6 +225,12 @@ impl Problem {
         typed!(&self.a, &self.b, c, |a, b, c| tuned.launch(bench.stream(), a, b, c, self.dims))
     }
 
+    /// [`Self::launch_tuned`] as a dependent launch, beside the end of the
+    /// stream's previous kernel ([`Tuned::launch_dependent`]).
+    pub fn launch_tuned_dependent(&self, bench: &Bench, tuned: &Tuned, c: &mut DevMat) -> Result<(), GemmError> {
+        typed!(&self.a, &self.b, c, |a, b, c| tuned.launch_dependent(bench.stream(), a, b, c, self.dims, EpilogueArgs::new()))
+    }
+
     /// Launches `kernel` with its epilogue's arguments: `alpha` and `beta`
     /// where the spec declares them, and `bias` (of the spec's bias type).
     pub fn launch_fused(

@@ -435,3 +435,33 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill_or_serialize_their_wgmmas()
     // accumulators in flight: a hand-edited kernel that viewed two atoms' arrays as one ran 9-13% slower
     assert!(serialized.is_empty(), "kernels whose wgmmas ptxas serialized:\n{}", serialized.join("\n"));
 }
+
+/// A dependent launch starts a kernel before the stream's previous one is
+/// done: a kernel that says it waits for it (every kernel staged by TMA)
+/// does so, by NVRTC's PTX, before its first access to global memory (a
+/// load, a store, an atomic, a copy by TMA or cp.async), and lets the next
+/// kernel start; the others have no such instruction, and are launched
+/// after the one before.
+#[test]
+fn every_kernel_that_waits_for_the_previous_one_does_so_before_touching_global_memory() {
+    use gemm_ladder::decode::{decode_split, decode_swapped};
+    let steps = STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS).map(|s| s.kernel);
+    let decode = [decode_swapped::KERNEL.kernel(0), decode_split::KERNEL.kernel(0)];
+    // the variant that fills TMA's stages by cp.async (A's lines 8 bytes apart)
+    let narrowed = gemm_runtime::realign::narrowed_spec(&gemm_ladder::steps::hopper_autotuned::KERNEL.spec, 4).expect("a cp.async variant");
+    let narrowed = gemm_runtime::Kernel::from_spec(narrowed).unwrap();
+    let mut waiting = 0;
+    for k in steps.chain(decode).chain([&narrowed]) {
+        let ptx = compile_clean(&k.source, &k.name, k.spec.arch.nvrtc_name()).to_src();
+        let body = &ptx[ptx.find(&format!(".entry {}", k.name)).expect("the kernel's entry")..];
+        let wait = body.find("griddepcontrol.wait");
+        assert_eq!(wait.is_some(), k.waits_for_previous(), "{}: griddepcontrol.wait in its PTX: {}", k.name, wait.is_some());
+        let Some(wait) = wait else { continue };
+        waiting += 1;
+        assert!(body[..wait].contains("griddepcontrol.launch_dependents"), "{}: lets the next kernel start first", k.name);
+        for access in ["ld.global", "st.global", "atom.global", "red.global", "cp.async.bulk.tensor", "cp.async.cg", "cp.async.ca"] {
+            assert!(!body[..wait].contains(access), "{}: {access} before griddepcontrol.wait", k.name);
+        }
+    }
+    assert!(waiting >= HOPPER_STEPS.len() + 3, "{waiting} kernels wait");
+}

@@ -4,12 +4,13 @@ use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::CUdevice_attribute_enum as DevAttr;
-use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig};
 use gemm_core::spec::{Arch, Epilogue, KernelSpec, Persistent, Staging, Which};
 
 use crate::args::{self, Dims, Element};
 use crate::compile;
 use crate::fused::EpilogueArgs;
+use crate::launch::{Order, Params};
 use crate::realign::{self, Plan};
 use crate::scratch::StreamKScratch;
 use crate::tma;
@@ -188,6 +189,51 @@ impl Kernel {
         dims: Dims,
         epilogue: EpilogueArgs<'_, TX>,
     ) -> Result<(), GemmError> {
+        self.launch_in(Order::After, stream, a, b, c, dims, epilogue)
+    }
+
+    /// [`Self::launch_with`] as a dependent launch (programmatic stream
+    /// serialization): the kernel may start while the stream's previous
+    /// kernel finishes, its blocks placed and set up (barriers, the ring)
+    /// beside that kernel's last ones, and waits for it before it reads or
+    /// writes global memory; it also lets the stream's next kernel start
+    /// early. For layers launched back to back, as a model's decode step
+    /// runs them. Kernels staged by TMA (the Hopper path,
+    /// [`Self::waits_for_previous`]) wait in their code; the others are
+    /// launched as [`Self::launch_with`] launches them, after the previous
+    /// kernel. A kernel launched after one of these must wait for it as
+    /// well (a plain launch does; a dependent launch of code of your own
+    /// must call `cudaGridDependencySynchronize` first).
+    pub fn launch_dependent<TA: Element, TB: Element, TC: Element, TX: Element>(
+        &self,
+        stream: &CudaStream,
+        a: &impl DevicePtr<TA>,
+        b: &impl DevicePtr<TB>,
+        c: &mut impl DevicePtrMut<TC>,
+        dims: Dims,
+        epilogue: EpilogueArgs<'_, TX>,
+    ) -> Result<(), GemmError> {
+        self.launch_in(Order::Dependent, stream, a, b, c, dims, epilogue)
+    }
+
+    /// Whether the kernel's code waits for the stream's previous kernel
+    /// (`griddepcontrol.wait`), so that a dependent launch may overlap it.
+    pub fn waits_for_previous(&self) -> bool {
+        matches!(self.spec.staging, Staging::Tma { .. })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn launch_in<TA: Element, TB: Element, TC: Element, TX: Element>(
+        &self,
+        order: Order,
+        stream: &CudaStream,
+        a: &impl DevicePtr<TA>,
+        b: &impl DevicePtr<TB>,
+        c: &mut impl DevicePtrMut<TC>,
+        dims: Dims,
+        epilogue: EpilogueArgs<'_, TX>,
+    ) -> Result<(), GemmError> {
+        let order = if self.waits_for_previous() { order } else { Order::After };
         for (operand, expected, given) in [('A', self.spec.a.elem, TA::ELEM), ('B', self.spec.b.elem, TB::ELEM), ('C', self.spec.c.elem, TC::ELEM)] {
             if expected != given {
                 return Err(GemmError::ElemMismatch {
@@ -215,7 +261,7 @@ impl Kernel {
                         // the variant takes what it can where it lies (and copies the rest itself)
                         let variant = self.variant_of(spec)?;
                         drop((_a_sync, _b_sync, _c_sync));
-                        return variant.launch_with(stream, a, b, c, dims, epilogue);
+                        return variant.launch_in(order, stream, a, b, c, dims, epilogue);
                     }
                 }
                 (realign::copied(&self.spec, dims, given), None)
@@ -244,7 +290,7 @@ impl Kernel {
         let ints = [dims.m, dims.n, dims.k, sa.ld, sb.ld, sc.ld].map(|v| v as i32);
         let b = dims.batch;
         let strides = [b.stride_a, b.stride_b, b.stride_c].map(|v| v as i64);
-        let mut launch = stream.launch_builder(&f);
+        let mut launch = Params::default();
         launch.arg(&a_ptr).arg(&b_ptr).arg(&c_ptr);
         for v in &ints {
             launch.arg(v);
@@ -290,7 +336,7 @@ impl Kernel {
         // (and C's under epilogue = tma), as
         // `gemm_core`'s params module generates them; the checks above keep
         // every access in bounds.
-        unsafe { launch.launch(cfg) }?;
+        unsafe { crate::launch::launch(&f, stream, cfg, &mut launch, order) }?;
         if let Some(s) = &staged {
             s.finish(stream)?;
         }

@@ -195,6 +195,22 @@ impl Tuned {
         self.kernel(index).launch_with(stream, a, b, c, dims, epilogue)
     }
 
+    /// [`Self::launch_with`] as a dependent launch ([`Kernel::launch_dependent`]):
+    /// beside the end of the stream's previous kernel. A launch that tunes
+    /// first times the points as plain launches.
+    pub fn launch_dependent<TA: Element, TB: Element, TC: Element, TX: Element>(
+        &self,
+        stream: &CudaStream,
+        a: &impl DevicePtr<TA>,
+        b: &impl DevicePtr<TB>,
+        c: &mut impl DevicePtrMut<TC>,
+        dims: Dims,
+        epilogue: EpilogueArgs<'_, TX>,
+    ) -> Result<(), GemmError> {
+        let index = self.choose(stream, a, b, c, dims, &epilogue)?;
+        self.kernel(index).launch_dependent(stream, a, b, c, dims, epilogue)
+    }
+
     /// The kernel that runs for `dims` on `stream`'s device, once chosen
     /// (by a launch, the disk or a seed); `None` before.
     pub fn chosen_for(&self, stream: &CudaStream, dims: Dims) -> Result<Option<&Kernel>, GemmError> {

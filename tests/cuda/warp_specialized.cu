@@ -34,6 +34,17 @@ __device__ __forceinline__ void tma_load(unsigned dst, const TensorMap& map, int
         : "memory");
 }
 
+// a dependent launch: the stream's next kernel, where launched to overlap this one, may start
+// its blocks once every block of this one has come here
+__device__ __forceinline__ void griddep_launch_dependents() {
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+// and this one, launched so, waits here until the stream's previous kernel is complete and
+// its writes are visible
+__device__ __forceinline__ void griddep_wait() {
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+}
+
 // arrives on `bar`, then waits until the phase it arrived in has completed
 __device__ __forceinline__ void mbar_arrive_wait(unsigned bar) {
     asm volatile(
@@ -130,6 +141,8 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
         mbar_fence_init();
     }
     __syncthreads();
+    griddep_launch_dependents();  // the stream's next kernel may start its blocks now
+    griddep_wait();  // the stream's previous kernel is complete
     const int k_tiles = (K + 64 - 1) / 64;
 
     // roles: warpgroup 0 produces (one thread issues the copies), 1 consume

@@ -45,6 +45,17 @@ __device__ __forceinline__ void tma_load(unsigned dst, const TensorMap& map, int
         : "memory");
 }
 
+// a dependent launch: the stream's next kernel, where launched to overlap this one, may start
+// its blocks once every block of this one has come here
+__device__ __forceinline__ void griddep_launch_dependents() {
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+// and this one, launched so, waits here until the stream's previous kernel is complete and
+// its writes are visible
+__device__ __forceinline__ void griddep_wait() {
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+}
+
 // wgmma: the fence before a warpgroup's first wgmma on registers others wrote,
 // the commit of the wgmmas issued so far as a group, and the wait until at
 // most N groups are in flight
@@ -122,6 +133,8 @@ wgmma_tma__bf16bf16bf16_rcr__b64x64x64_t128__w64x64_i1x1__wgmma64x64x16z__tma_s1
         mbar_fence_init();
     }
     __syncthreads();
+    griddep_launch_dependents();  // the stream's next kernel may start its blocks now
+    griddep_wait();  // the stream's previous kernel is complete
     const int k_tiles = (K + 64 - 1) / 64;
 
     // batch: blockIdx.z is the problem this block works on

@@ -52,6 +52,7 @@ impl Tc<'_> {
         let loads = self.ring_vector().is_none();
         // kernels whose every thread arrives wait on their tokens alone (the rules: no cluster, ping-pong or stream-K)
         ptx::tma(w, loads || self.spec.epilogue == Epilogue::Tma, loads, !self.thread_arrivals());
+        ptx::griddep(w);
         if let Some(v) = self.ring_vector() {
             self.ring_copy_helpers(w, v);
         }
@@ -140,6 +141,11 @@ impl Tc<'_> {
         } else {
             w.line("__syncthreads();");
         }
+        // A dependent launch (the launcher's `launch_dependent`) starts this kernel while the
+        // stream's previous one finishes: its blocks set up above, then wait for that kernel
+        // before any read or write of global memory (stream-K's ticket included).
+        w.line("griddep_launch_dependents();  // the stream's next kernel may start its blocks now");
+        w.line("griddep_wait();  // the stream's previous kernel is complete");
         if !self.spec.persistent.is_some_and(Persistent::splits_k) {
             // (stream-K's share defines it with the rest of its schedule)
             w.line(format!("const int k_tiles = (K + {bk} - 1) / {bk};", bk = self.bk));

@@ -1,0 +1,82 @@
+//! Dependent launches (`Kernel::launch_dependent`): a kernel that starts
+//! while the stream's previous kernel finishes must wait for it before it
+//! reads what that kernel wrote, or writes what it reads. Ignored where
+//! there is no GPU; `.gpu/run-tests` runs them on the GPU host.
+
+use gemm_ladder::decode::{decode_split, decode_swapped};
+use gemm_ladder::measure::{random_normal, Bench, DevMat};
+use gemm_ladder::steps::hopper_autotuned;
+use gemm_runtime::spec::Elem;
+use gemm_runtime::{Dims, EpilogueArgs, GemmError, Kernel};
+
+/// The width of the chained layers, and how many there are.
+const D: usize = 2048;
+const LAYERS: usize = 12;
+
+/// `x_{i+1} = x_i W_i` for every layer, each launch reading the output of
+/// the one before, launched back to back (dependent or plain); the last
+/// output. `swapped`: the kernel computes `C^T = W^T x^T` (W is A).
+fn chain(
+    bench: &Bench,
+    kernel: &Kernel,
+    weights: &[DevMat],
+    x0: &[f32],
+    tokens: usize,
+    swapped: bool,
+    dependent: bool,
+) -> Result<Vec<f32>, GemmError> {
+    let s = bench.stream();
+    let poison = vec![f32::NAN; x0.len()];
+    let mut xs = vec![DevMat::from_f32(s, Elem::Bf16, x0)?];
+    for _ in 0..weights.len() {
+        xs.push(DevMat::from_f32(s, Elem::Bf16, &poison)?);
+    }
+    let dims = if swapped { Dims::new(D, tokens, D) } else { Dims::new(tokens, D, D) };
+    for (i, w) in weights.iter().enumerate() {
+        let (done, next) = xs.split_at_mut(i + 1);
+        let (DevMat::Bf16(x), DevMat::Bf16(y), DevMat::Bf16(w)) = (&done[i], &mut next[0], w) else { unreachable!("bf16 throughout") };
+        let (a, b) = if swapped { (w, x) } else { (x, w) };
+        if dependent {
+            kernel.launch_dependent(s, a, b, y, dims, EpilogueArgs::new())?;
+        } else {
+            kernel.launch(s, a, b, y, dims)?;
+        }
+    }
+    xs[weights.len()].to_f32(s)
+}
+
+/// Layers chained on one stream, `x_{i+1} = x_i W_i`: launched dependent,
+/// each starts while the one before finishes and reads `x_i` only once
+/// that one is done (a stream-K kernel also takes its ticket and reuses the
+/// stream's scratch only then). The chain's output matches the same chain
+/// of plain launches bit for bit (the kernels are deterministic), for a
+/// kernel of a block per tile, a stream-K one and a persistent one.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_dependent_launch_reads_the_layer_before_only_once_it_is_done() {
+    let bench = Bench::open().expect("a CUDA GPU with cuBLAS");
+    if bench.gpu.capability != (9, 0) {
+        eprintln!("skipped: the kernels that wait for the one before are sm_90a (Hopper)");
+        return;
+    }
+    let s = bench.stream();
+    // W_i ~ N(0, 1 / D): the activations keep their scale through the layers
+    let scale = 1.0 / (D as f32).sqrt();
+    let weights: Vec<DevMat> = (0..LAYERS)
+        .map(|i| DevMat::from_f32(s, Elem::Bf16, &random_normal(D * D, 40 + i as u64).iter().map(|x| x * scale).collect::<Vec<_>>()).unwrap())
+        .collect();
+    let kernels: [(&Kernel, usize, bool); 3] =
+        [(decode_swapped::KERNEL.kernel(0), 16, true), (decode_split::KERNEL.kernel(0), 16, true), (&hopper_autotuned::KERNEL, 512, false)];
+    for (kernel, tokens, swapped) in kernels {
+        assert!(kernel.waits_for_previous(), "{}: a Hopper kernel waits for the one before", kernel.name);
+        let x0 = random_normal(tokens * D, 7);
+        let plain = chain(&bench, kernel, &weights, &x0, tokens, swapped, false).unwrap();
+        let spread = (plain.iter().map(|x| x * x).sum::<f32>() / plain.len() as f32).sqrt();
+        assert!(spread > 0.1 && spread < 10.0, "{}: the plain chain's output has spread {spread}", kernel.name);
+        for run in 0..3 {
+            let dependent = chain(&bench, kernel, &weights, &x0, tokens, swapped, true).unwrap();
+            let differ = plain.iter().zip(&dependent).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
+            assert_eq!(differ, 0, "{} (run {run}): {differ} of {} outputs differ from the plain chain's", kernel.name, plain.len());
+        }
+    }
+}

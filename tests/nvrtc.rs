@@ -439,9 +439,9 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill_or_serialize_their_wgmmas()
 /// A dependent launch starts a kernel before the stream's previous one is
 /// done: a kernel that says it waits for it (every kernel staged by TMA)
 /// does so, by NVRTC's PTX, before its first access to global memory (a
-/// load, a store, an atomic, a copy by TMA or cp.async), and lets the next
-/// kernel start; the others have no such instruction, and are launched
-/// after the one before.
+/// load, a store, an atomic, a copy by TMA or cp.async); the others have
+/// no such instruction, and are launched after the one before. None lets
+/// its own dependents start before its blocks end.
 #[test]
 fn every_kernel_that_waits_for_the_previous_one_does_so_before_touching_global_memory() {
     use gemm_ladder::decode::{decode_split, decode_swapped};
@@ -456,9 +456,9 @@ fn every_kernel_that_waits_for_the_previous_one_does_so_before_touching_global_m
         let body = &ptx[ptx.find(&format!(".entry {}", k.name)).expect("the kernel's entry")..];
         let wait = body.find("griddepcontrol.wait");
         assert_eq!(wait.is_some(), k.waits_for_previous(), "{}: griddepcontrol.wait in its PTX: {}", k.name, wait.is_some());
+        assert!(!body.contains("griddepcontrol.launch_dependents"), "{}: lets the next kernel start early", k.name);
         let Some(wait) = wait else { continue };
         waiting += 1;
-        assert!(body[..wait].contains("griddepcontrol.launch_dependents"), "{}: lets the next kernel start first", k.name);
         for access in ["ld.global", "st.global", "atom.global", "red.global", "cp.async.bulk.tensor", "cp.async.cg", "cp.async.ca"] {
             assert!(!body[..wait].contains(access), "{}: {access} before griddepcontrol.wait", k.name);
         }

@@ -195,10 +195,9 @@ impl Kernel {
     /// [`Self::launch_with`] as a dependent launch (programmatic stream
     /// serialization): the kernel may start while the stream's previous
     /// kernel finishes, its blocks placed and set up (barriers, the ring)
-    /// beside that kernel's last ones, and waits for it before it reads or
-    /// writes global memory; it also lets the stream's next kernel start
-    /// early. For layers launched back to back, as a model's decode step
-    /// runs them. Kernels staged by TMA (the Hopper path,
+    /// as that kernel's blocks end, and waits for it before it reads or
+    /// writes global memory. For layers launched back to back, as a
+    /// model's decode step runs them. Kernels staged by TMA (the Hopper path,
     /// [`Self::waits_for_previous`]) wait in their code; the others are
     /// launched as [`Self::launch_with`] launches them, after the previous
     /// kernel. A kernel launched after one of these must wait for it as

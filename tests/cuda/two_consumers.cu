@@ -34,13 +34,8 @@ __device__ __forceinline__ void tma_load(unsigned dst, const TensorMap& map, int
         : "memory");
 }
 
-// a dependent launch: the stream's next kernel, where launched to overlap this one, may start
-// its blocks once every block of this one has come here
-__device__ __forceinline__ void griddep_launch_dependents() {
-    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-}
-// and this one, launched so, waits here until the stream's previous kernel is complete and
-// its writes are visible
+// a dependent launch starts this kernel while the stream's previous one finishes: it waits
+// here until that kernel is complete and its writes are visible
 __device__ __forceinline__ void griddep_wait() {
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
 }
@@ -163,8 +158,7 @@ two_consumers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16z
         mbar_fence_init();
     }
     __syncthreads();
-    griddep_launch_dependents();  // the stream's next kernel may start its blocks now
-    griddep_wait();  // the stream's previous kernel is complete
+    griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)
     const int k_tiles = (K + 64 - 1) / 64;
 
     // roles: warpgroup 0 produces (one thread issues the copies), 2 consume

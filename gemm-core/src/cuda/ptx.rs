@@ -190,17 +190,12 @@ pub fn tma(w: &mut Writer, maps: bool, loads: bool, parity_waits: bool) {
     w.line("");
 }
 
-/// A dependent launch's two sides (`griddepcontrol`, sm_90): where the
-/// launch did not ask to overlap the stream's previous kernel, both return
+/// A dependent launch's wait (`griddepcontrol.wait`, sm_90): where the
+/// launch did not ask to overlap the stream's previous kernel, it returns
 /// at once.
 pub fn griddep(w: &mut Writer) {
-    w.line("// a dependent launch: the stream's next kernel, where launched to overlap this one, may start");
-    w.line("// its blocks once every block of this one has come here");
-    w.block("__device__ __forceinline__ void griddep_launch_dependents()", |w| {
-        w.line("asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\");");
-    });
-    w.line("// and this one, launched so, waits here until the stream's previous kernel is complete and");
-    w.line("// its writes are visible");
+    w.line("// a dependent launch starts this kernel while the stream's previous one finishes: it waits");
+    w.line("// here until that kernel is complete and its writes are visible");
     w.block("__device__ __forceinline__ void griddep_wait()", |w| {
         w.line("asm volatile(\"griddepcontrol.wait;\\n\" ::: \"memory\");");
     });

@@ -143,9 +143,11 @@ impl Tc<'_> {
         }
         // A dependent launch (the launcher's `launch_dependent`) starts this kernel while the
         // stream's previous one finishes: its blocks set up above, then wait for that kernel
-        // before any read or write of global memory (stream-K's ticket included).
-        w.line("griddep_launch_dependents();  // the stream's next kernel may start its blocks now");
-        w.line("griddep_wait();  // the stream's previous kernel is complete");
+        // before any read or write of global memory (stream-K's ticket included). Its own
+        // dependents start as its blocks end: let start with each block (by
+        // `griddepcontrol.launch_dependents`), decode kernels launched back to back lost up to
+        // 11 points of HBM at some shapes on the H100 where they now gain 3-7 (BENCHMARKS.md).
+        w.line("griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)");
         if !self.spec.persistent.is_some_and(Persistent::splits_k) {
             // (stream-K's share defines it with the rest of its schedule)
             w.line(format!("const int k_tiles = (K + {bk} - 1) / {bk};", bk = self.bk));

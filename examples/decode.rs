@@ -13,7 +13,8 @@
 //! back between two events (as a model's decode step issues its kernels,
 //! one launch's drain beside the next one's start). The Hopper kernels are
 //! timed a third way: back to back as dependent launches
-//! (`Kernel::launch_dependent`), each starting while the one before finishes.
+//! (`Tuned::launch_dependent`, tuned for such launches on its own), each
+//! starting while the one before finishes.
 
 use gemm_ladder::measure::{padded_dims, Bench, Problem, Reps};
 use gemm_runtime::timing::{time, time_back_to_back};
@@ -152,9 +153,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                     log_sum_dependent += (ours / theirs_batched).ln();
                     format!(" {:.0} | {:.1}% | {:.1}% |", ours / 1e9, 100.0 * ours / HBM, 100.0 * ours / theirs_batched)
                 });
-                let point = tuned.chosen_for(bench.stream(), dims)?.map_or("?".into(), |k| k.name.to_string());
+                let mut point = tuned.chosen_for(bench.stream(), dims)?.map_or("?".into(), |k| format!("`{}`", k.name));
+                // dependent launches are tuned on their own: their point, where another
+                if let Some(k) = tuned.chosen_for_dependent(bench.stream(), dims)?.filter(|k| !point.contains(k.name.as_ref())) {
+                    point += &format!("; dependent: `{}`", k.name);
+                }
                 println!(
-                    "| {m} x {n} x {k} | {:.2} | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% |{dependent_cells} `{point}` |",
+                    "| {m} x {n} x {k} | {:.2} | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% |{dependent_cells} {point} |",
                     t.tflops(dims.flops()),
                     ours / 1e9,
                     100.0 * ours / HBM,

@@ -80,3 +80,46 @@ fn a_dependent_launch_reads_the_layer_before_only_once_it_is_done() {
         }
     }
 }
+
+/// A tuned kernel launched dependent chooses its point for such launches
+/// on its own: a plain launch's choice does not serve it, its first
+/// dependent launch at a shape tunes (timing the points launched dependent
+/// back to back), a second one does not, and C matches cuBLAS.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_tuned_kernel_launched_dependent_chooses_its_point_on_its_own() {
+    // choices from this process alone, none from an earlier one on disk
+    std::env::set_var("GEMM_TILES_CACHE", "off");
+    let bench = Bench::open().expect("a CUDA GPU with cuBLAS");
+    if bench.gpu.capability != (9, 0) {
+        eprintln!("skipped: decode_swapped is sm_90a (Hopper)");
+        return;
+    }
+    let tuned = &decode_swapped::KERNEL;
+    // 8 tokens against a 1000 x 1000 weight, swapped: C^T (1000 x 8) = W^T x^T
+    let dims = gemm_ladder::measure::padded_dims(1000, 8, 1000, {
+        let s = &tuned.points()[0];
+        [s.a.layout, s.b.layout, s.c.layout]
+    });
+    let p = gemm_ladder::measure::Problem::for_kernel(&bench, tuned.kernel(0), dims, 11).unwrap();
+    let reference = p.reference(&bench).unwrap();
+    let check = |c: &DevMat| {
+        let err = gemm_runtime::data::relative_error(&c.to_f32(bench.stream()).unwrap(), &reference).unwrap();
+        assert!(err <= gemm_runtime::data::tolerance(Elem::Bf16), "relative error {err:.2e} against cuBLAS");
+    };
+    let mut c = p.poisoned_c(&bench).unwrap();
+    p.launch_tuned(&bench, tuned, &mut c).unwrap();
+    check(&c);
+    assert!(tuned.chosen_for(bench.stream(), dims).unwrap().is_some());
+    assert!(tuned.chosen_for_dependent(bench.stream(), dims).unwrap().is_none(), "the plain choice serves dependent launches");
+    let before = gemm_runtime::Tuned::tunings();
+    for launch in 0..2 {
+        let mut c = p.poisoned_c(&bench).unwrap();
+        p.launch_tuned_dependent(&bench, tuned, &mut c).unwrap();
+        check(&c);
+        assert_eq!(gemm_runtime::Tuned::tunings(), before + 1, "dependent launch {launch}: one tuning, at the first");
+    }
+    assert!(tuned.chosen_for_dependent(bench.stream(), dims).unwrap().is_some());
+    let devices: Vec<String> = tuned.choices().into_iter().map(|c| c.device).collect();
+    assert!(devices.iter().any(|d| d.ends_with(", launched dependent")), "{devices:?}");
+}

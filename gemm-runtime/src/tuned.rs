@@ -24,6 +24,7 @@ use gemm_core::tune::TuneKey;
 
 use crate::args::{Dims, Element};
 use crate::fused::EpilogueArgs;
+use crate::launch::Order;
 use crate::scratch::Scratch;
 use crate::tune_cache::{ChoiceKey, TuneCache};
 use crate::{GemmError, Kernel};
@@ -48,6 +49,13 @@ const CLOSE: f32 = 0.05;
 const LEADERS: usize = 6;
 const TURNS: usize = 4;
 const RUNS: usize = 5;
+
+/// Dependent launches ([`Tuned::launch_dependent`]) are tuned this many
+/// back to back between two events.
+const BATCH: usize = 4;
+
+/// What a choice for dependent launches adds to the device's name.
+const DEPENDENT: &str = ", launched dependent";
 
 /// Tunings done in this process, over every tuned kernel (tests read it to
 /// see that a cached choice tuned nothing).
@@ -191,13 +199,16 @@ impl Tuned {
         dims: Dims,
         epilogue: EpilogueArgs<'_, TX>,
     ) -> Result<(), GemmError> {
-        let index = self.choose(stream, a, b, c, dims, &epilogue)?;
+        let index = self.choose(Order::After, stream, a, b, c, dims, &epilogue)?;
         self.kernel(index).launch_with(stream, a, b, c, dims, epilogue)
     }
 
     /// [`Self::launch_with`] as a dependent launch ([`Kernel::launch_dependent`]):
-    /// beside the end of the stream's previous kernel. A launch that tunes
-    /// first times the points as plain launches.
+    /// beside the end of the stream's previous kernel. Its choice is its
+    /// own, the points timed as they will run, launched dependent back to
+    /// back (the point that leads plain launches need not lead these); it
+    /// is remembered (and kept on disk) under the device's name with
+    /// ", launched dependent" added.
     pub fn launch_dependent<TA: Element, TB: Element, TC: Element, TX: Element>(
         &self,
         stream: &CudaStream,
@@ -207,23 +218,33 @@ impl Tuned {
         dims: Dims,
         epilogue: EpilogueArgs<'_, TX>,
     ) -> Result<(), GemmError> {
-        let index = self.choose(stream, a, b, c, dims, &epilogue)?;
+        let index = self.choose(Order::Dependent, stream, a, b, c, dims, &epilogue)?;
         self.kernel(index).launch_dependent(stream, a, b, c, dims, epilogue)
     }
 
     /// The kernel that runs for `dims` on `stream`'s device, once chosen
     /// (by a launch, the disk or a seed); `None` before.
     pub fn chosen_for(&self, stream: &CudaStream, dims: Dims) -> Result<Option<&Kernel>, GemmError> {
-        Ok(self.recall(&self.choice_at(stream, dims)?).map(|i| self.kernel(i)))
+        Ok(self.recall(&self.choice_at(Order::After, stream, dims)?).map(|i| self.kernel(i)))
     }
 
-    /// Where a choice for `dims` on `stream`'s device is kept: the device and the shape's group.
-    fn choice_at(&self, stream: &CudaStream, dims: Dims) -> Result<ChoiceAt, GemmError> {
-        Ok((device_name(stream)?, self.key.of(dims.m, dims.n, dims.k, dims.batch.count)))
+    /// [`Self::chosen_for`] for dependent launches ([`Self::launch_dependent`]).
+    pub fn chosen_for_dependent(&self, stream: &CudaStream, dims: Dims) -> Result<Option<&Kernel>, GemmError> {
+        Ok(self.recall(&self.choice_at(Order::Dependent, stream, dims)?).map(|i| self.kernel(i)))
     }
 
+    /// Where a choice for `dims` on `stream`'s device is kept: the device
+    /// (and whether launches are dependent) and the shape's group.
+    fn choice_at(&self, order: Order, stream: &CudaStream, dims: Dims) -> Result<ChoiceAt, GemmError> {
+        let device = device_name(stream)?;
+        let device = if order == Order::Dependent { format!("{device}{DEPENDENT}") } else { device };
+        Ok((device, self.key.of(dims.m, dims.n, dims.k, dims.batch.count)))
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn choose<TA: Element, TB: Element, TC: Element, TX: Element>(
         &self,
+        order: Order,
         stream: &CudaStream,
         a: &impl DevicePtr<TA>,
         b: &impl DevicePtr<TB>,
@@ -231,7 +252,7 @@ impl Tuned {
         dims: Dims,
         epilogue: &EpilogueArgs<'_, TX>,
     ) -> Result<usize, GemmError> {
-        let key = self.choice_at(stream, dims)?;
+        let key = self.choice_at(order, stream, dims)?;
         let shape = key.1;
         if let Some(i) = self.recall(&key) {
             return Ok(i);
@@ -249,7 +270,7 @@ impl Tuned {
             self.remember(key, i);
             return Ok(i);
         }
-        let i = self.tune(stream, a, b, c, dims, epilogue)?;
+        let i = self.tune(order, stream, a, b, c, dims, epilogue)?;
         if let Some((cache, k)) = &disk {
             cache.put(k, i, &self.point_name(i));
         }
@@ -259,8 +280,14 @@ impl Tuned {
 
     /// Compiles every point (in parallel), times each that accepts these
     /// arguments, and verifies the fastest against the first that runs.
+    /// Dependent launches are timed `BATCH` back to back between two events
+    /// (an event between them would end the overlap), C restored before
+    /// each where the kernels read it (`beta`: the copies, timed, end the
+    /// overlap too).
+    #[allow(clippy::too_many_arguments)]
     fn tune<TA: Element, TB: Element, TC: Element, TX: Element>(
         &self,
+        order: Order,
         stream: &CudaStream,
         a: &impl DevicePtr<TA>,
         b: &impl DevicePtr<TB>,
@@ -290,19 +317,25 @@ impl Tuned {
         // timed from the first run after another point's, the launches that
         // copied A and B at 4095x4097x4100 all took 0.37 ms on the H100, where
         // the same points took 0.28 in five runs in a row
+        let batch = if order == Order::Dependent { BATCH } else { 1 };
         let time = |k: &Kernel, runs: usize, c: &mut _| -> Result<Vec<f32>, GemmError> {
             restore(&saved)?;
-            k.launch_with(stream, a, b, c, dims, *epilogue)?;
+            k.launch_in(order, stream, a, b, c, dims, *epilogue)?;
             let mut events = Vec::with_capacity(runs);
             for _ in 0..runs {
                 restore(&saved)?;
                 let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-                k.launch_with(stream, a, b, c, dims, *epilogue)?;
+                for j in 0..batch {
+                    if j > 0 {
+                        restore(&saved)?;
+                    }
+                    k.launch_in(order, stream, a, b, c, dims, *epilogue)?;
+                }
                 let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
                 events.push((start, end));
             }
             stream.synchronize()?;
-            Ok(events.iter().map(|(s, e)| s.elapsed_ms(e)).collect::<Result<_, _>>()?)
+            Ok(events.iter().map(|(s, e)| s.elapsed_ms(e).map(|ms| ms / batch as f32)).collect::<Result<_, _>>()?)
         };
         // `points`' medians over `turns` turns of `runs` runs each, each turn
         // starting further along the points

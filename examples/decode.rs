@@ -52,24 +52,27 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         bench.gpu.name
     );
     println!(
-        "| weight N x K | MiB | GB/s | % of HBM | back to back: GB/s | % of HBM | each shape's GB/s (blocks an SM x threads, loads in flight) |"
+        "| weight N x K | MiB | GB/s | % of HBM | back to back: GB/s | % of HBM | dependent: GB/s | % of HBM | each shape's GB/s (blocks an SM x threads, loads in flight) |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---|");
     for &(n, k) in &WEIGHTS {
         let bytes = 2 * n * k;
         let buffers = gemm_ladder::peak::random_buffers(&bench, bytes, (ROTATE / bytes as f64).ceil() as usize)?;
         let each = gemm_ladder::peak::read_ceiling(&bench, &buffers, BATCH)?;
         let read = each.iter().map(|r| r.0).fold(0.0, f64::max);
         let batched = each.iter().map(|r| r.1).fold(0.0, f64::max);
+        let dependent = each.iter().map(|r| r.2).fold(0.0, f64::max);
         let shapes: Vec<String> =
             gemm_ladder::peak::READ_SHAPES.iter().zip(&each).map(|((b, t, u), r)| format!("{b} x {t}, {u}: {:.0}", r.0 / 1e9)).collect();
         println!(
-            "| {n} x {k} | {} | {:.0} | {:.1}% | {:.0} | {:.1}% | {} |",
+            "| {n} x {k} | {} | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% | {} |",
             bytes >> 20,
             read / 1e9,
             100.0 * read / HBM,
             batched / 1e9,
             100.0 * batched / HBM,
+            dependent / 1e9,
+            100.0 * dependent / HBM,
             shapes.join("; ")
         );
     }

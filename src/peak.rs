@@ -3,7 +3,8 @@
 //! The tensor ladder reports each step as a share of it as well as of cuBLAS
 //! (which on Hopper uses wgmma, an instruction sm_80 code cannot issue).
 
-use gemm_runtime::cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use gemm_runtime::cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use gemm_runtime::launch::{Order, Params};
 use gemm_runtime::timing::{time, time_back_to_back};
 use gemm_runtime::GemmError;
 
@@ -126,6 +127,10 @@ pub fn read_source(unroll: u32) -> String {
     format!(
         r#"// reads n16 16-byte chunks of src: the memory side of a decode step, alone
 extern "C" __global__ void read_peak_{unroll}(const uint4* __restrict__ src, long long n16, unsigned* out) {{
+#if __CUDA_ARCH__ >= 900
+    // launched dependent, it starts as the kernel before ends and waits for it, as a decode kernel does
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
     const long long stride = (long long)gridDim.x * blockDim.x;
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     unsigned x = 0;
@@ -155,9 +160,11 @@ pub const READ_SHAPES: [(u32, u32, u32); 4] = [(4, 512, 4), (2, 1024, 4), (8, 25
 /// runs after 3 warm-up ones, each launch on the next buffer so that the
 /// reads come from DRAM, not the L2; for each of a few shapes of the kernel
 /// ([`READ_SHAPES`]), a launch between two events, then `batch` launches
-/// back to back between two events ([`time_back_to_back`]). The fastest
-/// shape is what a decode step could reach at that size were its math free.
-pub fn read_ceiling(bench: &Bench, buffers: &[CudaSlice<u8>], batch: usize) -> Result<Vec<(f64, f64)>, GemmError> {
+/// back to back between two events ([`time_back_to_back`]), then `batch`
+/// dependent launches back to back (each waiting for the one before, as
+/// the Hopper decode kernels launched dependent do). The fastest shape is
+/// what a decode step could reach at that size were its math free.
+pub fn read_ceiling(bench: &Bench, buffers: &[CudaSlice<u8>], batch: usize) -> Result<Vec<(f64, f64, f64)>, GemmError> {
     let bytes = same_size(buffers, "read_peak", None)?;
     let sms = sm_count(bench)?;
     let n16 = (bytes / 16) as i64;
@@ -166,14 +173,18 @@ pub fn read_ceiling(bench: &Bench, buffers: &[CudaSlice<u8>], batch: usize) -> R
     for (per_sm, threads, unroll) in READ_SHAPES {
         let f = load(bench, &read_source(unroll), &format!("read_peak_{unroll}"))?;
         let cfg = LaunchConfig { grid_dim: (per_sm * sms, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
-        let mut launch = |i: usize| {
-            let mut l = bench.stream().launch_builder(&f);
-            l.arg(&buffers[i % buffers.len()]).arg(&n16).arg(&mut out);
+        let mut launch_in = |i: usize, order: Order| {
+            let (src, _read) = buffers[i % buffers.len()].device_ptr(bench.stream());
+            let (dst, _written) = out.device_ptr_mut(bench.stream());
+            let mut params = Params::default();
+            params.arg(&src).arg(&n16).arg(&dst);
             // SAFETY: the kernel reads n16 16-byte chunks of a buffer of `bytes` and may write one word of `out`.
-            unsafe { l.launch(cfg) }?;
+            unsafe { gemm_runtime::launch::launch(&f, bench.stream(), cfg, &mut params, order) }?;
             Ok(())
         };
-        each.push(rates(bench, bytes, batch, &mut launch)?);
+        let (one, many) = rates(bench, bytes, batch, &mut |i| launch_in(i, Order::After))?;
+        let dependent = time_back_to_back(bench.stream(), 3, 20, batch, |i| launch_in(i, Order::Dependent))?;
+        each.push((one, many, bytes as f64 / (dependent.median_ms() * 1e-3)));
     }
     Ok(each)
 }

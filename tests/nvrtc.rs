@@ -28,7 +28,8 @@ fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
 }
 
 /// The read microbenchmarks beside the decode kernels compile without a
-/// warning, their loads 16 bytes wide through the read-only path: the
+/// warning, their loads 16 bytes wide through the read-only path (the
+/// sweep waiting, launched dependent, for the kernel before): the
 /// sweep with four or eight in flight a thread, the reads in units of K
 /// steps with eight; and the kernel that fills their buffers.
 #[test]
@@ -36,6 +37,8 @@ fn the_read_kernels_compile_to_16_byte_loads() {
     for unroll in [4, 8] {
         let ptx = compile_clean(&gemm_ladder::peak::read_source(unroll), &format!("read_peak_{unroll}"), "sm_90").to_src();
         assert!(ptx.matches("ld.global.nc.v4.u32").count() > unroll as usize, "{ptx}");
+        // launched dependent it waits for the kernel before, as the decode kernels do
+        assert!(ptx.contains("griddepcontrol.wait"), "{ptx}");
     }
     compile_clean(gemm_ladder::peak::FILL_SOURCE, "fill_bits", "sm_90");
     for box_chunks in [8, 32] {

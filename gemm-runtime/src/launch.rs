@@ -1,7 +1,9 @@
 //! A kernel's parameters and its launch, plain or dependent: a dependent
 //! launch (programmatic stream serialization, sm_90) may start while the
 //! stream's previous kernel finishes, which the kernel waits for before it
-//! touches what that kernel writes (`griddepcontrol.wait`).
+//! touches what that kernel writes (`griddepcontrol.wait`). The launchers
+//! use it; it is public for kernels of other sources (the benchmarks' read
+//! kernels) launched the same way.
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
@@ -11,7 +13,7 @@ use cudarc::driver::{CudaFunction, CudaStream, DeviceRepr, DriverError, LaunchCo
 
 /// How a launch follows the stream's previous kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Order {
+pub enum Order {
     /// After that kernel is complete.
     After,
     /// Beside its end: the kernel starts while it finishes and waits for it
@@ -22,12 +24,13 @@ pub(crate) enum Order {
 /// The kernel's parameters, each a pointer to its value, as the driver
 /// takes them; the values are borrowed until the launch.
 #[derive(Default)]
-pub(crate) struct Params<'a> {
+pub struct Params<'a> {
     ptrs: Vec<*mut c_void>,
     values: PhantomData<&'a ()>,
 }
 
 impl<'a> Params<'a> {
+    /// The next parameter's value.
     pub fn arg<T: DeviceRepr>(&mut self, v: &'a T) -> &mut Self {
         self.ptrs.push(v as *const T as *mut c_void);
         self
@@ -39,7 +42,7 @@ impl<'a> Params<'a> {
 /// # Safety
 /// `params` must be the kernel's parameters, in order and of its types,
 /// and every access the kernel makes with them in bounds.
-pub(crate) unsafe fn launch(
+pub unsafe fn launch(
     f: &CudaFunction,
     stream: &CudaStream,
     cfg: LaunchConfig,

@@ -14,7 +14,7 @@ pub mod disk_cache;
 mod error;
 mod fused;
 mod kernel;
-mod launch;
+pub mod launch;
 pub mod realign;
 pub mod reference;
 mod scratch;

@@ -42,13 +42,7 @@ impl<'a> Params<'a> {
 /// # Safety
 /// `params` must be the kernel's parameters, in order and of its types,
 /// and every access the kernel makes with them in bounds.
-pub unsafe fn launch(
-    f: &CudaFunction,
-    stream: &CudaStream,
-    cfg: LaunchConfig,
-    params: &mut Params<'_>,
-    order: Order,
-) -> Result<(), DriverError> {
+pub unsafe fn launch(f: &CudaFunction, stream: &CudaStream, cfg: LaunchConfig, params: &mut Params<'_>, order: Order) -> Result<(), DriverError> {
     stream.context().bind_to_thread()?;
     let mut attrs = Vec::new();
     if order == Order::Dependent {

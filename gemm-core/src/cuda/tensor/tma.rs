@@ -574,6 +574,11 @@ impl Tc<'_> {
                 self.wgmma_half(w, "stage", 0, "kt > 0 || ks > 0");
             });
             self.overlap_half(w, &out, 1, bias);
+            // ptxas wants no wgmma in flight across the walk's back edge;
+            // without this wait it puts its own at the start of the second
+            // half's epilogue, which then ran after the next tile's early
+            // wgmmas instead of beside them
+            w.line("wgmma_wait<0>();  // the next tile's early K steps are done");
         });
     }
 

@@ -23,7 +23,9 @@
 //! hand-edited `linear_hopper` and plain twin beside them; `--only PREFIX`
 //! times only the Hopper layers so named. Each Hopper layer and its plain
 //! twin (the same kernel without bias and GELU) are launched in turns, so
-//! that the epilogue's cost compares launches the GPU ran at like clocks.
+//! that the epilogue's cost compares launches the GPU ran at like clocks;
+//! `--soak SECONDS` also times each kernel alone for that long, sustained,
+//! where the clock follows its own power draw.
 
 use clap::Parser;
 use cudarc::cublaslt::{CudaBlasLT, Matmul, MatmulConfig};
@@ -190,6 +192,14 @@ struct Args {
     /// The stages of the hand-edited kernels' spec (default: `linear_hopper`'s).
     #[arg(long, requires = "hopper_source")]
     hopper_stages: Option<u32>,
+    /// Also time each chosen Hopper layer sustained: its fused kernel alone,
+    /// launched back to back for this many seconds, then its plain twin
+    /// twice, then the fused kernel again, each at the clock its own power
+    /// draw leaves the GPU (the H100 runs these GEMMs at its power cap);
+    /// each soak's TFLOP/s and when it began and ended (Unix time, ms), to
+    /// read beside `nvidia-smi -lms`.
+    #[arg(long, value_name = "SECONDS")]
+    soak: Option<f64>,
 }
 
 /// `kernel` with the CUDA in `path` in place of its generated source (the
@@ -198,6 +208,28 @@ struct Args {
 fn hand_edited(kernel: &Kernel, path: &std::path::Path) -> Result<Kernel, Box<dyn std::error::Error>> {
     let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(gemm_ladder::variants::hand_edited(kernel, source, None).map_err(|e| format!("{}: {e}", path.display()))?)
+}
+
+/// Milliseconds since the Unix epoch.
+fn unix_ms() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis())
+}
+
+/// `launch` back to back for `secs` seconds, in timed batches of 100:
+/// when it began (Unix ms) and the median batch's TFLOP/s.
+fn soak(
+    s: &std::sync::Arc<gemm_runtime::cudarc::driver::CudaStream>,
+    secs: f64,
+    flops: f64,
+    mut launch: impl FnMut() -> Result<(), gemm_runtime::GemmError>,
+) -> Result<(u128, f64), gemm_runtime::GemmError> {
+    let (start, clock) = (unix_ms(), std::time::Instant::now());
+    let mut batches = Vec::new();
+    while clock.elapsed().as_secs_f64() < secs {
+        batches.push(gemm_runtime::timing::time_back_to_back(s, 0, 1, 100, |_| launch())?.tflops(flops));
+    }
+    batches.sort_by(f64::total_cmp);
+    Ok((start, batches[batches.len() / 2]))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -374,7 +406,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     p.launch(&bench, plain_k, &mut y)
                 }
             })?;
-            hopper.push((name, label, fused, plain));
+            // sustained: each kernel alone, back to back, at the clock its own power draw leaves the
+            // GPU; in the order fused, twin, twin, fused, so that the GPU's warming weighs on both
+            let sustained = match args.soak {
+                Some(secs) => {
+                    let mut tflops = [0.0; 2];
+                    for fused in [true, false, false, true] {
+                        let (start, t) = soak(s, secs, dims.flops(), || {
+                            if fused {
+                                p.launch_fused(&bench, k, &mut y, 1.0, 0.0, Some(&bias))
+                            } else {
+                                p.launch(&bench, plain_k, &mut y)
+                            }
+                        })?;
+                        let which = if fused { "fused" } else { "plain twin" };
+                        println!("{name}, {which} alone for {secs} s: {t:.1} TFLOP/s (from {start} to {} ms, Unix time)", unix_ms());
+                        tflops[usize::from(!fused)] += t / 2.0;
+                    }
+                    Some(tflops)
+                }
+                None => None,
+            };
+            hopper.push((name, label, fused, plain, sustained));
         }
     }
 
@@ -388,7 +441,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("cuBLASLt GEMM with its GELU_BIAS epilogue", &lt_fused),
     ];
     let names: Vec<(String, String)> = hopper.iter().map(|(name, ..)| (format!("fused: {name}"), format!("{name}, no epilogue"))).collect();
-    for ((_, _, fused, plain), (fused_name, plain_name)) in hopper.iter().zip(&names) {
+    for ((_, _, fused, plain, _), (fused_name, plain_name)) in hopper.iter().zip(&names) {
         rows.push((fused_name, fused));
         rows.push((plain_name, plain));
     }
@@ -396,8 +449,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{name:<48} {:>9.3} {:>9.1} {:>11.3}x", t.median_ms(), t.tflops(flops), t.median_ms() / fused.median_ms());
     }
     println!("the fused epilogue costs {:+.1}% over the same kernel without it", 100.0 * (fused.median_ms() / plain.median_ms() - 1.0));
-    for (_, label, fused, plain) in &hopper {
-        println!("{label} it costs {:+.1}%", 100.0 * (fused.median_ms() / plain.median_ms() - 1.0));
+    for (_, label, fused, plain, sustained) in &hopper {
+        print!("{label} it costs {:+.1}%", 100.0 * (fused.median_ms() / plain.median_ms() - 1.0));
+        match sustained {
+            Some([f, p]) => println!(" (in turns), {:+.1}% sustained ({f:.1} against {p:.1} TFLOP/s)", 100.0 * (p / f - 1.0)),
+            None => println!(),
+        }
     }
     Ok(())
 }

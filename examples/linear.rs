@@ -215,6 +215,27 @@ fn unix_ms() -> u128 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis())
 }
 
+/// Two kernels sustained, each alone for `secs` seconds (`launch(true)`
+/// the first, `launch(false)` the second), in the order first, second,
+/// second, first, so that the GPU's warming weighs on both; each soak
+/// printed, and the two means of TFLOP/s.
+fn abba(
+    s: &std::sync::Arc<gemm_runtime::cudarc::driver::CudaStream>,
+    secs: f64,
+    flops: f64,
+    names: [&str; 2],
+    mut launch: impl FnMut(bool) -> Result<(), gemm_runtime::GemmError>,
+) -> Result<[f64; 2], gemm_runtime::GemmError> {
+    let mut tflops = [0.0; 2];
+    for first in [true, false, false, true] {
+        let (start, t) = soak(s, secs, flops, || launch(first))?;
+        let name = names[usize::from(!first)];
+        println!("{name} alone for {secs} s: {t:.1} TFLOP/s (from {start} to {} ms, Unix time)", unix_ms());
+        tflops[usize::from(!first)] += t / 2.0;
+    }
+    Ok(tflops)
+}
+
 /// `launch` back to back for `secs` seconds, in timed batches of 100:
 /// when it began (Unix ms) and the median batch's TFLOP/s.
 fn soak(
@@ -406,24 +427,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     p.launch(&bench, plain_k, &mut y)
                 }
             })?;
-            // sustained: each kernel alone, back to back, at the clock its own power draw leaves the
-            // GPU; in the order fused, twin, twin, fused, so that the GPU's warming weighs on both
+            // sustained: each kernel alone, back to back, at the clock its own power draw leaves the GPU
             let sustained = match args.soak {
                 Some(secs) => {
-                    let mut tflops = [0.0; 2];
-                    for fused in [true, false, false, true] {
-                        let (start, t) = soak(s, secs, dims.flops(), || {
-                            if fused {
-                                p.launch_fused(&bench, k, &mut y, 1.0, 0.0, Some(&bias))
+                    let fused_plain = abba(s, secs, dims.flops(), [name, "plain twin"], |fused| {
+                        if fused {
+                            p.launch_fused(&bench, k, &mut y, 1.0, 0.0, Some(&bias))
+                        } else {
+                            p.launch(&bench, plain_k, &mut y)
+                        }
+                    })?;
+                    // and once, cuBLAS's GEMM beside the plain twin
+                    if hopper.is_empty() {
+                        let [theirs, ours] = abba(s, secs, dims.flops(), ["cuBLAS GEMM", "plain twin"], |cublas| {
+                            if cublas {
+                                p.cublas(&bench, &mut y)
                             } else {
                                 p.launch(&bench, plain_k, &mut y)
                             }
                         })?;
-                        let which = if fused { "fused" } else { "plain twin" };
-                        println!("{name}, {which} alone for {secs} s: {t:.1} TFLOP/s (from {start} to {} ms, Unix time)", unix_ms());
-                        tflops[usize::from(!fused)] += t / 2.0;
+                        println!("sustained, {name}'s plain twin runs at {:.1}% of cuBLAS's GEMM", 100.0 * ours / theirs);
                     }
-                    Some(tflops)
+                    Some(fused_plain)
                 }
                 None => None,
             };

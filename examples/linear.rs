@@ -210,49 +210,6 @@ fn hand_edited(kernel: &Kernel, path: &std::path::Path) -> Result<Kernel, Box<dy
     Ok(gemm_ladder::variants::hand_edited(kernel, source, None).map_err(|e| format!("{}: {e}", path.display()))?)
 }
 
-/// Milliseconds since the Unix epoch.
-fn unix_ms() -> u128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis())
-}
-
-/// Two kernels sustained, each alone for `secs` seconds (`launch(true)`
-/// the first, `launch(false)` the second), in the order first, second,
-/// second, first, so that the GPU's warming weighs on both; each soak
-/// printed, and the two means of TFLOP/s.
-fn abba(
-    s: &std::sync::Arc<gemm_runtime::cudarc::driver::CudaStream>,
-    secs: f64,
-    flops: f64,
-    names: [&str; 2],
-    mut launch: impl FnMut(bool) -> Result<(), gemm_runtime::GemmError>,
-) -> Result<[f64; 2], gemm_runtime::GemmError> {
-    let mut tflops = [0.0; 2];
-    for first in [true, false, false, true] {
-        let (start, t) = soak(s, secs, flops, || launch(first))?;
-        let name = names[usize::from(!first)];
-        println!("{name} alone for {secs} s: {t:.1} TFLOP/s (from {start} to {} ms, Unix time)", unix_ms());
-        tflops[usize::from(!first)] += t / 2.0;
-    }
-    Ok(tflops)
-}
-
-/// `launch` back to back for `secs` seconds, in timed batches of 100:
-/// when it began (Unix ms) and the median batch's TFLOP/s.
-fn soak(
-    s: &std::sync::Arc<gemm_runtime::cudarc::driver::CudaStream>,
-    secs: f64,
-    flops: f64,
-    mut launch: impl FnMut() -> Result<(), gemm_runtime::GemmError>,
-) -> Result<(u128, f64), gemm_runtime::GemmError> {
-    let (start, clock) = (unix_ms(), std::time::Instant::now());
-    let mut batches = Vec::new();
-    while clock.elapsed().as_secs_f64() < secs {
-        batches.push(gemm_runtime::timing::time_back_to_back(s, 0, 1, 100, |_| launch())?.tflops(flops));
-    }
-    batches.sort_by(f64::total_cmp);
-    Ok((start, batches[batches.len() / 2]))
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
     if args.cuda {
@@ -430,7 +387,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // sustained: each kernel alone, back to back, at the clock its own power draw leaves the GPU
             let sustained = match args.soak {
                 Some(secs) => {
-                    let fused_plain = abba(s, secs, dims.flops(), [name, "plain twin"], |fused| {
+                    let fused_plain = gemm_ladder::measure::time_sustained(s, secs, dims.flops(), [name, "plain twin"], |fused| {
                         if fused {
                             p.launch_fused(&bench, k, &mut y, 1.0, 0.0, Some(&bias))
                         } else {
@@ -439,7 +396,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     })?;
                     // and once, cuBLAS's GEMM beside the plain twin
                     if hopper.is_empty() {
-                        let [theirs, ours] = abba(s, secs, dims.flops(), ["cuBLAS GEMM", "plain twin"], |cublas| {
+                        let [theirs, ours] = gemm_ladder::measure::time_sustained(s, secs, dims.flops(), ["cuBLAS GEMM", "plain twin"], |cublas| {
                             if cublas {
                                 p.cublas(&bench, &mut y)
                             } else {

@@ -5,7 +5,9 @@
 //!
 //! `cargo run --release --example variants -- STEP [SIZE] VARIANT...`, SIZE
 //! either N (cubed) or MxNxK; `--check` only checks each kernel against
-//! cuBLAS, one launch each (for runs under compute-sanitizer).
+//! cuBLAS, one launch each (for runs under compute-sanitizer); `--soak
+//! SECONDS` also times each kernel and cuBLAS sustained, alone for that
+//! long each, at the clock each one's power draw leaves the GPU.
 //!
 //! A variant is one or more settings joined by commas: `pad=8`, `pad=none`,
 //! `sweep=m`, `sweep=n`, `raster=row`, `raster=grouped(8)`, `raster=hilbert`,
@@ -54,6 +56,12 @@ struct Cli {
     /// for runs under compute-sanitizer, where every launch is slow
     #[arg(long)]
     check: bool,
+    /// Also time each kernel sustained beside cuBLAS: each alone, launched
+    /// back to back for this many seconds, in the order kernel, cuBLAS,
+    /// cuBLAS, kernel (the H100 runs these GEMMs at its power cap, where
+    /// each kernel's clock follows its own draw)
+    #[arg(long, value_name = "SECONDS")]
+    soak: Option<f64>,
 }
 
 const SETTINGS: &str = "Settings: pad=N | pad=none, sweep=m | sweep=n, raster=row | raster=grouped(N) | raster=hilbert, \
@@ -135,6 +143,16 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     println!("| cuBLAS {} | {:.2} | {:.2} | 100.0% | |", describe(cfg), rounds[0].1, cublas);
+    if let Some(secs) = cli.soak {
+        let mut rows = Vec::new();
+        for (label, k) in labels.iter().zip(&kernels) {
+            let [ours, theirs] = gemm_ladder::measure::sustained_against_cublas(&bench, k, label, dims, secs)?;
+            rows.push(format!("| {label} | {ours:.2} | {theirs:.2} | {:.1}% |", 100.0 * ours / theirs));
+        }
+        println!("\nsustained, each alone for {secs} s (kernel, cuBLAS, cuBLAS, kernel; the means):\n");
+        println!("| variant | TFLOP/s | cuBLAS | % of cuBLAS |\n|---|---:|---:|---:|");
+        rows.iter().for_each(|r| println!("{r}"));
+    }
     Ok(())
 }
 

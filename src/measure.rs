@@ -400,6 +400,62 @@ pub fn time_in_turns(bench: &Bench, kernel: &Kernel, dims: Dims, reps: Reps) -> 
     time_turns(bench.stream(), reps, |first| if first { ours.launch(bench, kernel, &mut c_ours) } else { theirs.cublas(bench, &mut c_theirs) })
 }
 
+/// Milliseconds since the Unix epoch.
+pub fn unix_ms() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis())
+}
+
+/// Two kernels sustained, each alone for `secs` seconds (`launch(true)`
+/// the first, `launch(false)` the second), in the order first, second,
+/// second, first, so that the GPU's warming weighs on both; each soak
+/// printed, and the two means of TFLOP/s.
+pub fn time_sustained(
+    s: &CudaStream,
+    secs: f64,
+    flops: f64,
+    names: [&str; 2],
+    mut launch: impl FnMut(bool) -> Result<(), GemmError>,
+) -> Result<[f64; 2], GemmError> {
+    let mut tflops = [0.0; 2];
+    for first in [true, false, false, true] {
+        let (start, t) = soak(s, secs, flops, || launch(first))?;
+        let name = names[usize::from(!first)];
+        println!("{name} alone for {secs} s: {t:.1} TFLOP/s (from {start} to {} ms, Unix time)", unix_ms());
+        tflops[usize::from(!first)] += t / 2.0;
+    }
+    Ok(tflops)
+}
+
+/// `launch` back to back for `secs` seconds, in timed batches of 100:
+/// when it began (Unix ms) and the median batch's TFLOP/s.
+fn soak(s: &CudaStream, secs: f64, flops: f64, mut launch: impl FnMut() -> Result<(), GemmError>) -> Result<(u128, f64), GemmError> {
+    let (start, clock) = (unix_ms(), std::time::Instant::now());
+    let mut batches = Vec::new();
+    while clock.elapsed().as_secs_f64() < secs {
+        batches.push(gemm_runtime::timing::time_back_to_back(s, 0, 1, 100, |_| launch())?.tflops(flops));
+    }
+    batches.sort_by(f64::total_cmp);
+    Ok((start, batches[batches.len() / 2]))
+}
+
+/// `kernel` and cuBLAS (in the kernel's types and layouts) at `dims`,
+/// sustained ([`time_sustained`], `secs` seconds a soak, the kernel first):
+/// each at the clock its own power draw leaves the GPU, the kernel's soaks
+/// printed as `label`'s. Returns the two mean TFLOP/s, ours and cuBLAS's.
+pub fn sustained_against_cublas(bench: &Bench, kernel: &Kernel, label: &str, dims: Dims, secs: f64) -> Result<[f64; 2], GemmError> {
+    let s = &kernel.spec;
+    let ours = Problem::for_kernel(bench, kernel, dims, 11)?;
+    let theirs = Problem::typed(bench, [s.a.elem, s.b.elem, s.c.elem], [s.a.layout, s.b.layout, s.c.layout], dims, 11)?;
+    let (mut c_ours, mut c_theirs) = (ours.poisoned_c(bench)?, theirs.poisoned_c(bench)?);
+    time_sustained(bench.stream(), secs, dims.flops(), [label, "cuBLAS"], |first| {
+        if first {
+            ours.launch(bench, kernel, &mut c_ours)
+        } else {
+            theirs.cublas(bench, &mut c_theirs)
+        }
+    })
+}
+
 /// Two launches timed in turns: `launch(true)` and `launch(false)` one
 /// after the other, each between events of its own, `reps.runs` times each
 /// after `reps.warmup` untimed pairs. Returns (the first's timing, the second's).

@@ -2,7 +2,8 @@
 //! kernel that only reads a row-major weight in the units a decode kernel's
 //! K steps take (64 rows x 512 bytes), handed to the blocks in runs of
 //! several lengths, with 64 to 256 KB of loads in flight an SM.
-//! `cargo run --release --example read_orders`
+//! `cargo run --release --example read_orders [-- --ring]` (`--ring`: the
+//! ring of stages alone)
 //!
 //! A run of a whole tile's K steps is `decode_swapped`'s order (a block a
 //! tile), a run of units / blocks stream-K's (`decode_split`: a share a
@@ -10,9 +11,13 @@
 //! blocks, so that the GPU reads whole rows of the weight at once. Each
 //! unit is read whole rows first (a warp's load a row's 512 bytes) and, as
 //! TMA copies a tile under the 128-byte swizzle, in boxes 128 bytes wide.
+//! Then each weight through a ring of stages in shared memory filled by
+//! TMA, as the Hopper decode kernels fill theirs, with nothing computed: a
+//! unit in the four 128-byte-wide boxes of the swizzle, or in one box of
+//! its rows' whole 512 bytes.
 
 use gemm_ladder::measure::Bench;
-use gemm_ladder::peak::{random_buffers, read_units, sm_count, UNIT_CHUNKS, UNIT_ROWS};
+use gemm_ladder::peak::{random_buffers, read_units, sm_count, tma_ring, UNIT_CHUNKS, UNIT_ROWS};
 
 /// The HBM3 bandwidth the H100 SXM is specified at, bytes a second.
 const HBM: f64 = 3.35e12;
@@ -39,7 +44,9 @@ fn run() -> Result<(), gemm_runtime::GemmError> {
     );
     println!("| weight N x K | order | units a run | blocks an SM | box, bytes | GB/s | % of HBM | back to back: GB/s | % of HBM |");
     println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
-    for (n, k) in WEIGHTS {
+    // `--ring`: the ring alone
+    let orders = !std::env::args().any(|a| a == "--ring");
+    for (n, k) in WEIGHTS.into_iter().filter(|_| orders) {
         let (rows, row_bytes) = (n, 2 * k);
         let (tiles, steps) = ((rows / UNIT_ROWS) as i64, (row_bytes / 16 / UNIT_CHUNKS) as i64);
         let buffers = random_buffers(&bench, rows * row_bytes, (ROTATE / (rows * row_bytes) as f64).ceil() as usize)?;
@@ -52,6 +59,25 @@ fn run() -> Result<(), gemm_runtime::GemmError> {
                 println!(
                     "| {n} x {k} | {name} | {run} | {per_sm} | {} | {:.0} | {:.1}% | {:.0} | {:.1}% |",
                     16 * box_chunks,
+                    one / 1e9,
+                    100.0 * one / HBM,
+                    many / 1e9,
+                    100.0 * many / HBM
+                );
+            }
+        }
+    }
+    // the same weights through a ring of stages filled by TMA, as the decode kernels read them
+    println!("\nThrough a ring of stages filled by TMA, one block an SM, a share a block, nothing computed (units of {UNIT_ROWS} x 256 elements)\n");
+    println!("| weight N x K | boxes a unit | stages | GB/s | % of HBM | back to back: GB/s | % of HBM |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    for (n, k) in WEIGHTS {
+        let buffers = random_buffers(&bench, 2 * n * k, (ROTATE / (2 * n * k) as f64).ceil() as usize)?;
+        for (boxes, label) in [(4, "4 of 64 x 64, 128-byte swizzle"), (1, "1 of 256 x 64, no swizzle")] {
+            for stages in [3, 4, 6] {
+                let (one, many) = tma_ring(&bench, &buffers, (n, k), boxes, stages, BATCH)?;
+                println!(
+                    "| {n} x {k} | {label} | {stages} | {:.0} | {:.1}% | {:.0} | {:.1}% |",
                     one / 1e9,
                     100.0 * one / HBM,
                     many / 1e9,

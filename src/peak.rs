@@ -294,3 +294,108 @@ pub fn read_units(
     };
     rates(bench, bytes, batch, &mut launch)
 }
+
+/// Stages a block of [`tma_ring_source`] keeps at most (its shared memory).
+pub const RING_STAGES_MAX: u32 = 6;
+
+/// A read of a row-major bf16 weight through a ring of `stages` stages in
+/// shared memory filled by TMA, as the Hopper decode kernels fill theirs,
+/// with nothing computed: units of [`UNIT_ROWS`] rows by 256 elements (a
+/// K step of `decode_split`'s 64 x 8 x 256 tile), a block's units its
+/// share of them all (stream-K's order), one thread issuing each unit's
+/// copies once the four other warps have released the stage (each waits for
+/// the unit to land, then releases it). `boxes` boxes a unit: 4, the 64 x
+/// 64 boxes of the 128-byte swizzle in which the decode kernels copy a K
+/// step (128 bytes of each row a box); 1, one box of 256 x 64 without a
+/// swizzle (each row's 512 bytes in one), a layout wgmma cannot read from
+/// shared memory: what the box's width alone is worth.
+pub fn tma_ring_source(boxes: u32) -> String {
+    let width = 256 / boxes;
+    format!(
+        r#"// reads a weight through a ring of stages filled by TMA, {boxes} box(es) of {width} x {UNIT_ROWS} a unit of {UNIT_ROWS} x 256
+struct __align__(64) TensorMap {{ unsigned long long opaque[16]; }};
+extern "C" __global__ void __launch_bounds__(160, 1) tma_ring_{boxes}(const __grid_constant__ TensorMap map, int tiles, int steps, int stages) {{
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    const unsigned ring = ((unsigned)__cvta_generic_to_shared(smem_raw) + 1023) & ~1023u;
+    const unsigned full = ring + stages * 32768, empty = full + 8 * stages;
+    if (threadIdx.x == 0) {{
+        for (int s = 0; s < stages; ++s) {{
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(full + 8 * s));
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 4;\n" :: "r"(empty + 8 * s));
+        }}
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }}
+    __syncthreads();
+    const long long units = (long long)tiles * steps;
+    const long long first = units * blockIdx.x / gridDim.x, last = units * (blockIdx.x + 1) / gridDim.x;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    for (long long u = first; u < last; ++u) {{
+        const int i = (int)(u - first), s = i % stages;
+        const unsigned round = (unsigned)(i / stages) & 1u;
+        if (warp == 0) {{
+            if (lane == 0) {{
+                // the stage is free once the four other warps released it the round before
+                if (i >= stages) asm volatile("{{\n.reg .pred p;\nw0:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra w0;\n}}\n" :: "r"(empty + 8 * s), "r"(round ^ 1u) : "memory");
+                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 32768;\n" :: "r"(full + 8 * s) : "memory");
+                const int x = (int)(u % steps) * 256, y = (int)(u / steps) * {UNIT_ROWS};
+                #pragma unroll
+                for (int b = 0; b < {boxes}; ++b) {{
+                    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {{%2, %3, %4}}], [%5];\n"
+                        :: "r"(ring + s * 32768 + b * {box_bytes}), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x + b * {width}), "r"(y), "r"(0), "r"(full + 8 * s)
+                        : "memory");
+                }}
+            }}
+        }} else {{
+            asm volatile("{{\n.reg .pred p;\nw1:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra w1;\n}}\n" :: "r"(full + 8 * s), "r"(round) : "memory");
+            if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(empty + 8 * s) : "memory");
+        }}
+    }}
+}}
+"#,
+        box_bytes = 32768 / boxes,
+    )
+}
+
+/// Bytes a second of [`tma_ring_source`] over `buffers` (each a row-major
+/// bf16 weight of `rows` x `cols`, whole units), one block an SM with
+/// `stages` stages, timed as [`read_ceiling`] is (a launch between two
+/// events, then `batch` back to back). Sizes that are not whole units, a
+/// ring of more than [`RING_STAGES_MAX`] stages or of other than 1 or 4
+/// boxes a unit are an `Err`.
+pub fn tma_ring(
+    bench: &Bench,
+    buffers: &[CudaSlice<u8>],
+    (rows, cols): (usize, usize),
+    boxes: u32,
+    stages: u32,
+    batch: usize,
+) -> Result<(f64, f64), GemmError> {
+    let kernel = format!("tma_ring_{boxes}");
+    if !rows.is_multiple_of(UNIT_ROWS) || !cols.is_multiple_of(256) || ![1, 4].contains(&boxes) || !(1..=RING_STAGES_MAX).contains(&stages) {
+        let rule = format!("{rows} x {cols} in units of {UNIT_ROWS} x 256, 1 or 4 boxes a unit, 1 to {RING_STAGES_MAX} stages");
+        return Err(GemmError::UnsupportedSize { kernel, rule });
+    }
+    let bytes = same_size(buffers, &kernel, Some(2 * rows * cols))?;
+    let f = load(bench, &tma_ring_source(boxes), &kernel)?;
+    let (swizzle, width) = if boxes == 4 { (128, 64) } else { (0, 256) };
+    let maps = buffers
+        .iter()
+        .map(|b| {
+            let (ptr, _read) = b.device_ptr(bench.stream());
+            gemm_runtime::tma::matrix_map(gemm_runtime::spec::Elem::Bf16, ptr, (rows, cols), [width, UNIT_ROWS as u32], swizzle)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let (tiles, steps, stages_arg) = ((rows / UNIT_ROWS) as i32, (cols / 256) as i32, stages as i32);
+    // the ring from a 1024-byte boundary, then its barriers
+    let smem = 1024 + stages * 32768 + 16 * stages;
+    f.set_attribute(gemm_runtime::cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)?;
+    let cfg = LaunchConfig { grid_dim: (sm_count(bench)?, 1, 1), block_dim: (160, 1, 1), shared_mem_bytes: smem };
+    let mut launch = |i: usize| {
+        let mut l = bench.stream().launch_builder(&f);
+        l.arg(&maps[i % maps.len()]).arg(&tiles).arg(&steps).arg(&stages_arg);
+        // SAFETY: the map describes buffer i's whole units; the kernel copies them into its own shared memory only.
+        unsafe { l.launch(cfg) }?;
+        Ok(())
+    };
+    rates(bench, bytes, batch, &mut launch)
+}

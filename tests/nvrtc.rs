@@ -31,7 +31,8 @@ fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
 /// warning, their loads 16 bytes wide through the read-only path (the
 /// sweep waiting, launched dependent, for the kernel before): the
 /// sweep with four or eight in flight a thread, the reads in units of K
-/// steps with eight; and the kernel that fills their buffers.
+/// steps with eight; the TMA ring, a unit's boxes issued together; and the kernel
+/// that fills their buffers.
 #[test]
 fn the_read_kernels_compile_to_16_byte_loads() {
     for unroll in [4, 8] {
@@ -44,6 +45,12 @@ fn the_read_kernels_compile_to_16_byte_loads() {
     for box_chunks in [8, 32] {
         let units = compile_clean(&gemm_ladder::peak::read_units_source(box_chunks), &format!("read_units_{box_chunks}"), "sm_90").to_src();
         assert!(units.matches("ld.global.nc.v4.u32").count() >= 8, "{units}");
+    }
+    // and the ring filled by TMA, a unit in four boxes or in one
+    for boxes in [4, 1] {
+        let ring = compile_clean(&gemm_ladder::peak::tma_ring_source(boxes), &format!("tma_ring_{boxes}"), "sm_90").to_src();
+        let copies = ring.matches("cp.async.bulk.tensor.3d").count();
+        assert!(copies > 0 && copies.is_multiple_of(boxes as usize), "{copies} copies of {boxes} box(es) a unit:\n{ring}");
     }
 }
 

@@ -39,6 +39,15 @@ pub fn c_map(spec: &KernelSpec, ptr: u64, shape: &Shape, count: usize, stride: u
     encode(spec.c.elem, ptr, shape, (count, stride), [spec.c_tile_box(), lines], 128)
 }
 
+/// The tensor map of a dense row-major matrix of `rows` x `cols` elements
+/// of `elem` at `ptr` with boxes of `box_dims` (columns first) in a
+/// `swizzle`-byte swizzle (0: none), for kernels written by hand beside
+/// the generated ones (the read benchmarks).
+pub fn matrix_map(elem: Elem, ptr: u64, (rows, cols): (usize, usize), box_dims: [u32; 2], swizzle: u32) -> Result<TensorMap, GemmError> {
+    let shape = Shape { name: 'W', rows, cols, layout: Layout::RowMajor, ld: cols };
+    encode(elem, ptr, &shape, (1, 0), box_dims, swizzle)
+}
+
 /// Encodes a 3-D tensor map of `shape` (elements of `elem` at `ptr`; the
 /// batch of `count` problems `stride` elements apart as the third
 /// dimension) with boxes of `box_dims` (contiguous side first) in a
@@ -64,7 +73,8 @@ fn encode(elem: Elem, ptr: u64, shape: &Shape, (count, stride): (usize, usize), 
     let swizzle = match swizzle {
         128 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
         64 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
-        _ => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+        32 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+        _ => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
     };
     let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::uninit();
     // SAFETY: every array holds the rank's 3 entries (strides the 2 beyond

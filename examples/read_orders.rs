@@ -73,9 +73,15 @@ fn run() -> Result<(), gemm_runtime::GemmError> {
     println!("|---|---|---:|---:|---:|---:|---:|");
     for (n, k) in WEIGHTS {
         let buffers = random_buffers(&bench, 2 * n * k, (ROTATE / (2 * n * k) as f64).ceil() as usize)?;
-        for (boxes, label) in [(4, "4 of 64 x 64, 128-byte swizzle"), (1, "1 of 256 x 64, no swizzle")] {
+        let shapes = [
+            (4, 0, "4 of 64 x 64, 128-byte swizzle"),
+            (1, 0, "1 of 256 x 64, no swizzle"),
+            (4, 8, "4 of 64 x 64, and x's 4 of 64 x 8"),
+            (4, 1, "4 of 64 x 64, and x's 4 of 64 x 1"),
+        ];
+        for (boxes, x_rows, label) in shapes {
             for stages in [3, 4, 6] {
-                let (one, many) = tma_ring(&bench, &buffers, (n, k), boxes, stages, BATCH)?;
+                let (one, many) = tma_ring(&bench, &buffers, (n, k), (boxes, x_rows), stages, BATCH)?;
                 println!(
                     "| {n} x {k} | {label} | {stages} | {:.0} | {:.1}% | {:.0} | {:.1}% |",
                     one / 1e9,

@@ -308,16 +308,21 @@ pub const RING_STAGES_MAX: u32 = 6;
 /// 64 boxes of the 128-byte swizzle in which the decode kernels copy a K
 /// step (128 bytes of each row a box); 1, one box of 256 x 64 without a
 /// swizzle (each row's 512 bytes in one), a layout wgmma cannot read from
-/// shared memory: what the box's width alone is worth.
+/// shared memory: what the box's width alone is worth. Where `x_rows` (a
+/// kernel argument) is over 0, each unit also copies one token's 256
+/// elements in four boxes of 64 x `x_rows`, the rows past the first out of
+/// bounds, as `decode_split` copies x at M = 1 (8 rows: its tile's N).
 pub fn tma_ring_source(boxes: u32) -> String {
     let width = 256 / boxes;
     format!(
         r#"// reads a weight through a ring of stages filled by TMA, {boxes} box(es) of {width} x {UNIT_ROWS} a unit of {UNIT_ROWS} x 256
+// (and, where x_rows > 0, a token's 256 elements in four boxes of 64 x x_rows, the rows past the first out of bounds, as decode_split's B)
 struct __align__(64) TensorMap {{ unsigned long long opaque[16]; }};
-extern "C" __global__ void __launch_bounds__(160, 1) tma_ring_{boxes}(const __grid_constant__ TensorMap map, int tiles, int steps, int stages) {{
+extern "C" __global__ void __launch_bounds__(160, 1) tma_ring_{boxes}(const __grid_constant__ TensorMap map, const __grid_constant__ TensorMap x_map, int x_rows, int tiles, int steps, int stages) {{
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     const unsigned ring = ((unsigned)__cvta_generic_to_shared(smem_raw) + 1023) & ~1023u;
-    const unsigned full = ring + stages * 32768, empty = full + 8 * stages;
+    const unsigned x_ring = ring + stages * 32768, x_bytes = 4u * 128u * x_rows;
+    const unsigned full = x_ring + stages * 4096, empty = full + 8 * stages;
     if (threadIdx.x == 0) {{
         for (int s = 0; s < stages; ++s) {{
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(full + 8 * s));
@@ -336,12 +341,17 @@ extern "C" __global__ void __launch_bounds__(160, 1) tma_ring_{boxes}(const __gr
             if (lane == 0) {{
                 // the stage is free once the four other warps released it the round before
                 if (i >= stages) asm volatile("{{\n.reg .pred p;\nw0:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra w0;\n}}\n" :: "r"(empty + 8 * s), "r"(round ^ 1u) : "memory");
-                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 32768;\n" :: "r"(full + 8 * s) : "memory");
+                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(full + 8 * s), "r"(32768u + x_bytes) : "memory");
                 const int x = (int)(u % steps) * 256, y = (int)(u / steps) * {UNIT_ROWS};
                 #pragma unroll
                 for (int b = 0; b < {boxes}; ++b) {{
                     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {{%2, %3, %4}}], [%5];\n"
                         :: "r"(ring + s * 32768 + b * {box_bytes}), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x + b * {width}), "r"(y), "r"(0), "r"(full + 8 * s)
+                        : "memory");
+                }}
+                for (int b = 0; x_rows > 0 && b < 4; ++b) {{
+                    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {{%2, %3, %4}}], [%5];\n"
+                        :: "r"(x_ring + s * 4096 + b * 1024), "l"(reinterpret_cast<unsigned long long>(&x_map)), "r"(x + b * 64), "r"(0), "r"(0), "r"(full + 8 * s)
                         : "memory");
                 }}
             }}
@@ -358,21 +368,28 @@ extern "C" __global__ void __launch_bounds__(160, 1) tma_ring_{boxes}(const __gr
 
 /// Bytes a second of [`tma_ring_source`] over `buffers` (each a row-major
 /// bf16 weight of `rows` x `cols`, whole units), one block an SM with
-/// `stages` stages, timed as [`read_ceiling`] is (a launch between two
-/// events, then `batch` back to back). Sizes that are not whole units, a
-/// ring of more than [`RING_STAGES_MAX`] stages or of other than 1 or 4
-/// boxes a unit are an `Err`.
+/// `stages` stages, `boxes` boxes a unit and x's boxes `x_rows` rows (0:
+/// none; [`tma_ring_source`]), timed as [`read_ceiling`] is (a launch
+/// between two events, then `batch` back to back). Sizes that are not
+/// whole units, a ring of more than [`RING_STAGES_MAX`] stages, other than
+/// 1 or 4 boxes a unit or x's boxes past 8 rows are an `Err`.
 pub fn tma_ring(
     bench: &Bench,
     buffers: &[CudaSlice<u8>],
     (rows, cols): (usize, usize),
-    boxes: u32,
+    (boxes, x_rows): (u32, u32),
     stages: u32,
     batch: usize,
 ) -> Result<(f64, f64), GemmError> {
     let kernel = format!("tma_ring_{boxes}");
-    if !rows.is_multiple_of(UNIT_ROWS) || !cols.is_multiple_of(256) || ![1, 4].contains(&boxes) || !(1..=RING_STAGES_MAX).contains(&stages) {
-        let rule = format!("{rows} x {cols} in units of {UNIT_ROWS} x 256, 1 or 4 boxes a unit, 1 to {RING_STAGES_MAX} stages");
+    if !rows.is_multiple_of(UNIT_ROWS)
+        || !cols.is_multiple_of(256)
+        || ![1, 4].contains(&boxes)
+        || !(1..=RING_STAGES_MAX).contains(&stages)
+        || x_rows > 8
+    {
+        let rule =
+            format!("{rows} x {cols} in units of {UNIT_ROWS} x 256, 1 or 4 boxes a unit, 1 to {RING_STAGES_MAX} stages, x's boxes 8 rows at most");
         return Err(GemmError::UnsupportedSize { kernel, rule });
     }
     let bytes = same_size(buffers, &kernel, Some(2 * rows * cols))?;
@@ -385,14 +402,18 @@ pub fn tma_ring(
             gemm_runtime::tma::matrix_map(gemm_runtime::spec::Elem::Bf16, ptr, (rows, cols), [width, UNIT_ROWS as u32], swizzle)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let (tiles, steps, stages_arg) = ((rows / UNIT_ROWS) as i32, (cols / 256) as i32, stages as i32);
-    // the ring from a 1024-byte boundary, then its barriers
-    let smem = 1024 + stages * 32768 + 16 * stages;
+    // one token's x (bf16, random), read in boxes of x_rows rows: the rows past the first out of bounds
+    let x = random_buffers(bench, 2 * cols, 1)?;
+    let (x_ptr, _read) = x[0].device_ptr(bench.stream());
+    let x_map = gemm_runtime::tma::matrix_map(gemm_runtime::spec::Elem::Bf16, x_ptr, (1, cols), [64, x_rows.max(1)], 128)?;
+    let (tiles, steps, stages_arg, x_rows) = ((rows / UNIT_ROWS) as i32, (cols / 256) as i32, stages as i32, x_rows as i32);
+    // the ring from a 1024-byte boundary, x's ring, then the barriers
+    let smem = 1024 + stages * (32768 + 4096) + 16 * stages;
     f.set_attribute(gemm_runtime::cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)?;
     let cfg = LaunchConfig { grid_dim: (sm_count(bench)?, 1, 1), block_dim: (160, 1, 1), shared_mem_bytes: smem };
     let mut launch = |i: usize| {
         let mut l = bench.stream().launch_builder(&f);
-        l.arg(&maps[i % maps.len()]).arg(&tiles).arg(&steps).arg(&stages_arg);
+        l.arg(&maps[i % maps.len()]).arg(&x_map).arg(&x_rows).arg(&tiles).arg(&steps).arg(&stages_arg);
         // SAFETY: the map describes buffer i's whole units; the kernel copies them into its own shared memory only.
         unsafe { l.launch(cfg) }?;
         Ok(())

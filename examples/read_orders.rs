@@ -16,8 +16,11 @@
 //! unit in the four 128-byte-wide boxes of the swizzle, or in one box of
 //! its rows' whole 512 bytes.
 
-use gemm_ladder::measure::Bench;
+use gemm_ladder::measure::{Bench, Problem};
 use gemm_ladder::peak::{random_buffers, read_units, sm_count, tma_ring, UNIT_CHUNKS, UNIT_ROWS};
+use gemm_runtime::spec::Staging;
+use gemm_runtime::timing::{time, time_back_to_back};
+use gemm_runtime::Dims;
 
 /// The HBM3 bandwidth the H100 SXM is specified at, bytes a second.
 const HBM: f64 = 3.35e12;
@@ -74,14 +77,14 @@ fn run() -> Result<(), gemm_runtime::GemmError> {
     for (n, k) in WEIGHTS {
         let buffers = random_buffers(&bench, 2 * n * k, (ROTATE / (2 * n * k) as f64).ceil() as usize)?;
         let shapes = [
-            (4, 0, "4 of 64 x 64, 128-byte swizzle"),
-            (1, 0, "1 of 256 x 64, no swizzle"),
-            (4, 8, "4 of 64 x 64, and x's 4 of 64 x 8"),
-            (4, 1, "4 of 64 x 64, and x's 4 of 64 x 1"),
+            (4, 0, false, "4 of 64 x 64, 128-byte swizzle"),
+            (1, 0, false, "1 of 256 x 64, no swizzle"),
+            (4, 8, false, "4 of 64 x 64, and x's 4 of 64 x 8"),
+            (4, 8, true, "the same, each released once the next has landed"),
         ];
-        for (boxes, x_rows, label) in shapes {
+        for (boxes, x_rows, lag, label) in shapes {
             for stages in [3, 4, 6] {
-                let (one, many) = tma_ring(&bench, &buffers, (n, k), (boxes, x_rows), stages, BATCH)?;
+                let (one, many) = tma_ring(&bench, &buffers, (n, k), (boxes, x_rows, lag), stages, BATCH)?;
                 println!(
                     "| {n} x {k} | {label} | {stages} | {:.0} | {:.1}% | {:.0} | {:.1}% |",
                     one / 1e9,
@@ -91,6 +94,29 @@ fn run() -> Result<(), gemm_runtime::GemmError> {
                 );
             }
         }
+    }
+    // beside them, decode_split's point of the same units (64 x 8 x 256 tiles, four stages) at M = 1,
+    // launched as any kernel is, on one copy of each weight (each larger than the L2)
+    let point = gemm_ladder::decode::decode_split::KERNEL
+        .kernels()
+        .find(|k| {
+            k.spec.block.m == 64 && k.spec.block.n == 8 && k.spec.block.k == Some(256) && matches!(k.spec.staging, Staging::Tma { stages: 4, .. })
+        })
+        .ok_or_else(|| gemm_runtime::GemmError::UnsupportedSize {
+            kernel: "decode_split".into(),
+            rule: "its 64 x 8 x 256 point with four stages".into(),
+        })?;
+    println!("\n`decode_split` at M = 1, its 64 x 8 x 256 point with four stages\n");
+    println!("| weight N x K | GB/s | % of HBM | back to back: GB/s | % of HBM |\n|---|---:|---:|---:|---:|");
+    for (n, k) in WEIGHTS {
+        let dims = Dims::new(n, 1, k);
+        let p = Problem::for_kernel(&bench, point, dims, 3)?;
+        let mut c = p.poisoned_c(&bench)?;
+        let one = time(bench.stream(), 3, 20, |_| p.launch(&bench, point, &mut c))?;
+        let many = time_back_to_back(bench.stream(), 3, 20, BATCH, |_| p.launch(&bench, point, &mut c))?;
+        let rate = |ms: f64| 2.0 * (n * k) as f64 / (ms * 1e-3);
+        let (one, many) = (rate(one.median_ms()), rate(many.median_ms()));
+        println!("| {n} x {k} | {:.0} | {:.1}% | {:.0} | {:.1}% |", one / 1e9, 100.0 * one / HBM, many / 1e9, 100.0 * many / HBM);
     }
     Ok(())
 }

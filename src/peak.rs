@@ -311,14 +311,17 @@ pub const RING_STAGES_MAX: u32 = 6;
 /// shared memory: what the box's width alone is worth. Where `x_rows` (a
 /// kernel argument) is over 0, each unit also copies one token's 256
 /// elements in four boxes of 64 x `x_rows`, the rows past the first out of
-/// bounds, as `decode_split` copies x at M = 1 (8 rows: its tile's N).
+/// bounds, as `decode_split` copies x at M = 1 (8 rows: its tile's N);
+/// where `lag` is set the consumers release each unit only once the next
+/// has landed, as the decode kernels' consumers release a stage once the
+/// next stage's wgmmas are issued.
 pub fn tma_ring_source(boxes: u32) -> String {
     let width = 256 / boxes;
     format!(
         r#"// reads a weight through a ring of stages filled by TMA, {boxes} box(es) of {width} x {UNIT_ROWS} a unit of {UNIT_ROWS} x 256
 // (and, where x_rows > 0, a token's 256 elements in four boxes of 64 x x_rows, the rows past the first out of bounds, as decode_split's B)
 struct __align__(64) TensorMap {{ unsigned long long opaque[16]; }};
-extern "C" __global__ void __launch_bounds__(160, 1) tma_ring_{boxes}(const __grid_constant__ TensorMap map, const __grid_constant__ TensorMap x_map, int x_rows, int tiles, int steps, int stages) {{
+extern "C" __global__ void __launch_bounds__(160, 1) tma_ring_{boxes}(const __grid_constant__ TensorMap map, const __grid_constant__ TensorMap x_map, int x_rows, int lag, int tiles, int steps, int stages) {{
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     const unsigned ring = ((unsigned)__cvta_generic_to_shared(smem_raw) + 1023) & ~1023u;
     const unsigned x_ring = ring + stages * 32768, x_bytes = 4u * 128u * x_rows;
@@ -357,7 +360,10 @@ extern "C" __global__ void __launch_bounds__(160, 1) tma_ring_{boxes}(const __gr
             }}
         }} else {{
             asm volatile("{{\n.reg .pred p;\nw1:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra w1;\n}}\n" :: "r"(full + 8 * s), "r"(round) : "memory");
-            if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(empty + 8 * s) : "memory");
+            // with a lag, the unit before is released once this one has landed (as a consumer whose
+            // wgmmas on a stage finish after the next stage's are issued)
+            const int done = lag ? i - 1 : i;
+            if (lane == 0 && done >= 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(empty + 8 * (done % stages)) : "memory");
         }}
     }}
 }}
@@ -368,8 +374,8 @@ extern "C" __global__ void __launch_bounds__(160, 1) tma_ring_{boxes}(const __gr
 
 /// Bytes a second of [`tma_ring_source`] over `buffers` (each a row-major
 /// bf16 weight of `rows` x `cols`, whole units), one block an SM with
-/// `stages` stages, `boxes` boxes a unit and x's boxes `x_rows` rows (0:
-/// none; [`tma_ring_source`]), timed as [`read_ceiling`] is (a launch
+/// `stages` stages, `boxes` boxes a unit, x's boxes `x_rows` rows (0:
+/// none) and the consumers' `lag` ([`tma_ring_source`]), timed as [`read_ceiling`] is (a launch
 /// between two events, then `batch` back to back). Sizes that are not
 /// whole units, a ring of more than [`RING_STAGES_MAX`] stages, other than
 /// 1 or 4 boxes a unit or x's boxes past 8 rows are an `Err`.
@@ -377,7 +383,7 @@ pub fn tma_ring(
     bench: &Bench,
     buffers: &[CudaSlice<u8>],
     (rows, cols): (usize, usize),
-    (boxes, x_rows): (u32, u32),
+    (boxes, x_rows, lag): (u32, u32, bool),
     stages: u32,
     batch: usize,
 ) -> Result<(f64, f64), GemmError> {
@@ -406,14 +412,14 @@ pub fn tma_ring(
     let x = random_buffers(bench, 2 * cols, 1)?;
     let (x_ptr, _read) = x[0].device_ptr(bench.stream());
     let x_map = gemm_runtime::tma::matrix_map(gemm_runtime::spec::Elem::Bf16, x_ptr, (1, cols), [64, x_rows.max(1)], 128)?;
-    let (tiles, steps, stages_arg, x_rows) = ((rows / UNIT_ROWS) as i32, (cols / 256) as i32, stages as i32, x_rows as i32);
+    let (tiles, steps, stages_arg, x_rows, lag) = ((rows / UNIT_ROWS) as i32, (cols / 256) as i32, stages as i32, x_rows as i32, i32::from(lag));
     // the ring from a 1024-byte boundary, x's ring, then the barriers
     let smem = 1024 + stages * (32768 + 4096) + 16 * stages;
     f.set_attribute(gemm_runtime::cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)?;
     let cfg = LaunchConfig { grid_dim: (sm_count(bench)?, 1, 1), block_dim: (160, 1, 1), shared_mem_bytes: smem };
     let mut launch = |i: usize| {
         let mut l = bench.stream().launch_builder(&f);
-        l.arg(&maps[i % maps.len()]).arg(&x_map).arg(&x_rows).arg(&tiles).arg(&steps).arg(&stages_arg);
+        l.arg(&maps[i % maps.len()]).arg(&x_map).arg(&x_rows).arg(&lag).arg(&tiles).arg(&steps).arg(&stages_arg);
         // SAFETY: the map describes buffer i's whole units; the kernel copies them into its own shared memory only.
         unsafe { l.launch(cfg) }?;
         Ok(())

@@ -2,8 +2,9 @@
 //! kernel that only reads a row-major weight in the units a decode kernel's
 //! K steps take (64 rows x 512 bytes), handed to the blocks in runs of
 //! several lengths, with 64 to 256 KB of loads in flight an SM.
-//! `cargo run --release --example read_orders [-- --ring]` (`--ring`: the
-//! ring of stages alone)
+//! `cargo run --release --example read_orders [-- --ring] [--split-source FILE]...`
+//! (`--ring`: the ring of stages alone; `--split-source FILE`: a hand-edit of
+//! `decode_split`'s 64 x 8 x 256 point, timed beside it)
 //!
 //! A run of a whole tile's K steps is `decode_swapped`'s order (a block a
 //! tile), a run of units / blocks stream-K's (`decode_split`: a share a
@@ -106,17 +107,38 @@ fn run() -> Result<(), gemm_runtime::GemmError> {
             kernel: "decode_split".into(),
             rule: "its 64 x 8 x 256 point with four stages".into(),
         })?;
+    // and hand-edits of its CUDA (`--split-source FILE`, repeatable: the point's kernel, edited)
+    let args: Vec<String> = std::env::args().collect();
+    let mut kernels = vec![("as generated".to_string(), None)];
+    for path in args.windows(2).filter(|w| w[0] == "--split-source").map(|w| w[1].clone()) {
+        let source =
+            std::fs::read_to_string(&path).map_err(|e| gemm_runtime::GemmError::UnsupportedSize { kernel: path.clone(), rule: e.to_string() })?;
+        let edited = gemm_ladder::variants::hand_edited(point, source, None)
+            .map_err(|e| gemm_runtime::GemmError::UnsupportedSize { kernel: path.clone(), rule: e })?;
+        kernels.push((path, Some(edited)));
+    }
     println!("\n`decode_split` at M = 1, its 64 x 8 x 256 point with four stages\n");
-    println!("| weight N x K | GB/s | % of HBM | back to back: GB/s | % of HBM |\n|---|---:|---:|---:|---:|");
+    println!("| kernel | weight N x K | relative error | GB/s | % of HBM | back to back: GB/s | % of HBM |\n|---|---|---:|---:|---:|---:|---:|");
     for (n, k) in WEIGHTS {
-        let dims = Dims::new(n, 1, k);
-        let p = Problem::for_kernel(&bench, point, dims, 3)?;
-        let mut c = p.poisoned_c(&bench)?;
-        let one = time(bench.stream(), 3, 20, |_| p.launch(&bench, point, &mut c))?;
-        let many = time_back_to_back(bench.stream(), 3, 20, BATCH, |_| p.launch(&bench, point, &mut c))?;
-        let rate = |ms: f64| 2.0 * (n * k) as f64 / (ms * 1e-3);
-        let (one, many) = (rate(one.median_ms()), rate(many.median_ms()));
-        println!("| {n} x {k} | {:.0} | {:.1}% | {:.0} | {:.1}% |", one / 1e9, 100.0 * one / HBM, many / 1e9, 100.0 * many / HBM);
+        for (name, edited) in &kernels {
+            let kernel = edited.as_ref().unwrap_or(point);
+            let dims = Dims::new(n, 1, k);
+            // (an edit that computes nothing shows here as a large error)
+            let err = gemm_ladder::measure::verify(&bench, kernel, dims, 3).map_or_else(|e| format!("{e}"), |e| format!("{e:.1e}"));
+            let p = Problem::for_kernel(&bench, kernel, dims, 3)?;
+            let mut c = p.poisoned_c(&bench)?;
+            let one = time(bench.stream(), 3, 20, |_| p.launch(&bench, kernel, &mut c))?;
+            let many = time_back_to_back(bench.stream(), 3, 20, BATCH, |_| p.launch(&bench, kernel, &mut c))?;
+            let rate = |ms: f64| 2.0 * (n * k) as f64 / (ms * 1e-3);
+            let (one, many) = (rate(one.median_ms()), rate(many.median_ms()));
+            println!(
+                "| {name} | {n} x {k} | {err} | {:.0} | {:.1}% | {:.0} | {:.1}% |",
+                one / 1e9,
+                100.0 * one / HBM,
+                many / 1e9,
+                100.0 * many / HBM
+            );
+        }
     }
     Ok(())
 }

@@ -426,13 +426,16 @@ pub fn time_sustained(
     Ok(tflops)
 }
 
-/// `launch` back to back for `secs` seconds, in timed batches of 100:
-/// when it began (Unix ms) and the median batch's TFLOP/s.
+/// `launch` back to back for `secs` seconds (one timed batch at least), in
+/// timed batches of 100: when it began (Unix ms) and the median batch's TFLOP/s.
 fn soak(s: &CudaStream, secs: f64, flops: f64, mut launch: impl FnMut() -> Result<(), GemmError>) -> Result<(u128, f64), GemmError> {
     let (start, clock) = (unix_ms(), std::time::Instant::now());
     let mut batches = Vec::new();
-    while clock.elapsed().as_secs_f64() < secs {
+    loop {
         batches.push(gemm_runtime::timing::time_back_to_back(s, 0, 1, 100, |_| launch())?.tflops(flops));
+        if clock.elapsed().as_secs_f64() >= secs {
+            break;
+        }
     }
     batches.sort_by(f64::total_cmp);
     Ok((start, batches[batches.len() / 2]))

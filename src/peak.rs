@@ -377,8 +377,9 @@ extern "C" __global__ void __launch_bounds__(160, 1) tma_ring_{boxes}(const __gr
 /// `stages` stages, `boxes` boxes a unit, x's boxes `x_rows` rows (0:
 /// none) and the consumers' `lag` ([`tma_ring_source`]), timed as [`read_ceiling`] is (a launch
 /// between two events, then `batch` back to back). Sizes that are not
-/// whole units, a ring of more than [`RING_STAGES_MAX`] stages, other than
-/// 1 or 4 boxes a unit or x's boxes past 8 rows are an `Err`.
+/// whole units, a ring of more than [`RING_STAGES_MAX`] stages (or of one
+/// with a lag, which would wait on itself), other than 1 or 4 boxes a unit
+/// or x's boxes past 8 rows are an `Err`.
 pub fn tma_ring(
     bench: &Bench,
     buffers: &[CudaSlice<u8>],
@@ -393,9 +394,11 @@ pub fn tma_ring(
         || ![1, 4].contains(&boxes)
         || !(1..=RING_STAGES_MAX).contains(&stages)
         || x_rows > 8
+        || (lag && stages < 2)
     {
-        let rule =
-            format!("{rows} x {cols} in units of {UNIT_ROWS} x 256, 1 or 4 boxes a unit, 1 to {RING_STAGES_MAX} stages, x's boxes 8 rows at most");
+        let rule = format!(
+            "{rows} x {cols} in units of {UNIT_ROWS} x 256, 1 or 4 boxes a unit, 1 to {RING_STAGES_MAX} stages (2 at least with a lag: a unit is released once the next has landed), x's boxes 8 rows at most"
+        );
         return Err(GemmError::UnsupportedSize { kernel, rule });
     }
     let bytes = same_size(buffers, &kernel, Some(2 * rows * cols))?;

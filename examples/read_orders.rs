@@ -38,7 +38,7 @@ fn main() {
     }
 }
 
-fn run() -> Result<(), gemm_runtime::GemmError> {
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let bench = Bench::open()?;
     let sms = sm_count(&bench)?;
     println!(
@@ -103,18 +103,13 @@ fn run() -> Result<(), gemm_runtime::GemmError> {
         .find(|k| {
             k.spec.block.m == 64 && k.spec.block.n == 8 && k.spec.block.k == Some(256) && matches!(k.spec.staging, Staging::Tma { stages: 4, .. })
         })
-        .ok_or_else(|| gemm_runtime::GemmError::UnsupportedSize {
-            kernel: "decode_split".into(),
-            rule: "its 64 x 8 x 256 point with four stages".into(),
-        })?;
+        .ok_or("decode_split's space has no 64 x 8 x 256 point with four stages")?;
     // and hand-edits of its CUDA (`--split-source FILE`, repeatable: the point's kernel, edited)
     let args: Vec<String> = std::env::args().collect();
     let mut kernels = vec![("as generated".to_string(), None)];
     for path in args.windows(2).filter(|w| w[0] == "--split-source").map(|w| w[1].clone()) {
-        let source =
-            std::fs::read_to_string(&path).map_err(|e| gemm_runtime::GemmError::UnsupportedSize { kernel: path.clone(), rule: e.to_string() })?;
-        let edited = gemm_ladder::variants::hand_edited(point, source, None)
-            .map_err(|e| gemm_runtime::GemmError::UnsupportedSize { kernel: path.clone(), rule: e })?;
+        let source = std::fs::read_to_string(&path).map_err(|e| format!("--split-source {path}: {e}"))?;
+        let edited = gemm_ladder::variants::hand_edited(point, source, None).map_err(|e| format!("--split-source {path}: {e}"))?;
         kernels.push((path, Some(edited)));
     }
     println!("\n`decode_split` at M = 1, its 64 x 8 x 256 point with four stages\n");

@@ -106,6 +106,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         .ok_or("decode_split's space has no 64 x 8 x 256 point with four stages")?;
     // and hand-edits of its CUDA (`--split-source FILE`, repeatable: the point's kernel, edited)
     let args: Vec<String> = std::env::args().collect();
+    if args.last().is_some_and(|a| a == "--split-source") {
+        return Err("--split-source needs a FILE: a hand-edit of decode_split's 64 x 8 x 256 point".into());
+    }
     let mut kernels = vec![("as generated".to_string(), None)];
     for path in args.windows(2).filter(|w| w[0] == "--split-source").map(|w| w[1].clone()) {
         let source = std::fs::read_to_string(&path).map_err(|e| format!("--split-source {path}: {e}"))?;

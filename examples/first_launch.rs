@@ -85,8 +85,8 @@ fn tensor_maps() -> Result<(), Box<dyn std::error::Error>> {
         .map(|_| {
             let t = Instant::now();
             for _ in 0..1000 {
-                std::hint::black_box(operand_map(spec, Which::A, pa, &sa, 1, 0)?);
-                std::hint::black_box(operand_map(spec, Which::B, pb, &sb, 1, 0)?);
+                std::hint::black_box(operand_map(spec, Which::A, pa, &sa, 1, 0, false)?);
+                std::hint::black_box(operand_map(spec, Which::B, pb, &sb, 1, 0, false)?);
             }
             Ok(t.elapsed().as_secs_f64() * 1e6 / 1000.0)
         })

@@ -558,6 +558,11 @@ pub struct Requirements {
     pub c_align: u32,
 }
 
+/// Lines of the boxes a guarded TMA kernel loads a tile that crosses M's
+/// or N's edge in ([`KernelSpec::edge_boxes`]): one period of the
+/// swizzle, so that each box lands where and as the whole tile's would.
+pub const EDGE_BOX_LINES: u32 = 8;
+
 /// One operand's tile under TMA staging: `boxes` boxes of `outer` lines of
 /// `inner` elements, one swizzle row each (`swizzle` bytes), side by side
 /// along the operand's contiguous dimension. A K-major operand (A row-major,
@@ -729,6 +734,40 @@ impl KernelSpec {
         let (outer, boxes) = if k_major { (mn / share, share) } else { (k, mn / inner.max(1)) };
         let k_boxes = if k_major { (k / inner.max(1)).max(1) } else { 1 };
         TmaTile { k_major, inner, outer, boxes, k_boxes, swizzle }
+    }
+
+    /// Whether TMA loads operand `which`'s tile, where it crosses M's or N's
+    /// edge, in boxes of [`EDGE_BOX_LINES`] lines, only those that hold some
+    /// of the matrix's lines (a second tensor map, `tmap_a_edge` or
+    /// `tmap_b_edge`). A box's lines past a matrix's end read as zeros but
+    /// cost the H100 more than lines read: at 4096 x 4097 x 4096 a last
+    /// column of tiles with one line of B in 128 held the whole kernel 8%
+    /// (BENCHMARKS.md). Lines past M or N feed only rows or columns of the
+    /// accumulators that are never stored, so they may hold anything. For
+    /// K-major tiles (lines along M or N) of guarded kernels whose boxes
+    /// are taller than that, in kernels that multicast neither operand.
+    pub fn edge_boxes(&self, which: Which) -> bool {
+        let t = self.tma_tile(which);
+        matches!(self.staging, Staging::Tma { cp_async: None, .. })
+            && self.edges == Edges::Guarded
+            && t.k_major
+            && t.outer > EDGE_BOX_LINES
+            && self.cluster.is_none_or(|c| c.multicast.is_none())
+    }
+
+    /// The kernel's tensor-map parameters in their order (`tmap_` and the
+    /// name): A's and B's where TMA fills the stages, their edge boxes'
+    /// ([`Self::edge_boxes`]), C's under `epilogue = tma`.
+    pub fn tma_maps(&self) -> Vec<&'static str> {
+        let mut maps = Vec::new();
+        if let Staging::Tma { cp_async: None, .. } = self.staging {
+            maps.extend(["a", "b"]);
+            maps.extend([(Which::A, "a_edge"), (Which::B, "b_edge")].into_iter().filter(|(w, _)| self.edge_boxes(*w)).map(|(_, m)| m));
+        }
+        if let (Staging::Tma { .. }, Epilogue::Tma) = (self.staging, self.epilogue) {
+            maps.push("c");
+        }
+        maps
     }
 
     /// Blocks in a thread block cluster (1 without one).

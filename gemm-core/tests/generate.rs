@@ -774,6 +774,53 @@ fn assert_in_order(src: &str, lines: &[&str]) {
     assert!(at.windows(2).all(|p| p[0] < p[1]), "{lines:?} in that order: {at:?}");
 }
 
+/// A guarded TMA kernel loads a tile more than a quarter of whose lines of
+/// A or of B lie past M's or N's edge out of line, that operand in boxes
+/// of 8 lines up to the last that holds one of the matrix's, expecting
+/// those boxes' bytes; a tile inside, or nearly, loads each whole box.
+/// Kernels without guarded edges, or that multicast an operand, load whole
+/// boxes always.
+#[test]
+fn a_tile_mostly_past_m_or_n_loads_only_the_8_line_boxes_that_hold_lines() {
+    let s = hopper_spec();
+    assert_eq!(s.tma_maps(), ["a", "b", "a_edge", "b_edge"]);
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("const __grid_constant__ TensorMap tmap_a_edge, const __grid_constant__ TensorMap tmap_b_edge)"), "{src}");
+    assert_in_order(
+        &src,
+        &[
+            "__device__ __noinline__ void edge_loads(",
+            "const bool a_whole = M - block_m > 96;",
+            "const int a_lines = min(M - block_m, 128);",
+            "const bool b_whole = N - block_n > 192;",
+            "const int b_lines = min(N - block_n, 256);",
+            // 8 lines of one 128-byte swizzle row: 1024 bytes a box
+            "mbar_expect_bytes(bar, (a_whole ? 16384 : (a_lines + 7) / 8 * 1024) + (b_whole ? 32768 : (b_lines + 7) / 8 * 1024));",
+            "tma_load(a_dst, tmap_a, k0, block_m, a_batch, bar);",
+            "else for (int p = 0; p < a_lines; p += 8)",
+            "tma_load(a_dst + p * 128, tmap_a_edge, k0, block_m + p, a_batch, bar);",
+            "tma_load(b_dst, tmap_b, k0, block_n, b_batch, bar);",
+            "tma_load(b_dst + p * 128, tmap_b_edge, k0, block_n + p, b_batch, bar);",
+            "if (M - block_m > 96 && N - block_n > 192)",
+            "mbar_expect_bytes(bar, 49152);",
+            "edge_loads(bar, ",
+        ],
+    );
+    // a K tile of two swizzle rows: each 8-line box once per row
+    let deep = KernelSpec { block: Block { k: Some(128), ..s.block }, staging: Staging::Tma { stages: 2, cp_async: None }, ..s.clone() };
+    let src = generate(&deep).unwrap().source;
+    assert!(src.contains("mbar_expect_bytes(bar, (a_whole ? 32768 : (a_lines + 7) / 8 * 2048) + (b_whole ? 65536 : (b_lines + 7) / 8 * 2048));"), "{src}");
+    assert!(src.contains("tma_load(a_dst + 16384 + p * 128, tmap_a_edge, k0 + 64, block_m + p, a_batch, bar);"), "{src}");
+    for other in [
+        KernelSpec { edges: Edges::Whole, ..s.clone() },
+        KernelSpec { cluster: Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) }), ..s.clone() },
+    ] {
+        assert_eq!(other.tma_maps(), ["a", "b"]);
+        let src = generate(&other).unwrap().source;
+        assert!(!src.contains("edge_loads") && !src.contains("tmap_a_edge"), "{src}");
+    }
+}
+
 /// `epilogue = tma`: the consumers write the C tile in the TMA store's
 /// swizzled boxes, fence their stores for the copy engine and meet; the
 /// first consumer thread stores each box and commits them as a group,
@@ -786,7 +833,7 @@ fn a_tma_store_epilogue_fences_meets_and_stores_each_box_from_one_thread() {
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Tma;
     let src = generate(&s).unwrap().source;
-    assert!(src.contains("TensorMap tmap_b, const __grid_constant__ TensorMap tmap_c)"), "{src}");
+    assert!(src.contains("const __grid_constant__ TensorMap tmap_c)"), "{src}");
     assert!(src.contains("return (e / 64) * 8192 + line * 64 + ((((e % 64) / 8) ^ (line % 8)) * 8) + e % 8;"), "{src}");
     let order = [
         "if (threadIdx.x == 128) bulk_wait_read<0>();",

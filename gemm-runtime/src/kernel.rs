@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::CUdevice_attribute_enum as DevAttr;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig};
-use gemm_core::spec::{Arch, Epilogue, KernelSpec, Persistent, Staging, Which};
+use gemm_core::spec::{Arch, KernelSpec, Persistent, Staging, Which};
 
 use crate::args::{self, Dims, Element};
 use crate::compile;
@@ -316,12 +316,14 @@ impl Kernel {
             launch.arg(p);
         }
         let mut maps = Vec::new();
-        if let Staging::Tma { cp_async: None, .. } = self.spec.staging {
-            maps.push(tma::operand_map(&self.spec, Which::A, a_ptr, &sa, b.count, b.stride_a)?);
-            maps.push(tma::operand_map(&self.spec, Which::B, b_ptr, &sb, b.count, b.stride_b)?);
-        }
-        if self.spec.epilogue == Epilogue::Tma {
-            maps.push(tma::c_map(&self.spec, c_ptr, &sc, b.count, b.stride_c)?);
+        for name in self.spec.tma_maps() {
+            maps.push(match name {
+                "a" => tma::operand_map(&self.spec, Which::A, a_ptr, &sa, b.count, b.stride_a, false)?,
+                "b" => tma::operand_map(&self.spec, Which::B, b_ptr, &sb, b.count, b.stride_b, false)?,
+                "a_edge" => tma::operand_map(&self.spec, Which::A, a_ptr, &sa, b.count, b.stride_a, true)?,
+                "b_edge" => tma::operand_map(&self.spec, Which::B, b_ptr, &sb, b.count, b.stride_b, true)?,
+                _ => tma::c_map(&self.spec, c_ptr, &sc, b.count, b.stride_c)?,
+            });
         }
         for m in &maps {
             launch.arg(m);
@@ -332,7 +334,7 @@ impl Kernel {
         // under persistent = tiles (batches), under stream-K (batches,
         // partials, flags) with the scratch sized for its grid, and under TMA
         // staging A's and B's tensor maps unless cp.async fills the stages
-        // (and C's under epilogue = tma), as
+        // (and C's under epilogue = tma), in `KernelSpec::tma_maps`'s order, as
         // `gemm_core`'s params module generates them; the checks above keep
         // every access in bounds.
         unsafe { crate::launch::launch(&f, stream, cfg, &mut launch, order) }?;

@@ -6,7 +6,7 @@
 
 use cudarc::driver::sys::{self, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle};
 use cudarc::driver::DeviceRepr;
-use gemm_core::spec::{Elem, KernelSpec, Layout, Which};
+use gemm_core::spec::{Elem, KernelSpec, Layout, Which, EDGE_BOX_LINES};
 
 use crate::args::Shape;
 use crate::GemmError;
@@ -24,11 +24,14 @@ unsafe impl DeviceRepr for TensorMap {}
 /// `ptr`) for `spec`'s tiles: 3-D, the contiguous dimension first, then
 /// the other, then the batch (`count` problems `stride` elements apart;
 /// one where the batch shares the operand, `stride = 0`). The box is one
-/// swizzle row by the tile's lines; what lies outside the matrix reads as zeros.
-pub fn operand_map(spec: &KernelSpec, which: Which, ptr: u64, shape: &Shape, count: usize, stride: usize) -> Result<TensorMap, GemmError> {
+/// swizzle row by the tile's lines (by [`EDGE_BOX_LINES`] where `edge`, for
+/// the tiles that cross M's or N's edge); what lies outside the matrix
+/// reads as zeros.
+pub fn operand_map(spec: &KernelSpec, which: Which, ptr: u64, shape: &Shape, count: usize, stride: usize, edge: bool) -> Result<TensorMap, GemmError> {
     let op = if which == Which::A { spec.a } else { spec.b };
     let tile = spec.tma_tile(which);
-    encode(op.elem, ptr, shape, (count, stride), [tile.inner, tile.outer], tile.swizzle)
+    let lines = if edge { EDGE_BOX_LINES } else { tile.outer };
+    encode(op.elem, ptr, shape, (count, stride), [tile.inner, lines], tile.swizzle)
 }
 
 /// The tensor map of C for `epilogue = tma`: boxes of one 128-byte line by

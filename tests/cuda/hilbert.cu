@@ -285,7 +285,7 @@ hilbert__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma_s
     long long batch_a, long long batch_b, long long batch_c,
     // persistent: the problems of the batch, whose tiles the blocks walk
     int batches,
-    // TMA: A's, B's and C's tensor maps (the pointers above are what they map)
+    // TMA tensor maps: A's, B's, C's (the pointers above are what they map)
     const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b, const __grid_constant__ TensorMap tmap_c)
 {
     // staging (tma): 3 stage(s) of the A tile (16384 bytes) and of the B tile (32768 bytes) from a
@@ -340,8 +340,8 @@ hilbert__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma_s
                     const int stage = it % 3;
                     mbar_wait(empty + 8 * stage, ((it / 3) & 1) ^ 1);  // every consumer of the cluster has released it
                     const unsigned bar = full + 8 * stage;
-                    mbar_expect_bytes(bar, 49152);
                     const int k0 = kt * 64;
+                    mbar_expect_bytes(bar, 49152);
                     tma_load(a_smem + stage * 16384, tmap_a, k0, block_m, a_batch, bar);
                     // B is shared: this block loads part share_part (1 of its 2 boxes) into every block of the share
                     tma_load_multicast(b_smem + stage * 32768 + share_part * 16384, tmap_b, k0, block_n + share_part * 128, b_batch, bar, share_mask);

@@ -61,6 +61,30 @@ __device__ __forceinline__ void regs_inc() {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R));
 }
 
+// a K step's copies for a tile that crosses M's or N's edge. TMA fills a box's lines past a
+// matrix's end slowly, and issues many small boxes slowly too: where more than a quarter of
+// an operand's box lies past the edge, only its boxes of 8 lines that hold some of the
+// matrix's are loaded. The lines left out feed only rows and columns of C never stored.
+__device__ __noinline__ void edge_loads(unsigned bar, unsigned a_dst, unsigned b_dst, int k0, int block_m, int block_n, int M, int N, int a_batch, int b_batch, const TensorMap& tmap_a, const TensorMap& tmap_b, const TensorMap& tmap_a_edge, const TensorMap& tmap_b_edge) {
+    const bool a_whole = M - block_m > 96;
+    const int a_lines = min(M - block_m, 128);
+    const bool b_whole = N - block_n > 192;
+    const int b_lines = min(N - block_n, 256);
+    mbar_expect_bytes(bar, (a_whole ? 16384 : (a_lines + 7) / 8 * 1024) + (b_whole ? 32768 : (b_lines + 7) / 8 * 1024));
+    if (a_whole) {
+        tma_load(a_dst, tmap_a, k0, block_m, a_batch, bar);
+    }
+    else for (int p = 0; p < a_lines; p += 8) {
+        tma_load(a_dst + p * 128, tmap_a_edge, k0, block_m + p, a_batch, bar);
+    }
+    if (b_whole) {
+        tma_load(b_dst, tmap_b, k0, block_n, b_batch, bar);
+    }
+    else for (int p = 0; p < b_lines; p += 8) {
+        tma_load(b_dst + p * 128, tmap_b_edge, k0, block_n + p, b_batch, bar);
+    }
+}
+
 // a barrier among the consumer warpgroups alone, which share the C tile or the fix-up (the producer never comes)
 __device__ __forceinline__ void consumers_sync() {
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
@@ -144,8 +168,8 @@ micro__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma_s3_
     long long batch_a, long long batch_b, long long batch_c,
     // persistent: the problems of the batch, whose tiles the blocks walk
     int batches,
-    // TMA: A's and B's tensor maps (the pointers above are what they map)
-    const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b)
+    // TMA tensor maps: A's, B's, A's in edge boxes, B's in edge boxes (the pointers above are what they map)
+    const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b, const __grid_constant__ TensorMap tmap_a_edge, const __grid_constant__ TensorMap tmap_b_edge)
 {
     // staging (tma): 3 stage(s) of the A tile (16384 bytes) and of the B tile (32768 bytes) from a
     // 1024-byte boundary (the swizzle's period), then a full and an empty mbarrier per stage
@@ -191,10 +215,16 @@ micro__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma_s3_
                     const int stage = it % 3;
                     mbar_wait(empty + 8 * stage, ((it / 3) & 1) ^ 1);  // every consumer has released it
                     const unsigned bar = full + 8 * stage;
-                    mbar_expect_bytes(bar, 49152);
                     const int k0 = kt * 64;
-                    tma_load(a_smem + stage * 16384, tmap_a, k0, block_m, a_batch, bar);
-                    tma_load(b_smem + stage * 32768, tmap_b, k0, block_n, b_batch, bar);
+                    if (M - block_m > 96 && N - block_n > 192) {
+                        mbar_expect_bytes(bar, 49152);
+                        tma_load(a_smem + stage * 16384, tmap_a, k0, block_m, a_batch, bar);
+                        tma_load(b_smem + stage * 32768, tmap_b, k0, block_n, b_batch, bar);
+                    }
+                    else {
+                        // more than a quarter of the tile lies past M's or N's edge (out of line: the producer has few registers)
+                        edge_loads(bar, a_smem + stage * 16384, b_smem + stage * 32768, k0, block_m, block_n, M, N, a_batch, b_batch, tmap_a, tmap_b, tmap_a_edge, tmap_b_edge);
+                    }
                 }
             }
         }

@@ -40,6 +40,30 @@ __device__ __forceinline__ void griddep_wait() {
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
 }
 
+// a K step's copies for a tile that crosses M's or N's edge. TMA fills a box's lines past a
+// matrix's end slowly, and issues many small boxes slowly too: where more than a quarter of
+// an operand's box lies past the edge, only its boxes of 8 lines that hold some of the
+// matrix's are loaded. The lines left out feed only rows and columns of C never stored.
+__device__ __noinline__ void edge_loads(unsigned bar, unsigned a_dst, unsigned b_dst, int k0, int block_m, int block_n, int M, int N, int a_batch, int b_batch, const TensorMap& tmap_a, const TensorMap& tmap_b, const TensorMap& tmap_a_edge, const TensorMap& tmap_b_edge) {
+    const bool a_whole = M - block_m > 96;
+    const int a_lines = min(M - block_m, 128);
+    const bool b_whole = N - block_n > 96;
+    const int b_lines = min(N - block_n, 128);
+    mbar_expect_bytes(bar, (a_whole ? 16384 : (a_lines + 7) / 8 * 1024) + (b_whole ? 16384 : (b_lines + 7) / 8 * 1024));
+    if (a_whole) {
+        tma_load(a_dst, tmap_a, k0, block_m, a_batch, bar);
+    }
+    else for (int p = 0; p < a_lines; p += 8) {
+        tma_load(a_dst + p * 128, tmap_a_edge, k0, block_m + p, a_batch, bar);
+    }
+    if (b_whole) {
+        tma_load(b_dst, tmap_b, k0, block_n, b_batch, bar);
+    }
+    else for (int p = 0; p < b_lines; p += 8) {
+        tma_load(b_dst + p * 128, tmap_b_edge, k0, block_n + p, b_batch, bar);
+    }
+}
+
 // arrives on `bar`, then waits until the phase it arrived in has completed
 __device__ __forceinline__ void mbar_arrive_wait(unsigned bar) {
     asm volatile(
@@ -117,8 +141,8 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
     int M, int N, int K, int lda, int ldb, int ldc,
     // batches: each problem's A, B and C lie these many elements after the one before
     long long batch_a, long long batch_b, long long batch_c,
-    // TMA: A's and B's tensor maps (the pointers above are what they map)
-    const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b)
+    // TMA tensor maps: A's, B's, A's in edge boxes, B's in edge boxes (the pointers above are what they map)
+    const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b, const __grid_constant__ TensorMap tmap_a_edge, const __grid_constant__ TensorMap tmap_b_edge)
 {
     // staging (tma): 5 stage(s) of the A tile (16384 bytes) and of the B tile (16384 bytes) from a
     // 1024-byte boundary (the swizzle's period), then a full and an empty mbarrier per stage
@@ -159,10 +183,16 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
                 const int stage = kt % 5;
                 mbar_arrive_wait(empty + 8 * stage);  // every consumer thread has released it
                 const unsigned bar = full + 8 * stage;
-                mbar_expect_bytes(bar, 32768);
                 const int k0 = kt * 64;
-                tma_load(a_smem + stage * 16384, tmap_a, k0, block_m, a_batch, bar);
-                tma_load(b_smem + stage * 16384, tmap_b, k0, block_n, b_batch, bar);
+                if (M - block_m > 96 && N - block_n > 96) {
+                    mbar_expect_bytes(bar, 32768);
+                    tma_load(a_smem + stage * 16384, tmap_a, k0, block_m, a_batch, bar);
+                    tma_load(b_smem + stage * 16384, tmap_b, k0, block_n, b_batch, bar);
+                }
+                else {
+                    // more than a quarter of the tile lies past M's or N's edge (out of line: the producer has few registers)
+                    edge_loads(bar, a_smem + stage * 16384, b_smem + stage * 16384, k0, block_m, block_n, M, N, a_batch, b_batch, tmap_a, tmap_b, tmap_a_edge, tmap_b_edge);
+                }
             }
         }
     }

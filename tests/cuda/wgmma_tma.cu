@@ -51,6 +51,30 @@ __device__ __forceinline__ void griddep_wait() {
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
 }
 
+// a K step's copies for a tile that crosses M's or N's edge. TMA fills a box's lines past a
+// matrix's end slowly, and issues many small boxes slowly too: where more than a quarter of
+// an operand's box lies past the edge, only its boxes of 8 lines that hold some of the
+// matrix's are loaded. The lines left out feed only rows and columns of C never stored.
+__device__ __noinline__ void edge_loads(unsigned bar, unsigned a_dst, unsigned b_dst, int k0, int block_m, int block_n, int M, int N, int a_batch, int b_batch, const TensorMap& tmap_a, const TensorMap& tmap_b, const TensorMap& tmap_a_edge, const TensorMap& tmap_b_edge) {
+    const bool a_whole = M - block_m > 48;
+    const int a_lines = min(M - block_m, 64);
+    const bool b_whole = N - block_n > 48;
+    const int b_lines = min(N - block_n, 64);
+    mbar_expect_bytes(bar, (a_whole ? 8192 : (a_lines + 7) / 8 * 1024) + (b_whole ? 8192 : (b_lines + 7) / 8 * 1024));
+    if (a_whole) {
+        tma_load(a_dst, tmap_a, k0, block_m, a_batch, bar);
+    }
+    else for (int p = 0; p < a_lines; p += 8) {
+        tma_load(a_dst + p * 128, tmap_a_edge, k0, block_m + p, a_batch, bar);
+    }
+    if (b_whole) {
+        tma_load(b_dst, tmap_b, k0, block_n, b_batch, bar);
+    }
+    else for (int p = 0; p < b_lines; p += 8) {
+        tma_load(b_dst + p * 128, tmap_b_edge, k0, block_n + p, b_batch, bar);
+    }
+}
+
 // wgmma: the fence before a warpgroup's first wgmma on registers others wrote,
 // the commit of the wgmmas issued so far as a group, and the wait until at
 // most N groups are in flight
@@ -109,8 +133,8 @@ wgmma_tma__bf16bf16bf16_rcr__b64x64x64_t128__w64x64_i1x1__wgmma64x64x16z__tma_s1
     int M, int N, int K, int lda, int ldb, int ldc,
     // batches: each problem's A, B and C lie these many elements after the one before
     long long batch_a, long long batch_b, long long batch_c,
-    // TMA: A's and B's tensor maps (the pointers above are what they map)
-    const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b)
+    // TMA tensor maps: A's, B's, A's in edge boxes, B's in edge boxes (the pointers above are what they map)
+    const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b, const __grid_constant__ TensorMap tmap_a_edge, const __grid_constant__ TensorMap tmap_b_edge)
 {
     // staging (tma): 1 stage(s) of the A tile (8192 bytes) and of the B tile (8192 bytes) from a
     // 1024-byte boundary (the swizzle's period), then a full and an empty mbarrier per stage
@@ -168,10 +192,16 @@ wgmma_tma__bf16bf16bf16_rcr__b64x64x64_t128__w64x64_i1x1__wgmma64x64x16z__tma_s1
     if (threadIdx.x == 0) {
         for (int kt = 0; kt < 1 && kt < k_tiles; ++kt) {
             const unsigned bar = full + 8 * kt;
-            mbar_expect_bytes(bar, 16384);
             const int k0 = kt * 64;
-            tma_load(a_smem + kt * 8192, tmap_a, k0, block_m, a_batch, bar);
-            tma_load(b_smem + kt * 8192, tmap_b, k0, block_n, b_batch, bar);
+            if (M - block_m > 48 && N - block_n > 48) {
+                mbar_expect_bytes(bar, 16384);
+                tma_load(a_smem + kt * 8192, tmap_a, k0, block_m, a_batch, bar);
+                tma_load(b_smem + kt * 8192, tmap_b, k0, block_n, b_batch, bar);
+            }
+            else {
+                // more than a quarter of the tile lies past M's or N's edge (out of line: the producer has few registers)
+                edge_loads(bar, a_smem + kt * 8192, b_smem + kt * 8192, k0, block_m, block_n, M, N, a_batch, b_batch, tmap_a, tmap_b, tmap_a_edge, tmap_b_edge);
+            }
         }
     }
     // block tier: walk K a tile at a time
@@ -189,10 +219,16 @@ wgmma_tma__bf16bf16bf16_rcr__b64x64x64_t128__w64x64_i1x1__wgmma64x64x16z__tma_s1
         __syncthreads();  // every warpgroup is done with the stage
         if (threadIdx.x == 0 && kt + 1 < k_tiles) {
             const unsigned bar = full + 8 * stage;
-            mbar_expect_bytes(bar, 16384);
             const int k0 = (kt + 1) * 64;
-            tma_load(a_smem + stage * 8192, tmap_a, k0, block_m, a_batch, bar);
-            tma_load(b_smem + stage * 8192, tmap_b, k0, block_n, b_batch, bar);
+            if (M - block_m > 48 && N - block_n > 48) {
+                mbar_expect_bytes(bar, 16384);
+                tma_load(a_smem + stage * 8192, tmap_a, k0, block_m, a_batch, bar);
+                tma_load(b_smem + stage * 8192, tmap_b, k0, block_n, b_batch, bar);
+            }
+            else {
+                // more than a quarter of the tile lies past M's or N's edge (out of line: the producer has few registers)
+                edge_loads(bar, a_smem + stage * 8192, b_smem + stage * 8192, k0, block_m, block_n, M, N, a_batch, b_batch, tmap_a, tmap_b, tmap_a_edge, tmap_b_edge);
+            }
         }
     }
 

@@ -6,7 +6,7 @@
 use super::ptx::storage_type;
 use super::stream_k;
 use super::writer::Writer;
-use crate::spec::{Epilogue, KernelSpec, Persistent, Staging};
+use crate::spec::{KernelSpec, Persistent};
 
 /// Writes the parameter list, `(` to `)`, after the kernel's name.
 pub fn signature(w: &mut Writer, spec: &KernelSpec) {
@@ -44,18 +44,16 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
         }
         None => {}
     }
-    if let Staging::Tma { cp_async, .. } = spec.staging {
-        // (where cp.async fills the stages, C's alone, if any)
-        let (names, maps) = match (cp_async.is_none(), spec.epilogue == Epilogue::Tma) {
-            (true, true) => ("A's, B's and C's", &["a", "b", "c"][..]),
-            (true, false) => ("A's and B's", &["a", "b"][..]),
-            (false, true) => ("C's", &["c"][..]),
-            (false, false) => ("no", &[][..]),
+    let maps = spec.tma_maps();
+    if !maps.is_empty() {
+        let name = |m: &&str| match *m {
+            "a_edge" => "A's in edge boxes".to_string(),
+            "b_edge" => "B's in edge boxes".to_string(),
+            m => format!("{}'s", m.to_uppercase()),
         };
-        if !maps.is_empty() {
-            lines.push(format!("// TMA: {names} tensor maps (the pointers above are what they map)"));
-            lines.push(maps.iter().map(|m| format!("const __grid_constant__ TensorMap tmap_{m}")).collect::<Vec<_>>().join(", "));
-        }
+        let names: Vec<String> = maps.iter().map(name).collect();
+        lines.push(format!("// TMA tensor maps: {} (the pointers above are what they map)", names.join(", ")));
+        lines.push(maps.iter().map(|m| format!("const __grid_constant__ TensorMap tmap_{m}")).collect::<Vec<_>>().join(", "));
     }
     // commas between groups: after every parameter line but the last
     let last = lines.len() - 1;

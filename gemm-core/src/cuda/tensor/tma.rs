@@ -45,7 +45,7 @@ use crate::cuda::epilogue::Output;
 use crate::cuda::ptx;
 use crate::cuda::schedule;
 use crate::cuda::writer::Writer;
-use crate::spec::{Arrivals, Epilogue, Persistent, Specialize, Which};
+use crate::spec::{Arrivals, Epilogue, Persistent, Specialize, Which, EDGE_BOX_LINES};
 
 impl Tc<'_> {
     pub(super) fn tma_helpers(&self, w: &mut Writer) {
@@ -58,6 +58,9 @@ impl Tc<'_> {
         }
         if self.spec.specialize.is_some_and(|sp| sp.producer_regs.is_some() || sp.consumer_regs.is_some()) {
             ptx::setmaxnreg(w);
+        }
+        if [Which::A, Which::B].into_iter().any(|which| self.spec.edge_boxes(which)) {
+            self.edge_loads_fn(w);
         }
         if self.thread_arrivals() {
             ptx::mbar_arrive_wait(w);
@@ -249,7 +252,10 @@ impl Tc<'_> {
     }
 
     /// The copies of K tile `kt` into stage `stage`: the stage's bytes
-    /// announced on its full barrier, then each box of A and B.
+    /// announced on its full barrier, then each box of A and B. Where an
+    /// operand's tile may cross M's or N's edge in boxes of fewer lines
+    /// ([`crate::spec::KernelSpec::edge_boxes`]), a tile that does takes
+    /// `edge_loads` instead.
     fn tma_issue(&self, w: &mut Writer, kt: &str, stage: &str) {
         let (a_bytes, b_bytes) = self.stage_bytes();
         w.line(format!("const unsigned bar = full + 8 * {stage};"));
@@ -257,48 +263,121 @@ impl Tc<'_> {
             w.line(format!("const int k0 = {kt} * {};", self.bk));
             return self.ring_issue(w, stage);
         }
-        w.line(format!("mbar_expect_bytes(bar, {});", a_bytes + b_bytes));
+        let dst = |which: Which| match which {
+            Which::A => format!("a_smem + {stage} * {a_bytes}"),
+            Which::B => format!("b_smem + {stage} * {b_bytes}"),
+        };
+        let inside: Vec<String> = [(Which::A, "block_m", "M"), (Which::B, "block_n", "N")]
+            .into_iter()
+            .filter(|(which, ..)| self.spec.edge_boxes(*which))
+            .map(|(which, origin, end)| format!("{end} - {origin} > {}", self.spec.tma_tile(which).outer / 4 * 3))
+            .collect();
+        let whole = |w: &mut Writer| {
+            w.line(format!("mbar_expect_bytes(bar, {});", a_bytes + b_bytes));
+            for which in [Which::A, Which::B] {
+                self.tile_loads(w, which, &dst(which));
+            }
+        };
         w.line(format!("const int k0 = {kt} * {};", self.bk));
-        for (which, base, origin, bytes) in [(Which::A, "a_smem", "block_m", a_bytes), (Which::B, "b_smem", "block_n", b_bytes)] {
-            let t = self.spec.tma_tile(which);
-            let (map, batch) = if which == Which::A { ("tmap_a", "a_batch") } else { ("tmap_b", "b_batch") };
-            let dst = |i: u32| {
-                let off = i * t.box_bytes();
-                if off == 0 {
-                    format!("{base} + {stage} * {bytes}")
+        if inside.is_empty() {
+            return whole(w);
+        }
+        w.block(format!("if ({})", inside.join(" && ")), whole);
+        w.block("else", |w| {
+            w.line("// more than a quarter of the tile lies past M's or N's edge (out of line: the producer has few registers)");
+            let maps = self.edge_loads_maps().join(", ");
+            w.line(format!("edge_loads(bar, {}, {}, k0, block_m, block_n, M, N, a_batch, b_batch, {maps});", dst(Which::A), dst(Which::B)));
+        });
+    }
+
+    /// `edge_loads`, the copies of a K step of a tile that crosses M's or
+    /// N's edge: of an operand whose tile may, the boxes of
+    /// [`EDGE_BOX_LINES`] lines that hold some of the matrix's (the lines
+    /// past it feed only accumulators that are never stored), up to the
+    /// whole tile's; of the other, its whole tile.
+    fn edge_loads_fn(&self, w: &mut Writer) {
+        let maps: Vec<String> = self.edge_loads_maps().iter().map(|m| format!("const TensorMap& {m}")).collect();
+        w.line("// a K step's copies for a tile that crosses M's or N's edge. TMA fills a box's lines past a");
+        w.line("// matrix's end slowly, and issues many small boxes slowly too: where more than a quarter of");
+        w.line(format!("// an operand's box lies past the edge, only its boxes of {EDGE_BOX_LINES} lines that hold some of the"));
+        w.line("// matrix's are loaded. The lines left out feed only rows and columns of C never stored.");
+        let params = format!("unsigned bar, unsigned a_dst, unsigned b_dst, int k0, int block_m, int block_n, int M, int N, int a_batch, int b_batch, {}", maps.join(", "));
+        w.block(format!("__device__ __noinline__ void edge_loads({params})"), |w| {
+            let mut expect = Vec::new();
+            for (which, x, edge) in [(Which::A, "a", "M - block_m"), (Which::B, "b", "N - block_n")] {
+                let t = self.spec.tma_tile(which);
+                if self.spec.edge_boxes(which) {
+                    w.line(format!("const bool {x}_whole = {edge} > {};", t.outer / 4 * 3));
+                    w.line(format!("const int {x}_lines = min({edge}, {});", t.outer));
+                    let per_box = t.bytes() / (t.outer / EDGE_BOX_LINES);
+                    expect.push(format!("({x}_whole ? {} : ({x}_lines + {}) / {EDGE_BOX_LINES} * {per_box})", t.bytes(), EDGE_BOX_LINES - 1));
                 } else {
-                    format!("{base} + {stage} * {bytes} + {off}")
+                    expect.push(t.bytes().to_string());
                 }
-            };
-            // K-major: (k, m or n), boxes of lines; M/N-major: (m or n, k), a box per swizzle row of it
-            let step = if t.k_major { t.outer } else { t.inner };
-            let at = |o: String| if t.k_major { ("k0".to_string(), o) } else { (o, "k0".to_string()) };
-            let share = self.spec.multicast_share(which);
-            if share == 1 {
-                // a K-major tile wider than a swizzle row: a run of boxes for each of its K boxes
-                for j in 0..t.k_boxes {
-                    let k = if j == 0 { "k0".to_string() } else { format!("k0 + {}", j * t.inner) };
-                    for i in 0..t.boxes {
-                        let o = if i == 0 { origin.to_string() } else { format!("{origin} + {}", i * step) };
-                        let (c0, c1) = if t.k_major { (k.clone(), o) } else { at(o) };
-                        w.line(format!("tma_load({}, {map}, {c0}, {c1}, {batch}, bar);", dst(j * t.boxes + i)));
+            }
+            w.line(format!("mbar_expect_bytes(bar, {});", expect.join(" + ")));
+            for (which, x, origin) in [(Which::A, "a", "block_m"), (Which::B, "b", "block_n")] {
+                let t = self.spec.tma_tile(which);
+                if !self.spec.edge_boxes(which) {
+                    self.tile_loads(w, which, &format!("{x}_dst"));
+                    continue;
+                }
+                w.block(format!("if ({x}_whole)"), |w| self.tile_loads(w, which, &format!("{x}_dst")));
+                let line = t.box_bytes() / t.outer;
+                w.block(format!("else for (int p = 0; p < {x}_lines; p += {EDGE_BOX_LINES})"), |w| {
+                    for j in 0..t.k_boxes {
+                        let k = if j == 0 { "k0".to_string() } else { format!("k0 + {}", j * t.inner) };
+                        let off = if j == 0 { String::new() } else { format!(" + {}", j * t.box_bytes()) };
+                        w.line(format!("tma_load({x}_dst{off} + p * {line}, tmap_{x}_edge, {k}, {origin} + p, {x}_batch, bar);"));
                     }
+                });
+            }
+        });
+        w.line("");
+    }
+
+    /// The tensor maps `edge_loads` takes: each operand's whole tile's, and
+    /// its edge boxes' where its tile may cross the edge.
+    fn edge_loads_maps(&self) -> Vec<&'static str> {
+        let mut maps = vec!["tmap_a", "tmap_b"];
+        maps.extend([(Which::A, "tmap_a_edge"), (Which::B, "tmap_b_edge")].into_iter().filter(|(w, _)| self.spec.edge_boxes(*w)).map(|(_, m)| m));
+        maps
+    }
+
+    /// The copies of operand `which`'s whole tile for K step `k0` into the
+    /// stage at `dst`: every box, or under a multicast this block's part of
+    /// the tile, into every block of the share.
+    fn tile_loads(&self, w: &mut Writer, which: Which, dst: &str) {
+        let t = self.spec.tma_tile(which);
+        let (map, batch, origin) = if which == Which::A { ("tmap_a", "a_batch", "block_m") } else { ("tmap_b", "b_batch", "block_n") };
+        let at_box = |i: u32| match i * t.box_bytes() {
+            0 => dst.to_string(),
+            off => format!("{dst} + {off}"),
+        };
+        // K-major: (k, m or n), boxes of lines; M/N-major: (m or n, k), a box per swizzle row of it
+        let step = if t.k_major { t.outer } else { t.inner };
+        let at = |o: String| if t.k_major { ("k0".to_string(), o) } else { (o, "k0".to_string()) };
+        let share = self.spec.multicast_share(which);
+        if share == 1 {
+            // a K-major tile wider than a swizzle row: a run of boxes for each of its K boxes
+            for j in 0..t.k_boxes {
+                let k = if j == 0 { "k0".to_string() } else { format!("k0 + {}", j * t.inner) };
+                for i in 0..t.boxes {
+                    let o = if i == 0 { origin.to_string() } else { format!("{origin} + {}", i * step) };
+                    let (c0, c1) = if t.k_major { (k.clone(), o) } else { at(o) };
+                    w.line(format!("tma_load({}, {map}, {c0}, {c1}, {batch}, bar);", at_box(j * t.boxes + i)));
                 }
-                continue;
             }
-            debug_assert_eq!(t.k_boxes, 1, "a shared tile is one swizzle row deep (the rules)");
-            // this block's part of a shared tile, into every block of the share
-            let per = t.boxes / share;
-            w.line(format!(
-                "// {which:?} is shared: this block loads part share_part ({per} of its {} boxes) into every block of the share",
-                t.boxes
-            ));
-            for j in 0..per {
-                let i = if per == 1 { "share_part".to_string() } else { format!("(share_part * {per} + {j})") };
-                let (c0, c1) = at(format!("{origin} + {i} * {step}"));
-                let dst = format!("{base} + {stage} * {bytes} + {i} * {}", t.box_bytes());
-                w.line(format!("tma_load_multicast({dst}, {map}, {c0}, {c1}, {batch}, bar, share_mask);"));
-            }
+            return;
+        }
+        debug_assert_eq!(t.k_boxes, 1, "a shared tile is one swizzle row deep (the rules)");
+        // this block's part of a shared tile, into every block of the share
+        let per = t.boxes / share;
+        w.line(format!("// {which:?} is shared: this block loads part share_part ({per} of its {} boxes) into every block of the share", t.boxes));
+        for j in 0..per {
+            let i = if per == 1 { "share_part".to_string() } else { format!("(share_part * {per} + {j})") };
+            let (c0, c1) = at(format!("{origin} + {i} * {step}"));
+            w.line(format!("tma_load_multicast({dst} + {i} * {}, {map}, {c0}, {c1}, {batch}, bar, share_mask);", t.box_bytes()));
         }
     }
 

@@ -2,10 +2,12 @@
 //! line of a matrix (each problem of a batch) from one pitch to another, on
 //! the stream, by a small kernel of our own. Done by `cuMemcpy2DAsync`, the
 //! copies of lines of odd pitch cost the H100 far more than their traffic
-//! at HBM's speed (BENCHMARKS.md, "Twelve shapes"). Here consecutive
-//! threads take consecutive elements, so whatever either side's alignment,
-//! a warp's loads and its stores each cover 32 neighbouring elements (whole
-//! sectors), and each thread has eight of them in flight.
+//! at HBM's speed (BENCHMARKS.md, "Twelve shapes"). Here a block takes a
+//! line at a time and writes it in 16-byte chunks, each read as the two
+//! aligned 16-byte chunks of the source it spans and shifted into place,
+//! whatever either side's alignment; the few elements before the first
+//! chunk and after the last go one at a time, and so does any chunk whose
+//! aligned reads would reach past the line.
 
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use gemm_core::spec::Arch;
@@ -13,9 +15,9 @@ use gemm_core::spec::Arch;
 use crate::compile;
 use crate::GemmError;
 
-/// Threads of a copy block, and elements each thread moves per step.
+/// Threads of a copy block, and the most blocks a copy launches.
 const THREADS: u32 = 256;
-const PER: u32 = 8;
+const MAX_BLOCKS: u64 = 4096;
 
 /// The kernel's name for elements of `bytes` bytes (2 or 4).
 pub(crate) fn kernel_name(bytes: usize) -> String {
@@ -26,36 +28,54 @@ pub(crate) fn kernel_name(bytes: usize) -> String {
 pub(crate) fn source(bytes: usize) -> String {
     let ty = if bytes == 2 { "unsigned short" } else { "unsigned int" };
     let name = kernel_name(bytes);
+    let per = 16 / bytes;
     format!(
         r#"// Copies `height` lines of `width` elements ({bytes} bytes each) from `src`
 // (lines `src_pitch` elements apart) to `dst` (`dst_pitch` apart), for each
 // of `count` problems (`src_stride` and `dst_stride` elements apart), at any
-// alignment: consecutive threads take consecutive elements, {PER} each a step.
+// alignment: a block a line at a time, in 16-byte chunks of `dst`.
+struct chunk16 {{ unsigned long long x, y; }};
+
 extern "C" __global__ void __launch_bounds__({THREADS}) {name}(
     const {ty}* __restrict__ src, long long src_pitch, long long src_stride,
     {ty}* __restrict__ dst, long long dst_pitch, long long dst_stride,
     long long width, int height, int count)
 {{
-    const long long step = (long long)gridDim.x * {THREADS} * {PER};
-    for (int z = blockIdx.z; z < count; z += gridDim.z) {{
-        for (int line = blockIdx.y; line < height; line += gridDim.y) {{
-            const {ty}* const s = src + z * src_stride + line * src_pitch;
-            {ty}* const d = dst + z * dst_stride + line * dst_pitch;
-            for (long long base = (long long)blockIdx.x * {THREADS} * {PER}; base < width; base += step) {{
-                // all {PER} loads in flight before the stores
-                {ty} v[{PER}];
-                #pragma unroll
-                for (int q = 0; q < {PER}; ++q) {{
-                    const long long e = base + threadIdx.x + q * {THREADS};
-                    if (e < width) v[q] = s[e];
-                }}
-                #pragma unroll
-                for (int q = 0; q < {PER}; ++q) {{
-                    const long long e = base + threadIdx.x + q * {THREADS};
-                    if (e < width) d[e] = v[q];
-                }}
+    for (long long job = blockIdx.x; job < (long long)height * count; job += gridDim.x) {{
+        const long long z = job / height, line = job % height;
+        const {ty}* const s = src + z * src_stride + line * src_pitch;
+        {ty}* const d = dst + z * dst_stride + line * dst_pitch;
+        // the elements before d's first 16-byte boundary, one a thread
+        const long long to_boundary = (long long)((16 - ((unsigned long long)d & 15)) & 15) / {bytes};
+        const long long head = width < to_boundary ? width : to_boundary;
+        if (threadIdx.x < head) d[threadIdx.x] = s[threadIdx.x];
+        // then whole chunks of {per}: chunk c of d is bytes [shift, shift + 16) of the source's
+        // aligned chunks c and c + 1 (from `at`), inside the line's bytes [lo, hi)
+        const {ty}* const body = s + head;
+        {ty}* const out = d + head;
+        const long long chunks = (width - head) / {per};
+        const unsigned shift = (unsigned)((unsigned long long)body & 15);
+        const chunk16* const at = (const chunk16*)((const char*)body - shift);
+        const long long lo = (long long)shift - head * {bytes}, hi = (long long)shift + (width - head) * {bytes};
+        const long long span = shift ? 32 : 16;
+        const unsigned q = shift / 8, r = (shift % 8) * 8;  // whole words, then bits
+        for (long long c = threadIdx.x; c < chunks; c += {THREADS}) {{
+            if (16 * c >= lo && 16 * c + span <= hi) {{
+                const chunk16 a = at[c];
+                const chunk16 b = shift ? at[c + 1] : a;
+                const unsigned long long w0 = q ? a.y : a.x, w1 = q ? b.x : a.y, w2 = q ? b.y : b.x;
+                chunk16 v;
+                v.x = r ? (w0 >> r) | (w1 << (64 - r)) : w0;
+                v.y = r ? (w1 >> r) | (w2 << (64 - r)) : w1;
+                ((chunk16*)out)[c] = v;
+            }} else {{
+                // the aligned reads would reach past the line: one element at a time
+                for (int e = 0; e < {per}; ++e) out[c * {per} + e] = body[c * {per} + e];
             }}
         }}
+        // the elements after the last whole chunk, one a thread
+        const long long done = head + chunks * {per};
+        if (done + threadIdx.x < width) d[done + threadIdx.x] = s[done + threadIdx.x];
     }}
 }}
 "#
@@ -87,12 +107,8 @@ impl Copy2d {
         let target = compile::device_target(Arch::Sm80, ctx.compute_capability()?);
         let f = compile::load(ctx, &source(self.bytes), &kernel_name(self.bytes), target, 0)?;
         let width = (self.width / self.bytes) as u64;
-        let groups = width.div_ceil((THREADS * PER) as u64).clamp(1, 1 << 16) as u32;
-        let cfg = LaunchConfig {
-            grid_dim: (groups, self.height.clamp(1, 65535) as u32, self.count.clamp(1, 65535) as u32),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let lines = (self.height * self.count) as u64;
+        let cfg = LaunchConfig { grid_dim: (lines.clamp(1, MAX_BLOCKS) as u32, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
         let el = |b: usize| (b / self.bytes) as i64;
         let (src_pitch, src_stride, dst_pitch, dst_stride) = (el(self.src_pitch), el(self.src_stride), el(self.dst_pitch), el(self.dst_stride));
         let (width, height, count) = (width as i64, self.height as i32, self.count as i32);
@@ -136,9 +152,10 @@ mod tests {
 
     /// The copy kernel compiled as plain C++ by the host compiler, its grid
     /// walked thread by thread (it has no barriers), over lines of odd
-    /// width, pitch and offset on either side and batches of two: every
-    /// element lands where it belongs, and nothing past a line's width or
-    /// between problems is written.
+    /// width, pitch and offset on either side (every shift of the 16-byte
+    /// chunks' reads among them) and batches of two: every element lands
+    /// where it belongs, and nothing past a line's width or between
+    /// problems is written.
     #[test]
     fn the_copy_kernel_moves_every_element_and_nothing_else() {
         for bytes in [2usize, 4] {
@@ -153,6 +170,9 @@ mod tests {
                 (8, 4, 1, 0, 8, 1, 9, 1),
                 (3, 2, 2, 0, 3, 5, 11, 1),
                 (1000, 2, 1, 7, 1003, 7, 1003, 3),
+                // A's lines at K = 4100 into 128-byte lines, and a C tile's copy back to odd lines
+                (4100, 3, 1, 4, 4100, 0, 4160, 2),
+                (777, 4, 2, 0, 832, 3, 777, 5),
             ];
             let mut body = String::new();
             for (i, (w, h, n, so, sp, d_off, dp, gx)) in cases.iter().enumerate() {
@@ -160,7 +180,7 @@ mod tests {
                 body += &format!(
                     "  {{ std::vector<{ty}> s({so} + {ss} * {n} + 64), d({d_off} + {ds} * {n} + 64, 0xAB);\n\
                      for (size_t i = 0; i < s.size(); ++i) s[i] = ({ty})(i * 7 + 1);\n\
-                     gridDim = {{{gx}, 2, 1}}; blockDim = {{{THREADS}, 1, 1}};\n\
+                     gridDim = {{{gx}, 1, 1}}; blockDim = {{{THREADS}, 1, 1}};\n\
                      for (unsigned z = 0; z < gridDim.z; ++z) for (unsigned y = 0; y < gridDim.y; ++y) for (unsigned x = 0; x < gridDim.x; ++x) for (unsigned t = 0; t < blockDim.x; ++t) {{\n\
                        blockIdx = {{x, y, z}}; threadIdx = {{t, 0, 0}};\n\
                        {name}(s.data() + {so}, {sp}, {ss}, d.data() + {d_off}, {dp}, {ds}, {w}, {h}, {n}); }}\n\

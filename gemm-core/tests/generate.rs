@@ -809,7 +809,10 @@ fn a_tile_mostly_past_m_or_n_loads_only_the_8_line_boxes_that_hold_lines() {
     // a K tile of two swizzle rows: each 8-line box once per row
     let deep = KernelSpec { block: Block { k: Some(128), ..s.block }, staging: Staging::Tma { stages: 2, cp_async: None }, ..s.clone() };
     let src = generate(&deep).unwrap().source;
-    assert!(src.contains("mbar_expect_bytes(bar, (a_whole ? 32768 : (a_lines + 7) / 8 * 2048) + (b_whole ? 65536 : (b_lines + 7) / 8 * 2048));"), "{src}");
+    assert!(
+        src.contains("mbar_expect_bytes(bar, (a_whole ? 32768 : (a_lines + 7) / 8 * 2048) + (b_whole ? 65536 : (b_lines + 7) / 8 * 2048));"),
+        "{src}"
+    );
     assert!(src.contains("tma_load(a_dst + 16384 + p * 128, tmap_a_edge, k0 + 64, block_m + p, a_batch, bar);"), "{src}");
     for other in [
         KernelSpec { edges: Edges::Whole, ..s.clone() },

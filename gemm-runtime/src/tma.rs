@@ -27,7 +27,15 @@ unsafe impl DeviceRepr for TensorMap {}
 /// swizzle row by the tile's lines (by [`EDGE_BOX_LINES`] where `edge`, for
 /// the tiles that cross M's or N's edge); what lies outside the matrix
 /// reads as zeros.
-pub fn operand_map(spec: &KernelSpec, which: Which, ptr: u64, shape: &Shape, count: usize, stride: usize, edge: bool) -> Result<TensorMap, GemmError> {
+pub fn operand_map(
+    spec: &KernelSpec,
+    which: Which,
+    ptr: u64,
+    shape: &Shape,
+    count: usize,
+    stride: usize,
+    edge: bool,
+) -> Result<TensorMap, GemmError> {
     let op = if which == Which::A { spec.a } else { spec.b };
     let tile = spec.tma_tile(which);
     let lines = if edge { EDGE_BOX_LINES } else { tile.outer };

@@ -301,7 +301,10 @@ impl Tc<'_> {
         w.line("// matrix's end slowly, and issues many small boxes slowly too: where more than a quarter of");
         w.line(format!("// an operand's box lies past the edge, only its boxes of {EDGE_BOX_LINES} lines that hold some of the"));
         w.line("// matrix's are loaded. The lines left out feed only rows and columns of C never stored.");
-        let params = format!("unsigned bar, unsigned a_dst, unsigned b_dst, int k0, int block_m, int block_n, int M, int N, int a_batch, int b_batch, {}", maps.join(", "));
+        let params = format!(
+            "unsigned bar, unsigned a_dst, unsigned b_dst, int k0, int block_m, int block_n, int M, int N, int a_batch, int b_batch, {}",
+            maps.join(", ")
+        );
         w.block(format!("__device__ __noinline__ void edge_loads({params})"), |w| {
             let mut expect = Vec::new();
             for (which, x, edge) in [(Which::A, "a", "M - block_m"), (Which::B, "b", "N - block_n")] {

@@ -1,7 +1,7 @@
 //! Small-M (decode) shapes: M of 1 to 64 tokens against weights of N x K,
 //! each kernel of `src/decode.rs` verified against cuBLAS and timed beside
 //! it, with the bandwidth it reaches against the H100's HBM (3.35 TB/s).
-//! `cargo run --release --example decode [KERNEL ...]` (default: all three)
+//! `cargo run --release --example decode [KERNEL ...]` (default: all four)
 //!
 //! `decode_mma` runs the product as written; `decode_swapped` and
 //! `decode_split` (the same with stream-K over K) run its transpose
@@ -43,8 +43,9 @@ fn main() {
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let bench = Bench::open()?;
     let reps = Reps::default();
-    use gemm_ladder::decode::{decode_mma, decode_split, decode_swapped};
-    let kernels: [(&Tuned, bool); 3] = [(&decode_mma::KERNEL, false), (&decode_swapped::KERNEL, true), (&decode_split::KERNEL, true)];
+    use gemm_ladder::decode::{decode_cluster, decode_mma, decode_split, decode_swapped};
+    let kernels: [(&Tuned, bool); 4] =
+        [(&decode_mma::KERNEL, false), (&decode_swapped::KERNEL, true), (&decode_split::KERNEL, true), (&decode_cluster::KERNEL, true)];
     let only: Vec<String> = std::env::args().skip(1).collect();
     // what reading each weight alone reaches, timed the same way: the ceiling at M = 1
     println!(
@@ -78,7 +79,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!();
     if let Some(unknown) = only.iter().find(|n| !kernels.iter().any(|(t, _)| t.name() == n.as_str())) {
-        return Err(format!("no kernel {unknown} (decode_mma, decode_swapped, decode_split)").into());
+        return Err(format!("no kernel {unknown} (decode_mma, decode_swapped, decode_split, decode_cluster)").into());
     }
     for (tuned, swapped) in kernels.into_iter().filter(|(t, _)| only.is_empty() || only.iter().any(|n| n == t.name())) {
         let first = tuned.kernel(0);

@@ -314,7 +314,7 @@ pub fn hopper() -> Vec<KernelSpec> {
             // stream-K or the hybrid on the others
             if consumers.is_some() && i % 4 != 3 {
                 let (m, n, multicast) = [(2, 1, Which::B), (1, 2, Which::A), (2, 2, Which::B)][i % 4];
-                s.cluster = Some(Cluster { m, n, multicast: Some(multicast) });
+                s.cluster = Some(Cluster { m, n, multicast: Some(multicast), k: 1 });
                 if consumers == Some(1) && i >= 4 {
                     // ping-pong in a cluster: both blocks' consumers take their turns in step
                     // (a clustered producer needs more than 24 registers: ptxas spilled them)

@@ -75,3 +75,27 @@ pub fn decode_swapped(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<
 // prunes those points, and says so in a warning silenced here
 #[allow(deprecated)]
 pub fn decode_split(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, ColMajor>);
+
+/// `decode_swapped` with each tile's K split over a cluster of two blocks:
+/// every block streams half of its tile's K steps, and the second's
+/// partial sum goes to the first through its shared memory (distributed
+/// shared memory), which adds it and stores C. Where W has few rows (4096
+/// make 32 or 64 tiles for 132 SMs) that keeps twice the SMs reading, and
+/// the fix-up stays on the SM pair: as a hand edit of `decode_split`'s
+/// point it read the 4096 x 11008 weight at M = 1 at 75.8% of HBM where
+/// stream-K's fix-up held the point to 69.7% (BENCHMARKS.md).
+#[gemm_kernel(
+    block(m = 64, n = 8, k = 256, threads = 256),
+    warp(m = 64, n = 8),
+    atom = wgmma(m64n8k16),
+    staging = tma(stages = 4),
+    specialize(producers = 1, consumers = 1),
+    swizzle = b128,
+    cluster(m = 1, n = 1, k = 2),
+    edges = guarded,
+    tune(block.m = [64, 128], block.n = [8, 16, 32, 64], block.k = [128, 256], stages = [3, 4, 6], key = exact),
+)]
+// the deepest rings of 256-deep K tiles pass the shared memory: the macro
+// prunes those points, and says so in a warning silenced here
+#[allow(deprecated)]
+pub fn decode_cluster(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, ColMajor>);

@@ -310,8 +310,9 @@ pub fn hopper_candidates(focused: bool) -> Candidates {
         (Setting::WarpM, vec![64, 128]),
         (Setting::Stages, stages.clone()),
     ];
-    let b_multicast = Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) });
-    let clusters = if focused { vec![None, b_multicast] } else { vec![None, b_multicast, Some(Cluster { m: 1, n: 2, multicast: Some(Which::A) })] };
+    let b_multicast = Some(Cluster { m: 2, n: 1, multicast: Some(Which::B), k: 1 });
+    let clusters =
+        if focused { vec![None, b_multicast] } else { vec![None, b_multicast, Some(Cluster { m: 1, n: 2, multicast: Some(Which::A), k: 1 })] };
     // the hybrid, for shapes whose last wave is part-full (no cluster: the rules prune it there)
     let persistents = if focused { vec![Some(Persistent::Tiles)] } else { vec![None, Some(Persistent::Tiles), Some(Persistent::Hybrid)] };
     let epilogues = if focused { vec![Epilogue::Smem, Epilogue::Tma] } else { vec![Epilogue::Vector, Epilogue::Smem, Epilogue::Tma] };

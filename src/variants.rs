@@ -48,7 +48,7 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
                 None => (value, None),
             };
             let (m, n) = shape.split_once('x').ok_or_else(bad)?;
-            spec.cluster = Some(Cluster { m: m.parse().map_err(|_| bad())?, n: n.parse().map_err(|_| bad())?, multicast });
+            spec.cluster = Some(Cluster { m: m.parse().map_err(|_| bad())?, n: n.parse().map_err(|_| bad())?, multicast, k: 1 });
         }
         "raster" => {
             let g = value.strip_prefix("grouped(").and_then(|v| v.strip_suffix(')')).ok_or_else(bad)?;
@@ -157,9 +157,9 @@ mod tests {
         let mut s = step("autotuned").unwrap().kernel.spec.clone();
         let mut h = crate::steps::tma_store::KERNEL.spec.clone();
         apply_all(&mut h, "raster=hilbert,cluster=2x1b").unwrap();
-        assert_eq!((h.raster, h.cluster), (Raster::Hilbert, Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) })));
+        assert_eq!((h.raster, h.cluster), (Raster::Hilbert, Some(Cluster { m: 2, n: 1, multicast: Some(Which::B), k: 1 })));
         apply_all(&mut h, "cluster=1x2,schedule=tiles").unwrap();
-        assert_eq!((h.cluster, h.persistent), (Some(Cluster { m: 1, n: 2, multicast: None }), None));
+        assert_eq!((h.cluster, h.persistent), (Some(Cluster { m: 1, n: 2, multicast: None, k: 1 }), None));
         apply_all(&mut h, "cluster=none,schedule=persistent").unwrap();
         assert_eq!((h.cluster, h.persistent), (None, Some(Persistent::Tiles)));
         apply_all(&mut h, "cp_async=4").unwrap();

@@ -334,13 +334,14 @@ fn every_ladder_kernels_variants_compile() {
 #[test]
 fn every_point_of_the_tuned_and_decode_kernels_compiles() {
     use gemm_ladder::{decode, tuned};
-    let spaces: [&gemm_runtime::Tuned; 6] = [
+    let spaces: [&gemm_runtime::Tuned; 7] = [
         &tuned::simt_tuned::KERNEL,
         &tuned::mma_tuned::KERNEL,
         &tuned::hopper_tuned::KERNEL,
         &decode::decode_mma::KERNEL,
         &decode::decode_swapped::KERNEL,
         &decode::decode_split::KERNEL,
+        &decode::decode_cluster::KERNEL,
     ];
     for t in spaces {
         for k in t.kernels() {
@@ -385,7 +386,7 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill_or_serialize_their_wgmmas()
     use gemm_runtime::compile::usage;
     use gemm_runtime::spec::Arch;
     let mut kernels: Vec<&gemm_runtime::Kernel> = STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).map(|s| s.kernel).collect();
-    for t in [&tuned::hopper_tuned::KERNEL, &decode::decode_swapped::KERNEL, &decode::decode_split::KERNEL] {
+    for t in [&tuned::hopper_tuned::KERNEL, &decode::decode_swapped::KERNEL, &decode::decode_split::KERNEL, &decode::decode_cluster::KERNEL] {
         kernels.extend(t.kernels());
     }
     // the fused linear layer (bias + GELU, W row-major) on the tilings the linear example runs

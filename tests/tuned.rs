@@ -82,6 +82,9 @@ fn cases() -> Vec<(&'static Tuned, Vec<Dims>)> {
     // the same under stream-K: many blocks to a tile, partial tiles along both sides
     let split = &gemm_ladder::decode::decode_split::KERNEL;
     out.push((split, vec![Dims::new(4096, 1, 4096), Dims::new(777, 37, 1000), padded(1024, 64, 11008, split)]));
+    // the same split over a cluster's two blocks, a K of one K step past a whole number
+    let cluster = &gemm_ladder::decode::decode_cluster::KERNEL;
+    out.push((cluster, vec![Dims::new(4096, 1, 4096), Dims::new(777, 37, 1000), padded(1024, 64, 11008, cluster)]));
     out
 }
 
@@ -174,9 +177,9 @@ fn tuned_kernels_match_cublas_and_a_second_process_does_not_tune_again() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn every_point_of_every_tuned_space_matches_cublas() {
-    use gemm_ladder::decode::{decode_mma, decode_split, decode_swapped};
+    use gemm_ladder::decode::{decode_cluster, decode_mma, decode_split, decode_swapped};
     let bench = Bench::open().unwrap();
-    let spaces: [(&Tuned, (usize, usize, usize)); 6] = [
+    let spaces: [(&Tuned, (usize, usize, usize)); 7] = [
         (&simt_tuned::KERNEL, (1000, 777, 333)),
         (&mma_tuned::KERNEL, (1000, 777, 333)),
         (&hopper_tuned::KERNEL, (1000, 777, 333)),
@@ -184,6 +187,7 @@ fn every_point_of_every_tuned_space_matches_cublas() {
         (&decode_mma::KERNEL, (37, 777, 1000)),
         (&decode_swapped::KERNEL, (777, 37, 1000)),
         (&decode_split::KERNEL, (777, 37, 1000)),
+        (&decode_cluster::KERNEL, (777, 37, 1000)),
     ];
     let (mut checked, mut failed) = (0, Vec::new());
     for (tuned, (m, n, k)) in spaces {

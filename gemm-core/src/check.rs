@@ -532,6 +532,31 @@ fn hopper_features(spec: &KernelSpec) -> Vec<&'static str> {
     f
 }
 
+/// `cluster(k = ..)`: blocks that share one block tile along K, the
+/// others' partial sums passed to rank 0 in its shared memory. Built for
+/// the Hopper path's producer and consumers, one tile a cluster.
+fn k_split(spec: &KernelSpec, c: Cluster, out: &mut Vec<Diag>) {
+    if c.m != 1 || c.n != 1 || c.multicast.is_some() {
+        out.push(Diag::new(
+            "cluster.k",
+            format!("a cluster split along K shares one block tile: use cluster(m = 1, n = 1, k = {}) without multicast", c.k),
+        ));
+    }
+    if !matches!(spec.staging, Staging::Tma { cp_async: None, .. }) || !matches!(spec.atom, Atom::Wgmma { .. }) {
+        out.push(Diag::new("cluster.k", "a cluster split along K is built for staging = tma(..) with atom = wgmma(..)"));
+    }
+    match spec.specialize {
+        Some(sp) if !sp.pingpong && !sp.overlap && sp.arrivals == Arrivals::Warpgroup => {}
+        _ => out.push(Diag::new(
+            "cluster.k",
+            "a cluster split along K needs a producer warpgroup and consumers that share each tile: specialize(producers = 1, consumers = ..), without pingpong or overlap",
+        )),
+    }
+    if spec.persistent.is_some() {
+        out.push(Diag::new("cluster.k", "a cluster split along K takes one tile a cluster: drop `persistent`"));
+    }
+}
+
 /// Each block of a multicast share loads an equal part of the shared
 /// tile, a whole number of swizzle periods (8 lines) from the tile's start,
 /// so that every part lands in the swizzle the whole tile would have.
@@ -1055,8 +1080,11 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
         }
     }
     if let Some(c) = spec.cluster {
-        if c.m == 0 || c.n == 0 || c.m * c.n > 8 {
-            out.push(Diag::new("cluster", format!("cluster {}x{} must hold between 1 and 8 blocks (the portable cluster size)", c.m, c.n)));
+        if c.m == 0 || c.n == 0 || c.k == 0 || c.m * c.n * c.k > 8 {
+            out.push(Diag::new("cluster", format!("cluster {}x{}x{} must hold between 1 and 8 blocks (the portable cluster size)", c.m, c.n, c.k)));
+        }
+        if c.k > 1 {
+            k_split(spec, c, out);
         }
         match c.multicast {
             // Blocks in one cluster column (same n) share B; in one row (same m), A.

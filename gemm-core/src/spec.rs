@@ -323,10 +323,16 @@ pub enum Which {
 }
 
 /// Thread block cluster (sm_90a), with optional TMA multicast of one operand.
+/// `m` x `n` blocks take a cluster tile of as many block tiles; `k` > 1
+/// blocks instead share one block tile along K, each streaming its part of
+/// the K steps, the others' partial sums passed to rank 0 through its
+/// shared memory (distributed shared memory), which adds them in rank
+/// order and stores C.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Cluster {
     pub m: u32,
     pub n: u32,
+    pub k: u32,
     pub multicast: Option<Which>,
 }
 
@@ -687,11 +693,38 @@ impl KernelSpec {
     /// the epilogue's scratch (see [`Self::epilogue_scratch_bytes`]) past
     /// them or in their place.
     pub fn smem_bytes(&self) -> u32 {
-        let tiles = match self.epilogue_scratch_bytes() {
+        self.tiles_bytes() + self.tma_overhead() + self.ticket_bytes() + self.k_split_bytes()
+    }
+
+    /// The staged tiles and the epilogue's scratch, from the tiles' start.
+    fn tiles_bytes(&self) -> u32 {
+        match self.epilogue_scratch_bytes() {
             0 => self.staged_bytes(),
             scratch => self.staged_bytes().max(self.epilogue_scratch_offset() + scratch),
+        }
+    }
+
+    /// Blocks of a cluster that share a block tile along K (`cluster(k =
+    /// ..)`; 1 without).
+    pub fn k_split(&self) -> u32 {
+        self.cluster.map_or(1, |c| c.k)
+    }
+
+    /// Under a cluster split along K, rank 0's buffer for the other ranks'
+    /// partial sums: a block tile of floats for each.
+    pub fn k_split_bytes(&self) -> u32 {
+        (self.k_split() - 1) * self.block.m * self.block.n * 4
+    }
+
+    /// Where that buffer starts, from the tiles' (1024-byte aligned) start:
+    /// past the tiles and the ring's barriers.
+    pub fn k_split_offset(&self) -> u32 {
+        let turns = self.specialize.filter(|sp| sp.pingpong).map_or(0, |sp| 8 * sp.consumers);
+        let stages = match self.staging {
+            Staging::Tma { stages, .. } => stages,
+            _ => 0,
         };
-        tiles + self.tma_overhead() + self.ticket_bytes()
+        (self.tiles_bytes() + 16 * stages + turns).next_multiple_of(16)
     }
 
     /// Stream-K's ticket (the order in which blocks start: the schedule's
@@ -772,7 +805,7 @@ impl KernelSpec {
 
     /// Blocks in a thread block cluster (1 without one).
     pub fn cluster_size(&self) -> u32 {
-        self.cluster.map_or(1, |c| c.m * c.n)
+        self.cluster.map_or(1, |c| c.m * c.n * c.k)
     }
 
     /// How many blocks of a cluster share operand `which`'s tile by TMA
@@ -1104,6 +1137,9 @@ impl KernelSpec {
         }
         if let Some(c) = self.cluster {
             s += &format!("__cl{}x{}", c.m, c.n);
+            if c.k > 1 {
+                s += &format!("k{}", c.k);
+            }
             match c.multicast {
                 Some(Which::A) => s += "_mca",
                 Some(Which::B) => s += "_mcb",

@@ -122,7 +122,7 @@ fn sweep_m_issues_the_outer_product_a_column_at_a_time() {
 #[test]
 fn unsupported_settings_are_refused_not_ignored() {
     let cases: Vec<(&str, Change)> = vec![
-        ("cluster", Box::new(|s| s.cluster = Some(Cluster { m: 2, n: 1, multicast: None }))),
+        ("cluster", Box::new(|s| s.cluster = Some(Cluster { m: 2, n: 1, multicast: None, k: 1 }))),
         ("persistent", Box::new(|s| s.persistent = Some(Persistent::Tiles))),
         (
             "persistent",
@@ -659,7 +659,7 @@ fn stages_filled_by_cp_async_take_the_layout_tma_would_and_arrive_from_every_pro
 #[test]
 fn a_cluster_shares_b_by_multicast_and_frees_a_stage_once_both_blocks_are_done() {
     let mut spec = hopper_spec();
-    spec.cluster = Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) });
+    spec.cluster = Some(Cluster { m: 2, n: 1, multicast: Some(Which::B), k: 1 });
     spec.persistent = Some(Persistent::Tiles);
     let g = generate(&spec).unwrap();
     let src = &g.source;
@@ -816,12 +816,54 @@ fn a_tile_mostly_past_m_or_n_loads_only_the_8_line_boxes_that_hold_lines() {
     assert!(src.contains("tma_load(a_dst + 16384 + p * 128, tmap_a_edge, k0 + 64, block_m + p, a_batch, bar);"), "{src}");
     for other in [
         KernelSpec { edges: Edges::Whole, ..s.clone() },
-        KernelSpec { cluster: Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) }), ..s.clone() },
+        KernelSpec { cluster: Some(Cluster { m: 2, n: 1, multicast: Some(Which::B), k: 1 }), ..s.clone() },
     ] {
         assert_eq!(other.tma_maps(), ["a", "b"]);
         let src = generate(&other).unwrap().source;
         assert!(!src.contains("edge_loads") && !src.contains("tmap_a_edge"), "{src}");
     }
+}
+
+/// `cluster(k = 2)`: each block streams its part of the tile's K steps
+/// through its own ring (stages counted from its part's start); after the
+/// K loop rank 1 stores its accumulators into rank 0's shared memory past
+/// the ring's barriers and leaves at the cluster's barrier, and rank 0 adds
+/// them and goes on to the epilogue. Accumulators start at zero: a rank
+/// may hold no K step.
+#[test]
+fn a_cluster_split_along_k_streams_each_part_and_adds_rank_1s_sum_through_shared_memory() {
+    let mut s = hopper_spec();
+    s.block.n = 64;
+    s.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
+    s.atom = Atom::Wgmma { m: 64, n: 64, k: 16, zeroed: false };
+    s.cluster = Some(Cluster { m: 1, n: 1, k: 2, multicast: None });
+    assert_eq!(check(&s), vec![]);
+    let src = generate(&s).unwrap().source;
+    let part = s.k_split_offset();
+    assert_in_order(
+        &src,
+        &[
+            "__cluster_dims__(2, 1, 1)",
+            "const int rank_k = rank / 1;",
+            "const int k_first = rank_k * k_tiles / 2;",
+            "const int k_count = (rank_k + 1) * k_tiles / 2 - k_first;",
+            "const int tile = blockIdx.x / 2;",
+            "for (int kt = 0; kt < k_count; ++kt)",
+            "const int k0 = (k_first + kt) * 64;",
+            "acc[0][0][q][e] = 0.0f;",
+            "wgmma_wait<0>();",
+            &format!("const unsigned part = a_smem + {part} + (threadIdx.x - 128) * 4;"),
+            "if (rank_k != 0)",
+            "st_cluster_f32(part + ((rank_k - 1) * 32 + (((im * 1 + jn) * 8 + q) * 4 + e)) * 1024, 0, acc[im][jn][q][e]);",
+            "cluster_sync();  // every rank's sum is in rank 0's shared memory",
+            "if (rank_k != 0) return;",
+            "acc[im][jn][q][e] += ld_shared_f32(part + ((r - 1) * 32 + (((im * 1 + jn) * 8 + q) * 4 + e)) * 1024);",
+            "// epilogue",
+        ],
+    );
+    // the partial sums lie past the ring's barriers, inside the block's shared memory
+    assert!(part >= s.staged_bytes() + 16 * 4 && part + s.k_split_bytes() <= s.smem_bytes() - 1023, "{part} of {}", s.smem_bytes());
+    assert!(s.kernel_name().contains("__cl1x1k2"), "{}", s.kernel_name());
 }
 
 /// `epilogue = tma`: the consumers write the C tile in the TMA store's
@@ -1121,7 +1163,7 @@ fn a_k_tile_of_two_swizzle_rows_loads_two_boxes_along_k() {
     assert!(gemm_core::check(&spec).iter().any(|d| d.at == "swizzle"));
     // nor may a multicast operand's tile be deeper than one row
     spec.block.k = Some(128);
-    spec.cluster = Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) });
+    spec.cluster = Some(Cluster { m: 2, n: 1, multicast: Some(Which::B), k: 1 });
     assert!(gemm_core::check(&spec).iter().any(|d| d.at == "swizzle"));
 }
 

@@ -184,7 +184,7 @@ fn stages_filled_by_cp_async_need_a_producer_warpgroup_and_no_multicast() {
     s.specialize = Some(Specialize { producer_regs: Some(24), consumer_regs: Some(240), ..sp });
     assert_eq!(errors_at(&s), vec!["specialize"], "a producer of 24 registers");
     s.specialize = Some(sp);
-    s.cluster = Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) });
+    s.cluster = Some(Cluster { m: 2, n: 1, multicast: Some(Which::B), k: 1 });
     assert_eq!(errors_at(&s), vec!["cluster"]);
     s.cluster = None;
     s.specialize = None;
@@ -247,4 +247,34 @@ fn cp_async_copies_at_least_4_bytes() {
     assert!(errors_at(&s).contains(&"staging.vector"));
     s.staging = Staging::CpAsync { stages: 2, vector: 8, transpose_a: true, fragments: 1 };
     assert!(errors_at(&s).contains(&"staging.transpose_a"));
+}
+
+/// `cluster(k = ..)` splits one block tile's K over the cluster's blocks:
+/// legal on the Hopper producer-consumer path, one tile a cluster, without
+/// cluster tiles along m or n or multicast; the partial sums it keeps in
+/// rank 0's shared memory count against the budget.
+#[test]
+fn a_cluster_split_along_k_shares_one_tile_on_the_producer_consumer_path() {
+    let mut s = wgmma_spec(64, 384, Staging::Tma { stages: 4, cp_async: None });
+    s.specialize = Some(two_consumers(24, 240));
+    s.cluster = Some(Cluster { m: 1, n: 1, k: 2, multicast: None });
+    assert_eq!(check(&s), vec![], "two blocks on a 128 x 64 tile");
+    assert_eq!(s.cluster_size(), 2);
+    assert_eq!(s.k_split_bytes(), 128 * 64 * 4, "a block tile of floats for rank 1");
+    for (what, bad) in [
+        ("persistent", KernelSpec { persistent: Some(Persistent::Tiles), ..s.clone() }),
+        ("cluster tiles along m", KernelSpec { cluster: Some(Cluster { m: 2, n: 1, k: 2, multicast: None }), ..s.clone() }),
+        ("multicast", KernelSpec { cluster: Some(Cluster { m: 1, n: 1, k: 2, multicast: Some(Which::B) }), ..s.clone() }),
+        ("no producer", KernelSpec { specialize: None, block: Block { threads: 256, ..s.block }, ..s.clone() }),
+        ("ping-pong", KernelSpec { specialize: Some(Specialize { pingpong: true, ..two_consumers(24, 240) }), ..s.clone() }),
+    ] {
+        assert!(errors_at(&bad).contains(&"cluster.k"), "{what}: {:?}", check(&bad));
+    }
+    // nine blocks pass the portable cluster size; 128 x 256 tiles' partial sums pass the shared memory
+    let nine = KernelSpec { cluster: Some(Cluster { m: 1, n: 1, k: 9, multicast: None }), ..s.clone() };
+    assert!(errors_at(&nine).contains(&"cluster"), "{:?}", check(&nine));
+    let mut wide = wgmma_spec(256, 384, Staging::Tma { stages: 4, cp_async: None });
+    wide.specialize = Some(two_consumers(24, 240));
+    wide.cluster = s.cluster;
+    assert!(!check(&wide).is_empty(), "128 KB of partial sums beside four stages of 128 x 256");
 }

@@ -12,7 +12,7 @@
 //! swizzle = none | pad(N) | xor | b32 | b64 | b128
 //! raster = row | grouped(N) | hilbert
 //! persistent | persistent = tiles | stream_k
-//! cluster(m = .., n = .., multicast = a | b)
+//! cluster(m = .., n = .., k = .., multicast = a | b)
 //! epilogue = direct | vector | smem | smem_elements | tma | stmatrix
 //!          | direct(alpha, beta, bias = n | m, activation = relu | gelu | gelu_tanh | silu)   (and vector(..))
 //! edges = whole | guarded                                    default: whole (guarded for direct fma)
@@ -318,15 +318,16 @@ fn specialize(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Specialize> {
 }
 
 fn cluster(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Cluster> {
-    let f = args.fields(cx, &["m", "n", "multicast"], span);
+    let f = args.fields(cx, &["m", "n", "k", "multicast"], span);
     let m = f.int(cx, "m").unwrap_or(1);
     let n = f.int(cx, "n").unwrap_or(1);
+    let k = f.int(cx, "k").unwrap_or(1);
     let multicast = match f.choice(cx, "multicast", &["a", "b"]).as_deref() {
         Some("a") => Some(Which::A),
         Some("b") => Some(Which::B),
         _ => None,
     };
-    Some(Cluster { m, n, multicast })
+    Some(Cluster { m, n, k, multicast })
 }
 
 /// A value that is a bare word from `choices`.

@@ -430,12 +430,12 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Persistent::Hybrid => quote!(#p::Persistent::Hybrid),
         Persistent::TailSplit => quote!(#p::Persistent::TailSplit),
     });
-    let cluster = opt(s.cluster, |Cluster { m, n, multicast }| {
+    let cluster = opt(s.cluster, |Cluster { m, n, k, multicast }| {
         let mc = opt(multicast, |w| match w {
             Which::A => quote!(#p::Which::A),
             Which::B => quote!(#p::Which::B),
         });
-        quote!(#p::Cluster { m: #m, n: #n, multicast: #mc })
+        quote!(#p::Cluster { m: #m, n: #n, k: #k, multicast: #mc })
     });
     let epilogue = match s.epilogue {
         Epilogue::Direct => quote!(#p::Epilogue::Direct),

@@ -51,9 +51,13 @@ fn the_whole_hopper_vocabulary_parses() {
     assert_eq!(a.swizzle, Some(Swizzle::B128));
     assert_eq!(a.raster, Some(Raster::Hilbert));
     assert_eq!(a.persistent, Some(Persistent::Tiles));
-    assert_eq!(a.cluster, Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) }));
+    assert_eq!(a.cluster, Some(Cluster { m: 2, n: 1, multicast: Some(Which::B), k: 1 }));
     assert_eq!(a.epilogue, Some(Epilogue::Tma));
     assert_eq!(a.arch, Some(Arch::Sm90a));
+    // a cluster that splits K
+    let (a, errors) = parse(quote! { cluster(m = 1, n = 1, k = 2) });
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.cluster, Some(Cluster { m: 1, n: 1, multicast: None, k: 2 }));
 }
 
 /// The ladder's "before" forms: every thread's arrivals, zeroed accumulators.

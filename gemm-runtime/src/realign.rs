@@ -598,7 +598,7 @@ mod tests {
         );
         assert!(ring_pays(&tma, Dims::new(255, 257, 260), 4, [true, true]) && !ring_pays(&tma, Dims::new(4096, 4096, 4100), 4, [true, true]));
         // a cluster that multicasts B shares TMA's copies: cp.async has none to share
-        let clustered = KernelSpec { cluster: Some(Cluster { m: 2, n: 1, multicast: Some(Which::B) }), ..tma.clone() };
+        let clustered = KernelSpec { cluster: Some(Cluster { m: 2, n: 1, multicast: Some(Which::B), k: 1 }), ..tma.clone() };
         assert!(gemm_core::check(&clustered).is_empty(), "{:?}", gemm_core::check(&clustered));
         assert_eq!(plan(&clustered, b4, big, addrs).unwrap(), Plan::Copied { a: false, b: true, c: false });
     }

@@ -60,7 +60,7 @@ pub fn generate(spec: &KernelSpec) -> Result<Generated, Vec<Diag>> {
 pub fn grid(spec: &KernelSpec, m: u32, n: u32) -> (u32, u32, u32) {
     if let Some(c) = spec.cluster {
         let tiles = n.div_ceil(spec.block.n * c.n) as u64 * m.div_ceil(spec.block.m * c.m) as u64;
-        return ((tiles * u64::from(c.m * c.n)).min(u32::MAX.into()) as u32, 1, 1);
+        return ((tiles * u64::from(spec.cluster_size())).min(u32::MAX.into()) as u32, 1, 1);
     }
     (n.div_ceil(spec.block.n), m.div_ceil(spec.block.m), 1)
 }

@@ -314,6 +314,26 @@ pub fn tma_store(w: &mut Writer) {
 /// every thread of the cluster, and (`multicast`) the TMA load that writes
 /// a box into every block of a mask, the arrival on another block's
 /// mbarrier.
+/// A cluster split along K: a float stored at a shared address of block
+/// `cta` of the cluster (distributed shared memory), and one loaded from
+/// this block's own.
+pub fn cluster_floats(w: &mut Writer) {
+    w.line("// a float into the shared memory of block `cta` of the cluster, at the address `addr` has in this one's");
+    w.block("__device__ __forceinline__ void st_cluster_f32(unsigned addr, unsigned cta, float v)", |w| {
+        w.line("asm volatile(");
+        w.line("    \"{\\n.reg .b32 remote;\\n\"");
+        w.line("    \"mapa.shared::cluster.u32 remote, %0, %1;\\n\"");
+        w.line("    \"st.shared::cluster.f32 [remote], %2;\\n}\\n\"");
+        w.line("    :: \"r\"(addr), \"r\"(cta), \"f\"(v) : \"memory\");");
+    });
+    w.block("__device__ __forceinline__ float ld_shared_f32(unsigned addr)", |w| {
+        w.line("float v;");
+        w.line("asm volatile(\"ld.shared.f32 %0, [%1];\\n\" : \"=f\"(v) : \"r\"(addr) : \"memory\");");
+        w.line("return v;");
+    });
+    w.line("");
+}
+
 pub fn cluster(w: &mut Writer, multicast: bool) {
     w.line("// clusters: this block's rank among the cluster's blocks");
     w.block("__device__ __forceinline__ unsigned cluster_rank()", |w| {

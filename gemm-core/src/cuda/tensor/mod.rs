@@ -107,7 +107,15 @@ impl Tc<'_> {
         }
         if let Some(c) = s.cluster {
             // fixed at compile time, so that an ordinary launch makes the clusters
-            w.line(format!("__cluster_dims__({}, 1, 1)  // a cluster of {}x{} blocks, along the grid's x", c.m * c.n, c.m, c.n));
+            if c.k > 1 {
+                w.line(format!(
+                    "__cluster_dims__({}, 1, 1)  // a cluster of {} blocks that share a tile along K, along the grid's x",
+                    s.cluster_size(),
+                    c.k
+                ));
+            } else {
+                w.line(format!("__cluster_dims__({}, 1, 1)  // a cluster of {}x{} blocks, along the grid's x", c.m * c.n, c.m, c.n));
+            }
         }
         super::params::signature(w, s);
         w.block("", |w| {

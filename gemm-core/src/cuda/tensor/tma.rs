@@ -67,6 +67,9 @@ impl Tc<'_> {
         }
         if let Some(c) = self.spec.cluster {
             ptx::cluster(w, c.multicast.is_some());
+            if c.k > 1 {
+                ptx::cluster_floats(w);
+            }
         }
         if self.spec.epilogue == Epilogue::Tma {
             ptx::tma_store(w);
@@ -155,6 +158,14 @@ impl Tc<'_> {
             // (stream-K's share defines it with the rest of its schedule)
             w.line(format!("const int k_tiles = (K + {bk} - 1) / {bk};", bk = self.bk));
         }
+        let split = self.spec.k_split();
+        if split > 1 {
+            w.line(format!(
+                "// cluster split along K: rank_k streams the tile's K steps [k_first, k_first + k_count), {split} parts as even as they go"
+            ));
+            w.line(format!("const int k_first = rank_k * k_tiles / {split};"));
+            w.line(format!("const int k_count = (rank_k + 1) * k_tiles / {split} - k_first;"));
+        }
         w.line("");
     }
 
@@ -188,7 +199,11 @@ impl Tc<'_> {
                 schedule::tile_origin(w, s.raster, self.bm * c.m, self.bn * c.n, "tile", ["cluster_m", "cluster_n"]);
                 // the rank read again, not kept: one register fewer through the K loop (ptxas spilled less)
                 w.line(format!("const int block_m = cluster_m + (int)(cluster_rank() % {}) * {};", c.m, self.bm));
-                w.line(format!("const int block_n = cluster_n + (int)(cluster_rank() / {}) * {};", c.m, self.bn));
+                if c.k > 1 {
+                    w.line(format!("const int block_n = cluster_n + (int)(cluster_rank() / {} % {}) * {};", c.m, c.n, self.bn));
+                } else {
+                    w.line(format!("const int block_n = cluster_n + (int)(cluster_rank() / {}) * {};", c.m, self.bn));
+                }
             }
         };
         // a block's place in the persistent walk, and the walk's stride: in blocks, or in clusters
@@ -538,7 +553,14 @@ impl Tc<'_> {
         let it = self.fill_counter();
         let (stage, round) = (format!("{it} % {stages}"), format!("{it} / {stages}"));
         // the persistent K loops count the stages they fill or empty through every tile
-        let k_loop = if persistent { "for (int kt = 0; kt < k_tiles; ++kt, ++it)" } else { "for (int kt = 0; kt < k_tiles; ++kt)" };
+        let split = self.spec.k_split() > 1;
+        let k_loop = match (persistent, split) {
+            (true, _) => "for (int kt = 0; kt < k_tiles; ++kt, ++it)",
+            (false, true) => "for (int kt = 0; kt < k_count; ++kt)",
+            (false, false) => "for (int kt = 0; kt < k_tiles; ++kt)",
+        };
+        // the K step a stage holds: the tile's, or under a split along K this rank's part's
+        let k_step = if split { "(k_first + kt)" } else { "kt" };
         let producer = |w: &mut Writer| {
             if persistent {
                 w.line("int it = 0;  // stages filled so far, over every tile");
@@ -553,7 +575,7 @@ impl Tc<'_> {
                     } else {
                         w.line(format!("mbar_wait(empty + 8 * stage, (({round}) & 1) ^ 1);  // every consumer{whose} has released it"));
                     }
-                    self.tma_issue(w, "kt", "stage");
+                    self.tma_issue(w, k_step, "stage");
                 });
             });
         };
@@ -592,6 +614,9 @@ impl Tc<'_> {
                     w.line("// and its stage goes back to the producer, already into the next tile");
                     self.release(w, "", &format!("((it - 1) % {stages})"));
                 }
+                if split {
+                    self.k_split_sum(w, sp);
+                }
                 if turns.is_some() {
                     w.line("// this turn is done with the ring: the next consumer's K loop may start");
                     w.line("if (threadIdx.x % 128 == 0) mbar_arrive(turns + 8 * group);");
@@ -605,6 +630,51 @@ impl Tc<'_> {
         if self.spec.cluster.is_some() {
             w.line("cluster_sync();  // no block leaves while another may still arrive on its barriers");
         }
+    }
+
+    /// A cluster split along K, after the K loop: the ranks past 0 store
+    /// their accumulators into rank 0's shared memory, a block tile of
+    /// floats each (thread after thread, so that a warp's stores are
+    /// contiguous), and leave; after the cluster's barrier rank 0 adds them
+    /// in rank order, a fixed order whatever the timing, and goes on to the
+    /// epilogue. The producer warpgroups arrive on the same barrier at the
+    /// kernel's end (a cluster barrier counts every thread that has not
+    /// exited), which they reach once their copies are issued.
+    fn k_split_sum(&self, w: &mut Writer, sp: Specialize) {
+        let split = self.spec.k_split();
+        let threads = 128 * sp.consumers;
+        let per = self.spec.block.m * self.spec.block.n / threads;
+        let q = self.an / 8;
+        let first = 128 * sp.producers;
+        w.line(format!("// cluster split along K: ranks 1 to {} leave their sums in rank 0's shared memory and leave;", split - 1));
+        w.line("// rank 0 adds them in rank order (a fixed order) and stores the tile");
+        w.line(format!(
+            "const unsigned part = a_smem + {} + (threadIdx.x - {first}) * 4;  // this thread's first float of a part",
+            self.spec.k_split_offset()
+        ));
+        let nest_loops = [("im", self.ami), ("jn", self.ani), ("q", q), ("e", 4)];
+        let flat = format!("(((im * {} + jn) * {q} + q) * 4 + e)", self.ani);
+        // every accumulator, by its place in the thread's run of them
+        let each = |w: &mut Writer, line: String| {
+            fn nest(w: &mut Writer, loops: &[(&str, u32)], line: &str) {
+                match loops.split_first() {
+                    Some((&(var, n), rest)) => {
+                        w.line("#pragma unroll");
+                        w.block(format!("for (int {var} = 0; {var} < {n}; ++{var})"), |w| nest(w, rest, line));
+                    }
+                    None => w.line(line),
+                }
+            }
+            nest(w, &nest_loops, &line)
+        };
+        w.block("if (rank_k != 0)", |w| {
+            each(w, format!("st_cluster_f32(part + ((rank_k - 1) * {per} + {flat}) * {}, 0, acc[im][jn][q][e]);", threads * 4));
+        });
+        w.line("cluster_sync();  // every rank's sum is in rank 0's shared memory");
+        w.line("if (rank_k != 0) return;");
+        w.block(format!("for (int r = 1; r < {split}; ++r)"), |w| {
+            each(w, format!("acc[im][jn][q][e] += ld_shared_f32(part + ((r - 1) * {per} + {flat}) * {});", threads * 4));
+        });
     }
 
     /// `specialize(.., overlap)`: a consumer's persistent walk with its two
@@ -715,10 +785,19 @@ impl Tc<'_> {
     fn cluster_place(&self, w: &mut Writer) {
         let c = self.spec.cluster.expect("clustered");
         let (cbm, cbn) = (self.bm * c.m, self.bn * c.n);
-        w.line(format!("// cluster: {}x{} blocks (rank r at m tile r % {}, n tile r / {}) take a {cbm}x{cbn} cluster tile", c.m, c.n, c.m, c.m));
+        if c.k > 1 {
+            w.line(format!("// cluster: {} blocks share each {cbm}x{cbn} tile along K, rank r streaming part r of its K steps", c.k));
+        } else {
+            w.line(format!("// cluster: {}x{} blocks (rank r at m tile r % {}, n tile r / {}) take a {cbm}x{cbn} cluster tile", c.m, c.n, c.m, c.m));
+        }
         w.line("const unsigned rank = cluster_rank();");
-        w.line(format!("const int rank_m = rank % {};", c.m));
-        w.line(format!("const int rank_n = rank / {};", c.m));
+        w.declare("rank_m", format!("const int rank_m = rank % {};", c.m));
+        if c.k > 1 {
+            w.declare("rank_n", format!("const int rank_n = rank / {} % {};", c.m, c.n));
+            w.line(format!("const int rank_k = rank / {};  // this block's part of the tile's K steps", c.m * c.n));
+        } else {
+            w.declare("rank_n", format!("const int rank_n = rank / {};", c.m));
+        }
         w.declare("tiles_m", format!("const int tiles_m = (M + {cbm} - 1) / {cbm};  // cluster tiles"));
         w.declare("tiles_n", format!("const int tiles_n = (N + {cbn} - 1) / {cbn};"));
         match c.multicast {

@@ -169,7 +169,8 @@ impl Tc<'_> {
 
     /// Whether the accumulators are zeroed before each tile (`wgmma(.., zeroed)`).
     fn zeroed(&self) -> bool {
-        matches!(self.spec.atom, crate::spec::Atom::Wgmma { zeroed: true, .. })
+        // under a cluster split along K a rank may hold no K step of the tile at all
+        matches!(self.spec.atom, crate::spec::Atom::Wgmma { zeroed: true, .. }) || self.spec.k_split() > 1
     }
 
     /// wgmma's accumulators in the m16n8 C-fragment map: atom `(im, jn)`

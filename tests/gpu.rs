@@ -162,6 +162,28 @@ fn hopper_stages_filled_by_cp_async_match_cublas() {
     assert!(ran >= 12, "only {ran} specialized combinations");
 }
 
+/// A block tile's K split over a cluster's two blocks (`decode_cluster`'s
+/// points): against cuBLAS where rank 0 holds no K step at all (one K tile),
+/// where the parts are uneven, at partial tiles on every side, and at a
+/// decode shape.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_cluster_split_along_k_matches_cublas_when_a_rank_holds_no_k_step() {
+    let bench = bench();
+    let tuned = &gemm_ladder::decode::decode_cluster::KERNEL;
+    let mut ran = 0;
+    for (i, kernel) in tuned.kernels().enumerate().filter(|(i, _)| i % 5 == 0) {
+        let s = &kernel.spec;
+        let layouts = [s.a.layout, s.b.layout, s.c.layout];
+        for (j, (m, n, k)) in [(64, 1, 64), (130, 9, 100), (777, 37, 1000), (4096, 1, 3 * 256 + 64)].into_iter().enumerate() {
+            let dims = gemm_ladder::measure::padded_dims(m, n, k, layouts);
+            verify(&bench, kernel, dims, 200 + (i * 4 + j) as u64).unwrap_or_else(|e| panic!("{e}"));
+        }
+        ran += 1;
+    }
+    assert!(ran >= 6, "only {ran} points");
+}
+
 /// mma and wmma kernels in every layout of A, B and C, each staging and
 /// swizzle, each C type, f16 and bf16 (`gemm_ladder::combos`).
 #[test]

@@ -1081,7 +1081,8 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
     if let Some(c) = spec.cluster {
         if c.m == 0 || c.n == 0 || c.k == 0 || c.m * c.n * c.k > 8 {
-            out.push(Diag::new("cluster", format!("cluster {}x{}x{} must hold between 1 and 8 blocks (the portable cluster size)", c.m, c.n, c.k)));
+            let shape = if c.k > 1 { format!("{}x{}x{}", c.m, c.n, c.k) } else { format!("{}x{}", c.m, c.n) };
+            out.push(Diag::new("cluster", format!("cluster {shape} must hold between 1 and 8 blocks (the portable cluster size)")));
         }
         if c.k > 1 {
             k_split(spec, c, out);

@@ -102,6 +102,7 @@ persistent = stream_k with staged tiles; epilogue = direct, or vector with stage
 or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector, smem or smem_elements for mma; C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles); \
 raster = row, grouped(n) or hilbert for both; sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages) and swizzle = b32, b64 or b128; \
 every warpgroup alike or specialize(producers = 1, consumers, producer_regs, consumer_regs, pingpong), the latter also persistent = tiles \
-(pingpong with it), stream_k, hybrid or tail_split and cluster(m, n, multicast = a | b) (not with those three); \
+(pingpong with it), stream_k, hybrid or tail_split and cluster(m, n, multicast = a | b) (not with those three), or cluster(k) \
+splitting each tile's K without them; \
 epilogue = direct, vector, smem, smem_elements or tma (a TMA store); edges = guarded); \
 a fused epilogue (alpha, beta, bias, activation) on every path";

@@ -854,10 +854,10 @@ fn a_cluster_split_along_k_streams_each_part_and_adds_rank_1s_sum_through_shared
             "wgmma_wait<0>();",
             &format!("const unsigned part = a_smem + {part} + (threadIdx.x - 128) * 4;"),
             "if (rank_k != 0)",
-            "st_cluster_f32(part + ((rank_k - 1) * 32 + (((im * 1 + jn) * 8 + q) * 4 + e)) * 1024, 0, acc[im][jn][q][e]);",
+            "st_cluster_f32(part + ((rank_k - 1) * 32 + q * 4 + e) * 1024, 0, acc[0][0][q][e]);",
             "cluster_sync();  // every rank's sum is in rank 0's shared memory",
             "if (rank_k != 0) return;",
-            "acc[im][jn][q][e] += ld_shared_f32(part + ((r - 1) * 32 + (((im * 1 + jn) * 8 + q) * 4 + e)) * 1024);",
+            "acc[0][0][q][e] += ld_shared_f32(part + ((r - 1) * 32 + q * 4 + e) * 1024);",
             "// epilogue",
         ],
     );

@@ -197,11 +197,14 @@ impl Tc<'_> {
             None => schedule::tile_origin(w, s.raster, self.bm, self.bn, "tile", ["block_m", "block_n"]),
             Some(c) => {
                 schedule::tile_origin(w, s.raster, self.bm * c.m, self.bn * c.n, "tile", ["cluster_m", "cluster_n"]);
-                // the rank read again, not kept: one register fewer through the K loop (ptxas spilled less)
-                w.line(format!("const int block_m = cluster_m + (int)(cluster_rank() % {}) * {};", c.m, self.bm));
                 if c.k > 1 {
-                    w.line(format!("const int block_n = cluster_n + (int)(cluster_rank() / {} % {}) * {};", c.m, c.n, self.bn));
+                    // (the rules: a cluster that splits K is one tile's)
+                    w.line("// the cluster's blocks share the tile");
+                    w.line("const int block_m = cluster_m;");
+                    w.line("const int block_n = cluster_n;");
                 } else {
+                    // the rank read again, not kept: one register fewer through the K loop (ptxas spilled less)
+                    w.line(format!("const int block_m = cluster_m + (int)(cluster_rank() % {}) * {};", c.m, self.bm));
                     w.line(format!("const int block_n = cluster_n + (int)(cluster_rank() / {}) * {};", c.m, self.bn));
                 }
             }
@@ -635,7 +638,7 @@ impl Tc<'_> {
     /// A cluster split along K, after the K loop: the ranks past 0 store
     /// their accumulators into rank 0's shared memory, a block tile of
     /// floats each (thread after thread, so that a warp's stores are
-    /// contiguous), and leave; after the cluster's barrier rank 0 adds them
+    /// contiguous), and exit; after the cluster's barrier rank 0 adds them
     /// in rank order, a fixed order whatever the timing, and goes on to the
     /// epilogue. The producer warpgroups arrive on the same barrier at the
     /// kernel's end (a cluster barrier counts every thread that has not
@@ -644,17 +647,30 @@ impl Tc<'_> {
         let split = self.spec.k_split();
         let threads = 128 * sp.consumers;
         let per = self.spec.block.m * self.spec.block.n / threads;
-        let q = self.an / 8;
         let first = 128 * sp.producers;
-        w.line(format!("// cluster split along K: ranks 1 to {} leave their sums in rank 0's shared memory and leave;", split - 1));
+        let others = if split == 2 { "rank 1 stores its sum".to_string() } else { format!("ranks 1 to {} store their sums", split - 1) };
+        let exits = if split == 2 { "exits" } else { "exit" };
+        w.line(format!("// cluster split along K: {others} in rank 0's shared memory and {exits};"));
         w.line("// rank 0 adds them in rank order (a fixed order) and stores the tile");
         w.line(format!(
             "const unsigned part = a_smem + {} + (threadIdx.x - {first}) * 4;  // this thread's first float of a part",
             self.spec.k_split_offset()
         ));
-        let nest_loops = [("im", self.ami), ("jn", self.ani), ("q", q), ("e", 4)];
-        let flat = format!("(((im * {} + jn) * {q} + q) * 4 + e)", self.ani);
-        // every accumulator, by its place in the thread's run of them
+        // the accumulators' loops (those of one pass go), their index in acc and their place in
+        // the thread's run of them (`e` fastest)
+        let dims = [("im", self.ami), ("jn", self.ani), ("q", self.an / 8), ("e", 4)];
+        let loops: Vec<(&str, u32)> = dims.iter().copied().filter(|&(_, n)| n > 1).collect();
+        let acc = format!("acc{}", dims.iter().map(|&(v, n)| if n > 1 { format!("[{v}]") } else { "[0]".into() }).collect::<String>());
+        let mut stride = 1;
+        let mut terms = Vec::new();
+        for &(v, n) in dims.iter().rev() {
+            if n > 1 {
+                terms.push(if stride == 1 { v.to_string() } else { format!("{v} * {stride}") });
+            }
+            stride *= n;
+        }
+        terms.reverse();
+        let flat = if terms.is_empty() { "0".to_string() } else { terms.join(" + ") };
         let each = |w: &mut Writer, line: String| {
             fn nest(w: &mut Writer, loops: &[(&str, u32)], line: &str) {
                 match loops.split_first() {
@@ -665,15 +681,15 @@ impl Tc<'_> {
                     None => w.line(line),
                 }
             }
-            nest(w, &nest_loops, &line)
+            nest(w, &loops, &line)
         };
         w.block("if (rank_k != 0)", |w| {
-            each(w, format!("st_cluster_f32(part + ((rank_k - 1) * {per} + {flat}) * {}, 0, acc[im][jn][q][e]);", threads * 4));
+            each(w, format!("st_cluster_f32(part + ((rank_k - 1) * {per} + {flat}) * {}, 0, {acc});", threads * 4));
         });
         w.line("cluster_sync();  // every rank's sum is in rank 0's shared memory");
         w.line("if (rank_k != 0) return;");
         w.block(format!("for (int r = 1; r < {split}; ++r)"), |w| {
-            each(w, format!("acc[im][jn][q][e] += ld_shared_f32(part + ((r - 1) * {per} + {flat}) * {});", threads * 4));
+            each(w, format!("{acc} += ld_shared_f32(part + ((r - 1) * {per} + {flat}) * {});", threads * 4));
         });
     }
 

@@ -719,12 +719,7 @@ impl KernelSpec {
     /// Where that buffer starts, from the tiles' (1024-byte aligned) start:
     /// past the tiles and the ring's barriers.
     pub fn k_split_offset(&self) -> u32 {
-        let turns = self.specialize.filter(|sp| sp.pingpong).map_or(0, |sp| 8 * sp.consumers);
-        let stages = match self.staging {
-            Staging::Tma { stages, .. } => stages,
-            _ => 0,
-        };
-        (self.tiles_bytes() + 16 * stages + turns).next_multiple_of(16)
+        (self.tiles_bytes() + self.ring_barrier_bytes()).next_multiple_of(16)
     }
 
     /// Stream-K's ticket (the order in which blocks start: the schedule's
@@ -743,10 +738,19 @@ impl KernelSpec {
     /// wgmma's descriptors count from) and a "full" and an "empty" mbarrier
     /// of 8 bytes per stage.
     pub fn tma_overhead(&self) -> u32 {
-        // ping-pong consumers add a barrier each for their turns with the ring
+        match self.staging {
+            Staging::Tma { .. } => 1024 + self.ring_barrier_bytes(),
+            _ => 0,
+        }
+    }
+
+    /// TMA staging's mbarriers, past the tiles: a "full" and an "empty" one
+    /// per stage, and under ping-pong one per consumer for its turn with
+    /// the ring.
+    fn ring_barrier_bytes(&self) -> u32 {
         let turns = self.specialize.filter(|sp| sp.pingpong).map_or(0, |sp| 8 * sp.consumers);
         match self.staging {
-            Staging::Tma { stages, .. } => 1024 + 16 * stages + turns,
+            Staging::Tma { stages, .. } => 16 * stages + turns,
             _ => 0,
         }
     }

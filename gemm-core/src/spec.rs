@@ -792,6 +792,25 @@ impl KernelSpec {
             && self.cluster.is_none_or(|c| c.multicast.is_none())
     }
 
+    /// Under [`Self::edge_boxes`], the most lines of operand `which` a tile
+    /// may hold inside the matrix and still load in boxes of
+    /// [`EDGE_BOX_LINES`]: three quarters of its box. A tile with more loads
+    /// its whole box (past the edge TMA then fills at most a quarter of it,
+    /// which costs less than issuing the small boxes).
+    pub fn edge_lines_most(&self, which: Which) -> u32 {
+        self.tma_tile(which).outer / 4 * 3
+    }
+
+    /// Whether a launch whose `lines` of operand `which` (M for A, N for
+    /// B) leave a last tile of them reads that operand's edge-box map: its
+    /// last tile holds some lines, and no more than
+    /// [`Self::edge_lines_most`]. Elsewhere the launcher passes the whole
+    /// tile's map in its place rather than encode one never read.
+    pub fn edge_map_read(&self, which: Which, lines: usize) -> bool {
+        let rest = lines % self.tma_tile(which).outer as usize;
+        self.edge_boxes(which) && rest != 0 && rest <= self.edge_lines_most(which) as usize
+    }
+
     /// The kernel's tensor-map parameters in their order (`tmap_` and the
     /// name): A's and B's where TMA fills the stages, their edge boxes'
     /// ([`Self::edge_boxes`]), C's under `epilogue = tma`.

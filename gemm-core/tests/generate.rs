@@ -784,6 +784,9 @@ fn assert_in_order(src: &str, lines: &[&str]) {
 fn a_tile_mostly_past_m_or_n_loads_only_the_8_line_boxes_that_hold_lines() {
     let s = hopper_spec();
     assert_eq!(s.tma_maps(), ["a", "b", "a_edge", "b_edge"]);
+    // which sizes read the edge maps: a last tile of 1 to 96 lines of A's 128, 1 to 192 of B's 256
+    assert_eq!([4096, 4095, 4097, 4096 + 96, 4096 + 97].map(|m| s.edge_map_read(Which::A, m)), [false, false, true, true, false]);
+    assert_eq!([11008, 11007, 4097, 4096 + 192, 4096 + 193].map(|n| s.edge_map_read(Which::B, n)), [false, false, true, true, false]);
     let src = generate(&s).unwrap().source;
     assert!(src.contains("const __grid_constant__ TensorMap tmap_a_edge, const __grid_constant__ TensorMap tmap_b_edge)"), "{src}");
     assert_in_order(

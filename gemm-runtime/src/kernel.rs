@@ -320,6 +320,9 @@ impl Kernel {
             maps.push(match name {
                 "a" => tma::operand_map(&self.spec, Which::A, a_ptr, &sa, b.count, b.stride_a, false)?,
                 "b" => tma::operand_map(&self.spec, Which::B, b_ptr, &sb, b.count, b.stride_b, false)?,
+                // an edge map no tile reads at these sizes: the whole tile's in its place, not encoded
+                "a_edge" if !self.spec.edge_map_read(Which::A, dims.m) => maps[0],
+                "b_edge" if !self.spec.edge_map_read(Which::B, dims.n) => maps[1],
                 "a_edge" => tma::operand_map(&self.spec, Which::A, a_ptr, &sa, b.count, b.stride_a, true)?,
                 "b_edge" => tma::operand_map(&self.spec, Which::B, b_ptr, &sb, b.count, b.stride_b, true)?,
                 _ => tma::c_map(&self.spec, c_ptr, &sc, b.count, b.stride_c)?,

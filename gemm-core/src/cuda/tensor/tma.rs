@@ -288,7 +288,7 @@ impl Tc<'_> {
         let inside: Vec<String> = [(Which::A, "block_m", "M"), (Which::B, "block_n", "N")]
             .into_iter()
             .filter(|(which, ..)| self.spec.edge_boxes(*which))
-            .map(|(which, origin, end)| format!("{end} - {origin} > {}", self.spec.tma_tile(which).outer / 4 * 3))
+            .map(|(which, origin, end)| format!("{end} - {origin} > {}", self.spec.edge_lines_most(which)))
             .collect();
         let whole = |w: &mut Writer| {
             w.line(format!("mbar_expect_bytes(bar, {});", a_bytes + b_bytes));
@@ -328,7 +328,7 @@ impl Tc<'_> {
             for (which, x, edge) in [(Which::A, "a", "M - block_m"), (Which::B, "b", "N - block_n")] {
                 let t = self.spec.tma_tile(which);
                 if self.spec.edge_boxes(which) {
-                    w.line(format!("const bool {x}_whole = {edge} > {};", t.outer / 4 * 3));
+                    w.line(format!("const bool {x}_whole = {edge} > {};", self.spec.edge_lines_most(which)));
                     w.line(format!("const int {x}_lines = min({edge}, {});", t.outer));
                     let per_box = t.bytes() / (t.outer / EDGE_BOX_LINES);
                     expect.push(format!("({x}_whole ? {} : ({x}_lines + {}) / {EDGE_BOX_LINES} * {per_box})", t.bytes(), EDGE_BOX_LINES - 1));

@@ -267,6 +267,7 @@ fn a_cluster_split_along_k_shares_one_tile_on_the_producer_consumer_path() {
         ("multicast", KernelSpec { cluster: Some(Cluster { m: 1, n: 1, k: 2, multicast: Some(Which::B) }), ..s.clone() }),
         ("no producer", KernelSpec { specialize: None, block: Block { threads: 256, ..s.block }, ..s.clone() }),
         ("ping-pong", KernelSpec { specialize: Some(Specialize { pingpong: true, ..two_consumers(24, 240) }), ..s.clone() }),
+        ("stages filled by cp.async", KernelSpec { staging: Staging::Tma { stages: 4, cp_async: Some(4) }, ..s.clone() }),
     ] {
         assert!(errors_at(&bad).contains(&"cluster.k"), "{what}: {:?}", check(&bad));
     }

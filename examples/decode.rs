@@ -1,7 +1,8 @@
 //! Small-M (decode) shapes: M of 1 to 64 tokens against weights of N x K,
 //! each kernel of `src/decode.rs` verified against cuBLAS and timed beside
 //! it, with the bandwidth it reaches against the H100's HBM (3.35 TB/s).
-//! `cargo run --release --example decode [KERNEL ...]` (default: all four)
+//! `cargo run --release --example decode [--tokens=1,8,..] [KERNEL ...]`
+//! (default: every kernel, at M = 1, 8, 16, 32 and 64)
 //!
 //! `decode_mma` runs the product as written; `decode_swapped` and
 //! `decode_split` (the same with stream-K over K) run its transpose
@@ -46,7 +47,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     use gemm_ladder::decode::{decode_cluster, decode_mma, decode_split, decode_swapped};
     let kernels: [(&Tuned, bool); 4] =
         [(&decode_mma::KERNEL, false), (&decode_swapped::KERNEL, true), (&decode_split::KERNEL, true), (&decode_cluster::KERNEL, true)];
-    let only: Vec<String> = std::env::args().skip(1).collect();
+    let (flags, only): (Vec<String>, Vec<String>) = std::env::args().skip(1).partition(|a| a.starts_with("--"));
+    let tokens = tokens(&flags)?;
     // what reading each weight alone reaches, timed the same way: the ceiling at M = 1
     println!(
         "Reading each weight alone on {} (a kernel of 16-byte loads and nothing else, the fastest of four shapes of it; median of 20 runs over copies that pass the L2 four times)\n",
@@ -103,7 +105,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|{rule}---|");
         let (mut log_sum, mut log_sum_batched, mut log_sum_dependent, mut count) = (0.0, 0.0, 0.0, 0);
         for &(n, k) in &WEIGHTS {
-            for &m in &TOKENS {
+            for &m in &tokens {
                 let dims = if swapped { padded_dims(n, m, k, cfg.1) } else { padded_dims(m, n, k, cfg.1) };
                 let p = Problem::for_kernel(&bench, first, dims, 5)?;
                 let reference = p.reference(&bench)?;
@@ -181,6 +183,16 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         println!("| geometric mean | | | | | {:.1}% | | | | {:.1}% |{dependent_mean} |\n", mean(log_sum), mean(log_sum_batched));
     }
     Ok(())
+}
+
+/// The tokens (M) to time: `--tokens=1,8` picks some of [`TOKENS`].
+fn tokens(flags: &[String]) -> Result<Vec<usize>, String> {
+    let mut tokens = TOKENS.to_vec();
+    for flag in flags {
+        let list = flag.strip_prefix("--tokens=").ok_or_else(|| format!("unknown option {flag} (--tokens=1,8,..)"))?;
+        tokens = list.split(',').map(|t| t.parse().map_err(|_| format!("--tokens: {t} is not a number of tokens"))).collect::<Result<_, _>>()?;
+    }
+    Ok(tokens)
 }
 
 /// C's elements (not the padding of its lines) against cuBLAS's.

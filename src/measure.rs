@@ -219,6 +219,12 @@ impl Problem {
         typed!(&self.a, &self.b, c, |a, b, c| kernel.launch(bench.stream(), a, b, c, self.dims))
     }
 
+    /// [`Self::launch`] as a dependent launch, beside the end of the
+    /// stream's previous kernel ([`Kernel::launch_dependent`]).
+    pub fn launch_dependent(&self, bench: &Bench, kernel: &Kernel, c: &mut DevMat) -> Result<(), GemmError> {
+        typed!(&self.a, &self.b, c, |a, b, c| kernel.launch_dependent(bench.stream(), a, b, c, self.dims, EpilogueArgs::new()))
+    }
+
     /// Launches a tuned kernel (tuning first where its key is new) on this
     /// problem's A and B into `c`.
     pub fn launch_tuned(&self, bench: &Bench, tuned: &Tuned, c: &mut DevMat) -> Result<(), GemmError> {

@@ -3,10 +3,10 @@
 //! reads what that kernel wrote, or writes what it reads. Ignored where
 //! there is no GPU; `.gpu/run-tests` runs them on the GPU host.
 
-use gemm_ladder::decode::{decode_split, decode_swapped};
+use gemm_ladder::decode::{decode_cluster, decode_split, decode_swapped};
 use gemm_ladder::measure::{random_normal, Bench, DevMat};
 use gemm_ladder::steps::hopper_autotuned;
-use gemm_runtime::spec::Elem;
+use gemm_runtime::spec::{Elem, Staging};
 use gemm_runtime::{Dims, EpilogueArgs, GemmError, Kernel};
 
 /// The width of the chained layers, and how many there are.
@@ -50,7 +50,10 @@ fn chain(
 /// that one is done (a stream-K kernel also takes its ticket and reuses the
 /// stream's scratch only then). The chain's output matches the same chain
 /// of plain launches bit for bit (the kernels are deterministic), for a
-/// kernel of a block per tile, a stream-K one and a persistent one.
+/// kernel of a block per tile, a stream-K one, a persistent one, and ones
+/// that prefetch the start of both operands into the L2 before they wait
+/// (`x_i` among them, as the layer before writes it) and let the next
+/// layer start once their copies are issued.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_dependent_launch_reads_the_layer_before_only_once_it_is_done() {
@@ -65,8 +68,18 @@ fn a_dependent_launch_reads_the_layer_before_only_once_it_is_done() {
     let weights: Vec<DevMat> = (0..LAYERS)
         .map(|i| DevMat::from_f32(s, Elem::Bf16, &random_normal(D * D, 40 + i as u64).iter().map(|x| x * scale).collect::<Vec<_>>()).unwrap())
         .collect();
-    let kernels: [(&Kernel, usize, bool); 3] =
-        [(decode_swapped::KERNEL.kernel(0), 16, true), (decode_split::KERNEL.kernel(0), 16, true), (&hopper_autotuned::KERNEL, 512, false)];
+    // points that prefetch before they wait, and let the next launch start early
+    let prefetching = |t: &'static gemm_runtime::Tuned, steps: u32| {
+        t.kernels().find(|k| matches!(k.spec.staging, Staging::Tma { prefetch, .. } if prefetch == steps)).expect("a point that prefetches")
+    };
+    let kernels: [(&Kernel, usize, bool); 6] = [
+        (decode_swapped::KERNEL.kernel(0), 16, true),
+        (decode_split::KERNEL.kernel(0), 16, true),
+        (&hopper_autotuned::KERNEL, 512, false),
+        (prefetching(&decode_swapped::KERNEL, 2), 16, true),
+        (prefetching(&decode_swapped::KERNEL, 4), 16, true),
+        (prefetching(&decode_cluster::KERNEL, 4), 16, true),
+    ];
     for (kernel, tokens, swapped) in kernels {
         assert!(kernel.waits_for_previous(), "{}: a Hopper kernel waits for the one before", kernel.name);
         let x0 = random_normal(tokens * D, 7);

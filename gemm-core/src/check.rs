@@ -557,6 +557,30 @@ fn k_split(spec: &KernelSpec, c: Cluster, out: &mut Vec<Diag>) {
     }
 }
 
+/// `tma(prefetch = P)`: before a dependent launch's wait the block asks the
+/// L2 for its own tile's first K steps through the tensor maps, so the
+/// tile must be the block's alone and known at its start.
+fn prefetch(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    if let Staging::Tma { cp_async: Some(_), .. } = spec.staging {
+        out.push(Diag::new(
+            "staging.prefetch",
+            "prefetch goes through the tensor maps, which a ring filled by cp.async has not: drop cp_async or prefetch",
+        ));
+    }
+    if spec.persistent.is_some() {
+        out.push(Diag::new(
+            "staging.prefetch",
+            "prefetch fetches the K steps of the one tile a block starts with: drop `persistent` (its blocks walk many tiles) or prefetch",
+        ));
+    }
+    if spec.cluster.is_some_and(|c| c.multicast.is_some()) {
+        out.push(Diag::new(
+            "staging.prefetch",
+            "prefetch fetches a block's own tiles, which under multicast a cluster shares: drop the multicast or prefetch",
+        ));
+    }
+}
+
 /// Each block of a multicast share loads an equal part of the shared
 /// tile, a whole number of swizzle periods (8 lines) from the tile's start,
 /// so that every part lands in the swizzle the whole tile would have.
@@ -996,6 +1020,9 @@ fn overlap(spec: &KernelSpec, sp: Specialize, out: &mut Vec<Diag>) {
 fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
     if let Staging::Tma { cp_async: Some(v), .. } = spec.staging {
         ring_copies(spec, v, out);
+    }
+    if let Staging::Tma { prefetch: 1.., .. } = spec.staging {
+        prefetch(spec, out);
     }
     if let Staging::Tma { stages, .. } = spec.staging {
         if spec.swizzle.tma_bytes().is_none() {

@@ -165,7 +165,11 @@ pub enum Staging {
     /// arrive on the same mbarriers: the variant the launcher runs for A
     /// or B whose lines TMA cannot take (not 16-byte aligned), generated
     /// from the same spec (`gemm-runtime`'s `realign`).
-    Tma { stages: u32, cp_async: Option<u32> },
+    /// `prefetch`: K steps of the block's tile that a dependent launch
+    /// prefetches into the L2 before it waits for the stream's previous
+    /// kernel; with it, each block lets the stream's next dependent launch
+    /// start once its last copy is issued (0: neither).
+    Tma { stages: u32, cp_async: Option<u32>, prefetch: u32 },
 }
 
 impl Staging {
@@ -1116,10 +1120,13 @@ impl KernelSpec {
                     s += &format!("_f{fragments}");
                 }
             }
-            Staging::Tma { stages, cp_async } => {
+            Staging::Tma { stages, cp_async, prefetch } => {
                 s += &format!("_s{stages}");
                 if let Some(v) = cp_async {
                     s += &format!("_cp{v}");
+                }
+                if prefetch > 0 {
+                    s += &format!("_pf{prefetch}");
                 }
             }
         }

@@ -100,7 +100,7 @@ staging = direct (no warp tier), smem(vector, transpose_a, buffers = 1 or 2) or 
 persistent = stream_k with staged tiles; epilogue = direct, or vector with staged tiles; C in f32; edges = guarded with staged tiles) and sm_80 tensor-core kernels \
 (atom = mma(m16n8k16) or wmma; f16 or bf16 operands; block and warp tiers; staging = smem(vector, buffers = 1 or 2) or cp_async(stages, vector, fragments = 1, or 2 for mma), \
 or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector, smem or smem_elements for mma; C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles); \
-raster = row, grouped(n) or hilbert for both; sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages) and swizzle = b32, b64 or b128; \
+raster = row, grouped(n) or hilbert for both; sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages, prefetch where a block owns its tile) and swizzle = b32, b64 or b128; \
 every warpgroup alike or specialize(producers = 1, consumers, producer_regs, consumer_regs, pingpong), the latter also persistent = tiles \
 (pingpong with it), stream_k, hybrid or tail_split and cluster(m, n, multicast = a | b) (not with those three), or cluster(k) \
 splitting each tile's K without them; \

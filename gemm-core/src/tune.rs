@@ -34,6 +34,8 @@ pub enum Setting {
     ThreadM,
     ThreadN,
     Stages,
+    /// `tma(prefetch = ..)`'s K steps.
+    Prefetch,
     Vector,
     Fragments,
     Consumers,
@@ -67,6 +69,7 @@ pub const SETTINGS: &[(&str, Setting)] = &[
     ("thread.m", Setting::ThreadM),
     ("thread.n", Setting::ThreadN),
     ("stages", Setting::Stages),
+    ("prefetch", Setting::Prefetch),
     ("vector", Setting::Vector),
     ("fragments", Setting::Fragments),
     ("consumers", Setting::Consumers),
@@ -185,6 +188,11 @@ fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
                 Staging::CpAsync { stages, .. } | Staging::Tma { stages, .. } => *stages = v,
                 _ => {}
             },
+            Setting::Prefetch => {
+                if let Staging::Tma { prefetch, .. } = &mut s.staging {
+                    *prefetch = v;
+                }
+            }
             Setting::Vector => match &mut s.staging {
                 Staging::CpAsync { vector, .. } | Staging::Smem { vector, .. } => *vector = v,
                 _ => {}
@@ -379,7 +387,7 @@ mod tests {
         base.block = Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None };
         base.warp = Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 });
         base.atom = Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false };
-        base.staging = Staging::Tma { stages: 3, cp_async: None };
+        base.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
         base.specialize = Some(Specialize {
             producers: 1,
             consumers: 2,

@@ -508,7 +508,7 @@ fn hopper_spec() -> KernelSpec {
         warp: Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }),
         thread: None,
         atom: Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false },
-        staging: Staging::Tma { stages: 4, cp_async: None },
+        staging: Staging::Tma { stages: 4, cp_async: None, prefetch: 0 },
         specialize: Some(Specialize {
             producers: 1,
             consumers: 2,
@@ -603,7 +603,7 @@ fn zeroed_accumulators_are_cleared_before_each_tile_and_every_wgmma_adds() {
 #[test]
 fn stages_filled_by_cp_async_take_the_layout_tma_would_and_arrive_from_every_producer_thread() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 4, cp_async: Some(4) };
+    s.staging = Staging::Tma { stages: 4, cp_async: Some(4), prefetch: 0 };
     s.specialize = Some(Specialize {
         producers: 1,
         consumers: 2,
@@ -754,7 +754,7 @@ fn a_persistent_kernel_walks_tiles_with_one_count_of_stages() {
 #[test]
 fn a_specialized_c_tile_lies_past_the_stages_and_syncs_the_consumers_alone() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 3, cp_async: None };
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Smem;
     let g = generate(&s).unwrap();
@@ -810,7 +810,7 @@ fn a_tile_mostly_past_m_or_n_loads_only_the_8_line_boxes_that_hold_lines() {
         ],
     );
     // a K tile of two swizzle rows: each 8-line box once per row
-    let deep = KernelSpec { block: Block { k: Some(128), ..s.block }, staging: Staging::Tma { stages: 2, cp_async: None }, ..s.clone() };
+    let deep = KernelSpec { block: Block { k: Some(128), ..s.block }, staging: Staging::Tma { stages: 2, cp_async: None, prefetch: 0 }, ..s.clone() };
     let src = generate(&deep).unwrap().source;
     assert!(
         src.contains("mbar_expect_bytes(bar, (a_whole ? 32768 : (a_lines + 7) / 8 * 2048) + (b_whole ? 65536 : (b_lines + 7) / 8 * 2048));"),
@@ -869,6 +869,54 @@ fn a_cluster_split_along_k_streams_each_part_and_adds_rank_1s_sum_through_shared
     assert!(s.kernel_name().contains("__cl1x1k2"), "{}", s.kernel_name());
 }
 
+/// `tma(prefetch = 2)`: before the wait for the kernel before, every
+/// thread of the block asks the L2 for lines of its tile's first two K
+/// steps (of its rank's part under a cluster split), of both operands,
+/// rows and K clipped to the matrices; the producer lets the next
+/// dependent launch start once its K loop has issued every copy.
+#[test]
+fn a_prefetch_asks_the_l2_for_the_first_k_steps_before_the_wait_and_lets_the_next_launch_start_after_the_last_copy() {
+    let mut s = hopper_spec();
+    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 2 };
+    s.block.n = 64;
+    s.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
+    s.atom = Atom::Wgmma { m: 64, n: 64, k: 16, zeroed: false };
+    s.cluster = Some(Cluster { m: 1, n: 1, k: 2, multicast: None });
+    assert_eq!(check(&s), vec![]);
+    let src = generate(&s).unwrap().source;
+    assert_in_order(
+        &src,
+        &[
+            "__device__ __forceinline__ void griddep_launch()",
+            "asm volatile(\"prefetch.global.L2 [%0];\\n\" :: \"l\"(at));",
+            "const int rank_k = rank / 1;",
+            "// prefetch: the first 2 K steps of this block's tiles into the L2 while the kernel before ends",
+            "const int first = rank_k * k_steps / 2;",
+            "const int k_begin = first * 64;",
+            "const int k_end = min(K, k_begin + min(2, count) * 64);",
+            "prefetch_lines((const char*)(A + a_batch * batch_a + (long long)block_m * lda + k_begin), (long long)lda * 2, min(128, M - block_m), (k_end - k_begin) * 2);",
+            "prefetch_lines((const char*)(B + b_batch * batch_b + (long long)block_n * ldb + k_begin), (long long)ldb * 2, min(64, N - block_n), (k_end - k_begin) * 2);",
+            "griddep_wait();",
+            "for (int kt = 0; kt < k_count; ++kt)",
+            "griddep_launch();  // this block's copies are all issued: the next dependent launch may start",
+            "// block tier: walk K a tile at a time",
+        ],
+    );
+    assert!(s.kernel_name().contains("_pf2"), "{}", s.kernel_name());
+    // an M-major A: a line a K step, along the tile's M
+    s.a.layout = Layout::ColMajor;
+    s.cluster = None;
+    let src = generate(&s).unwrap().source;
+    assert!(
+        src.contains("prefetch_lines((const char*)(A + a_batch * batch_a + (long long)k_begin * lda + block_m), (long long)lda * 2, k_end - k_begin, min(128, M - block_m) * 2);"),
+        "{src}"
+    );
+    // without prefetch, neither
+    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 0 };
+    let src = generate(&s).unwrap().source;
+    assert!(!src.contains("prefetch") && !src.contains("griddep_launch"), "{src}");
+}
+
 /// `epilogue = tma`: the consumers write the C tile in the TMA store's
 /// swizzled boxes, fence their stores for the copy engine and meet; the
 /// first consumer thread stores each box and commits them as a group,
@@ -877,7 +925,7 @@ fn a_cluster_split_along_k_streams_each_part_and_adds_rank_1s_sum_through_shared
 #[test]
 fn a_tma_store_epilogue_fences_meets_and_stores_each_box_from_one_thread() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 3, cp_async: None };
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Tma;
     let src = generate(&s).unwrap().source;
@@ -930,10 +978,10 @@ fn a_c_tile_the_stages_leave_no_room_for_goes_out_in_parts() {
     ];
     assert_in_order(&src, &order);
     assert!(s.smem_bytes() <= s.arch.smem_limit() && s.epilogue_scratch_bytes() == 32768);
-    s.staging = Staging::Tma { stages: 3, cp_async: None };
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
     assert_eq!(s.c_tile().map(|t| t.parts), Some(1));
     assert!(!generate(&s).unwrap().source.contains("for (int part"));
-    s.staging = Staging::Tma { stages: 4, cp_async: None };
+    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 0 };
     s.c.layout = Layout::ColMajor;
     assert_eq!(s.c_tile().map(|t| t.parts), Some(1));
     assert!(!check(&s).is_empty());
@@ -995,7 +1043,7 @@ fn stream_k_on_tma_stages_keeps_the_fix_up_among_the_consumers() {
     let mut spec = hopper_spec();
     spec.persistent = Some(Persistent::StreamK);
     spec.epilogue = Epilogue::Tma;
-    spec.staging = Staging::Tma { stages: 3, cp_async: None };
+    spec.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
     let g = generate(&spec).unwrap();
     let src = &g.source;
     let roles = src.find("// roles:").expect("roles");
@@ -1021,7 +1069,7 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
     spec.block = Block { m: 128, n: 128, k: Some(64), threads: 384, min_blocks: None };
     spec.warp = Some(Warp { m: 128, n: 128, m_iters: 1, n_iters: 1 });
     spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
-    spec.staging = Staging::Tma { stages: 5, cp_async: None };
+    spec.staging = Staging::Tma { stages: 5, cp_async: None, prefetch: 0 };
     spec.specialize = Some(Specialize {
         producers: 1,
         consumers: 2,
@@ -1065,7 +1113,7 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
 fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shifted_to_match() {
     let mut s = hopper_spec();
     // three stages leave room for the C tile
-    s.staging = Staging::Tma { stages: 3, cp_async: None };
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
     s.epilogue = Epilogue::SmemElements;
     let src = generate(&s).unwrap().source;
     for line in [
@@ -1115,7 +1163,7 @@ fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shift
 #[test]
 fn bias_values_load_in_bounds_and_ahead_only_where_few() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 3, cp_async: None };
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
     s.epilogue = Epilogue::Smem;
     s.fused = Fused { alpha: false, beta: false, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh) };
     let wide = generate(&s).unwrap().source;
@@ -1149,7 +1197,7 @@ fn a_k_tile_of_two_swizzle_rows_loads_two_boxes_along_k() {
     spec.block = Block { m: 128, n: 128, k: Some(128), threads: 384, min_blocks: None };
     spec.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
     spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
-    spec.staging = Staging::Tma { stages: 3, cp_async: None };
+    spec.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
     let src = generate(&spec).unwrap().source;
     for line in [
         "mbar_expect_bytes(bar, 65536);",
@@ -1211,6 +1259,7 @@ fn overlap_sends_each_half_out_beside_the_other_halfs_wgmmas() {
     assert_eq!(c.matches("= gelu_tanh(v0);").count(), 2, "{c}");
     // without overlap (three stages: the whole C tile): one group a K step
     let sp = Specialize { overlap: false, ..s.specialize.unwrap() };
-    let plain = generate(&KernelSpec { specialize: Some(sp), staging: Staging::Tma { stages: 3, cp_async: None }, ..s.clone() }).unwrap().source;
+    let plain =
+        generate(&KernelSpec { specialize: Some(sp), staging: Staging::Tma { stages: 3, cp_async: None, prefetch: 0 }, ..s.clone() }).unwrap().source;
     assert!(!plain.contains("bool ahead") && plain.contains("wgmma_wait<1>();  // the groups before the last 1"), "{plain}");
 }

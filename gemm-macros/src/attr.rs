@@ -6,7 +6,7 @@
 //! thread(m = .., n = .., lanes = n | m)
 //! atom = fma | mma(m16n8k16) | wmma(m16n16k16) | wgmma(m64nNk16, zeroed)
 //! staging = direct | smem(vector = 1, transpose_a, buffers = 1)
-//!         | cp_async(stages = .., vector = .., transpose_a, fragments = 1) | tma(stages = ..)
+//!         | cp_async(stages = .., vector = .., transpose_a, fragments = 1) | tma(stages = .., prefetch = ..)
 //! specialize(producers = 1, consumers = .., producer_regs = .., consumer_regs = .., pingpong,
 //!            arrivals = warpgroup | thread, overlap)
 //! swizzle = none | pad(N) | xor | b32 | b64 | b128
@@ -443,8 +443,9 @@ fn staging(cx: &mut Ctxt, value: &Node) -> Option<Staging> {
             Some(Staging::CpAsync { stages, vector, transpose_a: f.flag(cx, "transpose_a"), fragments })
         }
         "tma" => {
-            let f = fields(cx, &["stages"]);
-            Some(Staging::Tma { stages: f.required(cx, "stages")?, cp_async: None })
+            let f = fields(cx, &["stages", "prefetch"]);
+            let prefetch = f.int(cx, "prefetch").unwrap_or(0);
+            Some(Staging::Tma { stages: f.required(cx, "stages")?, cp_async: None, prefetch })
         }
         _ => {
             cx.error(span, format!("unknown staging `{kind}`{}; expected one of {}", hint(&kind, KINDS), list(KINDS)));

@@ -386,12 +386,12 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Staging::CpAsync { stages, vector, transpose_a, fragments } => {
             quote!(#p::Staging::CpAsync { stages: #stages, vector: #vector, transpose_a: #transpose_a, fragments: #fragments })
         }
-        Staging::Tma { stages, cp_async } => {
+        Staging::Tma { stages, cp_async, prefetch } => {
             let cp_async = match cp_async {
                 Some(v) => quote!(::core::option::Option::Some(#v)),
                 None => quote!(::core::option::Option::None),
             };
-            quote!(#p::Staging::Tma { stages: #stages, cp_async: #cp_async })
+            quote!(#p::Staging::Tma { stages: #stages, cp_async: #cp_async, prefetch: #prefetch })
         }
     };
     let specialize = opt(s.specialize, |Specialize { producers, consumers, producer_regs, consumer_regs, pingpong, arrivals, overlap }| {

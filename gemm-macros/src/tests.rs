@@ -35,7 +35,7 @@ fn the_whole_hopper_vocabulary_parses() {
     assert_eq!(a.block, Some(Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None }));
     assert_eq!(a.warp, Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }));
     assert_eq!(a.atom, Some(Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false }));
-    assert_eq!(a.staging, Some(Staging::Tma { stages: 4, cp_async: None }));
+    assert_eq!(a.staging, Some(Staging::Tma { stages: 4, cp_async: None, prefetch: 0 }));
     assert_eq!(
         a.specialize,
         Some(Specialize {
@@ -54,6 +54,10 @@ fn the_whole_hopper_vocabulary_parses() {
     assert_eq!(a.cluster, Some(Cluster { m: 2, n: 1, multicast: Some(Which::B), k: 1 }));
     assert_eq!(a.epilogue, Some(Epilogue::Tma));
     assert_eq!(a.arch, Some(Arch::Sm90a));
+    // a ring that prefetches ahead of a dependent launch's wait
+    let (a, errors) = parse(quote! { staging = tma(stages = 3, prefetch = 2) });
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.staging, Some(Staging::Tma { stages: 3, cp_async: None, prefetch: 2 }));
     // a cluster that splits K
     let (a, errors) = parse(quote! { cluster(m = 1, n = 1, k = 2) });
     assert!(errors.is_empty(), "{errors:?}");

@@ -191,8 +191,10 @@ pub fn narrowed_spec(spec: &KernelSpec, v: u32) -> Option<KernelSpec> {
 fn set_vector(spec: &mut KernelSpec, v: u32) {
     match &mut spec.staging {
         Staging::CpAsync { vector, .. } | Staging::Smem { vector, .. } => *vector = v,
-        Staging::Tma { cp_async, .. } => {
+        Staging::Tma { cp_async, prefetch, .. } => {
             *cp_async = Some(v);
+            // the L2 prefetch goes through the tensor maps, which these lines cannot have
+            *prefetch = 0;
             // the producer warpgroup's copies need registers the TMA producer gave away
             if let Some(sp) = spec.specialize.as_mut().filter(|sp| sp.producer_regs.is_some_and(|r| r < RING_PRODUCER_REGS)) {
                 sp.producer_regs = Some(RING_PRODUCER_REGS);
@@ -526,10 +528,10 @@ mod tests {
         assert_eq!(plan(&wmma, dims, [1 << 16; 3], [BASE, BASE << 1, BASE << 2]).unwrap(), Plan::Copied { a: false, b: false, c: true });
         // four stages of 128 x 256 tiles, whose TMA store's C tile goes out in
         // two parts: the whole tile of elements beside three
-        let deep = KernelSpec { staging: Staging::Tma { stages: 4, cp_async: None }, ..crate::test_specs::tma_store() };
+        let deep = KernelSpec { staging: Staging::Tma { stages: 4, cp_async: None, prefetch: 0 }, ..crate::test_specs::tma_store() };
         assert!(gemm_core::check(&deep).is_empty());
         let v = scalar_c_spec(&deep).expect("a variant with fewer stages");
-        assert_eq!((v.epilogue, v.staging), (Epilogue::SmemElements, Staging::Tma { stages: 3, cp_async: None }));
+        assert_eq!((v.epilogue, v.staging), (Epilogue::SmemElements, Staging::Tma { stages: 3, cp_async: None, prefetch: 0 }));
         // overlapped halves (TMA stores alone): the variant's consumers store the whole tile at once
         let mut overlap = KernelSpec { atom: gemm_core::spec::Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false }, ..deep };
         overlap.specialize = overlap.specialize.map(|sp| Specialize { overlap: true, ..sp });
@@ -580,7 +582,7 @@ mod tests {
         let packed = Dims::new(255, 257, 260);
         assert_eq!(plan(&tma, packed, big, addrs).unwrap(), Plan::Variant { vector: Some(4), scalar_c: true, a: false, b: false, c: false });
         let v = variant_spec(&tma, packed, addrs).unwrap();
-        assert_eq!(v.staging, Staging::Tma { stages: 3, cp_async: Some(4) });
+        assert_eq!(v.staging, Staging::Tma { stages: 3, cp_async: Some(4), prefetch: 0 });
         let sp = v.specialize.unwrap();
         assert_eq!((sp.producer_regs, sp.consumer_regs), (Some(RING_PRODUCER_REGS), Some(232)));
         assert_eq!(v.epilogue, Epilogue::SmemElements);

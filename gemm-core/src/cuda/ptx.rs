@@ -192,12 +192,37 @@ pub fn tma(w: &mut Writer, maps: bool, loads: bool, parity_waits: bool) {
 
 /// A dependent launch's wait (`griddepcontrol.wait`, sm_90): where the
 /// launch did not ask to overlap the stream's previous kernel, it returns
-/// at once.
-pub fn griddep(w: &mut Writer) {
+/// at once. With `early`, also the signal that lets the stream's next
+/// dependent launch start before this kernel ends, and the L2 prefetch of
+/// lines that such a launch issues before its wait.
+pub fn griddep(w: &mut Writer, early: bool) {
     w.line("// a dependent launch starts this kernel while the stream's previous one finishes: it waits");
     w.line("// here until that kernel is complete and its writes are visible");
     w.block("__device__ __forceinline__ void griddep_wait()", |w| {
         w.line("asm volatile(\"griddepcontrol.wait;\\n\" ::: \"memory\");");
+    });
+    w.line("");
+    if !early {
+        return;
+    }
+    w.line("// this block lets the stream's next dependent launch start (once every block has, or has ended);");
+    w.line("// that kernel still waits for this one to end before it touches what this one writes");
+    w.block("__device__ __forceinline__ void griddep_launch()", |w| {
+        w.line("asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\");");
+    });
+    w.line("");
+    w.line("// asks the L2 for `lines` lines of `bytes` bytes each, `stride` bytes apart from `first`, a 128-byte");
+    w.line("// line a thread at a time over the block: nothing comes into the block, and the L2 is where every");
+    w.line("// read of global memory is served, so no read after a later wait can see stale data");
+    w.block("__device__ __forceinline__ void prefetch_lines(const char* first, long long stride, int lines, int bytes)", |w| {
+        w.line("// 128-byte lines a line of the matrix touches: one more where lines start mid-way through one");
+        w.line("const int per = (bytes + 127) / 128 + ((reinterpret_cast<unsigned long long>(first) | stride) % 128 != 0);");
+        w.block("for (int i = threadIdx.x; i < lines * per; i += blockDim.x)", |w| {
+            w.line("const char* line = first + (long long)(i / per) * stride;");
+            w.line("const int skew = (int)(reinterpret_cast<unsigned long long>(line) % 128);");
+            w.line("const char* at = line + max(0, min(i % per * 128 - skew, bytes - 1));  // never outside the line");
+            w.line("asm volatile(\"prefetch.global.L2 [%0];\\n\" :: \"l\"(at));");
+        });
     });
     w.line("");
 }

@@ -208,10 +208,11 @@ impl Tc<'_> {
             Staging::Smem { .. } => "smem".to_string(),
             Staging::CpAsync { stages, fragments: 2, .. } => format!("cp_async ({stages} stages, fragments a K step ahead)"),
             Staging::CpAsync { stages, .. } => format!("cp_async ({stages} stages)"),
-            Staging::Tma { stages, cp_async } => match s.specialize {
+            Staging::Tma { stages, cp_async, prefetch } => match s.specialize {
                 Some(sp) => format!(
-                    "tma ({stages} stages{}) fed by {} producer warpgroup(s) to {} consumer warpgroup(s){}",
+                    "tma ({stages} stages{}{}) fed by {} producer warpgroup(s) to {} consumer warpgroup(s){}",
                     cp_async.map_or(String::new(), |v| format!(", filled by cp.async of {v} elements")),
+                    prefetched(prefetch),
                     sp.producers,
                     sp.consumers,
                     match (sp.producer_regs, sp.consumer_regs) {
@@ -219,7 +220,7 @@ impl Tc<'_> {
                         _ => String::new(),
                     }
                 ),
-                None => format!("tma ({stages} stages)"),
+                None => format!("tma ({stages} stages{})", prefetched(prefetch)),
             },
         };
         let swizzle = match s.swizzle {
@@ -371,5 +372,13 @@ fn index(var: &'static str, n: u32) -> &'static str {
         var
     } else {
         "0"
+    }
+}
+
+/// The header's words for a TMA ring's L2 prefetch, if it has one.
+fn prefetched(prefetch: u32) -> String {
+    match prefetch {
+        0 => String::new(),
+        p => format!(", {p} K steps prefetched into the L2 ahead of a dependent launch's wait"),
     }
 }

@@ -52,7 +52,7 @@ impl Tc<'_> {
         let loads = self.ring_vector().is_none();
         // kernels whose every thread arrives wait on their tokens alone (the rules: no cluster, ping-pong or stream-K)
         ptx::tma(w, loads || self.spec.epilogue == Epilogue::Tma, loads, !self.thread_arrivals());
-        ptx::griddep(w);
+        ptx::griddep(w, self.prefetch() > 0);
         if let Some(v) = self.ring_vector() {
             self.ring_copy_helpers(w, v);
         }
@@ -153,6 +153,9 @@ impl Tc<'_> {
         // dependents start as its blocks end: let start with each block (by
         // `griddepcontrol.launch_dependents`), decode kernels launched back to back lost up to
         // 11 points of HBM at some shapes on the H100 where they now gain 3-7 (BENCHMARKS.md).
+        if self.prefetch() > 0 {
+            self.l2_prefetch(w);
+        }
         w.line("griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)");
         if !self.spec.persistent.is_some_and(Persistent::splits_k) {
             // (stream-K's share defines it with the rest of its schedule)
@@ -380,14 +383,8 @@ impl Tc<'_> {
         let at = |o: String| if t.k_major { ("k0".to_string(), o) } else { (o, "k0".to_string()) };
         let share = self.spec.multicast_share(which);
         if share == 1 {
-            // a K-major tile wider than a swizzle row: a run of boxes for each of its K boxes
-            for j in 0..t.k_boxes {
-                let k = if j == 0 { "k0".to_string() } else { format!("k0 + {}", j * t.inner) };
-                for i in 0..t.boxes {
-                    let o = if i == 0 { origin.to_string() } else { format!("{origin} + {}", i * step) };
-                    let (c0, c1) = if t.k_major { (k.clone(), o) } else { at(o) };
-                    w.line(format!("tma_load({}, {map}, {c0}, {c1}, {batch}, bar);", at_box(j * t.boxes + i)));
-                }
+            for (i, c0, c1) in self.tile_boxes(which) {
+                w.line(format!("tma_load({}, {map}, {c0}, {c1}, {batch}, bar);", at_box(i)));
             }
             return;
         }
@@ -399,6 +396,102 @@ impl Tc<'_> {
             let i = if per == 1 { "share_part".to_string() } else { format!("(share_part * {per} + {j})") };
             let (c0, c1) = at(format!("{origin} + {i} * {step}"));
             w.line(format!("tma_load_multicast({dst} + {i} * {}, {map}, {c0}, {c1}, {batch}, bar, share_mask);", t.box_bytes()));
+        }
+    }
+
+    /// The boxes of operand `which`'s whole tile at K step `k0` (in scope):
+    /// each box's place in the stage and its coordinates in the tensor map.
+    fn tile_boxes(&self, which: Which) -> Vec<(u32, String, String)> {
+        let t = self.spec.tma_tile(which);
+        let origin = if which == Which::A { "block_m" } else { "block_n" };
+        let step = if t.k_major { t.outer } else { t.inner };
+        let mut boxes = Vec::new();
+        // a K-major tile wider than a swizzle row: a run of boxes for each of its K boxes
+        for j in 0..t.k_boxes {
+            let k = if j == 0 { "k0".to_string() } else { format!("k0 + {}", j * t.inner) };
+            for i in 0..t.boxes {
+                let o = if i == 0 { origin.to_string() } else { format!("{origin} + {}", i * step) };
+                let (c0, c1) = if t.k_major { (k.clone(), o) } else { (o, k.clone()) };
+                boxes.push((j * t.boxes + i, c0, c1));
+            }
+        }
+        boxes
+    }
+
+    /// K steps of the block's tile prefetched into the L2 ahead of a
+    /// dependent launch's wait (`tma(prefetch = ..)`; 0: none).
+    fn prefetch(&self) -> u32 {
+        match self.spec.staging {
+            crate::spec::Staging::Tma { prefetch, .. } => prefetch,
+            _ => 0,
+        }
+    }
+
+    /// `tma(prefetch = P)`, before the wait for the stream's previous
+    /// kernel: the block's threads ask the L2 for the first P K steps (of
+    /// its part of K, under a cluster split) of its A and B tiles, the
+    /// lines inside the matrices. A dependent launch runs this while that
+    /// kernel's last copies land, which each of its blocks allowed once it
+    /// had issued them ([`Self::let_next_start`]): a decode step's weight
+    /// streams from HBM where the gap between two kernels would leave it
+    /// idle. Nothing reaches the block until after the wait, and the L2
+    /// serves every read, so a prefetched line the previous kernel then
+    /// writes is read as written. (TMA's own prefetch of a box,
+    /// `cp.async.bulk.prefetch.tensor`, slowed the H100's decode steps
+    /// where a 128-byte line a thread sped them: BENCHMARKS.md.)
+    fn l2_prefetch(&self, w: &mut Writer) {
+        let p = self.prefetch();
+        w.line(format!("// prefetch: the first {p} K steps of this block's tiles into the L2 while the kernel before ends"));
+        w.block("", |w| {
+            self.for_each_tile(w, |w| {
+                Self::map_batches(w, "batch");
+                w.line(format!("const int k_steps = (K + {bk} - 1) / {bk};", bk = self.bk));
+                let split = self.spec.k_split();
+                let (first, count) = if split > 1 {
+                    w.line(format!("const int first = rank_k * k_steps / {split};"));
+                    w.line(format!("const int count = (rank_k + 1) * k_steps / {split} - first;"));
+                    (format!("first * {}", self.bk), "count")
+                } else {
+                    ("0".to_string(), "k_steps")
+                };
+                w.line(format!("const int k_begin = {first};"));
+                w.line(format!("const int k_end = min(K, k_begin + min({p}, {count}) * {});", self.bk));
+                w.block("if (k_end > k_begin)", |w| {
+                    let operands =
+                        [(Which::A, "A", "lda", "a_batch * batch_a", "block_m", "M"), (Which::B, "B", "ldb", "b_batch * batch_b", "block_n", "N")];
+                    for (which, ptr, ld, batch, origin, end) in operands {
+                        let (tile, bytes) = match which {
+                            Which::A => (self.bm, self.spec.a.elem.bytes()),
+                            Which::B => (self.bn, self.spec.b.elem.bytes()),
+                        };
+                        let across = format!("min({tile}, {end} - {origin})");
+                        // K-major: a line of the tile's K steps per row (column) of its own; else a line per K
+                        let (at, lines, len) = if self.spec.tma_tile(which).k_major {
+                            (format!("(long long){origin} * {ld} + k_begin"), across, "(k_end - k_begin)".to_string())
+                        } else {
+                            (format!("(long long)k_begin * {ld} + {origin}"), "k_end - k_begin".to_string(), across)
+                        };
+                        w.line(format!(
+                            "prefetch_lines((const char*)({ptr} + {batch} + {at}), (long long){ld} * {bytes}, {lines}, {len} * {bytes});"
+                        ));
+                    }
+                });
+            });
+        });
+    }
+
+    /// Under `tma(prefetch = ..)`, where the block's last copy is issued:
+    /// the stream's next dependent launch may start (and prefetch) once
+    /// every block has said so. Before its copies it would hold the SMs
+    /// and the HBM this kernel still needs.
+    fn let_next_start(&self, w: &mut Writer, cond: Option<String>) {
+        if self.prefetch() == 0 {
+            return;
+        }
+        let call = "griddep_launch();  // this block's copies are all issued: the next dependent launch may start";
+        match cond {
+            Some(c) => w.line(format!("if ({c}) {call}")),
+            None => w.line(call),
         }
     }
 
@@ -533,6 +626,7 @@ impl Tc<'_> {
             w.block(format!("if (threadIdx.x == 0 && kt + {stages} < k_tiles)"), |w| {
                 self.tma_issue(w, &format!("(kt + {stages})"), "stage");
             });
+            self.let_next_start(w, Some(format!("threadIdx.x == 0 && kt + {stages} >= k_tiles - 1")));
         });
         w.line("");
         let out = Output::for_batch(self.spec, w, "tile");
@@ -580,6 +674,7 @@ impl Tc<'_> {
                     }
                     self.tma_issue(w, k_step, "stage");
                 });
+                self.let_next_start(w, None);
             });
         };
         let consumers = |w: &mut Writer| {

@@ -6,7 +6,7 @@ use gemm_ladder::measure::{verify, Bench, Problem};
 use gemm_ladder::steps::{naive, smem_tiling};
 use gemm_ladder::{STEPS, TENSOR_STEPS};
 use gemm_runtime::cudarc::driver::CudaSlice;
-use gemm_runtime::spec::Layout;
+use gemm_runtime::spec::{Layout, Staging};
 use gemm_runtime::{bf16, f16, gemm_kernel, ColMajor, Dims, GemmError, Kernel, Mat, MatMut, Plan, RowMajor};
 
 fn bench() -> Bench {
@@ -823,6 +823,9 @@ fn every_guarded_kernel_takes_129_x_257_x_65_packed() {
     }
 }
 
+/// Three problems with gaps between them (a shared B on every other
+/// kernel) on every path, the Hopper path's L2 prefetch on each layout of
+/// A and B among them, against strided batched cuBLAS.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn batched_problems_match_strided_batched_cublas_on_every_path() {
@@ -833,7 +836,22 @@ fn batched_problems_match_strided_batched_cublas_on_every_path() {
     let guarded: Vec<Kernel> = gemm_ladder::combos::guarded().into_iter().take(6).map(|s| Kernel::from_spec(s).unwrap()).collect();
     // TMA's tensor maps take the batch as a third dimension (or none, where the batch shares an operand)
     let hopper: Vec<Kernel> = gemm_ladder::combos::hopper().into_iter().take(6).map(|s| Kernel::from_spec(s).unwrap()).collect();
-    for (i, k) in ladder.into_iter().chain(fused.iter()).chain(guarded.iter()).chain(hopper.iter()).enumerate() {
+    // the L2 prefetch ahead of the wait, on each layout of A and B (the batch's offsets in its addresses)
+    let mut layouts_seen = Vec::new();
+    let prefetching: Vec<Kernel> = gemm_ladder::combos::hopper()
+        .into_iter()
+        .filter_map(|mut s| {
+            let Staging::Tma { prefetch, .. } = &mut s.staging else { return None };
+            *prefetch = 2;
+            let layouts = (s.a.layout, s.b.layout);
+            (gemm_runtime::gemm_core::check(&s).is_empty() && !layouts_seen.contains(&layouts)).then(|| {
+                layouts_seen.push(layouts);
+                Kernel::from_spec(s).unwrap()
+            })
+        })
+        .collect();
+    assert_eq!(prefetching.len(), 4, "a kernel that prefetches for each layout of A and B");
+    for (i, k) in ladder.into_iter().chain(fused.iter()).chain(guarded.iter()).chain(hopper.iter()).chain(prefetching.iter()).enumerate() {
         let guarded = k.spec.edges == gemm_runtime::spec::Edges::Guarded;
         // unguarded: whole tiles (a cluster's, where there is one)
         let req = k.spec.requirements();

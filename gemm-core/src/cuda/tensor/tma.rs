@@ -153,6 +153,8 @@ impl Tc<'_> {
         // dependents start as its blocks end: let start with each block (by
         // `griddepcontrol.launch_dependents`), decode kernels launched back to back lost up to
         // 11 points of HBM at some shapes on the H100 where they now gain 3-7 (BENCHMARKS.md).
+        // Under `tma(prefetch = ..)` they start once each block has issued its last copy, and this
+        // kernel's blocks first ask the L2 for the start of their tiles (`l2_prefetch`).
         if self.prefetch() > 0 {
             self.l2_prefetch(w);
         }

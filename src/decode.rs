@@ -40,11 +40,11 @@ pub fn decode_mma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16
 /// and 512 bytes of each weight row a stage, which DRAM serves better than
 /// 128), which the tuner picks at most shapes, and rings of three stages,
 /// which it picked at 18 of the twenty decode shapes on the H100 (103.4%
-/// of cuBLAS over them, BENCHMARKS.md). With `prefetch` (2 or 4 K steps;
+/// of cuBLAS over them, BENCHMARKS.md). With `prefetch` (2 to 4 K steps;
 /// 0: none) a dependent launch asks the L2 for the start of its share of
-/// W before it waits for the kernel before, which lets it start once its
-/// own copies are all issued: one-token steps over the 4096 x 4096 weight
-/// went from 73.8% of HBM to 78.5% (BENCHMARKS.md).
+/// W before it waits for the kernel before, and lets the next launch
+/// start once its own copies are all issued: one-token steps over the
+/// 4096 x 4096 weight went from 73.8% of HBM to 78.5% (BENCHMARKS.md).
 #[gemm_kernel(
     block(m = 128, n = 16, k = 64, threads = 256),
     warp(m = 64, n = 16),
@@ -52,7 +52,7 @@ pub fn decode_mma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16
     staging = tma(stages = 6),
     swizzle = b128,
     edges = guarded,
-    tune(block.m = [64, 128], block.n = [8, 16, 32, 64], block.k = [64, 128, 256], stages = [3, 4, 6, 8], prefetch = [0, 2, 4], key = exact),
+    tune(block.m = [64, 128], block.n = [8, 16, 32, 64], block.k = [64, 128, 256], stages = [3, 4, 6, 8], prefetch = [0, 2, 3, 4], key = exact),
 )]
 // the deepest rings of 128-deep K tiles pass the shared memory: the macro
 // prunes those points, and says so in a warning silenced here
@@ -98,7 +98,7 @@ pub fn decode_split(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf
     swizzle = b128,
     cluster(m = 1, n = 1, k = 2),
     edges = guarded,
-    tune(block.m = [64, 128], block.n = [8, 16, 32, 64], block.k = [128, 256], stages = [3, 4, 6], prefetch = [0, 2, 4], key = exact),
+    tune(block.m = [64, 128], block.n = [8, 16, 32, 64], block.k = [128, 256], stages = [3, 4, 6], prefetch = [0, 2, 3, 4], key = exact),
 )]
 // the deepest rings of 256-deep K tiles pass the shared memory: the macro
 // prunes those points, and says so in a warning silenced here

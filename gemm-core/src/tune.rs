@@ -135,6 +135,31 @@ fn eighth(x: usize) -> usize {
     x.div_ceil(step) * step
 }
 
+/// Why a list for `setting` would change nothing in `base`, if it would
+/// not (every point the same kernel, timed again and again): `tune(..)`
+/// refuses such a list.
+pub fn inert(setting: Setting, base: &KernelSpec) -> Option<String> {
+    let staging = base.staging.name();
+    let needs = |what: &str| Some(format!("`{}` sets {what}, which this kernel does not have (staging = {staging})", setting.name()));
+    match (setting, base.staging) {
+        (Setting::Stages, Staging::CpAsync { .. } | Staging::Tma { .. }) => None,
+        (Setting::Stages, _) => needs("the depth of cp_async(..) or tma(..) staging"),
+        (Setting::Prefetch, Staging::Tma { .. }) => None,
+        (Setting::Prefetch, _) => needs("tma(prefetch = ..)"),
+        (Setting::Vector, Staging::CpAsync { .. } | Staging::Smem { .. }) => None,
+        (Setting::Vector, _) => needs("the vector of smem(..) or cp_async(..) staging"),
+        (Setting::Fragments, Staging::CpAsync { .. }) => None,
+        (Setting::Fragments, _) => needs("cp_async(fragments = ..)"),
+        (Setting::Consumers | Setting::ConsumerRegs, _) if base.specialize.is_none() => {
+            Some(format!("`{}` sets specialize(..), which this kernel does not have", setting.name()))
+        }
+        (Setting::ThreadM | Setting::ThreadN, _) if base.thread.is_none() => {
+            Some(format!("`{}` sets the thread tier, which this kernel does not have", setting.name()))
+        }
+        _ => None,
+    }
+}
+
 /// A point of a space: its spec, and why the rules refused it (empty: legal).
 pub struct Point {
     pub spec: KernelSpec,
@@ -360,6 +385,23 @@ mod tests {
             edges: Edges::Whole,
             arch: Arch::Sm80,
         }
+    }
+
+    /// A list for a setting the kernel lacks (a TMA prefetch on cp.async
+    /// stages, consumers without specialization, a thread tier on a
+    /// tensor-core warp) is inert; one it has is not.
+    #[test]
+    fn a_setting_the_kernel_lacks_is_inert() {
+        let base = mma_base();
+        for s in [Setting::Prefetch, Setting::Consumers, Setting::ConsumerRegs, Setting::ThreadM] {
+            assert!(inert(s, &base).is_some_and(|why| why.contains(s.name())), "{s:?}");
+        }
+        for s in [Setting::Stages, Setting::Vector, Setting::Fragments, Setting::BlockM, Setting::Schedule] {
+            assert_eq!(inert(s, &base), None, "{s:?}");
+        }
+        let tma = KernelSpec { staging: Staging::Tma { stages: 3, cp_async: None, prefetch: 0 }, ..base };
+        assert_eq!(inert(Setting::Prefetch, &tma), None);
+        assert!(inert(Setting::Vector, &tma).is_some() && inert(Setting::Fragments, &tma).is_some());
     }
 
     /// The product in order (last setting fastest), each point's threads

@@ -133,6 +133,17 @@ fn tuned(cx: &mut Ctxt, base: &KernelSpec, sig: &sig::Sig, t: &attr::Tune) -> Op
     if cx.has_errors() {
         return None;
     }
+    for (setting, _) in &t.lists {
+        if let Some(why) = gemm_core::tune::inert(*setting, base) {
+            cx.error(
+                cx.span_of(&format!("tune.{}", setting.name())),
+                format!("{why}: every point would be the same kernel; drop it from `tune(..)`"),
+            );
+        }
+    }
+    if cx.has_errors() {
+        return None;
+    }
     let points = gemm_core::tune::expand(base, &t.lists);
     let pruned = gemm_core::tune::pruned(&points);
     let total = points.len();

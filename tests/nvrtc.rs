@@ -461,13 +461,22 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill_or_serialize_their_wgmmas()
 /// done: a kernel that says it waits for it (every kernel staged by TMA)
 /// does so, by NVRTC's PTX, before its first access to global memory (a
 /// load, a store, an atomic, a copy by TMA or cp.async); the others have
-/// no such instruction, and are launched after the one before. None lets
-/// its own dependents start before its blocks end.
+/// no such instruction, and are launched after the one before. Only a
+/// kernel with `tma(prefetch = ..)` lets its own dependents start before
+/// its blocks end, and asks the L2 for lines (`prefetch.global.L2`, no
+/// access) before its wait.
 #[test]
 fn every_kernel_that_waits_for_the_previous_one_does_so_before_touching_global_memory() {
-    use gemm_ladder::decode::{decode_split, decode_swapped};
+    use gemm_ladder::decode::{decode_cluster, decode_split, decode_swapped};
+    use gemm_runtime::spec::Staging;
     let steps = STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS).map(|s| s.kernel);
-    let decode = [decode_swapped::KERNEL.kernel(0), decode_split::KERNEL.kernel(0)];
+    let prefetching = |t: &'static gemm_runtime::Tuned| t.kernels().find(|k| matches!(k.spec.staging, Staging::Tma { prefetch: 1.., .. })).unwrap();
+    let decode = [
+        decode_swapped::KERNEL.kernel(0),
+        decode_split::KERNEL.kernel(0),
+        prefetching(&decode_swapped::KERNEL),
+        prefetching(&decode_cluster::KERNEL),
+    ];
     // the variant that fills TMA's stages by cp.async (A's lines 8 bytes apart)
     let narrowed = gemm_runtime::realign::narrowed_spec(&gemm_ladder::steps::hopper_autotuned::KERNEL.spec, 4).expect("a cp.async variant");
     let narrowed = gemm_runtime::Kernel::from_spec(narrowed).unwrap();
@@ -477,9 +486,11 @@ fn every_kernel_that_waits_for_the_previous_one_does_so_before_touching_global_m
         let body = &ptx[ptx.find(&format!(".entry {}", k.name)).expect("the kernel's entry")..];
         let wait = body.find("griddepcontrol.wait");
         assert_eq!(wait.is_some(), k.waits_for_previous(), "{}: griddepcontrol.wait in its PTX: {}", k.name, wait.is_some());
-        assert!(!body.contains("griddepcontrol.launch_dependents"), "{}: lets the next kernel start early", k.name);
+        let early = matches!(k.spec.staging, Staging::Tma { prefetch: 1.., .. });
+        assert_eq!(body.contains("griddepcontrol.launch_dependents"), early, "{}: lets the next kernel start early: {}", k.name, !early);
         let Some(wait) = wait else { continue };
         waiting += 1;
+        assert_eq!(body[..wait].contains("prefetch.global.L2"), early, "{}: prefetches before its wait: {}", k.name, !early);
         for access in ["ld.global", "st.global", "atom.global", "red.global", "cp.async.bulk.tensor", "cp.async.cg", "cp.async.ca"] {
             assert!(!body[..wait].contains(access), "{}: {access} before griddepcontrol.wait", k.name);
         }

@@ -558,14 +558,12 @@ fn k_split(spec: &KernelSpec, c: Cluster, out: &mut Vec<Diag>) {
 }
 
 /// `tma(prefetch = P)`: before a dependent launch's wait the block asks the
-/// L2 for its own tile's first K steps through the tensor maps, so the
-/// tile must be the block's alone and known at its start.
+/// L2 for its own tile's first K steps, so the tile must be the block's
+/// alone and known at its start. Generated where TMA fills the stages (the
+/// cp.async variant for misaligned lines drops it).
 fn prefetch(spec: &KernelSpec, out: &mut Vec<Diag>) {
     if let Staging::Tma { cp_async: Some(_), .. } = spec.staging {
-        out.push(Diag::new(
-            "staging.prefetch",
-            "prefetch goes through the tensor maps, which a ring filled by cp.async has not: drop cp_async or prefetch",
-        ));
+        out.push(Diag::new("staging.prefetch", "prefetch is generated for stages that TMA fills, not cp.async: drop cp_async or prefetch"));
     }
     if spec.persistent.is_some() {
         out.push(Diag::new(

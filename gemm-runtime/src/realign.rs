@@ -193,7 +193,7 @@ fn set_vector(spec: &mut KernelSpec, v: u32) {
         Staging::CpAsync { vector, .. } | Staging::Smem { vector, .. } => *vector = v,
         Staging::Tma { cp_async, prefetch, .. } => {
             *cp_async = Some(v);
-            // the L2 prefetch goes through the tensor maps, which these lines cannot have
+            // (the rules take the L2 prefetch where TMA fills the stages alone)
             *prefetch = 0;
             // the producer warpgroup's copies need registers the TMA producer gave away
             if let Some(sp) = spec.specialize.as_mut().filter(|sp| sp.producer_regs.is_some_and(|r| r < RING_PRODUCER_REGS)) {

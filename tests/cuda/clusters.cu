@@ -235,8 +235,8 @@ clusters__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma_
     // multicast: the 2 blocks of a cluster column share B; each loads part rank_m of it for all
     const unsigned short share_mask = 0x3 << (rank_n * 2);
     const int share_part = rank_m;
-    griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)
     const int k_tiles = (K + 64 - 1) / 64;
+    griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)
 
     // roles: warpgroup 0 produces (one thread issues the copies), 2 consume
     if (threadIdx.x < 128) {

@@ -187,8 +187,8 @@ fast_barriers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16z
         mbar_fence_init();
     }
     __syncthreads();
-    griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)
     const int k_tiles = (K + 64 - 1) / 64;
+    griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)
 
     const int tiles_m = (M + 128 - 1) / 128;
     const int tiles_n = (N + 256 - 1) / 256;

@@ -211,8 +211,8 @@ pingpong__bf16bf16bf16_rcr__b128x128x64_t384__w128x128_i1x1__wgmma64x128x16__tma
         mbar_fence_init();
     }
     __syncthreads();
-    griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)
     const int k_tiles = (K + 64 - 1) / 64;
+    griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)
 
     const int tiles_m = (M + 128 - 1) / 128;
     const int tiles_n = (N + 128 - 1) / 128;

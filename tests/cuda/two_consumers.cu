@@ -182,8 +182,8 @@ two_consumers__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16z
         mbar_fence_init();
     }
     __syncthreads();
-    griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)
     const int k_tiles = (K + 64 - 1) / 64;
+    griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)
 
     // roles: warpgroup 0 produces (one thread issues the copies), 2 consume
     if (threadIdx.x < 128) {

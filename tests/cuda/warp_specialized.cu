@@ -160,8 +160,8 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
         mbar_fence_init();
     }
     __syncthreads();
-    griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)
     const int k_tiles = (K + 64 - 1) / 64;
+    griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)
 
     // roles: warpgroup 0 produces (one thread issues the copies), 1 consume
     if (threadIdx.x < 128) {

@@ -158,8 +158,8 @@ wgmma_tile__bf16bf16bf16_rcr__b128x128x64_t128__w128x128_i1x1__wgmma64x128x16z__
         mbar_fence_init();
     }
     __syncthreads();
-    griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)
     const int k_tiles = (K + 64 - 1) / 64;
+    griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)
 
     // batch: blockIdx.z is the problem this block works on
     const int batch = blockIdx.z;

@@ -152,8 +152,8 @@ wgmma_tma__bf16bf16bf16_rcr__b64x64x64_t128__w64x64_i1x1__wgmma64x64x16z__tma_s1
         mbar_fence_init();
     }
     __syncthreads();
-    griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)
     const int k_tiles = (K + 64 - 1) / 64;
+    griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)
 
     // batch: blockIdx.z is the problem this block works on
     const int batch = blockIdx.z;

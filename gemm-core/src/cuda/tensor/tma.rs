@@ -155,10 +155,6 @@ impl Tc<'_> {
         // 11 points of HBM at some shapes on the H100 where they now gain 3-7 (BENCHMARKS.md).
         // Under `tma(prefetch = ..)` they start once each block has issued its last copy, and this
         // kernel's blocks first ask the L2 for the start of their tiles (`l2_prefetch`).
-        if self.prefetch() > 0 {
-            self.l2_prefetch(w);
-        }
-        w.line("griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)");
         if !self.spec.persistent.is_some_and(Persistent::splits_k) {
             // (stream-K's share defines it with the rest of its schedule)
             w.line(format!("const int k_tiles = (K + {bk} - 1) / {bk};", bk = self.bk));
@@ -171,6 +167,10 @@ impl Tc<'_> {
             w.line(format!("const int k_first = rank_k * k_tiles / {split};"));
             w.line(format!("const int k_count = (rank_k + 1) * k_tiles / {split} - k_first;"));
         }
+        if self.prefetch() > 0 {
+            self.l2_prefetch(w);
+        }
+        w.line("griddep_wait();  // the stream's previous kernel is complete (at once where not launched dependent)");
         w.line("");
     }
 
@@ -447,15 +447,9 @@ impl Tc<'_> {
         w.block("", |w| {
             self.for_each_tile(w, |w| {
                 Self::map_batches(w, "batch");
-                w.line(format!("const int k_steps = (K + {bk} - 1) / {bk};", bk = self.bk));
-                let split = self.spec.k_split();
-                let (first, count) = if split > 1 {
-                    w.line(format!("const int first = rank_k * k_steps / {split};"));
-                    w.line(format!("const int count = (rank_k + 1) * k_steps / {split} - first;"));
-                    (format!("first * {}", self.bk), "count")
-                } else {
-                    ("0".to_string(), "k_steps")
-                };
+                // this block's K steps: the tile's, or under a cluster split its rank's part of them
+                let (first, count) =
+                    if self.spec.k_split() > 1 { (format!("k_first * {}", self.bk), "k_count") } else { ("0".to_string(), "k_tiles") };
                 w.line(format!("const int k_begin = {first};"));
                 w.line(format!("const int k_end = min(K, k_begin + min({p}, {count}) * {});", self.bk));
                 w.block("if (k_end > k_begin)", |w| {

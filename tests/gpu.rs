@@ -1115,6 +1115,39 @@ fn a_c_tile_stored_by_tma_in_parts_matches_cublas() {
     }
 }
 
+/// A persistent Hopper kernel whose C's lines are odd runs its variant
+/// that writes C at any alignment through a C tile: at sizes where each
+/// block walks several tiles (the C tile reused from tile to tile while
+/// the producer fills the next tile's stages), with and without a fused
+/// epilogue that reads C, C matches cuBLAS and nothing past its lines is
+/// written.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn c_at_any_alignment_matches_cublas_across_a_persistent_walk() {
+    use gemm_ladder::measure::dims_with_ld_multiple;
+    use gemm_ladder::steps::{clusters, hopper_autotuned, persistent, tma_store};
+    use gemm_runtime::spec::{Activation, Bias, Dim, Elem, Fused, KernelSpec};
+    let bench = bench();
+    // (a cluster of two with B multicast; every consumer thread arriving on the ring's barriers)
+    for kernel in [&hopper_autotuned::KERNEL, &tma_store::KERNEL, &clusters::KERNEL, &persistent::KERNEL] {
+        if !runs_here(&bench, kernel) {
+            continue;
+        }
+        let l = layouts_of(&kernel.spec);
+        // 33 x 9 tiles of 128 x 256 (297), over a grid of at most 132 blocks; C's lines 4097 and 2051 apart
+        for (i, (m, n, k)) in [(4097, 2051, 200), (1000, 4097, 64)].into_iter().enumerate() {
+            let dims = dims_with_ld_multiple(m, n, k, l, 1);
+            let variant = gemm_runtime::realign::variant_spec(&kernel.spec, dims, [0; 3]).expect("a variant for C's odd lines");
+            assert_eq!(variant.epilogue, gemm_runtime::spec::Epilogue::SmemElements, "{}", variant.kernel_name());
+            verify(&bench, kernel, dims, 120 + i as u64).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::Relu) };
+        let k = Kernel::from_spec(KernelSpec { name: format!("{}_fused", kernel.name).into(), fused, ..kernel.spec.clone() }).unwrap();
+        let dims = dims_with_ld_multiple(4097, 2051, 200, l, 1);
+        verify_fused(&bench, &k, dims, 122, Scalars { alpha: 0.5, beta: 0.25 }).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
 /// A 16-bit bias along n on 64x256 wgmma consumers, loaded ahead packed:
 /// a pair of columns in one load on tiles inside C, values clamped one at
 /// a time on tiles across C's last column (n odd, so a pair there is half

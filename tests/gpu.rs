@@ -1116,11 +1116,11 @@ fn a_c_tile_stored_by_tma_in_parts_matches_cublas() {
 }
 
 /// A persistent Hopper kernel whose C's lines are odd runs its variant
-/// that writes C at any alignment through a C tile: at sizes where each
-/// block walks several tiles (the C tile reused from tile to tile while
-/// the producer fills the next tile's stages), with and without a fused
-/// epilogue that reads C, C matches cuBLAS and nothing past its lines is
-/// written.
+/// that writes C at any alignment through a C tile (whole, or in bands
+/// where the whole would cost a stage): at sizes where each block walks
+/// several tiles (the C tile reused from tile to tile while the producer
+/// fills the next tile's stages), with and without a fused epilogue that
+/// reads C, C matches cuBLAS and nothing past its lines is written.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn c_at_any_alignment_matches_cublas_across_a_persistent_walk() {
@@ -1128,8 +1128,16 @@ fn c_at_any_alignment_matches_cublas_across_a_persistent_walk() {
     use gemm_ladder::steps::{clusters, hopper_autotuned, persistent, tma_store};
     use gemm_runtime::spec::{Activation, Bias, Dim, Elem, Fused, KernelSpec};
     let bench = bench();
+    // 256 x 128 tiles, two 64-row atoms a consumer: its variant's C tile goes out in four bands
+    let mut tall = KernelSpec { name: "tall".into(), ..hopper_autotuned::KERNEL.spec.clone() };
+    (tall.block.m, tall.block.n) = (256, 128);
+    tall.warp = tall.warp.map(|w| gemm_runtime::spec::Warp { m: 128, n: 128, ..w });
+    tall.atom = gemm_runtime::spec::Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
+    let tall = Kernel::from_spec(tall).unwrap();
+    let banded = gemm_runtime::realign::scalar_c_spec(&tall.spec).and_then(|v| v.c_tile()).map(|t| t.bands);
+    assert_eq!(banded, Some(4));
     // (a cluster of two with B multicast; every consumer thread arriving on the ring's barriers)
-    for kernel in [&hopper_autotuned::KERNEL, &tma_store::KERNEL, &clusters::KERNEL, &persistent::KERNEL] {
+    for kernel in [&hopper_autotuned::KERNEL, &tma_store::KERNEL, &clusters::KERNEL, &persistent::KERNEL, &tall] {
         if !runs_here(&bench, kernel) {
             continue;
         }

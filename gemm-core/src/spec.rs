@@ -374,6 +374,12 @@ pub struct CTile {
     /// the whole tile would leave the stages too little shared memory (see
     /// [`KernelSpec::c_tile_parts`]); 1 elsewhere.
     pub parts: u32,
+    /// `epilogue = smem_elements` on the Hopper path: the tile goes out in
+    /// this many bands of `lines / bands` lines (rows of a row-major C, whole
+    /// wgmma atoms tall), each through a buffer that size, where the whole
+    /// tile would leave the spec's stages too little shared memory (see
+    /// [`KernelSpec::c_tile_bands`]); 1 elsewhere.
+    pub bands: u32,
 }
 
 /// What the epilogue computes from the accumulators, in f32, before C is
@@ -880,7 +886,7 @@ impl KernelSpec {
             Epilogue::Smem | Epilogue::SmemElements => {}
             // `epilogue = tma`: boxes of 128-byte lines in the 128-byte
             // swizzle, which the TMA store reads (see `c_tile_box`)
-            Epilogue::Tma => return Some(CTile { lines, line, ld: line, parts: self.c_tile_parts(lines * line) }),
+            Epilogue::Tma => return Some(CTile { lines, line, ld: line, parts: self.c_tile_parts(lines * line), bands: 1 }),
             _ => return None,
         }
         let (period, at) = match (self.c.layout, self.c.elem.bytes()) {
@@ -894,7 +900,24 @@ impl KernelSpec {
             // room for a line shifted up to 6 elements along (C at any alignment: see the epilogue's tile_shift)
             ld += period;
         }
-        Some(CTile { lines, line, ld, parts: 1 })
+        Some(CTile { lines, line, ld, parts: 1, bands: self.c_tile_bands(lines, ld) })
+    }
+
+    /// In how many bands the C tile of `epilogue = smem_elements` (C at any
+    /// alignment, the launcher's variant of a TMA store) of `lines` lines
+    /// `ld` apart goes out on the Hopper path: the fewest of 1, 2 and 4
+    /// whose buffer leaves the spec's stages room in shared memory, each
+    /// band whole wgmma atoms (64 rows) of a row-major C; 1 elsewhere (the
+    /// rules then ask for fewer stages).
+    pub fn c_tile_bands(&self, lines: u32, ld: u32) -> u32 {
+        let hopper = matches!(self.staging, Staging::Tma { .. }) && matches!(self.atom, Atom::Wgmma { .. });
+        let shared = self.specialize.is_some_and(|sp| !sp.pingpong && !sp.overlap);
+        if self.epilogue != Epilogue::SmemElements || !hopper || !shared || self.c.layout != Layout::RowMajor {
+            return 1;
+        }
+        let room = self.arch.smem_limit().saturating_sub(self.staged_bytes() + self.tma_overhead() + self.ticket_bytes());
+        let fits = |b: u32| lines.is_multiple_of(64 * b) && lines / b * ld * self.c.elem.bytes() <= room;
+        [1, 2, 4].into_iter().find(|&b| fits(b)).unwrap_or(1)
     }
 
     /// In how many parts the C tile of `epilogue = tma` (`elems` elements)
@@ -947,7 +970,7 @@ impl KernelSpec {
         if let Some(t) = self.c_tile() {
             // ping-pong consumers each store a tile of their own
             let tiles = self.specialize.filter(|sp| sp.pingpong).map_or(1, |sp| sp.consumers);
-            return tiles * t.lines * t.ld * self.c.elem.bytes() / t.parts;
+            return tiles * t.lines / t.bands * t.ld * self.c.elem.bytes() / t.parts;
         }
         match (self.atom, self.warp) {
             (Atom::Wmma { m, n, .. }, Some(w)) if self.fused.any() || self.edges == Edges::Guarded => {

@@ -1155,6 +1155,46 @@ fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shift
     assert!(!src.contains("tile_shift"), "{src}");
 }
 
+/// Where the whole C tile of `smem_elements` would leave a Hopper spec's
+/// stages too little shared memory, it goes out in bands of whole wgmma
+/// atoms' rows, band after band through one buffer: the warpgroups whose
+/// atoms lie in a band store them from the band's first row (C's line
+/// shifted as C's own, the block's row), every consumer copies the band
+/// out at its own rows of C, and they meet before the next band.
+#[test]
+fn smem_elements_goes_out_in_bands_where_the_whole_tile_leaves_the_stages_too_little_room() {
+    let mut s = hopper_spec();
+    s.epilogue = Epilogue::SmemElements;
+    let t = s.c_tile().unwrap();
+    assert_eq!((t.lines, t.ld, t.bands, t.parts), (128, 264, 2, 1), "{t:?}");
+    assert!(s.smem_bytes() <= s.arch.smem_limit(), "four stages and a band fit: {}", s.smem_bytes());
+    let g = generate(&s).unwrap();
+    for line in [
+        "// the C tile goes out in 2 bands of 64 rows, each through the same buffer",
+        "for (int c_band = 0; c_band < 2; ++c_band) {",
+        "consumers_sync();  // every consumer has copied the previous band out of the buffer",
+        "if (group_m / 64 == c_band) {",
+        "&c_tile[((t_row - c_band * 64) + h * 8) * 264 + (t_col + q * 8) + tile_shift((t_row - c_band * 64) + h * 8 + c_band * 64)]",
+        "unsigned short* const to = &C_batch[(block_m + c_band * 64 + line) * ldc + block_n];",
+        "if (block_m + c_band * 64 + line < M) {",
+    ] {
+        assert!(g.source.contains(line), "{line}\n{}", g.source);
+    }
+    // three stages leave room for the whole tile
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
+    assert_eq!(s.c_tile().unwrap().bands, 1);
+    // two atoms a warpgroup (256 x 128 tiles): four bands of 64 rows, a warpgroup's atom each
+    let mut tall = hopper_spec();
+    tall.epilogue = Epilogue::SmemElements;
+    tall.block.m = 256;
+    tall.block.n = 128;
+    tall.warp = Some(Warp { m: 128, n: 128, m_iters: 1, n_iters: 1 });
+    tall.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
+    assert_eq!(tall.c_tile().map(|t| t.bands), Some(4));
+    let g = generate(&tall).unwrap();
+    assert!(g.source.contains("if ((group_m + im * 64) / 64 == c_band) {"), "{}", g.source);
+}
+
 /// A guarded bias reads in bounds whatever the tile (an index past C's
 /// edge reads the last element, whose value is never stored). A thread's
 /// bias values are loaded ahead as f32 where they are 32 or fewer; more

@@ -226,10 +226,15 @@ pub fn variant_spec(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> Option<Ke
 /// where its path has no such variant (wmma fragments stored straight from
 /// registers), or where the variant breaks a rule: C then goes through a
 /// copy. A C tile past shared memory beside the spec's stages (the whole
-/// tile, where the TMA store's went out in parts) takes the deepest
-/// pipeline that leaves it room: on the H100 `hopper_tuned`'s four-stage
-/// point at 4096 x 11007 x 4096 ran 84.4% of its aligned neighbour with C
-/// copied, where three stages and elements ran 94% (BENCHMARKS.md).
+/// tile, where the TMA store's went out in parts) goes out in bands of
+/// whole wgmma atoms on the Hopper path where the whole tile would cost a
+/// stage ([`KernelSpec::c_tile_bands`]: on the H100 `hopper_autotuned` ran
+/// 4096 x 4095 x 4096 at 728-735 TFLOP/s so, against 705-709 with the
+/// whole tile and a stage fewer; with 256 x 128 tiles 688-692 against
+/// 577-580), and elsewhere takes the deepest pipeline that leaves it room:
+/// `hopper_tuned`'s four-stage point at 4096 x 11007 x 4096 ran 84.4% of
+/// its aligned neighbour with C copied, where three stages and elements
+/// ran 94% (BENCHMARKS.md).
 pub fn scalar_c_spec(spec: &KernelSpec) -> Option<KernelSpec> {
     let scalar = |s: &KernelSpec| {
         let r = s.requirements();
@@ -527,11 +532,12 @@ mod tests {
         let dims = Dims::new(128, 64, 64).with_ld(64, 64, 65);
         assert_eq!(plan(&wmma, dims, [1 << 16; 3], [BASE, BASE << 1, BASE << 2]).unwrap(), Plan::Copied { a: false, b: false, c: true });
         // four stages of 128 x 256 tiles, whose TMA store's C tile goes out in
-        // two parts: the whole tile of elements beside three
+        // two parts: the tile of elements beside four in two bands of 64 rows
         let deep = KernelSpec { staging: Staging::Tma { stages: 4, cp_async: None, prefetch: 0 }, ..crate::test_specs::tma_store() };
         assert!(gemm_core::check(&deep).is_empty());
-        let v = scalar_c_spec(&deep).expect("a variant with fewer stages");
-        assert_eq!((v.epilogue, v.staging), (Epilogue::SmemElements, Staging::Tma { stages: 3, cp_async: None, prefetch: 0 }));
+        let v = scalar_c_spec(&deep).expect("a variant in bands");
+        assert_eq!((v.epilogue, v.staging), (Epilogue::SmemElements, deep.staging));
+        assert_eq!(v.c_tile().map(|t| (t.bands, t.lines)), Some((2, 128)));
         // overlapped halves (TMA stores alone): the variant's consumers store the whole tile at once
         let mut overlap = KernelSpec { atom: gemm_core::spec::Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false }, ..deep };
         overlap.specialize = overlap.specialize.map(|sp| Specialize { overlap: true, ..sp });

@@ -191,18 +191,27 @@ pub struct Output<'a> {
     c: &'a str,
     bias: &'a str,
     tile: Option<CTile>,
+    /// A C tile that goes out in bands: the band's variable and its lines,
+    /// the buffer's line `l` being the block's line `l + band * lines`.
+    band: Option<(&'a str, u32)>,
 }
 
 impl<'a> Output<'a> {
     /// Stores through the kernel's own `C` and `bias` (moved to the block's batch).
     pub fn new(spec: &'a KernelSpec) -> Self {
-        Output { spec, c: "C", bias: "bias", tile: None }
+        Output { spec, c: "C", bias: "bias", tile: None, band: None }
     }
 
     /// The same stores into the block's C tile in shared memory, `c_tile`
     /// (`epilogue = smem`), the fused math done on the way in.
     pub fn into_tile(self, tile: CTile) -> Self {
         Output { tile: Some(tile), ..self }
+    }
+
+    /// The same stores into band `var` (of `lines` lines) of a C tile that
+    /// goes out in bands ([`CTile::bands`]).
+    pub fn in_band(self, var: &'a str, lines: u32) -> Self {
+        Output { band: Some((var, lines)), ..self }
     }
 
     /// Where a block's problem is known only inside its schedule (a
@@ -218,7 +227,12 @@ impl<'a> Output<'a> {
             w.line(format!("// this {of}'s batch of C"));
             w.declare("C_batch", "auto* const C_batch = C + batch * batch_c;");
         }
-        Output { spec, c: "C_batch", bias: "bias_batch", tile: None }
+        Output { spec, c: "C_batch", bias: "bias_batch", tile: None, band: None }
+    }
+
+    /// The band of the C tile these stores go to, if it goes out in bands.
+    pub fn band(&self) -> Option<(&'a str, u32)> {
+        self.band
     }
 
     /// The pointer C is stored through.
@@ -360,7 +374,12 @@ impl<'a> Output<'a> {
                     return format!("c_tile[c_tile_at({line}, {e})]");
                 }
                 if realigned(s) {
-                    return format!("c_tile[{} + tile_shift({line})]", offset(s.c.layout, &t.ld.to_string(), &r, &c));
+                    // (the shift of C's own line: in a band, the block's line past the band's first)
+                    let shift = match self.band {
+                        Some((var, lines)) => format!("tile_shift({line} + {var} * {lines})"),
+                        None => format!("tile_shift({line})"),
+                    };
+                    return format!("c_tile[{} + {shift}]", offset(s.c.layout, &t.ld.to_string(), &r, &c));
                 }
                 format!("c_tile[{}]", offset(s.c.layout, &t.ld.to_string(), &r, &c))
             }
@@ -476,16 +495,24 @@ pub const BIAS_AHEAD_MAX: u32 = 32;
 /// tile's ([`copy_out_realigned`]); an f32 C an element a thread, a warp's
 /// stores side by side (a thread storing its own 16-byte chunk's elements
 /// one by one would touch 16 sectors with each store).
+///
+/// In a band ([`Output::in_band`]) the buffer holds that band's lines of
+/// the block's tile.
 pub fn copy_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team) {
     let Some(t) = out.tile else { unreachable!("copy_out follows stores into the C tile") };
+    // the lines the buffer holds, and the block's line its first is (bands lie along a row-major C's rows)
+    let (lines, block_m) = match out.band {
+        Some((var, lines)) => (lines, format!("block_m + {var} * {lines}")),
+        None => (t.lines, "block_m".to_string()),
+    };
     if realigned(spec) {
-        return copy_out_realigned(w, spec, out, team, t);
+        return copy_out_realigned(w, spec, out, team, t, (lines, &block_m));
     }
     let elements = spec.epilogue == Epilogue::SmemElements;
     // elements a thread takes a round: 16 bytes, or under smem_elements (f32) one
     let vector = if elements { 1 } else { 16 / spec.c.elem.bytes() };
     let per_line = t.line / vector;
-    let chunks = t.lines * per_line;
+    let chunks = lines * per_line;
     let row_major = spec.c.layout == Layout::RowMajor;
     w.line(format!("{}  // the C tile is whole", team.sync));
     let along = if row_major { "row" } else { "column" };
@@ -498,7 +525,7 @@ pub fn copy_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team) {
         } else {
             w.line(format!("const int e = (i % {per_line}) * {vector};"));
         }
-        let (row, col) = if row_major { ("block_m + line", "block_n + e") } else { ("block_m + e", "block_n + line") };
+        let (row, col) = if row_major { (format!("{block_m} + line"), "block_n + e") } else { ("block_m + e".to_string(), "block_n + line") };
         w.line(format!("const int row = {row}, col = {col};"));
         let from = format!("c_tile[line * {} + e]", t.ld);
         let c = |r: &str, c: &str| format!("{}[{}]", out.c, offset(spec.c.layout, "ldc", r, c));
@@ -572,7 +599,7 @@ fn chunk_rounds(w: &mut Writer, team: &Team, chunks: u32, body: impl Fn(&mut Wri
 /// head at 72% of its aligned neighbour against 81% for the 16-bit pairs
 /// it replaced (BENCHMARKS.md). Guarded, a chunk across C's edge goes an
 /// element at a time too.
-fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team, t: CTile) {
+fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team, t: CTile, (lines, block_m): (u32, &str)) {
     // the tile's lines start on 16-byte boundaries, hold whole chunks and have room for
     // their shifts (`KernelSpec::c_tile`)
     debug_assert!(t.ld.is_multiple_of(8) && t.line.is_multiple_of(8) && t.ld >= t.line + 8, "{t:?}");
@@ -584,13 +611,13 @@ fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Te
     w.line(format!("{}  // the C tile is whole", team.sync));
     let along = if row_major { "row" } else { "column" };
     let (origin, start, extent, inside) = if row_major {
-        (("block_m + line", "block_n"), "block_n", "N", "block_m + line < M")
+        ((format!("{block_m} + line"), "block_n"), "block_n", "N", format!("{block_m} + line < M"))
     } else {
-        (("block_m", "block_n + line"), "block_m", "M", "block_n + line < N")
+        (("block_m".to_string(), "block_n + line"), "block_m", "M", "block_n + line < N".to_string())
     };
     // where chunk j of the line goes: `to + e`, from the tile line's element e
     let chunk_origin = |w: &mut Writer| {
-        w.line(format!("{ty}* const to = &{}[{}];", out.c, offset(spec.c.layout, "ldc", origin.0, origin.1)));
+        w.line(format!("{ty}* const to = &{}[{}];", out.c, offset(spec.c.layout, "ldc", &origin.0, origin.1)));
         w.line(format!("// C's {along} starts s elements past a 16-byte boundary; its chunk j starts e elements into it,"));
         w.line("// which the tile's line holds s & 6 elements further along (tile_shift)");
         w.line("const int s = (int)((reinterpret_cast<unsigned long long>(to) >> 1) & 7);");
@@ -638,7 +665,7 @@ fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Te
                 });
             });
         };
-        chunk_rounds(w, team, t.lines * per, body);
+        chunk_rounds(w, team, lines * per, body);
     }
     w.line(format!("// then each {along}'s first and last chunks (past the tile's line on one side): an element a thread, the"));
     w.line("// eight places of a chunk on eight threads side by side, so that a warp's stores fill whole sectors");
@@ -654,7 +681,7 @@ fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Te
             });
         });
     };
-    chunk_rounds(w, team, t.lines * 16, ends);
+    chunk_rounds(w, team, lines * 16, ends);
 }
 
 /// `epilogue = smem_elements` with a 16-bit C: `tile_shift(line)`, how far
@@ -832,15 +859,20 @@ mod tests {
         // (M, N, ldc past a line's length, offset into the buffer, block_m, block_n)
         let guarded = [(100, 300, 1, 1, 64, 256), (200, 300, 7, 3, 0, 128), (70, 130, 3, 5, 64, 0), (64, 128, 8, 0, 0, 0), (90, 200, 3, 7, 0, 128)];
         let whole = [(128, 256, 3, 1, 64, 128), (64, 128, 3, 6, 0, 0), (64, 128, 8, 0, 0, 0)];
-        for layout in [Layout::RowMajor, Layout::ColMajor] {
+        // a row-major C also in two bands of 32 rows, each through a buffer of its own height
+        // (as a Hopper kernel's C tile goes out where the whole would leave its stages too little room)
+        for (layout, bands) in [(Layout::RowMajor, 1), (Layout::RowMajor, 2), (Layout::ColMajor, 1)] {
             for (edges, cases) in [(Edges::Guarded, &guarded[..]), (Edges::Whole, &whole[..])] {
                 let s = spec(layout, edges);
-                let tile = s.c_tile().unwrap();
+                let tile = CTile { bands, ..s.c_tile().unwrap() };
+                let band_lines = tile.lines / bands;
                 let mut w = Writer::default();
                 w.block(
-                    "static void store_tile(unsigned short* C, int M, int N, int ldc, int block_m, int block_n, const unsigned short* c_tile)",
+                    "static void store_tile(unsigned short* C, int M, int N, int ldc, int block_m, int block_n, int band, const unsigned short* c_tile)",
                     |w| {
-                        copy_out(w, &s, &Output::new(&s).into_tile(tile), &Team::block(256));
+                        let out = Output::new(&s).into_tile(tile);
+                        let out = if bands > 1 { out.in_band("band", band_lines) } else { out };
+                        copy_out(w, &s, &out, &Team::block(256));
                     },
                 );
                 let (tile_m, tile_n) = (s.block.m, s.block.n);
@@ -855,14 +887,16 @@ mod tests {
                          for (int i = 0; i < {size}; ++i) buf[i] = 0xDEAD;\n\
                          unsigned short* tile = (unsigned short*)aligned_alloc(64, {} * 2);\n\
                          for (int i = 0; i < {}; ++i) tile[i] = (unsigned short)((i * 7 + 1) & 0x7fff);\n\
-                         for (unsigned t = 0; t < 256; ++t) {{ threadIdx.x = t; store_tile(buf + {offset}, {m}, {n}, {ldc}, {bm}, {bn}, tile); }}\n\
+                         for (int band = 0; band < {bands}; ++band)\n\
+                           for (unsigned t = 0; t < 256; ++t) {{ threadIdx.x = t; store_tile(buf + {offset}, {m}, {n}, {ldc}, {bm}, {bn}, band, tile); }}\n\
                          int bad = 0;\n\
                          for (int i = 0; i < {size}; ++i) {{\n\
                            int p = i - {offset}; int line_at = p / {ldc}, along = p % {ldc};\n\
                            int r = {rc}, c = {cc};\n\
                            bool in_c = p >= 0 && line_at < {lines} && r < {m} && c < {n};\n\
                            bool in_tile = r >= {bm} && r < {bm} + {tile_m} && c >= {bn} && c < {bn} + {tile_n};\n\
-                           int tl = {tile_line}, te = {tile_e};\n\
+                           // (in bands, every band from the same buffer: the tile's line modulo a band's)\n\
+                           int tl = ({tile_line}) % {band_lines}, te = {tile_e};\n\
                            // the tile holds its line (s & 6) elements along, s where C's line starts past 16 bytes\n\
                            unsigned long long line_start = (unsigned long long)(buf + {offset} + {line_start});\n\
                            int shift = (int)((line_start >> 1) & 6);\n\
@@ -882,8 +916,8 @@ mod tests {
                     #define __device__\n#define __forceinline__ inline\nstruct Dim3 { unsigned x, y, z; };\nstatic Dim3 threadIdx;\n\
                     static void __syncthreads() {}\n";
                 let program = format!("{shim}{}\nint main() {{\n{body}}}\n", w.finish());
-                let what = format!("{layout:?} {edges:?}");
-                let text = crate::cuda::host::run_cpp(&format!("c-tile-{layout:?}-{edges:?}"), &program);
+                let what = format!("{layout:?} {edges:?} in {bands} band(s)");
+                let text = crate::cuda::host::run_cpp(&format!("c-tile-{layout:?}-{edges:?}-{bands}"), &program);
                 assert_eq!(text.lines().count(), cases.len(), "{what}: {text}");
                 for line in text.lines() {
                     assert!(line.ends_with(": 0"), "{what}, {line} elements wrong");

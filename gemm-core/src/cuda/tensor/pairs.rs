@@ -80,6 +80,9 @@ impl Tc<'_> {
             w.line("const int c_row = block_m + warp_m + lane / 4;");
             w.line("const int c_col = block_n + warp_n + (lane % 4) * 2;");
         }
+        if let Some(t) = tile.filter(|t| t.bands > 1) {
+            return self.bands_out(w, out, map, t);
+        }
         let parts = tile.map_or(1, |t| t.parts);
         if parts == 1 {
             return self.pairs_out(w, out, map, None, None);
@@ -100,6 +103,32 @@ impl Tc<'_> {
             *n.last_mut().expect("a loop along n") = (q, per, step);
             let acc = map.acc.replace(&format!("[{q}]"), &format!("[{q} + {per} * part]"));
             self.pairs_out(w, out, &PairMap { m: map.m.clone(), n, acc }, Some(("part", width)), None);
+        });
+    }
+
+    /// A C tile that goes out in bands ([`CTile::bands`]): band after band
+    /// through one buffer, each filled by the warpgroups whose 64-row atoms
+    /// lie in it (a wgmma atom's rows `group_m + 64 * im`), then copied out
+    /// by all of them, who meet again before the next band overwrites it.
+    fn bands_out(&self, w: &mut Writer, out: &Output, map: &PairMap, t: CTile) {
+        let lines = t.lines / t.bands;
+        let team = self.team();
+        let &(im, extent, step) = map.m.first().expect("a loop along m");
+        debug_assert_eq!((map.m.len(), step), (1, 64), "wgmma's atoms, 64 rows each");
+        w.line(format!("// the C tile goes out in {} bands of {lines} rows, each through the same buffer", t.bands));
+        // (`c_band`: the raster may have a `band` of its own in scope)
+        w.unrolled("c_band", t.bands, |w| {
+            w.block("if (c_band > 0)", |w| {
+                w.line(format!("{}  // every consumer has copied the previous band out of the buffer", team.sync));
+            });
+            let banded = out.in_band("c_band", lines);
+            // (each of this warpgroup's atoms stored where its rows, group_m + 64 * im on, lie in the band)
+            let row0 = match times(index(im, extent), 64) {
+                Some(off) => format!("(group_m + {off})"),
+                None => "group_m".into(),
+            };
+            self.pairs_stores(w, &banded, map, None, None, Some(format!("{row0} / {lines} == c_band")));
+            epilogue::copy_out(w, self.spec, &banded, &team);
         });
     }
 
@@ -152,10 +181,27 @@ impl Tc<'_> {
     /// `bias_pairs`: registers already holding a 16-bit bias along n,
     /// packed in pairs, indexed by `map`'s loops along n.
     fn pairs_out(&self, w: &mut Writer, out: &Output, map: &PairMap, part: Option<(&str, u32)>, bias_pairs: Option<&str>) {
+        self.pairs_stores(w, out, map, part, bias_pairs, None);
+        let s = self.spec;
+        match (s.c_tile(), s.epilogue) {
+            (Some(_), Epilogue::Tma) => epilogue::tma_store_out(w, s, out, &self.team(), part),
+            (Some(_), _) => epilogue::copy_out(w, s, out, &self.team()),
+            _ => {}
+        }
+    }
+
+    /// [`Self::pairs_out`]'s stores of `map`'s accumulators into C or the
+    /// C tile (in a band of it, [`Output::in_band`], from the band's first
+    /// row), each atom's under `only` where given.
+    fn pairs_stores(&self, w: &mut Writer, out: &Output, map: &PairMap, part: Option<(&str, u32)>, bias_pairs: Option<&str>, only: Option<String>) {
         let s = self.spec;
         let tile = s.c_tile();
         let at = |base: &str| {
-            let mut rows = vec![Some(format!("{base}_row"))];
+            let first = match (out.band(), base) {
+                (Some((var, lines)), "t") => format!("(t_row - {var} * {lines})"),
+                _ => format!("{base}_row"),
+            };
+            let mut rows = vec![Some(first)];
             rows.extend(PairMap::offset(&map.m));
             rows.push(Some("h * 8".into()));
             let mut cols = vec![Some(format!("{base}_col"))];
@@ -207,13 +253,11 @@ impl Tc<'_> {
                 .map(|(e, acc)| Value { acc, bias: bias.as_ref().map(|b| b[e].clone()) })
                 .collect::<Vec<_>>();
             let in_tile = in_tile.as_ref().map(|(r, c)| (r.as_str(), c.as_str()));
-            out.store_at(w, (&row, &col), in_tile, Dim::N, &values);
+            match &only {
+                Some(cond) => w.block(format!("if ({cond})"), |w| out.store_at(w, (&row, &col), in_tile, Dim::N, &values)),
+                None => out.store_at(w, (&row, &col), in_tile, Dim::N, &values),
+            }
         });
-        match (tile, s.epilogue) {
-            (Some(_), Epilogue::Tma) => epilogue::tma_store_out(w, s, out, &self.team(), part),
-            (Some(_), _) => epilogue::copy_out(w, s, out, &self.team()),
-            _ => {}
-        }
     }
 
     /// Frees the space the C tile takes and points `c_tile` at it: the

@@ -1142,16 +1142,20 @@ fn c_at_any_alignment_matches_cublas_across_a_persistent_walk() {
             continue;
         }
         let l = layouts_of(&kernel.spec);
-        // 33 x 9 tiles of 128 x 256 (297), over a grid of at most 132 blocks; C's lines 4097 and 2051 apart
-        for (i, (m, n, k)) in [(4097, 2051, 200), (1000, 4097, 64)].into_iter().enumerate() {
+        // 33 x 9 tiles of 128 x 256 (297), over a grid of at most 132 blocks; C's lines 4097 and 2051
+        // apart; deep enough for bands (where the spec's stages leave the whole tile too little room), and not
+        for (i, (m, n, k)) in [(4097, 2051, 1344), (1000, 4097, 64)].into_iter().enumerate() {
             let dims = dims_with_ld_multiple(m, n, k, l, 1);
             let variant = gemm_runtime::realign::variant_spec(&kernel.spec, dims, [0; 3]).expect("a variant for C's odd lines");
             assert_eq!(variant.epilogue, gemm_runtime::spec::Epilogue::SmemElements, "{}", variant.kernel_name());
+            let bands = variant.c_tile().map_or(1, |t| t.bands);
+            let deep = gemm_runtime::realign::scalar_c_spec(&kernel.spec).and_then(|v| v.c_tile()).map_or(1, |t| t.bands);
+            assert_eq!(bands, if i == 0 { deep } else { 1 }, "{}", variant.kernel_name());
             verify(&bench, kernel, dims, 120 + i as u64).unwrap_or_else(|e| panic!("{e}"));
         }
         let fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::Relu) };
         let k = Kernel::from_spec(KernelSpec { name: format!("{}_fused", kernel.name).into(), fused, ..kernel.spec.clone() }).unwrap();
-        let dims = dims_with_ld_multiple(4097, 2051, 200, l, 1);
+        let dims = dims_with_ld_multiple(4097, 2051, 1344, l, 1);
         verify_fused(&bench, &k, dims, 122, Scalars { alpha: 0.5, beta: 0.25 }).unwrap_or_else(|e| panic!("{e}"));
     }
 }

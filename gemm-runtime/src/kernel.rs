@@ -361,7 +361,9 @@ impl Kernel {
 
     /// The variant of this kernel that writes C at any alignment, which
     /// launches whose C this kernel's stores cannot take run (where their
-    /// A and B need no narrower copies); `None` where there is none.
+    /// A and B need no narrower copies), as deep products run it (a
+    /// shallow one may take the whole C tile and a stage fewer:
+    /// [`realign::scalar_c_spec_for`]); `None` where there is none.
     pub fn scalar_c_variant(&self) -> Option<Arc<Kernel>> {
         self.variant_of(realign::scalar_c_spec(&self.spec)?).ok()
     }

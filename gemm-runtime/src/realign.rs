@@ -112,7 +112,7 @@ pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Op
             (vector, copy_a, copy_b) = (None, a, b);
         }
     }
-    let only_c = if c { scalar_c_spec(spec) } else { None };
+    let only_c = if c { scalar_c_spec_for(spec, dims.k) } else { None };
     let scalar_c = only_c.is_some();
     let Some(v) = vector else {
         // C alone (or nothing) by a variant; A and B as they are, or copied
@@ -234,8 +234,28 @@ pub fn variant_spec(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> Option<Ke
 /// 577-580), and elsewhere takes the deepest pipeline that leaves it room:
 /// `hopper_tuned`'s four-stage point at 4096 x 11007 x 4096 ran 84.4% of
 /// its aligned neighbour with C copied, where three stages and elements
-/// ran 94% (BENCHMARKS.md).
+/// ran 94% (BENCHMARKS.md). Bands pay in deep products only: a launch
+/// takes [`scalar_c_spec_for`] its K.
 pub fn scalar_c_spec(spec: &KernelSpec) -> Option<KernelSpec> {
+    scalar_c_choice(spec, true)
+}
+
+/// K steps from which a C tile in bands (and a stage more) pays against the
+/// whole tile: on the H100 `hopper_autotuned`'s variant at 4096 x 4095 x K
+/// ran 2-3% slower in bands at K = 768 and 1024 (12 and 16 K steps), and
+/// GPT-2's LM head (K = 768) 4% slower, 2-3% faster from K = 1536 (24),
+/// 3.5% at 4096 (BENCHMARKS.md).
+pub const BANDS_MIN_K_STEPS: usize = 20;
+
+/// [`scalar_c_spec`] for a launch of depth `k`: under
+/// [`BANDS_MIN_K_STEPS`] K steps, the whole C tile with the deepest
+/// pipeline that leaves it room rather than bands, where one does.
+pub fn scalar_c_spec_for(spec: &KernelSpec, k: usize) -> Option<KernelSpec> {
+    let steps = k.div_ceil(spec.block.k.unwrap_or(1).max(1) as usize);
+    scalar_c_choice(spec, steps >= BANDS_MIN_K_STEPS)
+}
+
+fn scalar_c_choice(spec: &KernelSpec, bands: bool) -> Option<KernelSpec> {
     let scalar = |s: &KernelSpec| {
         let r = s.requirements();
         r.c_vector == 1 && r.c_align <= s.c.elem.bytes()
@@ -259,7 +279,15 @@ pub fn scalar_c_spec(spec: &KernelSpec) -> Option<KernelSpec> {
     // the spec's own stages first, then fewer, as a tuning space's points (a
     // spec without a pipeline: its own alone); the first the rules and the generator take
     let counts: Vec<u32> = if stages >= 2 { (2..=stages).rev().collect() } else { vec![stages] };
-    gemm_core::tune::expand(&variant, &[(gemm_core::tune::Setting::Stages, counts)]).into_iter().find(|p| p.refused.is_empty()).map(|p| p.spec)
+    let points: Vec<_> = gemm_core::tune::expand(&variant, &[(gemm_core::tune::Setting::Stages, counts)])
+        .into_iter()
+        .filter(|p| p.refused.is_empty())
+        .map(|p| p.spec)
+        .collect();
+    let whole = |s: &KernelSpec| s.c_tile().is_none_or(|t| t.bands == 1);
+    // (without bands where they do not pay, unless no pipeline leaves the whole tile room)
+    let pick = if bands { None } else { points.iter().find(|s| whole(s)) };
+    pick.or(points.first()).cloned()
 }
 
 /// The fewest columns of C (for A) or rows (for B) a product must have
@@ -538,6 +566,10 @@ mod tests {
         let v = scalar_c_spec(&deep).expect("a variant in bands");
         assert_eq!((v.epilogue, v.staging), (Epilogue::SmemElements, deep.staging));
         assert_eq!(v.c_tile().map(|t| (t.bands, t.lines)), Some((2, 128)));
+        assert_eq!(scalar_c_spec_for(&deep, 20 * 64), Some(v));
+        // in a shallow product the whole tile and a stage fewer
+        let shallow = scalar_c_spec_for(&deep, 19 * 64).expect("a variant");
+        assert_eq!((shallow.staging, shallow.c_tile().map(|t| t.bands)), (Staging::Tma { stages: 3, cp_async: None, prefetch: 0 }, Some(1)));
         // overlapped halves (TMA stores alone): the variant's consumers store the whole tile at once
         let mut overlap = KernelSpec { atom: gemm_core::spec::Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false }, ..deep };
         overlap.specialize = overlap.specialize.map(|sp| Specialize { overlap: true, ..sp });

@@ -1170,6 +1170,7 @@ fn smem_elements_goes_out_in_bands_where_the_whole_tile_leaves_the_stages_too_li
     assert!(s.smem_bytes() <= s.arch.smem_limit(), "four stages and a band fit: {}", s.smem_bytes());
     let g = generate(&s).unwrap();
     for line in [
+        "// a buffer for a band of the block's C tile, past the stages: 64 rows of 256, 264 apart",
         "// the C tile goes out in 2 bands of 64 rows, each through the same buffer",
         "for (int c_band = 0; c_band < 2; ++c_band) {",
         "consumers_sync();  // every consumer has copied the previous band out of the buffer",

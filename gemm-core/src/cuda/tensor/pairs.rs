@@ -293,7 +293,12 @@ impl Tc<'_> {
                 if s.persistent.is_some() {
                     w.line(format!("{}  // the previous tile's C has gone out of the C tile", team.sync));
                 }
-                w.line(format!("// the block's C tile, past the stages: {} {lines} of {}, {} apart", t.lines, t.line, t.ld));
+                if t.bands > 1 {
+                    let band = t.lines / t.bands;
+                    w.line(format!("// a buffer for a band of the block's C tile, past the stages: {band} {lines} of {}, {} apart", t.line, t.ld));
+                } else {
+                    w.line(format!("// the block's C tile, past the stages: {} {lines} of {}, {} apart", t.lines, t.line, t.ld));
+                }
             }
             w.line(format!("{c_type}* const c_tile = reinterpret_cast<{c_type}*>(smem_raw + (a_smem - smem_base) + {offset});"));
             return;

@@ -242,8 +242,8 @@ pub fn scalar_c_spec(spec: &KernelSpec) -> Option<KernelSpec> {
 
 /// K steps from which a C tile in bands (and a stage more) pays against the
 /// whole tile: on the H100 `hopper_autotuned`'s variant at 4096 x 4095 x K
-/// ran 2-3% slower in bands at K = 768 and 1024 (12 and 16 K steps), and
-/// GPT-2's LM head (K = 768) 4% slower, 2-3% faster from K = 1536 (24),
+/// ran 3% and 1.4% slower in bands at K = 768 and 1024 (12 and 16 K steps),
+/// GPT-2's LM head (K = 768) 4% slower, and 2-3% faster from K = 1536 (24),
 /// 3.5% at 4096 (BENCHMARKS.md).
 pub const BANDS_MIN_K_STEPS: usize = 20;
 

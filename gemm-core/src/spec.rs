@@ -915,9 +915,15 @@ impl KernelSpec {
         if self.epilogue != Epilogue::SmemElements || !hopper || !shared || self.c.layout != Layout::RowMajor {
             return 1;
         }
-        let room = self.arch.smem_limit().saturating_sub(self.staged_bytes() + self.tma_overhead() + self.ticket_bytes());
+        let room = self.c_tile_room();
         let fits = |b: u32| lines.is_multiple_of(64 * b) && lines / b * ld * self.c.elem.bytes() <= room;
         [1, 2, 4].into_iter().find(|&b| fits(b)).unwrap_or(1)
+    }
+
+    /// Shared memory a TMA kernel's C tile may take beside its stages, their
+    /// barriers and a stream-K ticket.
+    fn c_tile_room(&self) -> u32 {
+        self.arch.smem_limit().saturating_sub(self.staged_bytes() + self.tma_overhead() + self.ticket_bytes())
     }
 
     /// In how many parts the C tile of `epilogue = tma` (`elems` elements)
@@ -941,7 +947,7 @@ impl KernelSpec {
         if !spans || self.c.layout != Layout::RowMajor {
             return 1;
         }
-        let room = self.arch.smem_limit().saturating_sub(self.staged_bytes() + self.tma_overhead() + self.ticket_bytes());
+        let room = self.c_tile_room();
         let boxes = self.block.n / self.c_tile_box();
         [1, 2, 4].into_iter().find(|&p| boxes.is_multiple_of(p) && elems * self.c.elem.bytes() / p <= room).unwrap_or(1)
     }

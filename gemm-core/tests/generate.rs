@@ -827,6 +827,18 @@ fn a_tile_mostly_past_m_or_n_loads_only_the_8_line_boxes_that_hold_lines() {
     }
 }
 
+/// `hopper_spec` with 64 x 64 consumers and each tile's K split over a
+/// cluster of two.
+fn split_k_spec() -> KernelSpec {
+    let mut s = hopper_spec();
+    s.block.n = 64;
+    s.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
+    s.atom = Atom::Wgmma { m: 64, n: 64, k: 16, zeroed: false };
+    s.cluster = Some(Cluster { m: 1, n: 1, k: 2, multicast: None });
+    assert_eq!(check(&s), vec![]);
+    s
+}
+
 /// `cluster(k = 2)`: each block streams its part of the tile's K steps
 /// through its own ring (stages counted from its part's start); after the
 /// K loop rank 1 stores its accumulators into rank 0's shared memory past
@@ -835,12 +847,7 @@ fn a_tile_mostly_past_m_or_n_loads_only_the_8_line_boxes_that_hold_lines() {
 /// may hold no K step.
 #[test]
 fn a_cluster_split_along_k_streams_each_part_and_adds_rank_1s_sum_through_shared_memory() {
-    let mut s = hopper_spec();
-    s.block.n = 64;
-    s.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
-    s.atom = Atom::Wgmma { m: 64, n: 64, k: 16, zeroed: false };
-    s.cluster = Some(Cluster { m: 1, n: 1, k: 2, multicast: None });
-    assert_eq!(check(&s), vec![]);
+    let s = split_k_spec();
     let src = generate(&s).unwrap().source;
     let part = s.k_split_offset();
     assert_in_order(
@@ -876,12 +883,8 @@ fn a_cluster_split_along_k_streams_each_part_and_adds_rank_1s_sum_through_shared
 /// dependent launch start once its K loop has issued every copy.
 #[test]
 fn a_prefetch_asks_the_l2_for_the_first_k_steps_before_the_wait_and_lets_the_next_launch_start_after_the_last_copy() {
-    let mut s = hopper_spec();
+    let mut s = split_k_spec();
     s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 2 };
-    s.block.n = 64;
-    s.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
-    s.atom = Atom::Wgmma { m: 64, n: 64, k: 16, zeroed: false };
-    s.cluster = Some(Cluster { m: 1, n: 1, k: 2, multicast: None });
     assert_eq!(check(&s), vec![]);
     let src = generate(&s).unwrap().source;
     assert_in_order(

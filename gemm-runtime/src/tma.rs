@@ -55,7 +55,13 @@ pub fn c_map(spec: &KernelSpec, ptr: u64, shape: &Shape, count: usize, stride: u
 /// `swizzle`-byte swizzle (0: none), for kernels written by hand beside
 /// the generated ones (the read benchmarks).
 pub fn matrix_map(elem: Elem, ptr: u64, (rows, cols): (usize, usize), box_dims: [u32; 2], swizzle: u32) -> Result<TensorMap, GemmError> {
-    let shape = Shape { name: 'W', rows, cols, layout: Layout::RowMajor, ld: cols };
+    strided_map(elem, ptr, (rows, cols), cols, box_dims, swizzle)
+}
+
+/// [`matrix_map`] of a row-major matrix whose rows lie `ld` elements apart
+/// (`ld * elem` bytes a multiple of 16, as TMA asks).
+pub fn strided_map(elem: Elem, ptr: u64, (rows, cols): (usize, usize), ld: usize, box_dims: [u32; 2], swizzle: u32) -> Result<TensorMap, GemmError> {
+    let shape = Shape { name: 'W', rows, cols, layout: Layout::RowMajor, ld };
     encode(elem, ptr, &shape, (1, 0), box_dims, swizzle)
 }
 

@@ -121,12 +121,13 @@ extern "C" __global__ void __launch_bounds__(128, 1) lines_store(const __grid_co
 fn class_maps(ptr: u64, (rows, width): (usize, usize), ld: usize, classes: usize, swizzle: u32) -> Result<Maps, GemmError> {
     let mut maps = Vec::new();
     let mut shift = [0i32; MAX_CLASSES];
-    for c in 0..classes {
+    for (c, shift) in shift.iter_mut().enumerate().take(classes) {
+        // class c's first line, its base rounded down to 16 bytes (8 elements)
         let start = c * ld;
-        let base = start & !7; // 16 bytes
-        shift[c] = (start - base) as i32;
-        let lines = (rows - c).div_ceil(classes);
-        maps.push(strided_map(Elem::Bf16, ptr + 2 * base as u64, (lines, width + shift[c] as usize), classes * ld, [64, (256 / classes) as u32], swizzle)?);
+        let base = start & !7;
+        *shift = (start - base) as i32;
+        let (lines, box_lines) = ((rows - c).div_ceil(classes), (256 / classes) as u32);
+        maps.push(strided_map(Elem::Bf16, ptr + 2 * base as u64, (lines, width + *shift as usize), classes * ld, [64, box_lines], swizzle)?);
     }
     let m = std::array::from_fn(|i| maps[i.min(classes - 1)]);
     Ok(Maps { m, shift })

@@ -429,3 +429,83 @@ pub fn tma_ring(
     };
     rates(bench, bytes, batch, &mut launch)
 }
+
+/// TMA by line class (`examples/tma_lines.rs`): `lines_load` streams 256 x
+/// 64 bf16 tiles through a ring of stages, each tile in `classes` boxes of
+/// `256 / classes` lines, class `c` from map `c` with its boxes moved
+/// right by `shift[c]` elements; `lines_store` stores one 256 x 64 tile of
+/// shared memory (row `r` of a panel, column `j`: `r * 64 + j`, its rows
+/// grouped by class) to C the same way. The maps and shifts come in one
+/// `Maps` parameter of 16 of each.
+pub const TMA_LINES_SOURCE: &str = r#"
+struct __align__(64) TensorMap { unsigned long long opaque[16]; };
+struct Maps { TensorMap m[16]; int shift[16]; };
+
+__device__ __forceinline__ void wait_parity(unsigned bar, unsigned parity) {
+    asm volatile("{\n.reg .pred p;\nw:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra w;\n}\n" :: "r"(bar), "r"(parity) : "memory");
+}
+
+// a ring of `stages` 256 x 64 tiles, tile u the K step u % steps of row panel (u / steps) % panels
+extern "C" __global__ void __launch_bounds__(160, 1) lines_load(const __grid_constant__ Maps maps, int classes, int panels, int steps, long long units, int stages) {
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    const unsigned ring = ((unsigned)__cvta_generic_to_shared(smem_raw) + 1023) & ~1023u;
+    const unsigned full = ring + stages * 32768, empty = full + 8 * stages;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; ++s) {
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(full + 8 * s));
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 4;\n" :: "r"(empty + 8 * s));
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    const long long first = units * blockIdx.x / gridDim.x, last = units * (blockIdx.x + 1) / gridDim.x;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, lines = 256 / classes;
+    for (long long u = first; u < last; ++u) {
+        const int i = (int)(u - first), s = i % stages;
+        const unsigned round = (unsigned)(i / stages) & 1u;
+        if (warp == 0) {
+            if (lane == 0) {
+                if (i >= stages) wait_parity(empty + 8 * s, round ^ 1u);
+                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(full + 8 * s), "r"(32768) : "memory");
+                const int k0 = (int)(u % steps) * 64, panel = (int)((u / steps) % panels);
+                for (int c = 0; c < classes; ++c) {
+                    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+                        :: "r"(ring + s * 32768 + c * lines * 128), "l"(reinterpret_cast<unsigned long long>(&maps.m[c])), "r"(k0 + maps.shift[c]), "r"(panel * lines), "r"(0), "r"(full + 8 * s)
+                        : "memory");
+                }
+            }
+        } else {
+            wait_parity(full + 8 * s, round);
+            if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(empty + 8 * s) : "memory");
+        }
+    }
+}
+
+// 256 x 64 tiles of C from one tile of shared memory (row r of the panel, column j: r * 64 + j),
+// tile u the column chunk u % chunks of row panel (u / chunks) % panels
+extern "C" __global__ void __launch_bounds__(128, 1) lines_store(const __grid_constant__ Maps maps, int classes, int panels, int chunks, long long units, int swizzled) {
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    const unsigned tile = ((unsigned)__cvta_generic_to_shared(smem_raw) + 1023) & ~1023u;
+    unsigned short* const t = reinterpret_cast<unsigned short*>(smem_raw + (tile - (unsigned)__cvta_generic_to_shared(smem_raw)));
+    const int lines = 256 / classes;
+    for (int e = threadIdx.x; e < 256 * 64; e += blockDim.x) {
+        const int s = e / 64, j = e % 64;            // row s of the tile: line s % lines of class s / lines
+        const int r = (s % lines) * classes + s / lines;  // the panel's row
+        t[s * 64 + ((swizzled ? (j / 8) ^ (s % 8) : j / 8) * 8) + j % 8] = (unsigned short)(r * 64 + j);  // the 128-byte swizzle, or none
+    }
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    const long long first = units * blockIdx.x / gridDim.x, last = units * (blockIdx.x + 1) / gridDim.x;
+    for (long long u = first; u < last; ++u) {
+        const int c0 = (int)(u % chunks) * 64, panel = (int)((u / chunks) % panels);
+        for (int c = 0; c < classes; ++c) {
+            asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n"
+                :: "l"(reinterpret_cast<unsigned long long>(&maps.m[c])), "r"(tile + c * lines * 128), "r"(c0 + maps.shift[c]), "r"(panel * lines), "r"(0)
+                : "memory");
+        }
+        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+    }
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+"#;

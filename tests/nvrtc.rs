@@ -31,7 +31,7 @@ fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
 /// warning, their loads 16 bytes wide through the read-only path (the
 /// sweep waiting, launched dependent, for the kernel before): the
 /// sweep with four or eight in flight a thread, the reads in units of K
-/// steps with eight; the TMA ring; and the kernel
+/// steps with eight; the TMA ring; TMA by line class; and the kernel
 /// that fills their buffers.
 #[test]
 fn the_read_kernels_compile_to_16_byte_loads() {
@@ -53,6 +53,11 @@ fn the_read_kernels_compile_to_16_byte_loads() {
         let copies = ring.matches("cp.async.bulk.tensor.3d").count();
         assert!(copies > boxes as usize && ring.contains("mbarrier.arrive.expect_tx"), "{copies} copies, {boxes} box(es) a unit:\n{ring}");
     }
+    // and the loads and stores by line class, by TMA (sm_90a: their copies are Hopper's own)
+    let load = compile_clean(gemm_ladder::peak::TMA_LINES_SOURCE, "lines_load", "sm_90a").to_src();
+    assert!(load.contains("cp.async.bulk.tensor.3d.shared::cluster.global") && load.contains("mbarrier.arrive.expect_tx"), "{load}");
+    let store = compile_clean(gemm_ladder::peak::TMA_LINES_SOURCE, "lines_store", "sm_90a").to_src();
+    assert!(store.contains("cp.async.bulk.tensor.3d.global.shared::cta") && store.contains("cp.async.bulk.wait_group"), "{store}");
 }
 
 #[test]

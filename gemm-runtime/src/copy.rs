@@ -7,9 +7,12 @@
 //! aligned 16-byte chunks of the source it spans and shifted into place,
 //! whatever either side's alignment; the few elements before the first
 //! chunk and after the last go one at a time, and so does any chunk whose
-//! aligned reads would reach past the line.
+//! aligned reads would reach past the line. The copies a launch needs
+//! before its kernel (A's and B's, C's under `beta`) go in one launch of
+//! the copy kernel: at 4095 x 4097 x 4100 that ran the GEMM 1.4-1.6%
+//! faster than a launch a copy (BENCHMARKS.md).
 
-use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 use gemm_core::spec::Arch;
 
 use crate::compile;
@@ -18,6 +21,8 @@ use crate::GemmError;
 /// Threads of a copy block, and the most blocks a copy launches.
 const THREADS: u32 = 256;
 const MAX_BLOCKS: u64 = 4096;
+/// The most copies one launch makes (A, B and C; the kernel picks among three).
+pub(crate) const MAX_COPIES: usize = 3;
 
 /// The kernel's name for elements of `bytes` bytes (2 or 4).
 pub(crate) fn kernel_name(bytes: usize) -> String {
@@ -30,21 +35,32 @@ pub(crate) fn source(bytes: usize) -> String {
     let name = kernel_name(bytes);
     let per = 16 / bytes;
     format!(
-        r#"// Copies `height` lines of `width` elements ({bytes} bytes each) from `src`
-// (lines `src_pitch` elements apart) to `dst` (`dst_pitch` apart), for each
-// of `count` problems (`src_stride` and `dst_stride` elements apart), at any
-// alignment: a block a line at a time, in 16-byte chunks of `dst`.
+        r#"// Copies, for each of `n` copies, `height` lines of `width` elements ({bytes} bytes each) from `src`
+// (lines `src_pitch` elements apart) to `dst` (`dst_pitch` apart), for each of `count` problems
+// (`src_stride` and `dst_stride` elements apart), at any alignment: a block a line at a time, in
+// 16-byte chunks of `dst`, the copies' lines one after another over the grid.
 struct chunk16 {{ unsigned long long x, y; }};
+struct Copy {{
+    const {ty}* src; long long src_pitch, src_stride;
+    {ty}* dst; long long dst_pitch, dst_stride;
+    long long width; int height, count;
+}};
+struct Copies {{ Copy c[{MAX_COPIES}]; int n; }};
 
-extern "C" __global__ void __launch_bounds__({THREADS}) {name}(
-    const {ty}* __restrict__ src, long long src_pitch, long long src_stride,
-    {ty}* __restrict__ dst, long long dst_pitch, long long dst_stride,
-    long long width, int height, int count)
+extern "C" __global__ void __launch_bounds__({THREADS}) {name}(const Copies copies)
 {{
-    for (long long job = blockIdx.x; job < (long long)height * count; job += gridDim.x) {{
-        const long long z = job / height, line = job % height;
-        const {ty}* const s = src + z * src_stride + line * src_pitch;
-        {ty}* const d = dst + z * dst_stride + line * dst_pitch;
+    // each copy's lines (of every problem), none past the n given
+    long long lines[3];
+    #pragma unroll
+    for (int i = 0; i < 3; ++i) lines[i] = i < copies.n ? (long long)copies.c[i].height * copies.c[i].count : 0;
+    for (long long job = blockIdx.x; job < lines[0] + lines[1] + lines[2]; job += gridDim.x) {{
+        // the copy this line belongs to (chosen, not indexed: the parameters stay where they are)
+        const int i = job < lines[0] ? 0 : job < lines[0] + lines[1] ? 1 : 2;
+        const long long at = job - (i > 0 ? lines[0] : 0) - (i > 1 ? lines[1] : 0);
+        const Copy cp = i == 0 ? copies.c[0] : i == 1 ? copies.c[1] : copies.c[2];
+        const long long z = at / cp.height, line = at % cp.height, width = cp.width;
+        const {ty}* const s = cp.src + z * cp.src_stride + line * cp.src_pitch;
+        {ty}* const d = cp.dst + z * cp.dst_stride + line * cp.dst_pitch;
         // the elements before d's first 16-byte boundary, one a thread
         const long long to_boundary = (long long)((16 - ((unsigned long long)d & 15)) & 15) / {bytes};
         const long long head = width < to_boundary ? width : to_boundary;
@@ -55,14 +71,14 @@ extern "C" __global__ void __launch_bounds__({THREADS}) {name}(
         {ty}* const out = d + head;
         const long long chunks = (width - head) / {per};
         const unsigned shift = (unsigned)((unsigned long long)body & 15);
-        const chunk16* const at = (const chunk16*)((const char*)body - shift);
+        const chunk16* const from = (const chunk16*)((const char*)body - shift);
         const long long lo = (long long)shift - head * {bytes}, hi = (long long)shift + (width - head) * {bytes};
         const long long span = shift ? 32 : 16;
         const unsigned q = shift / 8, r = (shift % 8) * 8;  // whole words, then bits
         for (long long c = threadIdx.x; c < chunks; c += {THREADS}) {{
             if (16 * c >= lo && 16 * c + span <= hi) {{
-                const chunk16 a = at[c];
-                const chunk16 b = shift ? at[c + 1] : a;
+                const chunk16 a = from[c];
+                const chunk16 b = shift ? from[c + 1] : a;
                 const unsigned long long w0 = q ? a.y : a.x, w1 = q ? b.x : a.y, w2 = q ? b.y : b.x;
                 chunk16 v;
                 v.x = r ? (w0 >> r) | (w1 << (64 - r)) : w0;
@@ -99,28 +115,36 @@ pub(crate) struct Copy2d {
     pub count: usize,
 }
 
+/// A copy as the kernel's `Copy` lays it out: pointers, then counts in elements.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct KernelCopy {
+    src: u64,
+    src_pitch: i64,
+    src_stride: i64,
+    dst: u64,
+    dst_pitch: i64,
+    dst_stride: i64,
+    width: i64,
+    height: i32,
+    count: i32,
+}
+
+/// The kernel's parameter: up to [`MAX_COPIES`] copies, `n` of them made.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct KernelCopies {
+    c: [KernelCopy; MAX_COPIES],
+    n: i32,
+}
+
+// SAFETY: plain integers, laid out as the kernel's `Copies` (8-byte fields, then two ints, per copy).
+unsafe impl DeviceRepr for KernelCopies {}
+
 impl Copy2d {
-    /// The copy, on `stream`: compiled by NVRTC on first use (and cached as
-    /// every kernel is).
+    /// The copy, on `stream`.
     pub fn run(&self, stream: &CudaStream) -> Result<(), GemmError> {
-        let ctx = stream.context();
-        let target = compile::device_target(Arch::Sm80, ctx.compute_capability()?);
-        let f = compile::load(ctx, &source(self.bytes), &kernel_name(self.bytes), target, 0)?;
-        let width = (self.width / self.bytes) as u64;
-        let lines = (self.height * self.count) as u64;
-        let cfg = LaunchConfig { grid_dim: (lines.clamp(1, MAX_BLOCKS) as u32, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
-        let el = |b: usize| (b / self.bytes) as i64;
-        let (src_pitch, src_stride, dst_pitch, dst_stride) = (el(self.src_pitch), el(self.src_stride), el(self.dst_pitch), el(self.dst_stride));
-        let (width, height, count) = (width as i64, self.height as i32, self.count as i32);
-        let mut launch = stream.launch_builder(&f);
-        launch.arg(&self.src).arg(&src_pitch).arg(&src_stride).arg(&self.dst).arg(&dst_pitch).arg(&dst_stride);
-        launch.arg(&width).arg(&height).arg(&count);
-        // SAFETY: the parameters are as `source` declares them; both regions
-        // lie inside their buffers (the source's by the launch's checks of
-        // its shape and batch, the scratch's by its size), and the kernel
-        // touches nothing past `width` elements of a line.
-        unsafe { launch.launch(cfg) }?;
-        Ok(())
+        run_all(stream, &[*self])
     }
 
     /// The same copy the other way (C's copy back into the caller's buffer).
@@ -135,6 +159,43 @@ impl Copy2d {
             ..self
         }
     }
+}
+
+/// `copies` (at most [`MAX_COPIES`], of one element size) on `stream` in
+/// one launch of the copy kernel, compiled by NVRTC on first use (and
+/// cached as every kernel is).
+pub(crate) fn run_all(stream: &CudaStream, copies: &[Copy2d]) -> Result<(), GemmError> {
+    let Some(first) = copies.first() else { return Ok(()) };
+    let bytes = first.bytes;
+    assert!(copies.len() <= MAX_COPIES && copies.iter().all(|c| c.bytes == bytes), "at most {MAX_COPIES} copies of one element size");
+    let ctx = stream.context();
+    let target = compile::device_target(Arch::Sm80, ctx.compute_capability()?);
+    let f = compile::load(ctx, &source(bytes), &kernel_name(bytes), target, 0)?;
+    let el = |b: usize| (b / bytes) as i64;
+    let mut param = KernelCopies { c: [KernelCopy::default(); MAX_COPIES], n: copies.len() as i32 };
+    for (k, c) in param.c.iter_mut().zip(copies) {
+        *k = KernelCopy {
+            src: c.src,
+            src_pitch: el(c.src_pitch),
+            src_stride: el(c.src_stride),
+            dst: c.dst,
+            dst_pitch: el(c.dst_pitch),
+            dst_stride: el(c.dst_stride),
+            width: el(c.width),
+            height: c.height as i32,
+            count: c.count as i32,
+        };
+    }
+    let lines: u64 = copies.iter().map(|c| (c.height * c.count) as u64).sum();
+    let cfg = LaunchConfig { grid_dim: (lines.clamp(1, MAX_BLOCKS) as u32, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+    let mut launch = stream.launch_builder(&f);
+    launch.arg(&param);
+    // SAFETY: the parameter is as `source` declares it; every copy's regions
+    // lie inside their buffers (the source's by the launch's checks of its
+    // shape and batch, the scratch's by its size), and the kernel touches
+    // nothing past `width` elements of a line.
+    unsafe { launch.launch(cfg) }?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -153,9 +214,9 @@ mod tests {
     /// The copy kernel compiled as plain C++ by the host compiler, its grid
     /// walked thread by thread (it has no barriers), over lines of odd
     /// width, pitch and offset on either side (every shift of the 16-byte
-    /// chunks' reads among them) and batches of two: every element lands
-    /// where it belongs, and nothing past a line's width or between
-    /// problems is written.
+    /// chunks' reads among them) and batches of two, one copy a launch and
+    /// several in one: every element lands where it belongs, and nothing
+    /// past a line's width or between problems is written.
     #[test]
     fn the_copy_kernel_moves_every_element_and_nothing_else() {
         for bytes in [2usize, 4] {
@@ -163,38 +224,55 @@ mod tests {
             let ty = if bytes == 2 { "unsigned short" } else { "unsigned int" };
             let shim = "#include <cstdio>\n#include <vector>\n#define __global__\n#define __restrict__\n#define __launch_bounds__(n)\n\
                 struct Dim3 { unsigned x, y, z; };\nstatic Dim3 blockIdx, threadIdx, gridDim, blockDim;\n";
-            // cases: width, height, count, src offset, src pitch, dst offset, dst pitch (elements), grid x
+            // cases: width, height, count, src offset, src pitch, dst offset, dst pitch (elements)
             let cases = [
-                (65, 3, 1, 1, 67, 0, 72, 1),
-                (4097, 5, 2, 3, 4103, 0, 4104, 2),
-                (8, 4, 1, 0, 8, 1, 9, 1),
-                (3, 2, 2, 0, 3, 5, 11, 1),
-                (1000, 2, 1, 7, 1003, 7, 1003, 3),
+                (65, 3, 1, 1, 67, 0, 72),
+                (4097, 5, 2, 3, 4103, 0, 4104),
+                (8, 4, 1, 0, 8, 1, 9),
+                (3, 2, 2, 0, 3, 5, 11),
+                (1000, 2, 1, 7, 1003, 7, 1003),
                 // A's lines at K = 4100 into 128-byte lines, and a C tile's copy back to odd lines
-                (4100, 3, 1, 4, 4100, 0, 4160, 2),
-                (777, 4, 2, 0, 832, 3, 777, 5),
+                (4100, 3, 1, 4, 4100, 0, 4160),
+                (777, 4, 2, 0, 832, 3, 777),
             ];
+            let listed: Vec<String> =
+                cases.iter().map(|(w, h, n, so, sp, d_off, dp)| format!("{{{w}, {h}, {n}, {so}, {sp}, {d_off}, {dp}}}")).collect();
+            // each case alone on grids of 1 to 5 blocks, then several in one launch
+            let launches = [("0", 1), ("1", 2), ("2", 1), ("3", 1), ("4", 3), ("5", 2), ("6", 5), ("0, 1, 6", 4), ("3, 4", 1), ("5, 2", 7)];
             let mut body = String::new();
-            for (i, (w, h, n, so, sp, d_off, dp, gx)) in cases.iter().enumerate() {
-                let (ss, ds) = (sp * h + 5, dp * h + 3);
-                body += &format!(
-                    "  {{ std::vector<{ty}> s({so} + {ss} * {n} + 64), d({d_off} + {ds} * {n} + 64, 0xAB);\n\
-                     for (size_t i = 0; i < s.size(); ++i) s[i] = ({ty})(i * 7 + 1);\n\
-                     gridDim = {{{gx}, 1, 1}}; blockDim = {{{THREADS}, 1, 1}};\n\
-                     for (unsigned z = 0; z < gridDim.z; ++z) for (unsigned y = 0; y < gridDim.y; ++y) for (unsigned x = 0; x < gridDim.x; ++x) for (unsigned t = 0; t < blockDim.x; ++t) {{\n\
-                       blockIdx = {{x, y, z}}; threadIdx = {{t, 0, 0}};\n\
-                       {name}(s.data() + {so}, {sp}, {ss}, d.data() + {d_off}, {dp}, {ds}, {w}, {h}, {n}); }}\n\
-                     int bad = 0;\n\
-                     for (size_t i = 0; i < d.size(); ++i) {{\n\
-                       long long at = (long long)i - {d_off}; long long z = at / {ds}, r = at % {ds}, line = r / {dp}, e = r % {dp};\n\
-                       bool inside = at >= 0 && z < {n} && line < {h} && e < {w};\n\
-                       {ty} want = inside ? s[{so} + z * {ss} + line * {sp} + e] : ({ty})0xAB;\n\
-                       if (d[i] != want) ++bad; }}\n\
-                     std::printf(\"case {i}: %d\\n\", bad); }}\n",
-                    name = kernel_name(bytes)
-                );
+            for (which, grid) in launches {
+                body +=
+                    &format!("  {{ const Case cs[] = {{ {} }};\n", which.split(", ").map(|i| format!("cases[{i}]")).collect::<Vec<_>>().join(", "));
+                body += &format!("    std::printf(\"cases {which}: %d\\n\", run(cs, sizeof cs / sizeof cs[0], {grid})); }}\n");
             }
-            let program = format!("{shim}{src}\nint main() {{\n{body}}}\n");
+            let harness = format!(
+                "struct Case {{ long long w; int h, n; long long so, sp, d_off, dp; }};\n\
+                 static const Case cases[] = {{ {cases} }};\n\
+                 // copies cs[0..k) in one launch of `grid` blocks; the elements wrong, over every destination\n\
+                 static int run(const Case* cs, int k, unsigned grid) {{\n\
+                   std::vector<std::vector<{ty}>> s(k), d(k);\n\
+                   Copies all{{}}; all.n = k;\n\
+                   for (int i = 0; i < k; ++i) {{\n\
+                     const Case& c = cs[i]; long long ss = c.sp * c.h + 5, ds = c.dp * c.h + 3;\n\
+                     s[i].resize(c.so + ss * c.n + 64); d[i].assign(c.d_off + ds * c.n + 64, ({ty})0xAB);\n\
+                     for (size_t j = 0; j < s[i].size(); ++j) s[i][j] = ({ty})(j * 7 + 1 + i * 13);\n\
+                     all.c[i] = Copy{{s[i].data() + c.so, c.sp, ss, d[i].data() + c.d_off, c.dp, ds, c.w, c.h, c.n}}; }}\n\
+                   gridDim = {{grid, 1, 1}}; blockDim = {{{THREADS}, 1, 1}};\n\
+                   for (unsigned x = 0; x < gridDim.x; ++x) for (unsigned t = 0; t < blockDim.x; ++t) {{\n\
+                     blockIdx = {{x, 0, 0}}; threadIdx = {{t, 0, 0}}; {name}(all); }}\n\
+                   int bad = 0;\n\
+                   for (int i = 0; i < k; ++i) {{\n\
+                     const Case& c = cs[i]; long long ss = c.sp * c.h + 5, ds = c.dp * c.h + 3;\n\
+                     for (size_t j = 0; j < d[i].size(); ++j) {{\n\
+                       long long at = (long long)j - c.d_off; long long z = at / ds, r = at % ds, line = r / c.dp, e = r % c.dp;\n\
+                       bool inside = at >= 0 && z < c.n && line < c.h && e < c.w;\n\
+                       {ty} want = inside ? s[i][c.so + z * ss + line * c.sp + e] : ({ty})0xAB;\n\
+                       if (d[i][j] != want) ++bad; }} }}\n\
+                   return bad; }}\n",
+                cases = listed.join(", "),
+                name = kernel_name(bytes)
+            );
+            let program = format!("{shim}{src}\n{harness}int main() {{\n{body}}}\n");
             let dir = std::env::temp_dir().join(format!("gemm-copy-{}-{bytes}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(dir.join("copy.cpp"), &program).unwrap();
@@ -204,7 +282,7 @@ mod tests {
             let out = std::process::Command::new(dir.join("copy")).output().unwrap();
             let _ = std::fs::remove_dir_all(&dir);
             let text = String::from_utf8(out.stdout).unwrap();
-            assert_eq!(text.lines().count(), cases.len(), "{text}");
+            assert_eq!(text.lines().count(), launches.len(), "{text}");
             for line in text.lines() {
                 assert!(line.ends_with(": 0"), "{bytes}-byte elements, {line} elements wrong");
             }

@@ -370,6 +370,8 @@ pub(crate) fn stage(
     let mut out = Staged { dims, ptrs, lens, c_back: None, _scratch: Vec::new() };
     let elems = [spec.a.elem, spec.b.elem, spec.c.elem];
     let strides = [dims.batch.stride_a, dims.batch.stride_b, dims.batch.stride_c];
+    // the copies the kernel reads, made in one launch for each element size
+    let mut before = Vec::new();
     for i in (0..3).filter(|&i| copied[i]) {
         let (shape, bytes) = (&shapes[i], elems[i].bytes() as usize);
         let (lines, len) = match shape.layout {
@@ -395,7 +397,7 @@ pub(crate) fn stage(
             count,
         };
         if i < 2 || read_c {
-            copy.run(stream)?;
+            before.push(copy);
         }
         if i == 2 {
             out.c_back = Some(copy.reversed());
@@ -409,6 +411,11 @@ pub(crate) fn stage(
             _ => (out.dims.ldc, out.dims.batch.stride_c) = (Some(ld), elem_stride),
         }
         out._scratch.push(scratch);
+    }
+    while let Some(bytes) = before.first().map(|c| c.bytes) {
+        let (same, rest): (Vec<Copy2d>, Vec<Copy2d>) = before.into_iter().partition(|c| c.bytes == bytes);
+        crate::copy::run_all(stream, &same)?;
+        before = rest;
     }
     Ok(out)
 }

@@ -6,7 +6,7 @@
 //! Cases: no cache (`GEMM_TILES_CACHE=off`), an empty cache (NVRTC compiles
 //! and the entry is written), the same cache again (the entry is read).
 //! Beside the ladder's kernels, the tuned ones (`mma_tuned`, 8 points, and
-//! on an sm_90 GPU `hopper_tuned`, 24): on a miss a first launch compiles
+//! on an sm_90 GPU `hopper_tuned`, 48): on a miss a first launch compiles
 //! and times every point; on a hit it reads the choice back and compiles
 //! (or reads from the cache) only that point.
 //! On an sm_90 GPU it also times what a TMA kernel's launch adds on the

@@ -36,10 +36,15 @@ pub fn simt_tuned(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, R
 )]
 pub fn mma_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
 
-/// The Hopper path: `tma_store` with its stages, raster bands and schedule
-/// tuned (24 points). Four stages of its 128 x 256 tiles leave room for
-/// half the C tile only, which then goes out in two parts. 128 x 128 tiles
-/// are not listed: on the H100 their first launches' timings put them
+/// The Hopper path: `tma_store` with its block tile, stages, raster bands
+/// and schedule tuned (48 points). Four stages of its 128 x 256 tiles leave
+/// room for half the C tile only, which then goes out in two parts. Tiles
+/// of 256 x 128 (two warpgroups of 128 x 128) run 4096^3 4.5% slower on
+/// the H100 but make whole rounds where N is one past a multiple of 256
+/// (4096 x 4097 x 4096: 528 tiles, four rounds on 132 SMs, where 128 x 256
+/// tiles make 544) and take odd C's lines in bands best: 728 against 645
+/// TFLOP/s at 4096 x 4097 x 4096, 537 against 503 at 4095 x 4097 x 4100
+/// packed (BENCHMARKS.md). 128 x 128 tiles are not listed: on the H100 their first launches' timings put them
 /// ahead at 4096 x 11008 x 4096 and 4096 x 14336 x 4096, where they ran
 /// 5-8% behind (BENCHMARKS.md). The schedules: the persistent walk of whole tiles, and where that walk
 /// leaves SMs idle in its last wave (3072x3072x12288: 288 tiles on 132
@@ -58,6 +63,11 @@ pub fn mma_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16,
     persistent = tiles,
     epilogue = tma,
     edges = guarded,
-    tune(stages = [3, 4], grouped = [4, 8, 16, 32], schedule = [persistent, hybrid, tail_split]),
+    tune(
+        block = [block(m = 128, n = 256), block(m = 256, n = 128)],
+        stages = [3, 4],
+        grouped = [4, 8, 16, 32],
+        schedule = [persistent, hybrid, tail_split],
+    ),
 )]
 pub fn hopper_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);

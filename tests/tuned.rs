@@ -22,7 +22,7 @@ fn temp_dir(name: &str) -> PathBuf {
 /// generates, and its step's own spec among them.
 #[test]
 fn the_tuned_kernels_spaces_hold_legal_points_only() {
-    for (tuned, points) in [(&simt_tuned::KERNEL, 8), (&mma_tuned::KERNEL, 8), (&hopper_tuned::KERNEL, 24)] {
+    for (tuned, points) in [(&simt_tuned::KERNEL, 8), (&mma_tuned::KERNEL, 8), (&hopper_tuned::KERNEL, 48)] {
         assert_eq!(tuned.points().len(), points, "{}", tuned.name());
         for k in tuned.kernels() {
             assert!(gemm_runtime::gemm_core::check(&k.spec).is_empty(), "{}", k.name);
@@ -35,7 +35,13 @@ fn the_tuned_kernels_spaces_hold_legal_points_only() {
     use gemm_runtime::spec::Persistent;
     for schedule in [Persistent::Tiles, Persistent::Hybrid, Persistent::TailSplit] {
         let count = hopper_tuned::KERNEL.points().iter().filter(|s| s.persistent == Some(schedule)).count();
-        assert_eq!(count, 8, "{schedule:?}");
+        assert_eq!(count, 16, "{schedule:?}");
+    }
+    // and its block tiles, half each: 128 x 256 in two warpgroups of 64 x 256, 256 x 128 in two of 128 x 128
+    for (m, n, warp) in [(128, 256, (64, 256)), (256, 128, (128, 128))] {
+        let tiles: Vec<_> = hopper_tuned::KERNEL.points().iter().filter(|s| (s.block.m, s.block.n) == (m, n)).collect();
+        assert_eq!(tiles.len(), 24, "{m} x {n}");
+        assert!(tiles.iter().all(|s| s.warp.is_some_and(|w| (w.m, w.n) == warp) && s.block.threads == 384), "{m} x {n}");
     }
 }
 

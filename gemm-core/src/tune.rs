@@ -1,6 +1,8 @@
 //! Tuning spaces: a kernel written once with lists for some of its settings
-//! (`tune(block.m = [64, 128], stages = [3, 4])` in `#[gemm_kernel]`),
-//! expanded into the product of those lists over the written spec. Every
+//! (`tune(block.m = [64, 128], stages = [3, 4])` in `#[gemm_kernel]`, or
+//! block tiles whole, `tune(block = [block(m = 128, n = 256), block(m =
+//! 256, n = 128)])`), expanded into the product of those lists over the
+//! written spec. Every
 //! point goes through the same rules as a spec written by hand; the legal
 //! ones are what the launcher times, the others are counted by the rule
 //! that refused them.
@@ -8,7 +10,8 @@
 //! Where a point changes the tiling, what follows from it follows: unless
 //! `block.threads` is itself in the space, each point's threads (and a
 //! specialized kernel's consumers) are the ones its block and warp tiles
-//! need; a SIMT warp's iterations follow its warp and thread tiles (the
+//! need (where `block` sets the block tile, its warp tiles keep their count
+//! along each side); a SIMT warp's iterations follow its warp and thread tiles (the
 //! squarest split); a warp tile as wide (or tall) as the block tile stays so unless
 //! its own side is listed, a wgmma atom as wide as the warpgroup tile
 //! stays as wide, and consumers that had all the registers the producer
@@ -22,6 +25,9 @@ use crate::spec::*;
 /// A setting a tuning space may list values for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Setting {
+    /// The block tile's m and n together ([`block_value`]), the warp
+    /// (warpgroup) tiles keeping their count along each side.
+    Block,
     BlockM,
     BlockN,
     BlockK,
@@ -57,6 +63,7 @@ pub const SCHEDULES: [(&str, Option<Persistent>); 5] = [
 
 /// Every setting by the name `tune(..)` takes, in the order the help lists them.
 pub const SETTINGS: &[(&str, Setting)] = &[
+    ("block", Setting::Block),
     ("block.m", Setting::BlockM),
     ("block.n", Setting::BlockN),
     ("block.k", Setting::BlockK),
@@ -87,6 +94,20 @@ impl Setting {
         SETTINGS.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
     }
 }
+
+/// A value of [`Setting::Block`]: the block tile's m (high 16 bits) and n.
+pub const fn block_value(m: u32, n: u32) -> u32 {
+    (m << 16) | n
+}
+
+/// The block tile's (m, n) of a [`Setting::Block`] value.
+pub const fn block_of(v: u32) -> (u32, u32) {
+    (v >> 16, v & 0xffff)
+}
+
+/// The settings that `block` sets with the block tile: a space lists
+/// either it or them.
+pub const BLOCK_SETS: [Setting; 4] = [Setting::BlockM, Setting::BlockN, Setting::WarpM, Setting::WarpN];
 
 /// How the launcher groups shapes: one tuning per group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -195,6 +216,15 @@ fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
     let mut threads_given = false;
     for &(setting, v) in chosen {
         match setting {
+            Setting::Block => {
+                let (m, n) = block_of(v);
+                // the warp (warpgroup) tiles keep their count along each side
+                if let Some(w0) = base.warp.filter(|w| w.m > 0 && w.n > 0) {
+                    warp.m = m * w0.m / base.block.m.max(1);
+                    warp.n = n * w0.n / base.block.n.max(1);
+                }
+                (s.block.m, s.block.n) = (m, n);
+            }
             Setting::BlockM => s.block.m = v,
             Setting::BlockN => s.block.n = v,
             Setting::BlockK => s.block.k = Some(v),
@@ -452,6 +482,16 @@ mod tests {
         let got: Vec<Option<Persistent>> = points.iter().map(|p| p.spec.persistent).collect();
         assert_eq!(got, vec![None, Some(Persistent::Tiles), Some(Persistent::StreamK)]);
         assert!(points.iter().all(|p| p.refused.is_empty()), "every schedule runs this tiling");
+        // the block tile's sides together: its two warpgroups stay two, stacked along m
+        let points = expand(&base, &[(Setting::Block, vec![block_value(128, 256), block_value(256, 128), block_value(64, 256)])]);
+        let tiles: Vec<(u32, u32, u32, u32, u32)> =
+            points.iter().map(|p| (p.spec.block.m, p.spec.block.n, p.spec.warp.unwrap().m, p.spec.warp.unwrap().n, p.spec.block.threads)).collect();
+        assert_eq!(tiles, [(128, 256, 64, 256, 384), (256, 128, 128, 128, 384), (64, 256, 32, 256, 384)]);
+        assert_eq!(points[1].spec.atom, Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false });
+        assert!(points[..2].iter().all(|p| p.refused.is_empty()), "{:?}", points[1].refused);
+        // warpgroups of 32 rows: no wgmma atom is that short
+        assert!(!points[2].refused.is_empty());
+        assert_eq!(block_of(block_value(256, 128)), (256, 128));
     }
 
     #[test]

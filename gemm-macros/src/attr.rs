@@ -18,6 +18,7 @@
 //! edges = whole | guarded                                    default: whole (guarded for direct fma)
 //! arch = sm_80 | sm_90 | sm_90a | sm_100                     default: the oldest the features allow
 //! tune(block.m = [64, 128], stages = [3, 4], .., key = eighths | pow2 | exact)   lists over the settings above
+//!     (block tiles whole: block = [block(m = 128, n = 256), block(m = 256, n = 128)])
 //! ```
 
 use std::collections::HashMap;
@@ -609,6 +610,25 @@ fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
             }
             continue;
         }
+        if setting == Setting::Block {
+            // whole block tiles, each as `block(..)` is written: `block(m = .., n = ..)`
+            let form = "`block` in `tune(..)` takes a list of block tiles: `block = [block(m = 128, n = 256), block(m = 256, n = 128)]`";
+            let picked: Option<Vec<u32>> = match value {
+                Node::List(items, _) if !items.is_empty() => items.iter().map(|i| block_tile(cx, i, form)).collect(),
+                _ => {
+                    cx.error(value.span(), form);
+                    None
+                }
+            };
+            match picked {
+                Some(v) => {
+                    cx.record(format!("tune.{path}"), value.span());
+                    out.lists.push((setting, v));
+                }
+                None => ok = false,
+            }
+            continue;
+        }
         let values: Option<Vec<u32>> = match value {
             Node::List(items, _) if !items.is_empty() => items.iter().map(|i| if let Node::Int(v, _) = i { Some(*v) } else { None }).collect(),
             _ => None,
@@ -628,5 +648,58 @@ fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
         cx.error(span, "`tune(..)` needs at least one setting with its values, such as `tune(block.m = [64, 128])`");
         ok = false;
     }
+    // `block` sets the block tile's sides and the warp tiles with them: listed with one of those, the
+    // later would undo the earlier
+    let listed = |s: Setting| out.lists.iter().any(|(l, _)| *l == s);
+    let both: Vec<&str> = gemm_core::tune::BLOCK_SETS.iter().filter(|s| listed(**s)).map(|s| s.name()).collect();
+    if listed(Setting::Block) && !both.is_empty() {
+        let at = cx.span_of("tune.block");
+        cx.error(at, format!("`block` sets block.m, block.n and the warp tiles with them: list either `block` or {}", both.join(", ")));
+        ok = false;
+    }
     ok.then_some(out)
+}
+
+/// One block tile of `tune(block = [..])`: `block(m = .., n = ..)`, packed
+/// as [`gemm_core::tune::block_value`]; `None` (with an error at it) otherwise.
+fn block_tile(cx: &mut Ctxt, node: &Node, form: &str) -> Option<u32> {
+    let Node::Call(name, args, at) = node else {
+        cx.error(node.span(), form);
+        return None;
+    };
+    if name != "block" {
+        cx.error(*at, form);
+        return None;
+    }
+    let (mut m, mut n) = (None, None);
+    for arg in args {
+        match arg {
+            Node::Assign(side, v) if side == "m" || side == "n" => {
+                let Node::Int(v, vs) = v.as_ref() else {
+                    cx.error(v.span(), format!("`{side}` of a block tile takes a whole number"));
+                    return None;
+                };
+                if *v == 0 || *v > 0xffff {
+                    cx.error(*vs, format!("`{side}` of a block tile takes 1 to 65535, not {v}"));
+                    return None;
+                }
+                if side == "m" {
+                    m = Some(*v)
+                } else {
+                    n = Some(*v)
+                }
+            }
+            _ => {
+                cx.error(arg.span(), format!("a block tile in `tune(block = [..])` takes `m` and `n` only: {form}"));
+                return None;
+            }
+        }
+    }
+    match (m, n) {
+        (Some(m), Some(n)) => Some(gemm_core::tune::block_value(m, n)),
+        _ => {
+            cx.error(*at, format!("a block tile in `tune(block = [..])` needs both `m` and `n`: {form}"));
+            None
+        }
+    }
 }

@@ -213,3 +213,25 @@ fn a_tuning_space_lists_schedules_by_name() {
     let (_, errors) = parse(quote! { tune(schedule = [1]) });
     assert!(errors.iter().any(|e| e.contains("unknown schedule")), "{errors:?}");
 }
+
+/// `tune(block = [..])` takes whole block tiles as `block(m = .., n = ..)`
+/// is written, and refuses a space that also lists a side or warp tile it sets.
+#[test]
+fn tune_takes_whole_block_tiles() {
+    use gemm_core::tune::{block_value, Setting};
+    let (a, errors) = parse(quote! { tune(block = [block(m = 128, n = 256), block(n = 128, m = 256)], stages = [3, 4]) });
+    assert!(errors.is_empty(), "{errors:?}");
+    let lists = a.tune.expect("a space").lists;
+    assert_eq!(lists[0], (Setting::Block, vec![block_value(128, 256), block_value(256, 128)]));
+    for (bad, says) in [
+        (quote! { tune(block = [128, 256]) }, "takes a list of block tiles"),
+        (quote! { tune(block = [block(m = 128)]) }, "needs both `m` and `n`"),
+        (quote! { tune(block = [block(m = 128, n = 256, k = 64)]) }, "takes `m` and `n` only"),
+        (quote! { tune(block = [warp(m = 64, n = 256)]) }, "takes a list of block tiles"),
+        (quote! { tune(block = [block(m = 0, n = 256)]) }, "1 to 65535"),
+        (quote! { tune(block = [block(m = 128, n = 256)], warp.n = [128]) }, "list either `block` or warp.n"),
+    ] {
+        let (_, errors) = parse(bad.clone());
+        assert!(errors.iter().any(|e| e.contains(says)), "{bad}: {errors:?}");
+    }
+}

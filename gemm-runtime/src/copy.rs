@@ -9,7 +9,7 @@
 //! chunk and after the last go one at a time, and so does any chunk whose
 //! aligned reads would reach past the line. The copies a launch needs
 //! before its kernel (A's and B's, C's under `beta`) go in one launch of
-//! the copy kernel: at 4095 x 4097 x 4100 that ran the GEMM 1.4-1.6%
+//! the copy kernel: at 4095 x 4097 x 4100 that ran the GEMM 1.2-2%
 //! faster than a launch a copy (BENCHMARKS.md).
 
 use cudarc::driver::{CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
@@ -66,7 +66,7 @@ extern "C" __global__ void __launch_bounds__({THREADS}) {name}(const Copies copi
         const long long head = width < to_boundary ? width : to_boundary;
         if (threadIdx.x < head) d[threadIdx.x] = s[threadIdx.x];
         // then whole chunks of {per}: chunk c of d is bytes [shift, shift + 16) of the source's
-        // aligned chunks c and c + 1 (from `at`), inside the line's bytes [lo, hi)
+        // aligned chunks c and c + 1 (from `from`), inside the line's bytes [lo, hi)
         const {ty}* const body = s + head;
         {ty}* const out = d + head;
         const long long chunks = (width - head) / {per};

@@ -88,7 +88,10 @@ fn main() -> Result<(), GemmError> {
         }
         return Ok(());
     };
-    let (kind, ld, classes, swizzle) = CONFIGS[i.parse::<usize>().expect("a configuration's index")];
+    let Some(&(kind, ld, classes, swizzle)) = i.parse::<usize>().ok().and_then(|i| CONFIGS.get(i)) else {
+        eprintln!("error: `{i}` is not a configuration: give 0 to {} (no argument lists them)", CONFIGS.len() - 1);
+        std::process::exit(2);
+    };
     let bench = Bench::open()?;
     let stream = bench.stream().clone();
     let ctx = stream.context();

@@ -683,10 +683,10 @@ fn block_tile(cx: &mut Ctxt, node: &Node, form: &str) -> Option<u32> {
                     cx.error(*vs, format!("`{side}` of a block tile takes 1 to 65535, not {v}"));
                     return None;
                 }
-                if side == "m" {
-                    m = Some(*v)
-                } else {
-                    n = Some(*v)
+                let slot = if side == "m" { &mut m } else { &mut n };
+                if slot.replace(*v).is_some() {
+                    cx.error(side.span(), format!("`{side}` given twice in a block tile: {form}"));
+                    return None;
                 }
             }
             _ => {

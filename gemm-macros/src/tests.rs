@@ -229,6 +229,7 @@ fn tune_takes_whole_block_tiles() {
         (quote! { tune(block = [block(m = 128, n = 256, k = 64)]) }, "takes `m` and `n` only"),
         (quote! { tune(block = [warp(m = 64, n = 256)]) }, "takes a list of block tiles"),
         (quote! { tune(block = [block(m = 0, n = 256)]) }, "1 to 65535"),
+        (quote! { tune(block = [block(m = 128, m = 256, n = 128)]) }, "`m` given twice"),
         (quote! { tune(block = [block(m = 128, n = 256)], warp.n = [128]) }, "list either `block` or warp.n"),
     ] {
         let (_, errors) = parse(bad.clone());

@@ -23,6 +23,8 @@ const THREADS: u32 = 256;
 const MAX_BLOCKS: u64 = 4096;
 /// The most copies one launch makes (A, B and C; the kernel picks among three).
 pub(crate) const MAX_COPIES: usize = 3;
+// the kernel's choice of copy is written for three
+const _: () = assert!(MAX_COPIES == 3);
 
 /// The kernel's name for elements of `bytes` bytes (2 or 4).
 pub(crate) fn kernel_name(bytes: usize) -> String {

@@ -21,7 +21,8 @@
 //! barriers), `zeroed=true` or `zeroed=false` (wgmma's accumulators zeroed
 //! before each tile),
 //! `cp_async=4` (TMA's stages filled by the producer warpgroup's cp.async
-//! of 4 elements; `none`: by TMA),
+//! of 4 elements; `4a` or `4b`: A's or B's alone, TMA loading the other's;
+//! `none`: by TMA),
 //! `schedule=tiles` (a block per C tile), `schedule=persistent`, `schedule=stream_k`, `schedule=hybrid` or
 //! `schedule=tail_split`, `edges=whole` or
 //! `edges=guarded` (partial tiles checked), and `source=FILE`: the CUDA in FILE
@@ -113,7 +114,11 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     for (k, label) in kernels.iter().zip(&labels) {
         let grid = k.grid(bench.stream(), dims)?;
         match gemm_ladder::measure::verify(&bench, k, dims, 5) {
-            Ok(err) => eprintln!("{label}: relative error {err:.1e} against cuBLAS at {shape}; grid {grid:?} of {} threads", k.threads),
+            Ok(err) => {
+                // how the launcher reaches the kernel at these leading dimensions (buffers of their own, 256-byte aligned)
+                let plan = gemm_runtime::realign::plan(&k.spec, dims, [usize::MAX >> 8; 3], [1 << 40; 3])?;
+                eprintln!("{label}: relative error {err:.1e} against cuBLAS at {shape}; grid {grid:?} of {} threads; {plan:?}", k.threads)
+            }
             // a hand edit may leave work out to time what it costs (a bisection): said, then timed
             Err(e @ gemm_ladder::measure::Failure::Wrong { .. }) if label.contains("source=") => eprintln!("{label}: WRONG, timed all the same: {e}"),
             Err(e) => return Err(format!("{label}: {e}").into()),

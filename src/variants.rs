@@ -58,9 +58,17 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
             Staging::CpAsync { stages, .. } | Staging::Tma { stages, .. } => *stages = value.parse().map_err(|_| bad())?,
             _ => return Err(format!("`{setting}`: this step's staging is not a cp.async or TMA pipeline")),
         },
-        // TMA's stages filled by the producer warpgroup's cp.async copies of this many elements (none: by TMA)
+        // TMA's stages filled by the producer warpgroup's cp.async copies of this many elements (none: by TMA),
+        // of A's or B's stages alone where an operand follows (4b: B's, TMA loading A's)
         "cp_async" => match &mut spec.staging {
-            Staging::Tma { cp_async, .. } => *cp_async = if value == "none" { None } else { Some(value.parse().map_err(|_| bad())?) },
+            Staging::Tma { cp_async, .. } if value == "none" => *cp_async = None,
+            Staging::Tma { cp_async, .. } => {
+                let (v, only) = match value.strip_suffix('a').or_else(|| value.strip_suffix('b')) {
+                    Some(v) => (v, Some(if value.ends_with('a') { Which::A } else { Which::B })),
+                    None => (value, None),
+                };
+                *cp_async = Some(RingCopies { vector: v.parse().map_err(|_| bad())?, only });
+            }
             _ => return Err(format!("`{setting}`: this step's staging is not TMA's")),
         },
         // the K tile (under a TMA swizzle, a whole number of swizzle rows)
@@ -163,7 +171,9 @@ mod tests {
         apply_all(&mut h, "cluster=none,schedule=persistent").unwrap();
         assert_eq!((h.cluster, h.persistent), (None, Some(Persistent::Tiles)));
         apply_all(&mut h, "cp_async=4").unwrap();
-        assert!(matches!(h.staging, Staging::Tma { cp_async: Some(4), .. }));
+        assert!(matches!(h.staging, Staging::Tma { cp_async: Some(RingCopies { vector: 4, only: None }), .. }));
+        apply_all(&mut h, "cp_async=2b").unwrap();
+        assert!(matches!(h.staging, Staging::Tma { cp_async: Some(RingCopies { vector: 2, only: Some(Which::B) }), .. }));
         apply_all(&mut h, "cp_async=none").unwrap();
         assert!(matches!(h.staging, Staging::Tma { cp_async: None, .. }));
         apply_all(&mut h, "regs=40/232").unwrap();

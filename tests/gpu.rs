@@ -6,7 +6,7 @@ use gemm_ladder::measure::{verify, Bench, Problem};
 use gemm_ladder::steps::{naive, smem_tiling};
 use gemm_ladder::{STEPS, TENSOR_STEPS};
 use gemm_runtime::cudarc::driver::CudaSlice;
-use gemm_runtime::spec::{Layout, Staging};
+use gemm_runtime::spec::{Layout, Staging, Which};
 use gemm_runtime::{bf16, f16, gemm_kernel, ColMajor, Dims, GemmError, Kernel, Mat, MatMut, Plan, RowMajor};
 
 fn bench() -> Bench {
@@ -141,12 +141,14 @@ fn overlapped_epilogues_match_cublas_across_every_tile_of_the_walk() {
 /// on every specialized kernel of `combos::hopper`: every layout (K-major
 /// and M/N-major tiles), swizzle, C type, schedule (persistent, stream-K,
 /// the hybrid, ping-pong), fused and guarded epilogue, copies of 8 and 4
-/// bytes taking turns (clusters dropped: cp.async fills each block's
-/// stages alone, so multicast has none to share).
+/// bytes taking turns, of both operands' stages and of one operand's
+/// beside TMA's loads of the other, A's and B's taking turns (clusters
+/// dropped: cp.async fills each block's stages alone, so multicast has
+/// none to share).
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn hopper_stages_filled_by_cp_async_match_cublas() {
-    use gemm_runtime::realign::narrowed_spec;
+    use gemm_runtime::realign::{narrowed_one_spec, narrowed_spec};
     let bench = bench();
     let mut ran = 0;
     for (i, mut spec) in gemm_ladder::combos::hopper().into_iter().chain(gemm_ladder::combos::hopper_deep_k()).enumerate() {
@@ -155,11 +157,14 @@ fn hopper_stages_filled_by_cp_async_match_cublas() {
         }
         spec.cluster = None;
         let v = if i % 2 == 0 { 4 } else { 2 };
-        let variant = narrowed_spec(&spec, v).unwrap_or_else(|| panic!("{}: no cp.async variant", spec.kernel_name()));
-        check_against_cublas(&bench, &Kernel::from_spec(variant).unwrap());
-        ran += 1;
+        let which = if i % 4 < 2 { Which::B } else { Which::A };
+        for variant in [narrowed_spec(&spec, v), narrowed_one_spec(&spec, 6 - v, which)] {
+            let variant = variant.unwrap_or_else(|| panic!("{}: no cp.async variant", spec.kernel_name()));
+            check_against_cublas(&bench, &Kernel::from_spec(variant).unwrap());
+            ran += 1;
+        }
     }
-    assert!(ran >= 12, "only {ran} specialized combinations");
+    assert!(ran >= 24, "only {ran} variants of specialized combinations");
 }
 
 /// A block tile's K split over a cluster's two blocks (`decode_cluster`'s
@@ -693,7 +698,7 @@ fn runtime_misuse_is_an_error_not_a_panic_or_a_wrong_answer() {
     // them where they lie, or they are copied (launched in
     // `any_leading_dimension_and_offset_matches_cublas_on_every_path`)
     let k = &smem_vector_transposed::KERNEL;
-    let narrow = |v| Plan::Variant { vector: Some(v), scalar_c: false, a: false, b: false, c: false };
+    let narrow = |v| Plan::Variant { vector: Some(v), only: None, scalar_c: false, a: false, b: false, c: false };
     let misaligned = k.plan(s, &a.slice(1..), &b, &mut c, Dims::new(64, 64, 64)).unwrap();
     assert_eq!(misaligned, narrow(1));
     let odd_ld = k.plan(s, &a, &b, &mut c, Dims::new(64, 64, 64).with_ld(66, 64, 64)).unwrap();
@@ -701,7 +706,7 @@ fn runtime_misuse_is_an_error_not_a_panic_or_a_wrong_answer() {
     let (va, vb, mut vc) = (buffer(&bench, 128 * 128), buffer(&bench, 128 * 128), buffer(&bench, 128 * 128 + 1));
     let c_misaligned = gemm_ladder::steps::vectorized::KERNEL.plan(s, &va, &vb, &mut vc.slice_mut(1..), Dims::new(128, 128, 128)).unwrap();
     // a C that vector stores cannot take is written by the variant that stores elements
-    assert_eq!(c_misaligned, Plan::Variant { vector: None, scalar_c: true, a: false, b: false, c: false });
+    assert_eq!(c_misaligned, Plan::Variant { vector: None, only: None, scalar_c: true, a: false, b: false, c: false });
     // what no copy mends stays an error
     let short = k.plan(s, &a.slice(..100), &b, &mut c, Dims::new(64, 64, 64)).unwrap_err();
     assert!(matches!(short, GemmError::BufferTooSmall { .. }), "{short}");
@@ -1019,7 +1024,7 @@ fn any_leading_dimension_and_offset_matches_cublas_on_every_path() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn tma_operands_on_slow_lines_are_copied_and_match_cublas() {
-    use gemm_ladder::measure::{padded_dims, verify_on, DevMat};
+    use gemm_ladder::measure::padded_dims;
     use gemm_ladder::steps::tma_store;
     let bench = bench();
     if bench.gpu.capability != (9, 0) {
@@ -1028,16 +1033,47 @@ fn tma_operands_on_slow_lines_are_copied_and_match_cublas() {
     let k = &tma_store::KERNEL;
     let dims = padded_dims(2048, 2048, 100, layouts_of(&k.spec));
     assert_eq!((dims.lda, dims.ldb), (Some(104), Some(104)));
-    let p = Problem::for_kernel(&bench, k, dims, 81).unwrap();
-    let mut c = p.poisoned_c(&bench).unwrap();
+    assert_eq!(bf16_plan_checked(&bench, k, dims, 81), Plan::Copied { a: true, b: true, c: false });
+}
+
+/// How `k`, a bf16 kernel, runs a problem at `dims` (random inputs from
+/// `seed`), once it has checked C against cuBLAS with nothing written
+/// past C's lines.
+fn bf16_plan_checked(bench: &Bench, k: &Kernel, dims: Dims, seed: u64) -> Plan {
+    use gemm_ladder::measure::{verify_on, DevMat};
+    let p = Problem::for_kernel(bench, k, dims, seed).unwrap();
+    let mut c = p.poisoned_c(bench).unwrap();
     let plan = match (&p.a, &p.b, &mut c) {
         (DevMat::Bf16(a), DevMat::Bf16(b), DevMat::Bf16(c)) => k.plan(bench.stream(), a, b, c, dims).unwrap(),
-        _ => panic!("tma_store takes bf16"),
+        _ => panic!("{} takes bf16", k.name),
     };
-    assert_eq!(plan, Plan::Copied { a: true, b: true, c: false });
-    let reference = p.reference(&bench).unwrap();
-    let err = verify_on(&bench, k, &p, &reference).unwrap_or_else(|e| panic!("{e}"));
-    assert!(err <= gemm_runtime::data::tolerance(k.spec.c.elem));
+    let reference = p.reference(bench).unwrap();
+    let err = verify_on(bench, k, &p, &reference).unwrap_or_else(|e| panic!("{e}"));
+    assert!(err <= gemm_runtime::data::tolerance(k.spec.c.elem), "{} at {dims:?} ({plan:?}): relative error {err:.1e}", k.name);
+    plan
+}
+
+/// A B whose lines are 4 bytes aligned beside an aligned A: in a shallow
+/// product the launcher fills B's stages by cp.async from where B lies
+/// and A's by TMA, in a deep one it copies B; the plan says which, and C
+/// matches cuBLAS with nothing written past its lines (partial tiles on
+/// every side, K's end inside a tile).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_misaligned_b_alone_is_read_where_it_lies_beside_tma_loads_of_a() {
+    use gemm_ladder::steps::tma_store;
+    let bench = bench();
+    if bench.gpu.capability != (9, 0) {
+        return;
+    }
+    let k = &tma_store::KERNEL;
+    let b_only = Plan::Variant { vector: Some(2), only: Some(Which::B), scalar_c: false, a: false, b: false, c: false };
+    for (dims, expected) in [
+        (Dims::new(200, 300, 500).with_ld(504, 506, 304), b_only),
+        (Dims::new(200, 300, 4000).with_ld(4000, 4002, 304), Plan::Copied { a: false, b: true, c: false }),
+    ] {
+        assert_eq!(bf16_plan_checked(&bench, k, dims, 83), expected, "at {dims:?}");
+    }
 }
 
 /// TMA stores at C's edges: a tile across C's last line and across the

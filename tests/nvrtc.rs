@@ -293,8 +293,8 @@ fn every_hopper_combination_compiles_for_sm_90a() {
 /// the scalar C too, wherever the rules allow.
 #[test]
 fn every_ladder_kernels_variants_compile() {
-    use gemm_runtime::realign::{narrowed_spec, scalar_c_spec};
-    use gemm_runtime::spec::Staging;
+    use gemm_runtime::realign::{narrowed_one_spec, narrowed_spec, scalar_c_spec};
+    use gemm_runtime::spec::{Staging, Which};
     let (mut scalar, mut narrow, mut ring) = (0, 0, 0);
     for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS) {
         let spec = &step.kernel.spec;
@@ -318,6 +318,8 @@ fn every_ladder_kernels_variants_compile() {
                     variants.push(s);
                     narrow += 1;
                 }
+                // TMA's stages of one operand filled by cp.async, TMA loading the other's
+                variants.extend([Which::A, Which::B].into_iter().filter_map(|which| narrowed_one_spec(&base, v, which)));
             }
             v /= 2;
         }
@@ -395,7 +397,7 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill_or_serialize_their_wgmmas()
         kernels.extend(t.kernels());
     }
     // the fused linear layer (bias + GELU, W row-major) on the tilings the linear example runs
-    use gemm_runtime::spec::{Activation, Bias, Dim, Elem, Fused, Layout};
+    use gemm_runtime::spec::{Activation, Bias, Dim, Elem, Fused, Layout, Which};
     let fused: Vec<gemm_runtime::Kernel> = HOPPER_STEPS
         .iter()
         .filter(|s| ["tma_store", "pingpong"].contains(&s.name))
@@ -416,11 +418,15 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill_or_serialize_their_wgmmas()
         .map(|p| gemm_runtime::Kernel::from_spec(KernelSpec { persistent: Some(p), ..tma_store.clone() }).unwrap())
         .collect();
     kernels.extend(&shared);
-    // the stages filled by cp.async (what a launch with A's or B's lines 8 or 4 bytes aligned runs)
+    // the stages filled by cp.async (what a launch with A's or B's lines 8 or 4 bytes aligned runs), of
+    // both operands or of one beside TMA's loads of the other
+    use gemm_runtime::realign::{narrowed_one_spec, narrowed_spec};
     let ring: Vec<gemm_runtime::Kernel> = [tma_store.clone(), KernelSpec { persistent: Some(Persistent::Hybrid), ..tma_store.clone() }]
         .into_iter()
-        .flat_map(|s| [4, 2].map(|v| gemm_runtime::realign::narrowed_spec(&s, v).expect("tma_store's stages filled by cp.async")))
-        .map(|s| gemm_runtime::Kernel::from_spec(s).unwrap())
+        .flat_map(|s| {
+            [4, 2].into_iter().flat_map(move |v| [narrowed_spec(&s, v), narrowed_one_spec(&s, v, Which::A), narrowed_one_spec(&s, v, Which::B)])
+        })
+        .map(|s| gemm_runtime::Kernel::from_spec(s.expect("tma_store's stages filled by cp.async")).unwrap())
         .collect();
     kernels.extend(&ring);
     // K tiles two swizzle rows deep, but for an M-major A beside a consumer's 64x256

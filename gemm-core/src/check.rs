@@ -737,7 +737,8 @@ fn cp_async_sizes(spec: &KernelSpec, v: u32, out: &mut Vec<Diag>) {
 
 /// TMA's stages filled by the producer warpgroup's cp.async copies of `v`
 /// elements (the launcher's variant for lines TMA cannot read).
-fn ring_copies(spec: &KernelSpec, v: u32, out: &mut Vec<Diag>) {
+fn ring_copies(spec: &KernelSpec, ring: RingCopies, out: &mut Vec<Diag>) {
+    let v = ring.vector;
     let elem = spec.a.elem;
     let bytes = v * elem.bytes();
     if !v.is_power_of_two() || !(4..=16).contains(&bytes) {
@@ -762,7 +763,7 @@ fn ring_copies(spec: &KernelSpec, v: u32, out: &mut Vec<Diag>) {
         out.push(Diag::new("cluster", "multicast shares TMA's copies among a cluster's blocks; stages filled by cp.async are each block's own"));
     }
     let k = spec.block.k.unwrap_or(0);
-    for (name, mn) in [("A", spec.block.m), ("B", spec.block.n)] {
+    for (name, mn, _) in [("A", spec.block.m, Which::A), ("B", spec.block.n, Which::B)].into_iter().filter(|&(.., w)| ring.fills(w)) {
         let copies = mn * k / v;
         if !copies.is_multiple_of(128) || !k.is_multiple_of(v) || !mn.is_multiple_of(v) {
             out.push(Diag::new(
@@ -1016,8 +1017,8 @@ fn overlap(spec: &KernelSpec, sp: Specialize, out: &mut Vec<Diag>) {
 }
 
 fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
-    if let Staging::Tma { cp_async: Some(v), .. } = spec.staging {
-        ring_copies(spec, v, out);
+    if let Staging::Tma { cp_async: Some(r), .. } = spec.staging {
+        ring_copies(spec, r, out);
     }
     if let Staging::Tma { prefetch: 1.., .. } = spec.staging {
         prefetch(spec, out);

@@ -160,16 +160,38 @@ pub enum Staging {
     /// of a second set of registers.
     CpAsync { stages: u32, vector: u32, transpose_a: bool, fragments: u32 },
     /// TMA bulk tensor copies completing on mbarriers, `stages` tiles deep.
-    /// With `cp_async: Some(v)` the producer warpgroup fills the same
-    /// swizzled stages by `cp.async` copies of `v` elements a thread, which
-    /// arrive on the same mbarriers: the variant the launcher runs for A
-    /// or B whose lines TMA cannot take (not 16-byte aligned), generated
-    /// from the same spec (`gemm-runtime`'s `realign`).
+    /// With `cp_async: Some(..)` the producer warpgroup fills the same
+    /// swizzled stages, of both operands or of one, by `cp.async` copies
+    /// ([`RingCopies`]), which arrive on the same mbarriers: the variant
+    /// the launcher runs for A or B whose lines TMA cannot take (not
+    /// 16-byte aligned), generated from the same spec (`gemm-runtime`'s
+    /// `realign`).
     /// `prefetch`: K steps of the block's tile that a dependent launch
     /// prefetches into the L2 before it waits for the stream's previous
     /// kernel; with it, each block lets the stream's next dependent launch
     /// start once its last copy is issued (0: neither).
-    Tma { stages: u32, cp_async: Option<u32>, prefetch: u32 },
+    Tma { stages: u32, cp_async: Option<RingCopies>, prefetch: u32 },
+}
+
+/// The producer warpgroup's `cp.async` copies that fill TMA's stages in
+/// its variant for lines TMA cannot read: `vector` elements a copy, of
+/// both operands, or `only` of one while TMA still loads the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RingCopies {
+    pub vector: u32,
+    pub only: Option<Which>,
+}
+
+impl RingCopies {
+    /// Both operands copied, `vector` elements a copy.
+    pub const fn both(vector: u32) -> Self {
+        RingCopies { vector, only: None }
+    }
+
+    /// Whether the copies fill operand `which`'s stages (else TMA does).
+    pub fn fills(self, which: Which) -> bool {
+        self.only.is_none_or(|o| o == which)
+    }
 }
 
 impl Staging {
@@ -564,10 +586,14 @@ pub struct Requirements {
     pub m_multiple: u32,
     pub n_multiple: u32,
     pub k_multiple: u32,
-    /// A and B: leading dimensions multiples of this many elements.
+    /// A and B: leading dimensions multiples of this many elements (the
+    /// stricter of the two operands' where they differ).
     pub vector: u32,
-    /// A and B: base pointers aligned to this many bytes.
+    /// A and B: base pointers aligned to this many bytes (the stricter).
     pub align: u32,
+    /// A's and B's own (vector, align), which differ only where cp.async
+    /// fills one operand's TMA stages ([`RingCopies`]).
+    pub operands: [(u32, u32); 2],
     /// C: leading dimension a multiple of this many elements.
     pub c_vector: u32,
     /// C: base pointer aligned to this many bytes.
@@ -821,13 +847,22 @@ impl KernelSpec {
         self.edge_boxes(which) && rest != 0 && rest <= self.edge_lines_most(which) as usize
     }
 
+    /// Whether TMA loads operand `which`'s stages: under TMA staging,
+    /// unless the producer's cp.async copies fill them ([`RingCopies`]).
+    pub fn tma_loads(&self, which: Which) -> bool {
+        match self.staging {
+            Staging::Tma { cp_async, .. } => cp_async.is_none_or(|r| !r.fills(which)),
+            _ => false,
+        }
+    }
+
     /// The kernel's tensor-map parameters in their order (`tmap_` and the
-    /// name): A's and B's where TMA fills the stages, their edge boxes'
+    /// name): A's and B's where TMA loads their stages, their edge boxes'
     /// ([`Self::edge_boxes`]), C's under `epilogue = tma`.
     pub fn tma_maps(&self) -> Vec<&'static str> {
         let mut maps = Vec::new();
+        maps.extend([(Which::A, "a"), (Which::B, "b")].into_iter().filter(|(w, _)| self.tma_loads(*w)).map(|(_, m)| m));
         if let Staging::Tma { cp_async: None, .. } = self.staging {
-            maps.extend(["a", "b"]);
             maps.extend([(Which::A, "a_edge"), (Which::B, "b_edge")].into_iter().filter(|(w, _)| self.edge_boxes(*w)).map(|(_, m)| m));
         }
         if let (Staging::Tma { .. }, Epilogue::Tma) = (self.staging, self.epilogue) {
@@ -1029,16 +1064,17 @@ impl KernelSpec {
     pub fn requirements(&self) -> Requirements {
         let (ab, c) = (self.a.elem.bytes(), self.c.elem.bytes());
         let aligned = |vector: u32, bytes: u32| (vector, vector * bytes);
-        let ((vector, align), (c_vector, c_align)) = match (self.atom, self.staging) {
+        let (operands, (c_vector, c_align)) = match (self.atom, self.staging) {
             // Direct SIMT loads are bounds-guarded: any size.
             (Atom::Fma, Staging::Direct) => {
-                return Requirements { m_multiple: 1, n_multiple: 1, k_multiple: 1, vector: 1, align: ab, c_vector: 1, c_align: c }
+                let operands = [(1, ab); 2];
+                return Requirements { m_multiple: 1, n_multiple: 1, k_multiple: 1, vector: 1, align: ab, operands, c_vector: 1, c_align: c };
             }
             // wmma.load and wmma.store take 32-byte aligned pointers and rows
             // a multiple of 16 bytes apart; an epilogue through the scratch
             // tile stores C an element at a time.
             (Atom::Wmma { .. }, staging) => {
-                let operands = if staging == Staging::Direct { (16 / ab, 32) } else { aligned(staging.vector(), ab) };
+                let operands = if staging == Staging::Direct { [(16 / ab, 32); 2] } else { [aligned(staging.vector(), ab); 2] };
                 let c_side = if self.epilogue_scratch_bytes() > 0 { (1, c) } else { (16 / c, 32) };
                 (operands, c_side)
             }
@@ -1055,20 +1091,24 @@ impl KernelSpec {
                 // TMA reads 16-byte aligned rows (global strides a multiple of 16 bytes); its
                 // cp.async variant, lines aligned to its copies
                 let operands = match staging {
-                    Staging::Tma { cp_async: None, .. } => (16 / ab, 16),
-                    Staging::Tma { cp_async: Some(v), .. } => aligned(v, ab),
-                    _ => aligned(staging.vector(), ab),
+                    Staging::Tma { cp_async: Some(r), .. } => {
+                        let of = |which| if r.fills(which) { aligned(r.vector, ab) } else { (16 / ab, 16) };
+                        [of(Which::A), of(Which::B)]
+                    }
+                    Staging::Tma { cp_async: None, .. } => [(16 / ab, 16); 2],
+                    _ => [aligned(staging.vector(), ab); 2],
                 };
                 (operands, aligned(c_vector, c))
             }
         };
+        let (vector, align) = (operands[0].0.max(operands[1].0), operands[0].1.max(operands[1].1));
         if self.edges == Edges::Guarded {
-            return Requirements { m_multiple: 1, n_multiple: 1, k_multiple: 1, vector, align, c_vector, c_align };
+            return Requirements { m_multiple: 1, n_multiple: 1, k_multiple: 1, vector, align, operands, c_vector, c_align };
         }
         let k_multiple = self.block.k.unwrap_or(self.atom.shape().2);
         // a cluster's blocks all take tiles inside C
         let (cm, cn) = self.cluster.map_or((1, 1), |c| (c.m, c.n));
-        Requirements { m_multiple: self.block.m * cm, n_multiple: self.block.n * cn, k_multiple, vector, align, c_vector, c_align }
+        Requirements { m_multiple: self.block.m * cm, n_multiple: self.block.n * cn, k_multiple, vector, align, operands, c_vector, c_align }
     }
 
     /// What the kernel computes: `C = A * B`, or with its fused epilogue,
@@ -1151,8 +1191,11 @@ impl KernelSpec {
             }
             Staging::Tma { stages, cp_async, prefetch } => {
                 s += &format!("_s{stages}");
-                if let Some(v) = cp_async {
-                    s += &format!("_cp{v}");
+                if let Some(r) = cp_async {
+                    s += &format!("_cp{}", r.vector);
+                    if let Some(only) = r.only {
+                        s += if only == Which::A { "a" } else { "b" };
+                    }
                 }
                 if prefetch > 0 {
                     s += &format!("_pf{prefetch}");

@@ -603,16 +603,8 @@ fn zeroed_accumulators_are_cleared_before_each_tile_and_every_wgmma_adds() {
 #[test]
 fn stages_filled_by_cp_async_take_the_layout_tma_would_and_arrive_from_every_producer_thread() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 4, cp_async: Some(4), prefetch: 0 };
-    s.specialize = Some(Specialize {
-        producers: 1,
-        consumers: 2,
-        producer_regs: Some(40),
-        consumer_regs: Some(232),
-        pingpong: false,
-        arrivals: Arrivals::Warpgroup,
-        overlap: false,
-    });
+    s.staging = Staging::Tma { stages: 4, cp_async: Some(RingCopies::both(4)), prefetch: 0 };
+    s.specialize = Some(ring_producer());
     let src = generate(&s).unwrap().source;
     assert!(!src.contains("tma_load(") && !src.contains("TensorMap tmap"), "{src}");
     assert!(src.contains("mbar_init(full + 8 * s, 128);"), "{src}");
@@ -648,6 +640,47 @@ fn stages_filled_by_cp_async_take_the_layout_tma_would_and_arrive_from_every_pro
     // each line's chunks XORed by its own place
     assert!(src.contains("const unsigned box = dst + (c / 64) * 8192;"), "{src}");
     assert!(src.contains("unsigned off = (l + 4 * i) * 128 + byte;"), "{src}");
+}
+
+/// A producer warpgroup with the registers cp.async copies take, two consumers.
+fn ring_producer() -> Specialize {
+    Specialize {
+        producers: 1,
+        consumers: 2,
+        producer_regs: Some(40),
+        consumer_regs: Some(232),
+        pingpong: false,
+        arrivals: Arrivals::Warpgroup,
+        overlap: false,
+    }
+}
+
+/// The stages of one operand filled by cp.async, TMA loading the other's
+/// (the variant for a B whose lines TMA cannot read beside an A it can, or
+/// A's copy): the kernel takes A's tensor map alone, the full barrier
+/// expects the 128 copiers' arrivals and thread 0's with A's bytes, which
+/// thread 0 loads out of line each K step before the warpgroup copies B.
+#[test]
+fn stages_of_one_operand_filled_by_cp_async_beside_tma_loads_of_the_other() {
+    let mut s = hopper_spec();
+    s.staging = Staging::Tma { stages: 4, cp_async: Some(RingCopies { vector: 4, only: Some(Which::B) }), prefetch: 0 };
+    s.specialize = Some(ring_producer());
+    assert!(gemm_core::check(&s).is_empty(), "{:?}", gemm_core::check(&s));
+    assert_eq!(s.tma_maps(), ["a"]);
+    assert_eq!(s.requirements().operands, [(8, 16), (4, 8)]);
+    assert!(s.kernel_name().contains("_cp4b_"), "{}", s.kernel_name());
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("const __grid_constant__ TensorMap tmap_a)") && !src.contains("tmap_b"), "{src}");
+    assert!(src.contains("mbar_init(full + 8 * s, 129);"), "{src}");
+    assert!(src.contains("__device__ __noinline__ void ring_tma_a(") && src.contains("mbar_expect_bytes(bar, 16384);"), "{src}");
+    assert!(!src.contains("void ring_copy_a(") && src.contains("void ring_copy_b("), "{src}");
+    let producer = src.find("if (threadIdx.x < 128)").expect("a producer branch");
+    let consumer = src[producer..].find("else {").map(|i| producer + i).expect("a consumer branch");
+    let p = &src[producer..consumer];
+    let tma = p.find("if (threadIdx.x == 0) ring_tma_a(bar, a_smem + stage * 16384, k0, block_m, a_batch, tmap_a);").expect("A's loads");
+    let copies = p.find("ring_copy_b(b_smem + stage * 32768, B + b_batch * batch_b, ldb, block_n, k0, N, K);").expect("B's copies");
+    let arrive = p.find("ring_arrive(bar);").expect("the copiers' arrival");
+    assert!(tma < copies && copies < arrive, "{p}");
 }
 
 /// A 2x1 cluster multicasting B: the kernel declares its cluster, the

@@ -142,7 +142,7 @@ fn thread_arrivals_refuse_stages_filled_by_cp_async() {
     s.specialize = Some(Specialize { arrivals: Arrivals::Thread, ..two_consumers(40, 232) });
     s.persistent = Some(Persistent::Tiles);
     assert_eq!(check(&s), vec![]);
-    s.staging = Staging::Tma { stages: 3, cp_async: Some(4), prefetch: 0 };
+    s.staging = Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0 };
     assert_eq!(errors_at(&s), vec!["specialize.arrivals"], "{:?}", check(&s));
 }
 
@@ -160,7 +160,7 @@ fn overlap_takes_stages_filled_by_cp_async_but_no_c_stored_another_way() {
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Tma;
     assert_eq!(check(&s), vec![]);
-    let mut ring = KernelSpec { staging: Staging::Tma { stages: 3, cp_async: Some(4), prefetch: 0 }, ..s.clone() };
+    let mut ring = KernelSpec { staging: Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0 }, ..s.clone() };
     ring.specialize = ring.specialize.map(|sp| Specialize { producer_regs: Some(40), consumer_regs: Some(232), ..sp });
     assert_eq!(check(&ring), vec![]);
     s.epilogue = Epilogue::SmemElements;
@@ -173,12 +173,12 @@ fn overlap_takes_stages_filled_by_cp_async_but_no_c_stored_another_way() {
 /// multicasts (which shares TMA's copies).
 #[test]
 fn stages_filled_by_cp_async_need_a_producer_warpgroup_and_no_multicast() {
-    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 3, cp_async: Some(4), prefetch: 0 });
+    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0 });
     s.specialize = Some(two_consumers(40, 232));
     assert_eq!(check(&s), vec![], "tma_store's tiling filled by 8-byte copies is legal");
-    s.staging = Staging::Tma { stages: 3, cp_async: Some(1), prefetch: 0 };
+    s.staging = Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(1)), prefetch: 0 };
     assert_eq!(errors_at(&s), vec!["staging"], "2-byte copies");
-    s.staging = Staging::Tma { stages: 3, cp_async: Some(8), prefetch: 0 };
+    s.staging = Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(8)), prefetch: 0 };
     assert_eq!(check(&s), vec![], "16-byte copies");
     let sp = s.specialize.unwrap();
     s.specialize = Some(Specialize { producer_regs: Some(24), consumer_regs: Some(240), ..sp });
@@ -264,7 +264,10 @@ fn a_prefetch_takes_the_one_tile_a_block_owns() {
         ("persistent", KernelSpec { persistent: Some(Persistent::Tiles), ..s.clone() }),
         ("stream-K", KernelSpec { persistent: Some(Persistent::StreamK), ..s.clone() }),
         ("multicast", KernelSpec { cluster: Some(Cluster { m: 2, n: 1, k: 1, multicast: Some(Which::B) }), ..s.clone() }),
-        ("stages filled by cp.async", KernelSpec { staging: Staging::Tma { stages: 4, cp_async: Some(4), prefetch: 2 }, ..s.clone() }),
+        (
+            "stages filled by cp.async",
+            KernelSpec { staging: Staging::Tma { stages: 4, cp_async: Some(RingCopies::both(4)), prefetch: 2 }, ..s.clone() },
+        ),
     ] {
         assert!(errors_at(&bad).contains(&"staging.prefetch"), "{what}: {:?}", check(&bad));
     }
@@ -288,7 +291,10 @@ fn a_cluster_split_along_k_shares_one_tile_on_the_producer_consumer_path() {
         ("multicast", KernelSpec { cluster: Some(Cluster { m: 1, n: 1, k: 2, multicast: Some(Which::B) }), ..s.clone() }),
         ("no producer", KernelSpec { specialize: None, block: Block { threads: 256, ..s.block }, ..s.clone() }),
         ("ping-pong", KernelSpec { specialize: Some(Specialize { pingpong: true, ..two_consumers(24, 240) }), ..s.clone() }),
-        ("stages filled by cp.async", KernelSpec { staging: Staging::Tma { stages: 4, cp_async: Some(4), prefetch: 0 }, ..s.clone() }),
+        (
+            "stages filled by cp.async",
+            KernelSpec { staging: Staging::Tma { stages: 4, cp_async: Some(RingCopies::both(4)), prefetch: 0 }, ..s.clone() },
+        ),
     ] {
         assert!(errors_at(&bad).contains(&"cluster.k"), "{what}: {:?}", check(&bad));
     }

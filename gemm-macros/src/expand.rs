@@ -348,6 +348,13 @@ fn arch_tokens(a: Arch) -> TokenStream {
     }
 }
 
+fn which_tokens(p: &TokenStream, which: Which) -> TokenStream {
+    match which {
+        Which::A => quote!(#p::Which::A),
+        Which::B => quote!(#p::Which::B),
+    }
+}
+
 fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> TokenStream) -> TokenStream {
     match v {
         Some(v) => {
@@ -398,10 +405,10 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
             quote!(#p::Staging::CpAsync { stages: #stages, vector: #vector, transpose_a: #transpose_a, fragments: #fragments })
         }
         Staging::Tma { stages, cp_async, prefetch } => {
-            let cp_async = match cp_async {
-                Some(v) => quote!(::core::option::Option::Some(#v)),
-                None => quote!(::core::option::Option::None),
-            };
+            let cp_async = opt(cp_async, |RingCopies { vector, only }| {
+                let only = opt(only, |w| which_tokens(&p, w));
+                quote!(#p::RingCopies { vector: #vector, only: #only })
+            });
             quote!(#p::Staging::Tma { stages: #stages, cp_async: #cp_async, prefetch: #prefetch })
         }
     };
@@ -442,10 +449,7 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Persistent::TailSplit => quote!(#p::Persistent::TailSplit),
     });
     let cluster = opt(s.cluster, |Cluster { m, n, k, multicast }| {
-        let mc = opt(multicast, |w| match w {
-            Which::A => quote!(#p::Which::A),
-            Which::B => quote!(#p::Which::B),
-        });
+        let mc = opt(multicast, |w| which_tokens(&p, w));
         quote!(#p::Cluster { m: #m, n: #n, k: #k, multicast: #mc })
     });
     let epilogue = match s.epilogue {

@@ -33,7 +33,7 @@
 
 use cudarc::driver::CudaStream;
 use gemm_core::check::RING_PRODUCER_REGS;
-use gemm_core::spec::{Epilogue, KernelSpec, Layout, Specialize, Staging};
+use gemm_core::spec::{Epilogue, KernelSpec, Layout, RingCopies, Specialize, Staging, Which};
 
 use crate::args::{Dims, Shape};
 use crate::copy::Copy2d;
@@ -52,9 +52,10 @@ pub enum Plan {
     /// A variant of the spec, generated for these arguments (see
     /// [`variant_spec`]), takes the operands it can where they lie: A and
     /// B by narrower copies into shared memory (`vector` elements each,
-    /// where `Some`), C written at any alignment (`scalar_c`); the
+    /// where `Some`; of the one operand `only` names, where TMA still
+    /// loads the other), C written at any alignment (`scalar_c`); the
     /// operands marked `a`, `b`, `c` still go through aligned copies.
-    Variant { vector: Option<u32>, scalar_c: bool, a: bool, b: bool, c: bool },
+    Variant { vector: Option<u32>, only: Option<Which>, scalar_c: bool, a: bool, b: bool, c: bool },
 }
 
 /// How a launch of `spec` with buffers of `lens` elements at `addrs` (A, B,
@@ -71,20 +72,33 @@ pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3]) ->
 }
 
 /// `GEMM_TILES_VARIANTS=off` copies every misaligned operand instead of
-/// running variants: what each costs, side by side in one build.
+/// running variants, `GEMM_TILES_VARIANTS=c_only` copies A and B but
+/// writes C by its variant: what each costs, side by side in one build.
 pub const VARIANTS_ENV: &str = "GEMM_TILES_VARIANTS";
 
-fn variants_on() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var(VARIANTS_ENV).map_or(true, |v| v != "off"))
+/// Which operands variants may take where they lie (`GEMM_TILES_VARIANTS`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Variants {
+    On,
+    COnly,
+    Off,
+}
+
+fn variants() -> Variants {
+    static MODE: std::sync::OnceLock<Variants> = std::sync::OnceLock::new();
+    *MODE.get_or_init(|| match std::env::var(VARIANTS_ENV).as_deref() {
+        Ok("off") => Variants::Off,
+        Ok("c_only") => Variants::COnly,
+        _ => Variants::On,
+    })
 }
 
 /// For a launch some of whose operands `spec` cannot take where they lie
 /// (at `addrs`): the plan, and the variant's spec where the plan runs one
-/// (none under `GEMM_TILES_VARIANTS=off`).
+/// (none under `GEMM_TILES_VARIANTS=off`; A and B copied under `c_only`).
 pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Option<KernelSpec>) {
     let [a, b, c] = copied(spec, dims, addrs);
-    if !variants_on() {
+    if variants() == Variants::Off {
         return (Plan::Copied { a, b, c }, None);
     }
     let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
@@ -98,19 +112,24 @@ pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Op
             [addrs[i], shapes[i].ld as u64 * bytes, stride].into_iter().filter(|&v| v > 0).fold(16u64, |al, v| al.min(1 << v.trailing_zeros()));
         (aligned / bytes).max(1) as u32
     });
-    let narrow = narrowest_vector(spec);
+    let narrow = narrowest_vector(spec).filter(|_| variants() == Variants::On);
     // A and B by narrower copies where the staging has them and each misaligned one allows one
     let (mut copy_a, mut copy_b) = (a, b);
-    let mut vector = None;
-    if let Some(min) = narrow {
+    let (mut vector, mut only) = (None, None);
+    if let (Some(min), Staging::Tma { .. }) = (narrow, spec.staging) {
+        // TMA's stages of one operand or both filled by cp.async, where that costs less than the copies
+        let full = full_vector(spec);
+        let can = [a && (min..full).contains(&widest[0]), b && (min..full).contains(&widest[1])];
+        if let Some(ring) = ring_choice(spec, dims, [a, b], can, [widest[0], widest[1]]) {
+            (vector, only) = (Some(ring.vector), ring.only);
+            copy_a = a && !ring.fills(Which::A);
+            copy_b = b && !ring.fills(Which::B);
+        }
+    } else if let Some(min) = narrow {
         let fits: Vec<u32> = [(a, widest[0]), (b, widest[1])].into_iter().filter(|&(m, _)| m).map(|(_, w)| w).filter(|&w| w >= min).collect();
         copy_a = a && widest[0] < min;
         copy_b = b && widest[1] < min;
         vector = fits.into_iter().min().filter(|&v| v < full_vector(spec));
-        if vector.is_some_and(|v| matches!(spec.staging, Staging::Tma { .. }) && !ring_pays(spec, dims, v, [a, b])) {
-            // TMA's stages filled by cp.async run slower than the copies of A and B take
-            (vector, copy_a, copy_b) = (None, a, b);
-        }
     }
     let only_c = if c { scalar_c_spec_for(spec, dims.k) } else { None };
     let scalar_c = only_c.is_some();
@@ -118,18 +137,23 @@ pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Op
         // C alone (or nothing) by a variant; A and B as they are, or copied
         return match only_c {
             // (no narrower copy: A and B as they were planned, copies of TMA's slow lines too)
-            Some(only_c) => (Plan::Variant { vector: None, scalar_c, a, b, c: false }, Some(only_c)),
+            Some(only_c) => (Plan::Variant { vector: None, only: None, scalar_c, a, b, c: false }, Some(only_c)),
             None => (Plan::Copied { a, b, c }, None),
         };
     };
-    let Some(variant) = narrowed_spec(only_c.as_ref().unwrap_or(spec), v) else {
+    let base = only_c.as_ref().unwrap_or(spec);
+    let narrowed = match only {
+        None => narrowed_spec(base, v),
+        Some(which) => narrowed_one_spec(base, v, which),
+    };
+    let Some(variant) = narrowed else {
         // the narrower copies break a rule of this tiling: A and B go through copies
         return match only_c {
-            Some(only_c) => (Plan::Variant { vector: None, scalar_c, a, b, c: false }, Some(only_c)),
+            Some(only_c) => (Plan::Variant { vector: None, only: None, scalar_c, a, b, c: false }, Some(only_c)),
             None => (Plan::Copied { a, b, c }, None),
         };
     };
-    (Plan::Variant { vector, scalar_c, a: copy_a, b: copy_b, c: c && !scalar_c }, Some(variant))
+    (Plan::Variant { vector, only, scalar_c, a: copy_a, b: copy_b, c: c && !scalar_c }, Some(variant))
 }
 
 /// The fewest elements a copy of A or B into shared memory may move for
@@ -146,27 +170,74 @@ fn narrowest_vector(spec: &KernelSpec) -> Option<u32> {
     }
 }
 
-/// What the H100 measured for `tma_store` at 4096^3 (BENCHMARKS.md):
-/// 762 TFLOP/s with TMA filling its stages, 480 with cp.async of 8 bytes,
-/// 329 of 4 bytes; copies of misaligned operands ran at about 2.4 TB/s.
-const TMA_FLOPS: f64 = 762e12;
-const RING_FLOPS: [(u32, f64); 2] = [(8, 480e12), (4, 329e12)];
+/// What copying misaligned operands costs on the H200 (BENCHMARKS.md,
+/// 2026-11-27): the copies' traffic at about 2.4 TB/s, and about 20 us a
+/// launch besides (scratch from the pool, the copy kernel's launch and
+/// its drain before the product), which is most of it below a thousand
+/// or so on each side.
 const COPY_BYTES_PER_S: f64 = 2.4e12;
+const COPY_FIXED_S: f64 = 20e-6;
 
-/// Whether TMA's stages filled by cp.async of `v` elements cost a launch
-/// of `spec` at `dims` less than copying the operands `copied` (A, B)
-/// would: the slower product against the copies' traffic (each operand read
-/// and written once more). The copies win on the larger products: with A
-/// and B both copied and M = N, past about 2150 (8-byte copies) or 970
-/// (4-byte); B alone copied, M past 1080 or 480.
-pub fn ring_pays(spec: &KernelSpec, dims: Dims, v: u32, copied: [bool; 2]) -> bool {
-    let bytes = v * spec.a.elem.bytes();
-    let ring = RING_FLOPS.iter().find(|&&(b, _)| b <= bytes).map_or(RING_FLOPS[1].1, |&(_, f)| f);
+/// What a byte of a stage filled by cp.async from misaligned lines adds to
+/// a K step against TMA's loads, by the copies' bytes (same figures):
+/// 25-55 ps with 8-byte copies (the more the tiles per SM, the less) and
+/// 40-80 with 4-byte ones; the middle of each.
+const RING_S_PER_BYTE: [(u32, f64); 2] = [(8, 40e-12), (4, 60e-12)];
+
+/// The SMs a launch's tiles share: the H100's and H200's 132.
+const SMS: f64 = 132.0;
+
+/// The seconds a launch of `spec` at `dims` spends on copying the
+/// operands `copied` (A, B): each read and written once more.
+fn copy_seconds(spec: &KernelSpec, dims: Dims, copied: [bool; 2]) -> f64 {
+    if copied == [false, false] {
+        return 0.0;
+    }
     let (m, n, k, count) = (dims.m as f64, dims.n as f64, dims.k as f64, dims.batch.count as f64);
-    let slower = 2.0 * m * n * k * count * (1.0 / ring - 1.0 / TMA_FLOPS);
     let elems = [m * k, k * n];
-    let traffic: f64 = (0..2).filter(|&i| copied[i]).map(|i| 2.0 * elems[i] * count * spec.a.elem.bytes() as f64).sum();
-    slower < traffic / COPY_BYTES_PER_S
+    let traffic = (0..2).filter(|&i| copied[i]).map(|i| 2.0 * elems[i] * count * spec.a.elem.bytes() as f64).sum::<f64>();
+    COPY_FIXED_S + traffic / COPY_BYTES_PER_S
+}
+
+/// The seconds TMA's stages filled by `ring`'s cp.async add to a launch of
+/// `spec` at `dims`: each SM's K steps (its share of the tiles, whole
+/// tiles each) times the bytes the copies fill in a stage times what a
+/// byte costs.
+fn ring_seconds(spec: &KernelSpec, dims: Dims, ring: RingCopies) -> f64 {
+    let bytes = ring.vector * spec.a.elem.bytes();
+    let per_byte = RING_S_PER_BYTE.iter().find(|&&(b, _)| b <= bytes).map_or(RING_S_PER_BYTE[1].1, |&(_, s)| s);
+    let (bm, bn, bk) = (spec.block.m, spec.block.n, spec.block.k.unwrap_or(64));
+    let tiles = dims.m.div_ceil(bm as usize) as f64 * dims.n.div_ceil(bn as usize) as f64 * dims.batch.count as f64;
+    let steps = (tiles / SMS).ceil() * dims.k.div_ceil(bk as usize) as f64;
+    let filled: f64 = [Which::A, Which::B].into_iter().filter(|&w| ring.fills(w)).map(|w| spec.tma_tile(w).bytes() as f64).sum();
+    steps * filled * per_byte
+}
+
+/// How a TMA launch best reads A and B that it would otherwise copy
+/// (`copied`): the cp.async copies (of both, or of one while TMA loads the
+/// other, where it lies or from its copy) that cost the least, among those
+/// the operands' lines allow (`can`, each at its `widest` vector); `None`
+/// where copying them costs less. The copies win on the larger products:
+/// with A and B both copied, from about a thousand on each side.
+pub fn ring_choice(spec: &KernelSpec, dims: Dims, copied: [bool; 2], can: [bool; 2], widest: [u32; 2]) -> Option<RingCopies> {
+    let mut best = (copy_seconds(spec, dims, copied), None);
+    for fills in [[true, true], [true, false], [false, true]] {
+        if (0..2).any(|i| fills[i] && !can[i]) {
+            continue;
+        }
+        let vector = (0..2).filter(|&i| fills[i]).map(|i| widest[i]).min().unwrap_or(1);
+        let only = match fills {
+            [true, true] => None,
+            [true, false] => Some(Which::A),
+            _ => Some(Which::B),
+        };
+        let ring = RingCopies { vector, only };
+        let cost = ring_seconds(spec, dims, ring) + copy_seconds(spec, dims, [copied[0] && !fills[0], copied[1] && !fills[1]]);
+        if cost < best.0 {
+            best = (cost, Some(ring));
+        }
+    }
+    best.1
 }
 
 /// The elements a copy of A or B moves in `spec` itself: TMA's lines are 16
@@ -183,28 +254,35 @@ fn full_vector(spec: &KernelSpec) -> u32 {
 /// elements, the producer given the registers that takes); `None` where
 /// that breaks a rule of the tiling.
 pub fn narrowed_spec(spec: &KernelSpec, v: u32) -> Option<KernelSpec> {
-    let mut variant = spec.clone();
-    set_vector(&mut variant, v);
-    gemm_core::check(&variant).is_empty().then_some(variant)
+    narrowed(spec, v, None)
 }
 
-fn set_vector(spec: &mut KernelSpec, v: u32) {
-    match &mut spec.staging {
-        Staging::CpAsync { vector, .. } | Staging::Smem { vector, .. } => *vector = v,
+/// A TMA `spec` with the stages of operand `which` alone filled by
+/// cp.async of `v` elements, TMA loading the other's; `None` where that
+/// breaks a rule of the tiling.
+pub fn narrowed_one_spec(spec: &KernelSpec, v: u32, which: Which) -> Option<KernelSpec> {
+    narrowed(spec, v, Some(which))
+}
+
+fn narrowed(spec: &KernelSpec, v: u32, only: Option<Which>) -> Option<KernelSpec> {
+    let mut variant = spec.clone();
+    match &mut variant.staging {
+        Staging::CpAsync { vector, .. } | Staging::Smem { vector, .. } if only.is_none() => *vector = v,
         Staging::Tma { cp_async, prefetch, .. } => {
-            *cp_async = Some(v);
+            *cp_async = Some(RingCopies { vector: v, only });
             // (the rules take the L2 prefetch where TMA fills the stages alone)
             *prefetch = 0;
             // the producer warpgroup's copies need registers the TMA producer gave away
-            if let Some(sp) = spec.specialize.as_mut().filter(|sp| sp.producer_regs.is_some_and(|r| r < RING_PRODUCER_REGS)) {
+            if let Some(sp) = variant.specialize.as_mut().filter(|sp| sp.producer_regs.is_some_and(|r| r < RING_PRODUCER_REGS)) {
                 sp.producer_regs = Some(RING_PRODUCER_REGS);
                 // an SM's 65,536 registers are 512 a thread of a warpgroup: what the producer leaves, the consumers share
                 let left = (512 - RING_PRODUCER_REGS * sp.producers) / sp.consumers.max(1) / 8 * 8;
                 sp.consumer_regs = sp.consumer_regs.map(|c| c.min(left));
             }
         }
-        _ => {}
+        _ => return None,
     }
+    gemm_core::check(&variant).is_empty().then_some(variant)
 }
 
 /// The variant of `spec` that takes A, B and C at `addrs` where it can (see
@@ -453,7 +531,7 @@ mod tests {
         assert_eq!(plan(&s, aligned, big, addrs).unwrap(), Plan::Direct);
         // K = 65: A's rows 130 bytes apart, under cp.async's 4; N = 257: B's
         // and C's too (C written where it lies by the variant that stores elements)
-        let scalar_c = |a, b| Plan::Variant { vector: None, scalar_c: true, a, b, c: false };
+        let scalar_c = |a, b| Plan::Variant { vector: None, only: None, scalar_c: true, a, b, c: false };
         assert_eq!(plan(&s, Dims::new(m, n, k), lens, addrs).unwrap(), scalar_c(true, true));
         // C alone, a view one element into its buffer
         assert_eq!(plan(&s, aligned, big, [BASE, BASE << 1, (BASE << 2) + 2]).unwrap(), scalar_c(false, false));
@@ -478,7 +556,7 @@ mod tests {
         let (m, n, k) = (128, 256, 64);
         let addrs = [BASE, BASE << 1, BASE << 2];
         let big = [1 << 16; 3];
-        let narrow = |v: u32, a, b| Plan::Variant { vector: Some(v), scalar_c: false, a, b, c: false };
+        let narrow = |v: u32, a, b| Plan::Variant { vector: Some(v), only: None, scalar_c: false, a, b, c: false };
         // A's lines 68 elements apart: 136 bytes, 8-byte aligned
         assert_eq!(plan(&s, Dims::new(m, n, k).with_ld(68, 256, 256), big, addrs).unwrap(), narrow(4, false, false));
         // and B 4 bytes into its buffer: 4-byte copies for both
@@ -607,16 +685,17 @@ mod tests {
         assert_eq!(plan(&mma(), rows, big, addrs).unwrap(), Plan::Direct);
         // a misaligned C beside them: C by the variant, A and B copied
         let odd_c = Dims::new(4096, 4096, 4100).with_ld(4104, 4104, 4097);
-        assert_eq!(plan(&tma, odd_c, big, addrs).unwrap(), Plan::Variant { vector: None, scalar_c: true, a: true, b: true, c: false });
+        assert_eq!(plan(&tma, odd_c, big, addrs).unwrap(), Plan::Variant { vector: None, only: None, scalar_c: true, a: true, b: true, c: false });
         // copies of A and B for TMA: lines 128 bytes apart; C's the vector's
         let shapes = crate::args::shapes(tma.a, tma.b, tma.c, Dims::new(4095, 4097, 4100));
         assert_eq!(shapes.each_ref().map(|s| aligned_ld(&tma, s)), [4160, 4160, 4104]);
     }
 
     /// A TMA kernel whose A or B lines are 8 or 4 bytes aligned runs with
-    /// its stages filled by cp.async of that many bytes (its producer given
-    /// the registers the copies take) where that costs less than copying
-    /// them; lines 2 bytes aligned, or a kernel whose cluster multicasts,
+    /// the stages of those operands filled by cp.async of that many bytes
+    /// (its producer given the registers the copies take) where that costs
+    /// less than copying them, the product's first thousand or so on each
+    /// side; lines 2 bytes aligned, or a kernel whose cluster multicasts,
     /// go through copies.
     #[test]
     fn tma_kernels_read_lines_of_8_and_4_bytes_by_cp_async() {
@@ -625,25 +704,43 @@ mod tests {
         let big = [1 << 26; 3];
         // every side odd, packed, small: A's lines (260) 8 bytes aligned, B's (260, column-major) too, C's 2
         let packed = Dims::new(255, 257, 260);
-        assert_eq!(plan(&tma, packed, big, addrs).unwrap(), Plan::Variant { vector: Some(4), scalar_c: true, a: false, b: false, c: false });
+        assert_eq!(
+            plan(&tma, packed, big, addrs).unwrap(),
+            Plan::Variant { vector: Some(4), only: None, scalar_c: true, a: false, b: false, c: false }
+        );
         let v = variant_spec(&tma, packed, addrs).unwrap();
-        assert_eq!(v.staging, Staging::Tma { stages: 3, cp_async: Some(4), prefetch: 0 });
+        assert_eq!(v.staging, Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0 });
         let sp = v.specialize.unwrap();
         assert_eq!((sp.producer_regs, sp.consumer_regs), (Some(RING_PRODUCER_REGS), Some(232)));
         assert_eq!(v.epilogue, Epilogue::SmemElements);
-        // B's lines 4 bytes aligned, A's 16: both by 4-byte copies, C by TMA stores
-        let b4 = Dims::new(128, 256, 4096).with_ld(4096, 4098, 256);
-        assert_eq!(plan(&tma, b4, big, addrs).unwrap(), Plan::Variant { vector: Some(2), scalar_c: false, a: false, b: false, c: false });
-        assert_eq!(variant_spec(&tma, b4, addrs).unwrap().epilogue, Epilogue::Tma);
+        // B's lines 4 bytes aligned, A's 16, a shallow product: B's stages alone by 4-byte copies, C by TMA stores
+        let b4 = Dims::new(128, 256, 512).with_ld(512, 514, 256);
+        let b_only = Plan::Variant { vector: Some(2), only: Some(Which::B), scalar_c: false, a: false, b: false, c: false };
+        assert_eq!(plan(&tma, b4, big, addrs).unwrap(), b_only);
+        let v = variant_spec(&tma, b4, addrs).unwrap();
+        assert_eq!(
+            (v.staging, v.epilogue),
+            (Staging::Tma { stages: 3, cp_async: Some(RingCopies { vector: 2, only: Some(Which::B) }), prefetch: 0 }, Epilogue::Tma)
+        );
+        // partial tiles on every side, K's end inside a tile
+        let edges = Dims::new(200, 300, 500).with_ld(504, 506, 304);
+        assert_eq!(plan(&tma, edges, big, addrs).unwrap(), b_only);
+        // a deep one: 64 slower K steps cost more than B's copy
+        let b4_deep = Dims::new(128, 256, 4096).with_ld(4096, 4098, 256);
+        assert_eq!(plan(&tma, b4_deep, big, addrs).unwrap(), Plan::Copied { a: false, b: true, c: false });
+        assert_eq!(plan(&tma, Dims::new(200, 300, 4000).with_ld(4000, 4002, 304), big, addrs).unwrap(), Plan::Copied { a: false, b: true, c: false });
         // A's lines 2 bytes aligned: A copied, B where it lies
         let a2 = Dims::new(256, 256, 4096).with_ld(4097, 4096, 256);
         assert_eq!(plan(&tma, a2, big, addrs).unwrap(), Plan::Copied { a: true, b: false, c: false });
-        // a large product: the slower product would cost more than the copies
-        assert_eq!(
-            plan(&tma, Dims::new(4095, 4097, 4100), big, addrs).unwrap(),
-            Plan::Variant { vector: None, scalar_c: true, a: true, b: true, c: false }
-        );
-        assert!(ring_pays(&tma, Dims::new(255, 257, 260), 4, [true, true]) && !ring_pays(&tma, Dims::new(4096, 4096, 4100), 4, [true, true]));
+        // every line odd: the ring up to about 500 on each side, copies from about a thousand
+        let copied = Plan::Variant { vector: None, only: None, scalar_c: true, a: true, b: true, c: false };
+        let both = |v| Plan::Variant { vector: Some(v), only: None, scalar_c: true, a: false, b: false, c: false };
+        assert_eq!(plan(&tma, Dims::new(511, 513, 516), big, addrs).unwrap(), both(4));
+        assert_eq!(plan(&tma, Dims::new(1023, 1025, 1028), big, addrs).unwrap(), copied);
+        assert_eq!(plan(&tma, Dims::new(4095, 4097, 4100), big, addrs).unwrap(), copied);
+        // lines of 4 bytes: the same
+        assert_eq!(plan(&tma, Dims::new(254, 258, 258), big, addrs).unwrap(), both(2));
+        assert_eq!(plan(&tma, Dims::new(1022, 1026, 1026), big, addrs).unwrap(), copied);
         // a cluster that multicasts B shares TMA's copies: cp.async has none to share
         let clustered = KernelSpec { cluster: Some(Cluster { m: 2, n: 1, multicast: Some(Which::B), k: 1 }), ..tma.clone() };
         assert!(gemm_core::check(&clustered).is_empty(), "{:?}", gemm_core::check(&clustered));

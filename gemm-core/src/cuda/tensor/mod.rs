@@ -211,7 +211,10 @@ impl Tc<'_> {
             Staging::Tma { stages, cp_async, prefetch } => match s.specialize {
                 Some(sp) => format!(
                     "tma ({stages} stages{}{}) fed by {} producer warpgroup(s) to {} consumer warpgroup(s){}",
-                    cp_async.map_or(String::new(), |v| format!(", filled by cp.async of {v} elements")),
+                    cp_async.map_or(String::new(), |r| match r.only {
+                        None => format!(", filled by cp.async of {} elements", r.vector),
+                        Some(which) => format!(", {which:?}'s filled by cp.async of {} elements", r.vector),
+                    }),
                     prefetched(prefetch),
                     sp.producers,
                     sp.consumers,

@@ -1,8 +1,9 @@
 //! TMA staging's stages filled by `cp.async` (`staging = tma` with
-//! `cp_async: Some(v)`): the variant the launcher runs where A's or B's
+//! `cp_async: Some(..)`): the variant the launcher runs where A's or B's
 //! lines are not 16-byte aligned, which TMA cannot read. The ring, its
 //! mbarriers, the roles and wgmma's reads stay those of `tma`; only the
-//! filling changes:
+//! filling changes, of both operands or of one (`only`), TMA still loading
+//! the other:
 //!
 //! - the whole producer warpgroup copies each stage, `v` elements a copy,
 //!   into the layout TMA would have made (boxes a swizzle row wide, the
@@ -12,24 +13,35 @@
 //! - each producer thread arrives on the stage's full barrier for its own
 //!   stores and has an arrival pending until its copies land
 //!   (`cp.async.mbarrier.arrive`), so the barrier expects 128 arrivals
-//!   instead of one carrying the stage's bytes;
+//!   instead of one carrying the stage's bytes; where TMA loads one
+//!   operand, thread 0 arrives once more, with that operand's bytes;
 //! - a consumer, past the full barrier, fences the async proxy: the copies
 //!   wrote through the generic proxy, and wgmma reads through the async one.
 
 use super::Tc;
 use crate::cuda::ptx::storage_type;
 use crate::cuda::writer::Writer;
-use crate::spec::{Staging, Which};
+use crate::spec::{RingCopies, Staging, Which};
 
 /// Threads of the producer warpgroup that copy.
 pub(super) const COPIERS: u32 = 128;
 
 impl Tc<'_> {
-    /// Elements a copy moves, where the stages are filled by cp.async.
-    pub(super) fn ring_vector(&self) -> Option<u32> {
+    /// The cp.async copies that fill the stages, of both operands or one.
+    pub(super) fn ring(&self) -> Option<RingCopies> {
         match self.spec.staging {
             Staging::Tma { cp_async, .. } => cp_async,
             _ => None,
+        }
+    }
+
+    /// Arrivals that complete a phase of a full barrier under the copies:
+    /// each copier's, and where TMA loads the other operand thread 0's
+    /// with that operand's bytes.
+    pub(super) fn ring_arrivals(&self) -> u32 {
+        match self.ring() {
+            Some(RingCopies { only: Some(_), .. }) => COPIERS + 1,
+            _ => COPIERS,
         }
     }
 
@@ -73,8 +85,30 @@ impl Tc<'_> {
         }
         w.line("");
         for which in [Which::A, Which::B] {
-            self.ring_copy_fn(w, which, v);
+            if self.spec.tma_loads(which) {
+                self.ring_tma_fn(w, which);
+            } else {
+                self.ring_copy_fn(w, which, v);
+            }
         }
+    }
+
+    /// `ring_tma_a` / `ring_tma_b`: thread 0's arrival with the bytes of the
+    /// operand TMA loads beside the copies of the other, and its loads.
+    /// Out of line: inlined beside the copies, it made the 4-byte form spill.
+    fn ring_tma_fn(&self, w: &mut Writer, which: Which) {
+        let (name, origin) = if which == Which::A { ("a", "block_m") } else { ("b", "block_n") };
+        let bytes = self.spec.tma_tile(which).bytes();
+        w.line(format!(
+            "// staging (tma, beside the copies): thread 0's arrival with the {bytes} bytes of {}'s tile, and its loads",
+            name.to_uppercase()
+        ));
+        let params = format!("unsigned bar, unsigned dst, int k0, int {origin}, int {name}_batch, const TensorMap& tmap_{name}");
+        w.block(format!("__device__ __noinline__ void ring_tma_{name}({params})"), |w| {
+            w.line(format!("mbar_expect_bytes(bar, {bytes});"));
+            self.tile_loads(w, which, "dst");
+        });
+        w.line("");
     }
 
     /// `ring_copy_a` / `ring_copy_b`: the producer warpgroup's copies of one
@@ -159,9 +193,16 @@ impl Tc<'_> {
 
     /// The copies of K tile `k0` (in scope) into stage `stage` by the
     /// producer warpgroup, then its thread's arrival on the full barrier `bar`
-    /// (in scope).
+    /// (in scope); where TMA loads one operand, thread 0 first arrives with
+    /// its bytes and loads it.
     pub(super) fn ring_issue(&self, w: &mut Writer, stage: &str) {
         let (a_bytes, b_bytes) = self.stage_bytes();
+        for (which, base, bytes) in [(Which::A, "a_smem", a_bytes), (Which::B, "b_smem", b_bytes)] {
+            if self.spec.tma_loads(which) {
+                let (name, origin) = if which == Which::A { ("a", "block_m") } else { ("b", "block_n") };
+                w.line(format!("if (threadIdx.x == 0) ring_tma_{name}(bar, {base} + {stage} * {bytes}, k0, {origin}, {name}_batch, tmap_{name});"));
+            }
+        }
         let call = |w: &mut Writer, which: Which, base: &str, bytes: u32| {
             let (name, ptr, ld, batch, batch_stride, origin, extent) = match which {
                 Which::A => ("a", "A", "lda", "a_batch", "batch_a", "block_m", "M"),
@@ -172,8 +213,11 @@ impl Tc<'_> {
             let (line0, c0, lines, len) = if k_major { (origin, "k0", extent, "K") } else { ("k0", origin, "K", extent) };
             w.line(format!("ring_copy_{name}({base} + {stage} * {bytes}, {ptr} + {batch} * {batch_stride}, {ld}, {line0}, {c0}, {lines}, {len});"));
         };
-        call(w, Which::A, "a_smem", a_bytes);
-        call(w, Which::B, "b_smem", b_bytes);
+        for (which, base, bytes) in [(Which::A, "a_smem", a_bytes), (Which::B, "b_smem", b_bytes)] {
+            if !self.spec.tma_loads(which) {
+                call(w, which, base, bytes);
+            }
+        }
         w.line("ring_arrive(bar);  // this thread's arrival, its copies of the stage landed");
     }
 }

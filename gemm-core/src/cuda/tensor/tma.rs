@@ -49,12 +49,12 @@ use crate::spec::{Arrivals, Epilogue, Persistent, Specialize, Which, EDGE_BOX_LI
 
 impl Tc<'_> {
     pub(super) fn tma_helpers(&self, w: &mut Writer) {
-        let loads = self.ring_vector().is_none();
+        let loads = [Which::A, Which::B].into_iter().any(|which| self.spec.tma_loads(which));
         // kernels whose every thread arrives wait on their tokens alone (the rules: no cluster, ping-pong or stream-K)
         ptx::tma(w, loads || self.spec.epilogue == Epilogue::Tma, loads, !self.thread_arrivals());
         ptx::griddep(w, self.prefetch() > 0);
-        if let Some(v) = self.ring_vector() {
-            self.ring_copy_helpers(w, v);
+        if let Some(r) = self.ring() {
+            self.ring_copy_helpers(w, r.vector);
         }
         if self.spec.specialize.is_some_and(|sp| sp.producer_regs.is_some() || sp.consumer_regs.is_some()) {
             ptx::setmaxnreg(w);
@@ -119,8 +119,12 @@ impl Tc<'_> {
         let per = if self.multicasts() { " of each block of the cluster" } else { "" };
         w.block("if (threadIdx.x == 0)", |w| {
             w.block(format!("for (int s = 0; s < {stages}; ++s)"), |w| {
-                if self.ring_vector().is_some() {
-                    w.line(format!("mbar_init(full + 8 * s, {COPIERS});  // each producer thread's, once its copies have landed"));
+                if let Some(r) = self.ring() {
+                    let tma = if r.only.is_some() { ", and thread 0's with the bytes TMA loads" } else { "" };
+                    w.line(format!(
+                        "mbar_init(full + 8 * s, {});  // each producer thread's, once its copies have landed{tma}",
+                        self.ring_arrivals()
+                    ));
                 } else if self.thread_arrivals() {
                     w.line(format!(
                         "mbar_init(full + 8 * s, {});  // the producer's arrival with the stage's bytes, and every consumer thread's",
@@ -282,7 +286,7 @@ impl Tc<'_> {
     fn tma_issue(&self, w: &mut Writer, kt: &str, stage: &str) {
         let (a_bytes, b_bytes) = self.stage_bytes();
         w.line(format!("const unsigned bar = full + 8 * {stage};"));
-        if self.ring_vector().is_some() {
+        if self.ring().is_some() {
             w.line(format!("const int k0 = {kt} * {};", self.bk));
             return self.ring_issue(w, stage);
         }
@@ -373,7 +377,7 @@ impl Tc<'_> {
     /// The copies of operand `which`'s whole tile for K step `k0` into the
     /// stage at `dst`: every box, or under a multicast this block's part of
     /// the tile, into every block of the share.
-    fn tile_loads(&self, w: &mut Writer, which: Which, dst: &str) {
+    pub(super) fn tile_loads(&self, w: &mut Writer, which: Which, dst: &str) {
         let t = self.spec.tma_tile(which);
         let (map, batch, origin) = if which == Which::A { ("tmap_a", "a_batch", "block_m") } else { ("tmap_b", "b_batch", "block_n") };
         let at_box = |i: u32| match i * t.box_bytes() {
@@ -562,7 +566,7 @@ impl Tc<'_> {
     /// `consumers` (taking registers, their warpgroup tier in scope), then
     /// wait for their last TMA stores.
     fn roles(&self, w: &mut Writer, sp: Specialize, producer: impl FnOnce(&mut Writer), consumers: impl FnOnce(&mut Writer)) {
-        let (who, copier) = match self.ring_vector() {
+        let (who, copier) = match self.ring() {
             Some(_) => ("its threads copy by cp.async", Some(format!("threadIdx.x < {COPIERS}"))),
             None => ("one thread issues the copies", None),
         };
@@ -850,7 +854,7 @@ impl Tc<'_> {
             return;
         }
         w.line(format!("mbar_wait(full + 8 * stage, {parity});  // the stage's copies have landed"));
-        if self.ring_vector().is_some() {
+        if self.ring().is_some() {
             w.line("fence_proxy_async();  // written by cp.async, read by wgmma");
         }
     }

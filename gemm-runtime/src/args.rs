@@ -250,15 +250,47 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
 
 /// Which operands (A, B, C) the kernel cannot read or write where they lie:
 /// an address, leading dimension or batch stride that breaks its vector
-/// copies (or TMA's 16-byte rows). `shapes` as [`shapes`] gives them.
+/// copies (or TMA's 16-byte rows), with what each breaks. `shapes` as
+/// [`shapes`] gives them.
 pub fn alignment(spec: &KernelSpec, shapes: &[Shape; 3], d: Dims, addrs: [u64; 3]) -> [Option<GemmError>; 3] {
+    let broken = breaks(spec, shapes, d, addrs);
+    if broken.iter().all(Option::is_none) {
+        return [None, None, None];
+    }
+    // the kernel's name once, for every operand's error
+    let kernel = spec.kernel_name();
+    let tma = matches!(spec.staging, gemm_core::spec::Staging::Tma { .. });
+    std::array::from_fn(|i| {
+        let s = &shapes[i];
+        let why = if tma && s.name != 'C' { " (TMA takes 16-byte aligned addresses and row strides)" } else { "" };
+        let (bytes, what) = match broken[i]? {
+            Broken::Address { addr, bytes } => (bytes, format!("its device address {addr:#x} must be {bytes}-byte aligned{why}")),
+            Broken::Ld { bytes, vector } => (bytes, format!("its leading dimension {} must be a multiple of {vector}{why}", s.ld)),
+            Broken::Stride { bytes, stride, elems } => (bytes, format!("its batch stride {stride} must be a multiple of {elems} elements")),
+        };
+        Some(GemmError::Misaligned { kernel: kernel.clone(), operand: s.name, bytes, what })
+    })
+}
+
+/// Which operands [`alignment`] finds the kernel cannot take, without the
+/// words that say why: the launcher asks on every launch that copies.
+pub fn misaligned(spec: &KernelSpec, shapes: &[Shape; 3], d: Dims, addrs: [u64; 3]) -> [bool; 3] {
+    breaks(spec, shapes, d, addrs).map(|b| b.is_some())
+}
+
+/// What an operand's placement breaks of the kernel's alignment rules.
+#[derive(Clone, Copy)]
+enum Broken {
+    Address { addr: u64, bytes: u32 },
+    Ld { bytes: u32, vector: u32 },
+    Stride { bytes: u32, stride: usize, elems: usize },
+}
+
+fn breaks(spec: &KernelSpec, shapes: &[Shape; 3], d: Dims, addrs: [u64; 3]) -> [Option<Broken>; 3] {
     let req = spec.requirements();
-    let kernel = || spec.kernel_name();
     // A and B are read, C written, `vector` / `c_vector` elements at a time,
     // from pointers aligned to `align` / `c_align` bytes.
     let rules = [(req.vector, req.align), (req.vector, req.align), (req.c_vector, req.c_align)];
-    // what TMA needs of a tensor map, where A and B go by TMA
-    let tma = matches!(spec.staging, gemm_core::spec::Staging::Tma { .. });
     let strides = [d.batch.stride_a, d.batch.stride_b, d.batch.stride_c];
     let ops = [spec.a, spec.b, spec.c];
     std::array::from_fn(|i| {
@@ -266,21 +298,17 @@ pub fn alignment(spec: &KernelSpec, shapes: &[Shape; 3], d: Dims, addrs: [u64; 3
         if v == 1 && bytes <= op.elem.bytes() {
             return None;
         }
-        let why = if tma && s.name != 'C' { " (TMA takes 16-byte aligned addresses and row strides)" } else { "" };
-        let what = if addr % bytes as u64 != 0 {
-            format!("its device address {addr:#x} must be {bytes}-byte aligned{why}")
+        // every problem of a batch starts as aligned as the first
+        let elems = (bytes / op.elem.bytes()).max(1) as usize;
+        if addr % bytes as u64 != 0 {
+            Some(Broken::Address { addr, bytes })
         } else if s.ld % v as usize != 0 {
-            format!("its leading dimension {} must be a multiple of {v}{why}", s.ld)
+            Some(Broken::Ld { bytes, vector: v })
+        } else if d.batch.count > 1 && stride % elems != 0 {
+            Some(Broken::Stride { bytes, stride, elems })
         } else {
-            // every problem of a batch starts as aligned as the first
-            let elems = (bytes / op.elem.bytes()).max(1) as usize;
-            if d.batch.count > 1 && stride % elems != 0 {
-                format!("its batch stride {stride} must be a multiple of {elems} elements")
-            } else {
-                return None;
-            }
-        };
-        Some(GemmError::Misaligned { kernel: kernel(), operand: s.name, bytes, what })
+            None
+        }
     })
 }
 

@@ -130,6 +130,13 @@ pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Op
         copy_a = a && widest[0] < min;
         copy_b = b && widest[1] < min;
         vector = fits.into_iter().min().filter(|&v| v < full_vector(spec));
+        // a 16-bit tensor-core kernel's narrower cp.async runs at less than half its pace: copies where they cost less
+        if vector.is_some() && matches!(spec.staging, Staging::CpAsync { .. }) && spec.a.elem.bytes() == 2 {
+            let slower = slow_steps_seconds(spec, dims, [a && !copy_a, b && !copy_b], NARROW_S_PER_BYTE);
+            if copy_seconds(spec, dims, [a, b]) - copy_seconds(spec, dims, [copy_a, copy_b]) < slower {
+                (vector, copy_a, copy_b) = (None, a, b);
+            }
+        }
     }
     let only_c = if c { scalar_c_spec_for(spec, dims.k) } else { None };
     let scalar_c = only_c.is_some();
@@ -171,12 +178,14 @@ fn narrowest_vector(spec: &KernelSpec) -> Option<u32> {
 }
 
 /// What copying misaligned operands costs on the H200 (BENCHMARKS.md,
-/// 2026-11-27): the copies' traffic at about 2.4 TB/s, and about 20 us a
-/// launch besides (scratch from the pool, the copy kernel's launch and
-/// its drain before the product), which is most of it below a thousand
-/// or so on each side.
+/// 2026-11-27): the copies' traffic at about 2.4 TB/s, and a launch's
+/// fixed cost besides (scratch from the pool, the copy kernel's launch
+/// and its drain before the product), put at 8 us where the choice falls
+/// between the sizes measured: the ring of 8-byte copies level with the
+/// copies at 255 x 257 x 260 (5 K steps), behind from 383 x 385 x 388 (7),
+/// the ring of 4-byte copies behind at 254 x 258 x 258.
 const COPY_BYTES_PER_S: f64 = 2.4e12;
-const COPY_FIXED_S: f64 = 20e-6;
+const COPY_FIXED_S: f64 = 8e-6;
 
 /// What a byte of a stage filled by cp.async from misaligned lines adds to
 /// a K step against TMA's loads, by the copies' bytes (same figures):
@@ -199,26 +208,40 @@ fn copy_seconds(spec: &KernelSpec, dims: Dims, copied: [bool; 2]) -> f64 {
     COPY_FIXED_S + traffic / COPY_BYTES_PER_S
 }
 
+/// What a byte of a stage that a 16-bit tensor-core kernel's cp.async
+/// copies from misaligned lines adds to a K step, where the copies are
+/// 8 bytes (`mma_autotuned`, same figures): 143 ps at 4095 x 4097 x
+/// 4100, 330-370 at a thousand or two on each side; the least of them.
+/// The copies its warps wait on are its own, where TMA's ring has a
+/// producer of its own.
+const NARROW_S_PER_BYTE: f64 = 143e-12;
+
 /// The seconds TMA's stages filled by `ring`'s cp.async add to a launch of
-/// `spec` at `dims`: each SM's K steps (its share of the tiles, whole
-/// tiles each) times the bytes the copies fill in a stage times what a
-/// byte costs.
+/// `spec` at `dims`.
 fn ring_seconds(spec: &KernelSpec, dims: Dims, ring: RingCopies) -> f64 {
     let bytes = ring.vector * spec.a.elem.bytes();
     let per_byte = RING_S_PER_BYTE.iter().find(|&&(b, _)| b <= bytes).map_or(RING_S_PER_BYTE[1].1, |&(_, s)| s);
-    let (bm, bn, bk) = (spec.block.m, spec.block.n, spec.block.k.unwrap_or(64));
-    let tiles = dims.m.div_ceil(bm as usize) as f64 * dims.n.div_ceil(bn as usize) as f64 * dims.batch.count as f64;
-    let steps = (tiles / SMS).ceil() * dims.k.div_ceil(bk as usize) as f64;
-    let filled: f64 = [Which::A, Which::B].into_iter().filter(|&w| ring.fills(w)).map(|w| spec.tma_tile(w).bytes() as f64).sum();
-    steps * filled * per_byte
+    slow_steps_seconds(spec, dims, [ring.fills(Which::A), ring.fills(Which::B)], per_byte)
+}
+
+/// The seconds a launch of `spec` at `dims` spends past its own pace
+/// where the stages of operands `slow` (A, B) fill at `per_byte` more a
+/// byte: each SM's K steps (its share of the tiles, whole tiles each)
+/// times those operands' bytes in a stage times what a byte costs.
+fn slow_steps_seconds(spec: &KernelSpec, dims: Dims, slow: [bool; 2], per_byte: f64) -> f64 {
+    let (bm, bn, bk) = (spec.block.m as usize, spec.block.n as usize, spec.block.k.unwrap_or(64) as usize);
+    let tiles = (dims.m.div_ceil(bm) * dims.n.div_ceil(bn) * dims.batch.count) as f64;
+    let steps = (tiles / SMS).ceil() * dims.k.div_ceil(bk) as f64;
+    let bytes: usize = [bm, bn].into_iter().zip(slow).filter(|&(_, s)| s).map(|(lines, _)| lines * bk * spec.a.elem.bytes() as usize).sum();
+    steps * bytes as f64 * per_byte
 }
 
 /// How a TMA launch best reads A and B that it would otherwise copy
 /// (`copied`): the cp.async copies (of both, or of one while TMA loads the
 /// other, where it lies or from its copy) that cost the least, among those
 /// the operands' lines allow (`can`, each at its `widest` vector); `None`
-/// where copying them costs less. The copies win on the larger products:
-/// with A and B both copied, from about a thousand on each side.
+/// where copying them costs less. The copies win but in shallow products:
+/// with A and B both copied, past 4 K steps (8-byte copies) or 2 (4-byte).
 pub fn ring_choice(spec: &KernelSpec, dims: Dims, copied: [bool; 2], can: [bool; 2], widest: [u32; 2]) -> Option<RingCopies> {
     let mut best = (copy_seconds(spec, dims, copied), None);
     for fills in [[true, true], [true, false], [false, true]] {
@@ -401,7 +424,7 @@ pub(crate) fn copied(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> [bool; 3
 /// Which operands (A, B, C) at `addrs` the kernel cannot take where they lie.
 pub(crate) fn misaligned(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> [bool; 3] {
     let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
-    crate::args::alignment(spec, &shapes, dims, addrs).map(|e| e.is_some())
+    crate::args::misaligned(spec, &shapes, dims, addrs)
 }
 
 /// The operands of a launch as the kernel sees them after copying: their
@@ -547,9 +570,10 @@ mod tests {
 
     /// An A or B whose lines or address allow narrower cp.async copies (8
     /// or 4 bytes) is read where it lies by the variant with that vector,
-    /// the narrowest either needs; one that allows none (2-byte aligned
-    /// bf16) is copied. f32 under cp.async never needs a copy: 4 bytes is
-    /// one element.
+    /// the narrowest either needs, where that costs a 16-bit kernel less
+    /// than copying it; one that allows none (2-byte aligned bf16) is
+    /// copied. f32 under cp.async never needs a copy: 4 bytes is one
+    /// element.
     #[test]
     fn operands_that_allow_narrower_copies_are_read_where_they_lie() {
         let s = mma();
@@ -561,9 +585,15 @@ mod tests {
         assert_eq!(plan(&s, Dims::new(m, n, k).with_ld(68, 256, 256), big, addrs).unwrap(), narrow(4, false, false));
         // and B 4 bytes into its buffer: 4-byte copies for both
         assert_eq!(plan(&s, Dims::new(m, n, k).with_ld(68, 256, 256), big, [BASE, (BASE << 1) + 4, BASE << 2]).unwrap(), narrow(2, false, false));
-        // with B's lines 257 elements apart it is copied, A read 8 bytes at a time
-        assert_eq!(plan(&s, Dims::new(m, n, k).with_ld(68, 257, 256), big, addrs).unwrap(), narrow(4, false, true));
-        let v = variant_spec(&s, Dims::new(m, n, k).with_ld(68, 257, 256), addrs).expect("a variant");
+        // with B's lines 257 elements apart B is copied, and A with it: a launch that copies pays
+        // the copy's fixed cost once, and A's traffic costs less than its slower K step
+        assert_eq!(plan(&s, Dims::new(m, n, k).with_ld(68, 257, 256), big, addrs).unwrap(), Plan::Copied { a: true, b: true, c: false });
+        // A alone in a deeper product: its copy costs less than 8-byte copies at each of 16 K steps
+        assert_eq!(
+            plan(&s, Dims::new(m, n, 1024).with_ld(1028, 256, 256), [1 << 20; 3], addrs).unwrap(),
+            Plan::Copied { a: true, b: false, c: false }
+        );
+        let v = variant_spec(&s, Dims::new(m, n, k).with_ld(68, 256, 256), addrs).expect("a variant");
         assert_eq!(v.staging, Staging::CpAsync { stages: 3, vector: 4, transpose_a: false, fragments: 1 });
         assert_eq!(KernelSpec { staging: s.staging, ..v }, s, "only the vector changes");
         // f32 under cp.async: any line takes 4-byte copies
@@ -694,16 +724,15 @@ mod tests {
     /// A TMA kernel whose A or B lines are 8 or 4 bytes aligned runs with
     /// the stages of those operands filled by cp.async of that many bytes
     /// (its producer given the registers the copies take) where that costs
-    /// less than copying them, the product's first thousand or so on each
-    /// side; lines 2 bytes aligned, or a kernel whose cluster multicasts,
+    /// less than copying them, in shallow products; lines 2 bytes aligned, or a kernel whose cluster multicasts,
     /// go through copies.
     #[test]
     fn tma_kernels_read_lines_of_8_and_4_bytes_by_cp_async() {
         let tma = crate::test_specs::tma_store();
         let addrs = [BASE, BASE << 1, BASE << 2];
         let big = [1 << 26; 3];
-        // every side odd, packed, small: A's lines (260) 8 bytes aligned, B's (260, column-major) too, C's 2
-        let packed = Dims::new(255, 257, 260);
+        // every side odd, packed, shallow: A's lines (132) 8 bytes aligned, B's (132, column-major) too, C's 2
+        let packed = Dims::new(255, 257, 132);
         assert_eq!(
             plan(&tma, packed, big, addrs).unwrap(),
             Plan::Variant { vector: Some(4), only: None, scalar_c: true, a: false, b: false, c: false }
@@ -714,7 +743,7 @@ mod tests {
         assert_eq!((sp.producer_regs, sp.consumer_regs), (Some(RING_PRODUCER_REGS), Some(232)));
         assert_eq!(v.epilogue, Epilogue::SmemElements);
         // B's lines 4 bytes aligned, A's 16, a shallow product: B's stages alone by 4-byte copies, C by TMA stores
-        let b4 = Dims::new(128, 256, 512).with_ld(512, 514, 256);
+        let b4 = Dims::new(128, 256, 128).with_ld(128, 130, 256);
         let b_only = Plan::Variant { vector: Some(2), only: Some(Which::B), scalar_c: false, a: false, b: false, c: false };
         assert_eq!(plan(&tma, b4, big, addrs).unwrap(), b_only);
         let v = variant_spec(&tma, b4, addrs).unwrap();
@@ -723,24 +752,25 @@ mod tests {
             (Staging::Tma { stages: 3, cp_async: Some(RingCopies { vector: 2, only: Some(Which::B) }), prefetch: 0 }, Epilogue::Tma)
         );
         // partial tiles on every side, K's end inside a tile
-        let edges = Dims::new(200, 300, 500).with_ld(504, 506, 304);
+        let edges = Dims::new(200, 300, 120).with_ld(120, 122, 304);
         assert_eq!(plan(&tma, edges, big, addrs).unwrap(), b_only);
-        // a deep one: 64 slower K steps cost more than B's copy
+        // a deeper one: 8 slower K steps cost more than B's copy
+        assert_eq!(plan(&tma, Dims::new(200, 300, 500).with_ld(504, 506, 304), big, addrs).unwrap(), Plan::Copied { a: false, b: true, c: false });
         let b4_deep = Dims::new(128, 256, 4096).with_ld(4096, 4098, 256);
         assert_eq!(plan(&tma, b4_deep, big, addrs).unwrap(), Plan::Copied { a: false, b: true, c: false });
         assert_eq!(plan(&tma, Dims::new(200, 300, 4000).with_ld(4000, 4002, 304), big, addrs).unwrap(), Plan::Copied { a: false, b: true, c: false });
         // A's lines 2 bytes aligned: A copied, B where it lies
         let a2 = Dims::new(256, 256, 4096).with_ld(4097, 4096, 256);
         assert_eq!(plan(&tma, a2, big, addrs).unwrap(), Plan::Copied { a: true, b: false, c: false });
-        // every line odd: the ring up to about 500 on each side, copies from about a thousand
+        // every line odd: the ring in shallow products, copies past 4 K steps (8-byte) or 2 (4-byte)
         let copied = Plan::Variant { vector: None, only: None, scalar_c: true, a: true, b: true, c: false };
         let both = |v| Plan::Variant { vector: Some(v), only: None, scalar_c: true, a: false, b: false, c: false };
-        assert_eq!(plan(&tma, Dims::new(511, 513, 516), big, addrs).unwrap(), both(4));
-        assert_eq!(plan(&tma, Dims::new(1023, 1025, 1028), big, addrs).unwrap(), copied);
-        assert_eq!(plan(&tma, Dims::new(4095, 4097, 4100), big, addrs).unwrap(), copied);
-        // lines of 4 bytes: the same
-        assert_eq!(plan(&tma, Dims::new(254, 258, 258), big, addrs).unwrap(), both(2));
-        assert_eq!(plan(&tma, Dims::new(1022, 1026, 1026), big, addrs).unwrap(), copied);
+        assert_eq!(plan(&tma, Dims::new(511, 513, 196), big, addrs).unwrap(), both(4));
+        for packed in [Dims::new(255, 257, 324), Dims::new(511, 513, 516), Dims::new(1023, 1025, 1028), Dims::new(4095, 4097, 4100)] {
+            assert_eq!(plan(&tma, packed, big, addrs).unwrap(), copied, "{packed:?}");
+        }
+        assert_eq!(plan(&tma, Dims::new(254, 258, 66), big, addrs).unwrap(), both(2));
+        assert_eq!(plan(&tma, Dims::new(254, 258, 258), big, addrs).unwrap(), copied);
         // a cluster that multicasts B shares TMA's copies: cp.async has none to share
         let clustered = KernelSpec { cluster: Some(Cluster { m: 2, n: 1, multicast: Some(Which::B), k: 1 }), ..tma.clone() };
         assert!(gemm_core::check(&clustered).is_empty(), "{:?}", gemm_core::check(&clustered));

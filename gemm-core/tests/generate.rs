@@ -672,6 +672,9 @@ fn stages_of_one_operand_filled_by_cp_async_beside_tma_loads_of_the_other() {
     let src = generate(&s).unwrap().source;
     assert!(src.contains("const __grid_constant__ TensorMap tmap_a)") && !src.contains("tmap_b"), "{src}");
     assert!(src.contains("mbar_init(full + 8 * s, 129);"), "{src}");
+    // each operand's own alignment: TMA's rows for A, the copies' for B
+    assert!(src.contains("// Requires: A 16-byte aligned, leading dimensions multiples of 8."), "{src}");
+    assert!(src.contains("// Requires: B 8-byte aligned, leading dimensions multiples of 4."), "{src}");
     assert!(src.contains("__device__ __noinline__ void ring_tma_a(") && src.contains("mbar_expect_bytes(bar, 16384);"), "{src}");
     assert!(!src.contains("void ring_copy_a(") && src.contains("void ring_copy_b("), "{src}");
     let producer = src.find("if (threadIdx.x < 128)").expect("a producer branch");

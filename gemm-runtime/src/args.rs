@@ -288,9 +288,10 @@ enum Broken {
 
 fn breaks(spec: &KernelSpec, shapes: &[Shape; 3], d: Dims, addrs: [u64; 3]) -> [Option<Broken>; 3] {
     let req = spec.requirements();
-    // A and B are read, C written, `vector` / `c_vector` elements at a time,
-    // from pointers aligned to `align` / `c_align` bytes.
-    let rules = [(req.vector, req.align), (req.vector, req.align), (req.c_vector, req.c_align)];
+    // A and B are read, C written, each its own vector of elements at a time (A's and
+    // B's differ where cp.async fills one operand's TMA stages), from pointers aligned
+    // to their bytes.
+    let rules = [req.operands[0], req.operands[1], (req.c_vector, req.c_align)];
     let strides = [d.batch.stride_a, d.batch.stride_b, d.batch.stride_c];
     let ops = [spec.a, spec.b, spec.c];
     std::array::from_fn(|i| {

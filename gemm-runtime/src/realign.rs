@@ -8,11 +8,11 @@
 //! same spec takes the operand where it lies ([`variant_spec`]): A and B
 //! by narrower copies into shared memory (cp.async of 8 or 4 bytes, or
 //! single elements), C written at any alignment ([`scalar_c_spec`]). A TMA
-//! kernel's variant fills its stages by the producer warpgroup's cp.async
-//! in place of TMA; it runs at 63% (8-byte copies) or 43% (4-byte) of TMA's
-//! speed on the H100, so the launcher picks it only where copying the
-//! operands would cost more ([`ring_pays`]: products up to about a thousand
-//! or two wide on each side).
+//! kernel's variant fills the stages of one operand or both by the
+//! producer warpgroup's cp.async in place of TMA. Narrower copies of a
+//! 16-bit kernel run its K steps well below their pace, so the launcher
+//! takes them only where copying the operands would cost more
+//! ([`ring_choice`] for TMA's stages; shallow products).
 //! What no variant takes is copied (by a small kernel of our own,
 //! `copy.rs`) into scratch from the stream's pool, its lines a multiple of
 //! the kernel's vector apart; for C, the kernel writes the scratch and the
@@ -403,14 +403,12 @@ pub const REPITCH_MIN: usize = 2048;
 /// modulo 32) in a product wide enough to pay for a copy at a 128-byte
 /// pitch ([`REPITCH_MIN`]).
 pub(crate) fn repitched(spec: &KernelSpec, shapes: &[Shape; 3], dims: Dims) -> [bool; 3] {
-    if !matches!(spec.staging, Staging::Tma { .. }) {
-        return [false; 3];
-    }
-    let slow = |i: usize, elem: gemm_core::spec::Elem, across: usize| {
+    // (an operand whose stages cp.async fills is read at any pitch alike)
+    let slow = |which: Which, i: usize, elem: gemm_core::spec::Elem, across: usize| {
         let pitch = shapes[i].ld * elem.bytes() as usize;
-        !pitch.is_multiple_of(32) && across >= REPITCH_MIN
+        spec.tma_loads(which) && !pitch.is_multiple_of(32) && across >= REPITCH_MIN
     };
-    [slow(0, spec.a.elem, dims.n), slow(1, spec.b.elem, dims.m), false]
+    [slow(Which::A, 0, spec.a.elem, dims.n), slow(Which::B, 1, spec.b.elem, dims.m), false]
 }
 
 /// The operands (A, B, C) a launch at `addrs` copies: those the kernel
@@ -751,6 +749,8 @@ mod tests {
             (v.staging, v.epilogue),
             (Staging::Tma { stages: 3, cp_async: Some(RingCopies { vector: 2, only: Some(Which::B) }), prefetch: 0 }, Epilogue::Tma)
         );
+        // the variant takes B where it lies (A's 16-byte rule is A's alone)
+        assert!(crate::args::check(&v, b4, big, addrs).is_ok(), "{:?}", crate::args::check(&v, b4, big, addrs).err());
         // partial tiles on every side, K's end inside a tile
         let edges = Dims::new(200, 300, 120).with_ld(120, 122, 304);
         assert_eq!(plan(&tma, edges, big, addrs).unwrap(), b_only);
@@ -794,5 +794,26 @@ mod tests {
         let shapes = crate::args::shapes(simt.a, simt.b, simt.c, Dims::new(129, 257, 65));
         // a column-major A: lines of m = 129 floats, 4 at a time
         assert_eq!(aligned_ld(&simt, &shapes[0]), 132);
+    }
+    /// The stages cp.async fills read their lines at any pitch: a ring's
+    /// operand is never copied for TMA's slow lines (16 bytes modulo 32),
+    /// only the operand TMA still loads, in a product wide enough.
+    #[test]
+    fn operands_a_ring_fills_are_not_copied_for_tmas_slow_lines() {
+        let tma = crate::test_specs::tma_store();
+        let addrs = [BASE, BASE << 1, BASE << 2];
+        let big = [1 << 26; 3];
+        // every line 8 bytes aligned, 4100 and 4104 elements apart: under 32
+        let wide = Dims::new(4095, 4097, 4100);
+        let padded = Dims::new(4096, 4096, 4100).with_ld(4104, 4104, 4096);
+        let expect = |a, b| Plan::Variant { vector: None, only: None, scalar_c: true, a, b, c: false };
+        let both = narrowed_spec(&tma, 4).unwrap();
+        assert_eq!(plan(&both, wide, big, addrs).unwrap(), expect(false, false));
+        assert_eq!(plan(&both, padded, big, addrs).unwrap(), Plan::Direct);
+        let a_ring = narrowed_one_spec(&tma, 4, Which::A).unwrap();
+        assert_eq!(plan(&a_ring, wide, big, addrs).unwrap(), expect(false, true));
+        assert_eq!(plan(&a_ring, padded, big, addrs).unwrap(), Plan::Copied { a: false, b: true, c: false });
+        let b_ring = narrowed_one_spec(&tma, 4, Which::B).unwrap();
+        assert_eq!(plan(&b_ring, padded, big, addrs).unwrap(), Plan::Copied { a: true, b: false, c: false });
     }
 }

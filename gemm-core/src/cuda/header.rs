@@ -25,8 +25,12 @@ pub fn header(w: &mut Writer, s: &KernelSpec, tiers: &str) {
     } else {
         w.line(format!("// Requires: M % {} == 0, N % {} == 0, K % {} == 0.", req.m_multiple, req.n_multiple, req.k_multiple));
     }
-    let elem_bytes = [s.a.elem.bytes(), s.c.elem.bytes()];
-    for ((what, v, align), bytes) in [("A and B", req.vector, req.align), ("C", req.c_vector, req.c_align)].into_iter().zip(elem_bytes) {
+    // A's and B's own where they differ (cp.async filling one operand's TMA stages)
+    let [(va, aa), (vb, ab)] = req.operands;
+    let (ab_bytes, c_bytes) = (s.a.elem.bytes(), s.c.elem.bytes());
+    let mut rules = if (va, aa) == (vb, ab) { vec![("A and B", va, aa, ab_bytes)] } else { vec![("A", va, aa, ab_bytes), ("B", vb, ab, ab_bytes)] };
+    rules.push(("C", req.c_vector, req.c_align, c_bytes));
+    for (what, v, align, bytes) in rules {
         if v > 1 || align > bytes {
             w.line(format!("// Requires: {what} {align}-byte aligned, leading dimensions multiples of {v}."));
         }

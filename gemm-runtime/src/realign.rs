@@ -722,8 +722,8 @@ mod tests {
     /// A TMA kernel whose A or B lines are 8 or 4 bytes aligned runs with
     /// the stages of those operands filled by cp.async of that many bytes
     /// (its producer given the registers the copies take) where that costs
-    /// less than copying them, in shallow products; lines 2 bytes aligned, or a kernel whose cluster multicasts,
-    /// go through copies.
+    /// less than copying them, in shallow products; lines 2 bytes aligned,
+    /// or a kernel whose cluster multicasts, go through copies.
     #[test]
     fn tma_kernels_read_lines_of_8_and_4_bytes_by_cp_async() {
         let tma = crate::test_specs::tma_store();

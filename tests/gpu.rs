@@ -776,6 +776,219 @@ fn layouts_of(spec: &gemm_runtime::spec::KernelSpec) -> [Layout; 3] {
     [spec.a.layout, spec.b.layout, spec.c.layout]
 }
 
+/// Lines and elements per line of A (m x k), B (k x n) and C (m x n) in
+/// `spec`'s layouts.
+fn line_shapes(spec: &gemm_runtime::spec::KernelSpec, m: usize, n: usize, k: usize) -> [(usize, usize); 3] {
+    let l = layouts_of(spec);
+    let shape = |rows: usize, cols: usize, layout: Layout| if layout == Layout::RowMajor { (rows, cols) } else { (cols, rows) };
+    [shape(m, k, l[0]), shape(k, n, l[1]), shape(m, n, l[2])]
+}
+
+/// What a launch on laid-out buffers came to.
+#[derive(Debug)]
+enum Outcome {
+    /// The kernel ran, by this plan, and C matched cuBLAS element by element.
+    Ran(Plan),
+    /// The launch was refused, and C's buffer was left as it was.
+    Refused(GemmError),
+}
+
+/// `k` on random A and B (from `seed`), each operand's lines `lds[i]`
+/// elements apart and starting `offsets[i]` elements into a buffer of its
+/// own, C poisoned around and between its lines: a refusal must leave C's
+/// buffer untouched; a run must match cuBLAS on the same numbers element
+/// by element and write nothing between or past C's lines. `Err` says what
+/// went wrong.
+fn launch_spread(bench: &Bench, k: &Kernel, dims: Dims, lds: [usize; 3], offsets: [usize; 3], seed: u64) -> Result<Outcome, String> {
+    use gemm_ladder::measure::{random_normal, DevMat};
+    let s = bench.stream();
+    let (m, n, kk) = (dims.m, dims.n, dims.k);
+    let types = [k.spec.a.elem, k.spec.b.elem, k.spec.c.elem];
+    let p = Problem::typed(bench, types, layouts_of(&k.spec), Dims::new(m, n, kk), seed).map_err(|e| e.to_string())?;
+    let reference = p.reference(bench).map_err(|e| e.to_string())?;
+    let shapes = line_shapes(&k.spec, m, n, kk);
+    // the packed numbers, each line `ld` apart, `offset` into a buffer of `fill`
+    let spread = |packed: &[f32], (lines, len): (usize, usize), ld: usize, offset: usize, fill: f32| -> Vec<f32> {
+        let mut out = vec![fill; offset + lines * ld + 8];
+        for i in 0..lines {
+            out[offset + i * ld..offset + i * ld + len].copy_from_slice(&packed[i * len..(i + 1) * len]);
+        }
+        out
+    };
+    let (sa, sb, sc) = (shapes[0], shapes[1], shapes[2]);
+    let a = spread(&random_normal(sa.0 * sa.1, seed), sa, lds[0], offsets[0], 0.0);
+    let b = spread(&random_normal(sb.0 * sb.1, seed + 1), sb, lds[1], offsets[1], 0.0);
+    let c = spread(&vec![f32::NAN; sc.0 * sc.1], sc, lds[2], offsets[2], f32::NAN);
+    let dev = |t, v: &[f32]| DevMat::from_f32(s, t, v).map_err(|e| e.to_string());
+    let (a, b, mut c) = (dev(types[0], &a)?, dev(types[1], &b)?, dev(types[2], &c)?);
+    let dims = dims.with_ld(lds[0], lds[1], lds[2]);
+    let [oa, ob, oc] = offsets;
+    let (plan, launched) = match (&a, &b, &mut c) {
+        (DevMat::F32(a), DevMat::F32(b), DevMat::F32(c)) => {
+            let (a, b, mut c) = (a.slice(oa..), b.slice(ob..), c.slice_mut(oc..));
+            (k.plan(s, &a, &b, &mut c, dims), k.launch(s, &a, &b, &mut c, dims))
+        }
+        (DevMat::F16(a), DevMat::F16(b), DevMat::F32(c)) => {
+            let (a, b, mut c) = (a.slice(oa..), b.slice(ob..), c.slice_mut(oc..));
+            (k.plan(s, &a, &b, &mut c, dims), k.launch(s, &a, &b, &mut c, dims))
+        }
+        (DevMat::Bf16(a), DevMat::Bf16(b), DevMat::Bf16(c)) => {
+            let (a, b, mut c) = (a.slice(oa..), b.slice(ob..), c.slice_mut(oc..));
+            (k.plan(s, &a, &b, &mut c, dims), k.launch(s, &a, &b, &mut c, dims))
+        }
+        _ => return Err(format!("{}: types this test does not dispatch", k.name)),
+    };
+    let out = c.to_f32(s).map_err(|e| e.to_string())?;
+    if let Err(e) = launched {
+        if plan.is_ok() {
+            return Err(format!("planned as {plan:?}, then refused: {e}"));
+        }
+        return match out.iter().all(|x| x.is_nan()) {
+            true => Ok(Outcome::Refused(e)),
+            false => Err(format!("refused ({e}), yet C's buffer was written")),
+        };
+    }
+    let plan = plan.map_err(|e| format!("ran, though its plan was refused: {e}"))?;
+    let (ldc, tol) = (lds[2], gemm_runtime::data::tolerance(k.spec.c.elem));
+    let rms = (reference.iter().map(|&r| (r as f64).powi(2)).sum::<f64>() / reference.len().max(1) as f64).sqrt();
+    if out[..oc].iter().any(|x| !x.is_nan()) {
+        return Err("written before C's first line".into());
+    }
+    for i in 0..sc.0 {
+        let line = &out[oc + i * ldc..(oc + (i + 1) * ldc).min(out.len())];
+        if let Some(j) = line[sc.1..].iter().position(|x| !x.is_nan()) {
+            return Err(format!("written past line {i}'s end, at element {}", sc.1 + j));
+        }
+        for (j, (&o, &r)) in line[..sc.1].iter().zip(&reference[i * sc.1..(i + 1) * sc.1]).enumerate() {
+            // a unit or two in C's last place, plus summation order
+            if !o.is_finite() || (o - r).abs() as f64 > 4.0 * tol * (r.abs() as f64) + tol * rms {
+                return Err(format!("line {i}, element {j}: {o} where cuBLAS has {r} ({plan:?})"));
+            }
+        }
+    }
+    Ok(Outcome::Ran(plan))
+}
+
+/// Random sizes (1 to 400 on each side, up to 1500 in one case a kernel,
+/// edge cases around tile multiples among them), random leading dimensions (packed or up to 12
+/// elements past the line, each operand its own) and views that start up
+/// to 7 elements into their buffers, seeded: every guarded kernel and a
+/// sample of every tuned space's points runs each and matches cuBLAS
+/// element by element, writing nothing between or past C's lines; a
+/// kernel that tiles only some sizes runs those right and refuses the
+/// rest without touching C.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn random_sizes_lines_and_offsets_match_cublas_or_are_refused() {
+    use gemm_ladder::decode::{decode_cluster, decode_mma, decode_split, decode_swapped};
+    use gemm_ladder::steps::SPLIT_K_STEPS;
+    use gemm_ladder::tuned::{hopper_tuned, mma_tuned, simt_tuned};
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    let bench = bench();
+    let mut rng = StdRng::seed_from_u64(20261127);
+    let mut kernels: Vec<&Kernel> =
+        STEPS.iter().chain(&TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS).chain(&SPLIT_K_STEPS).map(|s| s.kernel).collect();
+    for tuned in [
+        &simt_tuned::KERNEL,
+        &mma_tuned::KERNEL,
+        &hopper_tuned::KERNEL,
+        &decode_mma::KERNEL,
+        &decode_swapped::KERNEL,
+        &decode_split::KERNEL,
+        &decode_cluster::KERNEL,
+    ] {
+        let count = tuned.points().len();
+        for _ in 0..3 {
+            kernels.push(tuned.kernel(rng.random_range(0..count)));
+        }
+    }
+    const EDGES: [usize; 22] = [1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257];
+    let (mut ran, mut refused) = (0, 0);
+    for (i, k) in kernels.into_iter().enumerate() {
+        if k.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
+            continue;
+        }
+        let guarded = k.spec.edges == gemm_runtime::spec::Edges::Guarded;
+        for case in 0..if guarded { 5 } else { 2 } {
+            // the last case of a guarded kernel large enough for a persistent walk or shared tiles
+            let most = if guarded && case == 4 { 1500 } else { 400 };
+            let mut side = || if rng.random_bool(0.4) { EDGES[rng.random_range(0..EDGES.len())] } else { rng.random_range(1..=most) };
+            let dims = Dims::new(side(), side(), side());
+            let lds =
+                line_shapes(&k.spec, dims.m, dims.n, dims.k).map(|(_, len)| len + if rng.random_bool(0.3) { 0 } else { rng.random_range(1..=12) });
+            let offsets = [(); 3].map(|_| if rng.random_bool(0.5) { 0 } else { rng.random_range(1..=7) });
+            let seed = 1000 + 10 * i as u64 + case;
+            let what = format!("{} at {} x {} x {}, lds {lds:?}, offsets {offsets:?}", k.name, dims.m, dims.n, dims.k);
+            match launch_spread(&bench, k, dims, lds, offsets, seed) {
+                Ok(Outcome::Ran(_)) => ran += 1,
+                Ok(Outcome::Refused(e)) => {
+                    assert!(!guarded, "{what}: a guarded kernel refused: {e}");
+                    refused += 1;
+                }
+                Err(e) => panic!("{what}: {e}"),
+            }
+        }
+    }
+    println!("{ran} launches ran and matched cuBLAS, {refused} were refused");
+    assert!(ran > refused, "most random launches run");
+}
+
+/// Fused epilogues (alpha, beta over the C read in, a bias along M or N,
+/// activations) and plain kernels of every path, seeded at random: sizes
+/// (any, where the kernel is guarded, else its tile multiples), leading
+/// dimensions packed or up to 9 elements past the line, batches of one to
+/// three problems with odd gaps between them (a shared B now and then),
+/// random alpha and beta (beta = 0 on a third: C must not be read): C
+/// matches cuBLAS with the host's epilogue, and nothing outside C is written.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn fused_epilogues_on_random_sizes_lines_and_batches_match_cublas() {
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    let bench = bench();
+    let mut rng = StdRng::seed_from_u64(20261128);
+    let mut specs: Vec<_> =
+        gemm_ladder::combos::fused().into_iter().chain(gemm_ladder::combos::guarded()).chain(gemm_ladder::combos::hopper()).collect();
+    // a sample of the specs, the same every run
+    let mut picked = Vec::new();
+    while picked.len() < 16 && !specs.is_empty() {
+        picked.push(specs.swap_remove(rng.random_range(0..specs.len())));
+    }
+    for (i, spec) in picked.into_iter().enumerate() {
+        if spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
+            continue;
+        }
+        let k = Kernel::from_spec(spec).unwrap();
+        let req = k.spec.requirements();
+        let guarded = k.spec.edges == gemm_runtime::spec::Edges::Guarded;
+        for case in 0..2 {
+            let mut side = |multiple: u32| {
+                let x = rng.random_range(1..=300usize);
+                if guarded {
+                    x
+                } else {
+                    x.next_multiple_of(multiple as usize)
+                }
+            };
+            let (m, n, kk) = (side(req.m_multiple), side(req.n_multiple), side(req.k_multiple));
+            let shapes = line_shapes(&k.spec, m, n, kk);
+            let lds = shapes.map(|(_, len)| len + if rng.random_bool(0.3) { 0 } else { rng.random_range(1..=9) });
+            let count = rng.random_range(1..=3usize);
+            // each problem's span, then an odd gap
+            let gaps = [(); 3].map(|_| rng.random_range(0..=13usize));
+            let stride = |j: usize| (shapes[j].0 - 1) * lds[j] + shapes[j].1 + gaps[j];
+            let shared_b = rng.random_bool(0.3);
+            let (sa, sb, sc) = (stride(0), if shared_b { 0 } else { stride(1) }, stride(2));
+            let bias_len = if k.spec.fused.bias.is_some_and(|b| b.along == gemm_runtime::spec::Dim::N) { n } else { m };
+            let sbias = if rng.random_bool(0.5) { 0 } else { bias_len + rng.random_range(0..=5usize) };
+            let dims = Dims::new(m, n, kk).with_ld(lds[0], lds[1], lds[2]).batched(count, sa, sb, sc).bias_stride(sbias);
+            let alpha = rng.random_range(-2.0..2.0f32);
+            let beta = if rng.random_bool(0.33) { 0.0 } else { rng.random_range(-2.0..2.0f32) };
+            let seed = 3000 + 10 * i as u64 + case;
+            verify_fused(&bench, &k, dims, seed, Scalars { alpha, beta }).unwrap_or_else(|e| panic!("{} at {dims:?}: {e}", k.name));
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn fused_epilogues_match_cublas_on_every_path_layout_and_c_type() {
@@ -931,10 +1144,8 @@ fn epilogue_and_edge_misuse_is_an_error() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn any_leading_dimension_and_offset_matches_cublas_on_every_path() {
-    use gemm_ladder::measure::{random_normal, DevMat};
     use gemm_ladder::steps::{autotuned, clusters, mma_autotuned, pingpong, tma_store, vectorized, wmma_block};
     let bench = bench();
-    let s = bench.stream();
     let kernels: [&Kernel; 7] = [
         &autotuned::KERNEL,
         &vectorized::KERNEL,
@@ -951,68 +1162,23 @@ fn any_leading_dimension_and_offset_matches_cublas_on_every_path() {
         let req = k.spec.requirements();
         let up = |x: usize, to: u32| x.div_ceil(to as usize) * to as usize;
         let (m, n, kk) = (up(129, req.m_multiple), up(257, req.n_multiple), up(65, req.k_multiple));
-        let l = layouts_of(&k.spec);
-        let types = [k.spec.a.elem, k.spec.b.elem, k.spec.c.elem];
         for (case, (extra, offset)) in [(1usize, 1usize), (3, 0), (7, 3), (2, 0), (4, 0)].into_iter().enumerate() {
-            let seed = 70 + case as u64;
-            let p = Problem::typed(&bench, types, l, Dims::new(m, n, kk), seed).unwrap();
-            let reference = p.reference(&bench).unwrap();
-            // lines and their length of a rows x cols matrix in `layout`
-            let shape = |rows: usize, cols: usize, layout: Layout| if layout == Layout::RowMajor { (rows, cols) } else { (cols, rows) };
-            // the same numbers, each line `extra` elements past a multiple of 8, `offset` into the buffer
-            let spread = |packed: &[f32], (lines, len): (usize, usize), fill: f32| -> (Vec<f32>, usize) {
-                let ld = len.next_multiple_of(8) + extra;
-                let mut out = vec![fill; offset + lines * ld];
-                for i in 0..lines {
-                    out[offset + i * ld..offset + i * ld + len].copy_from_slice(&packed[i * len..(i + 1) * len]);
-                }
-                (out, ld)
+            // each line `extra` elements past a multiple of 8, `offset` into its buffer
+            let lines = line_shapes(&k.spec, m, n, kk);
+            let lds = lines.map(|(_, len)| len.next_multiple_of(8) + extra);
+            let out = launch_spread(&bench, k, Dims::new(m, n, kk), lds, [offset; 3], 70 + case as u64);
+            let plan = match out {
+                Ok(Outcome::Ran(plan)) => plan,
+                other => panic!("{} at lds {lds:?} offset {offset}: {other:?}", k.name),
             };
-            let (sa, sb, sc) = (shape(m, kk, l[0]), shape(kk, n, l[1]), shape(m, n, l[2]));
-            let (a, lda) = spread(&random_normal(sa.0 * sa.1, seed), sa, 0.0);
-            let (b, ldb) = spread(&random_normal(sb.0 * sb.1, seed + 1), sb, 0.0);
-            let (c, ldc) = spread(&vec![f32::NAN; sc.0 * sc.1], sc, f32::NAN);
-            let (a, b, mut c) =
-                (DevMat::from_f32(s, types[0], &a).unwrap(), DevMat::from_f32(s, types[1], &b).unwrap(), DevMat::from_f32(s, types[2], &c).unwrap());
-            let dims = Dims::new(m, n, kk).with_ld(lda, ldb, ldc);
-            let (plan, launched) = match (&a, &b, &mut c) {
-                (DevMat::F32(a), DevMat::F32(b), DevMat::F32(c)) => {
-                    let (a, b, mut c) = (a.slice(offset..), b.slice(offset..), c.slice_mut(offset..));
-                    (k.plan(s, &a, &b, &mut c, dims), k.launch(s, &a, &b, &mut c, dims))
-                }
-                (DevMat::F16(a), DevMat::F16(b), DevMat::F32(c)) => {
-                    let (a, b, mut c) = (a.slice(offset..), b.slice(offset..), c.slice_mut(offset..));
-                    (k.plan(s, &a, &b, &mut c, dims), k.launch(s, &a, &b, &mut c, dims))
-                }
-                (DevMat::Bf16(a), DevMat::Bf16(b), DevMat::Bf16(c)) => {
-                    let (a, b, mut c) = (a.slice(offset..), b.slice(offset..), c.slice_mut(offset..));
-                    (k.plan(s, &a, &b, &mut c, dims), k.launch(s, &a, &b, &mut c, dims))
-                }
-                _ => panic!("{}: types this test does not dispatch", k.name),
-            };
-            launched.unwrap_or_else(|e| panic!("{} at {dims:?} offset {offset}: {e}", k.name));
             // every operand odd: each is copied, or read (written) where it lies by a variant
             let odd = extra % 2 == 1;
             // lines 4 or 8 bytes aligned: TMA's stages filled by cp.async of that many bytes, where no multicast shares them
             if matches!(k.spec.staging, gemm_runtime::spec::Staging::Tma { .. }) && k.spec.cluster.is_none() && !odd {
                 let v = extra as u32;
-                assert!(matches!(plan, Ok(Plan::Variant { vector: Some(w), a: false, b: false, .. }) if w == v), "{}: {plan:?}", k.name);
+                assert!(matches!(plan, Plan::Variant { vector: Some(w), a: false, b: false, .. } if w == v), "{}: {plan:?}", k.name);
             }
-            assert!(
-                plan.is_ok() && (!odd || matches!(plan, Ok(Plan::Copied { a: true, b: true, c: true } | Plan::Variant { .. }))),
-                "{}: {plan:?}",
-                k.name
-            );
-            let out = c.to_f32(s).unwrap();
-            let mut got = Vec::with_capacity(sc.0 * sc.1);
-            for i in 0..sc.0 {
-                let line = &out[offset + i * ldc..offset + (i + 1) * ldc];
-                got.extend_from_slice(&line[..sc.1]);
-                assert!(line[sc.1..].iter().all(|x| x.is_nan()), "{}: written past line {i}'s end", k.name);
-            }
-            let err = gemm_runtime::data::relative_error(&got, &reference).unwrap_or_else(|e| panic!("{}: {e}", k.name));
-            let tolerance = gemm_runtime::data::tolerance(k.spec.c.elem);
-            assert!(err <= tolerance, "{} at lds {lda}, {ldb}, {ldc} offset {offset}: relative error {err:.1e}", k.name);
+            assert!(!odd || matches!(plan, Plan::Copied { a: true, b: true, c: true } | Plan::Variant { .. }), "{}: {plan:?}", k.name);
         }
     }
 }

@@ -579,6 +579,17 @@ fn prefetch(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
 }
 
+/// `tma(evict_first = ..)` hints the loads of an operand each block reads
+/// alone; a multicast operand's boxes feed every block of the cluster.
+fn evict_first(spec: &KernelSpec, first: EvictFirst, out: &mut Vec<Diag>) {
+    if let Some(which) = spec.cluster.and_then(|c| c.multicast).filter(|&w| first.of(w)) {
+        out.push(Diag::new(
+            "staging.evict_first",
+            format!("{which:?} is multicast, its boxes shared by the cluster's blocks, not read by one alone: drop the multicast or {which:?} from evict_first"),
+        ));
+    }
+}
+
 /// Each block of a multicast share loads an equal part of the shared
 /// tile, a whole number of swizzle periods (8 lines) from the tile's start,
 /// so that every part lands in the swizzle the whole tile would have.
@@ -1022,6 +1033,9 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
     if let Staging::Tma { prefetch: 1.., .. } = spec.staging {
         prefetch(spec, out);
+    }
+    if let Staging::Tma { evict_first: first, .. } = spec.staging {
+        evict_first(spec, first, out);
     }
     if let Staging::Tma { stages, .. } = spec.staging {
         if spec.swizzle.tma_bytes().is_none() {

@@ -508,7 +508,7 @@ fn hopper_spec() -> KernelSpec {
         warp: Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }),
         thread: None,
         atom: Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false },
-        staging: Staging::Tma { stages: 4, cp_async: None, prefetch: 0 },
+        staging: Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() },
         specialize: Some(Specialize {
             producers: 1,
             consumers: 2,
@@ -603,7 +603,7 @@ fn zeroed_accumulators_are_cleared_before_each_tile_and_every_wgmma_adds() {
 #[test]
 fn stages_filled_by_cp_async_take_the_layout_tma_would_and_arrive_from_every_producer_thread() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 4, cp_async: Some(RingCopies::both(4)), prefetch: 0 };
+    s.staging = Staging::Tma { stages: 4, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default() };
     s.specialize = Some(ring_producer());
     let src = generate(&s).unwrap().source;
     assert!(!src.contains("tma_load(") && !src.contains("TensorMap tmap"), "{src}");
@@ -663,7 +663,8 @@ fn ring_producer() -> Specialize {
 #[test]
 fn stages_of_one_operand_filled_by_cp_async_beside_tma_loads_of_the_other() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 4, cp_async: Some(RingCopies { vector: 4, only: Some(Which::B) }), prefetch: 0 };
+    s.staging =
+        Staging::Tma { stages: 4, cp_async: Some(RingCopies { vector: 4, only: Some(Which::B) }), prefetch: 0, evict_first: Default::default() };
     s.specialize = Some(ring_producer());
     assert!(gemm_core::check(&s).is_empty(), "{:?}", gemm_core::check(&s));
     assert_eq!(s.tma_maps(), ["a"]);
@@ -790,7 +791,7 @@ fn a_persistent_kernel_walks_tiles_with_one_count_of_stages() {
 #[test]
 fn a_specialized_c_tile_lies_past_the_stages_and_syncs_the_consumers_alone() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Smem;
     let g = generate(&s).unwrap();
@@ -846,7 +847,11 @@ fn a_tile_mostly_past_m_or_n_loads_only_the_8_line_boxes_that_hold_lines() {
         ],
     );
     // a K tile of two swizzle rows: each 8-line box once per row
-    let deep = KernelSpec { block: Block { k: Some(128), ..s.block }, staging: Staging::Tma { stages: 2, cp_async: None, prefetch: 0 }, ..s.clone() };
+    let deep = KernelSpec {
+        block: Block { k: Some(128), ..s.block },
+        staging: Staging::Tma { stages: 2, cp_async: None, prefetch: 0, evict_first: Default::default() },
+        ..s.clone()
+    };
     let src = generate(&deep).unwrap().source;
     assert!(
         src.contains("mbar_expect_bytes(bar, (a_whole ? 32768 : (a_lines + 7) / 8 * 2048) + (b_whole ? 65536 : (b_lines + 7) / 8 * 2048));"),
@@ -920,7 +925,7 @@ fn a_cluster_split_along_k_streams_each_part_and_adds_rank_1s_sum_through_shared
 #[test]
 fn a_prefetch_asks_the_l2_for_the_first_k_steps_before_the_wait_and_lets_the_next_launch_start_after_the_last_copy() {
     let mut s = split_k_spec();
-    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 2 };
+    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 2, evict_first: Default::default() };
     assert_eq!(check(&s), vec![]);
     let src = generate(&s).unwrap().source;
     assert_in_order(
@@ -952,9 +957,41 @@ fn a_prefetch_asks_the_l2_for_the_first_k_steps_before_the_wait_and_lets_the_nex
         "{src}"
     );
     // without prefetch, neither
-    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 0 };
+    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() };
     let src = generate(&s).unwrap().source;
     assert!(!src.contains("prefetch") && !src.contains("griddep_launch"), "{src}");
+}
+
+/// `tma(evict_first = a)`: A's boxes go through `tma_load_first`, whose
+/// copy carries the L2's evict-first policy; B's through the plain
+/// `tma_load`, at a tile inside and at M's or N's edge alike. Without it
+/// no load carries a hint, and the helper is not emitted.
+#[test]
+fn evict_first_hints_the_named_operands_loads_alone() {
+    let mut s = hopper_spec();
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: true, b: false } };
+    assert_eq!(check(&s), vec![]);
+    assert!(s.kernel_name().contains("_tma_s3_efa_"), "{}", s.kernel_name());
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("createpolicy.fractional.L2::evict_first.b64 first, 1.0;"), "{src}");
+    assert!(src.contains(".mbarrier::complete_tx::bytes.L2::cache_hint\""), "{src}");
+    for line in [
+        "tma_load_first(a_smem + stage * 16384, tmap_a, k0, block_m, a_batch, bar);",
+        "tma_load(b_smem + stage * 32768, tmap_b, k0, block_n, b_batch, bar);",
+        "tma_load_first(a_dst, tmap_a, k0, block_m, a_batch, bar);",
+        "tma_load_first(a_dst + p * 128, tmap_a_edge, k0, block_m + p, a_batch, bar);",
+        "tma_load(b_dst + p * 128, tmap_b_edge, k0, block_n + p, b_batch, bar);",
+    ] {
+        assert!(src.contains(line), "{line}\n{src}");
+    }
+    assert!(!src.contains("tma_load_first(b"), "{src}");
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: false, b: true } };
+    assert!(s.kernel_name().contains("_tma_s3_efb_"), "{}", s.kernel_name());
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("tma_load_first(b_smem + stage * 32768, tmap_b, k0, block_n, b_batch, bar);") && !src.contains("tma_load_first(a"), "{src}");
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
+    let src = generate(&s).unwrap().source;
+    assert!(!src.contains("tma_load_first") && !src.contains("cache_hint"), "{src}");
 }
 
 /// `epilogue = tma`: the consumers write the C tile in the TMA store's
@@ -965,7 +1002,7 @@ fn a_prefetch_asks_the_l2_for_the_first_k_steps_before_the_wait_and_lets_the_nex
 #[test]
 fn a_tma_store_epilogue_fences_meets_and_stores_each_box_from_one_thread() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Tma;
     let src = generate(&s).unwrap().source;
@@ -1018,10 +1055,10 @@ fn a_c_tile_the_stages_leave_no_room_for_goes_out_in_parts() {
     ];
     assert_in_order(&src, &order);
     assert!(s.smem_bytes() <= s.arch.smem_limit() && s.epilogue_scratch_bytes() == 32768);
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
     assert_eq!(s.c_tile().map(|t| t.parts), Some(1));
     assert!(!generate(&s).unwrap().source.contains("for (int part"));
-    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 0 };
+    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() };
     s.c.layout = Layout::ColMajor;
     assert_eq!(s.c_tile().map(|t| t.parts), Some(1));
     assert!(!check(&s).is_empty());
@@ -1083,7 +1120,7 @@ fn stream_k_on_tma_stages_keeps_the_fix_up_among_the_consumers() {
     let mut spec = hopper_spec();
     spec.persistent = Some(Persistent::StreamK);
     spec.epilogue = Epilogue::Tma;
-    spec.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
+    spec.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
     let g = generate(&spec).unwrap();
     let src = &g.source;
     let roles = src.find("// roles:").expect("roles");
@@ -1109,7 +1146,7 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
     spec.block = Block { m: 128, n: 128, k: Some(64), threads: 384, min_blocks: None };
     spec.warp = Some(Warp { m: 128, n: 128, m_iters: 1, n_iters: 1 });
     spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
-    spec.staging = Staging::Tma { stages: 5, cp_async: None, prefetch: 0 };
+    spec.staging = Staging::Tma { stages: 5, cp_async: None, prefetch: 0, evict_first: Default::default() };
     spec.specialize = Some(Specialize {
         producers: 1,
         consumers: 2,
@@ -1153,7 +1190,7 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
 fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shifted_to_match() {
     let mut s = hopper_spec();
     // three stages leave room for the C tile
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
     s.epilogue = Epilogue::SmemElements;
     let src = generate(&s).unwrap().source;
     for line in [
@@ -1221,7 +1258,7 @@ fn smem_elements_goes_out_in_bands_where_the_whole_tile_leaves_the_stages_too_li
         assert!(g.source.contains(line), "{line}\n{}", g.source);
     }
     // three stages leave room for the whole tile
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
     assert_eq!(s.c_tile().unwrap().bands, 1);
     // two atoms a warpgroup (256 x 128 tiles): four bands of 64 rows, a warpgroup's atom each
     let mut tall = hopper_spec();
@@ -1244,7 +1281,7 @@ fn smem_elements_goes_out_in_bands_where_the_whole_tile_leaves_the_stages_too_li
 #[test]
 fn bias_values_load_in_bounds_and_ahead_only_where_few() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
     s.epilogue = Epilogue::Smem;
     s.fused = Fused { alpha: false, beta: false, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh) };
     let wide = generate(&s).unwrap().source;
@@ -1278,7 +1315,7 @@ fn a_k_tile_of_two_swizzle_rows_loads_two_boxes_along_k() {
     spec.block = Block { m: 128, n: 128, k: Some(128), threads: 384, min_blocks: None };
     spec.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
     spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
-    spec.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
+    spec.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
     let src = generate(&spec).unwrap().source;
     for line in [
         "mbar_expect_bytes(bar, 65536);",
@@ -1340,7 +1377,12 @@ fn overlap_sends_each_half_out_beside_the_other_halfs_wgmmas() {
     assert_eq!(c.matches("= gelu_tanh(v0);").count(), 2, "{c}");
     // without overlap (three stages: the whole C tile): one group a K step
     let sp = Specialize { overlap: false, ..s.specialize.unwrap() };
-    let plain =
-        generate(&KernelSpec { specialize: Some(sp), staging: Staging::Tma { stages: 3, cp_async: None, prefetch: 0 }, ..s.clone() }).unwrap().source;
+    let plain = generate(&KernelSpec {
+        specialize: Some(sp),
+        staging: Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() },
+        ..s.clone()
+    })
+    .unwrap()
+    .source;
     assert!(!plain.contains("bool ahead") && plain.contains("wgmma_wait<1>();  // the groups before the last 1"), "{plain}");
 }

@@ -107,7 +107,7 @@ fn wgmma_spec(n: u32, threads: u32, staging: Staging) -> KernelSpec {
 
 #[test]
 fn hopper_features_need_sm_90a() {
-    let mut s = wgmma_spec(128, 256, Staging::Tma { stages: 4, cp_async: None, prefetch: 0 });
+    let mut s = wgmma_spec(128, 256, Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() });
     assert_eq!(check(&s), vec![], "seed 002's 128x128 wgmma kernel is legal");
     s.arch = Arch::Sm90;
     assert_eq!(errors_at(&s), vec!["arch"]);
@@ -119,7 +119,7 @@ fn hopper_features_need_sm_90a() {
 /// in two parts).
 #[test]
 fn too_many_stages_propose_the_deepest_pipeline_that_fits() {
-    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 5, cp_async: None, prefetch: 0 });
+    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 5, cp_async: None, prefetch: 0, evict_first: Default::default() });
     s.c.elem = Elem::Bf16;
     s.specialize = Some(two_consumers(24, 240));
     s.persistent = Some(Persistent::Tiles);
@@ -127,7 +127,7 @@ fn too_many_stages_propose_the_deepest_pipeline_that_fits() {
     let d = check(&s);
     let fix = d.iter().find(|d| d.at == "block").and_then(|d| d.fix).unwrap_or_else(|| panic!("{d:?}"));
     assert_eq!((fix.path, fix.value), ("staging.stages", 4), "{d:?}");
-    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 0 };
+    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() };
     assert_eq!(check(&s), vec![]);
     assert_eq!(s.c_tile().map(|t| t.parts), Some(2));
 }
@@ -138,11 +138,11 @@ fn too_many_stages_propose_the_deepest_pipeline_that_fits() {
 /// instead. (The other cases are compile-fail cases.)
 #[test]
 fn thread_arrivals_refuse_stages_filled_by_cp_async() {
-    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 3, cp_async: None, prefetch: 0 });
+    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() });
     s.specialize = Some(Specialize { arrivals: Arrivals::Thread, ..two_consumers(40, 232) });
     s.persistent = Some(Persistent::Tiles);
     assert_eq!(check(&s), vec![]);
-    s.staging = Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0 };
+    s.staging = Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default() };
     assert_eq!(errors_at(&s), vec!["specialize.arrivals"], "{:?}", check(&s));
 }
 
@@ -153,18 +153,21 @@ fn thread_arrivals_refuse_stages_filled_by_cp_async() {
 /// are compile-fail cases.)
 #[test]
 fn overlap_takes_stages_filled_by_cp_async_but_no_c_stored_another_way() {
-    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 0 });
+    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() });
     s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
     s.c.elem = Elem::Bf16;
     s.specialize = Some(Specialize { overlap: true, ..two_consumers(24, 240) });
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Tma;
     assert_eq!(check(&s), vec![]);
-    let mut ring = KernelSpec { staging: Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0 }, ..s.clone() };
+    let mut ring = KernelSpec {
+        staging: Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default() },
+        ..s.clone()
+    };
     ring.specialize = ring.specialize.map(|sp| Specialize { producer_regs: Some(40), consumer_regs: Some(232), ..sp });
     assert_eq!(check(&ring), vec![]);
     s.epilogue = Epilogue::SmemElements;
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0 };
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
     assert_eq!(errors_at(&s), vec!["specialize.overlap"], "{:?}", check(&s));
 }
 
@@ -173,12 +176,12 @@ fn overlap_takes_stages_filled_by_cp_async_but_no_c_stored_another_way() {
 /// multicasts (which shares TMA's copies).
 #[test]
 fn stages_filled_by_cp_async_need_a_producer_warpgroup_and_no_multicast() {
-    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0 });
+    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default() });
     s.specialize = Some(two_consumers(40, 232));
     assert_eq!(check(&s), vec![], "tma_store's tiling filled by 8-byte copies is legal");
-    s.staging = Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(1)), prefetch: 0 };
+    s.staging = Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(1)), prefetch: 0, evict_first: Default::default() };
     assert_eq!(errors_at(&s), vec!["staging"], "2-byte copies");
-    s.staging = Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(8)), prefetch: 0 };
+    s.staging = Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(8)), prefetch: 0, evict_first: Default::default() };
     assert_eq!(check(&s), vec![], "16-byte copies");
     let sp = s.specialize.unwrap();
     s.specialize = Some(Specialize { producer_regs: Some(24), consumer_regs: Some(240), ..sp });
@@ -255,7 +258,7 @@ fn cp_async_copies_at_least_4_bytes() {
 /// cp.async (the narrow variant drops it).
 #[test]
 fn a_prefetch_takes_the_one_tile_a_block_owns() {
-    let mut s = wgmma_spec(64, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 2 });
+    let mut s = wgmma_spec(64, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 2, evict_first: Default::default() });
     s.specialize = Some(two_consumers(24, 240));
     assert_eq!(check(&s), vec![]);
     let split = KernelSpec { cluster: Some(Cluster { m: 1, n: 1, k: 2, multicast: None }), ..s.clone() };
@@ -266,11 +269,28 @@ fn a_prefetch_takes_the_one_tile_a_block_owns() {
         ("multicast", KernelSpec { cluster: Some(Cluster { m: 2, n: 1, k: 1, multicast: Some(Which::B) }), ..s.clone() }),
         (
             "stages filled by cp.async",
-            KernelSpec { staging: Staging::Tma { stages: 4, cp_async: Some(RingCopies::both(4)), prefetch: 2 }, ..s.clone() },
+            KernelSpec {
+                staging: Staging::Tma { stages: 4, cp_async: Some(RingCopies::both(4)), prefetch: 2, evict_first: Default::default() },
+                ..s.clone()
+            },
         ),
     ] {
         assert!(errors_at(&bad).contains(&"staging.prefetch"), "{what}: {:?}", check(&bad));
     }
+}
+
+/// `tma(evict_first = ..)` hints the loads of an operand each block reads
+/// alone: not one a cluster multicasts, whose boxes every block of the
+/// share reads; the other operand may be hinted beside a multicast.
+#[test]
+fn evict_first_names_no_multicast_operand() {
+    let mut s = wgmma_spec(64, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: true, b: true } });
+    s.specialize = Some(two_consumers(24, 240));
+    assert_eq!(check(&s), vec![]);
+    s.cluster = Some(Cluster { m: 2, n: 1, k: 1, multicast: Some(Which::B) });
+    assert!(errors_at(&s).contains(&"staging.evict_first"), "{:?}", check(&s));
+    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: true, b: false } };
+    assert!(!errors_at(&s).contains(&"staging.evict_first"), "{:?}", check(&s));
 }
 
 /// `cluster(k = ..)` splits one block tile's K over the cluster's blocks:
@@ -279,7 +299,7 @@ fn a_prefetch_takes_the_one_tile_a_block_owns() {
 /// rank 0's shared memory count against the budget.
 #[test]
 fn a_cluster_split_along_k_shares_one_tile_on_the_producer_consumer_path() {
-    let mut s = wgmma_spec(64, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 0 });
+    let mut s = wgmma_spec(64, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() });
     s.specialize = Some(two_consumers(24, 240));
     s.cluster = Some(Cluster { m: 1, n: 1, k: 2, multicast: None });
     assert_eq!(check(&s), vec![], "two blocks on a 128 x 64 tile");
@@ -293,7 +313,10 @@ fn a_cluster_split_along_k_shares_one_tile_on_the_producer_consumer_path() {
         ("ping-pong", KernelSpec { specialize: Some(Specialize { pingpong: true, ..two_consumers(24, 240) }), ..s.clone() }),
         (
             "stages filled by cp.async",
-            KernelSpec { staging: Staging::Tma { stages: 4, cp_async: Some(RingCopies::both(4)), prefetch: 0 }, ..s.clone() },
+            KernelSpec {
+                staging: Staging::Tma { stages: 4, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default() },
+                ..s.clone()
+            },
         ),
     ] {
         assert!(errors_at(&bad).contains(&"cluster.k"), "{what}: {:?}", check(&bad));
@@ -301,7 +324,7 @@ fn a_cluster_split_along_k_shares_one_tile_on_the_producer_consumer_path() {
     // nine blocks pass the portable cluster size; 128 x 256 tiles' partial sums pass the shared memory
     let nine = KernelSpec { cluster: Some(Cluster { m: 1, n: 1, k: 9, multicast: None }), ..s.clone() };
     assert!(errors_at(&nine).contains(&"cluster"), "{:?}", check(&nine));
-    let mut wide = wgmma_spec(256, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 0 });
+    let mut wide = wgmma_spec(256, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() });
     wide.specialize = Some(two_consumers(24, 240));
     wide.cluster = s.cluster;
     assert!(!check(&wide).is_empty(), "128 KB of partial sums beside four stages of 128 x 256");

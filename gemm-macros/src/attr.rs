@@ -6,7 +6,7 @@
 //! thread(m = .., n = .., lanes = n | m)
 //! atom = fma | mma(m16n8k16) | wmma(m16n16k16) | wgmma(m64nNk16, zeroed)
 //! staging = direct | smem(vector = 1, transpose_a, buffers = 1)
-//!         | cp_async(stages = .., vector = .., transpose_a, fragments = 1) | tma(stages = .., prefetch = ..)
+//!         | cp_async(stages = .., vector = .., transpose_a, fragments = 1) | tma(stages = .., prefetch = .., evict_first = a | b | ab)
 //! specialize(producers = 1, consumers = .., producer_regs = .., consumer_regs = .., pingpong,
 //!            arrivals = warpgroup | thread, overlap)
 //! swizzle = none | pad(N) | xor | b32 | b64 | b128
@@ -444,9 +444,15 @@ fn staging(cx: &mut Ctxt, value: &Node) -> Option<Staging> {
             Some(Staging::CpAsync { stages, vector, transpose_a: f.flag(cx, "transpose_a"), fragments })
         }
         "tma" => {
-            let f = fields(cx, &["stages", "prefetch"]);
+            let f = fields(cx, &["stages", "prefetch", "evict_first"]);
             let prefetch = f.int(cx, "prefetch").unwrap_or(0);
-            Some(Staging::Tma { stages: f.required(cx, "stages")?, cp_async: None, prefetch })
+            let evict_first = match f.choice(cx, "evict_first", &["a", "b", "ab"]).as_deref() {
+                Some("a") => EvictFirst { a: true, b: false },
+                Some("b") => EvictFirst { a: false, b: true },
+                Some(_) => EvictFirst { a: true, b: true },
+                None => EvictFirst::default(),
+            };
+            Some(Staging::Tma { stages: f.required(cx, "stages")?, cp_async: None, prefetch, evict_first })
         }
         _ => {
             cx.error(span, format!("unknown staging `{kind}`{}; expected one of {}", hint(&kind, KINDS), list(KINDS)));

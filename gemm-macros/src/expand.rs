@@ -404,12 +404,13 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Staging::CpAsync { stages, vector, transpose_a, fragments } => {
             quote!(#p::Staging::CpAsync { stages: #stages, vector: #vector, transpose_a: #transpose_a, fragments: #fragments })
         }
-        Staging::Tma { stages, cp_async, prefetch } => {
+        Staging::Tma { stages, cp_async, prefetch, evict_first: EvictFirst { a, b } } => {
             let cp_async = opt(cp_async, |RingCopies { vector, only }| {
                 let only = opt(only, |w| which_tokens(&p, w));
                 quote!(#p::RingCopies { vector: #vector, only: #only })
             });
-            quote!(#p::Staging::Tma { stages: #stages, cp_async: #cp_async, prefetch: #prefetch })
+            let evict_first = quote!(#p::EvictFirst { a: #a, b: #b });
+            quote!(#p::Staging::Tma { stages: #stages, cp_async: #cp_async, prefetch: #prefetch, evict_first: #evict_first })
         }
     };
     let specialize = opt(s.specialize, |Specialize { producers, consumers, producer_regs, consumer_regs, pingpong, arrivals, overlap }| {

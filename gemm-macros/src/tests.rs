@@ -35,7 +35,7 @@ fn the_whole_hopper_vocabulary_parses() {
     assert_eq!(a.block, Some(Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None }));
     assert_eq!(a.warp, Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }));
     assert_eq!(a.atom, Some(Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false }));
-    assert_eq!(a.staging, Some(Staging::Tma { stages: 4, cp_async: None, prefetch: 0 }));
+    assert_eq!(a.staging, Some(Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() }));
     assert_eq!(
         a.specialize,
         Some(Specialize {
@@ -57,7 +57,16 @@ fn the_whole_hopper_vocabulary_parses() {
     // a ring that prefetches ahead of a dependent launch's wait
     let (a, errors) = parse(quote! { staging = tma(stages = 3, prefetch = 2) });
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(a.staging, Some(Staging::Tma { stages: 3, cp_async: None, prefetch: 2 }));
+    assert_eq!(a.staging, Some(Staging::Tma { stages: 3, cp_async: None, prefetch: 2, evict_first: Default::default() }));
+    // loads of A that leave the L2 first; a value that names no operands is an error that lists them
+    let (a, errors) = parse(quote! { staging = tma(stages = 3, prefetch = 2, evict_first = a) });
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.staging, Some(Staging::Tma { stages: 3, cp_async: None, prefetch: 2, evict_first: EvictFirst { a: true, b: false } }));
+    let (a, errors) = parse(quote! { staging = tma(stages = 3, evict_first = ab) });
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.staging, Some(Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: true, b: true } }));
+    let (_, errors) = parse(quote! { staging = tma(stages = 3, evict_first = c) });
+    assert!(errors.iter().any(|e| e.contains("`evict_first` in `tma(..)` is one of `a`, `b`, `ab`")), "{errors:?}");
     // a cluster that splits K
     let (a, errors) = parse(quote! { cluster(m = 1, n = 1, k = 2) });
     assert!(errors.is_empty(), "{errors:?}");

@@ -142,8 +142,9 @@ pub fn mbar_arrive_wait(w: &mut Writer) {
 /// (`maps`: the kernel takes tensor maps; `loads`: TMA loads its operands,
 /// not cp.async; `parity_waits`: some barrier is waited on by its phase's
 /// parity, which every kernel does but those whose threads all arrive and
-/// wait on their tokens, `mbar_arrive_wait`.)
-pub fn tma(w: &mut Writer, maps: bool, loads: bool, parity_waits: bool) {
+/// wait on their tokens, `mbar_arrive_wait`; `first`: some operand's loads
+/// ask the L2 to evict their lines first, `tma_load_first`.)
+pub fn tma(w: &mut Writer, maps: bool, loads: bool, parity_waits: bool, first: bool) {
     if maps {
         w.line("// a TMA descriptor, encoded on the host: 128 opaque bytes, 64-byte aligned");
         w.statement_block("struct __align__(64) TensorMap", |w| w.line("unsigned long long opaque[16];"));
@@ -183,6 +184,18 @@ pub fn tma(w: &mut Writer, maps: bool, loads: bool, parity_waits: bool) {
         w.block("__device__ __forceinline__ void tma_load(unsigned dst, const TensorMap& map, int c0, int c1, int batch, unsigned bar)", |w| {
             w.line("asm volatile(");
             w.line("    \"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\\n\"");
+            w.line("    :: \"r\"(dst), \"l\"(reinterpret_cast<unsigned long long>(&map)), \"r\"(c0), \"r\"(c1), \"r\"(batch), \"r\"(bar)");
+            w.line("    : \"memory\");");
+        });
+    }
+    if loads && first {
+        w.line("// tma_load of a box no other block reads: its lines leave the L2 before others");
+        w.block("__device__ __forceinline__ void tma_load_first(unsigned dst, const TensorMap& map, int c0, int c1, int batch, unsigned bar)", |w| {
+            w.line("asm volatile(");
+            w.line("    \"{\\n.reg .b64 first;\\n\"");
+            w.line("    \"createpolicy.fractional.L2::evict_first.b64 first, 1.0;\\n\"");
+            w.line("    \"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint\"");
+            w.line("    \" [%0], [%1, {%2, %3, %4}], [%5], first;\\n}\\n\"");
             w.line("    :: \"r\"(dst), \"l\"(reinterpret_cast<unsigned long long>(&map)), \"r\"(c0), \"r\"(c1), \"r\"(batch), \"r\"(bar)");
             w.line("    : \"memory\");");
         });

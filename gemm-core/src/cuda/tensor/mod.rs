@@ -208,7 +208,7 @@ impl Tc<'_> {
             Staging::Smem { .. } => "smem".to_string(),
             Staging::CpAsync { stages, fragments: 2, .. } => format!("cp_async ({stages} stages, fragments a K step ahead)"),
             Staging::CpAsync { stages, .. } => format!("cp_async ({stages} stages)"),
-            Staging::Tma { stages, cp_async, prefetch } => match s.specialize {
+            Staging::Tma { stages, cp_async, prefetch, .. } => match s.specialize {
                 Some(sp) => format!(
                     "tma ({stages} stages{}{}) fed by {} producer warpgroup(s) to {} consumer warpgroup(s){}",
                     cp_async.map_or(String::new(), |r| match r.only {

@@ -45,13 +45,14 @@ use crate::cuda::epilogue::Output;
 use crate::cuda::ptx;
 use crate::cuda::schedule;
 use crate::cuda::writer::Writer;
-use crate::spec::{Arrivals, Epilogue, Persistent, Specialize, Which, EDGE_BOX_LINES};
+use crate::spec::{Arrivals, Epilogue, EvictFirst, Persistent, Specialize, Staging, Which, EDGE_BOX_LINES};
 
 impl Tc<'_> {
     pub(super) fn tma_helpers(&self, w: &mut Writer) {
         let loads = [Which::A, Which::B].into_iter().any(|which| self.spec.tma_loads(which));
         // kernels whose every thread arrives wait on their tokens alone (the rules: no cluster, ping-pong or stream-K)
-        ptx::tma(w, loads || self.spec.epilogue == Epilogue::Tma, loads, !self.thread_arrivals());
+        let first = self.evict_first();
+        ptx::tma(w, loads || self.spec.epilogue == Epilogue::Tma, loads, !self.thread_arrivals(), first.a || first.b);
         ptx::griddep(w, self.prefetch() > 0);
         if let Some(r) = self.ring() {
             self.ring_copy_helpers(w, r.vector);
@@ -358,7 +359,7 @@ impl Tc<'_> {
                     for j in 0..t.k_boxes {
                         let k = if j == 0 { "k0".to_string() } else { format!("k0 + {}", j * t.inner) };
                         let off = if j == 0 { String::new() } else { format!(" + {}", j * t.box_bytes()) };
-                        w.line(format!("tma_load({x}_dst{off} + p * {line}, tmap_{x}_edge, {k}, {origin} + p, {x}_batch, bar);"));
+                        w.line(format!("{}({x}_dst{off} + p * {line}, tmap_{x}_edge, {k}, {origin} + p, {x}_batch, bar);", self.load_fn(which)));
                     }
                 });
             }
@@ -389,8 +390,9 @@ impl Tc<'_> {
         let at = |o: String| if t.k_major { ("k0".to_string(), o) } else { (o, "k0".to_string()) };
         let share = self.spec.multicast_share(which);
         if share == 1 {
+            let load = self.load_fn(which);
             for (i, c0, c1) in self.tile_boxes(which) {
-                w.line(format!("tma_load({}, {map}, {c0}, {c1}, {batch}, bar);", at_box(i)));
+                w.line(format!("{load}({}, {map}, {c0}, {c1}, {batch}, bar);", at_box(i)));
             }
             return;
         }
@@ -402,6 +404,24 @@ impl Tc<'_> {
             let i = if per == 1 { "share_part".to_string() } else { format!("(share_part * {per} + {j})") };
             let (c0, c1) = at(format!("{origin} + {i} * {step}"));
             w.line(format!("tma_load_multicast({dst} + {i} * {}, {map}, {c0}, {c1}, {batch}, bar, share_mask);", t.box_bytes()));
+        }
+    }
+
+    /// The operands whose TMA loads ask the L2 to evict their lines first.
+    fn evict_first(&self) -> EvictFirst {
+        match self.spec.staging {
+            Staging::Tma { evict_first, .. } => evict_first,
+            _ => EvictFirst::default(),
+        }
+    }
+
+    /// The helper that loads operand `which`'s boxes: with the L2's
+    /// evict-first hint where the spec asks for it ([`EvictFirst`]).
+    fn load_fn(&self, which: Which) -> &'static str {
+        if self.evict_first().of(which) {
+            "tma_load_first"
+        } else {
+            "tma_load"
         }
     }
 

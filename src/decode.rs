@@ -45,6 +45,9 @@ pub fn decode_mma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16
 /// W before it waits for the kernel before, and lets the next launch
 /// start once its own copies are all issued: one-token steps over the
 /// 4096 x 4096 weight went from 73.8% of HBM to 79.1% (BENCHMARKS.md).
+/// With `evict_first = a` the weight's loads ask the L2 to evict their
+/// lines first (each is read once), which keeps the tokens and the next
+/// launch's prefetched lines there: 78.6% to 83.6% (BENCHMARKS.md).
 #[gemm_kernel(
     block(m = 128, n = 16, k = 64, threads = 256),
     warp(m = 64, n = 16),

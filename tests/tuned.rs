@@ -211,3 +211,38 @@ fn every_point_of_every_tuned_space_matches_cublas() {
     }
     assert!(failed.is_empty(), "points of {checked} that do not match cuBLAS:\n{}", failed.join("\n"));
 }
+
+/// The tuned kernels at seeded random shapes whose lines lie 1 to 9
+/// elements past their length (none 16 bytes aligned but by chance), in
+/// batches of one or two problems with odd gaps between them: a new key
+/// tunes every point on the caller's misaligned buffers (each point's
+/// variant or aligned copies), and C comes out against cuBLAS (and the
+/// host's epilogue, under beta).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tuned_kernels_on_random_misaligned_lines_and_batches_match_cublas() {
+    use gemm_runtime::spec::Layout;
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    let bench = Bench::open().expect("a CUDA GPU");
+    let mut rng = StdRng::seed_from_u64(20261127);
+    for (i, tuned) in [&simt_tuned::KERNEL, &mma_tuned::KERNEL, &hopper_tuned::KERNEL, &fused_tuned::KERNEL].into_iter().enumerate() {
+        let spec = &tuned.points()[0];
+        if spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
+            continue;
+        }
+        for case in 0..2 {
+            let (m, n, k) = (rng.random_range(1..=700usize), rng.random_range(1..=700usize), rng.random_range(1..=700usize));
+            // (lines, length) of A, B and C in the spec's layouts
+            let shape = |rows: usize, cols: usize, l: Layout| if l == Layout::RowMajor { (rows, cols) } else { (cols, rows) };
+            let shapes = [shape(m, k, spec.a.layout), shape(k, n, spec.b.layout), shape(m, n, spec.c.layout)];
+            let lds = shapes.map(|(_, len)| len + rng.random_range(1..=9usize));
+            let count = rng.random_range(1..=2usize);
+            let gaps = [(); 3].map(|_| rng.random_range(1..=13usize));
+            let stride = |j: usize| (shapes[j].0 - 1) * lds[j] + shapes[j].1 + gaps[j];
+            let dims = Dims::new(m, n, k).with_ld(lds[0], lds[1], lds[2]).batched(count, stride(0), stride(1), stride(2));
+            let scalars = Scalars { alpha: rng.random_range(-2.0..2.0f32), beta: rng.random_range(-2.0..2.0f32) };
+            verify_tuned_fused(&bench, tuned, dims, 500 + 10 * i as u64 + case, scalars)
+                .unwrap_or_else(|e| panic!("{} at {dims:?}: {e}", tuned.name()));
+        }
+    }
+}

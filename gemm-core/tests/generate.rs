@@ -975,6 +975,7 @@ fn evict_first_hints_the_named_operands_loads_alone() {
     let src = generate(&s).unwrap().source;
     assert!(src.contains("createpolicy.fractional.L2::evict_first.b64 first, 1.0;"), "{src}");
     assert!(src.contains(".mbarrier::complete_tx::bytes.L2::cache_hint\""), "{src}");
+    assert!(src.contains("staging tma (3 stages, A's loads leaving the L2 first) fed by 1 producer warpgroup(s)"), "{src}");
     for line in [
         "tma_load_first(a_smem + stage * 16384, tmap_a, k0, block_m, a_batch, bar);",
         "tma_load(b_smem + stage * 32768, tmap_b, k0, block_n, b_batch, bar);",

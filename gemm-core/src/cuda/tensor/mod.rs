@@ -208,14 +208,14 @@ impl Tc<'_> {
             Staging::Smem { .. } => "smem".to_string(),
             Staging::CpAsync { stages, fragments: 2, .. } => format!("cp_async ({stages} stages, fragments a K step ahead)"),
             Staging::CpAsync { stages, .. } => format!("cp_async ({stages} stages)"),
-            Staging::Tma { stages, cp_async, prefetch, .. } => match s.specialize {
+            Staging::Tma { stages, cp_async, prefetch, evict_first } => match s.specialize {
                 Some(sp) => format!(
                     "tma ({stages} stages{}{}) fed by {} producer warpgroup(s) to {} consumer warpgroup(s){}",
                     cp_async.map_or(String::new(), |r| match r.only {
                         None => format!(", filled by cp.async of {} elements", r.vector),
                         Some(which) => format!(", {which:?}'s filled by cp.async of {} elements", r.vector),
                     }),
-                    prefetched(prefetch),
+                    prefetched(prefetch, evict_first),
                     sp.producers,
                     sp.consumers,
                     match (sp.producer_regs, sp.consumer_regs) {
@@ -223,7 +223,7 @@ impl Tc<'_> {
                         _ => String::new(),
                     }
                 ),
-                None => format!("tma ({stages} stages{})", prefetched(prefetch)),
+                None => format!("tma ({stages} stages{})", prefetched(prefetch, evict_first)),
             },
         };
         let swizzle = match s.swizzle {
@@ -378,10 +378,15 @@ fn index(var: &'static str, n: u32) -> &'static str {
     }
 }
 
-/// The header's words for a TMA ring's L2 prefetch, if it has one.
-fn prefetched(prefetch: u32) -> String {
-    match prefetch {
+/// The header's words for a TMA ring's L2 prefetch and its loads' evict-first hint, where it has them.
+fn prefetched(prefetch: u32, evict_first: EvictFirst) -> String {
+    let mut s = match prefetch {
         0 => String::new(),
         p => format!(", {p} K steps prefetched into the L2 ahead of a dependent launch's wait"),
+    };
+    let first: Vec<&str> = [(Which::A, "A"), (Which::B, "B")].into_iter().filter(|(w, _)| evict_first.of(*w)).map(|(_, n)| n).collect();
+    if !first.is_empty() {
+        s += &format!(", {}'s loads leaving the L2 first", first.join(" and "));
     }
+    s
 }

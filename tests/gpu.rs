@@ -776,6 +776,15 @@ fn layouts_of(spec: &gemm_runtime::spec::KernelSpec) -> [Layout; 3] {
     [spec.a.layout, spec.b.layout, spec.c.layout]
 }
 
+/// The random tests' seed: `default`, or `GEMM_TILES_TEST_SEED` where set
+/// (added to it), to draw other cases from the same tests.
+fn test_seed(default: u64) -> u64 {
+    match std::env::var("GEMM_TILES_TEST_SEED") {
+        Ok(v) => default + v.parse::<u64>().expect("GEMM_TILES_TEST_SEED is a number"),
+        Err(_) => default,
+    }
+}
+
 /// Lines and elements per line of A (m x k), B (k x n) and C (m x n) in
 /// `spec`'s layouts.
 fn line_shapes(spec: &gemm_runtime::spec::KernelSpec, m: usize, n: usize, k: usize) -> [(usize, usize); 3] {
@@ -872,7 +881,8 @@ fn launch_spread(bench: &Bench, k: &Kernel, dims: Dims, lds: [usize; 3], offsets
 /// Random sizes (1 to 400 on each side, up to 1500 in one case a kernel,
 /// edge cases around tile multiples among them), random leading dimensions (packed or up to 12
 /// elements past the line, each operand its own) and views that start up
-/// to 7 elements into their buffers, seeded: every guarded kernel and a
+/// to 7 elements into their buffers, seeded (`GEMM_TILES_TEST_SEED=N`
+/// draws others): every guarded kernel and a
 /// sample of every tuned space's points runs each and matches cuBLAS
 /// element by element, writing nothing between or past C's lines; a
 /// kernel that tiles only some sizes runs those right and refuses the
@@ -885,7 +895,7 @@ fn random_sizes_lines_and_offsets_match_cublas_or_are_refused() {
     use gemm_ladder::tuned::{hopper_tuned, mma_tuned, simt_tuned};
     use rand::{rngs::StdRng, Rng, SeedableRng};
     let bench = bench();
-    let mut rng = StdRng::seed_from_u64(20261127);
+    let mut rng = StdRng::seed_from_u64(test_seed(20261127));
     let mut kernels: Vec<&Kernel> =
         STEPS.iter().chain(&TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS).chain(&SPLIT_K_STEPS).map(|s| s.kernel).collect();
     for tuned in [
@@ -945,7 +955,7 @@ fn random_sizes_lines_and_offsets_match_cublas_or_are_refused() {
 fn fused_epilogues_on_random_sizes_lines_and_batches_match_cublas() {
     use rand::{rngs::StdRng, Rng, SeedableRng};
     let bench = bench();
-    let mut rng = StdRng::seed_from_u64(20261128);
+    let mut rng = StdRng::seed_from_u64(test_seed(20261128));
     let mut specs: Vec<_> =
         gemm_ladder::combos::fused().into_iter().chain(gemm_ladder::combos::guarded()).chain(gemm_ladder::combos::hopper()).collect();
     // a sample of the specs, the same every run
@@ -1043,7 +1053,8 @@ fn every_guarded_kernel_takes_129_x_257_x_65_packed() {
 
 /// Three problems with gaps between them (a shared B on every other
 /// kernel) on every path, the Hopper path's L2 prefetch on each layout of
-/// A and B among them, against strided batched cuBLAS.
+/// A and B among them, and the stream-K kernels, whose units cross from
+/// one problem to the next, against strided batched cuBLAS.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn batched_problems_match_strided_batched_cublas_on_every_path() {
@@ -1069,7 +1080,11 @@ fn batched_problems_match_strided_batched_cublas_on_every_path() {
         })
         .collect();
     assert_eq!(prefetching.len(), 4, "a kernel that prefetches for each layout of A and B");
-    for (i, k) in ladder.into_iter().chain(fused.iter()).chain(guarded.iter()).chain(hopper.iter()).chain(prefetching.iter()).enumerate() {
+    // stream-K's units cross from one problem to the next: each unit's loads read its own
+    let stream_k: Vec<&Kernel> = stream_k_kernels().into_iter().filter(|k| runs_here(&bench, k)).collect();
+    for (i, k) in
+        ladder.into_iter().chain(fused.iter()).chain(guarded.iter()).chain(hopper.iter()).chain(prefetching.iter()).chain(stream_k).enumerate()
+    {
         let guarded = k.spec.edges == gemm_runtime::spec::Edges::Guarded;
         // unguarded: whole tiles (a cluster's, where there is one)
         let req = k.spec.requirements();

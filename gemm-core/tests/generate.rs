@@ -355,6 +355,31 @@ fn tensor_core_stream_k_walks_units_around_one_pipeline_and_hands_over_every_acc
     assert!(unit.contains("float acc[") && unit.contains("__syncthreads();") && unit.contains("ldmatrix_x4(a_frag[0]"));
 }
 
+/// A stream-K unit of a kernel with shared-memory staging, whose loads
+/// name A and B, reads its own problem of the batch: in the unit's scope
+/// A and B are moved past the problems before it, after the unit's tile
+/// (and so its problem) is worked out.
+#[test]
+fn stream_k_units_with_shared_memory_staging_read_their_own_problem() {
+    let mut s = smem_spec();
+    s.persistent = Some(Persistent::StreamK);
+    for buffers in [1, 2] {
+        s.staging = Staging::Smem { vector: 4, transpose_a: false, buffers };
+        let src = generate(&s).unwrap().source;
+        assert_in_order(
+            &src,
+            &[
+                "const int batch = tile / (tiles_m * tiles_n);",
+                "const float* const a_unit = A + batch * batch_a;",
+                "const float* const b_unit = B + batch * batch_b;",
+                "const float* const A = a_unit;",
+                "const float* const B = b_unit;",
+                "__syncthreads();  // the previous unit is done with shared memory",
+            ],
+        );
+    }
+}
+
 /// A stream-K unit keeps nothing of its tile in registers through its K
 /// loop: the tile, its first K step and its origin are worked out after it.
 /// Guarded, a block whose share lies inside runs a loop without checks.

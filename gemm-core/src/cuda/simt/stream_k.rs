@@ -5,6 +5,7 @@
 use super::Kernel;
 use crate::cuda::copy::Checks;
 use crate::cuda::epilogue::Output;
+use crate::cuda::ptx::storage_type;
 use crate::cuda::stream_k::Tiling;
 use crate::cuda::writer::Writer;
 use crate::spec::{Edges, Staging};
@@ -48,8 +49,17 @@ impl Kernel<'_> {
                     sk.tile_origin(w);
                     w.line(format!("const int k_begin = k_step * {};", sk.bk));
                     w.line(format!("const int k_end = k_begin + tiles * {};", sk.bk));
-                    w.line("__syncthreads();  // the previous unit is done with shared memory");
-                    self.smem_body(w, vector, buffers);
+                    // the loads name A and B: in a scope of the unit's own, they are its problem's
+                    let (a, b) = (storage_type(self.spec.a.elem), storage_type(self.spec.b.elem));
+                    w.line("// the unit's problem of the batch: the loads below read its A and B");
+                    w.line(format!("const {a}* const a_unit = A + batch * batch_a;"));
+                    w.line(format!("const {b}* const b_unit = B + batch * batch_b;"));
+                    w.block("", |w| {
+                        w.line(format!("const {a}* const A = a_unit;"));
+                        w.line(format!("const {b}* const B = b_unit;"));
+                        w.line("__syncthreads();  // the previous unit is done with shared memory");
+                        self.smem_body(w, vector, buffers);
+                    });
                 });
             }
             _ => unreachable!("checked by support::unsupported"),

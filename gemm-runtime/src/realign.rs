@@ -809,6 +809,7 @@ mod tests {
         // a column-major A: lines of m = 129 floats, 4 at a time
         assert_eq!(aligned_ld(&simt, &shapes[0]), 132);
     }
+
     /// The stages cp.async fills read their lines at any pitch: a ring's
     /// operand is never copied for TMA's slow lines (16 bytes modulo 32),
     /// only the operand TMA still loads, in a product wide enough.

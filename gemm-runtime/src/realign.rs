@@ -434,6 +434,8 @@ pub(crate) struct Staged {
     pub lens: [usize; 3],
     /// C's copy back into the caller's buffer, after the kernel.
     c_back: Option<Copy2d>,
+    /// Whether copies run on the stream before the kernel.
+    before: bool,
     _scratch: Vec<Scratch>,
 }
 
@@ -466,7 +468,7 @@ pub(crate) fn stage(
     read_c: bool,
 ) -> Result<Staged, GemmError> {
     let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
-    let mut out = Staged { dims, ptrs, lens, c_back: None, _scratch: Vec::new() };
+    let mut out = Staged { dims, ptrs, lens, c_back: None, before: false, _scratch: Vec::new() };
     let elems = [spec.a.elem, spec.b.elem, spec.c.elem];
     let strides = [dims.batch.stride_a, dims.batch.stride_b, dims.batch.stride_c];
     // the copies the kernel reads, made in one launch for each element size
@@ -511,6 +513,7 @@ pub(crate) fn stage(
         }
         out._scratch.push(scratch);
     }
+    out.before = !before.is_empty();
     while let Some(bytes) = before.first().map(|c| c.bytes) {
         let (same, rest): (Vec<Copy2d>, Vec<Copy2d>) = before.into_iter().partition(|c| c.bytes == bytes);
         crate::copy::run_all(stream, &same)?;
@@ -520,6 +523,11 @@ pub(crate) fn stage(
 }
 
 impl Staged {
+    /// Whether copies ran on the stream before the kernel.
+    pub(crate) fn copied_before(&self) -> bool {
+        self.before
+    }
+
     /// After the kernel: C's copy back into the caller's buffer.
     pub(crate) fn finish(&self, stream: &CudaStream) -> Result<(), GemmError> {
         match &self.c_back {

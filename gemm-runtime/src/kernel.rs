@@ -277,8 +277,8 @@ impl Kernel {
         };
         let (dims, [a_ptr, b_ptr, c_ptr]) = staged.as_ref().map_or((dims, given), |s| (s.dims, s.ptrs));
         // after copies of its operands, a kernel that waits in its code for the one before starts
-        // beside the copy kernel's end: `hopper_autotuned` at 4096 x 4096 x 4100 (A and B copied) ran
-        // 1.0-1.2% faster so on the H100 (BENCHMARKS.md)
+        // beside the copy kernel's end: `hopper_autotuned` with A and B copied ran 0.5-1.2% faster so
+        // on the H100 at 4096 x 4096 x 4100 and 4095 x 4097 x 4100 (BENCHMARKS.md)
         let order = if staged.as_ref().is_some_and(|s| s.copied_before()) && self.waits_for_previous() { Order::Dependent } else { order };
         let bias = epilogue.bias.map(|x| x.device_ptr(stream));
         let Loaded { f, resident, .. } = self.load(stream.context())?;

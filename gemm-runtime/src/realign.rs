@@ -29,7 +29,9 @@
 //!
 //! What it costs is the copies' traffic (each copied operand read and
 //! written once more, C twice under `beta`, against a GEMM's 2mnk flops),
-//! or a variant's narrower loads and stores.
+//! or a variant's narrower loads and stores. A kernel that waits for the
+//! one before in its code (TMA staging) starts beside the copy kernel's
+//! end, launched dependent.
 
 use cudarc::driver::CudaStream;
 use gemm_core::check::RING_PRODUCER_REGS;

@@ -279,7 +279,7 @@ impl Kernel {
         // after copies of its operands, a kernel that waits in its code for the one before starts
         // beside the copy kernel's end: `hopper_autotuned` with A and B copied ran 0.5-1.2% faster so
         // on the H100 at 4096 x 4096 x 4100 and 4095 x 4097 x 4100 (BENCHMARKS.md)
-        let order = if staged.as_ref().is_some_and(|s| s.copied_before()) && self.waits_for_previous() { Order::Dependent } else { order };
+        let order = if staged.as_ref().is_some_and(|s| s.before) && self.waits_for_previous() { Order::Dependent } else { order };
         let bias = epilogue.bias.map(|x| x.device_ptr(stream));
         let Loaded { f, resident, .. } = self.load(stream.context())?;
         let stream_k = match self.spec.persistent {

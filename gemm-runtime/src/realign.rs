@@ -437,7 +437,7 @@ pub(crate) struct Staged {
     /// C's copy back into the caller's buffer, after the kernel.
     c_back: Option<Copy2d>,
     /// Whether copies run on the stream before the kernel.
-    before: bool,
+    pub before: bool,
     _scratch: Vec<Scratch>,
 }
 
@@ -525,11 +525,6 @@ pub(crate) fn stage(
 }
 
 impl Staged {
-    /// Whether copies ran on the stream before the kernel.
-    pub(crate) fn copied_before(&self) -> bool {
-        self.before
-    }
-
     /// After the kernel: C's copy back into the caller's buffer.
     pub(crate) fn finish(&self, stream: &CudaStream) -> Result<(), GemmError> {
         match &self.c_back {

@@ -1420,3 +1420,55 @@ fn a_packed_bias_matches_cublas_inside_c_at_its_edge_and_at_an_odd_start() {
         }
     }
 }
+
+/// `copy_lines`, the launcher's copy of misaligned operands, public: f32 and
+/// bf16 lines at every offset of a 16-byte chunk on either side (odd
+/// pitches, lines shorter than a chunk and longer than a block's threads'
+/// chunks) land where they belong, nothing past a line's width is written,
+/// and a destination too small is an `Err` that writes nothing.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn copy_lines_moves_lines_at_any_alignment_and_nothing_else() {
+    use gemm_runtime::copy_lines;
+    let bench = bench();
+    let stream = bench.stream().clone();
+    fn case<T: gemm_runtime::Element + Copy + PartialEq + std::fmt::Debug>(
+        stream: &std::sync::Arc<gemm_runtime::cudarc::driver::CudaStream>,
+        (make, guard): (impl Fn(usize) -> T, T),
+        (lines, width): (usize, usize),
+        (src_off, src_ld): (usize, usize),
+        (dst_off, dst_ld): (usize, usize),
+    ) {
+        let src: Vec<T> = (0..src_off + lines * src_ld).map(&make).collect();
+        let dst_len = dst_off + lines * dst_ld + 9;
+        let s = stream.clone_htod(&src).unwrap();
+        let mut d = stream.clone_htod(&vec![guard; dst_len]).unwrap();
+        copy_lines(stream, &s.slice(src_off..), src_ld, &mut d.slice_mut(dst_off..), dst_ld, (lines, width)).unwrap();
+        let got = stream.clone_dtoh(&d).unwrap();
+        for (i, &g) in got.iter().enumerate() {
+            let at = i.checked_sub(dst_off).map(|x| (x / dst_ld, x % dst_ld));
+            let want = match at {
+                Some((l, e)) if l < lines && e < width => src[src_off + l * src_ld + e],
+                _ => guard,
+            };
+            assert_eq!(g, want, "{lines} x {width}, source at {src_off} ({src_ld} apart), destination at {dst_off} ({dst_ld} apart): element {i}");
+        }
+    }
+    // sources' elements non-negative, the destinations' guards -1
+    let bf = (|i: usize| bf16::from_f32((i % 4099) as f32), bf16::from_f32(-1.0));
+    let f = (|i: usize| (i % 1_000_003) as f32, -1.0f32);
+    for src_off in 0..8 {
+        for dst_off in [0, 1, 3, 7] {
+            case(&stream, bf, (5, 4100), (src_off, 4100 + src_off), (dst_off, 4160 + dst_off));
+            case(&stream, bf, (3, 5), (src_off, 7), (dst_off, 9));
+            case(&stream, f, (4, 1027), (src_off, 1029), (dst_off, 1032));
+        }
+    }
+    // a destination one element short: refused before anything is written
+    let s = stream.clone_htod(&vec![1.0f32; 64]).unwrap();
+    let mut d = stream.clone_htod(&vec![0.0f32; 8 * 3 + 7]).unwrap();
+    let err = copy_lines(&stream, &s, 8, &mut d, 8, (4, 8)).unwrap_err();
+    assert!(matches!(err, GemmError::Copy(_)), "{err}");
+    assert!(err.to_string().contains("need 32 elements of the destination, but its buffer holds 31"), "{err}");
+    assert!(stream.clone_dtoh(&d).unwrap().iter().all(|&x| x == 0.0));
+}

@@ -12,11 +12,11 @@
 //! the copy kernel: at 4095 x 4097 x 4100 that ran the GEMM 1.2-2%
 //! faster than a launch a copy (BENCHMARKS.md).
 
-use cudarc::driver::{CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg};
 use gemm_core::spec::Arch;
 
 use crate::compile;
-use crate::GemmError;
+use crate::{Element, GemmError};
 
 /// Threads of a copy block, and the most blocks a copy launches.
 const THREADS: u32 = 256;
@@ -163,6 +163,66 @@ impl Copy2d {
     }
 }
 
+/// Copies `lines` lines of `width` elements from `src`, its lines `src_ld`
+/// elements apart, to `dst`, lines `dst_ld` apart, on `stream`, at any
+/// alignment of either side: the copy the launcher moves misaligned operands
+/// with (its kernel is compiled on first use). An `Err` where a side's
+/// lines do not lie inside its buffer; nothing to do where `lines` or
+/// `width` is 0.
+pub fn copy_lines<T: Element>(
+    stream: &CudaStream,
+    src: &impl DevicePtr<T>,
+    src_ld: usize,
+    dst: &mut impl DevicePtrMut<T>,
+    dst_ld: usize,
+    (lines, width): (usize, usize),
+) -> Result<(), GemmError> {
+    if lines == 0 || width == 0 {
+        return Ok(());
+    }
+    check_side("source", (lines, width), src_ld, src.len())?;
+    check_side("destination", (lines, width), dst_ld, dst.len())?;
+    let bytes = T::ELEM.bytes() as usize;
+    let (from, _read) = src.device_ptr(stream);
+    let (to, _written) = dst.device_ptr_mut(stream);
+    run_all(
+        stream,
+        &[Copy2d {
+            bytes,
+            src: from,
+            src_pitch: src_ld * bytes,
+            src_stride: 0,
+            dst: to,
+            dst_pitch: dst_ld * bytes,
+            dst_stride: 0,
+            width: width * bytes,
+            height: lines,
+            count: 1,
+        }],
+    )
+}
+
+/// One side of [`copy_lines`]: `lines` of `width` elements, `ld` apart,
+/// inside a buffer of `len` elements, and few enough lines for the
+/// kernel's 32-bit count.
+fn check_side(side: &str, (lines, width): (usize, usize), ld: usize, len: usize) -> Result<(), GemmError> {
+    if ld < width {
+        return Err(GemmError::Copy(format!("the {side}'s lines lie {ld} elements apart, fewer than the {width} each holds")));
+    }
+    if lines > i32::MAX as usize {
+        return Err(GemmError::Copy(format!("{lines} lines, past the {} one copy takes", i32::MAX)));
+    }
+    let Some(needed) = (lines - 1).checked_mul(ld).and_then(|x| x.checked_add(width)) else {
+        return Err(GemmError::Copy(format!("{lines} lines of {width} elements, {ld} apart, reach past any buffer")));
+    };
+    if needed > len {
+        return Err(GemmError::Copy(format!(
+            "{lines} lines of {width} elements, {ld} apart, need {needed} elements of the {side}, but its buffer holds {len}"
+        )));
+    }
+    Ok(())
+}
+
 /// `copies` (at most [`MAX_COPIES`], of one element size) on `stream` in
 /// one launch of the copy kernel, compiled by NVRTC on first use (and
 /// cached as every kernel is).
@@ -203,6 +263,21 @@ pub(crate) fn run_all(stream: &CudaStream, copies: &[Copy2d]) -> Result<(), Gemm
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `copy_lines` refuses a side whose lines overlap or reach past its
+    /// buffer, and takes one whose last line ends exactly at its end.
+    #[test]
+    fn a_copys_sides_must_hold_their_lines() {
+        assert!(check_side("source", (3, 5), 7, 2 * 7 + 5).is_ok());
+        let short = check_side("source", (3, 5), 7, 2 * 7 + 4).unwrap_err().to_string();
+        assert!(short.contains("need 19 elements of the source, but its buffer holds 18"), "{short}");
+        let overlap = check_side("destination", (3, 5), 4, 100).unwrap_err().to_string();
+        assert!(overlap.contains("4 elements apart, fewer than the 5"), "{overlap}");
+        let huge = check_side("source", (usize::MAX / 2, 5), 7, 100).unwrap_err().to_string();
+        assert!(huge.contains("lines, past the"), "{huge}");
+        let wraps = check_side("source", (1 << 30, 5), usize::MAX / 4, 100).unwrap_err().to_string();
+        assert!(wraps.contains("reach past any buffer"), "{wraps}");
+    }
 
     /// Both copy kernels compile with NVRTC for the oldest target they run on.
     #[test]

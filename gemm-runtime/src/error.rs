@@ -41,6 +41,8 @@ pub enum GemmError {
     TensorMap { operand: char, what: String },
     #[error("`{kernel}`'s warpgroups ask setmaxnreg for {asked} registers, but its blocks are launched with {held} ({per_thread} a thread, as ptxas compiled it): the consumers would wait for them forever; lower consumer_regs or producer_regs")]
     RegisterPool { kernel: String, asked: u32, held: u32, per_thread: u32 },
+    #[error("copy: {0}")]
+    Copy(String),
     #[error("bad batch: {0}")]
     Batch(String),
     #[error("tuning: {0}")]

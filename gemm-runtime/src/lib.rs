@@ -26,6 +26,7 @@ pub mod tune_cache;
 mod tuned;
 
 pub use args::{shapes as args_shapes, Batch, Dims, Element, Shape, MAX_OFFSET};
+pub use copy::copy_lines;
 pub use error::GemmError;
 pub use fused::EpilogueArgs;
 pub use gemm_core::spec;

@@ -36,6 +36,7 @@
 use clap::Parser;
 use gemm_ladder::measure::{config, describe, time_cublas_typed, Bench, Reps};
 use gemm_ladder::search;
+use gemm_runtime::spec::Layout;
 use gemm_runtime::Kernel;
 
 /// A ladder step beside variants of its spec, each verified against cuBLAS and
@@ -53,6 +54,11 @@ struct Cli {
     /// (8: the 16 bytes the vector copies need; 64: 128-byte lines)
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
     ld_multiple: u32,
+    /// A, B and C stored in these layouts in place of the step's (its
+    /// variants and cuBLAS likewise): three letters, r (row-major) or c
+    /// (column-major), as `rrr` for a row-major B
+    #[arg(long, value_parser = parse_layouts)]
+    layouts: Option<[Layout; 3]>,
     /// Only check each kernel against cuBLAS (one launch each), no timing:
     /// for runs under compute-sanitizer, where every launch is slow
     #[arg(long)]
@@ -96,7 +102,10 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         }
         _ => (4096, 4096, 4096),
     };
-    let base = step.kernel.spec.clone();
+    let mut base = step.kernel.spec.clone();
+    if let Some([a, b, c]) = cli.layouts {
+        (base.a.layout, base.b.layout, base.c.layout) = (a, b, c);
+    }
     let mut kernels = vec![Kernel::from_spec(base.clone())?];
     let mut labels = vec!["(as in the ladder)".to_string()];
     for variant in args {
@@ -104,10 +113,10 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         labels.push(variant);
     }
     let bench = Bench::open()?;
-    let b = &step.kernel.spec;
-    let dims = gemm_ladder::measure::dims_with_ld_multiple(size.0, size.1, size.2, [b.a.layout, b.b.layout, b.c.layout], cli.ld_multiple as usize);
-    // cuBLAS in the step's own types and layouts
-    let cfg = config(step.kernel);
+    let dims =
+        gemm_ladder::measure::dims_with_ld_multiple(size.0, size.1, size.2, [base.a.layout, base.b.layout, base.c.layout], cli.ld_multiple as usize);
+    // cuBLAS in the step's own types and layouts (or those `--layouts` gives)
+    let cfg = config(&kernels[0]);
     let reps = Reps { warmup: 3, runs: 30 };
     let shape = if size.0 == size.1 && size.1 == size.2 { format!("{}^3", size.0) } else { format!("{}x{}x{}", size.0, size.1, size.2) };
     // every kernel checked at the timed shape itself too (odd shapes included)
@@ -163,6 +172,19 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         rows.iter().for_each(|r| println!("{r}"));
     }
     Ok(())
+}
+
+/// `rcr`: A, B and C's layouts, r for row-major, c for column-major.
+fn parse_layouts(s: &str) -> Result<[Layout; 3], String> {
+    let letters: Vec<Layout> = s
+        .chars()
+        .map(|l| match l {
+            'r' => Ok(Layout::RowMajor),
+            'c' => Ok(Layout::ColMajor),
+            _ => Err(format!("`{l}`: layouts are r (row-major) or c (column-major)")),
+        })
+        .collect::<Result<_, _>>()?;
+    letters.try_into().map_err(|_| format!("`{s}`: three layouts, A's, B's and C's (as rcr)"))
 }
 
 /// The kernel of `base` with a variant's settings; `source=FILE` among them

@@ -1464,6 +1464,11 @@ fn copy_lines_moves_lines_at_any_alignment_and_nothing_else() {
             case(&stream, f, (4, 1027), (src_off, 1029), (dst_off, 1032));
         }
     }
+    // a single line, its pitches never used however large
+    let s = stream.clone_htod(&(0..8).map(|i| i as f32).collect::<Vec<_>>()).unwrap();
+    let mut d = stream.clone_htod(&[0.0f32; 8]).unwrap();
+    copy_lines(&stream, &s, usize::MAX, &mut d, usize::MAX / 2, (1, 8)).unwrap();
+    assert_eq!(stream.clone_dtoh(&d).unwrap(), (0..8).map(|i| i as f32).collect::<Vec<_>>());
     // a destination one element short: refused before anything is written
     let s = stream.clone_htod(&vec![1.0f32; 64]).unwrap();
     let mut d = stream.clone_htod(&vec![0.0f32; 8 * 3 + 7]).unwrap();

@@ -183,6 +183,8 @@ pub fn copy_lines<T: Element>(
     check_side("source", (lines, width), src_ld, src.len())?;
     check_side("destination", (lines, width), dst_ld, dst.len())?;
     let bytes = T::ELEM.bytes() as usize;
+    // a single line's pitch is never used: kept within the buffer, so that no product overflows
+    let pitch = |ld: usize| if lines == 1 { width * bytes } else { ld * bytes };
     let (from, _read) = src.device_ptr(stream);
     let (to, _written) = dst.device_ptr_mut(stream);
     run_all(
@@ -190,10 +192,10 @@ pub fn copy_lines<T: Element>(
         &[Copy2d {
             bytes,
             src: from,
-            src_pitch: src_ld * bytes,
+            src_pitch: pitch(src_ld),
             src_stride: 0,
             dst: to,
-            dst_pitch: dst_ld * bytes,
+            dst_pitch: pitch(dst_ld),
             dst_stride: 0,
             width: width * bytes,
             height: lines,
@@ -265,10 +267,13 @@ mod tests {
     use super::*;
 
     /// `copy_lines` refuses a side whose lines overlap or reach past its
-    /// buffer, and takes one whose last line ends exactly at its end.
+    /// buffer, and takes one whose last line ends exactly at its end (or a
+    /// single line, whatever its pitch).
     #[test]
     fn a_copys_sides_must_hold_their_lines() {
         assert!(check_side("source", (3, 5), 7, 2 * 7 + 5).is_ok());
+        // a single line's pitch is never used, however large
+        assert!(check_side("source", (1, 5), usize::MAX, 5).is_ok());
         let short = check_side("source", (3, 5), 7, 2 * 7 + 4).unwrap_err().to_string();
         assert!(short.contains("need 19 elements of the source, but its buffer holds 18"), "{short}");
         let overlap = check_side("destination", (3, 5), 4, 100).unwrap_err().to_string();

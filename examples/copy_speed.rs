@@ -27,12 +27,12 @@ const DST_LD: usize = 4160;
 const TURNS: usize = 3;
 
 fn main() -> Result<(), GemmError> {
-    let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("LINES WIDTH: two counts")).collect();
-    let (lines, width) = match args[..] {
-        [] => (4095 + 4097, 4100),
-        [l, w] if w <= DST_LD - 8 => (l, w),
+    let args: Result<Vec<usize>, _> = std::env::args().skip(1).map(|a| a.parse::<usize>()).collect();
+    let (lines, width) = match args.as_deref() {
+        Ok([]) => (4095 + 4097, 4100),
+        Ok(&[l, w]) if l > 0 && w > 0 && w <= DST_LD - 8 => (l, w),
         _ => {
-            eprintln!("usage: copy_speed [LINES WIDTH] (WIDTH at most {})", DST_LD - 8);
+            eprintln!("usage: copy_speed [LINES WIDTH] (two counts, WIDTH at most {})", DST_LD - 8);
             std::process::exit(2);
         }
     };

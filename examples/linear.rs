@@ -316,11 +316,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tail_split =
         Kernel::from_spec(KernelSpec { name: format!("{}_tail_split", spec.name).into(), persistent: Some(Persistent::TailSplit), ..spec.clone() })?;
     // and with four stages, as hopper_autotuned has them (the C tile out in two parts)
-    let deep = Kernel::from_spec(KernelSpec {
-        name: format!("{}_tail_split_s4", spec.name).into(),
-        staging: Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() },
-        ..tail_split.spec.clone()
-    })?;
+    let deep =
+        Kernel::from_spec(KernelSpec { name: format!("{}_tail_split_s4", spec.name).into(), staging: Staging::tma(4), ..tail_split.spec.clone() })?;
     // and the exact GELU (erf), which cuBLASLt's epilogue does not offer
     let erf = |k: &Kernel| {
         let fused = Fused { activation: Some(Activation::Gelu), ..k.spec.fused };
@@ -333,7 +330,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (Some(f), Some(p)) => {
             let mut spec = linear_hopper::KERNEL.spec.clone();
             if let Some(stages) = args.hopper_stages {
-                spec.staging = Staging::Tma { stages, cp_async: None, prefetch: 0, evict_first: Default::default() };
+                spec.staging = Staging::tma(stages);
             }
             let base = Kernel::from_spec(spec)?;
             Some((hand_edited(&base, f)?, hand_edited(&plain_twin(&base)?, p)?))

@@ -285,7 +285,7 @@ pub fn hopper() -> Vec<KernelSpec> {
             s.block = Block { m: bm, n: bn, k: Some(k), threads: 0, min_blocks: None };
             s.warp = Some(Warp { m: wm, n: wn, m_iters: 1, n_iters: 1 });
             s.atom = Atom::Wgmma { m: 64, n: an, k: 16, zeroed: false };
-            s.staging = Staging::Tma { stages, cp_async: None, prefetch: 0, evict_first: Default::default() };
+            s.staging = Staging::tma(stages);
             s.specialize = consumers.map(|c| Specialize {
                 producers: 1,
                 consumers: c,
@@ -341,7 +341,7 @@ pub fn hopper() -> Vec<KernelSpec> {
                     overlap: false,
                 });
                 s.block.threads = 384;
-                s.staging = Staging::Tma { stages: 2, cp_async: None, prefetch: 0, evict_first: Default::default() };
+                s.staging = Staging::tma(2);
             } else if consumers.is_some() {
                 // stream-K, or the hybrid: whole waves, then the tiles left shared
                 s.persistent = Some(if i >= 4 { Persistent::Hybrid } else { Persistent::StreamK });
@@ -423,7 +423,7 @@ pub fn hopper_overlap() -> Vec<KernelSpec> {
             s.arch = Arch::Sm90a;
             s.block = Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None };
             s.warp = Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 });
-            s.staging = Staging::Tma { stages, cp_async: None, prefetch: 0, evict_first: Default::default() };
+            s.staging = Staging::tma(stages);
             s.specialize = Some(Specialize {
                 producers: 1,
                 consumers: 2,

@@ -1272,8 +1272,7 @@ fn tma_stores_at_c_edges_on_16_byte_boundaries_write_nothing_past_c() {
     let kernel = |elem: Elem, layout| {
         let c = Operand { elem, layout };
         // an f32 C tile takes the room of a stage
-        let staging =
-            if elem == Elem::F32 { Staging::Tma { stages: 2, cp_async: None, prefetch: 0, evict_first: Default::default() } } else { base.staging };
+        let staging = if elem == Elem::F32 { Staging::tma(2) } else { base.staging };
         let name = format!("edges_{}_{layout:?}", elem.rust_name()).into();
         Kernel::from_spec(KernelSpec { name, c, staging, ..base.clone() }).unwrap()
     };
@@ -1305,11 +1304,7 @@ fn a_c_tile_stored_by_tma_in_parts_matches_cublas() {
     use gemm_ladder::steps::tma_store;
     use gemm_runtime::spec::{Activation, Bias, Dim, Elem, Fused, KernelSpec, Staging};
     let bench = bench();
-    let spec = KernelSpec {
-        name: "in_parts".into(),
-        staging: Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() },
-        ..tma_store::KERNEL.spec.clone()
-    };
+    let spec = KernelSpec { name: "in_parts".into(), staging: Staging::tma(4), ..tma_store::KERNEL.spec.clone() };
     assert_eq!(spec.c_tile().map(|t| t.parts), Some(2));
     let plain = Kernel::from_spec(spec.clone()).unwrap();
     if !runs_here(&bench, &plain) {
@@ -1396,12 +1391,8 @@ fn a_packed_bias_matches_cublas_inside_c_at_its_edge_and_at_an_odd_start() {
     let bench = bench();
     let f = Fused { alpha: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), ..Fused::default() };
     for stages in [3, 4] {
-        let spec = KernelSpec {
-            name: format!("packed_bias_s{stages}").into(),
-            staging: Staging::Tma { stages, cp_async: None, prefetch: 0, evict_first: Default::default() },
-            fused: f,
-            ..tma_store::KERNEL.spec.clone()
-        };
+        let spec =
+            KernelSpec { name: format!("packed_bias_s{stages}").into(), staging: Staging::tma(stages), fused: f, ..tma_store::KERNEL.spec.clone() };
         let k = Kernel::from_spec(spec).unwrap();
         assert_eq!(k.source.contains("unsigned bias_pairs[1][32];"), stages == 3, "{}", k.name);
         assert_eq!(k.source.contains("float bias_ahead[1][16][2];"), stages == 4, "{}", k.name);

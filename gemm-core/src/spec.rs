@@ -231,6 +231,11 @@ impl RingCopies {
 }
 
 impl Staging {
+    /// TMA's stages alone: no cp.async fill, no L2 prefetch, no evict-first hint.
+    pub const fn tma(stages: u32) -> Staging {
+        Staging::Tma { stages, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: false, b: false } }
+    }
+
     pub const fn name(self) -> &'static str {
         match self {
             Staging::Direct => "direct",

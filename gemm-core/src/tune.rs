@@ -429,7 +429,7 @@ mod tests {
         for s in [Setting::Stages, Setting::Vector, Setting::Fragments, Setting::BlockM, Setting::Schedule] {
             assert_eq!(inert(s, &base), None, "{s:?}");
         }
-        let tma = KernelSpec { staging: Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() }, ..base };
+        let tma = KernelSpec { staging: Staging::tma(3), ..base };
         assert_eq!(inert(Setting::Prefetch, &tma), None);
         assert!(inert(Setting::Vector, &tma).is_some() && inert(Setting::Fragments, &tma).is_some());
     }
@@ -459,7 +459,7 @@ mod tests {
         base.block = Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None };
         base.warp = Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 });
         base.atom = Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false };
-        base.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
+        base.staging = Staging::tma(3);
         base.specialize = Some(Specialize {
             producers: 1,
             consumers: 2,

@@ -533,7 +533,7 @@ fn hopper_spec() -> KernelSpec {
         warp: Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }),
         thread: None,
         atom: Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false },
-        staging: Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() },
+        staging: Staging::tma(4),
         specialize: Some(Specialize {
             producers: 1,
             consumers: 2,
@@ -816,7 +816,7 @@ fn a_persistent_kernel_walks_tiles_with_one_count_of_stages() {
 #[test]
 fn a_specialized_c_tile_lies_past_the_stages_and_syncs_the_consumers_alone() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::tma(3);
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Smem;
     let g = generate(&s).unwrap();
@@ -872,11 +872,7 @@ fn a_tile_mostly_past_m_or_n_loads_only_the_8_line_boxes_that_hold_lines() {
         ],
     );
     // a K tile of two swizzle rows: each 8-line box once per row
-    let deep = KernelSpec {
-        block: Block { k: Some(128), ..s.block },
-        staging: Staging::Tma { stages: 2, cp_async: None, prefetch: 0, evict_first: Default::default() },
-        ..s.clone()
-    };
+    let deep = KernelSpec { block: Block { k: Some(128), ..s.block }, staging: Staging::tma(2), ..s.clone() };
     let src = generate(&deep).unwrap().source;
     assert!(
         src.contains("mbar_expect_bytes(bar, (a_whole ? 32768 : (a_lines + 7) / 8 * 2048) + (b_whole ? 65536 : (b_lines + 7) / 8 * 2048));"),
@@ -982,7 +978,7 @@ fn a_prefetch_asks_the_l2_for_the_first_k_steps_before_the_wait_and_lets_the_nex
         "{src}"
     );
     // without prefetch, neither
-    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::tma(4);
     let src = generate(&s).unwrap().source;
     assert!(!src.contains("prefetch") && !src.contains("griddep_launch"), "{src}");
 }
@@ -1015,7 +1011,7 @@ fn evict_first_hints_the_named_operands_loads_alone() {
     assert!(s.kernel_name().contains("_tma_s3_efb_"), "{}", s.kernel_name());
     let src = generate(&s).unwrap().source;
     assert!(src.contains("tma_load_first(b_smem + stage * 32768, tmap_b, k0, block_n, b_batch, bar);") && !src.contains("tma_load_first(a"), "{src}");
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::tma(3);
     let src = generate(&s).unwrap().source;
     assert!(!src.contains("tma_load_first") && !src.contains("cache_hint"), "{src}");
 }
@@ -1028,7 +1024,7 @@ fn evict_first_hints_the_named_operands_loads_alone() {
 #[test]
 fn a_tma_store_epilogue_fences_meets_and_stores_each_box_from_one_thread() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::tma(3);
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Tma;
     let src = generate(&s).unwrap().source;
@@ -1081,10 +1077,10 @@ fn a_c_tile_the_stages_leave_no_room_for_goes_out_in_parts() {
     ];
     assert_in_order(&src, &order);
     assert!(s.smem_bytes() <= s.arch.smem_limit() && s.epilogue_scratch_bytes() == 32768);
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::tma(3);
     assert_eq!(s.c_tile().map(|t| t.parts), Some(1));
     assert!(!generate(&s).unwrap().source.contains("for (int part"));
-    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::tma(4);
     s.c.layout = Layout::ColMajor;
     assert_eq!(s.c_tile().map(|t| t.parts), Some(1));
     assert!(!check(&s).is_empty());
@@ -1146,7 +1142,7 @@ fn stream_k_on_tma_stages_keeps_the_fix_up_among_the_consumers() {
     let mut spec = hopper_spec();
     spec.persistent = Some(Persistent::StreamK);
     spec.epilogue = Epilogue::Tma;
-    spec.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
+    spec.staging = Staging::tma(3);
     let g = generate(&spec).unwrap();
     let src = &g.source;
     let roles = src.find("// roles:").expect("roles");
@@ -1172,7 +1168,7 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
     spec.block = Block { m: 128, n: 128, k: Some(64), threads: 384, min_blocks: None };
     spec.warp = Some(Warp { m: 128, n: 128, m_iters: 1, n_iters: 1 });
     spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
-    spec.staging = Staging::Tma { stages: 5, cp_async: None, prefetch: 0, evict_first: Default::default() };
+    spec.staging = Staging::tma(5);
     spec.specialize = Some(Specialize {
         producers: 1,
         consumers: 2,
@@ -1216,7 +1212,7 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
 fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shifted_to_match() {
     let mut s = hopper_spec();
     // three stages leave room for the C tile
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::tma(3);
     s.epilogue = Epilogue::SmemElements;
     let src = generate(&s).unwrap().source;
     for line in [
@@ -1284,7 +1280,7 @@ fn smem_elements_goes_out_in_bands_where_the_whole_tile_leaves_the_stages_too_li
         assert!(g.source.contains(line), "{line}\n{}", g.source);
     }
     // three stages leave room for the whole tile
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::tma(3);
     assert_eq!(s.c_tile().unwrap().bands, 1);
     // two atoms a warpgroup (256 x 128 tiles): four bands of 64 rows, a warpgroup's atom each
     let mut tall = hopper_spec();
@@ -1307,7 +1303,7 @@ fn smem_elements_goes_out_in_bands_where_the_whole_tile_leaves_the_stages_too_li
 #[test]
 fn bias_values_load_in_bounds_and_ahead_only_where_few() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::tma(3);
     s.epilogue = Epilogue::Smem;
     s.fused = Fused { alpha: false, beta: false, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh) };
     let wide = generate(&s).unwrap().source;
@@ -1341,7 +1337,7 @@ fn a_k_tile_of_two_swizzle_rows_loads_two_boxes_along_k() {
     spec.block = Block { m: 128, n: 128, k: Some(128), threads: 384, min_blocks: None };
     spec.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
     spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
-    spec.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
+    spec.staging = Staging::tma(3);
     let src = generate(&spec).unwrap().source;
     for line in [
         "mbar_expect_bytes(bar, 65536);",
@@ -1403,12 +1399,6 @@ fn overlap_sends_each_half_out_beside_the_other_halfs_wgmmas() {
     assert_eq!(c.matches("= gelu_tanh(v0);").count(), 2, "{c}");
     // without overlap (three stages: the whole C tile): one group a K step
     let sp = Specialize { overlap: false, ..s.specialize.unwrap() };
-    let plain = generate(&KernelSpec {
-        specialize: Some(sp),
-        staging: Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() },
-        ..s.clone()
-    })
-    .unwrap()
-    .source;
+    let plain = generate(&KernelSpec { specialize: Some(sp), staging: Staging::tma(3), ..s.clone() }).unwrap().source;
     assert!(!plain.contains("bool ahead") && plain.contains("wgmma_wait<1>();  // the groups before the last 1"), "{plain}");
 }

@@ -107,7 +107,7 @@ fn wgmma_spec(n: u32, threads: u32, staging: Staging) -> KernelSpec {
 
 #[test]
 fn hopper_features_need_sm_90a() {
-    let mut s = wgmma_spec(128, 256, Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() });
+    let mut s = wgmma_spec(128, 256, Staging::tma(4));
     assert_eq!(check(&s), vec![], "seed 002's 128x128 wgmma kernel is legal");
     s.arch = Arch::Sm90;
     assert_eq!(errors_at(&s), vec!["arch"]);
@@ -119,7 +119,7 @@ fn hopper_features_need_sm_90a() {
 /// in two parts).
 #[test]
 fn too_many_stages_propose_the_deepest_pipeline_that_fits() {
-    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 5, cp_async: None, prefetch: 0, evict_first: Default::default() });
+    let mut s = wgmma_spec(256, 384, Staging::tma(5));
     s.c.elem = Elem::Bf16;
     s.specialize = Some(two_consumers(24, 240));
     s.persistent = Some(Persistent::Tiles);
@@ -127,7 +127,7 @@ fn too_many_stages_propose_the_deepest_pipeline_that_fits() {
     let d = check(&s);
     let fix = d.iter().find(|d| d.at == "block").and_then(|d| d.fix).unwrap_or_else(|| panic!("{d:?}"));
     assert_eq!((fix.path, fix.value), ("staging.stages", 4), "{d:?}");
-    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::tma(4);
     assert_eq!(check(&s), vec![]);
     assert_eq!(s.c_tile().map(|t| t.parts), Some(2));
 }
@@ -138,7 +138,7 @@ fn too_many_stages_propose_the_deepest_pipeline_that_fits() {
 /// instead. (The other cases are compile-fail cases.)
 #[test]
 fn thread_arrivals_refuse_stages_filled_by_cp_async() {
-    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() });
+    let mut s = wgmma_spec(256, 384, Staging::tma(3));
     s.specialize = Some(Specialize { arrivals: Arrivals::Thread, ..two_consumers(40, 232) });
     s.persistent = Some(Persistent::Tiles);
     assert_eq!(check(&s), vec![]);
@@ -153,7 +153,7 @@ fn thread_arrivals_refuse_stages_filled_by_cp_async() {
 /// are compile-fail cases.)
 #[test]
 fn overlap_takes_stages_filled_by_cp_async_but_no_c_stored_another_way() {
-    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() });
+    let mut s = wgmma_spec(256, 384, Staging::tma(4));
     s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
     s.c.elem = Elem::Bf16;
     s.specialize = Some(Specialize { overlap: true, ..two_consumers(24, 240) });
@@ -167,7 +167,7 @@ fn overlap_takes_stages_filled_by_cp_async_but_no_c_stored_another_way() {
     ring.specialize = ring.specialize.map(|sp| Specialize { producer_regs: Some(40), consumer_regs: Some(232), ..sp });
     assert_eq!(check(&ring), vec![]);
     s.epilogue = Epilogue::SmemElements;
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::tma(3);
     assert_eq!(errors_at(&s), vec!["specialize.overlap"], "{:?}", check(&s));
 }
 
@@ -299,7 +299,7 @@ fn evict_first_names_no_multicast_operand() {
 /// rank 0's shared memory count against the budget.
 #[test]
 fn a_cluster_split_along_k_shares_one_tile_on_the_producer_consumer_path() {
-    let mut s = wgmma_spec(64, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() });
+    let mut s = wgmma_spec(64, 384, Staging::tma(4));
     s.specialize = Some(two_consumers(24, 240));
     s.cluster = Some(Cluster { m: 1, n: 1, k: 2, multicast: None });
     assert_eq!(check(&s), vec![], "two blocks on a 128 x 64 tile");
@@ -324,7 +324,7 @@ fn a_cluster_split_along_k_shares_one_tile_on_the_producer_consumer_path() {
     // nine blocks pass the portable cluster size; 128 x 256 tiles' partial sums pass the shared memory
     let nine = KernelSpec { cluster: Some(Cluster { m: 1, n: 1, k: 9, multicast: None }), ..s.clone() };
     assert!(errors_at(&nine).contains(&"cluster"), "{:?}", check(&nine));
-    let mut wide = wgmma_spec(256, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() });
+    let mut wide = wgmma_spec(256, 384, Staging::tma(4));
     wide.specialize = Some(two_consumers(24, 240));
     wide.cluster = s.cluster;
     assert!(!check(&wide).is_empty(), "128 KB of partial sums beside four stages of 128 x 256");

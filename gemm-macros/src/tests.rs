@@ -35,7 +35,7 @@ fn the_whole_hopper_vocabulary_parses() {
     assert_eq!(a.block, Some(Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None }));
     assert_eq!(a.warp, Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }));
     assert_eq!(a.atom, Some(Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false }));
-    assert_eq!(a.staging, Some(Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() }));
+    assert_eq!(a.staging, Some(Staging::tma(4)));
     assert_eq!(
         a.specialize,
         Some(Specialize {

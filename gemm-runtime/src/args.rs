@@ -366,7 +366,7 @@ mod tests {
             warp: Some(Warp { m: 128, n: 128, m_iters: 1, n_iters: 1 }),
             thread: None,
             atom: Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false },
-            staging: Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() },
+            staging: Staging::tma(4),
             specialize: Some(Specialize {
                 producers: 1,
                 consumers: 1,

@@ -679,10 +679,7 @@ mod tests {
         assert_eq!(plan(&wmma, dims, [1 << 16; 3], [BASE, BASE << 1, BASE << 2]).unwrap(), Plan::Copied { a: false, b: false, c: true });
         // four stages of 128 x 256 tiles, whose TMA store's C tile goes out in
         // two parts: the tile of elements beside four in two bands of 64 rows
-        let deep = KernelSpec {
-            staging: Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: Default::default() },
-            ..crate::test_specs::tma_store()
-        };
+        let deep = KernelSpec { staging: Staging::tma(4), ..crate::test_specs::tma_store() };
         assert!(gemm_core::check(&deep).is_empty());
         let v = scalar_c_spec(&deep).expect("a variant in bands");
         assert_eq!((v.epilogue, v.staging), (Epilogue::SmemElements, deep.staging));
@@ -690,10 +687,7 @@ mod tests {
         assert_eq!(scalar_c_spec_for(&deep, 20 * 64), Some(v));
         // in a shallow product the whole tile and a stage fewer
         let shallow = scalar_c_spec_for(&deep, 19 * 64).expect("a variant");
-        assert_eq!(
-            (shallow.staging, shallow.c_tile().map(|t| t.bands)),
-            (Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() }, Some(1))
-        );
+        assert_eq!((shallow.staging, shallow.c_tile().map(|t| t.bands)), (Staging::tma(3), Some(1)));
         // overlapped halves (TMA stores alone): the variant's consumers store the whole tile at once
         let mut overlap = KernelSpec { atom: gemm_core::spec::Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false }, ..deep };
         overlap.specialize = overlap.specialize.map(|sp| Specialize { overlap: true, ..sp });

@@ -48,7 +48,7 @@ pub fn tma_store() -> KernelSpec {
         block: Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None },
         warp: Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }),
         atom: Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false },
-        staging: Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: Default::default() },
+        staging: Staging::tma(3),
         specialize: Some(Specialize {
             producers: 1,
             consumers: 2,

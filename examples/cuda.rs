@@ -5,7 +5,8 @@
 //! instructions; `--usage` ptxas's report of its machine code (registers
 //! a thread, bytes spilled), through NVRTC, for the H100 (sm_90 or sm_90a).
 //! `--source FILE` takes FILE's CUDA (a hand-edit of the step's) in place of
-//! the generated source, for `--ptx` and `--usage`.
+//! the generated source, for `--ptx` and `--usage`. `--layouts rrr` stores
+//! A, B and C in other layouts than the step's (as `variants --layouts`).
 
 use clap::Parser;
 
@@ -28,6 +29,10 @@ struct Cli {
     /// The CUDA in FILE in place of the generated source (it must define the same kernel)
     #[arg(long, value_name = "FILE")]
     source: Option<std::path::PathBuf>,
+    /// A, B and C stored in these layouts in place of the step's: three
+    /// letters, r (row-major) or c (column-major), as `rrr` for a row-major B
+    #[arg(long, value_parser = gemm_ladder::cli::parse_layouts)]
+    layouts: Option<[gemm_runtime::spec::Layout; 3]>,
 }
 
 /// What to print of a kernel.
@@ -79,15 +84,21 @@ fn main() {
         Show::Cuda
     };
     let step = gemm_ladder::steps::step(&cli.step).expect("clap accepts step names only");
-    let Some(variant) = cli.variant else {
+    if cli.variant.is_none() && cli.layouts.is_none() {
         let k = step.kernel;
         return emit(&edited(cli.source.as_deref(), &k.source), &k.name, k.spec.arch, show);
-    };
+    }
+    let variant = cli.variant.unwrap_or_default();
     let mut spec = step.kernel.spec.clone();
-    let generated = gemm_ladder::variants::apply_all(&mut spec, &variant).and_then(|()| {
+    if let Some([a, b, c]) = cli.layouts {
+        (spec.a.layout, spec.b.layout, spec.c.layout) = (a, b, c);
+    }
+    let asked = if variant.is_empty() { "the step in these layouts".to_string() } else { format!("`{variant}`") };
+    let applied = if variant.is_empty() { Ok(()) } else { gemm_ladder::variants::apply_all(&mut spec, &variant) };
+    let generated = applied.and_then(|()| {
         gemm_runtime::gemm_core::generate(&spec).map_err(|diags| {
             let why: Vec<String> = diags.iter().map(|d| format!("{}: {}", d.at, d.msg)).collect();
-            format!("`{variant}` is not a kernel the generator accepts: {}", why.join("; "))
+            format!("{asked} is not a kernel the generator accepts: {}", why.join("; "))
         })
     });
     match generated {

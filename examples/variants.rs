@@ -57,7 +57,7 @@ struct Cli {
     /// A, B and C stored in these layouts in place of the step's (its
     /// variants and cuBLAS likewise): three letters, r (row-major) or c
     /// (column-major), as `rrr` for a row-major B
-    #[arg(long, value_parser = parse_layouts)]
+    #[arg(long, value_parser = gemm_ladder::cli::parse_layouts)]
     layouts: Option<[Layout; 3]>,
     /// Only check each kernel against cuBLAS (one launch each), no timing:
     /// for runs under compute-sanitizer, where every launch is slow
@@ -172,19 +172,6 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         rows.iter().for_each(|r| println!("{r}"));
     }
     Ok(())
-}
-
-/// `rcr`: A, B and C's layouts, r for row-major, c for column-major.
-fn parse_layouts(s: &str) -> Result<[Layout; 3], String> {
-    let letters: Vec<Layout> = s
-        .chars()
-        .map(|l| match l {
-            'r' => Ok(Layout::RowMajor),
-            'c' => Ok(Layout::ColMajor),
-            _ => Err(format!("`{l}`: layouts are r (row-major) or c (column-major)")),
-        })
-        .collect::<Result<_, _>>()?;
-    letters.try_into().map_err(|_| format!("`{s}`: three layouts, A's, B's and C's (as rcr)"))
 }
 
 /// The kernel of `base` with a variant's settings; `source=FILE` among them

@@ -2,11 +2,25 @@
 //! print a table beside cuBLAS, measured in the same process.
 
 use clap::{CommandFactory, FromArgMatches, Parser};
+use gemm_runtime::spec::Layout;
 use gemm_runtime::Dims;
 
 use crate::measure::{config, describe, measure, time_cublas_typed, Bench, Config, Failure, Reps};
 use crate::report::{rounded, write_json, write_target, LadderRecord, SizeRecord, StepRecord};
 use crate::Step;
+
+/// `rcr`: A, B and C's layouts, r for row-major, c for column-major.
+pub fn parse_layouts(s: &str) -> Result<[Layout; 3], String> {
+    let letters: Vec<Layout> = s
+        .chars()
+        .map(|l| match l {
+            'r' => Ok(Layout::RowMajor),
+            'c' => Ok(Layout::ColMajor),
+            _ => Err(format!("`{l}`: layouts are r (row-major) or c (column-major)")),
+        })
+        .collect::<Result<_, _>>()?;
+    letters.try_into().map_err(|_| format!("`{s}`: three layouts, A's, B's and C's (as rcr)"))
+}
 
 /// One size argument, `N` (cubed) or `MxNxK`, each side at least 1.
 pub fn parse_mnk(text: &str) -> Result<(usize, usize, usize), String> {
@@ -194,8 +208,8 @@ fn run(steps: &[&Step], name: &str, dims: Dims) -> Result<(), Box<dyn std::error
 }
 
 #[cfg(test)]
-mod size_tests {
-    use super::parse_mnk;
+mod parse_tests {
+    use super::{parse_layouts, parse_mnk, Layout};
 
     /// A size is a cube's side or MxNxK, every side at least 1.
     #[test]
@@ -204,6 +218,16 @@ mod size_tests {
         assert_eq!(parse_mnk("3072x3072x12288"), Ok((3072, 3072, 12288)));
         for bad in ["0", "12x5", "4096x0x4096", "x", "pad=8", "1x2x3x4"] {
             assert!(parse_mnk(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// Layouts are three letters, A's, B's and C's, each r or c.
+    #[test]
+    fn layouts_parse_as_three_letters_r_or_c() {
+        assert_eq!(parse_layouts("rcr"), Ok([Layout::RowMajor, Layout::ColMajor, Layout::RowMajor]));
+        assert_eq!(parse_layouts("rrr"), Ok([Layout::RowMajor; 3]));
+        for bad in ["", "rc", "rrrr", "rxr", "RCR"] {
+            assert!(parse_layouts(bad).is_err(), "{bad}");
         }
     }
 }

@@ -11,82 +11,84 @@ blocktiling_2d__f32f32f32_rrr__b128x128x8_t256__r8x8n__fma__smem_v1_x1__sm_80(
     // batches: each problem's A, B and C lie these many elements after the one before
     long long batch_a, long long batch_b, long long batch_c)
 {
-    // batch: blockIdx.z is the problem this block works on
-    A += blockIdx.z * batch_a;
-    B += blockIdx.z * batch_b;
-    C += blockIdx.z * batch_c;
+    // the kernel's body, over one problem's operands: called with the parameters themselves
+    // where the launch is one problem, which the compiler then addresses from the constant bank
+    const auto body = [&](const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
+        // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
+        const int block_m = blockIdx.y * 128;
+        const int block_n = blockIdx.x * 128;
+        // thread tier: a 8x8 tile per thread; consecutive threads step along n
+        const int thread_m = (threadIdx.x / 16) * 8;
+        const int thread_n = (threadIdx.x % 16) * 8;
+        float acc[8][8] = {};
 
-    // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
-    const int block_m = blockIdx.y * 128;
-    const int block_n = blockIdx.x * 128;
-    // thread tier: a 8x8 tile per thread; consecutive threads step along n
-    const int thread_m = (threadIdx.x / 16) * 8;
-    const int thread_n = (threadIdx.x % 16) * 8;
-    float acc[8][8] = {};
+        // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
+        extern __shared__ float4 smem_raw[];
+        // tiles: A [128][8], then B [8][128]
+        float* As = reinterpret_cast<float*>(smem_raw);
+        float* Bs = As + 1024;
+        // this thread's fragments start here; they are read at constant offsets from it
+        const float* const a_rd = &As[thread_m * 8];
+        const float* const b_rd = &Bs[thread_n];
 
-    // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
-    extern __shared__ float4 smem_raw[];
-    // tiles: A [128][8], then B [8][128]
-    float* As = reinterpret_cast<float*>(smem_raw);
-    float* Bs = As + 1024;
-    // this thread's fragments start here; they are read at constant offsets from it
-    const float* const a_rd = &As[thread_m * 8];
-    const float* const b_rd = &Bs[thread_n];
-
-    // block tier: walk K one 8-wide tile at a time
-    for (int k0 = 0; k0 < K; k0 += 8) {
-        // staging (copy): A tile 128x8, 4 round(s) of one float per thread
-        #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-            const int a_v = threadIdx.x + r * 256;  // which vector of the tile
-            const int a_row = a_v / 8;
-            const int a_col = a_v % 8;
-            As[a_row * 8 + a_col] = A[(block_m + a_row) * lda + (k0 + a_col)];
-        }
-        // staging (copy): B tile 8x128, 4 round(s) of one float per thread
-        #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-            const int b_v = threadIdx.x + r * 256;  // which vector of the tile
-            const int b_row = b_v / 128;
-            const int b_col = b_v % 128;
-            Bs[b_row * 128 + b_col] = B[(k0 + b_row) * ldb + (block_n + b_col)];
-        }
-        __syncthreads();  // the tiles are complete before anyone reads them
-
-        // thread tier: one outer product per k of the staged tile
-        #pragma unroll
-        for (int p = 0; p < 8; ++p) {
-            float a_frag[8], b_frag[8];
+        // block tier: walk K one 8-wide tile at a time
+        for (int k0 = 0; k0 < K; k0 += 8) {
+            // staging (copy): A tile 128x8, 4 round(s) of one float per thread
             #pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                a_frag[i] = a_rd[i * 8 + p];
+            for (int r = 0; r < 4; ++r) {
+                const int a_v = threadIdx.x + r * 256;  // which vector of the tile
+                const int a_row = a_v / 8;
+                const int a_col = a_v % 8;
+                As[a_row * 8 + a_col] = A[(block_m + a_row) * lda + (k0 + a_col)];
             }
+            // staging (copy): B tile 8x128, 4 round(s) of one float per thread
             #pragma unroll
-            for (int q = 0; q < 2; ++q) {
-                const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[p * 128 + q * 4]);
-                b_frag[q * 4] = b_frag4.x;
-                b_frag[q * 4 + 1] = b_frag4.y;
-                b_frag[q * 4 + 2] = b_frag4.z;
-                b_frag[q * 4 + 3] = b_frag4.w;
+            for (int r = 0; r < 4; ++r) {
+                const int b_v = threadIdx.x + r * 256;  // which vector of the tile
+                const int b_row = b_v / 128;
+                const int b_col = b_v % 128;
+                Bs[b_row * 128 + b_col] = B[(k0 + b_row) * ldb + (block_n + b_col)];
             }
-            // atom (fma)
+            __syncthreads();  // the tiles are complete before anyone reads them
+
+            // thread tier: one outer product per k of the staged tile
             #pragma unroll
-            for (int ii = 0; ii < 8; ++ii) {
+            for (int p = 0; p < 8; ++p) {
+                float a_frag[8], b_frag[8];
                 #pragma unroll
-                for (int jj = 0; jj < 8; ++jj) {
-                    acc[ii][jj] = fmaf(a_frag[ii], b_frag[jj], acc[ii][jj]);
+                for (int i = 0; i < 8; ++i) {
+                    a_frag[i] = a_rd[i * 8 + p];
+                }
+                #pragma unroll
+                for (int q = 0; q < 2; ++q) {
+                    const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[p * 128 + q * 4]);
+                    b_frag[q * 4] = b_frag4.x;
+                    b_frag[q * 4 + 1] = b_frag4.y;
+                    b_frag[q * 4 + 2] = b_frag4.z;
+                    b_frag[q * 4 + 3] = b_frag4.w;
+                }
+                // atom (fma)
+                #pragma unroll
+                for (int ii = 0; ii < 8; ++ii) {
+                    #pragma unroll
+                    for (int jj = 0; jj < 8; ++jj) {
+                        acc[ii][jj] = fmaf(a_frag[ii], b_frag[jj], acc[ii][jj]);
+                    }
                 }
             }
+            __syncthreads();  // everyone is done reading before the next tiles land
         }
-        __syncthreads();  // everyone is done reading before the next tiles land
-    }
 
-    // epilogue (direct): C = A * B
-    #pragma unroll
-    for (int i = 0; i < 8; ++i) {
+        // epilogue (direct): C = A * B
         #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            C[(block_m + thread_m + i) * ldc + (block_n + thread_n + j)] = acc[i][j];
+        for (int i = 0; i < 8; ++i) {
+            #pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                C[(block_m + thread_m + i) * ldc + (block_n + thread_n + j)] = acc[i][j];
+            }
         }
-    }
+    };
+    // one problem, or blockIdx.z's of a batch
+    if (gridDim.z == 1) body(A, B, C);
+    else body(A + blockIdx.z * batch_a, B + blockIdx.z * batch_b, C + blockIdx.z * batch_c);
 }

@@ -11,34 +11,36 @@ coalesced__f32f32f32_rrr__b32x32_t1024__r1x1n__fma__direct__guarded__sm_80(
     // batches: each problem's A, B and C lie these many elements after the one before
     long long batch_a, long long batch_b, long long batch_c)
 {
-    // batch: blockIdx.z is the problem this block works on
-    A += blockIdx.z * batch_a;
-    B += blockIdx.z * batch_b;
-    C += blockIdx.z * batch_c;
+    // the kernel's body, over one problem's operands: called with the parameters themselves
+    // where the launch is one problem, which the compiler then addresses from the constant bank
+    const auto body = [&](const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
+        // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
+        const int block_m = blockIdx.y * 32;
+        const int block_n = blockIdx.x * 32;
+        // thread tier: a 1x1 tile per thread; consecutive threads step along n
+        const int thread_m = threadIdx.x / 32;
+        const int thread_n = threadIdx.x % 32;
+        float acc[1][1] = {};
 
-    // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
-    const int block_m = blockIdx.y * 32;
-    const int block_n = blockIdx.x * 32;
-    // thread tier: a 1x1 tile per thread; consecutive threads step along n
-    const int thread_m = threadIdx.x / 32;
-    const int thread_n = threadIdx.x % 32;
-    float acc[1][1] = {};
+        const int row0 = block_m + thread_m;
+        const int col0 = block_n + thread_n;
+        if (row0 >= M || col0 >= N) return;  // past C's edge: no barrier follows
 
-    const int row0 = block_m + thread_m;
-    const int col0 = block_n + thread_n;
-    if (row0 >= M || col0 >= N) return;  // past C's edge: no barrier follows
+        // K loop: operands straight from global memory
+        for (int p = 0; p < K; ++p) {
+            float a_frag[1], b_frag[1];
+            a_frag[0] = A[row0 * lda + p];
+            b_frag[0] = B[p * ldb + col0];
+            // atom (fma)
+            acc[0][0] = fmaf(a_frag[0], b_frag[0], acc[0][0]);
+        }
 
-    // K loop: operands straight from global memory
-    for (int p = 0; p < K; ++p) {
-        float a_frag[1], b_frag[1];
-        a_frag[0] = A[row0 * lda + p];
-        b_frag[0] = B[p * ldb + col0];
-        // atom (fma)
-        acc[0][0] = fmaf(a_frag[0], b_frag[0], acc[0][0]);
-    }
-
-    // epilogue (direct): C = A * B; nothing is stored past C's edges
-    if (row0 < M && col0 < N) {
-        C[row0 * ldc + col0] = acc[0][0];
-    }
+        // epilogue (direct): C = A * B; nothing is stored past C's edges
+        if (row0 < M && col0 < N) {
+            C[row0 * ldc + col0] = acc[0][0];
+        }
+    };
+    // one problem, or blockIdx.z's of a batch
+    if (gridDim.z == 1) body(A, B, C);
+    else body(A + blockIdx.z * batch_a, B + blockIdx.z * batch_b, C + blockIdx.z * batch_c);
 }

@@ -13,158 +13,160 @@ double_buffering__f32f32f32_rrr__b128x128x8_t128__w64x64_i1x4__r8x4n__fma__smem_
     // batches: each problem's A, B and C lie these many elements after the one before
     long long batch_a, long long batch_b, long long batch_c)
 {
-    // batch: blockIdx.z is the problem this block works on
-    A += blockIdx.z * batch_a;
-    B += blockIdx.z * batch_b;
-    C += blockIdx.z * batch_c;
+    // the kernel's body, over one problem's operands: called with the parameters themselves
+    // where the launch is one problem, which the compiler then addresses from the constant bank
+    const auto body = [&](const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
+        // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
+        const int block_m = blockIdx.y * 128;
+        const int block_n = blockIdx.x * 128;
+        // warp tier: 2x2 warps of 64x64, each in 1x4 steps of 64x16
+        const int warp = threadIdx.x / 32;
+        const int lane = threadIdx.x % 32;
+        const int warp_m = (warp / 2) * 64;
+        const int warp_n = (warp % 2) * 64;
+        // thread tier: a 8x4 tile per lane and step; consecutive lanes step along n
+        const int thread_m = warp_m + (lane / 4) * 8;
+        const int thread_n = warp_n + (lane % 4) * 4;
+        float acc[8][16] = {};
 
-    // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
-    const int block_m = blockIdx.y * 128;
-    const int block_n = blockIdx.x * 128;
-    // warp tier: 2x2 warps of 64x64, each in 1x4 steps of 64x16
-    const int warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    const int warp_m = (warp / 2) * 64;
-    const int warp_n = (warp % 2) * 64;
-    // thread tier: a 8x4 tile per lane and step; consecutive lanes step along n
-    const int thread_m = warp_m + (lane / 4) * 8;
-    const int thread_n = warp_n + (lane % 4) * 4;
-    float acc[8][16] = {};
+        // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
+        extern __shared__ float4 smem_raw[];
+        // two buffers of each tile: A [8][128], each row padded by 4, then B [8][128]
+        float* const As0 = reinterpret_cast<float*>(smem_raw);
+        float* const Bs0 = As0 + 2112;
+        // this thread's fragments start here; they are read at constant offsets from it
+        const float* const a_rd0 = &As0[thread_m];
+        const float* const b_rd0 = &Bs0[thread_n];
 
-    // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
-    extern __shared__ float4 smem_raw[];
-    // two buffers of each tile: A [8][128], each row padded by 4, then B [8][128]
-    float* const As0 = reinterpret_cast<float*>(smem_raw);
-    float* const Bs0 = As0 + 2112;
-    // this thread's fragments start here; they are read at constant offsets from it
-    const float* const a_rd0 = &As0[thread_m];
-    const float* const b_rd0 = &Bs0[thread_n];
-
-    // staging (double buffered): tile 0 lands first; then each step computes
-    // one buffer while the next tile travels through registers into the other
-    {
-        float* As = As0;
-        float* Bs = Bs0;
-        const int k0 = 0;
-        // staging (copy): A tile 128x8, 2 round(s) of one float4 per thread
-        #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            const int a_v = threadIdx.x + r * 128;  // which vector of the tile
-            const int a_row = a_v / 2;
-            const int a_col = (a_v % 2) * 4;
-            const float4 a_x = *reinterpret_cast<const float4*>(&A[(block_m + a_row) * lda + (k0 + a_col)]);
-            As[a_col * 132 + a_row] = a_x.x;
-            As[(a_col + 1) * 132 + a_row] = a_x.y;
-            As[(a_col + 2) * 132 + a_row] = a_x.z;
-            As[(a_col + 3) * 132 + a_row] = a_x.w;
-        }
-        // staging (copy): B tile 8x128, 2 round(s) of one float4 per thread
-        #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            const int b_v = threadIdx.x + r * 128;  // which vector of the tile
-            const int b_row = b_v / 32;
-            const int b_col = (b_v % 32) * 4;
-            const float4 b_x = *reinterpret_cast<const float4*>(&B[(k0 + b_row) * ldb + (block_n + b_col)]);
-            *reinterpret_cast<float4*>(&Bs[b_row * 132 + b_col]) = b_x;
-        }
-    }
-    __syncthreads();
-
-    // block tier: walk K one 8-wide tile at a time
-    for (int k0 = 0, buf = 0; k0 < K; k0 += 8, buf ^= 1) {
-        const float* const a_rd = a_rd0 + buf * 1056;
-        const float* const b_rd = b_rd0 + buf * 1056;
-        const bool more = k0 + 8 < K;
-        // staging: the next tiles' global loads are issued before this tile's math
-        float4 a_ld[2];
-        if (more) {
-            const int k_next = k0 + 8;
-            // staging (load): A tile 128x8, 2 round(s) of one float4 per thread
+        // staging (double buffered): tile 0 lands first; then each step computes
+        // one buffer while the next tile travels through registers into the other
+        {
+            float* As = As0;
+            float* Bs = Bs0;
+            const int k0 = 0;
+            // staging (copy): A tile 128x8, 2 round(s) of one float4 per thread
             #pragma unroll
             for (int r = 0; r < 2; ++r) {
                 const int a_v = threadIdx.x + r * 128;  // which vector of the tile
                 const int a_row = a_v / 2;
                 const int a_col = (a_v % 2) * 4;
-                a_ld[r] = *reinterpret_cast<const float4*>(&A[(block_m + a_row) * lda + (k_next + a_col)]);
+                const float4 a_x = *reinterpret_cast<const float4*>(&A[(block_m + a_row) * lda + (k0 + a_col)]);
+                As[a_col * 132 + a_row] = a_x.x;
+                As[(a_col + 1) * 132 + a_row] = a_x.y;
+                As[(a_col + 2) * 132 + a_row] = a_x.z;
+                As[(a_col + 3) * 132 + a_row] = a_x.w;
             }
-        }
-        float4 b_ld[2];
-        if (more) {
-            const int k_next = k0 + 8;
-            // staging (load): B tile 8x128, 2 round(s) of one float4 per thread
+            // staging (copy): B tile 8x128, 2 round(s) of one float4 per thread
             #pragma unroll
             for (int r = 0; r < 2; ++r) {
                 const int b_v = threadIdx.x + r * 128;  // which vector of the tile
                 const int b_row = b_v / 32;
                 const int b_col = (b_v % 32) * 4;
-                b_ld[r] = *reinterpret_cast<const float4*>(&B[(k_next + b_row) * ldb + (block_n + b_col)]);
+                const float4 b_x = *reinterpret_cast<const float4*>(&B[(k0 + b_row) * ldb + (block_n + b_col)]);
+                *reinterpret_cast<float4*>(&Bs[b_row * 132 + b_col]) = b_x;
             }
         }
+        __syncthreads();
 
-        // thread tier: one outer product per k of the staged tile
-        #pragma unroll
-        for (int p = 0; p < 8; ++p) {
-            float a_frag[8], b_frag[16];
-            #pragma unroll
-            for (int q = 0; q < 2; ++q) {
-                const float4 a_frag4 = *reinterpret_cast<const float4*>(&a_rd[p * 132 + q * 4]);
-                a_frag[q * 4] = a_frag4.x;
-                a_frag[q * 4 + 1] = a_frag4.y;
-                a_frag[q * 4 + 2] = a_frag4.z;
-                a_frag[q * 4 + 3] = a_frag4.w;
-            }
-            #pragma unroll
-            for (int jn = 0; jn < 4; ++jn) {
-                const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[p * 132 + jn * 16]);
-                b_frag[jn * 4] = b_frag4.x;
-                b_frag[jn * 4 + 1] = b_frag4.y;
-                b_frag[jn * 4 + 2] = b_frag4.z;
-                b_frag[jn * 4 + 3] = b_frag4.w;
-            }
-            // atom (fma)
-            #pragma unroll
-            for (int ii = 0; ii < 8; ++ii) {
+        // block tier: walk K one 8-wide tile at a time
+        for (int k0 = 0, buf = 0; k0 < K; k0 += 8, buf ^= 1) {
+            const float* const a_rd = a_rd0 + buf * 1056;
+            const float* const b_rd = b_rd0 + buf * 1056;
+            const bool more = k0 + 8 < K;
+            // staging: the next tiles' global loads are issued before this tile's math
+            float4 a_ld[2];
+            if (more) {
+                const int k_next = k0 + 8;
+                // staging (load): A tile 128x8, 2 round(s) of one float4 per thread
                 #pragma unroll
-                for (int jj = 0; jj < 16; ++jj) {
-                    acc[ii][jj] = fmaf(a_frag[ii], b_frag[jj], acc[ii][jj]);
+                for (int r = 0; r < 2; ++r) {
+                    const int a_v = threadIdx.x + r * 128;  // which vector of the tile
+                    const int a_row = a_v / 2;
+                    const int a_col = (a_v % 2) * 4;
+                    a_ld[r] = *reinterpret_cast<const float4*>(&A[(block_m + a_row) * lda + (k_next + a_col)]);
                 }
             }
+            float4 b_ld[2];
+            if (more) {
+                const int k_next = k0 + 8;
+                // staging (load): B tile 8x128, 2 round(s) of one float4 per thread
+                #pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                    const int b_v = threadIdx.x + r * 128;  // which vector of the tile
+                    const int b_row = b_v / 32;
+                    const int b_col = (b_v % 32) * 4;
+                    b_ld[r] = *reinterpret_cast<const float4*>(&B[(k_next + b_row) * ldb + (block_n + b_col)]);
+                }
+            }
+
+            // thread tier: one outer product per k of the staged tile
+            #pragma unroll
+            for (int p = 0; p < 8; ++p) {
+                float a_frag[8], b_frag[16];
+                #pragma unroll
+                for (int q = 0; q < 2; ++q) {
+                    const float4 a_frag4 = *reinterpret_cast<const float4*>(&a_rd[p * 132 + q * 4]);
+                    a_frag[q * 4] = a_frag4.x;
+                    a_frag[q * 4 + 1] = a_frag4.y;
+                    a_frag[q * 4 + 2] = a_frag4.z;
+                    a_frag[q * 4 + 3] = a_frag4.w;
+                }
+                #pragma unroll
+                for (int jn = 0; jn < 4; ++jn) {
+                    const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[p * 132 + jn * 16]);
+                    b_frag[jn * 4] = b_frag4.x;
+                    b_frag[jn * 4 + 1] = b_frag4.y;
+                    b_frag[jn * 4 + 2] = b_frag4.z;
+                    b_frag[jn * 4 + 3] = b_frag4.w;
+                }
+                // atom (fma)
+                #pragma unroll
+                for (int ii = 0; ii < 8; ++ii) {
+                    #pragma unroll
+                    for (int jj = 0; jj < 16; ++jj) {
+                        acc[ii][jj] = fmaf(a_frag[ii], b_frag[jj], acc[ii][jj]);
+                    }
+                }
+            }
+
+            if (more) {
+                float* As = As0 + (buf ^ 1) * 1056;
+                float* Bs = Bs0 + (buf ^ 1) * 1056;
+                // staging (store): A tile 128x8, 2 round(s) of one float4 per thread
+                #pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                    const int a_v = threadIdx.x + r * 128;  // which vector of the tile
+                    const int a_row = a_v / 2;
+                    const int a_col = (a_v % 2) * 4;
+                    As[a_col * 132 + a_row] = a_ld[r].x;
+                    As[(a_col + 1) * 132 + a_row] = a_ld[r].y;
+                    As[(a_col + 2) * 132 + a_row] = a_ld[r].z;
+                    As[(a_col + 3) * 132 + a_row] = a_ld[r].w;
+                }
+                // staging (store): B tile 8x128, 2 round(s) of one float4 per thread
+                #pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                    const int b_v = threadIdx.x + r * 128;  // which vector of the tile
+                    const int b_row = b_v / 32;
+                    const int b_col = (b_v % 32) * 4;
+                    *reinterpret_cast<float4*>(&Bs[b_row * 132 + b_col]) = b_ld[r];
+                }
+            }
+            // one barrier a step: the next tiles are complete, and nobody still
+            // reads the buffer the step after next overwrites
+            __syncthreads();
         }
 
-        if (more) {
-            float* As = As0 + (buf ^ 1) * 1056;
-            float* Bs = Bs0 + (buf ^ 1) * 1056;
-            // staging (store): A tile 128x8, 2 round(s) of one float4 per thread
-            #pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                const int a_v = threadIdx.x + r * 128;  // which vector of the tile
-                const int a_row = a_v / 2;
-                const int a_col = (a_v % 2) * 4;
-                As[a_col * 132 + a_row] = a_ld[r].x;
-                As[(a_col + 1) * 132 + a_row] = a_ld[r].y;
-                As[(a_col + 2) * 132 + a_row] = a_ld[r].z;
-                As[(a_col + 3) * 132 + a_row] = a_ld[r].w;
-            }
-            // staging (store): B tile 8x128, 2 round(s) of one float4 per thread
-            #pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                const int b_v = threadIdx.x + r * 128;  // which vector of the tile
-                const int b_row = b_v / 32;
-                const int b_col = (b_v % 32) * 4;
-                *reinterpret_cast<float4*>(&Bs[b_row * 132 + b_col]) = b_ld[r];
-            }
-        }
-        // one barrier a step: the next tiles are complete, and nobody still
-        // reads the buffer the step after next overwrites
-        __syncthreads();
-    }
-
-    // epilogue (vector: float4 stores): C = A * B
-    #pragma unroll
-    for (int jn = 0; jn < 4; ++jn) {
+        // epilogue (vector: float4 stores): C = A * B
         #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            *reinterpret_cast<float4*>(&C[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16)]) = float4{acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
+        for (int jn = 0; jn < 4; ++jn) {
+            #pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                *reinterpret_cast<float4*>(&C[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16)]) = float4{acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
+            }
         }
-    }
+    };
+    // one problem, or blockIdx.z's of a batch
+    if (gridDim.z == 1) body(A, B, C);
+    else body(A + blockIdx.z * batch_a, B + blockIdx.z * batch_b, C + blockIdx.z * batch_c);
 }

@@ -89,210 +89,73 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
     // batches: each problem's A, B and C lie these many elements after the one before
     long long batch_a, long long batch_b, long long batch_c)
 {
-    // batch: blockIdx.z is the problem this block works on
-    A += blockIdx.z * batch_a;
-    B += blockIdx.z * batch_b;
-    C += blockIdx.z * batch_c;
+    // the kernel's body, over one problem's operands: called with the parameters themselves
+    // where the launch is one problem, which the compiler then addresses from the constant bank
+    const auto body = [&](const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, unsigned short* __restrict__ C) {
+        // raster (grouped): tiles are taken in order down bands 8 M tiles tall,
+        // column by column, so that a wave of blocks shares A and B tiles in the L2
+        const int tile = blockIdx.y * gridDim.x + blockIdx.x;
+        const int band = tile / (8 * gridDim.x);
+        const int band_rows = (int)gridDim.y - band * 8 < 8 ? (int)gridDim.y - band * 8 : 8;
+        const int in_band = tile % (8 * gridDim.x);
+        const int block_m = (band * 8 + in_band % band_rows) * 128;
+        const int block_n = (in_band / band_rows) * 256;
+        // warp tier: 2x4 warps, each a 64x64 sub-tile of 4x8 atoms of 16x8
+        const int warp = threadIdx.x / 32;
+        const int lane = threadIdx.x % 32;
+        const int warp_m = (warp / 4) * 64;
+        const int warp_n = (warp % 4) * 64;
 
-    // raster (grouped): tiles are taken in order down bands 8 M tiles tall,
-    // column by column, so that a wave of blocks shares A and B tiles in the L2
-    const int tile = blockIdx.y * gridDim.x + blockIdx.x;
-    const int band = tile / (8 * gridDim.x);
-    const int band_rows = (int)gridDim.y - band * 8 < 8 ? (int)gridDim.y - band * 8 : 8;
-    const int in_band = tile % (8 * gridDim.x);
-    const int block_m = (band * 8 + in_band % band_rows) * 128;
-    const int block_n = (in_band / band_rows) * 256;
-    // warp tier: 2x4 warps, each a 64x64 sub-tile of 4x8 atoms of 16x8
-    const int warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    const int warp_m = (warp / 4) * 64;
-    const int warp_n = (warp % 4) * 64;
+        // accumulators: 4x8 atoms of 16x8, 4 floats per lane each
+        float acc[4][8][4] = {};
 
-    // accumulators: 4x8 atoms of 16x8, 4 floats per lane each
-    float acc[4][8][4] = {};
+        // ldmatrix: the line and element of the shared tile this lane addresses
+        const int a_line = warp_m + lane % 16, a_elem = (lane / 16) * 8;
+        const int b_line = (lane / 8 % 2) * 8 + lane % 8, b_elem = warp_n + (lane / 16) * 8;
 
-    // ldmatrix: the line and element of the shared tile this lane addresses
-    const int a_line = warp_m + lane % 16, a_elem = (lane / 16) * 8;
-    const int b_line = (lane / 8 % 2) * 8 + lane % 8, b_elem = warp_n + (lane / 16) * 8;
+        // staging: tiles in dynamic shared memory
+        extern __shared__ __align__(128) unsigned char smem_raw[];
+        // 3 stage(s) of the A tile (8192 elements each), then of the B tile (16384)
+        unsigned short* const As = reinterpret_cast<unsigned short*>(smem_raw);
+        unsigned short* const Bs = As + 24576;
+        const unsigned as_addr = (unsigned)__cvta_generic_to_shared(As);
+        const unsigned bs_addr = (unsigned)__cvta_generic_to_shared(Bs);
 
-    // staging: tiles in dynamic shared memory
-    extern __shared__ __align__(128) unsigned char smem_raw[];
-    // 3 stage(s) of the A tile (8192 elements each), then of the B tile (16384)
-    unsigned short* const As = reinterpret_cast<unsigned short*>(smem_raw);
-    unsigned short* const Bs = As + 24576;
-    const unsigned as_addr = (unsigned)__cvta_generic_to_shared(As);
-    const unsigned bs_addr = (unsigned)__cvta_generic_to_shared(Bs);
-
-    // copies of the A tile (row-major): 4 round(s) of one 16-byte copy per thread along its lines
-    const unsigned short* a_src = &A[block_m * lda];  // K = 0; each copy moves it one tile along K
-    int a_off[4];  // each round's offset from a_src
-    int a_dst[4];  // and its element in a stage
-    #pragma unroll
-    for (int r = 0; r < 4; ++r) {
-        const int i = threadIdx.x + r * 256;
-        const int line = i / 8;
-        const int e = (i % 8) * 8;
-        a_off[r] = line * lda + e;
-        a_dst[r] = a_at(line, e);
-    }
-
-    // copies of the B tile (row-major): 8 round(s) of one 16-byte copy per thread along its lines
-    const unsigned short* b_src = &B[block_n];  // K = 0; each copy moves it one tile along K
-    int b_off[8];  // each round's offset from b_src
-    int b_dst[8];  // and its element in a stage
-    #pragma unroll
-    for (int r = 0; r < 8; ++r) {
-        const int i = threadIdx.x + r * 256;
-        const int line = i / 32;
-        const int e = (i % 32) * 8;
-        b_off[r] = line * ldb + e;
-        b_dst[r] = b_at(line, e);
-    }
-
-    const int tiles = (K + 63) / 64;  // the last may be partial
-    // the K tiles whose copies need no edge checks
-    const int whole_tiles = block_m + 128 <= M && block_n + 256 <= N ? K / 64 : 0;
-    if (whole_tiles == tiles) {
-        // every tile of this block lies inside A and B: no copy needs a check
-        // pipeline fill: the first 2 tile(s) start to travel, one commit group each
+        // copies of the A tile (row-major): 4 round(s) of one 16-byte copy per thread along its lines
+        const unsigned short* a_src = &A[block_m * lda];  // K = 0; each copy moves it one tile along K
+        int a_off[4];  // each round's offset from a_src
+        int a_dst[4];  // and its element in a stage
         #pragma unroll
-        for (int s = 0; s < 2; ++s) {
-            if (s < tiles) {
-                #pragma unroll
-                for (int r = 0; r < 4; ++r) {
-                    cp_async_16(as_addr + 2 * (s * 8192 + a_dst[r]), a_src + a_off[r]);
-                }
-                a_src += 64;
-                #pragma unroll
-                for (int r = 0; r < 8; ++r) {
-                    cp_async_16(bs_addr + 2 * (s * 16384 + b_dst[r]), b_src + b_off[r]);
-                }
-                b_src += 64 * ldb;
-            }
-            cp_async_commit();  // empty past the last tile: keeps one group per tile
-        }
-        int rd = 0;  // the stage being read
-        int wr = 2;  // the stage being refilled
-        cp_async_wait<1>();  // the loop's first tile has landed
-        __syncthreads();
-        // fragments, two sets: a K step's mmas use one while the next step's load into the other
-        unsigned a_frag[2][4][4], b_frag[2][8][2];
-        #pragma unroll
-        for (int im = 0; im < 4; ++im) {
-            ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
-        }
-        #pragma unroll
-        for (int jp = 0; jp < 4; ++jp) {
-            ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
+        for (int r = 0; r < 4; ++r) {
+            const int i = threadIdx.x + r * 256;
+            const int line = i / 8;
+            const int e = (i % 8) * 8;
+            a_off[r] = line * lda + e;
+            a_dst[r] = a_at(line, e);
         }
 
-        // block tier: walk K one 64-wide tile at a time
-        for (int kt = 0; kt < tiles; ++kt) {
-            // refill the stage tile kt - 1 used with tile kt + 2
-            if (kt + 2 < tiles) {
-                #pragma unroll
-                for (int r = 0; r < 4; ++r) {
-                    cp_async_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r]);
-                }
-                a_src += 64;
-                #pragma unroll
-                for (int r = 0; r < 8; ++r) {
-                    cp_async_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r]);
-                }
-                b_src += 64 * ldb;
-            }
-            cp_async_commit();  // empty past the last tile: keeps one group per tile
-            wr = wr == 2 ? 0 : wr + 1;
-            // atom (mma): 4 K step(s) of 16 per tile, the fragments one step ahead
-            {
-                // K step 0: step 1's fragments load while this one's mmas run
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 16)));
-                }
-                #pragma unroll
-                for (int jp = 0; jp < 4; ++jp) {
-                    ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 16, b_elem + jp * 16)));
-                }
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    #pragma unroll
-                    for (int jn = 0; jn < 8; ++jn) {
-                        mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
-                    }
-                }
-            }
-            {
-                // K step 1: step 2's fragments load while this one's mmas run
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 32)));
-                }
-                #pragma unroll
-                for (int jp = 0; jp < 4; ++jp) {
-                    ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 32, b_elem + jp * 16)));
-                }
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    #pragma unroll
-                    for (int jn = 0; jn < 8; ++jn) {
-                        mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
-                    }
-                }
-            }
-            {
-                // K step 2: step 3's fragments load while this one's mmas run
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 48)));
-                }
-                #pragma unroll
-                for (int jp = 0; jp < 4; ++jp) {
-                    ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 48, b_elem + jp * 16)));
-                }
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    #pragma unroll
-                    for (int jn = 0; jn < 8; ++jn) {
-                        mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
-                    }
-                }
-            }
-            {
-                // K step 3, the last: its fragments are in registers, so the next tile's
-                // barrier comes first and that tile's first fragments load while these mmas run
-                cp_async_wait<1>();  // this thread's copies of tile kt + 1 have landed
-                __syncthreads();  // everyone's have; and everyone is done reading tile kt's stage
-                rd = rd == 2 ? 0 : rd + 1;
-                if (kt + 1 < tiles) {
-                    #pragma unroll
-                    for (int im = 0; im < 4; ++im) {
-                        ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
-                    }
-                    #pragma unroll
-                    for (int jp = 0; jp < 4; ++jp) {
-                        ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
-                    }
-                }
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    #pragma unroll
-                    for (int jn = 0; jn < 8; ++jn) {
-                        mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
-                    }
-                }
-            }
-        }
-    }
-    else {
-        // the K tiles whose refills (tile kt + 2) lie wholly inside A and B: none at an
-        // edge of M or N, all but the last few where only K's last tile is partial
-        const int unchecked = whole_tiles > 2 ? whole_tiles - 2 : 0;
-        // pipeline fill: the first 2 tile(s) start to travel, one commit group each
+        // copies of the B tile (row-major): 8 round(s) of one 16-byte copy per thread along its lines
+        const unsigned short* b_src = &B[block_n];  // K = 0; each copy moves it one tile along K
+        int b_off[8];  // each round's offset from b_src
+        int b_dst[8];  // and its element in a stage
         #pragma unroll
-        for (int s = 0; s < 2; ++s) {
-            if (s < tiles) {
-                if (s < whole_tiles) {
+        for (int r = 0; r < 8; ++r) {
+            const int i = threadIdx.x + r * 256;
+            const int line = i / 32;
+            const int e = (i % 32) * 8;
+            b_off[r] = line * ldb + e;
+            b_dst[r] = b_at(line, e);
+        }
+
+        const int tiles = (K + 63) / 64;  // the last may be partial
+        // the K tiles whose copies need no edge checks
+        const int whole_tiles = block_m + 128 <= M && block_n + 256 <= N ? K / 64 : 0;
+        if (whole_tiles == tiles) {
+            // every tile of this block lies inside A and B: no copy needs a check
+            // pipeline fill: the first 2 tile(s) start to travel, one commit group each
+            #pragma unroll
+            for (int s = 0; s < 2; ++s) {
+                if (s < tiles) {
                     #pragma unroll
                     for (int r = 0; r < 4; ++r) {
                         cp_async_16(as_addr + 2 * (s * 8192 + a_dst[r]), a_src + a_off[r]);
@@ -304,7 +167,288 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                     }
                     b_src += 64 * ldb;
                 }
-                else {
+                cp_async_commit();  // empty past the last tile: keeps one group per tile
+            }
+            int rd = 0;  // the stage being read
+            int wr = 2;  // the stage being refilled
+            cp_async_wait<1>();  // the loop's first tile has landed
+            __syncthreads();
+            // fragments, two sets: a K step's mmas use one while the next step's load into the other
+            unsigned a_frag[2][4][4], b_frag[2][8][2];
+            #pragma unroll
+            for (int im = 0; im < 4; ++im) {
+                ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
+            }
+            #pragma unroll
+            for (int jp = 0; jp < 4; ++jp) {
+                ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
+            }
+
+            // block tier: walk K one 64-wide tile at a time
+            for (int kt = 0; kt < tiles; ++kt) {
+                // refill the stage tile kt - 1 used with tile kt + 2
+                if (kt + 2 < tiles) {
+                    #pragma unroll
+                    for (int r = 0; r < 4; ++r) {
+                        cp_async_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r]);
+                    }
+                    a_src += 64;
+                    #pragma unroll
+                    for (int r = 0; r < 8; ++r) {
+                        cp_async_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r]);
+                    }
+                    b_src += 64 * ldb;
+                }
+                cp_async_commit();  // empty past the last tile: keeps one group per tile
+                wr = wr == 2 ? 0 : wr + 1;
+                // atom (mma): 4 K step(s) of 16 per tile, the fragments one step ahead
+                {
+                    // K step 0: step 1's fragments load while this one's mmas run
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 16)));
+                    }
+                    #pragma unroll
+                    for (int jp = 0; jp < 4; ++jp) {
+                        ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 16, b_elem + jp * 16)));
+                    }
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        #pragma unroll
+                        for (int jn = 0; jn < 8; ++jn) {
+                            mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                        }
+                    }
+                }
+                {
+                    // K step 1: step 2's fragments load while this one's mmas run
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 32)));
+                    }
+                    #pragma unroll
+                    for (int jp = 0; jp < 4; ++jp) {
+                        ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 32, b_elem + jp * 16)));
+                    }
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        #pragma unroll
+                        for (int jn = 0; jn < 8; ++jn) {
+                            mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                        }
+                    }
+                }
+                {
+                    // K step 2: step 3's fragments load while this one's mmas run
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 48)));
+                    }
+                    #pragma unroll
+                    for (int jp = 0; jp < 4; ++jp) {
+                        ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 48, b_elem + jp * 16)));
+                    }
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        #pragma unroll
+                        for (int jn = 0; jn < 8; ++jn) {
+                            mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                        }
+                    }
+                }
+                {
+                    // K step 3, the last: its fragments are in registers, so the next tile's
+                    // barrier comes first and that tile's first fragments load while these mmas run
+                    cp_async_wait<1>();  // this thread's copies of tile kt + 1 have landed
+                    __syncthreads();  // everyone's have; and everyone is done reading tile kt's stage
+                    rd = rd == 2 ? 0 : rd + 1;
+                    if (kt + 1 < tiles) {
+                        #pragma unroll
+                        for (int im = 0; im < 4; ++im) {
+                            ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
+                        }
+                        #pragma unroll
+                        for (int jp = 0; jp < 4; ++jp) {
+                            ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
+                        }
+                    }
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        #pragma unroll
+                        for (int jn = 0; jn < 8; ++jn) {
+                            mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                        }
+                    }
+                }
+            }
+        }
+        else {
+            // the K tiles whose refills (tile kt + 2) lie wholly inside A and B: none at an
+            // edge of M or N, all but the last few where only K's last tile is partial
+            const int unchecked = whole_tiles > 2 ? whole_tiles - 2 : 0;
+            // pipeline fill: the first 2 tile(s) start to travel, one commit group each
+            #pragma unroll
+            for (int s = 0; s < 2; ++s) {
+                if (s < tiles) {
+                    if (s < whole_tiles) {
+                        #pragma unroll
+                        for (int r = 0; r < 4; ++r) {
+                            cp_async_16(as_addr + 2 * (s * 8192 + a_dst[r]), a_src + a_off[r]);
+                        }
+                        a_src += 64;
+                        #pragma unroll
+                        for (int r = 0; r < 8; ++r) {
+                            cp_async_16(bs_addr + 2 * (s * 16384 + b_dst[r]), b_src + b_off[r]);
+                        }
+                        b_src += 64 * ldb;
+                    }
+                    else {
+                        // copies check each line against the edges and fill zeros past them
+                        #pragma unroll
+                        for (int r = 0; r < 4; ++r) {
+                            {
+                                const int i = threadIdx.x + r * 256;
+                                const int line = i / 8;
+                                const int e = (i % 8) * 8;
+                                const int n_left = K - (s * 64 + e);
+                                const int n = block_m + line < M ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
+                                copy_edge_16(as_addr + 2 * (s * 8192 + a_dst[r]), a_src + a_off[r], n);
+                            }
+                        }
+                        #pragma unroll
+                        for (int r = 0; r < 8; ++r) {
+                            {
+                                const int i = threadIdx.x + r * 256;
+                                const int line = i / 32;
+                                const int e = (i % 32) * 8;
+                                const int n_left = N - (block_n + e);
+                                const int n = s * 64 + line < K ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
+                                copy_edge_16(bs_addr + 2 * (s * 16384 + b_dst[r]), b_src + b_off[r], n);
+                            }
+                        }
+                        a_src += 64;
+                        b_src += 64 * ldb;
+                    }
+                }
+                cp_async_commit();  // empty past the last tile: keeps one group per tile
+            }
+            int rd = 0;  // the stage being read
+            int wr = 2;  // the stage being refilled
+            cp_async_wait<1>();  // the loop's first tile has landed
+            __syncthreads();
+            // fragments, two sets: a K step's mmas use one while the next step's load into the other
+            unsigned a_frag[2][4][4], b_frag[2][8][2];
+            #pragma unroll
+            for (int im = 0; im < 4; ++im) {
+                ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
+            }
+            #pragma unroll
+            for (int jp = 0; jp < 4; ++jp) {
+                ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
+            }
+
+            // block tier: walk K one 64-wide tile at a time
+            // while the tiles it copies lie inside A and B: no checks
+            for (int kt = 0; kt < unchecked; ++kt) {
+                // refill the stage tile kt - 1 used with tile kt + 2
+                if (kt + 2 < tiles) {
+                    #pragma unroll
+                    for (int r = 0; r < 4; ++r) {
+                        cp_async_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r]);
+                    }
+                    a_src += 64;
+                    #pragma unroll
+                    for (int r = 0; r < 8; ++r) {
+                        cp_async_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r]);
+                    }
+                    b_src += 64 * ldb;
+                }
+                cp_async_commit();  // empty past the last tile: keeps one group per tile
+                wr = wr == 2 ? 0 : wr + 1;
+                // atom (mma): 4 K step(s) of 16 per tile, the fragments one step ahead
+                {
+                    // K step 0: step 1's fragments load while this one's mmas run
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 16)));
+                    }
+                    #pragma unroll
+                    for (int jp = 0; jp < 4; ++jp) {
+                        ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 16, b_elem + jp * 16)));
+                    }
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        #pragma unroll
+                        for (int jn = 0; jn < 8; ++jn) {
+                            mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                        }
+                    }
+                }
+                {
+                    // K step 1: step 2's fragments load while this one's mmas run
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 32)));
+                    }
+                    #pragma unroll
+                    for (int jp = 0; jp < 4; ++jp) {
+                        ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 32, b_elem + jp * 16)));
+                    }
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        #pragma unroll
+                        for (int jn = 0; jn < 8; ++jn) {
+                            mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                        }
+                    }
+                }
+                {
+                    // K step 2: step 3's fragments load while this one's mmas run
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 48)));
+                    }
+                    #pragma unroll
+                    for (int jp = 0; jp < 4; ++jp) {
+                        ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 48, b_elem + jp * 16)));
+                    }
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        #pragma unroll
+                        for (int jn = 0; jn < 8; ++jn) {
+                            mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                        }
+                    }
+                }
+                {
+                    // K step 3, the last: its fragments are in registers, so the next tile's
+                    // barrier comes first and that tile's first fragments load while these mmas run
+                    cp_async_wait<1>();  // this thread's copies of tile kt + 1 have landed
+                    __syncthreads();  // everyone's have; and everyone is done reading tile kt's stage
+                    rd = rd == 2 ? 0 : rd + 1;
+                    if (kt + 1 < tiles) {
+                        #pragma unroll
+                        for (int im = 0; im < 4; ++im) {
+                            ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
+                        }
+                        #pragma unroll
+                        for (int jp = 0; jp < 4; ++jp) {
+                            ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
+                        }
+                    }
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        #pragma unroll
+                        for (int jn = 0; jn < 8; ++jn) {
+                            mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                        }
+                    }
+                }
+            }
+            // the rest: every copy checks the edges of A and B
+            for (int kt = unchecked; kt < tiles; ++kt) {
+                // refill the stage tile kt - 1 used with tile kt + 2
+                if (kt + 2 < tiles) {
                     // copies check each line against the edges and fill zeros past them
                     #pragma unroll
                     for (int r = 0; r < 4; ++r) {
@@ -312,9 +456,9 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                             const int i = threadIdx.x + r * 256;
                             const int line = i / 8;
                             const int e = (i % 8) * 8;
-                            const int n_left = K - (s * 64 + e);
+                            const int n_left = K - ((kt + 2) * 64 + e);
                             const int n = block_m + line < M ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                            copy_edge_16(as_addr + 2 * (s * 8192 + a_dst[r]), a_src + a_off[r], n);
+                            copy_edge_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r], n);
                         }
                     }
                     #pragma unroll
@@ -324,278 +468,136 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                             const int line = i / 32;
                             const int e = (i % 32) * 8;
                             const int n_left = N - (block_n + e);
-                            const int n = s * 64 + line < K ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                            copy_edge_16(bs_addr + 2 * (s * 16384 + b_dst[r]), b_src + b_off[r], n);
+                            const int n = (kt + 2) * 64 + line < K ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
+                            copy_edge_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r], n);
                         }
                     }
                     a_src += 64;
                     b_src += 64 * ldb;
                 }
+                cp_async_commit();  // empty past the last tile: keeps one group per tile
+                wr = wr == 2 ? 0 : wr + 1;
+                // atom (mma): 4 K step(s) of 16 per tile, the fragments one step ahead
+                {
+                    // K step 0: step 1's fragments load while this one's mmas run
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 16)));
+                    }
+                    #pragma unroll
+                    for (int jp = 0; jp < 4; ++jp) {
+                        ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 16, b_elem + jp * 16)));
+                    }
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        #pragma unroll
+                        for (int jn = 0; jn < 8; ++jn) {
+                            mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                        }
+                    }
+                }
+                {
+                    // K step 1: step 2's fragments load while this one's mmas run
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 32)));
+                    }
+                    #pragma unroll
+                    for (int jp = 0; jp < 4; ++jp) {
+                        ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 32, b_elem + jp * 16)));
+                    }
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        #pragma unroll
+                        for (int jn = 0; jn < 8; ++jn) {
+                            mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                        }
+                    }
+                }
+                {
+                    // K step 2: step 3's fragments load while this one's mmas run
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 48)));
+                    }
+                    #pragma unroll
+                    for (int jp = 0; jp < 4; ++jp) {
+                        ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 48, b_elem + jp * 16)));
+                    }
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        #pragma unroll
+                        for (int jn = 0; jn < 8; ++jn) {
+                            mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                        }
+                    }
+                }
+                {
+                    // K step 3, the last: its fragments are in registers, so the next tile's
+                    // barrier comes first and that tile's first fragments load while these mmas run
+                    cp_async_wait<1>();  // this thread's copies of tile kt + 1 have landed
+                    __syncthreads();  // everyone's have; and everyone is done reading tile kt's stage
+                    rd = rd == 2 ? 0 : rd + 1;
+                    if (kt + 1 < tiles) {
+                        #pragma unroll
+                        for (int im = 0; im < 4; ++im) {
+                            ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
+                        }
+                        #pragma unroll
+                        for (int jp = 0; jp < 4; ++jp) {
+                            ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
+                        }
+                    }
+                    #pragma unroll
+                    for (int im = 0; im < 4; ++im) {
+                        #pragma unroll
+                        for (int jn = 0; jn < 8; ++jn) {
+                            mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                        }
+                    }
+                }
             }
-            cp_async_commit();  // empty past the last tile: keeps one group per tile
         }
-        int rd = 0;  // the stage being read
-        int wr = 2;  // the stage being refilled
-        cp_async_wait<1>();  // the loop's first tile has landed
-        __syncthreads();
-        // fragments, two sets: a K step's mmas use one while the next step's load into the other
-        unsigned a_frag[2][4][4], b_frag[2][8][2];
+
+        // epilogue (smem: through the block's C tile in shared memory, then 16-byte chunks): C = A * B, rounded to bf16 (nearest even); nothing is stored past C's edges
+        cp_async_wait<0>();  // no copy is still in flight into the stages (the last groups are empty)
+        __syncthreads();  // every warp is done with the staged tiles, whose space the C tile takes
+        // the block's C tile: 128 rows of 256, 264 apart
+        unsigned short* const c_tile = reinterpret_cast<unsigned short*>(smem_raw);
+        // where this lane's accumulators lie in the C tile: rows lane / 4 (+ 8) and
+        // columns (lane % 4) * 2 (+ 1) of each 16x8 atom
+        const int t_row = warp_m + lane / 4;
+        const int t_col = warp_n + (lane % 4) * 2;
         #pragma unroll
         for (int im = 0; im < 4; ++im) {
-            ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
-        }
-        #pragma unroll
-        for (int jp = 0; jp < 4; ++jp) {
-            ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
-        }
-
-        // block tier: walk K one 64-wide tile at a time
-        // while the tiles it copies lie inside A and B: no checks
-        for (int kt = 0; kt < unchecked; ++kt) {
-            // refill the stage tile kt - 1 used with tile kt + 2
-            if (kt + 2 < tiles) {
-                #pragma unroll
-                for (int r = 0; r < 4; ++r) {
-                    cp_async_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r]);
-                }
-                a_src += 64;
-                #pragma unroll
-                for (int r = 0; r < 8; ++r) {
-                    cp_async_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r]);
-                }
-                b_src += 64 * ldb;
-            }
-            cp_async_commit();  // empty past the last tile: keeps one group per tile
-            wr = wr == 2 ? 0 : wr + 1;
-            // atom (mma): 4 K step(s) of 16 per tile, the fragments one step ahead
-            {
-                // K step 0: step 1's fragments load while this one's mmas run
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 16)));
-                }
-                #pragma unroll
-                for (int jp = 0; jp < 4; ++jp) {
-                    ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 16, b_elem + jp * 16)));
-                }
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    #pragma unroll
-                    for (int jn = 0; jn < 8; ++jn) {
-                        mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
-                    }
-                }
-            }
-            {
-                // K step 1: step 2's fragments load while this one's mmas run
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 32)));
-                }
-                #pragma unroll
-                for (int jp = 0; jp < 4; ++jp) {
-                    ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 32, b_elem + jp * 16)));
-                }
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    #pragma unroll
-                    for (int jn = 0; jn < 8; ++jn) {
-                        mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
-                    }
-                }
-            }
-            {
-                // K step 2: step 3's fragments load while this one's mmas run
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 48)));
-                }
-                #pragma unroll
-                for (int jp = 0; jp < 4; ++jp) {
-                    ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 48, b_elem + jp * 16)));
-                }
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    #pragma unroll
-                    for (int jn = 0; jn < 8; ++jn) {
-                        mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
-                    }
-                }
-            }
-            {
-                // K step 3, the last: its fragments are in registers, so the next tile's
-                // barrier comes first and that tile's first fragments load while these mmas run
-                cp_async_wait<1>();  // this thread's copies of tile kt + 1 have landed
-                __syncthreads();  // everyone's have; and everyone is done reading tile kt's stage
-                rd = rd == 2 ? 0 : rd + 1;
-                if (kt + 1 < tiles) {
-                    #pragma unroll
-                    for (int im = 0; im < 4; ++im) {
-                        ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
-                    }
-                    #pragma unroll
-                    for (int jp = 0; jp < 4; ++jp) {
-                        ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
-                    }
-                }
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    #pragma unroll
-                    for (int jn = 0; jn < 8; ++jn) {
-                        mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
-                    }
-                }
-            }
-        }
-        // the rest: every copy checks the edges of A and B
-        for (int kt = unchecked; kt < tiles; ++kt) {
-            // refill the stage tile kt - 1 used with tile kt + 2
-            if (kt + 2 < tiles) {
-                // copies check each line against the edges and fill zeros past them
-                #pragma unroll
-                for (int r = 0; r < 4; ++r) {
-                    {
-                        const int i = threadIdx.x + r * 256;
-                        const int line = i / 8;
-                        const int e = (i % 8) * 8;
-                        const int n_left = K - ((kt + 2) * 64 + e);
-                        const int n = block_m + line < M ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                        copy_edge_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r], n);
-                    }
-                }
-                #pragma unroll
-                for (int r = 0; r < 8; ++r) {
-                    {
-                        const int i = threadIdx.x + r * 256;
-                        const int line = i / 32;
-                        const int e = (i % 32) * 8;
-                        const int n_left = N - (block_n + e);
-                        const int n = (kt + 2) * 64 + line < K ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                        copy_edge_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r], n);
-                    }
-                }
-                a_src += 64;
-                b_src += 64 * ldb;
-            }
-            cp_async_commit();  // empty past the last tile: keeps one group per tile
-            wr = wr == 2 ? 0 : wr + 1;
-            // atom (mma): 4 K step(s) of 16 per tile, the fragments one step ahead
-            {
-                // K step 0: step 1's fragments load while this one's mmas run
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 16)));
-                }
-                #pragma unroll
-                for (int jp = 0; jp < 4; ++jp) {
-                    ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 16, b_elem + jp * 16)));
-                }
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    #pragma unroll
-                    for (int jn = 0; jn < 8; ++jn) {
-                        mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
-                    }
-                }
-            }
-            {
-                // K step 1: step 2's fragments load while this one's mmas run
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 32)));
-                }
-                #pragma unroll
-                for (int jp = 0; jp < 4; ++jp) {
-                    ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 32, b_elem + jp * 16)));
-                }
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    #pragma unroll
-                    for (int jn = 0; jn < 8; ++jn) {
-                        mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
-                    }
-                }
-            }
-            {
-                // K step 2: step 3's fragments load while this one's mmas run
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem + 48)));
-                }
-                #pragma unroll
-                for (int jp = 0; jp < 4; ++jp) {
-                    ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line + 48, b_elem + jp * 16)));
-                }
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    #pragma unroll
-                    for (int jn = 0; jn < 8; ++jn) {
-                        mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
-                    }
-                }
-            }
-            {
-                // K step 3, the last: its fragments are in registers, so the next tile's
-                // barrier comes first and that tile's first fragments load while these mmas run
-                cp_async_wait<1>();  // this thread's copies of tile kt + 1 have landed
-                __syncthreads();  // everyone's have; and everyone is done reading tile kt's stage
-                rd = rd == 2 ? 0 : rd + 1;
-                if (kt + 1 < tiles) {
-                    #pragma unroll
-                    for (int im = 0; im < 4; ++im) {
-                        ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 8192 + a_at(a_line + im * 16, a_elem)));
-                    }
-                    #pragma unroll
-                    for (int jp = 0; jp < 4; ++jp) {
-                        ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 16384 + b_at(b_line, b_elem + jp * 16)));
-                    }
-                }
-                #pragma unroll
-                for (int im = 0; im < 4; ++im) {
-                    #pragma unroll
-                    for (int jn = 0; jn < 8; ++jn) {
-                        mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
-                    }
-                }
-            }
-        }
-    }
-
-    // epilogue (smem: through the block's C tile in shared memory, then 16-byte chunks): C = A * B, rounded to bf16 (nearest even); nothing is stored past C's edges
-    cp_async_wait<0>();  // no copy is still in flight into the stages (the last groups are empty)
-    __syncthreads();  // every warp is done with the staged tiles, whose space the C tile takes
-    // the block's C tile: 128 rows of 256, 264 apart
-    unsigned short* const c_tile = reinterpret_cast<unsigned short*>(smem_raw);
-    // where this lane's accumulators lie in the C tile: rows lane / 4 (+ 8) and
-    // columns (lane % 4) * 2 (+ 1) of each 16x8 atom
-    const int t_row = warp_m + lane / 4;
-    const int t_col = warp_n + (lane % 4) * 2;
-    #pragma unroll
-    for (int im = 0; im < 4; ++im) {
-        #pragma unroll
-        for (int jn = 0; jn < 8; ++jn) {
             #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                *reinterpret_cast<unsigned*>(&c_tile[(t_row + im * 16 + h * 8) * 264 + (t_col + jn * 8)]) = to_bf16x2(acc[im][jn][2 * h], acc[im][jn][2 * h + 1]);
+            for (int jn = 0; jn < 8; ++jn) {
+                #pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    *reinterpret_cast<unsigned*>(&c_tile[(t_row + im * 16 + h * 8) * 264 + (t_col + jn * 8)]) = to_bf16x2(acc[im][jn][2 * h], acc[im][jn][2 * h + 1]);
+                }
             }
         }
-    }
-    __syncthreads();  // the C tile is whole
-    // the C tile to C: 4096 chunks of 8 elements (32 to a row), each thread one a round
-    #pragma unroll 4
-    for (int r = 0; r < 16; ++r) {
-        const int i = threadIdx.x + r * 256;
-        const int line = i / 32;
-        const int e = (i % 32) * 8;
-        const int row = block_m + line, col = block_n + e;
-        if (row < M && col + 8 <= N) {
-            *reinterpret_cast<uint4*>(&C[row * ldc + col]) = *reinterpret_cast<const uint4*>(&c_tile[line * 264 + e]);
-        }
-        else if (row < M) {
-            // across an edge of C: the elements inside it
-            for (int q = 0; q < 8 && col + q < N; ++q) {
-                C[row * ldc + (col + q)] = c_tile[line * 264 + e + q];
+        __syncthreads();  // the C tile is whole
+        // the C tile to C: 4096 chunks of 8 elements (32 to a row), each thread one a round
+        #pragma unroll 4
+        for (int r = 0; r < 16; ++r) {
+            const int i = threadIdx.x + r * 256;
+            const int line = i / 32;
+            const int e = (i % 32) * 8;
+            const int row = block_m + line, col = block_n + e;
+            if (row < M && col + 8 <= N) {
+                *reinterpret_cast<uint4*>(&C[row * ldc + col]) = *reinterpret_cast<const uint4*>(&c_tile[line * 264 + e]);
+            }
+            else if (row < M) {
+                // across an edge of C: the elements inside it
+                for (int q = 0; q < 8 && col + q < N; ++q) {
+                    C[row * ldc + (col + q)] = c_tile[line * 264 + e + q];
+                }
             }
         }
-    }
+    };
+    // one problem, or blockIdx.z's of a batch
+    if (gridDim.z == 1) body(A, B, C);
+    else body(A + blockIdx.z * batch_a, B + blockIdx.z * batch_b, C + blockIdx.z * batch_c);
 }

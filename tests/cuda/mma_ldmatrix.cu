@@ -51,121 +51,123 @@ mma_ldmatrix__bf16bf16bf16_rrr__b128x128x32_t256__w64x32_i1x1__mma16x8x16__smem_
     // batches: each problem's A, B and C lie these many elements after the one before
     long long batch_a, long long batch_b, long long batch_c)
 {
-    // batch: blockIdx.z is the problem this block works on
-    A += blockIdx.z * batch_a;
-    B += blockIdx.z * batch_b;
-    C += blockIdx.z * batch_c;
+    // the kernel's body, over one problem's operands: called with the parameters themselves
+    // where the launch is one problem, which the compiler then addresses from the constant bank
+    const auto body = [&](const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, unsigned short* __restrict__ C) {
+        // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
+        const int block_m = blockIdx.y * 128;
+        const int block_n = blockIdx.x * 128;
+        // warp tier: 2x4 warps, each a 64x32 sub-tile of 4x4 atoms of 16x8
+        const int warp = threadIdx.x / 32;
+        const int lane = threadIdx.x % 32;
+        const int warp_m = (warp / 4) * 64;
+        const int warp_n = (warp % 4) * 32;
 
-    // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
-    const int block_m = blockIdx.y * 128;
-    const int block_n = blockIdx.x * 128;
-    // warp tier: 2x4 warps, each a 64x32 sub-tile of 4x4 atoms of 16x8
-    const int warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    const int warp_m = (warp / 4) * 64;
-    const int warp_n = (warp % 4) * 32;
+        // accumulators: 4x4 atoms of 16x8, 4 floats per lane each
+        float acc[4][4][4] = {};
 
-    // accumulators: 4x4 atoms of 16x8, 4 floats per lane each
-    float acc[4][4][4] = {};
+        // ldmatrix: the line and element of the shared tile this lane addresses
+        const int a_line = warp_m + lane % 16, a_elem = (lane / 16) * 8;
+        const int b_line = (lane / 8 % 2) * 8 + lane % 8, b_elem = warp_n + (lane / 16) * 8;
 
-    // ldmatrix: the line and element of the shared tile this lane addresses
-    const int a_line = warp_m + lane % 16, a_elem = (lane / 16) * 8;
-    const int b_line = (lane / 8 % 2) * 8 + lane % 8, b_elem = warp_n + (lane / 16) * 8;
+        // staging: tiles in dynamic shared memory
+        extern __shared__ __align__(128) unsigned char smem_raw[];
+        // 1 stage(s) of the A tile (5120 elements each), then of the B tile (4352)
+        unsigned short* const As = reinterpret_cast<unsigned short*>(smem_raw);
+        unsigned short* const Bs = As + 5120;
+        const unsigned as_addr = (unsigned)__cvta_generic_to_shared(As);
+        const unsigned bs_addr = (unsigned)__cvta_generic_to_shared(Bs);
 
-    // staging: tiles in dynamic shared memory
-    extern __shared__ __align__(128) unsigned char smem_raw[];
-    // 1 stage(s) of the A tile (5120 elements each), then of the B tile (4352)
-    unsigned short* const As = reinterpret_cast<unsigned short*>(smem_raw);
-    unsigned short* const Bs = As + 5120;
-    const unsigned as_addr = (unsigned)__cvta_generic_to_shared(As);
-    const unsigned bs_addr = (unsigned)__cvta_generic_to_shared(Bs);
-
-    // copies of the A tile (row-major): 2 round(s) of one 16-byte copy per thread along its lines
-    const unsigned short* a_src = &A[block_m * lda];  // K = 0; each copy moves it one tile along K
-    int a_off[2];  // each round's offset from a_src
-    int a_dst[2];  // and its element in a stage
-    #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        const int i = threadIdx.x + r * 256;
-        const int line = i / 4;
-        const int e = (i % 4) * 8;
-        a_off[r] = line * lda + e;
-        a_dst[r] = a_at(line, e);
-    }
-
-    // copies of the B tile (row-major): 2 round(s) of one 16-byte copy per thread along its lines
-    const unsigned short* b_src = &B[block_n];  // K = 0; each copy moves it one tile along K
-    int b_off[2];  // each round's offset from b_src
-    int b_dst[2];  // and its element in a stage
-    #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        const int i = threadIdx.x + r * 256;
-        const int line = i / 16;
-        const int e = (i % 16) * 8;
-        b_off[r] = line * ldb + e;
-        b_dst[r] = b_at(line, e);
-    }
-
-    // block tier: walk K one 32-wide tile at a time
-    for (int k0 = 0; k0 < K; k0 += 32) {
-        // staging: global -> registers -> shared
-        uint4 a_ld[2];
-        uint4 b_ld[2];
+        // copies of the A tile (row-major): 2 round(s) of one 16-byte copy per thread along its lines
+        const unsigned short* a_src = &A[block_m * lda];  // K = 0; each copy moves it one tile along K
+        int a_off[2];  // each round's offset from a_src
+        int a_dst[2];  // and its element in a stage
         #pragma unroll
         for (int r = 0; r < 2; ++r) {
-            a_ld[r] = *reinterpret_cast<const uint4*>(a_src + a_off[r]);
+            const int i = threadIdx.x + r * 256;
+            const int line = i / 4;
+            const int e = (i % 4) * 8;
+            a_off[r] = line * lda + e;
+            a_dst[r] = a_at(line, e);
         }
-        a_src += 32;
+
+        // copies of the B tile (row-major): 2 round(s) of one 16-byte copy per thread along its lines
+        const unsigned short* b_src = &B[block_n];  // K = 0; each copy moves it one tile along K
+        int b_off[2];  // each round's offset from b_src
+        int b_dst[2];  // and its element in a stage
         #pragma unroll
         for (int r = 0; r < 2; ++r) {
-            b_ld[r] = *reinterpret_cast<const uint4*>(b_src + b_off[r]);
+            const int i = threadIdx.x + r * 256;
+            const int line = i / 16;
+            const int e = (i % 16) * 8;
+            b_off[r] = line * ldb + e;
+            b_dst[r] = b_at(line, e);
         }
-        b_src += 32 * ldb;
-        #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            *reinterpret_cast<uint4*>(As + a_dst[r]) = a_ld[r];
-        }
-        #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            *reinterpret_cast<uint4*>(Bs + b_dst[r]) = b_ld[r];
-        }
-        __syncthreads();  // the tiles are complete before anyone reads them
-        // atom (mma): 2 K step(s) of 16 per tile
-        #pragma unroll
-        for (int ks = 0; ks < 2; ++ks) {
-            unsigned a_frag[4][4], b_frag[4][2];
+
+        // block tier: walk K one 32-wide tile at a time
+        for (int k0 = 0; k0 < K; k0 += 32) {
+            // staging: global -> registers -> shared
+            uint4 a_ld[2];
+            uint4 b_ld[2];
             #pragma unroll
-            for (int im = 0; im < 4; ++im) {
-                ldmatrix_x4(a_frag[im][0], a_frag[im][1], a_frag[im][2], a_frag[im][3], as_addr + 2 * (a_at(a_line + im * 16, a_elem + ks * 16)));
+            for (int r = 0; r < 2; ++r) {
+                a_ld[r] = *reinterpret_cast<const uint4*>(a_src + a_off[r]);
+            }
+            a_src += 32;
+            #pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                b_ld[r] = *reinterpret_cast<const uint4*>(b_src + b_off[r]);
+            }
+            b_src += 32 * ldb;
+            #pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                *reinterpret_cast<uint4*>(As + a_dst[r]) = a_ld[r];
             }
             #pragma unroll
-            for (int jp = 0; jp < 2; ++jp) {
-                ldmatrix_x4_trans(b_frag[2 * jp][0], b_frag[2 * jp][1], b_frag[2 * jp + 1][0], b_frag[2 * jp + 1][1], bs_addr + 2 * (b_at(b_line + ks * 16, b_elem + jp * 16)));
+            for (int r = 0; r < 2; ++r) {
+                *reinterpret_cast<uint4*>(Bs + b_dst[r]) = b_ld[r];
             }
+            __syncthreads();  // the tiles are complete before anyone reads them
+            // atom (mma): 2 K step(s) of 16 per tile
             #pragma unroll
-            for (int im = 0; im < 4; ++im) {
+            for (int ks = 0; ks < 2; ++ks) {
+                unsigned a_frag[4][4], b_frag[4][2];
                 #pragma unroll
-                for (int jn = 0; jn < 4; ++jn) {
-                    mma_m16n8k16(acc[im][jn], a_frag[im], b_frag[jn][0], b_frag[jn][1]);
+                for (int im = 0; im < 4; ++im) {
+                    ldmatrix_x4(a_frag[im][0], a_frag[im][1], a_frag[im][2], a_frag[im][3], as_addr + 2 * (a_at(a_line + im * 16, a_elem + ks * 16)));
+                }
+                #pragma unroll
+                for (int jp = 0; jp < 2; ++jp) {
+                    ldmatrix_x4_trans(b_frag[2 * jp][0], b_frag[2 * jp][1], b_frag[2 * jp + 1][0], b_frag[2 * jp + 1][1], bs_addr + 2 * (b_at(b_line + ks * 16, b_elem + jp * 16)));
+                }
+                #pragma unroll
+                for (int im = 0; im < 4; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 4; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[im], b_frag[jn][0], b_frag[jn][1]);
+                    }
+                }
+            }
+            __syncthreads();  // everyone is done reading before the next tiles land
+        }
+
+        // epilogue (vector: pairs of neighbours along n): C = A * B, rounded to bf16 (nearest even)
+        // where this lane's accumulators lie in C: rows lane / 4 (+ 8) and columns
+        // (lane % 4) * 2 (+ 1) of each 16x8 atom
+        const int c_row = block_m + warp_m + lane / 4;
+        const int c_col = block_n + warp_n + (lane % 4) * 2;
+        #pragma unroll
+        for (int im = 0; im < 4; ++im) {
+            #pragma unroll
+            for (int jn = 0; jn < 4; ++jn) {
+                #pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    *reinterpret_cast<unsigned*>(&C[(c_row + im * 16 + h * 8) * ldc + (c_col + jn * 8)]) = to_bf16x2(acc[im][jn][2 * h], acc[im][jn][2 * h + 1]);
                 }
             }
         }
-        __syncthreads();  // everyone is done reading before the next tiles land
-    }
-
-    // epilogue (vector: pairs of neighbours along n): C = A * B, rounded to bf16 (nearest even)
-    // where this lane's accumulators lie in C: rows lane / 4 (+ 8) and columns
-    // (lane % 4) * 2 (+ 1) of each 16x8 atom
-    const int c_row = block_m + warp_m + lane / 4;
-    const int c_col = block_n + warp_n + (lane % 4) * 2;
-    #pragma unroll
-    for (int im = 0; im < 4; ++im) {
-        #pragma unroll
-        for (int jn = 0; jn < 4; ++jn) {
-            #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                *reinterpret_cast<unsigned*>(&C[(c_row + im * 16 + h * 8) * ldc + (c_col + jn * 8)]) = to_bf16x2(acc[im][jn][2 * h], acc[im][jn][2 * h + 1]);
-            }
-        }
-    }
+    };
+    // one problem, or blockIdx.z's of a batch
+    if (gridDim.z == 1) body(A, B, C);
+    else body(A + blockIdx.z * batch_a, B + blockIdx.z * batch_b, C + blockIdx.z * batch_c);
 }

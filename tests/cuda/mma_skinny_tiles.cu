@@ -68,205 +68,207 @@ mma_skinny_tiles__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__cp_
     // batches: each problem's A, B and C lie these many elements after the one before
     long long batch_a, long long batch_b, long long batch_c)
 {
-    // batch: blockIdx.z is the problem this block works on
-    A += blockIdx.z * batch_a;
-    B += blockIdx.z * batch_b;
-    C += blockIdx.z * batch_c;
+    // the kernel's body, over one problem's operands: called with the parameters themselves
+    // where the launch is one problem, which the compiler then addresses from the constant bank
+    const auto body = [&](const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, unsigned short* __restrict__ C) {
+        // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
+        const int block_m = blockIdx.y * 64;
+        const int block_n = blockIdx.x * 64;
+        // warp tier: 2x2 warps, each a 32x32 sub-tile of 2x4 atoms of 16x8
+        const int warp = threadIdx.x / 32;
+        const int lane = threadIdx.x % 32;
+        const int warp_m = (warp / 2) * 32;
+        const int warp_n = (warp % 2) * 32;
 
-    // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
-    const int block_m = blockIdx.y * 64;
-    const int block_n = blockIdx.x * 64;
-    // warp tier: 2x2 warps, each a 32x32 sub-tile of 2x4 atoms of 16x8
-    const int warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    const int warp_m = (warp / 2) * 32;
-    const int warp_n = (warp % 2) * 32;
+        // accumulators: 2x4 atoms of 16x8, 4 floats per lane each
+        float acc[2][4][4] = {};
 
-    // accumulators: 2x4 atoms of 16x8, 4 floats per lane each
-    float acc[2][4][4] = {};
+        // ldmatrix: the line and element of the shared tile this lane addresses
+        const int a_line = warp_m + lane % 16, a_elem = (lane / 16) * 8;
+        const int b_line = (lane / 8 % 2) * 8 + lane % 8, b_elem = warp_n + (lane / 16) * 8;
 
-    // ldmatrix: the line and element of the shared tile this lane addresses
-    const int a_line = warp_m + lane % 16, a_elem = (lane / 16) * 8;
-    const int b_line = (lane / 8 % 2) * 8 + lane % 8, b_elem = warp_n + (lane / 16) * 8;
+        // staging: tiles in dynamic shared memory
+        extern __shared__ __align__(128) unsigned char smem_raw[];
+        // 4 stage(s) of the A tile (4096 elements each), then of the B tile (4096)
+        unsigned short* const As = reinterpret_cast<unsigned short*>(smem_raw);
+        unsigned short* const Bs = As + 16384;
+        const unsigned as_addr = (unsigned)__cvta_generic_to_shared(As);
+        const unsigned bs_addr = (unsigned)__cvta_generic_to_shared(Bs);
 
-    // staging: tiles in dynamic shared memory
-    extern __shared__ __align__(128) unsigned char smem_raw[];
-    // 4 stage(s) of the A tile (4096 elements each), then of the B tile (4096)
-    unsigned short* const As = reinterpret_cast<unsigned short*>(smem_raw);
-    unsigned short* const Bs = As + 16384;
-    const unsigned as_addr = (unsigned)__cvta_generic_to_shared(As);
-    const unsigned bs_addr = (unsigned)__cvta_generic_to_shared(Bs);
-
-    // copies of the A tile (row-major): 4 round(s) of one 16-byte copy per thread along its lines
-    const unsigned short* a_src = &A[block_m * lda];  // K = 0; each copy moves it one tile along K
-    int a_off[4];  // each round's offset from a_src
-    int a_dst[4];  // and its element in a stage
-    #pragma unroll
-    for (int r = 0; r < 4; ++r) {
-        const int i = threadIdx.x + r * 128;
-        const int line = i / 8;
-        const int e = (i % 8) * 8;
-        a_off[r] = line * lda + e;
-        a_dst[r] = a_at(line, e);
-    }
-
-    // copies of the B tile (row-major): 4 round(s) of one 16-byte copy per thread along its lines
-    const unsigned short* b_src = &B[block_n];  // K = 0; each copy moves it one tile along K
-    int b_off[4];  // each round's offset from b_src
-    int b_dst[4];  // and its element in a stage
-    #pragma unroll
-    for (int r = 0; r < 4; ++r) {
-        const int i = threadIdx.x + r * 128;
-        const int line = i / 8;
-        const int e = (i % 8) * 8;
-        b_off[r] = line * ldb + e;
-        b_dst[r] = b_at(line, e);
-    }
-
-    const int tiles = K / 64;
-    // pipeline fill: the first 3 tile(s) start to travel, one commit group each
-    #pragma unroll
-    for (int s = 0; s < 3; ++s) {
-        if (s < tiles) {
-            #pragma unroll
-            for (int r = 0; r < 4; ++r) {
-                cp_async_16(as_addr + 2 * (s * 4096 + a_dst[r]), a_src + a_off[r]);
-            }
-            a_src += 64;
-            #pragma unroll
-            for (int r = 0; r < 4; ++r) {
-                cp_async_16(bs_addr + 2 * (s * 4096 + b_dst[r]), b_src + b_off[r]);
-            }
-            b_src += 64 * ldb;
+        // copies of the A tile (row-major): 4 round(s) of one 16-byte copy per thread along its lines
+        const unsigned short* a_src = &A[block_m * lda];  // K = 0; each copy moves it one tile along K
+        int a_off[4];  // each round's offset from a_src
+        int a_dst[4];  // and its element in a stage
+        #pragma unroll
+        for (int r = 0; r < 4; ++r) {
+            const int i = threadIdx.x + r * 128;
+            const int line = i / 8;
+            const int e = (i % 8) * 8;
+            a_off[r] = line * lda + e;
+            a_dst[r] = a_at(line, e);
         }
-        cp_async_commit();  // empty past the last tile: keeps one group per tile
-    }
-    int rd = 0;  // the stage being read
-    int wr = 3;  // the stage being refilled
-    cp_async_wait<2>();  // the loop's first tile has landed
-    __syncthreads();
-    // fragments, two sets: a K step's mmas use one while the next step's load into the other
-    unsigned a_frag[2][2][4], b_frag[2][4][2];
-    #pragma unroll
-    for (int im = 0; im < 2; ++im) {
-        ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 4096 + a_at(a_line + im * 16, a_elem)));
-    }
-    #pragma unroll
-    for (int jp = 0; jp < 2; ++jp) {
-        ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 4096 + b_at(b_line, b_elem + jp * 16)));
-    }
 
-    // block tier: walk K one 64-wide tile at a time
-    for (int kt = 0; kt < tiles; ++kt) {
-        // refill the stage tile kt - 1 used with tile kt + 3
-        if (kt + 3 < tiles) {
-            #pragma unroll
-            for (int r = 0; r < 4; ++r) {
-                cp_async_16(as_addr + 2 * (wr * 4096 + a_dst[r]), a_src + a_off[r]);
-            }
-            a_src += 64;
-            #pragma unroll
-            for (int r = 0; r < 4; ++r) {
-                cp_async_16(bs_addr + 2 * (wr * 4096 + b_dst[r]), b_src + b_off[r]);
-            }
-            b_src += 64 * ldb;
+        // copies of the B tile (row-major): 4 round(s) of one 16-byte copy per thread along its lines
+        const unsigned short* b_src = &B[block_n];  // K = 0; each copy moves it one tile along K
+        int b_off[4];  // each round's offset from b_src
+        int b_dst[4];  // and its element in a stage
+        #pragma unroll
+        for (int r = 0; r < 4; ++r) {
+            const int i = threadIdx.x + r * 128;
+            const int line = i / 8;
+            const int e = (i % 8) * 8;
+            b_off[r] = line * ldb + e;
+            b_dst[r] = b_at(line, e);
         }
-        cp_async_commit();  // empty past the last tile: keeps one group per tile
-        wr = wr == 3 ? 0 : wr + 1;
-        // atom (mma): 4 K step(s) of 16 per tile, the fragments one step ahead
-        {
-            // K step 0: step 1's fragments load while this one's mmas run
-            #pragma unroll
-            for (int im = 0; im < 2; ++im) {
-                ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 4096 + a_at(a_line + im * 16, a_elem + 16)));
-            }
-            #pragma unroll
-            for (int jp = 0; jp < 2; ++jp) {
-                ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 4096 + b_at(b_line + 16, b_elem + jp * 16)));
-            }
-            #pragma unroll
-            for (int im = 0; im < 2; ++im) {
+
+        const int tiles = K / 64;
+        // pipeline fill: the first 3 tile(s) start to travel, one commit group each
+        #pragma unroll
+        for (int s = 0; s < 3; ++s) {
+            if (s < tiles) {
                 #pragma unroll
-                for (int jn = 0; jn < 4; ++jn) {
-                    mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                for (int r = 0; r < 4; ++r) {
+                    cp_async_16(as_addr + 2 * (s * 4096 + a_dst[r]), a_src + a_off[r]);
                 }
-            }
-        }
-        {
-            // K step 1: step 2's fragments load while this one's mmas run
-            #pragma unroll
-            for (int im = 0; im < 2; ++im) {
-                ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 4096 + a_at(a_line + im * 16, a_elem + 32)));
-            }
-            #pragma unroll
-            for (int jp = 0; jp < 2; ++jp) {
-                ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 4096 + b_at(b_line + 32, b_elem + jp * 16)));
-            }
-            #pragma unroll
-            for (int im = 0; im < 2; ++im) {
+                a_src += 64;
                 #pragma unroll
-                for (int jn = 0; jn < 4; ++jn) {
-                    mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                for (int r = 0; r < 4; ++r) {
+                    cp_async_16(bs_addr + 2 * (s * 4096 + b_dst[r]), b_src + b_off[r]);
                 }
+                b_src += 64 * ldb;
             }
+            cp_async_commit();  // empty past the last tile: keeps one group per tile
         }
-        {
-            // K step 2: step 3's fragments load while this one's mmas run
-            #pragma unroll
-            for (int im = 0; im < 2; ++im) {
-                ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 4096 + a_at(a_line + im * 16, a_elem + 48)));
-            }
-            #pragma unroll
-            for (int jp = 0; jp < 2; ++jp) {
-                ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 4096 + b_at(b_line + 48, b_elem + jp * 16)));
-            }
-            #pragma unroll
-            for (int im = 0; im < 2; ++im) {
+        int rd = 0;  // the stage being read
+        int wr = 3;  // the stage being refilled
+        cp_async_wait<2>();  // the loop's first tile has landed
+        __syncthreads();
+        // fragments, two sets: a K step's mmas use one while the next step's load into the other
+        unsigned a_frag[2][2][4], b_frag[2][4][2];
+        #pragma unroll
+        for (int im = 0; im < 2; ++im) {
+            ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 4096 + a_at(a_line + im * 16, a_elem)));
+        }
+        #pragma unroll
+        for (int jp = 0; jp < 2; ++jp) {
+            ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 4096 + b_at(b_line, b_elem + jp * 16)));
+        }
+
+        // block tier: walk K one 64-wide tile at a time
+        for (int kt = 0; kt < tiles; ++kt) {
+            // refill the stage tile kt - 1 used with tile kt + 3
+            if (kt + 3 < tiles) {
                 #pragma unroll
-                for (int jn = 0; jn < 4; ++jn) {
-                    mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                for (int r = 0; r < 4; ++r) {
+                    cp_async_16(as_addr + 2 * (wr * 4096 + a_dst[r]), a_src + a_off[r]);
                 }
+                a_src += 64;
+                #pragma unroll
+                for (int r = 0; r < 4; ++r) {
+                    cp_async_16(bs_addr + 2 * (wr * 4096 + b_dst[r]), b_src + b_off[r]);
+                }
+                b_src += 64 * ldb;
             }
-        }
-        {
-            // K step 3, the last: its fragments are in registers, so the next tile's
-            // barrier comes first and that tile's first fragments load while these mmas run
-            cp_async_wait<2>();  // this thread's copies of tile kt + 1 have landed
-            __syncthreads();  // everyone's have; and everyone is done reading tile kt's stage
-            rd = rd == 3 ? 0 : rd + 1;
-            if (kt + 1 < tiles) {
+            cp_async_commit();  // empty past the last tile: keeps one group per tile
+            wr = wr == 3 ? 0 : wr + 1;
+            // atom (mma): 4 K step(s) of 16 per tile, the fragments one step ahead
+            {
+                // K step 0: step 1's fragments load while this one's mmas run
                 #pragma unroll
                 for (int im = 0; im < 2; ++im) {
-                    ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 4096 + a_at(a_line + im * 16, a_elem)));
+                    ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 4096 + a_at(a_line + im * 16, a_elem + 16)));
                 }
                 #pragma unroll
                 for (int jp = 0; jp < 2; ++jp) {
-                    ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 4096 + b_at(b_line, b_elem + jp * 16)));
+                    ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 4096 + b_at(b_line + 16, b_elem + jp * 16)));
                 }
-            }
-            #pragma unroll
-            for (int im = 0; im < 2; ++im) {
                 #pragma unroll
-                for (int jn = 0; jn < 4; ++jn) {
-                    mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                for (int im = 0; im < 2; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 4; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                    }
+                }
+            }
+            {
+                // K step 1: step 2's fragments load while this one's mmas run
+                #pragma unroll
+                for (int im = 0; im < 2; ++im) {
+                    ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 4096 + a_at(a_line + im * 16, a_elem + 32)));
+                }
+                #pragma unroll
+                for (int jp = 0; jp < 2; ++jp) {
+                    ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 4096 + b_at(b_line + 32, b_elem + jp * 16)));
+                }
+                #pragma unroll
+                for (int im = 0; im < 2; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 4; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                    }
+                }
+            }
+            {
+                // K step 2: step 3's fragments load while this one's mmas run
+                #pragma unroll
+                for (int im = 0; im < 2; ++im) {
+                    ldmatrix_x4(a_frag[1][im][0], a_frag[1][im][1], a_frag[1][im][2], a_frag[1][im][3], as_addr + 2 * (rd * 4096 + a_at(a_line + im * 16, a_elem + 48)));
+                }
+                #pragma unroll
+                for (int jp = 0; jp < 2; ++jp) {
+                    ldmatrix_x4_trans(b_frag[1][2 * jp][0], b_frag[1][2 * jp][1], b_frag[1][2 * jp + 1][0], b_frag[1][2 * jp + 1][1], bs_addr + 2 * (rd * 4096 + b_at(b_line + 48, b_elem + jp * 16)));
+                }
+                #pragma unroll
+                for (int im = 0; im < 2; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 4; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[0][im], b_frag[0][jn][0], b_frag[0][jn][1]);
+                    }
+                }
+            }
+            {
+                // K step 3, the last: its fragments are in registers, so the next tile's
+                // barrier comes first and that tile's first fragments load while these mmas run
+                cp_async_wait<2>();  // this thread's copies of tile kt + 1 have landed
+                __syncthreads();  // everyone's have; and everyone is done reading tile kt's stage
+                rd = rd == 3 ? 0 : rd + 1;
+                if (kt + 1 < tiles) {
+                    #pragma unroll
+                    for (int im = 0; im < 2; ++im) {
+                        ldmatrix_x4(a_frag[0][im][0], a_frag[0][im][1], a_frag[0][im][2], a_frag[0][im][3], as_addr + 2 * (rd * 4096 + a_at(a_line + im * 16, a_elem)));
+                    }
+                    #pragma unroll
+                    for (int jp = 0; jp < 2; ++jp) {
+                        ldmatrix_x4_trans(b_frag[0][2 * jp][0], b_frag[0][2 * jp][1], b_frag[0][2 * jp + 1][0], b_frag[0][2 * jp + 1][1], bs_addr + 2 * (rd * 4096 + b_at(b_line, b_elem + jp * 16)));
+                    }
+                }
+                #pragma unroll
+                for (int im = 0; im < 2; ++im) {
+                    #pragma unroll
+                    for (int jn = 0; jn < 4; ++jn) {
+                        mma_m16n8k16(acc[im][jn], a_frag[1][im], b_frag[1][jn][0], b_frag[1][jn][1]);
+                    }
                 }
             }
         }
-    }
 
-    // epilogue (vector: pairs of neighbours along n): C = A * B, rounded to bf16 (nearest even)
-    // where this lane's accumulators lie in C: rows lane / 4 (+ 8) and columns
-    // (lane % 4) * 2 (+ 1) of each 16x8 atom
-    const int c_row = block_m + warp_m + lane / 4;
-    const int c_col = block_n + warp_n + (lane % 4) * 2;
-    #pragma unroll
-    for (int im = 0; im < 2; ++im) {
+        // epilogue (vector: pairs of neighbours along n): C = A * B, rounded to bf16 (nearest even)
+        // where this lane's accumulators lie in C: rows lane / 4 (+ 8) and columns
+        // (lane % 4) * 2 (+ 1) of each 16x8 atom
+        const int c_row = block_m + warp_m + lane / 4;
+        const int c_col = block_n + warp_n + (lane % 4) * 2;
         #pragma unroll
-        for (int jn = 0; jn < 4; ++jn) {
+        for (int im = 0; im < 2; ++im) {
             #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                *reinterpret_cast<unsigned*>(&C[(c_row + im * 16 + h * 8) * ldc + (c_col + jn * 8)]) = to_bf16x2(acc[im][jn][2 * h], acc[im][jn][2 * h + 1]);
+            for (int jn = 0; jn < 4; ++jn) {
+                #pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    *reinterpret_cast<unsigned*>(&C[(c_row + im * 16 + h * 8) * ldc + (c_col + jn * 8)]) = to_bf16x2(acc[im][jn][2 * h], acc[im][jn][2 * h + 1]);
+                }
             }
         }
-    }
+    };
+    // one problem, or blockIdx.z's of a batch
+    if (gridDim.z == 1) body(A, B, C);
+    else body(A + blockIdx.z * batch_a, B + blockIdx.z * batch_b, C + blockIdx.z * batch_c);
 }

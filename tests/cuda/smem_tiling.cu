@@ -11,54 +11,56 @@ smem_tiling__f32f32f32_rrr__b32x32x32_t1024__r1x1n__fma__smem_v1_x1__sm_80(
     // batches: each problem's A, B and C lie these many elements after the one before
     long long batch_a, long long batch_b, long long batch_c)
 {
-    // batch: blockIdx.z is the problem this block works on
-    A += blockIdx.z * batch_a;
-    B += blockIdx.z * batch_b;
-    C += blockIdx.z * batch_c;
+    // the kernel's body, over one problem's operands: called with the parameters themselves
+    // where the launch is one problem, which the compiler then addresses from the constant bank
+    const auto body = [&](const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
+        // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
+        const int block_m = blockIdx.y * 32;
+        const int block_n = blockIdx.x * 32;
+        // thread tier: a 1x1 tile per thread; consecutive threads step along n
+        const int thread_m = threadIdx.x / 32;
+        const int thread_n = threadIdx.x % 32;
+        float acc[1][1] = {};
 
-    // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
-    const int block_m = blockIdx.y * 32;
-    const int block_n = blockIdx.x * 32;
-    // thread tier: a 1x1 tile per thread; consecutive threads step along n
-    const int thread_m = threadIdx.x / 32;
-    const int thread_n = threadIdx.x % 32;
-    float acc[1][1] = {};
+        // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
+        extern __shared__ float4 smem_raw[];
+        // tiles: A [32][32], then B [32][32]
+        float* As = reinterpret_cast<float*>(smem_raw);
+        float* Bs = As + 1024;
+        // this thread's fragments start here; they are read at constant offsets from it
+        const float* const a_rd = &As[thread_m * 32];
+        const float* const b_rd = &Bs[thread_n];
 
-    // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
-    extern __shared__ float4 smem_raw[];
-    // tiles: A [32][32], then B [32][32]
-    float* As = reinterpret_cast<float*>(smem_raw);
-    float* Bs = As + 1024;
-    // this thread's fragments start here; they are read at constant offsets from it
-    const float* const a_rd = &As[thread_m * 32];
-    const float* const b_rd = &Bs[thread_n];
+        // block tier: walk K one 32-wide tile at a time
+        for (int k0 = 0; k0 < K; k0 += 32) {
+            // staging (copy): A tile 32x32, 1 round(s) of one float per thread
+            const int a_v = threadIdx.x;  // which vector of the tile
+            const int a_row = a_v / 32;
+            const int a_col = a_v % 32;
+            As[a_row * 32 + a_col] = A[(block_m + a_row) * lda + (k0 + a_col)];
+            // staging (copy): B tile 32x32, 1 round(s) of one float per thread
+            const int b_v = threadIdx.x;  // which vector of the tile
+            const int b_row = b_v / 32;
+            const int b_col = b_v % 32;
+            Bs[b_row * 32 + b_col] = B[(k0 + b_row) * ldb + (block_n + b_col)];
+            __syncthreads();  // the tiles are complete before anyone reads them
 
-    // block tier: walk K one 32-wide tile at a time
-    for (int k0 = 0; k0 < K; k0 += 32) {
-        // staging (copy): A tile 32x32, 1 round(s) of one float per thread
-        const int a_v = threadIdx.x;  // which vector of the tile
-        const int a_row = a_v / 32;
-        const int a_col = a_v % 32;
-        As[a_row * 32 + a_col] = A[(block_m + a_row) * lda + (k0 + a_col)];
-        // staging (copy): B tile 32x32, 1 round(s) of one float per thread
-        const int b_v = threadIdx.x;  // which vector of the tile
-        const int b_row = b_v / 32;
-        const int b_col = b_v % 32;
-        Bs[b_row * 32 + b_col] = B[(k0 + b_row) * ldb + (block_n + b_col)];
-        __syncthreads();  // the tiles are complete before anyone reads them
-
-        // thread tier: one outer product per k of the staged tile
-        #pragma unroll
-        for (int p = 0; p < 32; ++p) {
-            float a_frag[1], b_frag[1];
-            a_frag[0] = a_rd[p];
-            b_frag[0] = b_rd[p * 32];
-            // atom (fma)
-            acc[0][0] = fmaf(a_frag[0], b_frag[0], acc[0][0]);
+            // thread tier: one outer product per k of the staged tile
+            #pragma unroll
+            for (int p = 0; p < 32; ++p) {
+                float a_frag[1], b_frag[1];
+                a_frag[0] = a_rd[p];
+                b_frag[0] = b_rd[p * 32];
+                // atom (fma)
+                acc[0][0] = fmaf(a_frag[0], b_frag[0], acc[0][0]);
+            }
+            __syncthreads();  // everyone is done reading before the next tiles land
         }
-        __syncthreads();  // everyone is done reading before the next tiles land
-    }
 
-    // epilogue (direct): C = A * B
-    C[(block_m + thread_m) * ldc + (block_n + thread_n)] = acc[0][0];
+        // epilogue (direct): C = A * B
+        C[(block_m + thread_m) * ldc + (block_n + thread_n)] = acc[0][0];
+    };
+    // one problem, or blockIdx.z's of a batch
+    if (gridDim.z == 1) body(A, B, C);
+    else body(A + blockIdx.z * batch_a, B + blockIdx.z * batch_b, C + blockIdx.z * batch_c);
 }

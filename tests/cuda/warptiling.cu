@@ -12,104 +12,106 @@ warptiling__f32f32f32_rrr__b64x128x16_t128__w32x64_i1x2__r8x4n_sm__fma__smem_v4_
     // batches: each problem's A, B and C lie these many elements after the one before
     long long batch_a, long long batch_b, long long batch_c)
 {
-    // batch: blockIdx.z is the problem this block works on
-    A += blockIdx.z * batch_a;
-    B += blockIdx.z * batch_b;
-    C += blockIdx.z * batch_c;
+    // the kernel's body, over one problem's operands: called with the parameters themselves
+    // where the launch is one problem, which the compiler then addresses from the constant bank
+    const auto body = [&](const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
+        // raster (grouped): tiles are taken in order down bands 8 M tiles tall,
+        // column by column, so that a wave of blocks shares A and B tiles in the L2
+        const int tile = blockIdx.y * gridDim.x + blockIdx.x;
+        const int band = tile / (8 * gridDim.x);
+        const int band_rows = (int)gridDim.y - band * 8 < 8 ? (int)gridDim.y - band * 8 : 8;
+        const int in_band = tile % (8 * gridDim.x);
+        const int block_m = (band * 8 + in_band % band_rows) * 64;
+        const int block_n = (in_band / band_rows) * 128;
+        // warp tier: 2x2 warps of 32x64, each in 1x2 steps of 32x32
+        const int warp = threadIdx.x / 32;
+        const int lane = threadIdx.x % 32;
+        const int warp_m = (warp / 2) * 32;
+        const int warp_n = (warp % 2) * 64;
+        // thread tier: a 8x4 tile per lane and step; consecutive lanes step along n
+        const int thread_m = warp_m + (lane / 8) * 8;
+        const int thread_n = warp_n + (lane % 8) * 4;
+        float acc[8][8] = {};
 
-    // raster (grouped): tiles are taken in order down bands 8 M tiles tall,
-    // column by column, so that a wave of blocks shares A and B tiles in the L2
-    const int tile = blockIdx.y * gridDim.x + blockIdx.x;
-    const int band = tile / (8 * gridDim.x);
-    const int band_rows = (int)gridDim.y - band * 8 < 8 ? (int)gridDim.y - band * 8 : 8;
-    const int in_band = tile % (8 * gridDim.x);
-    const int block_m = (band * 8 + in_band % band_rows) * 64;
-    const int block_n = (in_band / band_rows) * 128;
-    // warp tier: 2x2 warps of 32x64, each in 1x2 steps of 32x32
-    const int warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    const int warp_m = (warp / 2) * 32;
-    const int warp_n = (warp % 2) * 64;
-    // thread tier: a 8x4 tile per lane and step; consecutive lanes step along n
-    const int thread_m = warp_m + (lane / 8) * 8;
-    const int thread_n = warp_n + (lane % 8) * 4;
-    float acc[8][8] = {};
+        // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
+        extern __shared__ float4 smem_raw[];
+        // tiles: A [16][64], each row padded by 4, then B [16][128]
+        float* As = reinterpret_cast<float*>(smem_raw);
+        float* Bs = As + 1088;
+        // this thread's fragments start here; they are read at constant offsets from it
+        const float* const a_rd = &As[thread_m];
+        const float* const b_rd = &Bs[thread_n];
 
-    // staging: shared-memory tiles (dynamic shared memory, 16-byte aligned)
-    extern __shared__ float4 smem_raw[];
-    // tiles: A [16][64], each row padded by 4, then B [16][128]
-    float* As = reinterpret_cast<float*>(smem_raw);
-    float* Bs = As + 1088;
-    // this thread's fragments start here; they are read at constant offsets from it
-    const float* const a_rd = &As[thread_m];
-    const float* const b_rd = &Bs[thread_n];
-
-    // block tier: walk K one 16-wide tile at a time
-    for (int k0 = 0; k0 < K; k0 += 16) {
-        // staging (copy): A tile 64x16, 2 round(s) of one float4 per thread
-        #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            const int a_v = threadIdx.x + r * 128;  // which vector of the tile
-            const int a_row = a_v / 4;
-            const int a_col = (a_v % 4) * 4;
-            const float4 a_x = *reinterpret_cast<const float4*>(&A[(block_m + a_row) * lda + (k0 + a_col)]);
-            As[a_col * 68 + a_row] = a_x.x;
-            As[(a_col + 1) * 68 + a_row] = a_x.y;
-            As[(a_col + 2) * 68 + a_row] = a_x.z;
-            As[(a_col + 3) * 68 + a_row] = a_x.w;
-        }
-        // staging (copy): B tile 16x128, 4 round(s) of one float4 per thread
-        #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-            const int b_v = threadIdx.x + r * 128;  // which vector of the tile
-            const int b_row = b_v / 32;
-            const int b_col = (b_v % 32) * 4;
-            const float4 b_x = *reinterpret_cast<const float4*>(&B[(k0 + b_row) * ldb + (block_n + b_col)]);
-            *reinterpret_cast<float4*>(&Bs[b_row * 132 + b_col]) = b_x;
-        }
-        __syncthreads();  // the tiles are complete before anyone reads them
-
-        // thread tier: one outer product per k of the staged tile
-        #pragma unroll
-        for (int p = 0; p < 16; ++p) {
-            float a_frag[8], b_frag[8];
+        // block tier: walk K one 16-wide tile at a time
+        for (int k0 = 0; k0 < K; k0 += 16) {
+            // staging (copy): A tile 64x16, 2 round(s) of one float4 per thread
             #pragma unroll
-            for (int q = 0; q < 2; ++q) {
-                const float4 a_frag4 = *reinterpret_cast<const float4*>(&a_rd[p * 68 + q * 4]);
-                a_frag[q * 4] = a_frag4.x;
-                a_frag[q * 4 + 1] = a_frag4.y;
-                a_frag[q * 4 + 2] = a_frag4.z;
-                a_frag[q * 4 + 3] = a_frag4.w;
+            for (int r = 0; r < 2; ++r) {
+                const int a_v = threadIdx.x + r * 128;  // which vector of the tile
+                const int a_row = a_v / 4;
+                const int a_col = (a_v % 4) * 4;
+                const float4 a_x = *reinterpret_cast<const float4*>(&A[(block_m + a_row) * lda + (k0 + a_col)]);
+                As[a_col * 68 + a_row] = a_x.x;
+                As[(a_col + 1) * 68 + a_row] = a_x.y;
+                As[(a_col + 2) * 68 + a_row] = a_x.z;
+                As[(a_col + 3) * 68 + a_row] = a_x.w;
             }
+            // staging (copy): B tile 16x128, 4 round(s) of one float4 per thread
+            #pragma unroll
+            for (int r = 0; r < 4; ++r) {
+                const int b_v = threadIdx.x + r * 128;  // which vector of the tile
+                const int b_row = b_v / 32;
+                const int b_col = (b_v % 32) * 4;
+                const float4 b_x = *reinterpret_cast<const float4*>(&B[(k0 + b_row) * ldb + (block_n + b_col)]);
+                *reinterpret_cast<float4*>(&Bs[b_row * 132 + b_col]) = b_x;
+            }
+            __syncthreads();  // the tiles are complete before anyone reads them
+
+            // thread tier: one outer product per k of the staged tile
+            #pragma unroll
+            for (int p = 0; p < 16; ++p) {
+                float a_frag[8], b_frag[8];
+                #pragma unroll
+                for (int q = 0; q < 2; ++q) {
+                    const float4 a_frag4 = *reinterpret_cast<const float4*>(&a_rd[p * 68 + q * 4]);
+                    a_frag[q * 4] = a_frag4.x;
+                    a_frag[q * 4 + 1] = a_frag4.y;
+                    a_frag[q * 4 + 2] = a_frag4.z;
+                    a_frag[q * 4 + 3] = a_frag4.w;
+                }
+                #pragma unroll
+                for (int jn = 0; jn < 2; ++jn) {
+                    const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[p * 132 + jn * 32]);
+                    b_frag[jn * 4] = b_frag4.x;
+                    b_frag[jn * 4 + 1] = b_frag4.y;
+                    b_frag[jn * 4 + 2] = b_frag4.z;
+                    b_frag[jn * 4 + 3] = b_frag4.w;
+                }
+                // atom (fma), one column of the thread tile at a time (sweep = m)
+                #pragma unroll
+                for (int jj = 0; jj < 8; ++jj) {
+                    #pragma unroll
+                    for (int ii = 0; ii < 8; ++ii) {
+                        acc[ii][jj] = fmaf(a_frag[ii], b_frag[jj], acc[ii][jj]);
+                    }
+                }
+            }
+            __syncthreads();  // everyone is done reading before the next tiles land
+        }
+
+        // epilogue (direct): C = A * B
+        #pragma unroll
+        for (int i = 0; i < 8; ++i) {
             #pragma unroll
             for (int jn = 0; jn < 2; ++jn) {
-                const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[p * 132 + jn * 32]);
-                b_frag[jn * 4] = b_frag4.x;
-                b_frag[jn * 4 + 1] = b_frag4.y;
-                b_frag[jn * 4 + 2] = b_frag4.z;
-                b_frag[jn * 4 + 3] = b_frag4.w;
-            }
-            // atom (fma), one column of the thread tile at a time (sweep = m)
-            #pragma unroll
-            for (int jj = 0; jj < 8; ++jj) {
                 #pragma unroll
-                for (int ii = 0; ii < 8; ++ii) {
-                    acc[ii][jj] = fmaf(a_frag[ii], b_frag[jj], acc[ii][jj]);
+                for (int j = 0; j < 4; ++j) {
+                    C[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32 + j)] = acc[i][jn * 4 + j];
                 }
             }
         }
-        __syncthreads();  // everyone is done reading before the next tiles land
-    }
-
-    // epilogue (direct): C = A * B
-    #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        #pragma unroll
-        for (int jn = 0; jn < 2; ++jn) {
-            #pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                C[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32 + j)] = acc[i][jn * 4 + j];
-            }
-        }
-    }
+    };
+    // one problem, or blockIdx.z's of a batch
+    if (gridDim.z == 1) body(A, B, C);
+    else body(A + blockIdx.z * batch_a, B + blockIdx.z * batch_b, C + blockIdx.z * batch_c);
 }

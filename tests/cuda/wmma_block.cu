@@ -31,40 +31,42 @@ wmma_block__f16f16f32_rcr__b64x64_t128__w16x64_i1x1__wmma16x16x16__direct__sm_80
     // batches: each problem's A, B and C lie these many elements after the one before
     long long batch_a, long long batch_b, long long batch_c)
 {
-    // batch: blockIdx.z is the problem this block works on
-    A += blockIdx.z * batch_a;
-    B += blockIdx.z * batch_b;
-    C += blockIdx.z * batch_c;
+    // the kernel's body, over one problem's operands: called with the parameters themselves
+    // where the launch is one problem, which the compiler then addresses from the constant bank
+    const auto body = [&](const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, float* __restrict__ C) {
+        // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
+        const int block_m = blockIdx.y * 64;
+        const int block_n = blockIdx.x * 64;
+        // warp tier: 4x1 warps, each a 16x64 sub-tile of 1x4 atoms of 16x16
+        const int warp = threadIdx.x / 32;
+        const int warp_m = warp * 16;
+        const int warp_n = 0;
 
-    // raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles
-    const int block_m = blockIdx.y * 64;
-    const int block_n = blockIdx.x * 64;
-    // warp tier: 4x1 warps, each a 16x64 sub-tile of 1x4 atoms of 16x16
-    const int warp = threadIdx.x / 32;
-    const int warp_m = warp * 16;
-    const int warp_n = 0;
+        // accumulators: 1x4 atoms, one f32 fragment (8 registers a lane) each
+        float acc[1][4][8] = {};
 
-    // accumulators: 1x4 atoms, one f32 fragment (8 registers a lane) each
-    float acc[1][4][8] = {};
+        // block tier: walk K 16 at a time; fragments straight from global memory
+        for (int k0 = 0; k0 < K; k0 += 16) {
+            // atom (wmma): 1 K step(s) of 16 per tile
+            unsigned a_frag[1][8], b_frag[4][8];
+            wmma_load_a(a_frag[0], &A[(block_m + warp_m) * lda + k0], lda);
+            #pragma unroll
+            for (int jn = 0; jn < 4; ++jn) {
+                wmma_load_b(b_frag[jn], &B[k0 + (block_n + warp_n + jn * 16) * ldb], ldb);
+            }
+            #pragma unroll
+            for (int jn = 0; jn < 4; ++jn) {
+                wmma_mma(acc[0][jn], a_frag[0], b_frag[jn]);
+            }
+        }
 
-    // block tier: walk K 16 at a time; fragments straight from global memory
-    for (int k0 = 0; k0 < K; k0 += 16) {
-        // atom (wmma): 1 K step(s) of 16 per tile
-        unsigned a_frag[1][8], b_frag[4][8];
-        wmma_load_a(a_frag[0], &A[(block_m + warp_m) * lda + k0], lda);
+        // epilogue: each atom's accumulators to C by wmma.store
         #pragma unroll
         for (int jn = 0; jn < 4; ++jn) {
-            wmma_load_b(b_frag[jn], &B[k0 + (block_n + warp_n + jn * 16) * ldb], ldb);
+            wmma_store(&C[(block_m + warp_m) * ldc + (block_n + warp_n + jn * 16)], acc[0][jn], ldc);
         }
-        #pragma unroll
-        for (int jn = 0; jn < 4; ++jn) {
-            wmma_mma(acc[0][jn], a_frag[0], b_frag[jn]);
-        }
-    }
-
-    // epilogue: each atom's accumulators to C by wmma.store
-    #pragma unroll
-    for (int jn = 0; jn < 4; ++jn) {
-        wmma_store(&C[(block_m + warp_m) * ldc + (block_n + warp_n + jn * 16)], acc[0][jn], ldc);
-    }
+    };
+    // one problem, or blockIdx.z's of a batch
+    if (gridDim.z == 1) body(A, B, C);
+    else body(A + blockIdx.z * batch_a, B + blockIdx.z * batch_b, C + blockIdx.z * batch_c);
 }

@@ -84,21 +84,19 @@ pub fn emit(spec: &KernelSpec) -> String {
             k.stream_k_units(w);
             return;
         }
-        super::params::batch_offsets(w, spec);
-        let out = Output::new(spec);
-        if spec.staging == Staging::Direct {
+        super::params::per_problem(w, spec, |w| {
+            let out = Output::new(spec);
             k.raster(w);
             k.thread_origin(w, t.lanes);
             k.accumulators(w);
-            k.direct_body(w, &out);
-        } else {
-            k.raster(w);
-            k.thread_origin(w, t.lanes);
-            k.accumulators(w);
-            staged(w);
-            w.line("");
-            k.staged_epilogue(w, &out);
-        }
+            if spec.staging == Staging::Direct {
+                k.direct_body(w, &out);
+            } else {
+                staged(w);
+                w.line("");
+                k.staged_epilogue(w, &out);
+            }
+        });
     });
     w.finish()
 }

@@ -128,19 +128,20 @@ impl Tc<'_> {
             if let Staging::Tma { stages, .. } = s.staging {
                 return self.tma_body(w, stages);
             }
-            super::params::batch_offsets(w, s);
-            schedule::raster(w, s.raster, self.bm, self.bn);
-            self.warp_tier(w);
-            self.declare_accumulators(w);
-            self.fragment_lanes(w);
-            match s.staging {
-                Staging::Direct => self.direct_loop(w),
-                Staging::Smem { vector, buffers, .. } => self.smem_loop(w, vector, buffers),
-                Staging::CpAsync { stages, vector, .. } => self.cp_async_loop(w, stages, vector),
-                Staging::Tma { .. } => unreachable!("emitted by tma_body"),
-            }
-            w.line("");
-            self.epilogue(w, &Output::new(s));
+            super::params::per_problem(w, s, |w| {
+                schedule::raster(w, s.raster, self.bm, self.bn);
+                self.warp_tier(w);
+                self.declare_accumulators(w);
+                self.fragment_lanes(w);
+                match s.staging {
+                    Staging::Direct => self.direct_loop(w),
+                    Staging::Smem { vector, buffers, .. } => self.smem_loop(w, vector, buffers),
+                    Staging::CpAsync { stages, vector, .. } => self.cp_async_loop(w, stages, vector),
+                    Staging::Tma { .. } => unreachable!("emitted by tma_body"),
+                }
+                w.line("");
+                self.epilogue(w, &Output::new(s));
+            });
         });
     }
 

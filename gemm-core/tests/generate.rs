@@ -230,6 +230,30 @@ fn mma_spec() -> KernelSpec {
     }
 }
 
+/// The body is written once and run on the kernel's parameters where the
+/// launch is one problem, on pointers moved to `blockIdx.z`'s problem in a
+/// batch (the bias too), on the SIMT path and the sm_80 tensor path alike.
+#[test]
+fn one_problem_runs_the_body_on_the_parameters_and_a_batch_on_moved_pointers() {
+    let mut mma = mma_spec();
+    mma.fused.bias = Some(Bias { along: Dim::N, elem: Elem::F32 });
+    for (s, types, args) in [
+        (smem_spec(), "const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C", "A, B, C"),
+        (
+            mma,
+            "const unsigned short* __restrict__ A, const unsigned short* __restrict__ B, unsigned short* __restrict__ C, const float* __restrict__ bias",
+            "A, B, C, bias",
+        ),
+    ] {
+        let src = generate(&s).unwrap().source;
+        assert!(src.contains(&format!("const auto body = [&]({types}) {{")), "{src}");
+        assert!(src.contains(&format!("if (gridDim.z == 1) body({args});")), "{src}");
+        let moved: Vec<String> = args.split(", ").map(|p| format!("{p} + blockIdx.z * batch_{}", p.to_lowercase())).collect();
+        assert!(src.contains(&format!("else body({});", moved.join(", "))), "{src}");
+        assert!(!src.contains("A += blockIdx.z"), "{src}");
+    }
+}
+
 #[test]
 fn ldmatrix_transposes_exactly_the_operands_that_run_along_m_or_n() {
     let trans_of = |a: Layout, b: Layout| {

@@ -155,6 +155,75 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Settings [`random_variant`] draws from: every key [`apply`] takes, with
+/// values on and off each step's own.
+#[rustfmt::skip]
+pub const DRAWN: &[&str] = &[
+    "pad=none", "pad=4", "pad=8",
+    "raster=row", "raster=hilbert", "raster=grouped(4)", "raster=grouped(8)",
+    "cluster=none", "cluster=2x1", "cluster=1x2", "cluster=2x1a", "cluster=2x1b", "cluster=1x2a", "cluster=1x2b", "cluster=2x2",
+    "stages=2", "stages=3", "stages=4", "stages=5", "stages=6",
+    "cp_async=none", "cp_async=8", "cp_async=4", "cp_async=2", "cp_async=4a", "cp_async=8b",
+    "k=16", "k=32", "k=64", "k=128",
+    "fragments=1", "fragments=2",
+    "edges=whole", "edges=guarded",
+    "epilogue=direct", "epilogue=vector", "epilogue=smem", "epilogue=smem_elements", "epilogue=tma",
+    "schedule=tiles", "schedule=persistent", "schedule=stream_k", "schedule=hybrid", "schedule=tail_split",
+    "zeroed=true", "zeroed=false",
+    "arrivals=thread", "arrivals=warpgroup",
+    "sweep=m", "sweep=n",
+    "overlap=true", "overlap=false",
+    "regs=40/232", "regs=24/240",
+    "block.m=64", "block.m=128", "block.m=256",
+    "block.n=64", "block.n=128", "block.n=256",
+    "block.k=32", "block.k=64",
+    "warp.m=32", "warp.m=64",
+    "warp.n=32", "warp.n=64", "warp.n=128",
+    "thread.m=4", "thread.m=8",
+    "thread.n=4", "thread.n=8",
+    "vector=2", "vector=4", "vector=8",
+    "consumers=1", "consumers=2",
+    "grouped=8",
+    "prefetch=2",
+    "block.threads=128", "block.threads=256",
+    "block.min_blocks=2",
+    "warp.m_iters=2",
+    "warp.n_iters=2",
+];
+
+/// A spec a user might write: one of `steps`, with one to four settings
+/// of [`DRAWN`] (those it takes) and now and then one operand in the other
+/// layout, drawn until the rules accept one and the generator writes it
+/// (`None` after 200 draws). With what was changed, for messages.
+pub fn random_variant(rng: &mut impl rand::Rng, steps: &[&crate::Step]) -> Option<(String, gemm_runtime::Kernel)> {
+    for _ in 0..200 {
+        let step = steps[rng.random_range(0..steps.len())];
+        let mut spec = step.kernel.spec.clone();
+        let mut applied = Vec::new();
+        for _ in 0..rng.random_range(1..=4) {
+            let setting = DRAWN[rng.random_range(0..DRAWN.len())];
+            // a setting the step cannot take (no thread tier, no TMA stages) is left out
+            if apply(&mut spec, setting).is_ok() {
+                applied.push(setting.to_string());
+            }
+        }
+        if rng.random_bool(0.3) {
+            let which = rng.random_range(0..3);
+            let op = [&mut spec.a, &mut spec.b, &mut spec.c].into_iter().nth(which).unwrap();
+            op.layout = if op.layout == Layout::RowMajor { Layout::ColMajor } else { Layout::RowMajor };
+            applied.push(format!("{} {:?}", ["A", "B", "C"][which], op.layout));
+        }
+        if !gemm_runtime::gemm_core::check(&spec).is_empty() {
+            continue;
+        }
+        // (a legal spec the generator does not write yet is an error of its own: drawn again)
+        if let Ok(kernel) = gemm_runtime::Kernel::from_spec(spec) {
+            return Some((format!("{} with {}", step.name, applied.join(", ")), kernel));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -189,6 +189,28 @@ fn a_cluster_split_along_k_matches_cublas_when_a_rank_holds_no_k_step() {
     assert!(ran >= 6, "only {ran} points");
 }
 
+/// Clusters without multicast, whose last cluster tile's blocks can lie
+/// wholly past M or N (569 rows: the second block of a 256-row cluster
+/// tile starts at 640; 56 columns: a 2-wide cluster's second block starts
+/// at 256): those blocks load nothing, and the rest match cuBLAS. Before
+/// the edge loads counted no lines for such a block, they counted fewer
+/// than none, and the launch failed.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cluster_blocks_wholly_past_the_edges_load_nothing() {
+    use gemm_runtime::spec::{Cluster, KernelSpec};
+    let bench = bench();
+    let micro = &gemm_ladder::steps::micro::KERNEL.spec;
+    for (m, n) in [(2, 1), (1, 2), (2, 2)] {
+        let spec = KernelSpec { cluster: Some(Cluster { m, n, multicast: None, k: 1 }), ..micro.clone() };
+        let kernel = Kernel::from_spec(spec).unwrap();
+        for (i, (mm, nn, kk)) in [(569, 56, 817), (569, 512, 817), (512, 56, 64)].into_iter().enumerate() {
+            let dims = gemm_ladder::measure::padded_dims(mm, nn, kk, layouts_of(&kernel.spec));
+            verify(&bench, &kernel, dims, 400 + i as u64).unwrap_or_else(|e| panic!("{} at {mm} x {nn} x {kk}: {e}", kernel.name));
+        }
+    }
+}
+
 /// mma and wmma kernels in every layout of A, B and C, each staging and
 /// swizzle, each C type, f16 and bf16 (`gemm_ladder::combos`).
 #[test]
@@ -941,6 +963,45 @@ fn random_sizes_lines_and_offsets_match_cublas_or_are_refused() {
     }
     println!("{ran} launches ran and matched cuBLAS, {refused} were refused");
     assert!(ran > refused, "most random launches run");
+}
+
+/// Specs a user might write beyond the ladder's: random legal settings on
+/// every step (`variants::random_variant`, seeded), each at two random
+/// sizes (one small, one large enough for a persistent walk or shared
+/// tiles) with random leading dimensions and offsets, as above: it
+/// matches cuBLAS element by element, or (where it tiles only some sizes)
+/// is refused without touching C.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn random_legal_variants_of_every_step_match_cublas_or_are_refused() {
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    let bench = bench();
+    let mut rng = StdRng::seed_from_u64(test_seed(20261129));
+    let steps: Vec<_> = STEPS.iter().chain(&TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS).chain(&gemm_ladder::steps::SPLIT_K_STEPS).collect();
+    let (mut ran, mut refused) = (0, 0);
+    for i in 0..30 {
+        let (what, k) = gemm_ladder::variants::random_variant(&mut rng, &steps).expect("a legal variant within 200 draws");
+        if k.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
+            continue;
+        }
+        for (case, most) in [(0, 300), (1, 1200)] {
+            let dims = Dims::new(rng.random_range(1..=most), rng.random_range(1..=most), rng.random_range(1..=most));
+            let lds =
+                line_shapes(&k.spec, dims.m, dims.n, dims.k).map(|(_, len)| len + if rng.random_bool(0.3) { 0 } else { rng.random_range(1..=12) });
+            let offsets = [(); 3].map(|_| if rng.random_bool(0.5) { 0 } else { rng.random_range(1..=7) });
+            let at = format!("{what} ({}) at {} x {} x {}, lds {lds:?}, offsets {offsets:?}", k.name, dims.m, dims.n, dims.k);
+            match launch_spread(&bench, &k, dims, lds, offsets, 5000 + 10 * i + case) {
+                Ok(Outcome::Ran(_)) => ran += 1,
+                Ok(Outcome::Refused(e)) => {
+                    assert!(k.spec.edges != gemm_runtime::spec::Edges::Guarded, "{at}: a guarded kernel refused: {e}");
+                    refused += 1;
+                }
+                Err(e) => panic!("{at}: {e}"),
+            }
+        }
+    }
+    println!("{ran} launches of random variants ran and matched cuBLAS, {refused} were refused");
+    assert!(ran > 0, "some random variants run");
 }
 
 /// Fused epilogues (alpha, beta over the C read in, a bias along M or N,

@@ -508,3 +508,25 @@ fn every_kernel_that_waits_for_the_previous_one_does_so_before_touching_global_m
     }
     assert!(waiting >= HOPPER_STEPS.len() + 3, "{waiting} kernels wait");
 }
+
+/// Specs a user might write beyond the ladder's: random settings on every
+/// step (`variants::random_variant`, seeded; `GEMM_TILES_TEST_SEED=N`
+/// draws others), each one the rules accept and the generator writes
+/// compiles with NVRTC, ptxas included, for its arch, without a warning.
+#[test]
+fn random_legal_variants_of_every_step_compile_for_their_arch() {
+    use rand::{rngs::StdRng, SeedableRng};
+    let seed = 20261127 + std::env::var("GEMM_TILES_TEST_SEED").map_or(0, |v| v.parse::<u64>().expect("GEMM_TILES_TEST_SEED is a number"));
+    let mut rng = StdRng::seed_from_u64(seed);
+    let steps: Vec<_> = STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS).collect();
+    let mut names = std::collections::HashSet::new();
+    for _ in 0..40 {
+        let (what, k) = gemm_ladder::variants::random_variant(&mut rng, &steps).expect("a legal variant within 200 draws");
+        if !names.insert(k.name.to_string()) {
+            continue;
+        }
+        let (_, log) = compile_with_log(&k.source, &k.name, k.spec.arch.nvrtc_name()).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(!log.contains("warning"), "{what}: NVRTC warns:\n{log}");
+    }
+    assert!(names.len() > 30, "most draws differ: {}", names.len());
+}

@@ -67,9 +67,9 @@ __device__ __forceinline__ void regs_inc() {
 // matrix's are loaded. The lines left out feed only rows and columns of C never stored.
 __device__ __noinline__ void edge_loads(unsigned bar, unsigned a_dst, unsigned b_dst, int k0, int block_m, int block_n, int M, int N, int a_batch, int b_batch, const TensorMap& tmap_a, const TensorMap& tmap_b, const TensorMap& tmap_a_edge, const TensorMap& tmap_b_edge) {
     const bool a_whole = M - block_m > 96;
-    const int a_lines = min(M - block_m, 128);
+    const int a_lines = max(0, min(M - block_m, 128));
     const bool b_whole = N - block_n > 192;
-    const int b_lines = min(N - block_n, 256);
+    const int b_lines = max(0, min(N - block_n, 256));
     mbar_expect_bytes(bar, (a_whole ? 16384 : (a_lines + 7) / 8 * 1024) + (b_whole ? 32768 : (b_lines + 7) / 8 * 1024));
     if (a_whole) {
         tma_load(a_dst, tmap_a, k0, block_m, a_batch, bar);

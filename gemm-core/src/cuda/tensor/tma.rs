@@ -339,7 +339,8 @@ impl Tc<'_> {
                 let t = self.spec.tma_tile(which);
                 if self.spec.edge_boxes(which) {
                     w.line(format!("const bool {x}_whole = {edge} > {};", self.spec.edge_lines_most(which)));
-                    w.line(format!("const int {x}_lines = min({edge}, {});", t.outer));
+                    // (none where a cluster's block lies wholly past the edge: its partner's tile does not)
+                    w.line(format!("const int {x}_lines = max(0, min({edge}, {}));", t.outer));
                     let per_box = t.bytes() / (t.outer / EDGE_BOX_LINES);
                     expect.push(format!("({x}_whole ? {} : ({x}_lines + {}) / {EDGE_BOX_LINES} * {per_box})", t.bytes(), EDGE_BOX_LINES - 1));
                 } else {

@@ -192,8 +192,8 @@ pub const DRAWN: &[&str] = &[
 ];
 
 /// A spec a user might write: one of `steps`, with one to four settings
-/// of [`DRAWN`] (those it takes) and now and then one operand in the other
-/// layout, drawn until the rules accept one and the generator writes it
+/// of [`DRAWN`] (those it takes), now and then one operand in the other
+/// layout and, on the tensor cores, other element types, drawn until the rules accept one and the generator writes it
 /// (`None` after 200 draws). With what was changed, for messages.
 pub fn random_variant(rng: &mut impl rand::Rng, steps: &[&crate::Step]) -> Option<(String, gemm_runtime::Kernel)> {
     for _ in 0..200 {
@@ -212,6 +212,17 @@ pub fn random_variant(rng: &mut impl rand::Rng, steps: &[&crate::Step]) -> Optio
             let op = [&mut spec.a, &mut spec.b, &mut spec.c].into_iter().nth(which).unwrap();
             op.layout = if op.layout == Layout::RowMajor { Layout::ColMajor } else { Layout::RowMajor };
             applied.push(format!("{} {:?}", ["A", "B", "C"][which], op.layout));
+        }
+        if rng.random_bool(0.2) && spec.a.elem != Elem::F32 {
+            // 16-bit operands of the other type, or C in another
+            if rng.random_bool(0.5) {
+                let other = if spec.a.elem == Elem::Bf16 { Elem::F16 } else { Elem::Bf16 };
+                (spec.a.elem, spec.b.elem) = (other, other);
+                applied.push(format!("A and B {other:?}"));
+            } else {
+                spec.c.elem = [Elem::F32, Elem::F16, Elem::Bf16][rng.random_range(0..3)];
+                applied.push(format!("C {:?}", spec.c.elem));
+            }
         }
         if !gemm_runtime::gemm_core::check(&spec).is_empty() {
             continue;

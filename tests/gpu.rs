@@ -854,21 +854,19 @@ fn launch_spread(bench: &Bench, k: &Kernel, dims: Dims, lds: [usize; 3], offsets
     let (a, b, mut c) = (dev(types[0], &a)?, dev(types[1], &b)?, dev(types[2], &c)?);
     let dims = dims.with_ld(lds[0], lds[1], lds[2]);
     let [oa, ob, oc] = offsets;
-    let (plan, launched) = match (&a, &b, &mut c) {
-        (DevMat::F32(a), DevMat::F32(b), DevMat::F32(c)) => {
-            let (a, b, mut c) = (a.slice(oa..), b.slice(ob..), c.slice_mut(oc..));
-            (k.plan(s, &a, &b, &mut c, dims), k.launch(s, &a, &b, &mut c, dims))
-        }
-        (DevMat::F16(a), DevMat::F16(b), DevMat::F32(c)) => {
-            let (a, b, mut c) = (a.slice(oa..), b.slice(ob..), c.slice_mut(oc..));
-            (k.plan(s, &a, &b, &mut c, dims), k.launch(s, &a, &b, &mut c, dims))
-        }
-        (DevMat::Bf16(a), DevMat::Bf16(b), DevMat::Bf16(c)) => {
-            let (a, b, mut c) = (a.slice(oa..), b.slice(ob..), c.slice_mut(oc..));
-            (k.plan(s, &a, &b, &mut c, dims), k.launch(s, &a, &b, &mut c, dims))
-        }
-        _ => return Err(format!("{}: types this test does not dispatch", k.name)),
-    };
+    // every pair of 16-bit operands with every C, and f32 throughout
+    macro_rules! launch_typed {
+        ($(($ta:ident, $tc:ident)),*) => {
+            match (&a, &b, &mut c) {
+                $((DevMat::$ta(a), DevMat::$ta(b), DevMat::$tc(c)) => {
+                    let (a, b, mut c) = (a.slice(oa..), b.slice(ob..), c.slice_mut(oc..));
+                    (k.plan(s, &a, &b, &mut c, dims), k.launch(s, &a, &b, &mut c, dims))
+                })*
+                _ => return Err(format!("{}: types this test does not dispatch", k.name)),
+            }
+        };
+    }
+    let (plan, launched) = launch_typed!((F32, F32), (F16, F32), (F16, F16), (F16, Bf16), (Bf16, F32), (Bf16, F16), (Bf16, Bf16));
     let out = c.to_f32(s).map_err(|e| e.to_string())?;
     if let Err(e) = launched {
         if plan.is_ok() {

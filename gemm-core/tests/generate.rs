@@ -880,9 +880,9 @@ fn a_tile_mostly_past_m_or_n_loads_only_the_8_line_boxes_that_hold_lines() {
         &[
             "__device__ __noinline__ void edge_loads(",
             "const bool a_whole = M - block_m > 96;",
-            "const int a_lines = min(M - block_m, 128);",
+            "const int a_lines = max(0, min(M - block_m, 128));",
             "const bool b_whole = N - block_n > 192;",
-            "const int b_lines = min(N - block_n, 256);",
+            "const int b_lines = max(0, min(N - block_n, 256));",
             // 8 lines of one 128-byte swizzle row: 1024 bytes a box
             "mbar_expect_bytes(bar, (a_whole ? 16384 : (a_lines + 7) / 8 * 1024) + (b_whole ? 32768 : (b_lines + 7) / 8 * 1024));",
             "tma_load(a_dst, tmap_a, k0, block_m, a_batch, bar);",

@@ -1009,6 +1009,8 @@ fn random_legal_variants_of_every_step_match_cublas_or_are_refused() {
 /// three problems with odd gaps between them (a shared B now and then),
 /// random alpha and beta (beta = 0 on a third: C must not be read): C
 /// matches cuBLAS with the host's epilogue, and nothing outside C is written.
+/// Besides the fixed specs, random legal variants of the steps
+/// (`variants::random_variant`) with a random epilogue.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn fused_epilogues_on_random_sizes_lines_and_batches_match_cublas() {
@@ -1021,6 +1023,27 @@ fn fused_epilogues_on_random_sizes_lines_and_batches_match_cublas() {
     let mut picked = Vec::new();
     while picked.len() < 16 && !specs.is_empty() {
         picked.push(specs.swap_remove(rng.random_range(0..specs.len())));
+    }
+    // and random legal variants of the steps with a random epilogue, where the rules take it
+    use gemm_runtime::spec::{Activation, Bias, Dim, Elem, Fused};
+    let steps: Vec<_> = STEPS.iter().chain(&TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS).chain(&gemm_ladder::steps::SPLIT_K_STEPS).collect();
+    let mut drawn = 0;
+    while drawn < 8 {
+        let (_, k) = gemm_ladder::variants::random_variant(&mut rng, &steps).expect("a legal variant within 200 draws");
+        let mut spec = k.spec.clone();
+        let activations = [None, Some(Activation::Relu), Some(Activation::Gelu), Some(Activation::GeluTanh), Some(Activation::Silu)];
+        let bias_elem = if rng.random_bool(0.5) { Elem::F32 } else { spec.c.elem };
+        let along = if rng.random_bool(0.5) { Dim::M } else { Dim::N };
+        spec.fused = Fused {
+            alpha: rng.random_bool(0.5),
+            beta: rng.random_bool(0.5),
+            bias: rng.random_bool(0.5).then_some(Bias { along, elem: bias_elem }),
+            activation: activations[rng.random_range(0..activations.len())],
+        };
+        if spec.fused.any() && gemm_runtime::gemm_core::check(&spec).is_empty() && Kernel::from_spec(spec.clone()).is_ok() {
+            picked.push(spec);
+            drawn += 1;
+        }
     }
     for (i, spec) in picked.into_iter().enumerate() {
         if spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {

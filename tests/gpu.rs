@@ -966,9 +966,10 @@ fn random_sizes_lines_and_offsets_match_cublas_or_are_refused() {
 /// Specs a user might write beyond the ladder's: random legal settings on
 /// every step (`variants::random_variant`, seeded), each at two random
 /// sizes (one small, one large enough for a persistent walk or shared
-/// tiles) with random leading dimensions and offsets, as above: it
-/// matches cuBLAS element by element, or (where it tiles only some sizes)
-/// is refused without touching C.
+/// tiles, rounded up to the tile multiples of a kernel that needs them)
+/// with random leading dimensions and offsets, as above: it matches
+/// cuBLAS element by element, or (where it tiles only some sizes) is
+/// refused without touching C.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn random_legal_variants_of_every_step_match_cublas_or_are_refused() {
@@ -982,8 +983,12 @@ fn random_legal_variants_of_every_step_match_cublas_or_are_refused() {
         if k.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
             continue;
         }
+        let req = k.spec.requirements();
         for (case, most) in [(0, 300), (1, 1200)] {
-            let dims = Dims::new(rng.random_range(1..=most), rng.random_range(1..=most), rng.random_range(1..=most));
+            // the large case of a kernel that tiles only some sizes at one of those
+            let up = |x: usize, multiple: u32| if case == 1 { x.next_multiple_of(multiple as usize) } else { x };
+            let (m, n, kk) = (rng.random_range(1..=most), rng.random_range(1..=most), rng.random_range(1..=most));
+            let dims = Dims::new(up(m, req.m_multiple), up(n, req.n_multiple), up(kk, req.k_multiple));
             let lds =
                 line_shapes(&k.spec, dims.m, dims.n, dims.k).map(|(_, len)| len + if rng.random_bool(0.3) { 0 } else { rng.random_range(1..=12) });
             let offsets = [(); 3].map(|_| if rng.random_bool(0.5) { 0 } else { rng.random_range(1..=7) });

@@ -984,8 +984,8 @@ fn a_prefetch_asks_the_l2_for_the_first_k_steps_before_the_wait_and_lets_the_nex
             "// prefetch: the first 2 K steps of this block's tiles into the L2 while the kernel before ends",
             "const int k_begin = k_first * 64;",
             "const int k_end = min(K, k_begin + min(2, k_count) * 64);",
-            "prefetch_lines((const char*)(A + a_batch * batch_a + (long long)block_m * lda + k_begin), (long long)lda * 2, min(128, M - block_m), (k_end - k_begin) * 2);",
-            "prefetch_lines((const char*)(B + b_batch * batch_b + (long long)block_n * ldb + k_begin), (long long)ldb * 2, min(64, N - block_n), (k_end - k_begin) * 2);",
+            "prefetch_lines((const char*)(A + a_batch * batch_a + (long long)block_m * lda + k_begin), (long long)lda * 2, max(0, min(128, M - block_m)), (k_end - k_begin) * 2);",
+            "prefetch_lines((const char*)(B + b_batch * batch_b + (long long)block_n * ldb + k_begin), (long long)ldb * 2, max(0, min(64, N - block_n)), (k_end - k_begin) * 2);",
             "griddep_wait();",
             "for (int kt = 0; kt < k_count; ++kt)",
             "griddep_launch();  // this block's copies are all issued: the next dependent launch may start",
@@ -998,7 +998,7 @@ fn a_prefetch_asks_the_l2_for_the_first_k_steps_before_the_wait_and_lets_the_nex
     s.cluster = None;
     let src = generate(&s).unwrap().source;
     assert!(
-        src.contains("prefetch_lines((const char*)(A + a_batch * batch_a + (long long)k_begin * lda + block_m), (long long)lda * 2, k_end - k_begin, min(128, M - block_m) * 2);"),
+        src.contains("prefetch_lines((const char*)(A + a_batch * batch_a + (long long)k_begin * lda + block_m), (long long)lda * 2, k_end - k_begin, max(0, min(128, M - block_m)) * 2);"),
         "{src}"
     );
     // without prefetch, neither

@@ -485,7 +485,8 @@ impl Tc<'_> {
                             Which::A => (self.bm, self.spec.a.elem.bytes()),
                             Which::B => (self.bn, self.spec.b.elem.bytes()),
                         };
-                        let across = format!("min({tile}, {end} - {origin})");
+                        // (none where a cluster's block lies wholly past the edge)
+                        let across = format!("max(0, min({tile}, {end} - {origin}))");
                         // K-major: a line of the tile's K steps per row (column) of its own; else a line per K
                         let (at, lines, len) = if self.spec.tma_tile(which).k_major {
                             (format!("(long long){origin} * {ld} + k_begin"), across, "(k_end - k_begin)".to_string())

@@ -155,7 +155,7 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Settings [`random_variant`] draws from: every key [`apply`] takes, with
+/// Settings [`random_variant`] draws from: the keys [`apply`] takes, with
 /// values on and off each step's own.
 #[rustfmt::skip]
 pub const DRAWN: &[&str] = &[
@@ -193,8 +193,9 @@ pub const DRAWN: &[&str] = &[
 
 /// A spec a user might write: one of `steps`, with one to four settings
 /// of [`DRAWN`] (those it takes), now and then one operand in the other
-/// layout and, on the tensor cores, other element types, drawn until the rules accept one and the generator writes it
-/// (`None` after 200 draws). With what was changed, for messages.
+/// layout and, on the tensor cores, other element types; drawn until the
+/// rules accept one and the generator writes it (`None` after 200
+/// draws). With what was changed, for messages.
 pub fn random_variant(rng: &mut impl rand::Rng, steps: &[&crate::Step]) -> Option<(String, gemm_runtime::Kernel)> {
     for _ in 0..200 {
         let step = steps[rng.random_range(0..steps.len())];

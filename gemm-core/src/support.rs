@@ -7,9 +7,10 @@ use crate::spec::*;
 /// Every part of `spec` the generator cannot honour yet.
 pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
     let mut out = Vec::new();
-    // The first error says what is supported; the others name their setting only.
+    // The first error says what is supported on the spec's path; the others name their setting only.
+    let supported = supported_for(spec.atom);
     let mut no = |at: &'static str, what: String| {
-        let msg = if out.is_empty() { format!("{what} is not generated yet; {SUPPORTED}") } else { format!("{what} is not generated yet") };
+        let msg = if out.is_empty() { format!("{what} is not generated yet; {supported}") } else { format!("{what} is not generated yet") };
         out.push(Diag::new(at, msg))
     };
     let simt = matches!(spec.atom, Atom::Fma);
@@ -94,15 +95,32 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
     out
 }
 
-/// The supported set, as stated in every "not generated yet" error.
-pub const SUPPORTED: &str = "the generator supports f32 SIMT kernels (atom = fma; block, warp and thread tiers; \
+/// What the generator supports on the path of `atom` (SIMT, sm_80's
+/// tensor cores, or Hopper's), as the first "not generated yet" error of a
+/// spec states it: the settings that would be valid there.
+fn supported_for(atom: Atom) -> String {
+    let path = match atom {
+        Atom::Fma => SIMT,
+        Atom::Mma { .. } | Atom::Wmma { .. } => SM80,
+        Atom::Wgmma { .. } => SM90,
+    };
+    format!("the generator supports {path}; raster = row, grouped(n) or hilbert and a fused epilogue (alpha, beta, bias, activation) on every path")
+}
+
+/// The SIMT path.
+const SIMT: &str = "f32 SIMT kernels (atom = fma; block, warp and thread tiers; \
 staging = direct (no warp tier), smem(vector, transpose_a, buffers = 1 or 2) or cp_async(stages, vector, transpose_a); swizzle = none or pad(n); \
-persistent = stream_k with staged tiles; epilogue = direct, or vector with staged tiles; C in f32; edges = guarded with staged tiles) and sm_80 tensor-core kernels \
+persistent = stream_k with staged tiles; epilogue = direct, or vector with staged tiles; C in f32; edges = guarded with staged tiles)";
+
+/// sm_80's tensor cores.
+const SM80: &str = "sm_80 tensor-core kernels \
 (atom = mma(m16n8k16) or wmma; f16 or bf16 operands; block and warp tiers; staging = smem(vector, buffers = 1 or 2) or cp_async(stages, vector, fragments = 1, or 2 for mma), \
-or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector, smem or smem_elements for mma; C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles); \
-raster = row, grouped(n) or hilbert for both; sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages, prefetch where a block owns its tile) and swizzle = b32, b64 or b128; \
+or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector, smem or smem_elements for mma; \
+C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles)";
+
+/// Hopper's.
+const SM90: &str =
+    "sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages, prefetch where a block owns its tile) and swizzle = b32, b64 or b128; \
 every warpgroup alike or specialize(producers = 1, consumers, producer_regs, consumer_regs, pingpong), the latter also persistent = tiles \
 (pingpong with it), stream_k, hybrid or tail_split and cluster(m, n, multicast = a | b) (not with those three), or cluster(k) \
-splitting each tile's K without them; \
-epilogue = direct, vector, smem, smem_elements or tma (a TMA store); edges = guarded); \
-a fused epilogue (alpha, beta, bias, activation) on every path";
+splitting each tile's K without them; epilogue = direct, vector, smem, smem_elements or tma (a TMA store); edges = guarded)";

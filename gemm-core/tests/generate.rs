@@ -153,6 +153,28 @@ fn unsupported_settings_are_refused_not_ignored() {
     }
 }
 
+/// The first "not generated yet" error says what the spec's own path
+/// takes (SIMT, sm_80's tensor cores or Hopper's), not the other paths.
+#[test]
+fn an_unsupported_setting_lists_what_its_own_path_supports() {
+    let mut simt = smem_spec();
+    simt.persistent = Some(Persistent::Hybrid);
+    let mut mma = mma_spec();
+    mma.persistent = Some(Persistent::Tiles);
+    let mut hopper = hopper_spec();
+    hopper.persistent = Some(Persistent::TailSplit);
+    hopper.cluster = Some(Cluster { m: 2, n: 1, multicast: None, k: 1 });
+    let paths = ["f32 SIMT kernels", "sm_80 tensor-core kernels", "sm_90a kernels"];
+    for (i, spec) in [simt, mma, hopper].iter().enumerate() {
+        let errs = generate(spec).expect_err(paths[i]);
+        let msg = &errs.iter().find(|d| d.at == "persistent").expect("an error at persistent").msg;
+        for (j, path) in paths.iter().enumerate() {
+            assert_eq!(msg.contains(path), i == j, "{path} in: {msg}");
+        }
+        assert!(msg.contains("raster = row, grouped(n) or hilbert"), "{msg}");
+    }
+}
+
 #[test]
 fn direct_kernels_guard_every_edge() {
     let mut s = smem_spec();

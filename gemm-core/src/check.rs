@@ -798,7 +798,8 @@ fn swizzle(spec: &KernelSpec, out: &mut Vec<Diag>) {
         Swizzle::Pad(0) => out.push(Diag::new("swizzle", "pad(0) pads nothing; use swizzle = none or pad(1) and more")),
         Swizzle::Pad(p) => {
             let v = spec.staging.vector();
-            if p % v != 0 {
+            // (a vector of 0 is the vector rule's error)
+            if v != 0 && p % v != 0 {
                 // Vector stores into shared memory need each padded row to stay aligned.
                 out.push(Diag::proposing(
                     "swizzle",

@@ -246,47 +246,16 @@ fn tune_takes_whole_block_tiles() {
     }
 }
 
-/// Every number of five kernels' attributes (SIMT; sm_80's mma and wmma,
-/// a fused epilogue; Hopper's, a cluster split along K and a tuning space
-/// among them), replaced in turn by 0, 1, 3, 7, u32's largest and past it, -1 and 2.5:
-/// the macro answers each with a kernel or compile errors, never a panic
-/// (which the compiler would report as "proc macro panicked", at no
-/// argument).
+/// Every number of [`five_kernels`]' attributes, replaced in turn by 0, 1,
+/// 3, 7, u32's largest and past it, -1 and 2.5: the macro answers each
+/// with a kernel or compile errors, never a panic (which the compiler
+/// would report as "proc macro panicked", at no argument).
 #[test]
 fn degenerate_numbers_are_errors_never_panics() {
-    let kernels = [
-        (
-            "block(m = 128, n = 256, k = 16, threads = 256), warp(m = 32, n = 128, m_iters = 1, n_iters = 4), thread(m = 8, n = 4), \
-             atom = fma, staging = cp_async(stages = 4, vector = 4), swizzle = pad(8), raster = grouped(8), persistent = stream_k, edges = guarded",
-            "pub fn k(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);",
-        ),
-        (
-            "block(m = 128, n = 128, k = 32, threads = 256), warp(m = 64, n = 32), atom = mma(m16n8k16), \
-             staging = cp_async(stages = 3, vector = 8, fragments = 2), swizzle = xor, epilogue = smem, edges = guarded",
-            "pub fn k(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);",
-        ),
-        (
-            "block(m = 128, n = 256, k = 64, threads = 384), warp(m = 64, n = 256), atom = wgmma(m64n256k16), \
-             staging = tma(stages = 4), specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240), \
-             swizzle = b128, raster = grouped(16), persistent, cluster(m = 2, n = 1, multicast = b), epilogue = tma, edges = guarded",
-            "pub fn k(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);",
-        ),
-        (
-            "block(m = 64, n = 64, threads = 128, min_blocks = 2), warp(m = 32, n = 32, m_iters = 1, n_iters = 1), atom = wmma(m16n16k16), \
-             staging = direct, epilogue = direct(alpha, beta, bias = n, activation = gelu)",
-            "pub fn k(a: Mat<f16, RowMajor>, b: Mat<f16, ColMajor>, c: MatMut<f32, RowMajor>, bias: Bias<f32>);",
-        ),
-        (
-            "block(m = 64, n = 8, k = 256, threads = 256), warp(m = 64, n = 8), atom = wgmma(m64n8k16), staging = tma(stages = 4, evict_first = a), \
-             specialize(producers = 1, consumers = 1), swizzle = b128, cluster(m = 1, n = 1, k = 2), edges = guarded, \
-             tune(block.m = [64, 128], block.n = [8, 16], block.k = [128, 256], stages = [3, 4], prefetch = [0, 2], key = exact)",
-            "pub fn k(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, ColMajor>);",
-        ),
-    ];
     let replacements = ["0", "1", "3", "7", "4294967295", "4294967296", "-1", "2.5"];
     let mut tried = 0;
     let mut panicked = Vec::new();
-    for (attr, item) in kernels {
+    for (attr, item) in five_kernels() {
         // the numbers that stand alone (`= 128`, `(8)`), not those inside names (`m64n256k16`, `b128`)
         let bytes = attr.as_bytes();
         let mut numbers = Vec::new();
@@ -320,4 +289,73 @@ fn degenerate_numbers_are_errors_never_panics() {
     }
     assert!(tried > 300, "{tried}");
     assert!(panicked.is_empty(), "the macro panicked on {} of {tried}:\n{}", panicked.len(), panicked.join("\n"));
+}
+
+/// Five kernels' attributes and signatures, each a kernel as written:
+/// SIMT; sm_80's mma and wmma (a fused epilogue); Hopper's, a cluster
+/// split along K and a tuning space among them.
+fn five_kernels() -> [(&'static str, &'static str); 5] {
+    [
+        (
+            "block(m = 128, n = 256, k = 16, threads = 256), warp(m = 32, n = 128, m_iters = 1, n_iters = 4), thread(m = 8, n = 4), \
+             atom = fma, staging = cp_async(stages = 4, vector = 4), swizzle = pad(8), raster = grouped(8), persistent = stream_k, edges = guarded",
+            "pub fn k(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);",
+        ),
+        (
+            "block(m = 128, n = 128, k = 32, threads = 256), warp(m = 64, n = 32), atom = mma(m16n8k16), \
+             staging = cp_async(stages = 3, vector = 8, fragments = 2), swizzle = xor, epilogue = smem, edges = guarded",
+            "pub fn k(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);",
+        ),
+        (
+            "block(m = 128, n = 256, k = 64, threads = 384), warp(m = 64, n = 256), atom = wgmma(m64n256k16), \
+             staging = tma(stages = 4), specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240), \
+             swizzle = b128, raster = grouped(16), persistent, cluster(m = 2, n = 1, multicast = b), epilogue = tma, edges = guarded",
+            "pub fn k(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);",
+        ),
+        (
+            "block(m = 64, n = 64, threads = 128, min_blocks = 2), warp(m = 32, n = 32, m_iters = 1, n_iters = 1), atom = wmma(m16n16k16), \
+             staging = direct, epilogue = direct(alpha, beta, bias = n, activation = gelu)",
+            "pub fn k(a: Mat<f16, RowMajor>, b: Mat<f16, ColMajor>, c: MatMut<f32, RowMajor>, bias: Bias<f32>);",
+        ),
+        (
+            "block(m = 64, n = 8, k = 256, threads = 256), warp(m = 64, n = 8), atom = wgmma(m64n8k16), staging = tma(stages = 4, evict_first = a), \
+             specialize(producers = 1, consumers = 1), swizzle = b128, cluster(m = 1, n = 1, k = 2), edges = guarded, \
+             tune(block.m = [64, 128], block.n = [8, 16], block.k = [128, 256], stages = [3, 4], prefetch = [0, 2], key = exact)",
+            "pub fn k(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, ColMajor>);",
+        ),
+    ]
+}
+
+/// Each of the five kernels' attributes with one of its words or marks
+/// left out, or repeated (where the rest still forms token trees): a
+/// kernel or compile errors, never a panic.
+#[test]
+fn attributes_missing_or_repeating_a_token_are_errors_never_panics() {
+    let mut tried = 0;
+    for (attr, item) in five_kernels() {
+        // words, numbers and single marks
+        let mut tokens = Vec::new();
+        let mut rest = attr;
+        while let Some(c) = rest.chars().next() {
+            let len = if c.is_alphanumeric() || c == '_' {
+                rest.find(|x: char| !(x.is_alphanumeric() || x == '_' || x == '.')).unwrap_or(rest.len())
+            } else {
+                c.len_utf8()
+            };
+            if !c.is_whitespace() {
+                tokens.push((attr.len() - rest.len(), len));
+            }
+            rest = &rest[len..];
+        }
+        for &(at, len) in &tokens {
+            for changed in [format!("{}{}", &attr[..at], &attr[at + len..]), format!("{}{}", &attr[..at + len], &attr[at..])] {
+                let Ok(args) = changed.parse::<TokenStream>() else { continue };
+                let sig = item.parse::<TokenStream>().unwrap();
+                let out = std::panic::catch_unwind(|| crate::expand::gemm_kernel(args, sig).to_string());
+                assert!(out.is_ok(), "the macro panicked on `{changed}`");
+                tried += 1;
+            }
+        }
+    }
+    assert!(tried > 400, "{tried}");
 }

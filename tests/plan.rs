@@ -1,0 +1,55 @@
+//! A launch's checks on arguments of every size, no GPU needed: what the
+//! launcher works out before it launches (sizes, leading dimensions,
+//! buffer lengths, batches, alignment and which operands it copies).
+
+use gemm_ladder::steps::SPLIT_K_STEPS;
+use gemm_ladder::{HOPPER_STEPS, STEPS, TENSOR_STEPS};
+use gemm_runtime::realign::plan;
+use gemm_runtime::Dims;
+use rand::{rngs::StdRng, Rng, SeedableRng};
+
+/// Every step's plan for arguments drawn from extreme values (0, 1, odd,
+/// around 2^31 and 2^32, usize's largest) in every size, leading
+/// dimension, batch count and stride, buffer length and address: an
+/// answer, `Ok` or an `Err`, never a panic; and a plan only where the
+/// buffers hold what the sizes ask.
+#[test]
+fn plans_for_extreme_arguments_are_answers_never_panics() {
+    const VALUES: [usize; 12] = [0, 1, 2, 7, 8, 65, 4096, (1 << 31) - 1, 1 << 31, (1 << 32) + 1, usize::MAX / 2, usize::MAX];
+    let mut rng = StdRng::seed_from_u64(20261127);
+    let pick = |rng: &mut StdRng| if rng.random_bool(0.5) { VALUES[rng.random_range(0..VALUES.len())] } else { rng.random_range(1..5000) };
+    let steps: Vec<_> = STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS).collect();
+    let (mut planned, mut refused) = (0, 0);
+    for _ in 0..20000 {
+        let spec = &steps[rng.random_range(0..steps.len())].kernel.spec;
+        let mut dims = Dims::new(pick(&mut rng), pick(&mut rng), pick(&mut rng));
+        if rng.random_bool(0.5) {
+            dims = dims.with_ld(pick(&mut rng), pick(&mut rng), pick(&mut rng));
+        }
+        if rng.random_bool(0.3) {
+            dims = dims.batched(pick(&mut rng), pick(&mut rng), pick(&mut rng), pick(&mut rng));
+        }
+        // buffers as long as the sizes ask (every problem's), now and then a little short, or drawn
+        let shapes = gemm_runtime::args_shapes(spec.a, spec.b, spec.c, dims);
+        let b = dims.batch;
+        let strides = [b.stride_a, b.stride_b, b.stride_c];
+        let lens = [0, 1, 2].map(|i| match rng.random_range(0..3) {
+            0 => pick(&mut rng),
+            _ => (b.count.max(1) - 1).saturating_mul(strides[i]).saturating_add(shapes[i].span()).saturating_sub(rng.random_range(0..2)),
+        });
+        let addrs = [(); 3].map(|_| if rng.random_bool(0.5) { 1 << 40 } else { (1u64 << 40) + rng.random_range(0..64) });
+        let answer = std::panic::catch_unwind(|| plan(spec, dims, lens, addrs));
+        let Ok(answer) = answer else { panic!("{}: plan panicked on {dims:?}, lens {lens:?}, addresses {addrs:?}", spec.name) };
+        match answer {
+            Ok(_) => {
+                // the sizes fit in the buffers given
+                for (s, len) in shapes.iter().zip(lens) {
+                    assert!(s.span() <= len, "{}: planned {dims:?} with {} in {len} elements", spec.name, s.span());
+                }
+                planned += 1;
+            }
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(planned > 100 && refused > 100, "{planned} planned, {refused} refused");
+}

@@ -145,6 +145,13 @@ pub(crate) fn fit_buffers(shapes: &[Shape; 3], lens: [usize; 3], batch: Batch) -
     let strides = [batch.stride_a, batch.stride_b, batch.stride_c];
     for ((s, len), stride) in shapes.iter().zip(lens).zip(strides) {
         let needed = batched_span(s.span(), batch.count, stride);
+        if batch.count > 1 && needed > i64::MAX as usize {
+            // (no buffer is this long; the kernels move to a problem by a 64-bit offset)
+            return Err(GemmError::Batch(format!(
+                "{}'s {} problems {stride} elements apart span {needed} elements, past 64-bit offsets",
+                s.name, batch.count
+            )));
+        }
         if needed > len {
             return Err(GemmError::BufferTooSmall { operand: s.name, rows: s.rows, cols: s.cols, ld: s.ld, needed, len });
         }
@@ -211,6 +218,9 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
         }
     }
     fit_buffers(&shapes, lens, d.batch)?;
+    // (early: the rules below, and the copies and variants a launch refused for alignment goes
+    // on to, work out tiles, pitches and spans that only sizes within these bounds keep finite)
+    fit_i32(&shapes)?;
     check_batch(&d, &shapes[2], spec.persistent.is_none())?;
     let kernel = || spec.kernel_name();
     let req = spec.requirements();
@@ -225,7 +235,7 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
     }
     if spec.persistent.is_some() {
         // a persistent grid walks the tiles of every problem by a 32-bit count
-        let tiles = d.m.div_ceil(spec.block.m as usize) * d.n.div_ceil(spec.block.n as usize) * d.batch.count;
+        let tiles = d.m.div_ceil(spec.block.m as usize).saturating_mul(d.n.div_ceil(spec.block.n as usize)).saturating_mul(d.batch.count);
         if tiles > MAX_OFFSET {
             let rule = format!("{tiles} C tiles over the batch, past the 32-bit count the persistent grid walks them by; launch the batch in parts");
             return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
@@ -244,7 +254,6 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
     if let Some(e) = alignment(spec, &shapes, d, addrs).into_iter().flatten().next() {
         return Err(e);
     }
-    fit_i32(&shapes)?;
     Ok(shapes)
 }
 

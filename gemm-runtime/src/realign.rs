@@ -109,9 +109,12 @@ pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Op
     // the widest vector (elements) each operand's address, lines and batch allow
     let widest: [u32; 3] = std::array::from_fn(|i| {
         let bytes = elems[i].bytes() as u64;
-        let stride = if dims.batch.count > 1 { strides[i] as u64 * bytes } else { 0 };
-        let aligned =
-            [addrs[i], shapes[i].ld as u64 * bytes, stride].into_iter().filter(|&v| v > 0).fold(16u64, |al, v| al.min(1 << v.trailing_zeros()));
+        // (only the low bits count: wrapped products keep them)
+        let stride = if dims.batch.count > 1 { (strides[i] as u64).wrapping_mul(bytes) } else { 0 };
+        let aligned = [addrs[i], (shapes[i].ld as u64).wrapping_mul(bytes), stride]
+            .into_iter()
+            .filter(|&v| v > 0)
+            .fold(16u64, |al, v| al.min(1 << v.trailing_zeros()));
         (aligned / bytes).max(1) as u32
     });
     let narrow = narrowest_vector(spec).filter(|_| variants() == Variants::On);
@@ -407,7 +410,7 @@ pub const REPITCH_MIN: usize = 2048;
 pub(crate) fn repitched(spec: &KernelSpec, shapes: &[Shape; 3], dims: Dims) -> [bool; 3] {
     // (an operand whose stages cp.async fills is read at any pitch alike)
     let slow = |which: Which, i: usize, elem: gemm_core::spec::Elem, across: usize| {
-        let pitch = shapes[i].ld * elem.bytes() as usize;
+        let pitch = shapes[i].ld.saturating_mul(elem.bytes() as usize);
         spec.tma_loads(which) && !pitch.is_multiple_of(32) && across >= REPITCH_MIN
     };
     [slow(Which::A, 0, spec.a.elem, dims.n), slow(Which::B, 1, spec.b.elem, dims.m), false]
@@ -491,7 +494,7 @@ pub(crate) fn stage(
             bytes,
             src: ptrs[i],
             src_pitch: shape.ld * bytes,
-            src_stride: strides[i] * bytes,
+            src_stride: if count > 1 { strides[i] * bytes } else { 0 },
             dst: scratch.ptr(),
             dst_pitch: ld * bytes,
             dst_stride: stride,

@@ -165,6 +165,11 @@ pub fn violated(spec: &KernelSpec) -> Vec<&'static str> {
 /// Every rule, each violation on its own, proposals untried.
 fn rules(spec: &KernelSpec) -> Vec<Diag> {
     let mut out = Vec::new();
+    // (the rules below multiply the settings together: out of range, they would overflow)
+    bounds(spec, &mut out);
+    if !out.is_empty() {
+        return out;
+    }
     threads(spec, &mut out);
     tiers(spec, &mut out);
     atom(spec, &mut out);
@@ -177,6 +182,76 @@ fn rules(spec: &KernelSpec) -> Vec<Diag> {
     resources(spec, &mut out);
     hopper(spec, &mut out);
     out
+}
+
+/// Each number of the spec within what a kernel could use: tiles, threads,
+/// stages and the rest far past any that fits the hardware are refused
+/// here, by their size alone, before the rules that multiply them.
+fn bounds(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    // loose bounds: the rules below refuse most values past the hardware with messages of
+    // their own; these keep the products they work out (shared memory, registers) in 32 bits
+    const TILE: u32 = 1024;
+    let b = &spec.block;
+    let mut within = |at: &'static str, what: &str, v: u32, most: u32, why: &str| {
+        if v > most {
+            out.push(Diag::new(at, format!("{what} = {v} is past any a kernel can use: at most {most} ({why})")));
+        }
+    };
+    let tile_why = "a tile's side, past what shared memory and registers hold";
+    within("block.m", "block m", b.m, TILE, tile_why);
+    within("block.n", "block n", b.n, TILE, tile_why);
+    within("block.k", "block k", b.k.unwrap_or(0), TILE, tile_why);
+    within("block.threads", "block threads", b.threads, 4096, "the threads of a block");
+    within("block.min_blocks", "min_blocks", b.min_blocks.unwrap_or(0), 64, "the blocks an SM holds");
+    if let Some(w) = spec.warp {
+        within("warp.m", "warp m", w.m, TILE, tile_why);
+        within("warp.n", "warp n", w.n, TILE, tile_why);
+        within("warp.m_iters", "warp m_iters", w.m_iters, 64, "a warp's steps over its tile");
+        within("warp.n_iters", "warp n_iters", w.n_iters, 64, "a warp's steps over its tile");
+    }
+    if let Some(t) = spec.thread {
+        within("thread.m", "thread m", t.m, 64, "a thread's accumulators");
+        within("thread.n", "thread n", t.n, 64, "a thread's accumulators");
+    }
+    let stages = match spec.staging {
+        Staging::Smem { vector, buffers, .. } => vec![("staging.vector", "vector", vector), ("staging.stages", "buffers", buffers)],
+        Staging::CpAsync { stages, vector, fragments, .. } => {
+            vec![("staging.vector", "vector", vector), ("staging.stages", "stages", stages), ("staging", "fragments", fragments)]
+        }
+        Staging::Tma { stages, prefetch, .. } => vec![("staging.prefetch", "prefetch", prefetch), ("staging.stages", "stages", stages)],
+        Staging::Direct => Vec::new(),
+    };
+    for (at, what, v) in stages {
+        within(at, what, v, 64, "stages of tiles in shared memory");
+    }
+    if let Some(sp) = spec.specialize {
+        within("specialize.producers", "producers", sp.producers, 8, "warpgroups of a block");
+        within("specialize.consumers", "consumers", sp.consumers, 8, "warpgroups of a block");
+        within("specialize", "producer_regs", sp.producer_regs.unwrap_or(0), 4096, "registers a thread");
+        within("specialize", "consumer_regs", sp.consumer_regs.unwrap_or(0), 4096, "registers a thread");
+    }
+    if let Swizzle::Pad(p) = spec.swizzle {
+        within("swizzle", "pad", p, 256, "elements a shared-memory row is padded by");
+    }
+    if let Raster::Grouped(g) = spec.raster {
+        within("raster", "grouped", g, 65535, "tiles in a band");
+    }
+    if let Some(c) = spec.cluster {
+        for (what, v) in [("cluster m", c.m), ("cluster n", c.n), ("cluster k", c.k)] {
+            within("cluster", what, v, 16, "blocks in a cluster");
+        }
+        if let Some((what, _)) = [("cluster m", c.m), ("cluster n", c.n), ("cluster k", c.k)].into_iter().find(|&(_, v)| v == 0) {
+            out.push(Diag::new("cluster", format!("{what} = 0: a cluster holds at least one block along each side")));
+        }
+    }
+}
+
+/// Whether every number of `spec` lies within [`bounds`], so that what is
+/// worked out from them cannot overflow.
+pub(crate) fn in_bounds(spec: &KernelSpec) -> bool {
+    let mut out = Vec::new();
+    bounds(spec, &mut out);
+    out.is_empty()
 }
 
 /// Smallest multiple of `of` that is >= `x` (for "use a multiple of" hints).

@@ -7,6 +7,10 @@ use crate::spec::*;
 /// Every part of `spec` the generator cannot honour yet.
 pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
     let mut out = Vec::new();
+    if !crate::check::in_bounds(spec) {
+        // (the rules refuse its numbers first; what follows would work out overflowing sizes)
+        return out;
+    }
     // The first error says what is supported on the spec's path; the others name their setting only.
     let supported = supported_for(spec.atom);
     let mut no = |at: &'static str, what: String| {

@@ -316,21 +316,23 @@ fn derive_threads(s: &mut KernelSpec, base: &KernelSpec) {
         match (spec.atom, spec.warp, spec.thread) {
             (_, Some(w), _) if w.m == 0 || w.n == 0 || !b.m.is_multiple_of(w.m) || !b.n.is_multiple_of(w.n) => None,
             (Atom::Wgmma { .. }, Some(w), _) => {
-                let groups = (b.m / w.m) * (b.n / w.n);
+                // (saturating: settings far out of range stay so, for the rules to refuse)
+                let groups = (b.m / w.m).saturating_mul(b.n / w.n);
+                let warpgroups = |n: u32| Some(128u32.saturating_mul(n));
                 match spec.specialize {
                     // ping-pong consumers take whole tiles: their count is the spec's own
-                    Some(sp) if sp.pingpong => Some((128 * (sp.consumers + sp.producers), Some(sp.consumers))),
-                    Some(sp) => Some((128 * (groups + sp.producers), Some(groups))),
-                    None => Some((128 * groups, None)),
+                    Some(sp) if sp.pingpong => warpgroups(sp.consumers.saturating_add(sp.producers)).map(|t| (t, Some(sp.consumers))),
+                    Some(sp) => warpgroups(groups.saturating_add(sp.producers)).map(|t| (t, Some(groups))),
+                    None => warpgroups(groups).map(|t| (t, None)),
                 }
             }
-            (Atom::Fma, Some(w), Some(t)) if t.m * t.n * w.m_iters * w.n_iters > 0 => {
+            (Atom::Fma, Some(w), Some(t)) if t.m.saturating_mul(t.n).saturating_mul(w.m_iters).saturating_mul(w.n_iters) > 0 => {
                 // each warp: 32 lanes of thread tiles over its iterations
-                let per_warp = w.m * w.n / (t.m * t.n * w.m_iters * w.n_iters);
-                (per_warp == 32).then_some(((b.m / w.m) * (b.n / w.n) * 32, None))
+                let per_warp = w.m.saturating_mul(w.n) / t.m.saturating_mul(t.n).saturating_mul(w.m_iters).saturating_mul(w.n_iters);
+                (per_warp == 32).then_some(((b.m / w.m).saturating_mul(b.n / w.n).saturating_mul(32), None))
             }
-            (Atom::Fma, None, Some(t)) if t.m * t.n > 0 => Some((b.m * b.n / (t.m * t.n), None)),
-            (Atom::Mma { .. } | Atom::Wmma { .. }, Some(w), _) => Some(((b.m / w.m) * (b.n / w.n) * 32, None)),
+            (Atom::Fma, None, Some(t)) if t.m.saturating_mul(t.n) > 0 => Some((b.m.saturating_mul(b.n) / t.m.saturating_mul(t.n), None)),
+            (Atom::Mma { .. } | Atom::Wmma { .. }, Some(w), _) => Some(((b.m / w.m).saturating_mul(b.n / w.n).saturating_mul(32), None)),
             _ => None,
         }
     };

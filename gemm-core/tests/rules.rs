@@ -329,3 +329,23 @@ fn a_cluster_split_along_k_shares_one_tile_on_the_producer_consumer_path() {
     wide.cluster = s.cluster;
     assert!(!check(&wide).is_empty(), "128 KB of partial sums beside four stages of 128 x 256");
 }
+
+/// Numbers far past any kernel (a tile side past 1024, u32's largest) are
+/// refused by their size alone, at their argument, and alone: the rules
+/// that multiply settings together never see them.
+#[test]
+fn numbers_past_any_kernel_are_refused_alone_at_their_argument() {
+    let mut s = smem_spec();
+    s.block.m = u32::MAX;
+    let errs = check(&s);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].at, "block.m");
+    assert!(errs[0].msg.contains("at most 1024"), "{}", errs[0].msg);
+    let mut s = smem_spec();
+    s.swizzle = Swizzle::Pad(1 << 20);
+    assert_eq!(errors_at(&s), vec!["swizzle"]);
+    let mut s = smem_spec();
+    s.cluster = Some(Cluster { m: 1, n: 1, multicast: None, k: 0 });
+    let errs = check(&s);
+    assert!(errs.iter().any(|d| d.at == "cluster" && d.msg.contains("cluster k = 0")), "{errs:?}");
+}

@@ -256,21 +256,7 @@ fn degenerate_numbers_are_errors_never_panics() {
     let mut tried = 0;
     let mut panicked = Vec::new();
     for (attr, item) in five_kernels() {
-        // the numbers that stand alone (`= 128`, `(8)`), not those inside names (`m64n256k16`, `b128`)
-        let bytes = attr.as_bytes();
-        let mut numbers = Vec::new();
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i].is_ascii_digit() && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric() && bytes[i - 1] != b'_') {
-                let start = i;
-                while i < bytes.len() && bytes[i].is_ascii_digit() {
-                    i += 1;
-                }
-                numbers.push(start..i);
-            } else {
-                i += 1;
-            }
-        }
+        let numbers = standalone_numbers(attr);
         assert!(numbers.len() >= 8, "{attr}");
         // as written, each is a kernel: the changes reach the rules past the parser
         let base = crate::expand::gemm_kernel(attr.parse().unwrap(), item.parse().unwrap()).to_string();
@@ -358,4 +344,59 @@ fn attributes_missing_or_repeating_a_token_are_errors_never_panics() {
         }
     }
     assert!(tried > 400, "{tried}");
+}
+
+/// Every pair of numbers of [`five_kernels`]' attributes set at once to
+/// large values (1024, 4096, 65535) or one of them to 0: what the rules
+/// multiply stays in range, and the macro answers with a kernel or
+/// errors, never a panic.
+#[test]
+fn pairs_of_large_numbers_are_errors_never_panics() {
+    let mut panicked = Vec::new();
+    for (attr, item) in five_kernels() {
+        let numbers = standalone_numbers(attr);
+        for x in 0..numbers.len() {
+            for y in x + 1..numbers.len() {
+                let values = [
+                    ("1024", "1024"),
+                    ("64", "1024"),
+                    ("1024", "64"),
+                    ("4096", "4096"),
+                    ("65535", "64"),
+                    ("64", "65535"),
+                    ("0", "1024"),
+                    ("1024", "0"),
+                ];
+                for (vx, vy) in values {
+                    let (a, b) = (&numbers[x], &numbers[y]);
+                    let changed = format!("{}{vx}{}{vy}{}", &attr[..a.start], &attr[a.end..b.start], &attr[b.end..]);
+                    let (args, sig) = (changed.parse::<TokenStream>().unwrap(), item.parse::<TokenStream>().unwrap());
+                    if std::panic::catch_unwind(|| crate::expand::gemm_kernel(args, sig).to_string()).is_err() {
+                        panicked.push(changed);
+                    }
+                }
+            }
+        }
+    }
+    assert!(panicked.is_empty(), "the macro panicked on {}:\n{}", panicked.len(), panicked.join("\n"));
+}
+
+/// Where the numbers that stand alone lie in `attr` (`= 128`, `(8)`), not
+/// those inside names (`m64n256k16`, `b128`).
+fn standalone_numbers(attr: &str) -> Vec<std::ops::Range<usize>> {
+    let bytes = attr.as_bytes();
+    let mut numbers = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_digit() && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric() && bytes[i - 1] != b'_') {
+            let start = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            numbers.push(start..i);
+        } else {
+            i += 1;
+        }
+    }
+    numbers
 }

@@ -181,6 +181,11 @@ pub fn inert(setting: Setting, base: &KernelSpec) -> Option<String> {
     }
 }
 
+/// The most points a `tune(..)` space may span: every one is checked as
+/// the crate builds, and every legal one compiled with NVRTC and timed on
+/// a shape's first launch (the largest spaces here hold a few hundred).
+pub const MAX_POINTS: usize = 4096;
+
 /// A point of a space: its spec, and why the rules refused it (empty: legal).
 pub struct Point {
     pub spec: KernelSpec,

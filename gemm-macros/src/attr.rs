@@ -663,6 +663,20 @@ fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
         cx.error(at, format!("`block` sets block.m, block.n and the warp tiles with them: list either `block` or {}", both.join(", ")));
         ok = false;
     }
+    // every point is checked as the crate builds and every legal one compiled and timed on a first launch
+    let points = out.lists.iter().try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()));
+    if points.is_none_or(|n| n > gemm_core::tune::MAX_POINTS) {
+        let count = points.map_or("more than usize holds".to_string(), |n| n.to_string());
+        cx.error(
+            span,
+            format!(
+                "`tune(..)` spans {count} points, past the {} a space may hold (each legal point is compiled and timed on a \
+                 first launch): list fewer values",
+                gemm_core::tune::MAX_POINTS
+            ),
+        );
+        ok = false;
+    }
     ok.then_some(out)
 }
 

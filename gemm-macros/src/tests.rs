@@ -182,7 +182,9 @@ fn a_bad_signature_is_an_error_at_the_parameter() {
     assert!(out.contains("element type `f64` of a is not supported"), "{out}");
 }
 
-/// `tune(..)` takes settings by path with lists of values, and a key.
+/// `tune(..)` takes settings by path with lists of values, and a key; a
+/// space of more points than a build checks and a first launch times is
+/// an error.
 #[test]
 fn a_tuning_space_parses_with_its_key() {
     use gemm_core::tune::{Setting, TuneKey};
@@ -205,6 +207,10 @@ fn a_tuning_space_parses_with_its_key() {
     assert!(errors.iter().any(|e| e.contains("duplicate setting `stages`")), "{errors:?}");
     let (_, errors) = parse(quote! { tune(key = pow2) });
     assert!(errors.iter().any(|e| e.contains("needs at least one setting")), "{errors:?}");
+    // a space past the points a build checks and a first launch times: 6^5 of them
+    let six = quote!([1, 2, 3, 4, 5, 6]);
+    let (_, errors) = parse(quote! { tune(block.m = #six, block.n = #six, block.k = #six, stages = #six, warp.m = #six) });
+    assert!(errors.iter().any(|e| e.contains("`tune(..)` spans 7776 points, past the 4096")), "{errors:?}");
 }
 
 /// `tune(schedule = [..])` takes schedules by name (kept as their index in

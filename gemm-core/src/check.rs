@@ -194,7 +194,7 @@ fn bounds(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let b = &spec.block;
     let mut within = |at: &'static str, what: &str, v: u32, most: u32, why: &str| {
         if v > most {
-            out.push(Diag::new(at, format!("{what} = {v} is past any a kernel can use: at most {most} ({why})")));
+            out.push(Diag::new(at, format!("{what} = {v} is past what any kernel can use: at most {most} ({why})")));
         }
     };
     let tile_why = "a tile's side, past what shared memory and registers hold";
@@ -213,17 +213,16 @@ fn bounds(spec: &KernelSpec, out: &mut Vec<Diag>) {
         within("thread.m", "thread m", t.m, 64, "a thread's accumulators");
         within("thread.n", "thread n", t.n, 64, "a thread's accumulators");
     }
-    let stages = match spec.staging {
-        Staging::Smem { vector, buffers, .. } => vec![("staging.vector", "vector", vector), ("staging.stages", "buffers", buffers)],
-        Staging::CpAsync { stages, vector, fragments, .. } => {
-            vec![("staging.vector", "vector", vector), ("staging.stages", "stages", stages), ("staging", "fragments", fragments)]
-        }
-        Staging::Tma { stages, prefetch, .. } => vec![("staging.prefetch", "prefetch", prefetch), ("staging.stages", "stages", stages)],
-        Staging::Direct => Vec::new(),
+    let (vector, stages, fragments, prefetch) = match spec.staging {
+        Staging::Smem { vector, buffers, .. } => (vector, buffers, 1, 0),
+        Staging::CpAsync { stages, vector, fragments, .. } => (vector, stages, fragments, 0),
+        Staging::Tma { stages, prefetch, .. } => (1, stages, 1, prefetch),
+        Staging::Direct => (1, 1, 1, 0),
     };
-    for (at, what, v) in stages {
-        within(at, what, v, 64, "stages of tiles in shared memory");
-    }
+    within("staging.vector", "vector", vector, 64, "elements a copy moves");
+    within("staging.stages", "stages", stages, 64, "tiles in shared memory");
+    within("staging", "fragments", fragments, 64, "K steps of fragments in registers");
+    within("staging.prefetch", "prefetch", prefetch, 64, "K steps asked of the L2");
     if let Some(sp) = spec.specialize {
         within("specialize.producers", "producers", sp.producers, 8, "warpgroups of a block");
         within("specialize.consumers", "consumers", sp.consumers, 8, "warpgroups of a block");

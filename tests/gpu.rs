@@ -898,6 +898,14 @@ fn launch_spread(bench: &Bench, k: &Kernel, dims: Dims, lds: [usize; 3], offsets
     Ok(Outcome::Ran(plan))
 }
 
+/// Leading dimensions packed or up to 12 elements past the line, and views
+/// that start up to 7 elements into their buffers, each operand its own.
+fn random_lines(rng: &mut impl rand::Rng, spec: &gemm_runtime::spec::KernelSpec, dims: Dims) -> ([usize; 3], [usize; 3]) {
+    let lds = line_shapes(spec, dims.m, dims.n, dims.k).map(|(_, len)| len + if rng.random_bool(0.3) { 0 } else { rng.random_range(1..=12) });
+    let offsets = [(); 3].map(|_| if rng.random_bool(0.5) { 0 } else { rng.random_range(1..=7) });
+    (lds, offsets)
+}
+
 /// Random sizes (1 to 400 on each side, up to 1500 in one case a kernel,
 /// edge cases around tile multiples among them), random leading dimensions (packed or up to 12
 /// elements past the line, each operand its own) and views that start up
@@ -944,9 +952,7 @@ fn random_sizes_lines_and_offsets_match_cublas_or_are_refused() {
             let most = if guarded && case == 4 { 1500 } else { 400 };
             let mut side = || if rng.random_bool(0.4) { EDGES[rng.random_range(0..EDGES.len())] } else { rng.random_range(1..=most) };
             let dims = Dims::new(side(), side(), side());
-            let lds =
-                line_shapes(&k.spec, dims.m, dims.n, dims.k).map(|(_, len)| len + if rng.random_bool(0.3) { 0 } else { rng.random_range(1..=12) });
-            let offsets = [(); 3].map(|_| if rng.random_bool(0.5) { 0 } else { rng.random_range(1..=7) });
+            let (lds, offsets) = random_lines(&mut rng, &k.spec, dims);
             let seed = 1000 + 10 * i as u64 + case;
             let what = format!("{} at {} x {} x {}, lds {lds:?}, offsets {offsets:?}", k.name, dims.m, dims.n, dims.k);
             match launch_spread(&bench, k, dims, lds, offsets, seed) {
@@ -989,9 +995,7 @@ fn random_legal_variants_of_every_step_match_cublas_or_are_refused() {
             let up = |x: usize, multiple: u32| if case == 1 { x.next_multiple_of(multiple as usize) } else { x };
             let (m, n, kk) = (rng.random_range(1..=most), rng.random_range(1..=most), rng.random_range(1..=most));
             let dims = Dims::new(up(m, req.m_multiple), up(n, req.n_multiple), up(kk, req.k_multiple));
-            let lds =
-                line_shapes(&k.spec, dims.m, dims.n, dims.k).map(|(_, len)| len + if rng.random_bool(0.3) { 0 } else { rng.random_range(1..=12) });
-            let offsets = [(); 3].map(|_| if rng.random_bool(0.5) { 0 } else { rng.random_range(1..=7) });
+            let (lds, offsets) = random_lines(&mut rng, &k.spec, dims);
             let at = format!("{what} ({}) at {} x {} x {}, lds {lds:?}, offsets {offsets:?}", k.name, dims.m, dims.n, dims.k);
             match launch_spread(&bench, &k, dims, lds, offsets, 5000 + 10 * i + case) {
                 Ok(Outcome::Ran(_)) => ran += 1,

@@ -180,6 +180,31 @@ pub fn random_normal(len: usize, seed: u64) -> Vec<f32> {
     StdRng::seed_from_u64(seed).sample_iter(StandardNormal).take(len).collect()
 }
 
+/// Sets every element of `v` that no problem's matrix of `shape` holds
+/// (`count` problems `stride` elements apart) to [`POISON`]: the padding past
+/// each line within the leading dimension and the gaps between problems.
+pub fn poison_outside(v: &mut [f32], shape: &gemm_runtime::Shape, count: usize, stride: usize) {
+    let (lines, len) = match shape.layout {
+        Layout::RowMajor => (shape.rows, shape.cols),
+        Layout::ColMajor => (shape.cols, shape.rows),
+    };
+    if len == 0 || lines == 0 || (len == shape.ld && (count == 1 || stride == shape.span())) {
+        return; // packed: nothing lies outside
+    }
+    let mut inside = vec![false; v.len()];
+    for p in 0..count {
+        for line in 0..lines {
+            let at = p * stride + line * shape.ld;
+            inside[at..at + len].fill(true);
+        }
+    }
+    for (x, &keep) in v.iter_mut().zip(&inside) {
+        if !keep {
+            *x = POISON;
+        }
+    }
+}
+
 impl Problem {
     /// An f32 problem.
     pub fn new(bench: &Bench, layouts: [Layout; 3], dims: Dims, seed: u64) -> Result<Self, GemmError> {
@@ -194,8 +219,15 @@ impl Problem {
         let batch = dims.batch;
         // every problem of a batch: the last one starts (count - 1) strides in
         let span = |span: usize, stride: usize| (batch.count - 1) * stride + span;
-        let a = DevMat::from_f32(s, types[0], &random_normal(span(sa.span(), batch.stride_a), seed))?;
-        let b = DevMat::from_f32(s, types[1], &random_normal(span(sb.span(), batch.stride_b), seed.wrapping_add(1)))?;
+        // what lies between lines and between problems is NaN: a kernel that lets
+        // any of it into C (even times a zero it filled in itself) is found out
+        let operand = |elem: Elem, shape: &gemm_runtime::Shape, stride: usize, seed: u64| {
+            let mut v = random_normal(span(shape.span(), stride), seed);
+            poison_outside(&mut v, shape, batch.count, stride);
+            DevMat::from_f32(s, elem, &v)
+        };
+        let a = operand(types[0], &sa, batch.stride_a, seed)?;
+        let b = operand(types[1], &sb, batch.stride_b, seed.wrapping_add(1))?;
         Ok(Problem { dims, layouts, types, a, b, c_len: span(sc.span(), batch.stride_c), c_guard: 256 * sc.ld })
     }
 
@@ -500,8 +532,38 @@ pub fn measure(bench: &Bench, kernel: &Kernel, dims: Dims, reps: Reps) -> Result
 
 #[cfg(test)]
 mod tests {
-    use super::{random_normal, split_turns};
+    use super::{poison_outside, random_normal, split_turns};
+    use gemm_runtime::spec::{Elem, Layout, Operand};
     use gemm_runtime::timing::Timing;
+    use gemm_runtime::{args_shapes, Dims};
+
+    #[test]
+    fn operands_are_poisoned_between_lines_and_problems_and_nowhere_else() {
+        let op = |layout| Operand { elem: Elem::F32, layout };
+        // A 2 x 3 row-major with lines 5 apart, B 3 x 2 column-major (lines of 3) packed
+        let dims = Dims::new(2, 2, 3).with_ld(5, 3, 2);
+        let [a, b, _] = args_shapes(op(Layout::RowMajor), op(Layout::ColMajor), op(Layout::RowMajor), dims);
+        let mut v = vec![1.0; 2 * 10]; // two problems 10 apart: the second starts at 10
+        poison_outside(&mut v, &a, 2, 10);
+        let kept: Vec<bool> = v.iter().map(|x| !x.is_nan()).collect();
+        let line = [true, true, true, false, false];
+        let mut want = Vec::new();
+        for _ in 0..2 {
+            want.extend(line);
+            want.extend([true, true, true, false, false]);
+        }
+        assert_eq!(kept, want);
+        // packed, one problem or problems back to back: untouched
+        let mut packed = vec![1.0; 6];
+        poison_outside(&mut packed, &b, 1, 0);
+        poison_outside(&mut packed, &b, 2, 0);
+        assert!(packed.iter().all(|x| *x == 1.0));
+        // a gap of one between packed problems
+        let mut gapped = vec![1.0; 13];
+        poison_outside(&mut gapped, &b, 2, 7);
+        assert_eq!(gapped.iter().position(|x| x.is_nan()), Some(6));
+        assert_eq!(gapped.iter().filter(|x| x.is_nan()).count(), 1);
+    }
 
     #[test]
     fn launches_timed_in_turns_split_into_the_first_and_the_second() {

@@ -826,7 +826,8 @@ enum Outcome {
 
 /// `k` on random A and B (from `seed`), each operand's lines `lds[i]`
 /// elements apart and starting `offsets[i]` elements into a buffer of its
-/// own, C poisoned around and between its lines: a refusal must leave C's
+/// own, every buffer NaN around and between its lines (what lies outside A
+/// and B must never reach C, and C's must stay as it was): a refusal must leave C's
 /// buffer untouched; a run must match cuBLAS on the same numbers element
 /// by element and write nothing between or past C's lines. `Err` says what
 /// went wrong.
@@ -847,8 +848,9 @@ fn launch_spread(bench: &Bench, k: &Kernel, dims: Dims, lds: [usize; 3], offsets
         out
     };
     let (sa, sb, sc) = (shapes[0], shapes[1], shapes[2]);
-    let a = spread(&random_normal(sa.0 * sa.1, seed), sa, lds[0], offsets[0], 0.0);
-    let b = spread(&random_normal(sb.0 * sb.1, seed + 1), sb, lds[1], offsets[1], 0.0);
+    // NaN around A and B: nothing outside them may reach C, not even times a zero
+    let a = spread(&random_normal(sa.0 * sa.1, seed), sa, lds[0], offsets[0], f32::NAN);
+    let b = spread(&random_normal(sb.0 * sb.1, seed + 1), sb, lds[1], offsets[1], f32::NAN);
     let c = spread(&vec![f32::NAN; sc.0 * sc.1], sc, lds[2], offsets[2], f32::NAN);
     let dev = |t, v: &[f32]| DevMat::from_f32(s, t, v).map_err(|e| e.to_string());
     let (a, b, mut c) = (dev(types[0], &a)?, dev(types[1], &b)?, dev(types[2], &c)?);

@@ -546,12 +546,8 @@ mod tests {
         let mut v = vec![1.0; 2 * 10]; // two problems 10 apart: the second starts at 10
         poison_outside(&mut v, &a, 2, 10);
         let kept: Vec<bool> = v.iter().map(|x| !x.is_nan()).collect();
-        let line = [true, true, true, false, false];
-        let mut want = Vec::new();
-        for _ in 0..2 {
-            want.extend(line);
-            want.extend([true, true, true, false, false]);
-        }
+        // each problem: two lines of 3 elements, 5 apart, then the gap to the next
+        let want: Vec<bool> = (0..4).flat_map(|_| [true, true, true, false, false]).collect();
         assert_eq!(kept, want);
         // packed, one problem or problems back to back: untouched
         let mut packed = vec![1.0; 6];

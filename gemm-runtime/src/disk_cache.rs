@@ -14,6 +14,7 @@
 //! `%LOCALAPPDATA%\gemm-tiles` on Windows.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The environment variable that moves the cache or (`off`) turns it off.
 pub const ENV: &str = "GEMM_TILES_CACHE";
@@ -79,13 +80,8 @@ impl DiskCache {
     /// place, so a reader never sees half an entry. Failures are ignored: the
     /// cache only saves time.
     pub fn put(&self, entry: &Entry, ptx: &str) {
-        let path = self.path(entry);
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
         let text = format!("{}{}\n{ptx}\n// end\n", header(entry), entry.source);
-        let written = std::fs::create_dir_all(&self.dir).and_then(|_| std::fs::write(&tmp, text)).and_then(|_| std::fs::rename(&tmp, &path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        write_whole(&self.dir, &self.path(entry), text.as_bytes());
     }
 }
 
@@ -107,15 +103,26 @@ impl DiskCache {
 
     /// Stores `cubin` for `entry`, as [`Self::put`] stores PTX.
     pub fn put_cubin(&self, entry: &Entry, cubin: &[u8]) {
-        let path = self.cubin_path(entry);
-        let tmp = path.with_extension(format!("cubin-tmp{}", std::process::id()));
         let mut bytes = format!("{}{}\n", header(entry), entry.source).into_bytes();
         bytes.extend_from_slice(cubin);
         bytes.extend_from_slice(b"\n// end\n");
-        let written = std::fs::create_dir_all(&self.dir).and_then(|_| std::fs::write(&tmp, bytes)).and_then(|_| std::fs::rename(&tmp, &path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        write_whole(&self.dir, &self.cubin_path(entry), &bytes);
+    }
+}
+
+/// Writes `bytes` to `path` (in `dir`, created if need be) through a
+/// temporary file of this write's own, renamed into place: a reader sees the
+/// old file or the new one whole, and writers of one entry in other threads
+/// or processes never write into each other's file. Failures are ignored:
+/// the caches only save time.
+pub(crate) fn write_whole(dir: &Path, path: &Path, bytes: &[u8]) {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp{}-{}", std::process::id(), WRITES.fetch_add(1, Ordering::Relaxed)));
+    let tmp = PathBuf::from(tmp);
+    let written = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&tmp, bytes)).and_then(|_| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
 }
 
@@ -176,6 +183,30 @@ mod tests {
         assert_eq!(cache.get_cubin(&e), None, "cut short");
         cache.put_cubin(&e, b"not an ELF image");
         assert_eq!(cache.get_cubin(&e), None, "not machine code");
+        let _ = std::fs::remove_dir_all(cache.dir());
+    }
+
+    /// Threads storing one entry at once (as parallel compilations of one
+    /// source may) leave it whole, and no temporary file behind.
+    #[test]
+    fn writers_of_one_entry_at_once_leave_it_whole() {
+        let cache = DiskCache::at(temp_dir("race"));
+        let e = Entry { source: "extern \"C\" __global__ void k() {}", target: "sm_90", nvrtc: "13.0" };
+        let image = vec![0x7f, b'E', b'L', b'F', 7, 7, 7, 7];
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..50 {
+                        cache.put(&e, PTX);
+                        cache.put_cubin(&e, &image);
+                    }
+                });
+            }
+        });
+        assert_eq!(cache.get(&e).as_deref(), Some(PTX));
+        assert_eq!(cache.get_cubin(&e), Some(image));
+        let files = std::fs::read_dir(cache.dir()).unwrap().count();
+        assert_eq!(files, 2, "the entry's PTX and machine code, no temporary file");
         let _ = std::fs::remove_dir_all(cache.dir());
     }
 

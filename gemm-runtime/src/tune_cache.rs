@@ -11,7 +11,6 @@
 //! processes tuning at once each leave a whole entry, the last one stays.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 const MAGIC: &str = "gemm-tiles tuning choice, format 1";
 
@@ -80,15 +79,8 @@ impl TuneCache {
     /// Stores the choice of point `index` (kernel `name`) for `key`.
     /// Failures are ignored: the cache only saves time.
     pub fn put(&self, key: &ChoiceKey, index: usize, name: &str) {
-        static WRITES: AtomicU64 = AtomicU64::new(0);
-        let path = self.path(key);
-        // a file of this write's own: other threads and processes write theirs
-        let tmp = path.with_extension(format!("tmp{}-{}", std::process::id(), WRITES.fetch_add(1, Ordering::Relaxed)));
         let text = format!("{}{index} {name}\n// end\n", key.text());
-        let written = std::fs::create_dir_all(&self.dir).and_then(|_| std::fs::write(&tmp, text)).and_then(|_| std::fs::rename(&tmp, &path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        crate::disk_cache::write_whole(&self.dir, &self.path(key), text.as_bytes());
     }
 }
 

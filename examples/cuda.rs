@@ -69,8 +69,7 @@ fn emit(source: &str, name: &str, arch: gemm_runtime::spec::Arch, show: Show) {
 }
 
 fn step_names() -> clap::builder::PossibleValuesParser {
-    let steps =
-        gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS).chain(&gemm_ladder::steps::SPLIT_K_STEPS);
+    let steps = gemm_ladder::steps::all();
     steps.map(|s| s.name).collect::<Vec<_>>().into()
 }
 

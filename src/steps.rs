@@ -664,9 +664,14 @@ pub static HOPPER_STEPS: [Step; 12] = [
     },
 ];
 
+/// Every step: the three ladders, then the split-K row.
+pub fn all() -> impl Iterator<Item = &'static Step> {
+    STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS)
+}
+
 /// The step named `name`, on any ladder or the split-K row.
 pub fn step(name: &str) -> Option<&'static Step> {
-    STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS).find(|s| s.name == name)
+    all().find(|s| s.name == name)
 }
 
 /// Seed 003's split-K row: its skinny shape with one block per tile, then

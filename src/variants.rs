@@ -191,12 +191,13 @@ pub const DRAWN: &[&str] = &[
     "warp.n_iters=2",
 ];
 
-/// A spec a user might write: one of `steps`, with one to four settings
+/// A spec a user might write: one of the steps ([`crate::steps::all`]), with one to four settings
 /// of [`DRAWN`] (those it takes), now and then one operand in the other
 /// layout and, on the tensor cores, other element types; drawn until the
 /// rules accept one and the generator writes it (`None` after 200
 /// draws). With what was changed, for messages.
-pub fn random_variant(rng: &mut impl rand::Rng, steps: &[&crate::Step]) -> Option<(String, gemm_runtime::Kernel)> {
+pub fn random_variant(rng: &mut impl rand::Rng) -> Option<(String, gemm_runtime::Kernel)> {
+    let steps: Vec<_> = crate::steps::all().collect();
     for _ in 0..200 {
         let step = steps[rng.random_range(0..steps.len())];
         let mut spec = step.kernel.spec.clone();

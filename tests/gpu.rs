@@ -921,13 +921,11 @@ fn random_lines(rng: &mut impl rand::Rng, spec: &gemm_runtime::spec::KernelSpec,
 #[ignore = "needs a CUDA GPU"]
 fn random_sizes_lines_and_offsets_match_cublas_or_are_refused() {
     use gemm_ladder::decode::{decode_cluster, decode_mma, decode_split, decode_swapped};
-    use gemm_ladder::steps::SPLIT_K_STEPS;
     use gemm_ladder::tuned::{hopper_tuned, mma_tuned, simt_tuned};
     use rand::{rngs::StdRng, Rng, SeedableRng};
     let bench = bench();
     let mut rng = StdRng::seed_from_u64(test_seed(20261127));
-    let mut kernels: Vec<&Kernel> =
-        STEPS.iter().chain(&TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS).chain(&SPLIT_K_STEPS).map(|s| s.kernel).collect();
+    let mut kernels: Vec<&Kernel> = gemm_ladder::steps::all().map(|s| s.kernel).collect();
     for tuned in [
         &simt_tuned::KERNEL,
         &mma_tuned::KERNEL,
@@ -984,10 +982,9 @@ fn random_legal_variants_of_every_step_match_cublas_or_are_refused() {
     use rand::{rngs::StdRng, Rng, SeedableRng};
     let bench = bench();
     let mut rng = StdRng::seed_from_u64(test_seed(20261129));
-    let steps: Vec<_> = STEPS.iter().chain(&TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS).chain(&gemm_ladder::steps::SPLIT_K_STEPS).collect();
     let (mut ran, mut refused) = (0, 0);
     for i in 0..30 {
-        let (what, k) = gemm_ladder::variants::random_variant(&mut rng, &steps).expect("a legal variant within 200 draws");
+        let (what, k) = gemm_ladder::variants::random_variant(&mut rng).expect("a legal variant within 200 draws");
         if k.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
             continue;
         }
@@ -1037,10 +1034,9 @@ fn fused_epilogues_on_random_sizes_lines_and_batches_match_cublas() {
     }
     // and random legal variants of the steps with a random epilogue, where the rules take it
     use gemm_runtime::spec::{Activation, Bias, Dim, Elem, Fused};
-    let steps: Vec<_> = STEPS.iter().chain(&TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS).chain(&gemm_ladder::steps::SPLIT_K_STEPS).collect();
     let mut drawn = 0;
     while drawn < 8 {
-        let (_, k) = gemm_ladder::variants::random_variant(&mut rng, &steps).expect("a legal variant within 200 draws");
+        let (_, k) = gemm_ladder::variants::random_variant(&mut rng).expect("a legal variant within 200 draws");
         let mut spec = k.spec.clone();
         let activations = [None, Some(Activation::Relu), Some(Activation::Gelu), Some(Activation::GeluTanh), Some(Activation::Silu)];
         let bias_elem = if rng.random_bool(0.5) { Elem::F32 } else { spec.c.elem };

@@ -2,7 +2,6 @@
 //! `scripts/test` provisions libnvrtc where none is installed, so a missing
 //! library fails these tests rather than skipping them.
 
-use gemm_ladder::steps::SPLIT_K_STEPS;
 use gemm_ladder::{HOPPER_STEPS, STEPS, TENSOR_STEPS};
 use gemm_runtime::compile::{compilations, compile, compile_with_log};
 use gemm_runtime::cudarc::nvrtc::Ptx;
@@ -17,7 +16,7 @@ fn compile_clean(source: &str, name: &str, arch: &'static str) -> Ptx {
 
 #[test]
 fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
-    for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS) {
+    for step in gemm_ladder::steps::all() {
         let k = step.kernel;
         let ptx = compile_clean(&k.source, &k.name, k.spec.arch.nvrtc_name());
         let ptx = ptx.to_src();
@@ -83,7 +82,7 @@ fn nvrtc_errors_carry_the_log_and_the_offending_line() {
 fn ladder_kernels_match_their_committed_cuda() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda");
     let mut changed = Vec::new();
-    for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS) {
+    for step in gemm_ladder::steps::all() {
         let path = dir.join(format!("{}.cu", step.name));
         if std::env::var_os("UPDATE_CUDA").is_some() {
             std::fs::create_dir_all(&dir).unwrap();
@@ -296,7 +295,7 @@ fn every_ladder_kernels_variants_compile() {
     use gemm_runtime::realign::{narrowed_one_spec, narrowed_spec, scalar_c_spec};
     use gemm_runtime::spec::{Staging, Which};
     let (mut scalar, mut narrow, mut ring) = (0, 0, 0);
-    for step in STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS) {
+    for step in gemm_ladder::steps::all() {
         let spec = &step.kernel.spec;
         let mut variants = Vec::new();
         if let Some(v) = scalar_c_spec(spec) {
@@ -480,7 +479,7 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill_or_serialize_their_wgmmas()
 fn every_kernel_that_waits_for_the_previous_one_does_so_before_touching_global_memory() {
     use gemm_ladder::decode::{decode_cluster, decode_split, decode_swapped};
     use gemm_runtime::spec::Staging;
-    let steps = STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS).map(|s| s.kernel);
+    let steps = gemm_ladder::steps::all().map(|s| s.kernel);
     let prefetching = |t: &'static gemm_runtime::Tuned| t.kernels().find(|k| matches!(k.spec.staging, Staging::Tma { prefetch: 1.., .. })).unwrap();
     let decode = [
         decode_swapped::KERNEL.kernel(0),
@@ -518,10 +517,9 @@ fn random_legal_variants_of_every_step_compile_for_their_arch() {
     use rand::{rngs::StdRng, SeedableRng};
     let seed = 20261127 + std::env::var("GEMM_TILES_TEST_SEED").map_or(0, |v| v.parse::<u64>().expect("GEMM_TILES_TEST_SEED is a number"));
     let mut rng = StdRng::seed_from_u64(seed);
-    let steps: Vec<_> = STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS).collect();
     let mut names = std::collections::HashSet::new();
     for _ in 0..40 {
-        let (what, k) = gemm_ladder::variants::random_variant(&mut rng, &steps).expect("a legal variant within 200 draws");
+        let (what, k) = gemm_ladder::variants::random_variant(&mut rng).expect("a legal variant within 200 draws");
         if !names.insert(k.name.to_string()) {
             continue;
         }

@@ -2,8 +2,6 @@
 //! launcher works out before it launches (sizes, leading dimensions,
 //! buffer lengths, batches, alignment and which operands it copies).
 
-use gemm_ladder::steps::SPLIT_K_STEPS;
-use gemm_ladder::{HOPPER_STEPS, STEPS, TENSOR_STEPS};
 use gemm_runtime::realign::plan;
 use gemm_runtime::Dims;
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -18,7 +16,7 @@ fn plans_for_extreme_arguments_are_answers_never_panics() {
     const VALUES: [usize; 12] = [0, 1, 2, 7, 8, 65, 4096, (1 << 31) - 1, 1 << 31, (1 << 32) + 1, usize::MAX / 2, usize::MAX];
     let mut rng = StdRng::seed_from_u64(20261127);
     let pick = |rng: &mut StdRng| if rng.random_bool(0.5) { VALUES[rng.random_range(0..VALUES.len())] } else { rng.random_range(1..5000) };
-    let steps: Vec<_> = STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS).collect();
+    let steps: Vec<_> = gemm_ladder::steps::all().collect();
     let (mut planned, mut refused) = (0, 0);
     for _ in 0..20000 {
         let spec = &steps[rng.random_range(0..steps.len())].kernel.spec;

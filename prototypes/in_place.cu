@@ -22,6 +22,8 @@
 // The first form (SWZ = false: B in 72-wide unswizzled boxes, C stored from registers) is kept
 // as the reference the swizzled form must match bit for bit, and both are checked against
 // cuBLAS and against double-precision sums on the host, with what lies past A's and B's lines NaN.
+// (the host side is left out where NVRTC compiles the kernels alone: tests/nvrtc.rs)
+#ifndef __CUDACC_RTC__
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
@@ -32,6 +34,7 @@
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <cublas_v2.h>
+#endif
 #define CK(x) do { auto e_ = (x); if ((int)e_ != 0) { printf("%s:%d error %d\n", __FILE__, __LINE__, (int)e_); exit(1); } } while (0)
 
 struct __align__(64) TensorMap { unsigned long long opaque[16]; };
@@ -308,6 +311,11 @@ __global__ void __launch_bounds__(384, 1) inplace(const __grid_constant__ Params
     }
 }
 
+// both forms, for NVRTC where nothing launches them
+template __global__ void inplace<true, false>(const __grid_constant__ Params p);
+template __global__ void inplace<true, true>(const __grid_constant__ Params p);
+
+#ifndef __CUDACC_RTC__
 static const size_t SMEM = 230400 + 64 + 1024;
 
 static void encode(CUtensorMap* m, const void* line0, long long ld, int K, int lines, int box0, int box1, bool swizzle, int* shift, int cls, int step, unsigned long long align) {
@@ -446,3 +454,4 @@ int main() {
     }
     return 0;
 }
+#endif

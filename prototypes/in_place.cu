@@ -4,6 +4,8 @@
 // BENCHMARKS.md ("Reading A and B where they lie"); the design to bring into the generator.
 //
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o in_place in_place.cu -lcublas -lcuda
+//   ./in_place            every case checked, the large ones timed
+//   ./in_place --check    the small cases only, untimed (under compute-sanitizer)
 //
 // The product runs as C^T = B^T * A^T: wgmma's A operand is B^T, from registers; its B operand
 // is A, by descriptor.
@@ -30,6 +32,7 @@
 #include <vector>
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
@@ -356,7 +359,9 @@ static float bf2f(__nv_bfloat16 x) { return __bfloat162float(x); }
 
 struct Case { int M, N, K; long long lda, ldb, ldc; long long off_a, off_b, off_c; };
 
-int main() {
+int main(int argc, char** argv) {
+    // --check: the small cases only, untimed (for compute-sanitizer)
+    const bool check_only = argc > 1 && std::string(argv[1]) == "--check";
     cublasHandle_t blas; CK(cublasCreate(&blas));
     int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     CK(cudaFuncSetAttribute(inplace<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM));
@@ -377,6 +382,7 @@ int main() {
     unsigned long long x = 88172645463325252ull;
     auto normal = [&]() { x ^= x << 13; x ^= x >> 7; x ^= x << 17; double u1 = ((x >> 11) + 0.5) / 9007199254740992.0; x ^= x << 13; x ^= x >> 7; x ^= x << 17; double u2 = ((x >> 11) + 0.5) / 9007199254740992.0; return (float)(sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2)); };
     for (const Case& cs : cases) {
+        if (check_only && cs.M >= 4095) continue;
         const long long na = cs.off_a + cs.lda * cs.M, nb = cs.off_b + cs.ldb * cs.N, nc = cs.off_c + cs.ldc * cs.M;
         std::vector<__nv_bfloat16> ha(na), hb(nb);
         for (auto& v : ha) v = __float2bfloat16(normal());
@@ -435,7 +441,7 @@ int main() {
             for (long long i = 0; i < nc; ++i) diff += memcmp(&hs[i], &hc[i], 2) != 0;
             printf("  the swizzled form: %lld elements differ from the first%s\n", diff, diff ? "  WRONG" : "");
         }
-        if (cs.M >= 4095) {
+        if (cs.M >= 4095 && !check_only) {
             auto med = [&](auto fn) {
                 std::vector<float> ts;
                 for (int i = 0; i < 25; ++i) { cudaEventRecord(e0); fn(); cudaEventRecord(e1); cudaEventSynchronize(e1); float t; cudaEventElapsedTime(&t, e0, e1); if (i >= 5) ts.push_back(t); }

@@ -15,12 +15,14 @@
 //   a line (another line's elements) is zeroed in shared memory at the first K step.
 // - B by class of columns mod 4, 32-byte aligned maps, 64-wide boxes in the 128-byte swizzle
 //   (the "swizzled form", SWZ): each box starts at the 16-element boundary at or before where
-//   the A class's window needs it; the rest of the shift (0 to 60 elements, a multiple of 4) is
+//   the A class's window needs it; the rest of the shift (0 to 12 elements, a multiple of 4) is
 //   taken by the 32-bit shared loads that fill wgmma's A registers, the window's last elements
 //   from the next stage's box. Each stage's wgmmas are waited for before the next stage's
 //   registers load (ptxas serializes every wgmma otherwise).
-// - C through shared memory, each warpgroup's 64 columns a quarter of the rows at a time, then
-//   in 16-byte chunks aligned to C's own lines (as the library's smem_elements epilogue).
+// - C by TMA stores, by class of lines mod 16 as A (any leading dimension: 16 lines always span a
+//   multiple of 16 bytes), each map from its first line rounded down to 16 bytes and each box
+//   starting the rest of the way in; each warpgroup's 64 columns a quarter of the rows at a time,
+//   so that the stores run on behind the next tile's K loop.
 // The first form (SWZ = false: B in 72-wide unswizzled boxes, C stored from registers) is kept
 // as the reference the swizzled form must match bit for bit, and both are checked against
 // cuBLAS and against double-precision sums on the host, with what lies past A's and B's lines NaN.
@@ -43,7 +45,10 @@
 struct __align__(64) TensorMap { unsigned long long opaque[16]; };
 struct Params {
     TensorMap a[16], b[4], bs[4];  // A's rows by class mod 16 (128-byte aligned); B's columns mod 4; bs: B in 64-wide swizzled boxes
-    int sa[16], sb[4];        // elements each class's map starts before its lines
+    TensorMap c[16];               // C's rows by class mod 16 (16-byte aligned), for the swizzled form's TMA stores
+    int sa[16], sb[4], sc[16];     // elements each class's map starts before its lines
+    int c_end[16];                 // C's columns the TMA stores reach in each class of lines (its last whole 16 bytes)
+    int k_steps[16];               // the swizzled form's K steps for a tile of each class of A
     int rows_a[16], cols_b[4];
     unsigned short* C;
     int M, N, K, ldc, m_tiles;  // m_tiles: 256-row tiles in a class
@@ -63,6 +68,13 @@ __device__ __forceinline__ void tma_load(unsigned dst, const TensorMap& map, int
 }
 template <int R> __device__ __forceinline__ void regs_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(R)); }
 template <int R> __device__ __forceinline__ void regs_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R)); }
+__device__ __forceinline__ void tma_store(const TensorMap& map, unsigned src, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                 :: "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(src) : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read %0;\n" :: "n"(N) : "memory"); }
+template <int N> __device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;\n" :: "n"(N) : "memory"); }
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -73,6 +85,7 @@ __device__ __forceinline__ unsigned long long wgmma_desc(unsigned addr, unsigned
 }
 __device__ __forceinline__ unsigned lds32(unsigned addr) { unsigned v; asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr)); return v; }
 __device__ __forceinline__ void sts32(unsigned addr, unsigned v) { asm volatile("st.shared.b32 [%0], %1;\n" :: "r"(addr), "r"(v) : "memory"); }
+__device__ __forceinline__ void sts16(unsigned addr, unsigned short v) { asm volatile("st.shared.b16 [%0], %1;\n" :: "r"(addr), "h"(v) : "memory"); }
 __device__ __forceinline__ unsigned short to_bf16(float x) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(h) : "f"(x)); return h; }
 __device__ __forceinline__ void wgmma_rs_m64n256k16(float (&d)[32][4], const unsigned (&a)[4], unsigned long long db, int accumulate) {
     asm volatile(
@@ -120,8 +133,6 @@ __device__ __forceinline__ void decode(const Params& p, int t, int tiles_n, int&
     j = mi / 16;
 }
 
-// C's line of the tile's row r: row r of its class of lines
-#define LINE(r) (c + 16 * (r))
 template <bool STORE, bool SWZ = false>
 __global__ void __launch_bounds__(384, 1) inplace(const __grid_constant__ Params p) {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -129,13 +140,15 @@ __global__ void __launch_bounds__(384, 1) inplace(const __grid_constant__ Params
     const unsigned a_smem = (smem_base + 1023) & ~1023u;  // 4 stages of 256 x 64 (128-byte swizzle)
     const unsigned b_smem = a_smem + 131072;                // 4 stages of 4 boxes of 32 x 72 (32 x 64 swizzled)
     constexpr unsigned BP = SWZ ? 16384 : 18432;            // a stage of B
-    const unsigned full = a_smem + 230400, empty = full + 32;  // past the C tiles' buffers (SWZ)
+    const unsigned full = a_smem + 229376, empty = full + 32;  // past C's buffers (SWZ: 4 of 8192 bytes)
     if (threadIdx.x == 0) {
         for (int s = 0; s < 4; ++s) { mbar_init(full + 8 * s, 1); mbar_init(empty + 8 * s, 2); }
         mbar_fence_init();
     }
     __syncthreads();
-    const int tiles_n = (p.N + 127) / 128;
+    // the swizzled form's tiles start sc[c] columns left of 128-column boundaries, so that C's
+    // boxes start on 16 bytes: one more tile column where that needs it
+    const int tiles_n = (p.N + (SWZ ? 7 : 0) + 127) / 128;
     const int tiles = 16 * p.m_tiles * tiles_n;
     if (threadIdx.x < 128) {
         regs_dec<24>();
@@ -144,7 +157,8 @@ __global__ void __launch_bounds__(384, 1) inplace(const __grid_constant__ Params
             for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
                 int c, j, nt;
                 decode(p, t, tiles_n, c, j, nt);
-                const int k_tiles = (p.K + p.sa[c] + (SWZ ? 12 : 0) + 63) / 64;
+                const int n0 = 128 * nt - (SWZ ? p.sc[c] : 0);  // the tile's first column
+                const int k_tiles = SWZ ? p.k_steps[c] : (p.K + p.sa[c] + 63) / 64;
                 for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                     const int stage = it % 4;
                     mbar_wait(empty + 8 * stage, ((it / 4) & 1) ^ 1);
@@ -155,7 +169,9 @@ __global__ void __launch_bounds__(384, 1) inplace(const __grid_constant__ Params
                     for (int d = 0; d < 4; ++d) {
                         const int delta = p.sb[d] - p.sa[c];
                         const int off = SWZ ? delta - ((delta % 16) + 16) % 16 : delta - ((delta % 8) + 8) % 8;
-                        tma_load(b_smem + stage * BP + d * (SWZ ? 4096 : 4608), SWZ ? p.bs[d] : p.b[d], 64 * kt + off, 32 * nt, bar);
+                        // the box's 32 lines of class d: the tile's columns of that class (the first from n0 + (d - n0) mod 4)
+                        const int first = n0 + (((d - n0) % 4) + 4) % 4;
+                        tma_load(b_smem + stage * BP + d * (SWZ ? 4096 : 4608), SWZ ? p.bs[d] : p.b[d], 64 * kt + off, (first - d) / 4, bar);
                     }
                 }
             }
@@ -169,25 +185,57 @@ __global__ void __launch_bounds__(384, 1) inplace(const __grid_constant__ Params
         for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
             int c, j, nt;
             decode(p, t, tiles_n, c, j, nt);
-            const int k_tiles = (p.K + p.sa[c] + (SWZ ? 12 : 0) + 63) / 64;
+            const int n0 = 128 * nt - (SWZ ? p.sc[c] : 0);  // the tile's first column
+            const int k_tiles = SWZ ? p.k_steps[c] : (p.K + p.sa[c] + 63) / 64;
             // this thread's two rows of wgmma's A (columns of B): where they lie in a stage, the
             // first position whose K is B's own at K step 0, and their column of C
             unsigned boff[2], bsw[2], bres[2];
             int zero_below[2], n_of[2];
             #pragma unroll
             for (int rr = 0; rr < 2; ++rr) {
-                // swizzled form: warp w of either warpgroup holds class w, the warpgroup's 64 columns
-                // contiguous in C; else warpgroup 0 classes 0 and 1, warpgroup 1 classes 2 and 3
+                // swizzled form: warp w of either warpgroup holds columns n0 + w + 4 k (one class), the
+                // warpgroup's 64 columns contiguous in C; else warpgroup 0 classes 0 and 1, warpgroup 1
+                // classes 2 and 3
                 const int i = g * 64 + w * 16 + lane / 4 + rr * 8;
-                const int d = SWZ ? w : i / 32, bi = SWZ ? 16 * g + lane / 4 + rr * 8 : i % 32;
+                const int d = SWZ ? (((n0 + w) % 4) + 4) % 4 : i / 32, bi = SWZ ? 16 * g + lane / 4 + rr * 8 : i % 32;
                 const int delta = p.sb[d] - p.sa[c];
                 const int res = SWZ ? ((delta % 16) + 16) % 16 : ((delta % 8) + 8) % 8;
                 boff[rr] = SWZ ? d * 4096 + bi * 128 : d * 4608 + bi * 144 + res * 2;
                 bsw[rr] = bi & 7;
                 bres[rr] = res;
                 zero_below[rr] = p.sb[d] - (delta - res) - res;
-                n_of[rr] = nt * 128 + d + 4 * bi;
+                n_of[rr] = SWZ ? n0 + w + 4 * bi : n0 + d + 4 * bi;
             }
+            // the swizzled form's 16 loads a stage, placed once a tile (worked out at each stage, their
+            // shifts, swizzle and selects cost the product a tenth): load s h rr reads the stage's box
+            // at offs[s][2 h + rr], or the next stage's where its window has crossed into it (only
+            // the last 16 elements can: s = 3, nxm all ones); zbits: those zeroed at the first step
+            unsigned offs[4][4], nxm[4], zbits = 0;
+            if (SWZ) {
+                #pragma unroll
+                for (int s = 0; s < 4; ++s) {
+                    #pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        #pragma unroll
+                        for (int rr = 0; rr < 2; ++rr) {
+                            const int jj = 16 * s + 2 * (lane % 4) + 8 * h, pos = jj + bres[rr], q = pos & 63;
+                            offs[s][h * 2 + rr] = boff[rr] + (((q >> 3) ^ bsw[rr]) << 4) + (q & 7) * 2;
+                            if (s == 3) nxm[h * 2 + rr] = pos >= 64 ? ~0u : 0u;
+                            if (jj < zero_below[rr]) zbits |= 1u << (s * 4 + h * 2 + rr);
+                        }
+                    }
+                }
+                // held in registers: left to itself, ptxas works them out again at every stage
+                #pragma unroll
+                for (int s = 0; s < 4; ++s) {
+                    #pragma unroll
+                    for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(offs[s][e]));
+                }
+                #pragma unroll
+                for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(nxm[e]));
+                asm volatile("" : "+r"(zbits));
+            }
+            const bool crosses = SWZ && (nxm[0] | nxm[1] | nxm[2] | nxm[3]) != 0;
             float acc[32][4];
             for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                 const int stage = it % 4;
@@ -201,27 +249,41 @@ __global__ void __launch_bounds__(384, 1) inplace(const __grid_constant__ Params
                     consumers_sync();
                 }
                 const bool has_next = kt + 1 < k_tiles;
-                const unsigned b_next = b_smem + ((it + 1) % 4) * BP;
-                if (SWZ && has_next) mbar_wait(full + 8 * ((it + 1) % 4), ((it + 1) / 4) & 1);
                 unsigned af[4][4];
-                #pragma unroll
-                for (int s = 0; s < 4; ++s) {
+                if (SWZ) {
+                    // the next stage's distance from this one (a ring of 4)
+                    const unsigned to_next = ((it + 1) % 4) * BP - stage * BP;
+                    if (crosses && has_next) mbar_wait(full + 8 * ((it + 1) % 4), ((it + 1) / 4) & 1);
                     #pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        const int jj = 16 * s + 2 * (lane % 4) + 8 * h;
+                    for (int s = 0; s < 4; ++s) {
                         #pragma unroll
-                        for (int rr = 0; rr < 2; ++rr) {
-                            unsigned v;
-                            if (SWZ) {
-                                // a shift of 4 takes the window's last elements from the next stage's box
-                                const int pos = jj + bres[rr], q = pos & 63;
-                                v = lds32((pos >= 64 ? b_next : b_st) + boff[rr] + (((q >> 3) ^ bsw[rr]) << 4) + (q & 7) * 2);
-                                if (pos >= 64 && !has_next) v = 0u;
-                            } else {
-                                v = lds32(b_st + boff[rr] + jj * 2);
+                        for (int e = 0; e < 4; ++e) af[s][e] = lds32(b_st + offs[s][e] + (s == 3 ? nxm[e] & to_next : 0u));
+                    }
+                    if (kt == 0 && zbits != 0) {
+                        // B's window starts before its line: another line's elements
+                        #pragma unroll
+                        for (int s = 0; s < 4; ++s) {
+                            #pragma unroll
+                            for (int e = 0; e < 4; ++e) if ((zbits >> (s * 4 + e)) & 1) af[s][e] = 0u;
+                        }
+                    }
+                    if (!has_next && crosses) {
+                        // past the last step's box: past K
+                        #pragma unroll
+                        for (int e = 0; e < 4; ++e) af[3][e] &= ~nxm[e];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int s = 0; s < 4; ++s) {
+                        #pragma unroll
+                        for (int h = 0; h < 2; ++h) {
+                            const int jj = 16 * s + 2 * (lane % 4) + 8 * h;
+                            #pragma unroll
+                            for (int rr = 0; rr < 2; ++rr) {
+                                unsigned v = lds32(b_st + boff[rr] + jj * 2);
+                                if (kt == 0 && jj < zero_below[rr]) v = 0u;
+                                af[s][h * 2 + rr] = v;
                             }
-                            if (kt == 0 && jj < zero_below[rr]) v = 0u;
-                            af[s][h * 2 + rr] = v;
                         }
                     }
                 }
@@ -241,68 +303,66 @@ __global__ void __launch_bounds__(384, 1) inplace(const __grid_constant__ Params
                 if (sum == 1234.5f) p.C[threadIdx.x] = 0;
             }
             if (STORE && SWZ) {
-                // through shared memory, each warpgroup its 64 columns, a quarter of the 256 rows at a
-                // time; then C's lines in 16-byte chunks aligned to each line (as the library's
-                // smem_elements epilogue): a tile line is held s & 6 elements along, s where C's line
-                // starts past a 16-byte boundary, so that each chunk reads whole (or two, shifted by one)
-                unsigned short* const cst = reinterpret_cast<unsigned short*>(smem_raw + (a_smem - smem_base) + 196608) + g * (64 * 72);
+                // by TMA stores, C's lines by class mod 16 as A's: each class's map from its first line
+                // rounded down to 16 bytes (sc elements before it), as long as its lines' last whole 16
+                // bytes, so that a box starting 16 bytes aligned (TMA takes no other) writes nothing
+                // outside C's lines; the tile starts sc columns left of a 128-column boundary so that
+                // its boxes do. Threads store what the boxes cannot: a line's first 8 - sc elements
+                // (the warpgroups left of column 0) and its last (N + sc) mod 8.
+                // Each warpgroup's 64 columns go a quarter of the 256 rows at a time, through two
+                // 64 x 64 buffers in the 128-byte swizzle, so that a quarter's stores run on while the
+                // next is written and the last while the next tile's K loop runs.
+                const unsigned cbuf = a_smem + 196608 + g * 16384;
                 const int tid = threadIdx.x % 128;
-                const int n0w = nt * 128 + 64 * g;
-                const bool whole_n = n0w + 64 <= p.N;
-                const unsigned cbase = (unsigned)(reinterpret_cast<unsigned long long>(p.C) >> 1) + (unsigned)n0w, ldc8 = (unsigned)p.ldc & 7u;
+                const int n0w = n0 + 64 * g;
+                const bool boxed = n0w >= 0;
+                // the columns past the boxes' reach, left to the threads: c_end to N (fewer than 8)
+                const int thr_lo = p.c_end[c] > n0w ? p.c_end[c] : n0w;
+                const int thr_hi = n0w + 64 < p.N ? n0w + 64 : p.N;
                 #pragma unroll
                 for (int qr = 0; qr < 4; ++qr) {
-                    asm volatile("bar.sync %0, 128;\n" :: "r"(2 + g) : "memory");
+                    const unsigned buf = cbuf + (qr & 1) * 8192;
+                    if (tid == 0) bulk_wait_read<1>();  // this buffer's stores (two quarters back) have read it
+                    asm volatile("bar.sync %0, 128;\n" :: "r"(2 + g) : "memory");  // and every thread's reads
                     #pragma unroll
                     for (int qq = 0; qq < 8; ++qq) {
                         #pragma unroll
                         for (int e = 0; e < 4; ++e) {
                             const int row = 8 * qq + 2 * (lane % 4) + (e & 1);
                             const int col = n_of[e >> 1] - n0w;
-                            // (the line's start past a 16-byte boundary, from 32-bit arithmetic mod 8)
-                            const int sh = (int)((cbase + (unsigned)LINE(256 * j + 64 * qr + row) * ldc8) & 6u);
-                            cst[row * 72 + sh + col] = to_bf16(acc[8 * qr + qq][e]);
+                            sts16(buf + row * 128 + (((col >> 3) ^ (row & 7)) << 4) + (col & 7) * 2, to_bf16(acc[8 * qr + qq][e]));
                         }
                     }
+                    fence_proxy_async();  // the buffer, seen by the copy engine
                     asm volatile("bar.sync %0, 128;\n" :: "r"(2 + g) : "memory");
-                    if (whole_n) {
+                    if (boxed && tid == 0) {
+                        tma_store(p.c[c], buf, p.sc[c] + n0w, 256 * j + 64 * qr);
+                        bulk_commit();
+                    }
+                    const unsigned short* const from = reinterpret_cast<const unsigned short*>(smem_raw + (buf - smem_base));
+                    if (!boxed) {
+                        // left of the boxes: each line's first 8 - sc elements one a thread, then its
+                        // 16-byte chunks to column 64 - sc (those wholly before c_end) whole
                         #pragma unroll 1
-                        for (int i = tid; i < 512; i += 128) {
-                            const int row = i >> 3, jj = i & 7;
-                            const int mrow = 256 * j + 64 * qr + row;
+                        for (int i = tid; i < 64 * 8; i += 128) {
+                            const int row = i >> 3, k = i & 7, mrow = 256 * j + 64 * qr + row;
                             if (mrow >= p.rows_a[c]) continue;
-                            unsigned short* const to = p.C + (long long)LINE(mrow) * p.ldc + n0w;
-                            const int sc = (int)((reinterpret_cast<unsigned long long>(to) >> 1) & 7);
-                            if (jj == 0 && sc > 0) continue;
-                            const uint4* const from = reinterpret_cast<const uint4*>(cst + row * 72) + jj;
-                            uint4 v;
-                            if ((sc & 1) == 0) v = from[0];
-                            else {
-                                const uint4 lo = from[-1], hi = from[0];
-                                v = make_uint4((lo.w >> 16) | (hi.x << 16), (hi.x >> 16) | (hi.y << 16), (hi.y >> 16) | (hi.z << 16), (hi.z >> 16) | (hi.w << 16));
+                            unsigned short* const line = p.C + (long long)(c + 16 * mrow) * p.ldc;
+                            if (k == 0) {
+                                for (int n = 0; n < 8 - p.sc[c] && n < p.N; ++n) line[n] = from[row * 64 + ((row & 7) << 3) + p.sc[c] + n];
+                            } else if (8 * k + 8 <= p.c_end[c] + p.sc[c]) {
+                                *reinterpret_cast<uint4*>(line + 8 * k - p.sc[c]) = *reinterpret_cast<const uint4*>(from + row * 64 + ((k ^ (row & 7)) << 3));
                             }
-                            *reinterpret_cast<uint4*>(to + 8 * jj - sc) = v;
                         }
-                        // each line's head (8 - s elements) and tail (s), an element a thread
+                    }
+                    if (thr_lo < thr_hi) {
+                        // right of the boxes: each line's last (N + sc) mod 8 elements, one a thread
                         #pragma unroll 1
-                        for (int i = tid; i < 1024; i += 128) {
-                            const int row = i >> 4, k = i & 15;
+                        for (int i = tid; i < 64 * 8; i += 128) {
+                            const int row = i >> 3, n = thr_lo + (i & 7), col = n - n0w;
                             const int mrow = 256 * j + 64 * qr + row;
-                            if (mrow >= p.rows_a[c]) continue;
-                            unsigned short* const to = p.C + (long long)LINE(mrow) * p.ldc + n0w;
-                            const int sc = (int)((reinterpret_cast<unsigned long long>(to) >> 1) & 7);
-                            if (sc == 0) continue;
-                            const int col = k < 8 ? k : 64 - sc + (k - 8);
-                            if (k < 8 ? k < 8 - sc : k - 8 < sc) to[col] = cst[row * 72 + (sc & 6) + col];
-                        }
-                    } else {
-                        #pragma unroll 1
-                        for (int i = tid; i < 4096; i += 128) {
-                            const int row = i >> 6, col = i & 63;
-                            const int mrow = 256 * j + 64 * qr + row;
-                            unsigned short* const to = p.C + (long long)LINE(mrow) * p.ldc + n0w;
-                            const int sh = (int)((reinterpret_cast<unsigned long long>(to) >> 1) & 6);
-                            if (mrow < p.rows_a[c] && n0w + col < p.N) to[col] = cst[row * 72 + sh + col];
+                            if (n < thr_hi && mrow < p.rows_a[c])
+                                p.C[(long long)(c + 16 * mrow) * p.ldc + n] = from[row * 64 + (((col >> 3) ^ (row & 7)) << 3) + (col & 7)];
                         }
                     }
                 }
@@ -319,6 +379,7 @@ __global__ void __launch_bounds__(384, 1) inplace(const __grid_constant__ Params
                 }
             }
         }
+        if (STORE && SWZ && threadIdx.x % 128 == 0) bulk_wait<0>();  // the last stores are complete
     }
 }
 
@@ -327,14 +388,15 @@ template __global__ void inplace<true, false>(const __grid_constant__ Params p);
 template __global__ void inplace<true, true>(const __grid_constant__ Params p);
 
 #ifndef __CUDACC_RTC__
-static const size_t SMEM = 230400 + 64 + 1024;
+static const size_t SMEM = 229376 + 64 + 1024;
 
-static void encode(CUtensorMap* m, const void* line0, long long ld, int K, int lines, int box0, int box1, bool swizzle, int* shift, int cls, int step, unsigned long long align) {
+static void encode(CUtensorMap* m, const void* line0, long long ld, int K, int lines, int box0, int box1, bool swizzle, int* shift, int cls, int step, unsigned long long align, bool whole_granules = false) {
     const unsigned long long addr = (unsigned long long)((const unsigned short*)line0 + (long long)cls * ld);
     const unsigned long long base = addr & ~(align - 1);
     if (lines < 1) lines = 1;
     *shift = (int)((addr - base) / 2);
-    cuuint64_t dims[2] = {(cuuint64_t)(K + *shift), (cuuint64_t)lines};
+    // whole_granules: the lines end on their last whole 16 bytes (TMA stores clip boxes to 16-byte granules)
+    cuuint64_t dims[2] = {(cuuint64_t)(whole_granules ? (K + *shift) & ~7 : K + *shift), (cuuint64_t)lines};
     cuuint64_t strides[1] = {(cuuint64_t)(step * ld * 2)};
     cuuint32_t box[2] = {(cuuint32_t)box0, (cuuint32_t)box1};
     cuuint32_t es[2] = {1, 1};
@@ -358,6 +420,15 @@ static Params make(const __nv_bfloat16* A, long long lda, const __nv_bfloat16* B
         encode((CUtensorMap*)&p.b[c], B, ldb, K, p.cols_b[c], 72, 32, false, &p.sb[c], c, 4, 32);
         { int ignored; encode((CUtensorMap*)&p.bs[c], B, ldb, K, p.cols_b[c], 64, 32, true, &ignored, c, 4, 32); }
         if (p.sb[c] % 4) { printf("lines not 8-byte aligned: the design needs them\n"); exit(1); }
+    }
+    for (int c = 0; c < 16; ++c) {
+        encode((CUtensorMap*)&p.c[c], C, ldc, N, std::max(0, (M - c + 15) / 16), 64, 64, true, &p.sc[c], c, 16, 16, true);
+        p.c_end[c] = ((N + p.sc[c]) & ~7) - p.sc[c];
+        // the swizzled form's K steps: the window's last (up to 12) elements come from the next
+        // step's box of B, zeroed after the last step: enough steps that they lie past K
+        int res_most = 0;
+        for (int d = 0; d < 4; ++d) res_most = std::max(res_most, (((p.sb[d] - p.sa[c]) % 16) + 16) % 16);
+        p.k_steps[c] = (K + p.sa[c] + res_most + 63) / 64;
     }
     p.C = (unsigned short*)C; p.M = M; p.N = N; p.K = K; p.ldc = ldc; p.m_tiles = (most + 255) / 256; p.band = 4;
     return p;

@@ -1560,3 +1560,41 @@ fn copy_lines_moves_lines_at_any_alignment_and_nothing_else() {
     assert!(err.to_string().contains("need 32 elements of the destination, but its buffer holds 31"), "{err}");
     assert!(stream.clone_dtoh(&d).unwrap().iter().all(|&x| x == 0.0));
 }
+
+/// Lines 8 bytes aligned on `hopper_autotuned` (TMA's tiling): A and B read
+/// and C written where they lie, by tensor maps a class of lines at a time
+/// (the plan says so), matching cuBLAS element by element with NaN around
+/// and between every operand's lines and nothing written outside C's: every
+/// side odd, lines padded past K, views at odd offsets, C's lines 16 bytes
+/// aligned and not, shallow and deep products; what the plan leaves to
+/// copies (M below 16, lines 4 bytes aligned) runs right too.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn lines_8_bytes_aligned_are_read_where_they_lie_by_class_of_lines() {
+    use gemm_ladder::steps::hopper_autotuned;
+    let bench = bench();
+    if bench.gpu.capability != (9, 0) {
+        return;
+    }
+    let k = &hopper_autotuned::KERNEL;
+    let cases: [(Dims, [usize; 3], [usize; 3], bool); 8] = [
+        (Dims::new(4095, 4097, 4100), [4100, 4100, 4097], [0, 0, 0], true),
+        (Dims::new(4095, 4097, 4100), [4108, 4100, 4097], [4, 12, 5], true),
+        (Dims::new(4096, 4096, 4100), [4104, 4104, 4097], [0, 0, 0], true),
+        (Dims::new(4096, 4096, 4096), [4100, 4100, 4096], [8, 4, 0], true),
+        (Dims::new(511, 513, 516), [516, 516, 513], [12, 4, 1], true),
+        (Dims::new(255, 257, 324), [324, 324, 257], [0, 0, 0], true),
+        // fewer than 16 lines of C: copies
+        (Dims::new(15, 300, 4100), [4100, 4100, 300], [0, 0, 0], false),
+        // A's lines 4 bytes aligned: copies
+        (Dims::new(1000, 1000, 1002), [1002, 1004, 1000], [0, 0, 0], false),
+    ];
+    for (i, (dims, lds, offsets, by_class)) in cases.into_iter().enumerate() {
+        let what = format!("{} x {} x {}, lds {lds:?}, offsets {offsets:?}", dims.m, dims.n, dims.k);
+        match launch_spread(&bench, k, dims, lds, offsets, 2100 + i as u64) {
+            Ok(Outcome::Ran(plan)) => assert_eq!(plan == Plan::ByClass, by_class, "{what}: {plan:?}"),
+            Ok(Outcome::Refused(e)) => panic!("{what}: refused: {e}"),
+            Err(e) => panic!("{what}: {e}"),
+        }
+    }
+}

@@ -543,3 +543,30 @@ fn the_in_place_prototype_compiles_for_sm_90a_without_serialized_wgmmas() {
     assert_eq!((u.spill_stores, u.spill_loads), (0, 0), "{u:?}");
     assert!(!u.advisories.iter().any(|a| a.contains("C7513") || a.contains("C7519") || a.contains("serialized")), "{:?}", u.advisories);
 }
+
+/// The variant that reads A and B and writes C where they lie, a class of
+/// lines at a time (`tma(by_class)`), compiles for sm_90a from every ladder
+/// step whose tiling it is written for (`hopper_autotuned`'s among them) as
+/// the NVRTC of CI builds it: no warning, no spills, no wgmma that ptxas
+/// serializes or waits it injects among them (C7513, C7519).
+#[test]
+fn the_by_class_variant_compiles_for_sm_90a_without_spills_or_serialized_wgmmas() {
+    use gemm_runtime::realign::by_class_spec;
+    let mut names = Vec::new();
+    for step in gemm_ladder::steps::all() {
+        let Some(spec) = by_class_spec(&step.kernel.spec) else { continue };
+        let k = gemm_runtime::Kernel::from_spec(spec).unwrap_or_else(|e| panic!("{e}"));
+        assert!(k.name.contains("_byclass"), "{}", k.name);
+        compile_clean(&k.source, &k.name, k.spec.arch.nvrtc_name());
+        let u = gemm_runtime::compile::usage(&k.source, &k.name, "sm_90a").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((u.spill_stores, u.spill_loads), (0, 0), "{}: {u:?}", k.name);
+        assert!(
+            !u.advisories.iter().any(|a| a.contains("C7513") || a.contains("C7519") || a.contains("serialized")),
+            "{}: {:?}",
+            k.name,
+            u.advisories
+        );
+        names.push(step.name);
+    }
+    assert!(names.contains(&"hopper_autotuned"), "{names:?}");
+}

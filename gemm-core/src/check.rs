@@ -699,6 +699,10 @@ fn multicast_parts(spec: &KernelSpec, which: Which, out: &mut Vec<Diag>) {
 
 fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let b = spec.block;
+    if spec.by_class() && !spec.by_class_fits() {
+        // (the launcher's variant only; no attribute asks for it)
+        out.push(Diag::new("staging", "the by-class variant is written for hopper_autotuned's tiling alone (KernelSpec::by_class_fits)"));
+    }
     match (spec.staging, b.k) {
         (Staging::Direct, Some(k)) => {
             out.push(Diag::new(

@@ -172,7 +172,12 @@ pub enum Staging {
     /// start once its last copy is issued (0: neither).
     /// `evict_first`: the operands whose TMA loads ask the L2 to evict
     /// their lines first ([`EvictFirst`]).
-    Tma { stages: u32, cp_async: Option<RingCopies>, prefetch: u32, evict_first: EvictFirst },
+    /// `by_class`: A, B and C read and written where they lie, their lines
+    /// 8 bytes aligned (2 for C), by tensor maps a class of lines at a time
+    /// (the cuda module `by_class`): the launcher's variant of a
+    /// specialized TMA kernel for such lines, generated from the same spec
+    /// where [`KernelSpec::by_class_fits`].
+    Tma { stages: u32, cp_async: Option<RingCopies>, prefetch: u32, evict_first: EvictFirst, by_class: bool },
 }
 
 /// Operands whose TMA loads ask the L2 to evict their lines before others
@@ -233,7 +238,7 @@ impl RingCopies {
 impl Staging {
     /// TMA's stages alone: no cp.async fill, no L2 prefetch, no evict-first hint.
     pub const fn tma(stages: u32) -> Staging {
-        Staging::Tma { stages, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: false, b: false } }
+        Staging::Tma { stages, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: false, b: false }, by_class: false }
     }
 
     pub const fn name(self) -> &'static str {
@@ -646,6 +651,10 @@ pub struct Requirements {
 /// swizzle, so that each box lands where and as the whole tile's would.
 pub const EDGE_BOX_LINES: u32 = 8;
 
+/// Shared memory the `by_class` variant keeps past its stages for C: each
+/// consumer warpgroup's two buffers of 64 x 64 16-bit elements.
+pub const BY_CLASS_C_BYTES: u32 = 4 * 64 * 64 * 2;
+
 /// One operand's tile under TMA staging: `boxes` boxes of `outer` lines of
 /// `inner` elements, one swizzle row each (`swizzle` bytes), side by side
 /// along the operand's contiguous dimension. A K-major operand (A row-major,
@@ -775,6 +784,10 @@ impl KernelSpec {
 
     /// The staged tiles and the epilogue's scratch, from the tiles' start.
     fn tiles_bytes(&self) -> u32 {
+        if self.by_class() {
+            // C's four buffers of 64 x 64 past the stages (the cuda module `by_class`)
+            return self.staged_bytes() + BY_CLASS_C_BYTES;
+        }
         match self.epilogue_scratch_bytes() {
             0 => self.staged_bytes(),
             scratch => self.staged_bytes().max(self.epilogue_scratch_offset() + scratch),
@@ -899,9 +912,13 @@ impl KernelSpec {
 
     /// The kernel's tensor-map parameters in their order (`tmap_` and the
     /// name): A's and B's where TMA loads their stages, their edge boxes'
-    /// ([`Self::edge_boxes`]), C's under `epilogue = tma`.
+    /// ([`Self::edge_boxes`]), C's under `epilogue = tma`; none under
+    /// `by_class`, whose maps come in one parameter of their own.
     pub fn tma_maps(&self) -> Vec<&'static str> {
         let mut maps = Vec::new();
+        if self.by_class() {
+            return maps;
+        }
         maps.extend([(Which::A, "a"), (Which::B, "b")].into_iter().filter(|(w, _)| self.tma_loads(*w)).map(|(_, m)| m));
         if let Staging::Tma { cp_async: None, .. } = self.staging {
             maps.extend([(Which::A, "a_edge"), (Which::B, "b_edge")].into_iter().filter(|(w, _)| self.edge_boxes(*w)).map(|(_, m)| m));
@@ -910,6 +927,49 @@ impl KernelSpec {
             maps.push("c");
         }
         maps
+    }
+
+    /// Whether this is the variant that reads A and B and writes C where
+    /// they lie, a class of lines at a time (`tma(by_class)`).
+    pub fn by_class(&self) -> bool {
+        matches!(self.staging, Staging::Tma { by_class: true, .. })
+    }
+
+    /// Whether the launcher may run this spec's `by_class` variant: the
+    /// tiling that variant is written for, `hopper_autotuned`'s (a
+    /// specialized, persistent 128 x 256 x 64 block of one producer and two
+    /// consumer warpgroups, each a wgmma atom of 64 x 256 over a 128-byte
+    /// swizzle; at most 4 stages), on a row-major A, column-major B and
+    /// row-major C of one 16-bit type, storing `C = A B` and nothing else.
+    /// The variant computes `C^T = B^T A^T` on the same tiles turned over
+    /// (256 rows of C by 128 columns).
+    pub fn by_class_fits(&self) -> bool {
+        let one_type = self.a.elem == self.b.elem && self.b.elem == self.c.elem && self.a.elem.bytes() == 2;
+        let layouts = (self.a.layout, self.b.layout, self.c.layout) == (Layout::RowMajor, Layout::ColMajor, Layout::RowMajor);
+        let tiles = (self.block.m, self.block.n, self.block.k) == (128, 256, Some(64))
+            && self.warp.is_some_and(|w| (w.m, w.n) == (64, 256))
+            && matches!(self.atom, Atom::Wgmma { m: 64, n: 256, k: 16, .. });
+        // (its consumers hold some 200 registers a thread: the producer gives its own up)
+        let roles = self.specialize.is_some_and(|sp| {
+            sp.producers == 1
+                && sp.consumers == 2
+                && !sp.pingpong
+                && !sp.overlap
+                && sp.arrivals == Arrivals::Warpgroup
+                && sp.producer_regs.is_some()
+                && sp.consumer_regs.is_some_and(|r| r >= 232)
+        });
+        let staging = matches!(self.staging, Staging::Tma { stages: 1..=4, cp_async: None, .. });
+        one_type
+            && layouts
+            && tiles
+            && roles
+            && staging
+            && self.swizzle.tma_bytes() == Some(128)
+            && self.persistent == Some(Persistent::Tiles)
+            && self.cluster.is_none()
+            && !self.fused.any()
+            && self.arch == Arch::Sm90a
     }
 
     /// Blocks in a thread block cluster (1 without one).
@@ -1119,6 +1179,9 @@ impl KernelSpec {
                 let c_side = if self.epilogue_scratch_bytes() > 0 { (1, c) } else { (16 / c, 32) };
                 (operands, c_side)
             }
+            // the by-class variant: A's and B's lines 8 bytes aligned (its maps' classes shift by
+            // whole 32-bit words), C's at any alignment
+            (_, Staging::Tma { by_class: true, .. }) => ([aligned(8 / ab, ab); 2], (1, c)),
             (_, staging) => {
                 let c_vector = match (self.epilogue, self.atom) {
                     // the C tile goes out in 16-byte chunks, or by a TMA store
@@ -1230,8 +1293,11 @@ impl KernelSpec {
                     s += &format!("_f{fragments}");
                 }
             }
-            Staging::Tma { stages, cp_async, prefetch, evict_first } => {
+            Staging::Tma { stages, cp_async, prefetch, evict_first, by_class } => {
                 s += &format!("_s{stages}");
+                if by_class {
+                    s += "_byclass";
+                }
                 if let Some(r) = cp_async {
                     s += &format!("_cp{}", r.vector);
                     if let Some(only) = r.only {

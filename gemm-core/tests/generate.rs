@@ -674,7 +674,7 @@ fn zeroed_accumulators_are_cleared_before_each_tile_and_every_wgmma_adds() {
 #[test]
 fn stages_filled_by_cp_async_take_the_layout_tma_would_and_arrive_from_every_producer_thread() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 4, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::Tma { stages: 4, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default(), by_class: false };
     s.specialize = Some(ring_producer());
     let src = generate(&s).unwrap().source;
     assert!(!src.contains("tma_load(") && !src.contains("TensorMap tmap"), "{src}");
@@ -734,8 +734,13 @@ fn ring_producer() -> Specialize {
 #[test]
 fn stages_of_one_operand_filled_by_cp_async_beside_tma_loads_of_the_other() {
     let mut s = hopper_spec();
-    s.staging =
-        Staging::Tma { stages: 4, cp_async: Some(RingCopies { vector: 4, only: Some(Which::B) }), prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::Tma {
+        stages: 4,
+        cp_async: Some(RingCopies { vector: 4, only: Some(Which::B) }),
+        prefetch: 0,
+        evict_first: Default::default(),
+        by_class: false,
+    };
     s.specialize = Some(ring_producer());
     assert!(gemm_core::check(&s).is_empty(), "{:?}", gemm_core::check(&s));
     assert_eq!(s.tma_maps(), ["a"]);
@@ -992,7 +997,7 @@ fn a_cluster_split_along_k_streams_each_part_and_adds_rank_1s_sum_through_shared
 #[test]
 fn a_prefetch_asks_the_l2_for_the_first_k_steps_before_the_wait_and_lets_the_next_launch_start_after_the_last_copy() {
     let mut s = split_k_spec();
-    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 2, evict_first: Default::default() };
+    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 2, evict_first: Default::default(), by_class: false };
     assert_eq!(check(&s), vec![]);
     let src = generate(&s).unwrap().source;
     assert_in_order(
@@ -1036,7 +1041,7 @@ fn a_prefetch_asks_the_l2_for_the_first_k_steps_before_the_wait_and_lets_the_nex
 #[test]
 fn evict_first_hints_the_named_operands_loads_alone() {
     let mut s = hopper_spec();
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: true, b: false } };
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: true, b: false }, by_class: false };
     assert_eq!(check(&s), vec![]);
     assert!(s.kernel_name().contains("_tma_s3_efa_"), "{}", s.kernel_name());
     let src = generate(&s).unwrap().source;
@@ -1053,7 +1058,7 @@ fn evict_first_hints_the_named_operands_loads_alone() {
         assert!(src.contains(line), "{line}\n{src}");
     }
     assert!(!src.contains("tma_load_first(b"), "{src}");
-    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: false, b: true } };
+    s.staging = Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: false, b: true }, by_class: false };
     assert!(s.kernel_name().contains("_tma_s3_efb_"), "{}", s.kernel_name());
     let src = generate(&s).unwrap().source;
     assert!(src.contains("tma_load_first(b_smem + stage * 32768, tmap_b, k0, block_n, b_batch, bar);") && !src.contains("tma_load_first(a"), "{src}");

@@ -142,7 +142,7 @@ fn thread_arrivals_refuse_stages_filled_by_cp_async() {
     s.specialize = Some(Specialize { arrivals: Arrivals::Thread, ..two_consumers(40, 232) });
     s.persistent = Some(Persistent::Tiles);
     assert_eq!(check(&s), vec![]);
-    s.staging = Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default(), by_class: false };
     assert_eq!(errors_at(&s), vec!["specialize.arrivals"], "{:?}", check(&s));
 }
 
@@ -161,7 +161,7 @@ fn overlap_takes_stages_filled_by_cp_async_but_no_c_stored_another_way() {
     s.epilogue = Epilogue::Tma;
     assert_eq!(check(&s), vec![]);
     let mut ring = KernelSpec {
-        staging: Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default() },
+        staging: Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default(), by_class: false },
         ..s.clone()
     };
     ring.specialize = ring.specialize.map(|sp| Specialize { producer_regs: Some(40), consumer_regs: Some(232), ..sp });
@@ -176,12 +176,16 @@ fn overlap_takes_stages_filled_by_cp_async_but_no_c_stored_another_way() {
 /// multicasts (which shares TMA's copies).
 #[test]
 fn stages_filled_by_cp_async_need_a_producer_warpgroup_and_no_multicast() {
-    let mut s = wgmma_spec(256, 384, Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default() });
+    let mut s = wgmma_spec(
+        256,
+        384,
+        Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default(), by_class: false },
+    );
     s.specialize = Some(two_consumers(40, 232));
     assert_eq!(check(&s), vec![], "tma_store's tiling filled by 8-byte copies is legal");
-    s.staging = Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(1)), prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(1)), prefetch: 0, evict_first: Default::default(), by_class: false };
     assert_eq!(errors_at(&s), vec!["staging"], "2-byte copies");
-    s.staging = Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(8)), prefetch: 0, evict_first: Default::default() };
+    s.staging = Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(8)), prefetch: 0, evict_first: Default::default(), by_class: false };
     assert_eq!(check(&s), vec![], "16-byte copies");
     let sp = s.specialize.unwrap();
     s.specialize = Some(Specialize { producer_regs: Some(24), consumer_regs: Some(240), ..sp });
@@ -258,7 +262,7 @@ fn cp_async_copies_at_least_4_bytes() {
 /// cp.async (the narrow variant drops it).
 #[test]
 fn a_prefetch_takes_the_one_tile_a_block_owns() {
-    let mut s = wgmma_spec(64, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 2, evict_first: Default::default() });
+    let mut s = wgmma_spec(64, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 2, evict_first: Default::default(), by_class: false });
     s.specialize = Some(two_consumers(24, 240));
     assert_eq!(check(&s), vec![]);
     let split = KernelSpec { cluster: Some(Cluster { m: 1, n: 1, k: 2, multicast: None }), ..s.clone() };
@@ -270,7 +274,13 @@ fn a_prefetch_takes_the_one_tile_a_block_owns() {
         (
             "stages filled by cp.async",
             KernelSpec {
-                staging: Staging::Tma { stages: 4, cp_async: Some(RingCopies::both(4)), prefetch: 2, evict_first: Default::default() },
+                staging: Staging::Tma {
+                    stages: 4,
+                    cp_async: Some(RingCopies::both(4)),
+                    prefetch: 2,
+                    evict_first: Default::default(),
+                    by_class: false,
+                },
                 ..s.clone()
             },
         ),
@@ -284,12 +294,13 @@ fn a_prefetch_takes_the_one_tile_a_block_owns() {
 /// share reads; the other operand may be hinted beside a multicast.
 #[test]
 fn evict_first_names_no_multicast_operand() {
-    let mut s = wgmma_spec(64, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: true, b: true } });
+    let mut s =
+        wgmma_spec(64, 384, Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: true, b: true }, by_class: false });
     s.specialize = Some(two_consumers(24, 240));
     assert_eq!(check(&s), vec![]);
     s.cluster = Some(Cluster { m: 2, n: 1, k: 1, multicast: Some(Which::B) });
     assert!(errors_at(&s).contains(&"staging.evict_first"), "{:?}", check(&s));
-    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: true, b: false } };
+    s.staging = Staging::Tma { stages: 4, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: true, b: false }, by_class: false };
     assert!(!errors_at(&s).contains(&"staging.evict_first"), "{:?}", check(&s));
 }
 
@@ -314,7 +325,13 @@ fn a_cluster_split_along_k_shares_one_tile_on_the_producer_consumer_path() {
         (
             "stages filled by cp.async",
             KernelSpec {
-                staging: Staging::Tma { stages: 4, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default() },
+                staging: Staging::Tma {
+                    stages: 4,
+                    cp_async: Some(RingCopies::both(4)),
+                    prefetch: 0,
+                    evict_first: Default::default(),
+                    by_class: false,
+                },
                 ..s.clone()
             },
         ),

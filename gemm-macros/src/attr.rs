@@ -452,7 +452,7 @@ fn staging(cx: &mut Ctxt, value: &Node) -> Option<Staging> {
                 Some(_) => EvictFirst { a: true, b: true },
                 None => EvictFirst::default(),
             };
-            Some(Staging::Tma { stages: f.required(cx, "stages")?, cp_async: None, prefetch, evict_first })
+            Some(Staging::Tma { stages: f.required(cx, "stages")?, cp_async: None, prefetch, evict_first, by_class: false })
         }
         _ => {
             cx.error(span, format!("unknown staging `{kind}`{}; expected one of {}", hint(&kind, KINDS), list(KINDS)));

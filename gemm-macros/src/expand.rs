@@ -404,13 +404,13 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Staging::CpAsync { stages, vector, transpose_a, fragments } => {
             quote!(#p::Staging::CpAsync { stages: #stages, vector: #vector, transpose_a: #transpose_a, fragments: #fragments })
         }
-        Staging::Tma { stages, cp_async, prefetch, evict_first: EvictFirst { a, b } } => {
+        Staging::Tma { stages, cp_async, prefetch, evict_first: EvictFirst { a, b }, by_class } => {
             let cp_async = opt(cp_async, |RingCopies { vector, only }| {
                 let only = opt(only, |w| which_tokens(&p, w));
                 quote!(#p::RingCopies { vector: #vector, only: #only })
             });
             let evict_first = quote!(#p::EvictFirst { a: #a, b: #b });
-            quote!(#p::Staging::Tma { stages: #stages, cp_async: #cp_async, prefetch: #prefetch, evict_first: #evict_first })
+            quote!(#p::Staging::Tma { stages: #stages, cp_async: #cp_async, prefetch: #prefetch, evict_first: #evict_first, by_class: #by_class })
         }
     };
     let specialize = opt(s.specialize, |Specialize { producers, consumers, producer_regs, consumer_regs, pingpong, arrivals, overlap }| {

@@ -57,14 +57,20 @@ fn the_whole_hopper_vocabulary_parses() {
     // a ring that prefetches ahead of a dependent launch's wait
     let (a, errors) = parse(quote! { staging = tma(stages = 3, prefetch = 2) });
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(a.staging, Some(Staging::Tma { stages: 3, cp_async: None, prefetch: 2, evict_first: Default::default() }));
+    assert_eq!(a.staging, Some(Staging::Tma { stages: 3, cp_async: None, prefetch: 2, evict_first: Default::default(), by_class: false }));
     // loads of A that leave the L2 first; a value that names no operands is an error that lists them
     let (a, errors) = parse(quote! { staging = tma(stages = 3, prefetch = 2, evict_first = a) });
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(a.staging, Some(Staging::Tma { stages: 3, cp_async: None, prefetch: 2, evict_first: EvictFirst { a: true, b: false } }));
+    assert_eq!(
+        a.staging,
+        Some(Staging::Tma { stages: 3, cp_async: None, prefetch: 2, evict_first: EvictFirst { a: true, b: false }, by_class: false })
+    );
     let (a, errors) = parse(quote! { staging = tma(stages = 3, evict_first = ab) });
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(a.staging, Some(Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: true, b: true } }));
+    assert_eq!(
+        a.staging,
+        Some(Staging::Tma { stages: 3, cp_async: None, prefetch: 0, evict_first: EvictFirst { a: true, b: true }, by_class: false })
+    );
     let (_, errors) = parse(quote! { staging = tma(stages = 3, evict_first = c) });
     assert!(errors.iter().any(|e| e.contains("`evict_first` in `tma(..)` is one of `a`, `b`, `ab`")), "{errors:?}");
     // a cluster that splits K

@@ -335,15 +335,29 @@ impl Kernel {
         for m in &maps {
             launch.arg(m);
         }
+        // the by-class variant's maps, a class of each operand's lines at a time
+        let classes = match self.spec.by_class() {
+            true if dims.m < 16 || dims.n < 8 || b.count != 1 => {
+                let rule = "the by-class variant takes one problem of M >= 16 and N >= 8 (each class of lines holds some)";
+                return Err(GemmError::UnsupportedSize { kernel: self.name.to_string(), rule: rule.to_string() });
+            }
+            true => Some(tma::line_classes(self.spec.a.elem, [a_ptr, b_ptr, c_ptr], [sa.ld, sb.ld, sc.ld], (dims.m, dims.n, dims.k))?),
+            false => None,
+        };
+        if let Some(classes) = &classes {
+            launch.arg(classes);
+        }
         // SAFETY: the kernel's parameters are (A, B, C pointers, M, N, K, lda,
         // ldb, ldc, batch strides of A, B and C), then the epilogue's (alpha,
         // beta, bias and its batch stride) where the spec declares them, then
         // under persistent = tiles (batches), under stream-K (batches,
         // partials, flags) with the scratch sized for its grid, and under TMA
         // staging A's and B's tensor maps unless cp.async fills the stages
-        // (and C's under epilogue = tma), in `KernelSpec::tma_maps`'s order, as
+        // (and C's under epilogue = tma), in `KernelSpec::tma_maps`'s order, or
+        // under `by_class` the maps of every class of lines (`LineClasses`), as
         // `gemm_core`'s params module generates them; the checks above keep
-        // every access in bounds.
+        // every access in bounds (the by-class plan asks M >= 16 and N >= 8,
+        // so that every class holds lines).
         unsafe { crate::launch::launch(&f, stream, cfg, &mut launch, order) }?;
         if let Some(s) = &staged {
             s.finish(stream)?;
@@ -427,7 +441,11 @@ impl Kernel {
     fn persistent_blocks(&self, resident: u32, dims: Dims) -> u32 {
         let b = &self.spec.block;
         let (cm, cn) = self.spec.cluster.map_or((1, 1), |c| (c.m as usize, c.n as usize));
-        let tiles = dims.m.div_ceil(b.m as usize * cm) * dims.n.div_ceil(b.n as usize * cn) * dims.batch.count;
+        let tiles = if self.spec.by_class() {
+            realign::by_class_tiles(dims)
+        } else {
+            dims.m.div_ceil(b.m as usize * cm) * dims.n.div_ceil(b.n as usize * cn) * dims.batch.count
+        };
         let size = cm * cn;
         (balanced_blocks(tiles, resident as usize / size) * size) as u32
     }

@@ -58,6 +58,10 @@ pub enum Plan {
     /// loads the other), C written at any alignment (`scalar_c`); the
     /// operands marked `a`, `b`, `c` still go through aligned copies.
     Variant { vector: Option<u32>, only: Option<Which>, scalar_c: bool, a: bool, b: bool, c: bool },
+    /// The spec's by-class variant ([`by_class_spec`]) reads A and B and
+    /// writes C where they lie, by tensor maps a class of lines at a time:
+    /// for A's and B's lines 8 bytes aligned, C's any.
+    ByClass,
 }
 
 /// How a launch of `spec` with buffers of `lens` elements at `addrs` (A, B,
@@ -129,6 +133,9 @@ pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Op
             (vector, only) = (Some(ring.vector), ring.only);
             copy_a = a && !ring.fills(Which::A);
             copy_b = b && !ring.fills(Which::B);
+        } else if let Some(v) = by_class_spec(spec).filter(|v| (a || b) && by_class_pays(spec, v, dims, addrs, [a, b])) {
+            // where A and B would be copied: read where they lie, a class of lines at a time
+            return (Plan::ByClass, Some(v));
         }
     } else if let Some(min) = narrow {
         let fits: Vec<u32> = [(a, widest[0]), (b, widest[1])].into_iter().filter(|&(m, _)| m).map(|(_, w)| w).filter(|&w| w >= min).collect();
@@ -313,6 +320,51 @@ fn narrowed(spec: &KernelSpec, v: u32, only: Option<Which>) -> Option<KernelSpec
     gemm_core::check(&variant).is_empty().then_some(variant)
 }
 
+/// What a K step of a block's tile costs `hopper_autotuned`'s tiling on the
+/// H100, by either tile (128 x 256, or 256 x 128 turned over in the
+/// by-class variant): 4095 x 4097 x 4100 ran in 207 us by class, four
+/// tiles of 65 or 66 steps a block (BENCHMARKS.md, 2026-11-27).
+const TILE_STEP_S: f64 = 0.78e-6;
+
+/// The by-class variant's tiles for `dims`: 16 classes of C's lines, each
+/// in tiles of 256 of them, by columns of 128 (one more where the tiles'
+/// shift needs it).
+pub fn by_class_tiles(dims: Dims) -> usize {
+    16 * dims.m.div_ceil(16).div_ceil(256) * (dims.n + 7).div_ceil(128)
+}
+
+/// Whether the by-class `variant` of `spec` takes a launch at `addrs` (A's
+/// and B's lines 8 bytes aligned, every class of lines holding some: M at
+/// least 16, N at least 8; one problem) and costs less than `spec` with
+/// the operands `copied` (A, B) copied first: its tiles' K steps, a class
+/// of lines a tile, against the copies' traffic and the spec's own tiles'
+/// steps. Its tiles hold 256 lines of one class of 16, so a small M leaves
+/// most of each empty and the copies win there.
+fn by_class_pays(spec: &KernelSpec, variant: &KernelSpec, dims: Dims, addrs: [u64; 3], copied: [bool; 2]) -> bool {
+    let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
+    if dims.m < 16 || dims.n < 8 || dims.batch.count != 1 || crate::args::misaligned(variant, &shapes, dims, addrs) != [false; 3] {
+        return false;
+    }
+    let waves = |tiles: usize| (tiles as f64 / SMS).ceil();
+    // the window starts up to 60 elements early and B's runs up to 12 past it
+    let by_class = waves(by_class_tiles(dims)) * (dims.k + 72).div_ceil(64) as f64 * TILE_STEP_S;
+    let tiles = dims.m.div_ceil(spec.block.m as usize) * dims.n.div_ceil(spec.block.n as usize);
+    let copies = copy_seconds(spec, dims, copied) + waves(tiles) * dims.k.div_ceil(64) as f64 * TILE_STEP_S;
+    by_class < copies
+}
+
+/// `spec`'s variant that reads A and B and writes C where they lie, a class
+/// of lines at a time (`tma(by_class)`, the cuda module `by_class`), where
+/// the spec's tiling is the one it is written for.
+pub fn by_class_spec(spec: &KernelSpec) -> Option<KernelSpec> {
+    let mut variant = spec.clone();
+    match &mut variant.staging {
+        Staging::Tma { by_class, .. } if spec.by_class_fits() => *by_class = true,
+        _ => return None,
+    }
+    gemm_core::check(&variant).is_empty().then_some(variant)
+}
+
 /// The variant of `spec` that takes A, B and C at `addrs` where it can (see
 /// [`Plan::Variant`]); `None` where the plan runs `spec` itself.
 pub fn variant_spec(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> Option<KernelSpec> {
@@ -411,7 +463,7 @@ pub(crate) fn repitched(spec: &KernelSpec, shapes: &[Shape; 3], dims: Dims) -> [
     // (an operand whose stages cp.async fills is read at any pitch alike)
     let slow = |which: Which, i: usize, elem: gemm_core::spec::Elem, across: usize| {
         let pitch = shapes[i].ld.saturating_mul(elem.bytes() as usize);
-        spec.tma_loads(which) && !pitch.is_multiple_of(32) && across >= REPITCH_MIN
+        spec.tma_loads(which) && !spec.by_class() && !pitch.is_multiple_of(32) && across >= REPITCH_MIN
     };
     [slow(Which::A, 0, spec.a.elem, dims.n), slow(Which::B, 1, spec.b.elem, dims.m), false]
 }
@@ -719,9 +771,15 @@ mod tests {
         // cp.async: the same lines where they lie
         let rows = Dims::new(4096, 4096, 4100).with_ld(4104, 4096, 4096);
         assert_eq!(plan(&mma(), rows, big, addrs).unwrap(), Plan::Direct);
-        // a misaligned C beside them: C by the variant, A and B copied
+        // a misaligned C beside them: A and B where they lie, by class of lines, C too
         let odd_c = Dims::new(4096, 4096, 4100).with_ld(4104, 4104, 4097);
-        assert_eq!(plan(&tma, odd_c, big, addrs).unwrap(), Plan::Variant { vector: None, only: None, scalar_c: true, a: true, b: true, c: false });
+        assert_eq!(plan(&tma, odd_c, big, addrs).unwrap(), Plan::ByClass);
+        // a tiling the by-class variant is not written for (consumers of fewer registers): C by
+        // the scalar-C variant, A and B copied
+        let mut other = tma.clone();
+        other.specialize = other.specialize.map(|sp| Specialize { consumer_regs: Some(224), ..sp });
+        assert!(gemm_core::check(&other).is_empty() && by_class_spec(&other).is_none());
+        assert_eq!(plan(&other, odd_c, big, addrs).unwrap(), Plan::Variant { vector: None, only: None, scalar_c: true, a: true, b: true, c: false });
         // copies of A and B for TMA: lines 128 bytes apart; C's the vector's
         let shapes = crate::args::shapes(tma.a, tma.b, tma.c, Dims::new(4095, 4097, 4100));
         assert_eq!(shapes.each_ref().map(|s| aligned_ld(&tma, s)), [4160, 4160, 4104]);
@@ -744,7 +802,10 @@ mod tests {
             Plan::Variant { vector: Some(4), only: None, scalar_c: true, a: false, b: false, c: false }
         );
         let v = variant_spec(&tma, packed, addrs).unwrap();
-        assert_eq!(v.staging, Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default() });
+        assert_eq!(
+            v.staging,
+            Staging::Tma { stages: 3, cp_async: Some(RingCopies::both(4)), prefetch: 0, evict_first: Default::default(), by_class: false }
+        );
         let sp = v.specialize.unwrap();
         assert_eq!((sp.producer_regs, sp.consumer_regs), (Some(RING_PRODUCER_REGS), Some(232)));
         assert_eq!(v.epilogue, Epilogue::SmemElements);
@@ -760,7 +821,8 @@ mod tests {
                     stages: 3,
                     cp_async: Some(RingCopies { vector: 2, only: Some(Which::B) }),
                     prefetch: 0,
-                    evict_first: Default::default()
+                    evict_first: Default::default(),
+                    by_class: false
                 },
                 Epilogue::Tma
             )
@@ -778,13 +840,16 @@ mod tests {
         // A's lines 2 bytes aligned: A copied, B where it lies
         let a2 = Dims::new(256, 256, 4096).with_ld(4097, 4096, 256);
         assert_eq!(plan(&tma, a2, big, addrs).unwrap(), Plan::Copied { a: true, b: false, c: false });
-        // every line odd: the ring in shallow products, copies past 4 K steps (8-byte) or 2 (4-byte)
+        // every line odd: the ring in shallow products, past 4 K steps (8-byte) or 2 (4-byte) what
+        // would copy them reads them by class of lines (8 bytes aligned), or copies them (4)
         let copied = Plan::Variant { vector: None, only: None, scalar_c: true, a: true, b: true, c: false };
         let both = |v| Plan::Variant { vector: Some(v), only: None, scalar_c: true, a: false, b: false, c: false };
         assert_eq!(plan(&tma, Dims::new(511, 513, 196), big, addrs).unwrap(), both(4));
-        for packed in [Dims::new(255, 257, 324), Dims::new(511, 513, 516), Dims::new(1023, 1025, 1028), Dims::new(4095, 4097, 4100)] {
-            assert_eq!(plan(&tma, packed, big, addrs).unwrap(), copied, "{packed:?}");
+        for packed in [Dims::new(255, 257, 324), Dims::new(511, 513, 516), Dims::new(4095, 4097, 4100)] {
+            assert_eq!(plan(&tma, packed, big, addrs).unwrap(), Plan::ByClass, "{packed:?}");
         }
+        // (two waves of the by-class tiles against one of the spec's, with copies)
+        assert_eq!(plan(&tma, Dims::new(1023, 1025, 1028), big, addrs).unwrap(), copied);
         assert_eq!(plan(&tma, Dims::new(254, 258, 66), big, addrs).unwrap(), both(2));
         assert_eq!(plan(&tma, Dims::new(254, 258, 258), big, addrs).unwrap(), copied);
         // a cluster that multicasts B shares TMA's copies: cp.async has none to share
@@ -832,5 +897,27 @@ mod tests {
         assert_eq!(plan(&a_ring, padded, big, addrs).unwrap(), Plan::Copied { a: false, b: true, c: false });
         let b_ring = narrowed_one_spec(&tma, 4, Which::B).unwrap();
         assert_eq!(plan(&b_ring, padded, big, addrs).unwrap(), Plan::Copied { a: true, b: false, c: false });
+    }
+
+    /// Lines 8 bytes aligned on the tiling the by-class variant is written
+    /// for go by class of lines where its tiles pay (any 8-byte offset, C's
+    /// lines at any); lines 4 bytes aligned, fewer than 16 lines of C, a
+    /// batch, or another tiling go by the other plans.
+    #[test]
+    fn lines_8_bytes_aligned_go_by_class_of_lines_where_that_pays() {
+        let tma = crate::test_specs::tma_store();
+        let big = [1 << 26; 3];
+        let at = |o: [u64; 3]| [BASE + 2 * o[0], (BASE << 1) + 2 * o[1], (BASE << 2) + 2 * o[2]];
+        let target = Dims::new(4095, 4097, 4100);
+        assert_eq!(plan(&tma, target, big, at([0, 0, 0])).unwrap(), Plan::ByClass);
+        assert_eq!(plan(&tma, target.with_ld(4108, 4100, 4097), big, at([4, 12, 5])).unwrap(), Plan::ByClass);
+        let v = variant_spec(&tma, target, at([0, 0, 0])).expect("the by-class variant");
+        assert!(v.by_class() && v.kernel_name().contains("_byclass"), "{}", v.kernel_name());
+        // A at an offset of 2 elements (4 bytes): A copied
+        assert!(matches!(plan(&tma, target, big, at([2, 0, 0])).unwrap(), Plan::Variant { a: true, .. }));
+        assert!(matches!(plan(&tma, Dims::new(15, 4097, 4100), big, at([0, 0, 0])).unwrap(), Plan::Variant { a: true, b: true, .. }));
+        let batch = target.batched(2, 4095 * 4100, 4097 * 4100, 4095 * 4097);
+        assert!(matches!(plan(&tma, batch, [1 << 27; 3], at([0, 0, 0])).unwrap(), Plan::Variant { a: true, b: true, .. }));
+        assert_eq!(by_class_spec(&mma()), None);
     }
 }

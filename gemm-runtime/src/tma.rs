@@ -80,6 +80,26 @@ fn encode(elem: Elem, ptr: u64, shape: &Shape, (count, stride): (usize, usize), 
     let (batches, batch_bytes) = if count > 1 && stride > 0 { (count as u64, stride as u64 * bytes) } else { (1, ld * outer as u64) };
     let dims = [inner as u64, outer as u64, batches];
     let strides = [ld, batch_bytes];
+    encode_dims(elem, ptr, dims, strides, box_dims, swizzle).map_err(|result| GemmError::TensorMap {
+        operand: shape.name,
+        what: format!(
+            "{result:?} for a {}x{} {} matrix at {ptr:#x} (leading dimension {}, {} problem(s)) with boxes of {}x{}",
+            shape.rows,
+            shape.cols,
+            elem.rust_name(),
+            shape.ld,
+            batches,
+            box_dims[0],
+            box_dims[1]
+        ),
+    })
+}
+
+/// Encodes a 3-D tensor map of `dims` elements of `elem` at `ptr` (the
+/// innermost first), `strides` bytes apart along the outer two, with
+/// boxes of `box_dims` (by one along the third) in a `swizzle`-byte
+/// swizzle (0: none); the driver's result where it refuses.
+fn encode_dims(elem: Elem, ptr: u64, dims: [u64; 3], strides: [u64; 2], box_dims: [u32; 2], swizzle: u32) -> Result<TensorMap, sys::CUresult> {
     let boxes = [box_dims[0], box_dims[1], 1];
     let elem_strides = [1u32; 3];
     let dtype = match elem {
@@ -113,21 +133,117 @@ fn encode(elem: Elem, ptr: u64, shape: &Shape, (count, stride): (usize, usize), 
         )
     };
     if result != sys::CUresult::CUDA_SUCCESS {
-        return Err(GemmError::TensorMap {
-            operand: shape.name,
-            what: format!(
-                "{result:?} for a {}x{} {} matrix at {ptr:#x} (leading dimension {}, {} problem(s)) with boxes of {}x{}",
-                shape.rows,
-                shape.cols,
-                elem.rust_name(),
-                shape.ld,
-                batches,
-                box_dims[0],
-                box_dims[1]
-            ),
-        });
+        return Err(result);
     }
     // SAFETY: written by the driver on success.
     let map = unsafe { map.assume_init() };
     Ok(TensorMap(map.opaque))
+}
+
+/// The `by_class` variant's parameter (the generated kernel's
+/// `LineClasses`): each operand's tensor maps a class of lines at a time,
+/// and where each starts. Laid out as the kernel declares it.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug)]
+pub struct LineClasses {
+    pub a: [TensorMap; 16],
+    pub b: [TensorMap; 4],
+    pub c: [TensorMap; 16],
+    pub sa: [i32; 16],
+    pub sb: [i32; 4],
+    pub sc: [i32; 16],
+    pub c_end: [i32; 16],
+    pub k_steps: [i32; 16],
+    pub rows: [i32; 16],
+    pub m_tiles: i32,
+}
+
+// SAFETY: plain bytes, laid out as the kernel's `LineClasses` parameter.
+unsafe impl DeviceRepr for LineClasses {}
+
+/// One class of an operand's lines for [`line_classes`]: lines `class`,
+/// `class + step`, ... of `lines` lines of `len` elements `ld` apart from
+/// `ptr`, as a tensor from the first of them rounded down to `align`
+/// bytes, in boxes of 64 elements by `box_lines`; the elements the map
+/// starts before its lines, and the map. `whole`: the tensor ends on the
+/// lines' last whole 16 bytes (TMA stores write whole 16-byte granules).
+struct Class {
+    elem: Elem,
+    name: char,
+    ptr: u64,
+    ld: usize,
+    len: usize,
+    lines: usize,
+    step: usize,
+    align: u64,
+    box_lines: u32,
+    whole: bool,
+}
+
+impl Class {
+    fn map(&self, class: usize) -> Result<(i32, TensorMap), GemmError> {
+        let bytes = self.elem.bytes() as u64;
+        let first = self.ptr + (class * self.ld) as u64 * bytes;
+        let base = first & !(self.align - 1);
+        let shift = (first - base) / bytes;
+        let len = self.len as u64 + shift;
+        let len = if self.whole { len & !(16 / bytes - 1) } else { len };
+        let count = self.lines.saturating_sub(class).div_ceil(self.step) as u64;
+        let stride = (self.step * self.ld) as u64 * bytes;
+        encode_dims(self.elem, base, [len, count, 1], [stride, stride * count], [64, self.box_lines], 128).map(|m| (shift as i32, m)).map_err(
+            |result| GemmError::TensorMap {
+                operand: self.name,
+                what: format!(
+                    "{result:?} for lines {class}, {class} + {step}, ... of {} lines of {} elements {} apart at {:#x} (class {class} of {step})",
+                    self.lines,
+                    self.len,
+                    self.ld,
+                    self.ptr,
+                    step = self.step
+                ),
+            },
+        )
+    }
+}
+
+/// The `by_class` variant's maps for a row-major A (`lda`), column-major B
+/// (`ldb`) and row-major C (`ldc`) at `ptrs` for an `m x n x k` product:
+/// A's lines by class mod 16 from 128-byte boundaries, B's columns mod 4
+/// from 32-byte ones, C's lines mod 16 from 16-byte ones to their last
+/// whole 16 bytes. A's and B's lines must lie 8 bytes aligned (their
+/// shifts a multiple of 4 elements), and `m >= 16`, `n >= 8`: every class
+/// holds lines, and C's hold 16 bytes (the launcher's choice of the
+/// variant sees to both).
+pub fn line_classes(elem: Elem, ptrs: [u64; 3], [lda, ldb, ldc]: [usize; 3], (m, n, k): (usize, usize, usize)) -> Result<LineClasses, GemmError> {
+    let zero = TensorMap([0; 16]);
+    let mut p = LineClasses {
+        a: [zero; 16],
+        b: [zero; 4],
+        c: [zero; 16],
+        sa: [0; 16],
+        sb: [0; 4],
+        sc: [0; 16],
+        c_end: [0; 16],
+        k_steps: [0; 16],
+        rows: [0; 16],
+        m_tiles: 0,
+    };
+    let a = Class { elem, name: 'A', ptr: ptrs[0], ld: lda, len: k, lines: m, step: 16, align: 128, box_lines: 256, whole: false };
+    let b = Class { elem, name: 'B', ptr: ptrs[1], ld: ldb, len: k, lines: n, step: 4, align: 32, box_lines: 32, whole: false };
+    let c = Class { elem, name: 'C', ptr: ptrs[2], ld: ldc, len: n, lines: m, step: 16, align: 16, box_lines: 64, whole: true };
+    for d in 0..4 {
+        (p.sb[d], p.b[d]) = b.map(d)?;
+    }
+    for cls in 0..16 {
+        (p.sa[cls], p.a[cls]) = a.map(cls)?;
+        (p.sc[cls], p.c[cls]) = c.map(cls)?;
+        p.c_end[cls] = ((n as i32 + p.sc[cls]) & !7) - p.sc[cls];
+        // B's window runs up to 12 elements past A's (its residual shift): enough steps that the
+        // last step's elements from beyond its box lie past K
+        let res_most = (0..4).map(|d| (p.sb[d] - p.sa[cls]).rem_euclid(16)).max().unwrap_or(0);
+        p.k_steps[cls] = (k + (p.sa[cls] + res_most) as usize).div_ceil(64) as i32;
+        p.rows[cls] = m.saturating_sub(cls).div_ceil(16) as i32;
+    }
+    p.m_tiles = m.div_ceil(16).div_ceil(256) as i32;
+    Ok(p)
 }

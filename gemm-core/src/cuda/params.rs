@@ -55,6 +55,10 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
         lines.push(format!("// TMA tensor maps: {} (the pointers above are what they map)", names.join(", ")));
         lines.push(maps.iter().map(|m| format!("const __grid_constant__ TensorMap tmap_{m}")).collect::<Vec<_>>().join(", "));
     }
+    if spec.by_class() {
+        lines.push("// by class of lines: the operands' tensor maps a class of lines at a time, and where they start".to_string());
+        lines.push("const __grid_constant__ LineClasses classes".to_string());
+    }
     // commas between groups: after every parameter line but the last
     let last = lines.len() - 1;
     w.line(format!("{}(", spec.kernel_name()));

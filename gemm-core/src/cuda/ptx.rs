@@ -267,8 +267,10 @@ pub fn setmaxnreg(w: &mut Writer) {
 
 /// `wgmma.mma_async` m64nNk16 with f32 accumulators, A and B from shared
 /// memory through descriptors; `trans_a`/`trans_b` read an operand stored
-/// M- or N-major. Also the fence, commit and wait around it.
-pub fn wgmma(w: &mut Writer, elem: Elem, n: u32, trans_a: bool, trans_b: bool) {
+/// M- or N-major. Also the fence, commit and wait around it. With
+/// `a_registers`, A comes from registers instead (`wgmma_rs_m64nNk16`,
+/// four 32-bit registers a thread in mma's A-fragment map; B K-major).
+pub fn wgmma(w: &mut Writer, elem: Elem, n: u32, trans_a: bool, trans_b: bool, a_registers: bool) {
     let t = ptx_type(elem);
     w.line("// wgmma: the fence before a warpgroup's first wgmma on registers others wrote,");
     w.line("// the commit of the wgmmas issued so far as a group, and the wait until at");
@@ -284,6 +286,10 @@ pub fn wgmma(w: &mut Writer, elem: Elem, n: u32, trans_a: bool, trans_b: bool) {
         w.line("asm volatile(\"wgmma.wait_group.sync.aligned %0;\\n\" :: \"n\"(N) : \"memory\");");
     });
     let regs = n / 2;
+    if a_registers {
+        wgmma_rs(w, elem, n);
+        return;
+    }
     let (ta, tb) = (u32::from(trans_a), u32::from(trans_b));
     let major = |tr: bool, mn: &str| if tr { format!("{mn}-major") } else { "K-major".to_string() };
     w.line(format!(
@@ -314,6 +320,40 @@ pub fn wgmma(w: &mut Writer, elem: Elem, n: u32, trans_a: bool, trans_b: bool) {
                 w.line(format!("    {} {}", if i == 0 { ":" } else { " " }, chunk.join(", ") + if (i + 1) * 8 < ops.len() { "," } else { "" }));
             }
             w.line("    : \"l\"(da), \"l\"(db), \"r\"(accumulate));");
+        },
+    );
+    w.line("");
+}
+
+/// The register-fed form of [`wgmma`]: A (64x16) from four 32-bit registers
+/// a thread, B (16xN, K-major) by descriptor.
+fn wgmma_rs(w: &mut Writer, elem: Elem, n: u32) {
+    let t = ptx_type(elem);
+    let regs = n / 2;
+    w.line(format!("// wgmma m64n{n}k16: D (64x{n} f32, {regs} a thread) = A (64x16 {t}, from registers: rows lane / 4 (+ 8),"));
+    w.line("// K pairs 2 (lane % 4) (+ 8) of the warp's 16 rows) * B (16xN, K-major, by descriptor) + D where `accumulate` is not 0");
+    w.block(
+        format!(
+            "__device__ __forceinline__ void wgmma_rs_m64n{n}k16(float (&d)[{}][4], const unsigned (&a)[4], unsigned long long db, int accumulate)",
+            n / 8
+        ),
+        |w| {
+            let outs: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
+            w.line("asm volatile(");
+            w.line("    \"{\\n.reg .pred accumulate;\\n\"");
+            w.line(format!("    \"setp.ne.b32 accumulate, %{}, 0;\\n\"", regs + 5));
+            w.line(format!("    \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} \""));
+            for chunk in outs.chunks(16) {
+                let first = chunk[0] == "%0";
+                let last = chunk.last() == outs.last();
+                w.line(format!("    \"{}{}{}\"", if first { "{" } else { "" }, chunk.join(", "), if last { "}, " } else { ", " }));
+            }
+            w.line(format!("    \"{{%{}, %{}, %{}, %{}}}, %{}, accumulate, 1, 1, 0;\\n}}\\n\"", regs, regs + 1, regs + 2, regs + 3, regs + 4));
+            let ops: Vec<String> = (0..regs).map(|i| format!("\"+f\"(d[{}][{}])", i / 4, i % 4)).collect();
+            for (i, chunk) in ops.chunks(8).enumerate() {
+                w.line(format!("    {} {}", if i == 0 { ":" } else { " " }, chunk.join(", ") + if (i + 1) * 8 < ops.len() { "," } else { "" }));
+            }
+            w.line("    : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(db), \"r\"(accumulate));");
         },
     );
     w.line("");

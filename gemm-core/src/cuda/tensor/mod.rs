@@ -18,6 +18,7 @@
 //!
 //! The atoms (`mma`, `wmma`) fill the fragment, math and store slots.
 
+mod by_class;
 mod mma;
 mod pairs;
 mod ring_copies;
@@ -125,7 +126,10 @@ impl Tc<'_> {
                 self.stream_k_loop(w, stages, vector);
                 return;
             }
-            if let Staging::Tma { stages, .. } = s.staging {
+            if let Staging::Tma { stages, by_class, .. } = s.staging {
+                if by_class {
+                    return self.by_class_body(w, stages);
+                }
                 return self.tma_body(w, stages);
             }
             super::params::per_problem(w, s, |w| {
@@ -209,7 +213,7 @@ impl Tc<'_> {
             Staging::Smem { .. } => "smem".to_string(),
             Staging::CpAsync { stages, fragments: 2, .. } => format!("cp_async ({stages} stages, fragments a K step ahead)"),
             Staging::CpAsync { stages, .. } => format!("cp_async ({stages} stages)"),
-            Staging::Tma { stages, cp_async, prefetch, evict_first } => match s.specialize {
+            Staging::Tma { stages, cp_async, prefetch, evict_first, .. } => match s.specialize {
                 Some(sp) => format!(
                     "tma ({stages} stages{}{}) fed by {} producer warpgroup(s) to {} consumer warpgroup(s){}",
                     cp_async.map_or(String::new(), |r| match r.only {
@@ -264,6 +268,9 @@ impl Tc<'_> {
             Staging::Smem { vector, .. } if s.edges == Edges::Guarded => super::copy::load_edge_helper(w, s.a.elem.bytes(), vector),
             Staging::Tma { .. } => self.tma_helpers(w),
             _ => {}
+        }
+        if s.by_class() {
+            self.by_class_helpers(w);
         }
         match s.atom {
             Atom::Mma { .. } => self.mma_helpers(w),

@@ -24,7 +24,7 @@ impl Tc<'_> {
     pub(super) fn wgmma_helpers(&self, w: &mut Writer) {
         let s = self.spec;
         let (a, b) = (s.tma_tile(Which::A), s.tma_tile(Which::B));
-        ptx::wgmma(w, s.a.elem, self.an, !a.k_major, !b.k_major);
+        ptx::wgmma(w, s.a.elem, self.an, !a.k_major, !b.k_major, s.by_class());
         let mode = match a.swizzle {
             128 => 1,
             64 => 2,

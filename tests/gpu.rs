@@ -1567,7 +1567,8 @@ fn copy_lines_moves_lines_at_any_alignment_and_nothing_else() {
 /// and between every operand's lines and nothing written outside C's: every
 /// side odd, lines padded past K, views at odd offsets, C's lines 16 bytes
 /// aligned and not, shallow and deep products; what the plan leaves to
-/// copies (M below 16, lines 4 bytes aligned) runs right too.
+/// copies (M below 16, lines 4 bytes aligned) runs right too; and f16 on
+/// the same tiling.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn lines_8_bytes_aligned_are_read_where_they_lie_by_class_of_lines() {
@@ -1589,8 +1590,13 @@ fn lines_8_bytes_aligned_are_read_where_they_lie_by_class_of_lines() {
         // A's lines 4 bytes aligned: copies
         (Dims::new(1000, 1000, 1002), [1002, 1004, 1000], [0, 0, 0], false),
     ];
-    for (i, (dims, lds, offsets, by_class)) in cases.into_iter().enumerate() {
-        let what = format!("{} x {} x {}, lds {lds:?}, offsets {offsets:?}", dims.m, dims.n, dims.k);
+    // and the same tiling on f16 (its conversions and wgmma's type), at the odd shape
+    let f16 = |op: gemm_runtime::spec::Operand| gemm_runtime::spec::Operand { elem: gemm_runtime::spec::Elem::F16, ..op };
+    let s = &k.spec;
+    let half = Kernel::from_spec(gemm_runtime::spec::KernelSpec { name: "by_class_f16".into(), a: f16(s.a), b: f16(s.b), c: f16(s.c), ..s.clone() }).unwrap();
+    let halves = [(&half, cases[1])];
+    for (i, (k, (dims, lds, offsets, by_class))) in cases.into_iter().map(|c| (k, c)).chain(halves).enumerate() {
+        let what = format!("{} at {} x {} x {}, lds {lds:?}, offsets {offsets:?}", k.name, dims.m, dims.n, dims.k);
         match launch_spread(&bench, k, dims, lds, offsets, 2100 + i as u64) {
             Ok(Outcome::Ran(plan)) => assert_eq!(plan == Plan::ByClass, by_class, "{what}: {plan:?}"),
             Ok(Outcome::Refused(e)) => panic!("{what}: refused: {e}"),

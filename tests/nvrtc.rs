@@ -529,21 +529,6 @@ fn random_legal_variants_of_every_step_compile_for_their_arch() {
     assert!(names.len() > 30, "most draws differ: {}", names.len());
 }
 
-/// `prototypes/in_place.cu` (hand-written, measured in BENCHMARKS.md) keeps
-/// compiling for sm_90a as the NVRTC of CI builds it, its host side left
-/// out: no spills, no wgmma that ptxas serializes (its advisory C7513,
-/// which a register load inside a wgmma's pipeline stage brings back) and no
-/// wait it injects among them (C7519, which a wgmma under a condition brought:
-/// the target then ran at 78% of its speed).
-#[test]
-fn the_in_place_prototype_compiles_for_sm_90a_without_serialized_wgmmas() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("prototypes/in_place.cu");
-    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let u = gemm_runtime::compile::usage(&source, "inplace", "sm_90a").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!((u.spill_stores, u.spill_loads), (0, 0), "{u:?}");
-    assert!(!u.advisories.iter().any(|a| a.contains("C7513") || a.contains("C7519") || a.contains("serialized")), "{:?}", u.advisories);
-}
-
 /// The variant that reads A and B and writes C where they lie, a class of
 /// lines at a time (`tma(by_class)`), compiles for sm_90a from every ladder
 /// step whose tiling it is written for (`hopper_autotuned`'s among them) as

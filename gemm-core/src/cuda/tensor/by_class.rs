@@ -25,10 +25,12 @@
 //!   boxes start on 16 bytes; threads store each line's first and last
 //!   few elements.
 //!
-//! Written first by hand (`prototypes/in_place.cu`); the kernel body is
-//! that design's, its sizes from the spec ([`KernelSpec::by_class_fits`]
-//! says which tilings it is written for). On the H100 the prototype ran
-//! 4095 x 4097 x 4100 at 87% of the same tiles' 4096^3 (BENCHMARKS.md).
+//! The kernel body (`by_class.cu`) takes its sizes from the spec; which
+//! tilings it is written for, [`by_class_fits`] says. On the H100 it ran
+//! 4095 x 4097 x 4100 at 86.7-86.9% of the same spec's 4096^3, where
+//! copying A and B first ran it at 65% (BENCHMARKS.md).
+//!
+//! [`by_class_fits`]: crate::spec::KernelSpec::by_class_fits
 
 use super::Tc;
 use crate::cuda::ptx;

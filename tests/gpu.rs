@@ -1593,7 +1593,8 @@ fn lines_8_bytes_aligned_are_read_where_they_lie_by_class_of_lines() {
     // and the same tiling on f16 (its conversions and wgmma's type), at the odd shape
     let f16 = |op: gemm_runtime::spec::Operand| gemm_runtime::spec::Operand { elem: gemm_runtime::spec::Elem::F16, ..op };
     let s = &k.spec;
-    let half = Kernel::from_spec(gemm_runtime::spec::KernelSpec { name: "by_class_f16".into(), a: f16(s.a), b: f16(s.b), c: f16(s.c), ..s.clone() }).unwrap();
+    let half = Kernel::from_spec(gemm_runtime::spec::KernelSpec { name: "by_class_f16".into(), a: f16(s.a), b: f16(s.b), c: f16(s.c), ..s.clone() })
+        .unwrap();
     let halves = [(&half, cases[1])];
     for (i, (k, (dims, lds, offsets, by_class))) in cases.into_iter().map(|c| (k, c)).chain(halves).enumerate() {
         let what = format!("{} at {} x {} x {}, lds {lds:?}, offsets {offsets:?}", k.name, dims.m, dims.n, dims.k);

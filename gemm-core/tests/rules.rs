@@ -366,3 +366,28 @@ fn numbers_past_any_kernel_are_refused_alone_at_their_argument() {
     let errs = check(&s);
     assert!(errs.iter().any(|d| d.at == "cluster" && d.msg.contains("cluster k = 0")), "{errs:?}");
 }
+
+/// The by-class variant (the launcher's, for lines 8 bytes aligned) is
+/// written for one tiling: asked of another, it is refused at `staging`;
+/// on that tiling it is legal, and its name says so.
+#[test]
+fn the_by_class_variant_takes_hopper_autotuned_s_tiling_alone() {
+    let by_class = |stages| Staging::Tma { stages, cp_async: None, prefetch: 0, evict_first: Default::default(), by_class: true };
+    let mut s = wgmma_spec(256, 384, by_class(4));
+    s.specialize = Some(two_consumers(24, 240));
+    s.persistent = Some(Persistent::Tiles);
+    s.c.elem = Elem::Bf16;
+    s.b.layout = Layout::ColMajor;
+    assert!(s.by_class_fits());
+    assert_eq!(check(&s), vec![]);
+    assert!(s.kernel_name().contains("_s4_byclass"), "{}", s.kernel_name());
+    // not persistent, or f32 C, or consumers short of registers: refused
+    for other in [
+        KernelSpec { persistent: None, ..s.clone() },
+        KernelSpec { c: Operand { elem: Elem::F32, ..s.c }, ..s.clone() },
+        KernelSpec { specialize: Some(two_consumers(40, 216)), ..s.clone() },
+    ] {
+        assert!(!other.by_class_fits());
+        assert!(errors_at(&other).contains(&"staging"), "{:?}", check(&other));
+    }
+}

@@ -72,7 +72,8 @@ struct Cli {
 }
 
 const SETTINGS: &str = "Settings: pad=N | pad=none, sweep=m | sweep=n, raster=row | raster=grouped(N) | raster=hilbert, \
-cluster=MxN[a|b] | cluster=none, stages=N, k=N (the K tile), \
+cluster=MxN[a|b] | cluster=none, stages=N, cp_async=V[a|b] | cp_async=none, by_class=true | by_class=false (A, B and C where they lie, \
+hopper_autotuned's tiling alone), k=N (the K tile), \
 fragments=1 | fragments=2, epilogue=direct | epilogue=vector | epilogue=smem | epilogue=smem_elements | epilogue=tma, schedule=tiles | schedule=persistent | schedule=stream_k | schedule=hybrid | schedule=tail_split, \
 regs=P/C (setmaxnreg's producer and consumer registers), arrivals=thread | arrivals=warpgroup, zeroed=true | zeroed=false, \
 edges=whole | edges=guarded, source=FILE (hand-edited CUDA in place of the generated), smem=BYTES (the

@@ -71,6 +71,12 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
             }
             _ => return Err(format!("`{setting}`: this step's staging is not TMA's")),
         },
+        // A, B and C read and written where they lie by class of lines (the launcher's variant for
+        // lines 8 bytes aligned, on hopper_autotuned's tiling alone)
+        "by_class" => match &mut spec.staging {
+            Staging::Tma { by_class, .. } => *by_class = value.parse().map_err(|_| bad())?,
+            _ => return Err(format!("`{setting}`: this step's staging is not TMA's")),
+        },
         // the K tile (under a TMA swizzle, a whole number of swizzle rows)
         "k" => spec.block.k = Some(value.parse().map_err(|_| bad())?),
         "fragments" => match &mut spec.staging {
@@ -147,7 +153,7 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
         }
         _ => {
             return Err(format!(
-                "`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, cluster, stages, cp_async, k, fragments, epilogue, \
+                "`{setting}`: unknown setting `{key}`; expected pad, sweep, raster, cluster, stages, cp_async, by_class, k, fragments, epilogue, \
                  edges, regs, arrivals, zeroed, schedule or a setting of tune(..) (block.n, warp.m, consumers, ...)"
             ))
         }

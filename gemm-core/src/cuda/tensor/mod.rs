@@ -213,13 +213,17 @@ impl Tc<'_> {
             Staging::Smem { .. } => "smem".to_string(),
             Staging::CpAsync { stages, fragments: 2, .. } => format!("cp_async ({stages} stages, fragments a K step ahead)"),
             Staging::CpAsync { stages, .. } => format!("cp_async ({stages} stages)"),
-            Staging::Tma { stages, cp_async, prefetch, evict_first, .. } => match s.specialize {
+            Staging::Tma { stages, cp_async, prefetch, evict_first, by_class } => match s.specialize {
                 Some(sp) => format!(
                     "tma ({stages} stages{}{}) fed by {} producer warpgroup(s) to {} consumer warpgroup(s){}",
-                    cp_async.map_or(String::new(), |r| match r.only {
-                        None => format!(", filled by cp.async of {} elements", r.vector),
-                        Some(which) => format!(", {which:?}'s filled by cp.async of {} elements", r.vector),
-                    }),
+                    match (cp_async, by_class) {
+                        (_, true) => ", by class of lines: A, B and C where they lie, C^T = B^T A^T on tiles of 256 x 128".to_string(),
+                        (None, _) => String::new(),
+                        (Some(r), _) => match r.only {
+                            None => format!(", filled by cp.async of {} elements", r.vector),
+                            Some(which) => format!(", {which:?}'s filled by cp.async of {} elements", r.vector),
+                        },
+                    },
                     prefetched(prefetch, evict_first),
                     sp.producers,
                     sp.consumers,

@@ -330,7 +330,7 @@ const TILE_STEP_S: f64 = 0.78e-6;
 /// in tiles of 256 of them, by columns of 128 (one more where the tiles'
 /// shift needs it).
 pub fn by_class_tiles(dims: Dims) -> usize {
-    16 * dims.m.div_ceil(16).div_ceil(256) * (dims.n + 7).div_ceil(128)
+    16usize.saturating_mul(dims.m.div_ceil(16).div_ceil(256)).saturating_mul(dims.n.saturating_add(7).div_ceil(128))
 }
 
 /// Whether the by-class `variant` of `spec` takes a launch at `addrs` (A's
@@ -347,8 +347,8 @@ fn by_class_pays(spec: &KernelSpec, variant: &KernelSpec, dims: Dims, addrs: [u6
     }
     let waves = |tiles: usize| (tiles as f64 / SMS).ceil();
     // the window starts up to 60 elements early and B's runs up to 12 past it
-    let by_class = waves(by_class_tiles(dims)) * (dims.k + 72).div_ceil(64) as f64 * TILE_STEP_S;
-    let tiles = dims.m.div_ceil(spec.block.m as usize) * dims.n.div_ceil(spec.block.n as usize);
+    let by_class = waves(by_class_tiles(dims)) * dims.k.saturating_add(72).div_ceil(64) as f64 * TILE_STEP_S;
+    let tiles = dims.m.div_ceil(spec.block.m as usize).saturating_mul(dims.n.div_ceil(spec.block.n as usize));
     let copies = copy_seconds(spec, dims, copied) + waves(tiles) * dims.k.div_ceil(64) as f64 * TILE_STEP_S;
     by_class < copies
 }

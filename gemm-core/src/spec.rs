@@ -939,7 +939,7 @@ impl KernelSpec {
     /// tiling that variant is written for, `hopper_autotuned`'s (a
     /// specialized, persistent 128 x 256 x 64 block of one producer and two
     /// consumer warpgroups, each a wgmma atom of 64 x 256 over a 128-byte
-    /// swizzle; at most 4 stages), on a row-major A, column-major B and
+    /// swizzle; 4 stages), on a row-major A, column-major B and
     /// row-major C of one 16-bit type, storing `C = A B` and nothing else;
     /// no L2 prefetch ahead of a dependent launch's wait.
     /// The variant computes `C^T = B^T A^T` on the same tiles turned over
@@ -960,8 +960,10 @@ impl KernelSpec {
                 && sp.producer_regs.is_some()
                 && sp.consumer_regs.is_some_and(|r| r >= 232)
         });
-        // (no L2 prefetch before a dependent launch's wait: its body has none)
-        let staging = matches!(self.staging, Staging::Tma { stages: 1..=4, cp_async: None, prefetch: 0, .. });
+        // four stages, as run on the H100 (its crossing loads wait for the next stage while holding
+        // this one: one stage would never fill it; two and three are untested there); no L2
+        // prefetch before a dependent launch's wait (its body has none)
+        let staging = matches!(self.staging, Staging::Tma { stages: 4, cp_async: None, prefetch: 0, .. });
         one_type
             && layouts
             && tiles

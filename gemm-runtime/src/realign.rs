@@ -771,15 +771,12 @@ mod tests {
         // cp.async: the same lines where they lie
         let rows = Dims::new(4096, 4096, 4100).with_ld(4104, 4096, 4096);
         assert_eq!(plan(&mma(), rows, big, addrs).unwrap(), Plan::Direct);
-        // a misaligned C beside them: A and B where they lie, by class of lines, C too
+        // a misaligned C beside them: C by the variant, A and B copied (three stages: no by-class
+        // variant); with four, A and B where they lie by class of lines, C too
         let odd_c = Dims::new(4096, 4096, 4100).with_ld(4104, 4104, 4097);
-        assert_eq!(plan(&tma, odd_c, big, addrs).unwrap(), Plan::ByClass);
-        // a tiling the by-class variant is not written for (consumers of fewer registers): C by
-        // the scalar-C variant, A and B copied
-        let mut other = tma.clone();
-        other.specialize = other.specialize.map(|sp| Specialize { consumer_regs: Some(224), ..sp });
-        assert!(gemm_core::check(&other).is_empty() && by_class_spec(&other).is_none());
-        assert_eq!(plan(&other, odd_c, big, addrs).unwrap(), Plan::Variant { vector: None, only: None, scalar_c: true, a: true, b: true, c: false });
+        assert_eq!(plan(&tma, odd_c, big, addrs).unwrap(), Plan::Variant { vector: None, only: None, scalar_c: true, a: true, b: true, c: false });
+        let four = KernelSpec { staging: Staging::tma(4), ..tma.clone() };
+        assert_eq!(plan(&four, odd_c, big, addrs).unwrap(), Plan::ByClass);
         // copies of A and B for TMA: lines 128 bytes apart; C's the vector's
         let shapes = crate::args::shapes(tma.a, tma.b, tma.c, Dims::new(4095, 4097, 4100));
         assert_eq!(shapes.each_ref().map(|s| aligned_ld(&tma, s)), [4160, 4160, 4104]);
@@ -840,16 +837,14 @@ mod tests {
         // A's lines 2 bytes aligned: A copied, B where it lies
         let a2 = Dims::new(256, 256, 4096).with_ld(4097, 4096, 256);
         assert_eq!(plan(&tma, a2, big, addrs).unwrap(), Plan::Copied { a: true, b: false, c: false });
-        // every line odd: the ring in shallow products, past 4 K steps (8-byte) or 2 (4-byte) what
-        // would copy them reads them by class of lines (8 bytes aligned), or copies them (4)
+        // every line odd: the ring in shallow products, copies past 4 K steps (8-byte) or 2 (4-byte)
+        // (by class of lines on a tiling of four stages: `lines_8_bytes_aligned_go_by_class_of_lines_where_that_pays`)
         let copied = Plan::Variant { vector: None, only: None, scalar_c: true, a: true, b: true, c: false };
         let both = |v| Plan::Variant { vector: Some(v), only: None, scalar_c: true, a: false, b: false, c: false };
         assert_eq!(plan(&tma, Dims::new(511, 513, 196), big, addrs).unwrap(), both(4));
-        for packed in [Dims::new(255, 257, 324), Dims::new(511, 513, 516), Dims::new(4095, 4097, 4100)] {
-            assert_eq!(plan(&tma, packed, big, addrs).unwrap(), Plan::ByClass, "{packed:?}");
+        for packed in [Dims::new(255, 257, 324), Dims::new(511, 513, 516), Dims::new(1023, 1025, 1028), Dims::new(4095, 4097, 4100)] {
+            assert_eq!(plan(&tma, packed, big, addrs).unwrap(), copied, "{packed:?}");
         }
-        // (two waves of the by-class tiles against one of the spec's, with copies)
-        assert_eq!(plan(&tma, Dims::new(1023, 1025, 1028), big, addrs).unwrap(), copied);
         assert_eq!(plan(&tma, Dims::new(254, 258, 66), big, addrs).unwrap(), both(2));
         assert_eq!(plan(&tma, Dims::new(254, 258, 258), big, addrs).unwrap(), copied);
         // a cluster that multicasts B shares TMA's copies: cp.async has none to share
@@ -901,11 +896,13 @@ mod tests {
 
     /// Lines 8 bytes aligned on the tiling the by-class variant is written
     /// for go by class of lines where its tiles pay (any 8-byte offset, C's
-    /// lines at any); lines 4 bytes aligned, fewer than 16 lines of C, a
-    /// batch, or another tiling go by the other plans.
+    /// lines at any), past the ring's shallow products; lines 4 bytes
+    /// aligned, fewer than 16 lines of C, a batch, or another tiling go by
+    /// the other plans.
     #[test]
     fn lines_8_bytes_aligned_go_by_class_of_lines_where_that_pays() {
-        let tma = crate::test_specs::tma_store();
+        let three = crate::test_specs::tma_store();
+        let tma = KernelSpec { staging: Staging::tma(4), ..three.clone() };
         let big = [1 << 26; 3];
         let at = |o: [u64; 3]| [BASE + 2 * o[0], (BASE << 1) + 2 * o[1], (BASE << 2) + 2 * o[2]];
         let target = Dims::new(4095, 4097, 4100);
@@ -918,6 +915,15 @@ mod tests {
         assert!(matches!(plan(&tma, Dims::new(15, 4097, 4100), big, at([0, 0, 0])).unwrap(), Plan::Variant { a: true, b: true, .. }));
         let batch = target.batched(2, 4095 * 4100, 4097 * 4100, 4095 * 4097);
         assert!(matches!(plan(&tma, batch, [1 << 27; 3], at([0, 0, 0])).unwrap(), Plan::Variant { a: true, b: true, .. }));
+        // the packed odd shapes: the ring where shallow; by class, but where two waves of its
+        // tiles stand against one of the spec's (and copies)
+        assert!(matches!(plan(&tma, Dims::new(511, 513, 196), big, at([0; 3])).unwrap(), Plan::Variant { vector: Some(4), .. }));
+        for packed in [Dims::new(255, 257, 324), Dims::new(511, 513, 516)] {
+            assert_eq!(plan(&tma, packed, big, at([0; 3])).unwrap(), Plan::ByClass, "{packed:?}");
+        }
+        assert!(matches!(plan(&tma, Dims::new(1023, 1025, 1028), big, at([0; 3])).unwrap(), Plan::Variant { a: true, b: true, .. }));
+        // three stages, or a tiling it is not written for: none
+        assert_eq!(by_class_spec(&three), None);
         assert_eq!(by_class_spec(&mma()), None);
     }
 }

@@ -322,9 +322,10 @@ fn narrowed(spec: &KernelSpec, v: u32, only: Option<Which>) -> Option<KernelSpec
 
 /// What a K step of a block's tile costs `hopper_autotuned`'s tiling on the
 /// H100, by either tile (128 x 256, or 256 x 128 turned over in the
-/// by-class variant): 4095 x 4097 x 4100 ran in 207 us by class, four
-/// tiles of 65 or 66 steps a block (BENCHMARKS.md, 2026-11-27).
-const TILE_STEP_S: f64 = 0.78e-6;
+/// by-class variant): it ran 4095 x 4097 x 4100 at 680-687 TFLOP/s, 200-202
+/// us for four tiles of 65 or 66 steps a block (BENCHMARKS.md, commits
+/// 7c83225 and 58b25f5).
+const TILE_STEP_S: f64 = 0.77e-6;
 
 /// The by-class variant's tiles for `dims`: 16 classes of C's lines, each
 /// in tiles of 256 of them, by columns of 128 (one more where the tiles'

@@ -304,22 +304,8 @@ pub fn wgmma(w: &mut Writer, elem: Elem, n: u32, trans_a: bool, trans_b: bool, a
             n / 8
         ),
         |w| {
-            let outs: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
-            w.line("asm volatile(");
-            w.line("    \"{\\n.reg .pred accumulate;\\n\"");
-            w.line(format!("    \"setp.ne.b32 accumulate, %{}, 0;\\n\"", regs + 2));
-            w.line(format!("    \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} \""));
-            for chunk in outs.chunks(16) {
-                let first = chunk[0] == "%0";
-                let last = chunk.last() == outs.last();
-                w.line(format!("    \"{}{}{}\"", if first { "{" } else { "" }, chunk.join(", "), if last { "}, " } else { ", " }));
-            }
-            w.line(format!("    \"%{}, %{}, accumulate, 1, 1, {ta}, {tb};\\n}}\\n\"", regs, regs + 1));
-            let ops: Vec<String> = (0..regs).map(|i| format!("\"+f\"(d[{}][{}])", i / 4, i % 4)).collect();
-            for (i, chunk) in ops.chunks(8).enumerate() {
-                w.line(format!("    {} {}", if i == 0 { ":" } else { " " }, chunk.join(", ") + if (i + 1) * 8 < ops.len() { "," } else { "" }));
-            }
-            w.line("    : \"l\"(da), \"l\"(db), \"r\"(accumulate));");
+            let operands = format!("%{}, %{}, accumulate, 1, 1, {ta}, {tb};", regs, regs + 1);
+            wgmma_asm(w, n, t, &operands, regs + 2, "\"l\"(da), \"l\"(db), \"r\"(accumulate)");
         },
     );
     w.line("");
@@ -338,25 +324,35 @@ fn wgmma_rs(w: &mut Writer, elem: Elem, n: u32) {
             n / 8
         ),
         |w| {
-            let outs: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
-            w.line("asm volatile(");
-            w.line("    \"{\\n.reg .pred accumulate;\\n\"");
-            w.line(format!("    \"setp.ne.b32 accumulate, %{}, 0;\\n\"", regs + 5));
-            w.line(format!("    \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} \""));
-            for chunk in outs.chunks(16) {
-                let first = chunk[0] == "%0";
-                let last = chunk.last() == outs.last();
-                w.line(format!("    \"{}{}{}\"", if first { "{" } else { "" }, chunk.join(", "), if last { "}, " } else { ", " }));
-            }
-            w.line(format!("    \"{{%{}, %{}, %{}, %{}}}, %{}, accumulate, 1, 1, 0;\\n}}\\n\"", regs, regs + 1, regs + 2, regs + 3, regs + 4));
-            let ops: Vec<String> = (0..regs).map(|i| format!("\"+f\"(d[{}][{}])", i / 4, i % 4)).collect();
-            for (i, chunk) in ops.chunks(8).enumerate() {
-                w.line(format!("    {} {}", if i == 0 { ":" } else { " " }, chunk.join(", ") + if (i + 1) * 8 < ops.len() { "," } else { "" }));
-            }
-            w.line("    : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(db), \"r\"(accumulate));");
+            let operands = format!("{{%{}, %{}, %{}, %{}}}, %{}, accumulate, 1, 1, 0;", regs, regs + 1, regs + 2, regs + 3, regs + 4);
+            let inputs = "\"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(db), \"r\"(accumulate)";
+            wgmma_asm(w, n, t, &operands, regs + 5, inputs);
         },
     );
     w.line("");
+}
+
+/// The inline assembly of a wgmma m64nNk16 on `t` elements: the `n / 2`
+/// accumulators `d` first, then `operands` (A's and B's, the scales and
+/// transposes), `accumulate` the operand at `accumulate_at`, then `inputs`.
+fn wgmma_asm(w: &mut Writer, n: u32, t: &str, operands: &str, accumulate_at: u32, inputs: &str) {
+    let regs = n / 2;
+    let outs: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
+    w.line("asm volatile(");
+    w.line("    \"{\\n.reg .pred accumulate;\\n\"");
+    w.line(format!("    \"setp.ne.b32 accumulate, %{accumulate_at}, 0;\\n\""));
+    w.line(format!("    \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} \""));
+    for chunk in outs.chunks(16) {
+        let first = chunk[0] == "%0";
+        let last = chunk.last() == outs.last();
+        w.line(format!("    \"{}{}{}\"", if first { "{" } else { "" }, chunk.join(", "), if last { "}, " } else { ", " }));
+    }
+    w.line(format!("    \"{operands}\\n}}\\n\""));
+    let ops: Vec<String> = (0..regs).map(|i| format!("\"+f\"(d[{}][{}])", i / 4, i % 4)).collect();
+    for (i, chunk) in ops.chunks(8).enumerate() {
+        w.line(format!("    {} {}", if i == 0 { ":" } else { " " }, chunk.join(", ") + if (i + 1) * 8 < ops.len() { "," } else { "" }));
+    }
+    w.line(format!("    : {inputs});"));
 }
 
 /// The TMA store of a box from shared memory into a tensor, with the

@@ -132,7 +132,7 @@ else {
                 const int r = threadIdx.x - 128;
                 for (int e = 0; e < classes.sa[c]; e += 2) sts32(a_st + r * 128 + (((e >> 3) ^ (r & 7)) << 4) + (e & 7) * 2, 0u);
                 fence_proxy_async();
-                asm volatile("bar.sync 1, 256;\n" ::: "memory");  // every consumer's zeros are in
+                consumers_sync();  // every consumer's zeros are in
             }
             const bool has_next = kt + 1 < k_steps;
             // the next stage's distance from this one (a ring of @STAGES)

@@ -35,7 +35,6 @@
 use super::Tc;
 use crate::cuda::ptx;
 use crate::cuda::writer::Writer;
-use crate::spec::Epilogue;
 
 /// The kernel body, its sizes marked `@NAME`.
 const BODY: &str = include_str!("by_class.cu");
@@ -43,9 +42,6 @@ const BODY: &str = include_str!("by_class.cu");
 impl Tc<'_> {
     /// The class maps' parameter and the shared-memory accesses the body makes.
     pub(super) fn by_class_helpers(&self, w: &mut Writer) {
-        if self.spec.epilogue != Epilogue::Tma {
-            ptx::tma_store(w);
-        }
         w.line("// by class of lines: each operand's tensor maps, one a class of its lines (16 lines c, c + 16, ...");
         w.line("// of A and C, 4 of B's columns), each from the class's first line rounded down, and the elements");
         w.line("// each map starts before its lines; encoded by the launcher");

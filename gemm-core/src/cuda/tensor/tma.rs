@@ -72,11 +72,15 @@ impl Tc<'_> {
                 ptx::cluster_floats(w);
             }
         }
-        if self.spec.epilogue == Epilogue::Tma {
+        // (the by-class variant stores C by TMA a class of lines at a time, through buffers of its own)
+        let by_class = self.spec.by_class();
+        if self.spec.epilogue == Epilogue::Tma || by_class {
             ptx::tma_store(w);
+        }
+        if self.spec.epilogue == Epilogue::Tma && !by_class {
             crate::cuda::epilogue::c_tile_at_fn(w, self.spec);
         }
-        let consumers_meet = self.spec.c_tile().is_some() || self.spec.persistent.is_some_and(Persistent::splits_k);
+        let consumers_meet = self.spec.c_tile().is_some() || self.spec.persistent.is_some_and(Persistent::splits_k) || by_class;
         if let (Some(sp), true) = (self.spec.specialize, consumers_meet) {
             w.line("// a barrier among the consumer warpgroups alone, which share the C tile or the fix-up (the producer never comes)");
             if sp.pingpong {

@@ -1566,9 +1566,9 @@ fn copy_lines_moves_lines_at_any_alignment_and_nothing_else() {
 /// (the plan says so), matching cuBLAS element by element with NaN around
 /// and between every operand's lines and nothing written outside C's: every
 /// side odd, lines padded past K, views at odd offsets, C's lines 16 bytes
-/// aligned and not, shallow and deep products; what the plan leaves to
-/// copies (M below 16, lines 4 bytes aligned) runs right too; and f16 on
-/// the same tiling.
+/// aligned and not, shallow and deep products, C's lines alone odd; what
+/// the plan leaves to copies (M below 16, lines 4 bytes aligned) or to
+/// the scalar variant of C runs right too; and f16 on the same tiling.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn lines_8_bytes_aligned_are_read_where_they_lie_by_class_of_lines() {
@@ -1578,13 +1578,17 @@ fn lines_8_bytes_aligned_are_read_where_they_lie_by_class_of_lines() {
         return;
     }
     let k = &hopper_autotuned::KERNEL;
-    let cases: [(Dims, [usize; 3], [usize; 3], bool); 8] = [
+    let cases: [(Dims, [usize; 3], [usize; 3], bool); 10] = [
         (Dims::new(4095, 4097, 4100), [4100, 4100, 4097], [0, 0, 0], true),
         (Dims::new(4095, 4097, 4100), [4108, 4100, 4097], [4, 12, 5], true),
         (Dims::new(4096, 4096, 4100), [4104, 4104, 4097], [0, 0, 0], true),
         (Dims::new(4096, 4096, 4096), [4100, 4100, 4096], [8, 4, 0], true),
         (Dims::new(511, 513, 516), [516, 516, 513], [12, 4, 1], true),
         (Dims::new(255, 257, 324), [324, 324, 257], [0, 0, 0], true),
+        // C's lines alone odd: by class where the spec's tiles take five rounds and the variant's
+        // four; C by the scalar variant where the variant's take more (four against three)
+        (Dims::new(4096, 4097, 4096), [4096, 4096, 4097], [0, 0, 3], true),
+        (Dims::new(2048, 4097, 4096), [4096, 4096, 4097], [0, 0, 3], false),
         // fewer than 16 lines of C: copies
         (Dims::new(15, 300, 4100), [4100, 4100, 300], [0, 0, 0], false),
         // A's lines 4 bytes aligned: copies

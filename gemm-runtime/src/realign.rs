@@ -133,8 +133,9 @@ pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Op
             (vector, only) = (Some(ring.vector), ring.only);
             copy_a = a && !ring.fills(Which::A);
             copy_b = b && !ring.fills(Which::B);
-        } else if let Some(v) = by_class_spec(spec).filter(|v| (a || b) && by_class_pays(spec, v, dims, addrs, [a, b])) {
-            // where A and B would be copied: read where they lie, a class of lines at a time
+        } else if let Some(v) = by_class_spec(spec).filter(|v| (a || b || c) && by_class_pays(spec, v, dims, addrs, [a, b])) {
+            // where A and B would be copied, or C alone written by the scalar variant: all three
+            // where they lie, a class of lines at a time
             return (Plan::ByClass, Some(v));
         }
     } else if let Some(min) = narrow {
@@ -340,7 +341,12 @@ pub fn by_class_tiles(dims: Dims) -> usize {
 /// the operands `copied` (A, B) copied first: its tiles' K steps, a class
 /// of lines a tile, against the copies' traffic and the spec's own tiles'
 /// steps. Its tiles hold 256 lines of one class of 16, so a small M leaves
-/// most of each empty and the copies win there.
+/// most of each empty and the copies win there. Where C alone is
+/// misaligned (nothing copied) it stands against the spec's variant that
+/// writes C element by element, whose stores the sum leaves out: the
+/// by-class variant is taken where its rounds of tiles beat the spec's
+/// (N = 4097: 4 rounds against 5), and the scalar variant kept where they
+/// tie, though it ran slower at some of those too (BENCHMARKS.md).
 fn by_class_pays(spec: &KernelSpec, variant: &KernelSpec, dims: Dims, addrs: [u64; 3], copied: [bool; 2]) -> bool {
     let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
     if dims.m < 16 || dims.n < 8 || dims.batch.count != 1 || crate::args::misaligned(variant, &shapes, dims, addrs) != [false; 3] {
@@ -923,6 +929,23 @@ mod tests {
             assert_eq!(plan(&tma, packed, big, at([0; 3])).unwrap(), Plan::ByClass, "{packed:?}");
         }
         assert!(matches!(plan(&tma, Dims::new(1023, 1025, 1028), big, at([0; 3])).unwrap(), Plan::Variant { a: true, b: true, .. }));
+        // C alone misaligned: by class where its rounds of tiles beat the spec's (N = 4097: 4
+        // against 5; and M = 8192: 8 against 9), C by the scalar variant where they tie or lose
+        // (M = 2048: 4 against 3; M = 1024: 4 against 2; N = 4001: 4 and 4); three stages: the latter
+        let c_alone = |m, n, k| Dims::new(m, n, k).with_ld(k, k, n);
+        let scalar_c = Plan::Variant { vector: None, only: None, scalar_c: true, a: false, b: false, c: false };
+        for (m, n, k, by_class) in [
+            (4096, 4097, 4096, true),
+            (8192, 4097, 4096, true),
+            (4096, 4097, 1024, true),
+            (2048, 4097, 4096, false),
+            (4096, 4001, 4096, false),
+            (1024, 4097, 8192, false),
+        ] {
+            let expected = if by_class { Plan::ByClass } else { scalar_c };
+            assert_eq!(plan(&tma, c_alone(m, n, k), big, at([0; 3])).unwrap(), expected, "{m} x {n} x {k}");
+        }
+        assert_eq!(plan(&three, c_alone(4096, 4097, 4096), big, at([0; 3])).unwrap(), scalar_c);
         // three stages, or a tiling it is not written for: none
         assert_eq!(by_class_spec(&three), None);
         assert_eq!(by_class_spec(&mma()), None);

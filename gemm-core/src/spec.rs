@@ -652,8 +652,8 @@ pub struct Requirements {
 pub const EDGE_BOX_LINES: u32 = 8;
 
 /// Shared memory the `by_class` variant keeps past its stages for C: each
-/// consumer warpgroup's two buffers of 64 x 64 16-bit elements.
-pub const BY_CLASS_C_BYTES: u32 = 4 * 64 * 64 * 2;
+/// consumer warpgroup's buffer of 64 x 64 16-bit elements.
+pub const BY_CLASS_C_BYTES: u32 = 2 * 64 * 64 * 2;
 
 /// One operand's tile under TMA staging: `boxes` boxes of `outer` lines of
 /// `inner` elements, one swizzle row each (`swizzle` bytes), side by side
@@ -785,7 +785,7 @@ impl KernelSpec {
     /// The staged tiles and the epilogue's scratch, from the tiles' start.
     fn tiles_bytes(&self) -> u32 {
         if self.by_class() {
-            // C's four buffers of 64 x 64 past the stages (the cuda module `by_class`)
+            // C's two buffers of 64 x 64 past the stages (the cuda module `by_class`)
             return self.staged_bytes() + BY_CLASS_C_BYTES;
         }
         match self.epilogue_scratch_bytes() {

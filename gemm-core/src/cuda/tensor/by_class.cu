@@ -2,7 +2,7 @@
 // by 128 columns. wgmma's A operand is B^T, 64 columns a consumer warpgroup, from registers;
 // its B operand is A, 256 lines by descriptor.
 // staging (tma): @STAGES stage(s) of the A tile (32768 bytes) and of the B tile (4 boxes of
-// 4096 bytes) from a 1024-byte boundary, then C's four buffers of 8192 bytes, then a full and
+// 4096 bytes) from a 1024-byte boundary, then C's two buffers of 8192 bytes, then a full and
 // an empty mbarrier per stage
 extern __shared__ __align__(1024) unsigned char smem_raw[];
 const unsigned smem_base = (unsigned)__cvta_generic_to_shared(smem_raw);
@@ -172,10 +172,11 @@ else {
         // so that a box starting 16 bytes aligned (TMA takes no other) writes nothing outside C's
         // lines. Threads store what the boxes cannot: a line's first 8 - sc elements (the
         // warpgroup left of column 0) and its last (N + sc) mod 8. Each warpgroup's 64 columns go
-        // a quarter of the 256 rows at a time, through two 64 x 64 buffers in the 128-byte
-        // swizzle, so that a quarter's stores run on while the next is written and the last while
-        // the next tile's K loop runs. C = A * B, rounded to @T (nearest even)
-        const unsigned cbuf = a_smem + @C_BUFFERS + g * 16384;
+        // a quarter of the 256 rows at a time, through a 64 x 64 buffer in the 128-byte swizzle
+        // (a second, so that a quarter's stores run on while the next is written, ran slower); the
+        // last quarter's stores run on while the next tile's K loop runs. C = A * B, rounded to @T
+        // (nearest even)
+        const unsigned buf = a_smem + @C_BUFFERS + g * 8192;
         const int n0w = n0 + 64 * g;
         const bool boxed = n0w >= 0;
         // the columns past the boxes' reach, left to the threads: c_end to N (fewer than 8)
@@ -183,8 +184,7 @@ else {
         const int thr_hi = n0w + 64 < N ? n0w + 64 : N;
         #pragma unroll
         for (int qr = 0; qr < 4; ++qr) {
-            const unsigned buf = cbuf + (qr & 1) * 8192;
-            if (tid == 0) bulk_wait_read<1>();  // this buffer's stores (two quarters back) have read it
+            if (tid == 0) bulk_wait_read<0>();  // the buffer's stores (a quarter back) have read it
             asm volatile("bar.sync %0, 128;\n" :: "r"(2 + g) : "memory");  // and every thread's reads
             #pragma unroll
             for (int qq = 0; qq < 8; ++qq) {

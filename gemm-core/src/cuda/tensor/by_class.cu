@@ -50,8 +50,6 @@ if (threadIdx.x < 128) {
                 mbar_wait(empty + 8 * stage, ((it / @STAGES) & 1) ^ 1);  // every consumer has released it
                 const unsigned bar = full + 8 * stage;
                 mbar_expect_bytes(bar, 49152);
-                // A: the class's 256 lines, K from sa[c] elements before them
-                tma_load(a_smem + stage * 32768, classes.a[c], 64 * kt, 256 * j, 0, bar);
                 #pragma unroll
                 for (int d = 0; d < 4; ++d) {
                     // B's 32 columns of class d (the tile's first of that class from n0 + (d - n0) mod 4),
@@ -61,6 +59,9 @@ if (threadIdx.x < 128) {
                     const int first = n0 + (((d - n0) % 4) + 4) % 4;
                     tma_load(b_smem + stage * 16384 + d * 4096, classes.b[d], 64 * kt + off, (first - d) / 4, 0, bar);
                 }
+                // then A: the class's 256 lines, K from sa[c] elements before them (issued after B's
+                // boxes, the variant ran 4095 x 4097 x 4100 and 4096 x 4097 x 4096 2% faster)
+                tma_load(a_smem + stage * 32768, classes.a[c], 64 * kt, 256 * j, 0, bar);
             }
         }
     }

@@ -27,8 +27,8 @@
 //!
 //! The kernel body (`by_class.cu`) takes its sizes from the spec; which
 //! tilings it is written for, [`by_class_fits`] says. On the H100 it ran
-//! 4095 x 4097 x 4100 at 86.7-86.9% of the same spec's 4096^3, where
-//! copying A and B first ran it at 65% (BENCHMARKS.md).
+//! 4095 x 4097 x 4100 at 89.0-89.1% of the same spec's 4096^3 (commit
+//! a7081aa), where copying A and B first ran it at 65% (BENCHMARKS.md).
 //!
 //! [`by_class_fits`]: crate::spec::KernelSpec::by_class_fits
 

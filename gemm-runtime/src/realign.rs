@@ -931,7 +931,8 @@ mod tests {
         assert!(matches!(plan(&tma, Dims::new(1023, 1025, 1028), big, at([0; 3])).unwrap(), Plan::Variant { a: true, b: true, .. }));
         // C alone misaligned: by class where its rounds of tiles beat the spec's (N = 4097: 4
         // against 5; and M = 8192: 8 against 9), C by the scalar variant where they tie or lose
-        // (M = 2048: 4 against 3; M = 1024: 4 against 2; N = 4001: 4 and 4); three stages: the latter
+        // (M = 2048: 4 against 3; M = 1024: 4 against 2; N = 4001: 4 and 4); with three stages (no
+        // by-class variant), the scalar variant
         let c_alone = |m, n, k| Dims::new(m, n, k).with_ld(k, k, n);
         let scalar_c = Plan::Variant { vector: None, only: None, scalar_c: true, a: false, b: false, c: false };
         for (m, n, k, by_class) in [

@@ -337,7 +337,7 @@ impl Kernel {
         }
         // the by-class variant's maps, a class of each operand's lines at a time
         let classes = match self.spec.by_class() {
-            true if dims.m < 16 || dims.n < 8 || b.count != 1 => {
+            true if !realign::by_class_takes(dims) => {
                 let rule = "the by-class variant takes one problem of M >= 16 and N >= 8 (each class of lines holds some)";
                 return Err(GemmError::UnsupportedSize { kernel: self.name.to_string(), rule: rule.to_string() });
             }

@@ -328,6 +328,13 @@ fn narrowed(spec: &KernelSpec, v: u32, only: Option<Which>) -> Option<KernelSpec
 /// 7c83225 and 58b25f5).
 const TILE_STEP_S: f64 = 0.77e-6;
 
+/// Whether the by-class variant takes a launch of `dims` at all: one
+/// problem, M at least 16 and N at least 8, so that every class of lines
+/// holds some.
+pub fn by_class_takes(dims: Dims) -> bool {
+    dims.m >= 16 && dims.n >= 8 && dims.batch.count == 1
+}
+
 /// The by-class variant's tiles for `dims`: 16 classes of C's lines, each
 /// in tiles of 256 of them, by columns of 128 (one more where the tiles'
 /// shift needs it).
@@ -349,7 +356,7 @@ pub fn by_class_tiles(dims: Dims) -> usize {
 /// tie, though it ran slower at some of those too (BENCHMARKS.md).
 fn by_class_pays(spec: &KernelSpec, variant: &KernelSpec, dims: Dims, addrs: [u64; 3], copied: [bool; 2]) -> bool {
     let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
-    if dims.m < 16 || dims.n < 8 || dims.batch.count != 1 || crate::args::misaligned(variant, &shapes, dims, addrs) != [false; 3] {
+    if !by_class_takes(dims) || crate::args::misaligned(variant, &shapes, dims, addrs) != [false; 3] {
         return false;
     }
     let waves = |tiles: usize| (tiles as f64 / SMS).ceil();

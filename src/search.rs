@@ -134,7 +134,7 @@ impl Candidates {
     /// A space's points: the legal ones kept, the others counted by rule.
     fn add(&mut self, points: Vec<gemm_runtime::gemm_core::tune::Point>) {
         self.considered += points.len();
-        for (at, n) in gemm_runtime::gemm_core::tune::pruned(&points) {
+        for ((_, at), n) in gemm_runtime::gemm_core::tune::pruned(&points) {
             *self.pruned.entry(at).or_insert(0) += n;
         }
         self.specs.extend(points.into_iter().filter(|p| p.refused.is_empty()).map(|p| p.spec));

@@ -10,6 +10,9 @@ pub struct Diag {
     /// (`block.m`, `staging.vector`, `atom`) or a signature parameter (`a`, `b`, `c`).
     /// The macro points the compile error at that argument.
     pub at: &'static str,
+    /// The rule in a few words ("shared memory", "the thread count"), for
+    /// summaries that count errors by rule, such as `tune(..)`'s pruning.
+    pub rule: &'static str,
     pub msg: String,
     /// The value the message proposes, where it proposes one: applied to the
     /// spec, it clears this error and breaks no other rule ([`check`] made sure).
@@ -22,7 +25,7 @@ pub struct Diag {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fix {
     /// `block.threads`, `block.m`, `block.n`, `block.k`, `warp.m`, `warp.n`,
-    /// `staging.vector`, `staging.stages` or `swizzle` (a pad).
+    /// `staging.vector`, `staging.stages`, `swizzle` (a pad) or `atom.n` (wgmma's).
     pub path: &'static str,
     pub value: u32,
 }
@@ -36,7 +39,7 @@ struct Proposal {
 
 impl Diag {
     pub(crate) fn new(at: &'static str, msg: impl Into<String>) -> Self {
-        Diag { at, msg: msg.into(), fix: None, proposals: Vec::new() }
+        Diag { at, rule: "", msg: msg.into(), fix: None, proposals: Vec::new() }
     }
 
     /// A problem (`msg`) and a value that should fix it, said as `say` with
@@ -44,6 +47,11 @@ impl Diag {
     fn proposing(at: &'static str, msg: impl Into<String>, path: &'static str, value: u32, say: impl Into<String>) -> Self {
         let proposal = Proposal { fix: Fix { path, value }, say: say.into() };
         Diag { proposals: vec![proposal], ..Diag::new(at, msg) }
+    }
+
+    /// The same error, said to break `rule`.
+    pub(crate) fn by(self, rule: &'static str) -> Self {
+        Diag { rule, ..self }
     }
 }
 
@@ -61,6 +69,11 @@ pub fn apply(spec: &KernelSpec, fix: Fix) -> Option<KernelSpec> {
         ("staging.vector", Staging::Smem { vector, .. } | Staging::CpAsync { vector, .. }) => *vector = v,
         ("staging.stages", Staging::CpAsync { stages, .. } | Staging::Tma { stages, .. }) => *stages = v,
         ("swizzle", _) if matches!(s.swizzle, Swizzle::Pad(_)) => s.swizzle = Swizzle::Pad(v),
+        ("atom.n", _) if matches!(s.atom, Atom::Wgmma { .. }) => {
+            if let Atom::Wgmma { n, .. } = &mut s.atom {
+                *n = v;
+            }
+        }
         _ => return None,
     }
     Some(s)
@@ -70,7 +83,7 @@ pub fn apply(spec: &KernelSpec, fix: Fix) -> Option<KernelSpec> {
 fn candidates(path: &str) -> Vec<u32> {
     match path {
         "block.threads" => (1..=32).map(|w| w * 32).collect(),
-        "block.m" | "block.n" | "block.k" | "warp.m" | "warp.n" => (1..=32).map(|i| i * 8).collect(),
+        "block.m" | "block.n" | "block.k" | "warp.m" | "warp.n" | "atom.n" => (1..=32).map(|i| i * 8).collect(),
         "staging.vector" => vec![1, 2, 4, 8],
         "staging.stages" => (2..=8).collect(),
         "swizzle" => (1..=16).collect(),
@@ -93,8 +106,9 @@ pub fn check(spec: &KernelSpec) -> Vec<Diag> {
     let mut merged: Vec<Diag> = Vec::new();
     for d in raw {
         match merged.iter_mut().find(|m| m.at == d.at) {
+            // (on lines of their own: a terminal's first line stays one problem and its advice)
             Some(m) if m.msg != d.msg => {
-                m.msg = format!("{}; and {}", m.msg, d.msg);
+                m.msg = format!("{}\nand {}", m.msg, d.msg);
                 m.proposals.extend(d.proposals);
             }
             Some(_) => {}
@@ -136,7 +150,7 @@ fn settle(spec: &KernelSpec, d: &mut Diag, sites: &[&'static str]) {
     });
     match chosen {
         Some(p) => {
-            d.msg = format!("{}; {}", d.msg, p.say.replace("{}", &p.fix.value.to_string()));
+            d.msg = advised(&d.msg, &p.say.replace("{}", &p.fix.value.to_string()));
             d.fix = Some(p.fix);
         }
         None => {
@@ -149,10 +163,19 @@ fn settle(spec: &KernelSpec, d: &mut Diag, sites: &[&'static str]) {
             // the conflict's problem, without its own advice
             let problem = |c: &Diag| c.msg.split("; ").next().unwrap_or(&c.msg).to_string();
             d.msg = match conflict {
-                Some(c) => format!("{}; {setting} = {} would break another rule: {}", d.msg, first.fix.value, problem(&c)),
-                None => format!("{}; no nearby value of {setting} satisfies every rule", d.msg),
+                Some(c) => advised(&d.msg, &format!("{setting} = {} would break another rule: {}", first.fix.value, problem(&c))),
+                None => advised(&d.msg, &format!("no nearby value of {setting} satisfies every rule")),
             };
         }
+    }
+}
+
+/// `msg` with `advice` after its first line's problem (the lines after it
+/// are further problems at the same argument, which the advice also fixes).
+fn advised(msg: &str, advice: &str) -> String {
+    match msg.split_once('\n') {
+        Some((first, rest)) => format!("{first}; {advice}\n{rest}"),
+        None => format!("{msg}; {advice}"),
     }
 }
 
@@ -162,25 +185,38 @@ pub fn violated(spec: &KernelSpec) -> Vec<&'static str> {
     rules(spec).into_iter().map(|d| d.at).collect()
 }
 
-/// Every rule, each violation on its own, proposals untried.
+/// Every rule, each violation on its own, proposals untried; each group of
+/// rules names the errors it finds.
 fn rules(spec: &KernelSpec) -> Vec<Diag> {
     let mut out = Vec::new();
+    let group = |out: &mut Vec<Diag>, rule: &'static str, f: fn(&KernelSpec, &mut Vec<Diag>)| {
+        let start = out.len();
+        f(spec, out);
+        for d in &mut out[start..] {
+            d.rule = match (rule, d.at) {
+                ("the tiers", "block.threads") => "the thread count the tiling needs",
+                ("resources", _) if d.msg.contains("shared memory") => "shared memory",
+                ("resources", _) => "registers",
+                _ => rule,
+            };
+        }
+    };
     // (the rules below multiply the settings together: out of range, they would overflow)
-    bounds(spec, &mut out);
+    group(&mut out, "a size past any kernel", bounds);
     if !out.is_empty() {
         return out;
     }
-    threads(spec, &mut out);
-    tiers(spec, &mut out);
-    atom(spec, &mut out);
-    tensor(spec, &mut out);
-    staging(spec, &mut out);
-    swizzle(spec, &mut out);
-    epilogue(spec, &mut out);
-    edges(spec, &mut out);
-    raster(spec, &mut out);
-    resources(spec, &mut out);
-    hopper(spec, &mut out);
+    group(&mut out, "the thread count", threads);
+    group(&mut out, "the tiers", tiers);
+    group(&mut out, "the atom", atom);
+    group(&mut out, "the tensor-core atoms", tensor);
+    group(&mut out, "the staging", staging);
+    group(&mut out, "the swizzle", swizzle);
+    group(&mut out, "the epilogue", epilogue);
+    group(&mut out, "the edges", edges);
+    group(&mut out, "the raster", raster);
+    group(&mut out, "resources", resources);
+    group(&mut out, "the Hopper features", hopper);
     out
 }
 
@@ -457,7 +493,21 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
         if let Some(w) = spec.warp {
             let per_m = if matches!(spec.atom, Atom::Wgmma { .. }) { "warpgroup m" } else { "warp m" };
             divides(out, "warp.m", (per_m, w.m), ("atom m", am), Some("warp.m"));
-            divides(out, "warp.n", ("warp n", w.n), ("atom n", an), Some("warp.n"));
+            if let Atom::Wgmma { .. } = spec.atom {
+                // a warpgroup's N is the atom's to choose (8 to 256): the fix is the atom
+                if an > 0 && !w.n.is_multiple_of(an) {
+                    let fit = (1..=32).rev().map(|i| i * 8).find(|&d| w.n.is_multiple_of(d)).unwrap_or(8);
+                    out.push(Diag::proposing(
+                        "atom",
+                        format!("atom n = {an} does not tile warp n = {}", w.n),
+                        "atom.n",
+                        fit,
+                        "use wgmma(m64n{}k16)",
+                    ));
+                }
+            } else {
+                divides(out, "warp.n", ("warp n", w.n), ("atom n", an), Some("warp.n"));
+            }
         }
         if let Some(k) = spec.block.k {
             divides(out, "block.k", ("block k", k), ("atom k", ak), Some("block.k"));
@@ -988,8 +1038,9 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
             _ if in_place && scratch > limit => {
                 out.push(Diag::new("block", format!("{problem}; shrink the block tile, or use epilogue = vector or direct")))
             }
+            // fewer stages fit: the error is at the stages, which is what to change
             Staging::CpAsync { .. } | Staging::Tma { .. } if fit >= 2 => out.push(Diag::proposing(
-                "block",
+                "staging.stages",
                 problem,
                 "staging.stages",
                 fit,

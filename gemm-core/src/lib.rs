@@ -6,10 +6,12 @@
 
 pub mod check;
 pub mod cuda;
+mod generate;
 pub mod spec;
 pub mod support;
 pub mod tune;
 
 pub use check::{check, Diag};
-pub use cuda::{generate, grid, Generated};
+pub use cuda::grid;
+pub use generate::{diagnose, generate, Generated};
 pub use spec::*;

@@ -492,6 +492,20 @@ pub enum Activation {
     Silu,
 }
 
+impl Epilogue {
+    /// The name the attribute grammar gives it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Epilogue::Direct => "direct",
+            Epilogue::Vector => "vector",
+            Epilogue::Smem => "smem",
+            Epilogue::SmemElements => "smem_elements",
+            Epilogue::Tma => "tma",
+            Epilogue::Stmatrix => "stmatrix",
+        }
+    }
+}
+
 impl Activation {
     pub const fn name(self) -> &'static str {
         match self {

@@ -4,49 +4,80 @@
 use crate::check::Diag;
 use crate::spec::*;
 
-/// Every part of `spec` the generator cannot honour yet.
+/// Where the guide lists what each path generates, for messages to point at.
+pub const GUIDE_MATRIX: &str = "docs/src/kernel/generated.md";
+
+/// An atom fed by the staging of another path: wgmma reads TMA stages, and
+/// TMA stages feed wgmma alone. One root cause, said once, at the setting
+/// whose change fixes it.
+pub fn path_mismatch(spec: &KernelSpec) -> Option<Diag> {
+    let wgmma = matches!(spec.atom, Atom::Wgmma { .. });
+    let tma = matches!(spec.staging, Staging::Tma { .. });
+    let stages = match spec.staging {
+        Staging::CpAsync { stages, .. } => stages.max(2),
+        _ => 4,
+    };
+    if wgmma && !tma {
+        return Some(Diag::new(
+            "staging",
+            format!(
+                "atom = wgmma reads its tiles from TMA stages, not staging = {}; use staging = tma(stages = {stages})",
+                spec.staging.name()
+            ),
+        )
+        .by("the atom's path"));
+    }
+    if tma && !wgmma {
+        let n = spec.warp.map_or(128, |w| w.n.clamp(8, 256) / 8 * 8);
+        return Some(Diag::new(
+            "atom",
+            format!(
+                "staging = tma feeds atom = wgmma(..) alone, not atom = {}; use atom = wgmma(m64n{n}k16), or staging = cp_async(..) for {}",
+                spec.atom.name(),
+                spec.atom.name()
+            ),
+        )
+        .by("the atom's path"));
+    }
+    None
+}
+
+/// Every part of `spec` the generator cannot honour yet: each error names
+/// the missing combination and the nearest one generated, in one line.
 pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
     let mut out = Vec::new();
-    if !crate::check::in_bounds(spec) {
+    if !crate::check::in_bounds(spec) || path_mismatch(spec).is_some() {
         // (the rules refuse its numbers first; what follows would work out overflowing sizes)
         return out;
     }
-    // The first error says what is supported on the spec's path; the others name their setting only.
-    let supported = supported_for(spec.atom);
-    let mut no = |at: &'static str, what: String| {
-        let msg = if out.is_empty() { format!("{what} is not generated yet; {supported}") } else { format!("{what} is not generated yet") };
-        out.push(Diag::new(at, msg))
+    let path = path_name(spec.atom);
+    let mut no = |at: &'static str, what: String, instead: &str| {
+        out.push(Diag::new(at, format!("{what} is not generated yet on the {path} path; {instead} (every path's settings: {GUIDE_MATRIX})")).by("not generated yet"))
     };
     let simt = matches!(spec.atom, Atom::Fma);
-    let wgmma = matches!(spec.atom, Atom::Wgmma { .. });
     let tma = matches!(spec.staging, Staging::Tma { .. });
-    if wgmma && !tma {
-        no("staging", format!("atom = wgmma with staging = {} (wgmma reads TMA tiles: staging = tma(..))", spec.staging.name()));
-    }
-    if tma && !wgmma {
-        no("atom", format!("staging = tma with atom = {} (TMA tiles feed atom = wgmma(..))", spec.atom.name()));
-    }
     let direct = spec.staging == Staging::Direct;
     if spec.warp.is_some() && direct && simt {
-        no("warp", "the warp tier with staging = direct and atom = fma".into());
+        no("warp", "the warp tier with staging = direct".into(), "stage the tiles with smem(..), or remove `warp(..)`");
     }
     if simt && matches!(spec.staging, Staging::CpAsync { .. }) && !crate::cuda::cp_async_rounds_regular(spec) {
         no(
             "block.threads",
-            format!("cp.async copies with {} threads, a count that neither divides nor is a multiple of a tile's row of copies", spec.block.threads),
+            format!("cp.async copies by {} threads, which neither divide nor are a multiple of a tile's row of copies", spec.block.threads),
+            "use a power of two threads, or staging = smem(..)",
         );
     }
     match spec.specialize {
-        Some(_) if !tma => no("specialize", format!("warp specialization with staging = {} (it feeds TMA stages)", spec.staging.name())),
-        Some(sp) if sp.producers != 1 => {
-            no("specialize.producers", format!("{} producer warpgroups (one thread of one issues every copy)", sp.producers))
+        Some(_) if !tma => {
+            no("specialize", format!("specialize(..) with staging = {}", spec.staging.name()), "specialized producers issue TMA: use staging = tma(..)")
         }
+        Some(sp) if sp.producers != 1 => no("specialize.producers", format!("producers = {}", sp.producers), "one thread issues every copy: use producers = 1"),
         _ => {}
     }
     match spec.swizzle {
         // the rules ask TMA staging for a TMA swizzle, and a TMA swizzle for TMA staging
         _ if tma => {}
-        Swizzle::Xor if simt => no("swizzle", "swizzle = xor with atom = fma".into()),
+        Swizzle::Xor if simt => no("swizzle", "swizzle = xor with atom = fma".into(), "use swizzle = pad(4)"),
         _ => {}
     }
     match spec.persistent {
@@ -54,77 +85,66 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         Some(Persistent::StreamK) if !direct && simt => {}
         Some(Persistent::StreamK) if matches!(spec.staging, Staging::CpAsync { .. }) => {}
         Some(Persistent::StreamK) if tma && spec.specialize.is_none() => {
-            no("persistent", "persistent = stream_k with staging = tma and no specialize(..) (stream-K feeds TMA stages from a producer)".into())
+            no("persistent", "persistent = stream_k without specialize(..)".into(), "stream-K feeds TMA stages from a producer: add specialize(consumers = ..)")
         }
-        Some(Persistent::StreamK) if tma && spec.cluster.is_some() => no("persistent", "persistent = stream_k with a cluster".into()),
+        Some(Persistent::StreamK) if tma && spec.cluster.is_some() => {
+            no("persistent", "persistent = stream_k in a cluster".into(), "remove `cluster(..)`, or use persistent = tiles")
+        }
         Some(Persistent::StreamK) if tma => {}
-        Some(Persistent::StreamK) if !simt => no(
-            "persistent",
-            format!(
-                "persistent = stream_k with atom = {} and staging = {} (tensor-core atoms take it with cp_async)",
-                spec.atom.name(),
-                spec.staging.name()
-            ),
-        ),
-        Some(Persistent::StreamK) => no("persistent", "persistent = stream_k with staging = direct".into()),
+        Some(Persistent::StreamK) if !simt => {
+            no("persistent", format!("persistent = stream_k with staging = {}", spec.staging.name()), "use staging = cp_async(..)")
+        }
+        Some(Persistent::StreamK) => no("persistent", "persistent = stream_k with staging = direct".into(), "use staging = smem(..) or cp_async(..)"),
         // the hybrid's whole waves are the persistent walk's: a producer's ring
         Some(Persistent::Hybrid | Persistent::TailSplit) if tma && spec.specialize.is_some() && spec.cluster.is_none() => {}
         Some(p @ (Persistent::Hybrid | Persistent::TailSplit)) => {
             let name = if p == Persistent::Hybrid { "hybrid" } else { "tail_split" };
-            no("persistent", format!("persistent = {name} without staging = tma and specialize(..), or with a cluster"))
+            let instead = if spec.cluster.is_some() && tma {
+                "remove `cluster(..)`, or use persistent = tiles"
+            } else {
+                "it shares a producer's TMA ring: use staging = tma(..) with specialize(..)"
+            };
+            let with = if spec.cluster.is_some() && tma { "in a cluster" } else { "without staging = tma and specialize(..)" };
+            no("persistent", format!("persistent = {name} {with}"), instead)
         }
         Some(Persistent::Tiles) if tma && spec.specialize.is_some() => {}
-        Some(Persistent::Tiles) => no("persistent", "persistent = tiles without staging = tma and specialize(..)".into()),
+        Some(Persistent::Tiles) => no(
+            "persistent",
+            "persistent = tiles without staging = tma and specialize(..)".into(),
+            if simt { "use persistent = stream_k" } else { "use staging = tma(..) with specialize(..), or persistent = stream_k with cp_async" },
+        ),
     }
     if spec.specialize.is_some_and(|sp| sp.pingpong) && spec.persistent != Some(Persistent::Tiles) {
-        no("specialize.pingpong", "pingpong consumers without persistent = tiles".into());
+        no("specialize.pingpong", "pingpong without persistent = tiles".into(), "add `persistent`, or remove pingpong");
     }
     if spec.cluster.is_some() && spec.specialize.is_none() {
-        no("cluster", "a thread block cluster without specialize(..) (clusters are generated for specialized TMA kernels)".into());
+        no("cluster", "a cluster without specialize(..)".into(), "add specialize(consumers = ..), or remove `cluster(..)`");
     }
     match spec.epilogue {
         Epilogue::Direct => {}
         Epilogue::Vector if !(direct && simt) => {}
-        Epilogue::Vector => no("epilogue", "epilogue = vector with staging = direct (its edges are guarded)".into()),
+        Epilogue::Vector => no("epilogue", "epilogue = vector with staging = direct".into(), "use epilogue = direct, or staging = smem(..)"),
         Epilogue::Smem | Epilogue::SmemElements if matches!(spec.atom, Atom::Mma { .. } | Atom::Wgmma { .. }) => {}
-        Epilogue::Smem => no("epilogue", format!("epilogue = smem with atom = {}", spec.atom.name())),
-        Epilogue::SmemElements => no("epilogue", format!("epilogue = smem_elements with atom = {}", spec.atom.name())),
+        Epilogue::Smem | Epilogue::SmemElements => {
+            let name = if spec.epilogue == Epilogue::Smem { "smem" } else { "smem_elements" };
+            let instead = if simt { "use epilogue = vector" } else { "use epilogue = direct, or atom = mma(m16n8k16)" };
+            no("epilogue", format!("epilogue = {name} with atom = {}", spec.atom.name()), instead)
+        }
         // the rules ask epilogue = tma for TMA staging
         Epilogue::Tma => {}
-        e => no("epilogue", format!("epilogue = {e:?}").to_lowercase()),
+        e => no("epilogue", format!("epilogue = {e:?}").to_lowercase(), "use epilogue = direct"),
     }
     if spec.c.elem != Elem::F32 && simt {
-        no("c", format!("C in {} with atom = fma", spec.c.elem.rust_name()));
+        no("c", format!("C in {} with atom = fma", spec.c.elem.rust_name()), "use f32, or atom = mma(m16n8k16) for a 16-bit C");
     }
     out
 }
 
-/// What the generator supports on the path of `atom` (SIMT, sm_80's
-/// tensor cores, or Hopper's), as the first "not generated yet" error of a
-/// spec states it: the settings that would be valid there.
-fn supported_for(atom: Atom) -> String {
-    let path = match atom {
-        Atom::Fma => SIMT,
-        Atom::Mma { .. } | Atom::Wmma { .. } => SM80,
-        Atom::Wgmma { .. } => SM90,
-    };
-    format!("the generator supports {path}; raster = row, grouped(n) or hilbert and a fused epilogue (alpha, beta, bias, activation) on every path")
+/// The name of `atom`'s path, as the guide's matrix heads its columns.
+pub fn path_name(atom: Atom) -> &'static str {
+    match atom {
+        Atom::Fma => "SIMT",
+        Atom::Mma { .. } | Atom::Wmma { .. } => "sm_80 tensor-core",
+        Atom::Wgmma { .. } => "sm_90a",
+    }
 }
-
-/// The SIMT path.
-const SIMT: &str = "f32 SIMT kernels (atom = fma; block, warp and thread tiers; \
-staging = direct (no warp tier), smem(vector, transpose_a, buffers = 1 or 2) or cp_async(stages, vector, transpose_a); swizzle = none or pad(n); \
-persistent = stream_k with staged tiles; epilogue = direct, or vector with staged tiles; C in f32; edges = guarded with staged tiles)";
-
-/// sm_80's tensor cores.
-const SM80: &str = "sm_80 tensor-core kernels \
-(atom = mma(m16n8k16) or wmma; f16 or bf16 operands; block and warp tiers; staging = smem(vector, buffers = 1 or 2) or cp_async(stages, vector, fragments = 1, or 2 for mma), \
-or direct for wmma; swizzle = none, pad(n) or xor (mma); persistent = stream_k with cp_async; epilogue = direct, or vector, smem or smem_elements for mma; \
-C in f32, f16 or bf16 (f32 for wmma); edges = guarded with staged tiles)";
-
-/// Hopper's.
-const SM90: &str =
-    "sm_90a kernels (atom = wgmma(m64nNk16) with staging = tma(stages, prefetch where a block owns its tile) and swizzle = b32, b64 or b128; \
-every warpgroup alike or specialize(producers = 1, consumers, producer_regs, consumer_regs, pingpong), the latter also persistent = tiles \
-(pingpong with it), stream_k, hybrid or tail_split and cluster(m, n, multicast = a | b) (not with those three), or cluster(k) \
-splitting each tile's K without them; epilogue = direct, vector, smem, smem_elements or tma (a TMA store); edges = guarded)";

@@ -90,6 +90,18 @@ impl Setting {
         SETTINGS.iter().find(|(_, s)| *s == self).map_or("?", |(n, _)| n)
     }
 
+    /// A value of this setting as `tune(..)` writes it.
+    pub fn value_text(self, v: u32) -> String {
+        match self {
+            Setting::Block => {
+                let (m, n) = block_of(v);
+                format!("block(m = {m}, n = {n})")
+            }
+            Setting::Schedule => SCHEDULES.get(v as usize).map_or(v.to_string(), |(name, _)| name.to_string()),
+            _ => v.to_string(),
+        }
+    }
+
     pub fn from_name(name: &str) -> Option<Self> {
         SETTINGS.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
     }
@@ -186,9 +198,11 @@ pub fn inert(setting: Setting, base: &KernelSpec) -> Option<String> {
 /// a shape's first launch (the largest spaces here hold a few hundred).
 pub const MAX_POINTS: usize = 4096;
 
-/// A point of a space: its spec, and why the rules refused it (empty: legal).
+/// A point of a space: its spec, the values it takes from the lists, and
+/// why the rules refused it (empty: legal).
 pub struct Point {
     pub spec: KernelSpec,
+    pub chosen: Vec<(Setting, u32)>,
     pub refused: Vec<Diag>,
 }
 
@@ -206,9 +220,8 @@ pub fn expand(base: &KernelSpec, lists: &[(Setting, Vec<u32>)]) -> Vec<Point> {
         }
         chosen.reverse();
         let spec = point(base, &chosen);
-        let mut refused = crate::check::check(&spec);
-        refused.extend(crate::support::unsupported(&spec));
-        points.push(Point { spec, refused });
+        let refused = crate::diagnose(&spec);
+        points.push(Point { spec, chosen, refused });
     }
     points
 }
@@ -386,14 +399,31 @@ pub fn simt_iterations(wm: u32, wn: u32, tm: u32, tn: u32) -> (u32, u32) {
 
 /// How many points each rule refused, by the argument it points at (the
 /// first refusal of each point).
-pub fn pruned(points: &[Point]) -> BTreeMap<&'static str, usize> {
+pub fn pruned(points: &[Point]) -> BTreeMap<(&'static str, &'static str), usize> {
     let mut out = BTreeMap::new();
     for p in points {
         if let Some(d) = p.refused.first() {
-            *out.entry(d.at).or_insert(0) += 1;
+            *out.entry((d.rule, d.at)).or_insert(0) += 1;
         }
     }
     out
+}
+
+/// The values of each list that no legal point takes (`stages = [2, 4, 6]`
+/// where 4 and 6 never fit): a tuner that silently never tries them would
+/// hide it.
+pub fn vanished(points: &[Point], lists: &[(Setting, Vec<u32>)]) -> Vec<(Setting, Vec<u32>)> {
+    lists
+        .iter()
+        .filter_map(|(setting, values)| {
+            let gone: Vec<u32> = values
+                .iter()
+                .copied()
+                .filter(|v| !points.iter().any(|p| p.refused.is_empty() && p.chosen.contains(&(*setting, *v))))
+                .collect();
+            (!gone.is_empty()).then_some((*setting, gone))
+        })
+        .collect()
 }
 
 #[cfg(test)]

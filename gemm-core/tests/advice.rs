@@ -142,14 +142,14 @@ fn a_vector_width_that_would_break_the_load_split_is_not_proposed() {
 }
 
 #[test]
-fn a_pipeline_over_shared_memory_says_how_many_stages_fit() {
+fn a_pipeline_over_shared_memory_says_how_many_stages_fit_at_the_stages() {
     let mut s = smem_spec();
     s.block = Block { m: 256, n: 256, k: Some(32), threads: 256, min_blocks: None };
     s.thread = Some(ThreadTile { m: 16, n: 16, lanes: Dim::N, sweep: Dim::N });
     s.staging = Staging::CpAsync { stages: 4, vector: 4, transpose_a: false, fragments: 1 };
-    // 64 KB a stage: 2 fit in sm_80's 163 KB
+    // 64 KB a stage: 2 fit in sm_80's 163 KB; the error is at the stages, the setting to change
     let d = check(&s);
-    let smem = d.iter().find(|d| d.at == "block").expect("a shared-memory error");
+    let smem = d.iter().find(|d| d.at == "staging.stages").expect("a shared-memory error at the stages");
     assert!(smem.msg.contains("at most 2 stages fit at this tile size: use stages = 2"), "{}", smem.msg);
 }
 

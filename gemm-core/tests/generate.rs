@@ -153,10 +153,11 @@ fn unsupported_settings_are_refused_not_ignored() {
     }
 }
 
-/// The first "not generated yet" error says what the spec's own path
-/// takes (SIMT, sm_80's tensor cores or Hopper's), not the other paths.
+/// A "not generated yet" error names the spec's own path (SIMT, sm_80's
+/// tensor cores or Hopper's), the nearest setting that is generated, and the
+/// guide's table of every path, in one line a terminal shows whole.
 #[test]
-fn an_unsupported_setting_lists_what_its_own_path_supports() {
+fn an_unsupported_setting_names_its_path_and_an_alternative_in_one_short_line() {
     let mut simt = smem_spec();
     simt.persistent = Some(Persistent::Hybrid);
     let mut mma = mma_spec();
@@ -164,15 +165,31 @@ fn an_unsupported_setting_lists_what_its_own_path_supports() {
     let mut hopper = hopper_spec();
     hopper.persistent = Some(Persistent::TailSplit);
     hopper.cluster = Some(Cluster { m: 2, n: 1, multicast: None, k: 1 });
-    let paths = ["f32 SIMT kernels", "sm_80 tensor-core kernels", "sm_90a kernels"];
+    let paths = ["the SIMT path", "the sm_80 tensor-core path", "the sm_90a path"];
     for (i, spec) in [simt, mma, hopper].iter().enumerate() {
         let errs = generate(spec).expect_err(paths[i]);
         let msg = &errs.iter().find(|d| d.at == "persistent").expect("an error at persistent").msg;
         for (j, path) in paths.iter().enumerate() {
             assert_eq!(msg.contains(path), i == j, "{path} in: {msg}");
         }
-        assert!(msg.contains("raster = row, grouped(n) or hilbert"), "{msg}");
+        assert!(msg.contains("; use ") || msg.contains(": use ") || msg.contains("remove"), "an alternative in: {msg}");
+        assert!(msg.contains(gemm_core::support::GUIDE_MATRIX), "{msg}");
+        assert!(msg.len() <= 300 && !msg.contains('\n'), "{} characters: {msg}", msg.len());
     }
+}
+
+/// wgmma fed by cp.async is one root cause: one error, at the staging,
+/// whose advice (TMA stages) is what the rest of the spec was written for.
+#[test]
+fn an_atom_on_the_staging_of_another_path_is_one_error() {
+    let mut s = hopper_spec();
+    s.staging = Staging::CpAsync { stages: 4, vector: 8, transpose_a: false, fragments: 1 };
+    let errs = generate(&s).expect_err("wgmma with cp.async");
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].at, "staging");
+    assert!(errs[0].msg.contains("use staging = tma(stages = 4)"), "{}", errs[0].msg);
+    s.staging = Staging::tma(4);
+    assert!(generate(&s).is_ok(), "the advice works");
 }
 
 #[test]

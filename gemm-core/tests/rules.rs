@@ -125,7 +125,7 @@ fn too_many_stages_propose_the_deepest_pipeline_that_fits() {
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Tma;
     let d = check(&s);
-    let fix = d.iter().find(|d| d.at == "block").and_then(|d| d.fix).unwrap_or_else(|| panic!("{d:?}"));
+    let fix = d.iter().find(|d| d.at == "staging.stages").and_then(|d| d.fix).unwrap_or_else(|| panic!("{d:?}"));
     assert_eq!((fix.path, fix.value), ("staging.stages", 4), "{d:?}");
     s.staging = Staging::tma(4);
     assert_eq!(check(&s), vec![]);

@@ -589,7 +589,12 @@ fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
             continue;
         }
         let Some(setting) = Setting::from_name(&path) else {
-            cx.error(at, format!("unknown setting `{path}` in `tune(..)`{}; settings: {}", hint(&path, &names), list(&names)));
+            // the nearest setting where one is near; the whole list only where none is
+            let advice = match hint(&path, &names) {
+                h if h.is_empty() => format!("; settings: {}", list(&names)),
+                h => h,
+            };
+            cx.error(at, format!("unknown setting `{path}` in `tune(..)`{advice}"));
             ok = false;
             continue;
         };

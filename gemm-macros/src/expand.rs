@@ -93,7 +93,10 @@ fn build(cx: &mut Ctxt, a: attr::Attr, sig: Option<sig::Sig>) -> Option<(KernelS
             let span = cx.span_of("bias");
             cx.error(
                 span,
-                "a bias parameter needs the epilogue to add it: write `bias = n` (one value per column of C) or `bias = m` (per row) in `epilogue = direct(..)` or `vector(..)`",
+                format!(
+                    "a bias parameter needs the epilogue to add it: write `epilogue = {e}(bias = n)` (one value per column of C) or `{e}(bias = m)` (per row); every epilogue takes one",
+                    e = a.epilogue.unwrap_or(Epilogue::Direct).name()
+                ),
             );
             return None;
         }
@@ -147,17 +150,27 @@ fn tuned(cx: &mut Ctxt, base: &KernelSpec, sig: &sig::Sig, t: &attr::Tune) -> Op
     let points = gemm_core::tune::expand(base, &t.lists);
     let pruned = gemm_core::tune::pruned(&points);
     let total = points.len();
-    let by_rule = pruned.iter().map(|(at, n)| format!("{n} by `{at}`")).collect::<Vec<_>>().join(", ");
+    // "3 by shared memory (at `staging.stages`)": the rule, and the setting it blames
+    let by_rule = pruned.iter().map(|((rule, at), n)| format!("{n} by {rule} (at `{at}`)")).collect::<Vec<_>>().join(", ");
     let legal: Vec<&KernelSpec> = points.iter().filter(|p| p.refused.is_empty()).map(|p| &p.spec).collect();
     if legal.is_empty() {
-        let first = points.first().and_then(|p| p.refused.first()).map_or(String::new(), |d| format!("; the first point's first refusal: {}", d.msg));
+        let first = points.first().and_then(|p| p.refused.first()).map_or(String::new(), |d| format!("\nthe first point's first refusal: {}", d.msg));
         cx.error(t.span, format!("no point of the {total} in `tune(..)` is legal (refused {by_rule}){first}"));
         return None;
     }
+    // values of a list that no legal point takes would vanish unnoticed: name them
+    let vanished = gemm_core::tune::vanished(&points, &t.lists)
+        .iter()
+        .map(|(setting, values)| {
+            let values: Vec<String> = values.iter().map(|v| setting.value_text(*v)).collect();
+            format!("{} = {}", setting.name(), values.join(" or "))
+        })
+        .collect::<Vec<_>>();
+    let unused = if vanished.is_empty() { String::new() } else { format!("; no legal point has {}", vanished.join(", ")) };
     let summary = if pruned.is_empty() {
         format!("all {total} points of the space are legal")
     } else {
-        format!("{} of the {total} points of the space are legal; pruned {by_rule}", legal.len())
+        format!("{} of the {total} points of the space are legal; pruned {by_rule}{unused}", legal.len())
     };
     let note = if pruned.is_empty() {
         quote!()
@@ -206,9 +219,9 @@ fn tuned(cx: &mut Ctxt, base: &KernelSpec, sig: &sig::Sig, t: &attr::Tune) -> Op
         #[allow(clippy::too_many_arguments)]
         #vis fn #ident(
             stream: &::gemm_runtime::cudarc::driver::CudaStream,
-            #a: &impl ::gemm_runtime::cudarc::driver::DevicePtr<#ta>,
-            #b: &impl ::gemm_runtime::cudarc::driver::DevicePtr<#tb>,
-            #c: &mut impl ::gemm_runtime::cudarc::driver::DevicePtrMut<#tc>,
+            #a: &impl ::gemm_runtime::DeviceBuffer<#ta>,
+            #b: &impl ::gemm_runtime::DeviceBuffer<#tb>,
+            #c: &mut impl ::gemm_runtime::DeviceBufferMut<#tc>,
             #(#extra_params,)*
             dims: ::gemm_runtime::Dims,
         ) -> ::std::result::Result<(), ::gemm_runtime::GemmError> {
@@ -237,7 +250,7 @@ fn epilogue_params(spec: &KernelSpec, bias: &Option<(syn::Ident, Elem, syn::Type
     let mut ep = quote!(::gemm_runtime::EpilogueArgs::new());
     if let Some((bias_name, elem, _)) = bias {
         let tx = elem_type(*elem);
-        extra_params.push(quote!(#bias_name: &impl ::gemm_runtime::cudarc::driver::DevicePtr<#tx>));
+        extra_params.push(quote!(#bias_name: &impl ::gemm_runtime::DeviceBuffer<#tx>));
         ep = quote!(#ep.bias(#bias_name));
         let along = if f.bias.is_some_and(|b| b.along == Dim::M) { "m: one value per row of C" } else { "n: one value per column of C" };
         doc_epilogue.push(format!(" `{bias_name}`: the bias vector, length {along}."));
@@ -290,9 +303,9 @@ fn expand(spec: &KernelSpec, sig: &sig::Sig, g: &gemm_core::Generated) -> TokenS
         #[allow(clippy::too_many_arguments)]
         #vis fn #ident(
             stream: &::gemm_runtime::cudarc::driver::CudaStream,
-            #a: &impl ::gemm_runtime::cudarc::driver::DevicePtr<#ta>,
-            #b: &impl ::gemm_runtime::cudarc::driver::DevicePtr<#tb>,
-            #c: &mut impl ::gemm_runtime::cudarc::driver::DevicePtrMut<#tc>,
+            #a: &impl ::gemm_runtime::DeviceBuffer<#ta>,
+            #b: &impl ::gemm_runtime::DeviceBuffer<#tb>,
+            #c: &mut impl ::gemm_runtime::DeviceBufferMut<#tc>,
             #(#extra_params,)*
             dims: ::gemm_runtime::Dims,
         ) -> ::std::result::Result<(), ::gemm_runtime::GemmError> {

@@ -62,9 +62,10 @@ pub fn parse(cx: &mut Ctxt, item: TokenStream) -> Option<Sig> {
     (params.len() == 3).then(|| Sig { attrs: f.attrs, vis: f.vis, ident: sig.ident.clone(), params, bias })
 }
 
-/// The generic arguments of `kind<..>` as the last segments of their paths;
-/// `None` if `ty` is not a `kind<..>`.
-fn generic_names(ty: &Type, kind: &str) -> Option<(Vec<String>, proc_macro2::Span)> {
+/// The generic arguments of `kind<..>` as the last segments of their paths,
+/// each with its span (an error about one points at it); `None` if `ty` is
+/// not a `kind<..>`.
+fn generic_names(ty: &Type, kind: &str) -> Option<Vec<(String, proc_macro2::Span)>> {
     let Type::Path(path) = ty else { return None };
     let last = path.path.segments.last()?;
     if last.ident != kind {
@@ -75,11 +76,11 @@ fn generic_names(ty: &Type, kind: &str) -> Option<(Vec<String>, proc_macro2::Spa
         .args
         .iter()
         .filter_map(|a| match a {
-            GenericArgument::Type(Type::Path(p)) => p.path.segments.last().map(|s| s.ident.to_string()),
+            GenericArgument::Type(Type::Path(p)) => p.path.segments.last().map(|s| (s.ident.to_string(), p.span())),
             _ => None,
         })
         .collect();
-    Some((names, args.span()))
+    Some(names)
 }
 
 /// An element type name of a signature.
@@ -89,7 +90,9 @@ fn elem(cx: &mut Ctxt, name: &str, key: &str, span: proc_macro2::Span) -> Option
         "f16" => Some(Elem::F16),
         "bf16" => Some(Elem::Bf16),
         other => {
-            let hint = crate::suggest::hint(other, &["f32", "f16", "bf16"]);
+            // 8-bit floats have names of their own (float8's F8E4M3, F8E5M2)
+            let eight_bit = other.to_ascii_lowercase().starts_with("f8") || other.to_ascii_lowercase().contains("e4m3") || other.to_ascii_lowercase().contains("e5m2");
+            let hint = if eight_bit { " (8-bit floats are not generated yet)".to_string() } else { crate::suggest::hint(other, &["f32", "f16", "bf16"]) };
             cx.error(span, format!("element type `{other}` of {key} is not supported{hint}; use f32, f16 or bf16"));
             None
         }
@@ -99,7 +102,7 @@ fn elem(cx: &mut Ctxt, name: &str, key: &str, span: proc_macro2::Span) -> Option
 /// `Bias<bf16>` -> Bf16: the fourth parameter, a vector added in the epilogue.
 fn vector(cx: &mut Ctxt, ty: &Type) -> Option<Elem> {
     match generic_names(ty, "Bias") {
-        Some((names, span)) if names.len() == 1 => elem(cx, &names[0], "the bias", span),
+        Some(names) if names.len() == 1 => elem(cx, &names[0].0, "the bias", names[0].1),
         _ => {
             cx.error(ty.span(), "the fourth parameter is the epilogue's bias vector: write its type as `Bias<f32>` (element f32, f16 or bf16)");
             None
@@ -114,9 +117,9 @@ fn operand(cx: &mut Ctxt, ty: &Type, key: &str, kind: &str) -> Option<Operand> {
         cx.error(ty.span(), format!("{key} is {role}: write its type as `{kind}<f32, RowMajor>` (element f32, f16 or bf16; RowMajor or ColMajor)"));
         None
     };
-    let Some((names, span)) = generic_names(ty, kind) else { return bad(cx) };
-    let [elem_name, layout] = names.as_slice() else { return bad(cx) };
-    let elem = elem(cx, elem_name, key, span)?;
+    let Some(names) = generic_names(ty, kind) else { return bad(cx) };
+    let [(elem_name, elem_span), (layout, span)] = names.as_slice() else { return bad(cx) };
+    let (elem, span) = (elem(cx, elem_name, key, *elem_span)?, *span);
     let layout = match layout.as_str() {
         "RowMajor" => Layout::RowMajor,
         "ColMajor" => Layout::ColMajor,

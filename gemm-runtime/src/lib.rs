@@ -6,6 +6,7 @@
 extern crate self as gemm_runtime;
 
 mod args;
+mod buffer;
 pub mod compile;
 mod copy;
 pub mod data;
@@ -25,6 +26,7 @@ pub mod tma;
 pub mod tune_cache;
 mod tuned;
 
+pub use buffer::{DeviceBuffer, DeviceBufferMut};
 pub use args::{shapes as args_shapes, Batch, Dims, Element, Shape, MAX_OFFSET};
 pub use copy::copy_lines;
 pub use error::GemmError;

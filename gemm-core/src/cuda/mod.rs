@@ -22,35 +22,17 @@ mod swizzle;
 mod tensor;
 mod writer;
 
-use crate::check::{check, Diag};
-use crate::spec::{Arch, Atom, KernelSpec};
-use crate::support::unsupported;
+use crate::spec::{Atom, KernelSpec};
 
 pub use copy::cp_async_rounds_regular;
 
-/// A generated kernel: what the runtime needs to compile and launch it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Generated {
-    pub kernel_name: String,
-    pub source: String,
-    pub threads: u32,
-    /// Dynamic shared memory per block in bytes.
-    pub smem_bytes: u32,
-    pub arch: Arch,
-}
-
-/// Checks `spec` and generates its CUDA source, or returns every error found.
-pub fn generate(spec: &KernelSpec) -> Result<Generated, Vec<Diag>> {
-    let mut diags = check(spec);
-    diags.extend(unsupported(spec));
-    if !diags.is_empty() {
-        return Err(diags);
-    }
-    let source = match spec.atom {
+/// The CUDA source of `spec`, which must have passed [`crate::diagnose`]
+/// (the generator assumes every rule holds).
+pub fn emit(spec: &KernelSpec) -> String {
+    match spec.atom {
         Atom::Fma => simt::emit(spec),
         _ => tensor::emit(spec),
-    };
-    Ok(Generated { kernel_name: spec.kernel_name(), source, threads: spec.threads(), smem_bytes: spec.smem_bytes(), arch: spec.arch })
+    }
 }
 
 /// The launch grid for an `m x n` C: one block per C tile, x along N and y

@@ -1,0 +1,39 @@
+//! check -> generate: a spec's errors, root cause first, or its CUDA source.
+
+use crate::check::{check, Diag};
+use crate::spec::{Arch, KernelSpec};
+use crate::support::{path_mismatch, unsupported};
+
+/// A generated kernel: what the runtime needs to compile and launch it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Generated {
+    pub kernel_name: String,
+    pub source: String,
+    pub threads: u32,
+    /// Dynamic shared memory per block in bytes.
+    pub smem_bytes: u32,
+    pub arch: Arch,
+}
+
+/// Every error of `spec`: the rules it breaks and what the generator cannot
+/// emit yet. An atom paired with staging of another path (wgmma fed by
+/// cp.async, TMA stages feeding mma) is one root cause: its error comes
+/// alone, since every rule after it judges a kernel of the wrong path.
+pub fn diagnose(spec: &KernelSpec) -> Vec<Diag> {
+    if let Some(root) = path_mismatch(spec) {
+        return vec![root];
+    }
+    let mut diags = check(spec);
+    diags.extend(unsupported(spec));
+    diags
+}
+
+/// Checks `spec` and generates its CUDA source, or returns every error found.
+pub fn generate(spec: &KernelSpec) -> Result<Generated, Vec<Diag>> {
+    let diags = diagnose(spec);
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let source = crate::cuda::emit(spec);
+    Ok(Generated { kernel_name: spec.kernel_name(), source, threads: spec.threads(), smem_bytes: spec.smem_bytes(), arch: spec.arch })
+}

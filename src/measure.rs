@@ -391,8 +391,8 @@ pub fn verify_on(bench: &Bench, kernel: &Kernel, p: &Problem, reference: &[f32])
     let tolerance = tolerance(kernel.spec.c.elem);
     // C's elements only; the rest of its buffer (padding past each line's
     // end) must still hold the poison
-    let offsets = crate::fused::c_offsets(kernel, p.dims);
-    if let Some(i) = crate::fused::written_outside_c(&out, &vec![f32::NAN; out.len()], &offsets) {
+    let offsets = c_offsets(kernel, p.dims);
+    if let Some(i) = written_outside_c(&out, &vec![f32::NAN; out.len()], &offsets) {
         return Err(wrong(format!("element {i} of C's buffer lies past a line's end or past C's last line and was written")));
     }
     let got: Vec<f32> = offsets.iter().map(|o| out[o.0]).collect();
@@ -530,9 +530,56 @@ pub fn measure(bench: &Bench, kernel: &Kernel, dims: Dims, reps: Reps) -> Result
     Ok(Measured { kernel: kernel.name.to_string(), dims, rel_err, ms: t.median_ms(), tflops: t.tflops(dims.flops()) })
 }
 
+/// (offset, problem, row, column) of every element of every problem's C, in the order the problems,
+/// rows and columns come: what a check compares (the gaps between problems
+/// and past the leading dimension are not C's).
+pub(crate) fn c_offsets(kernel: &Kernel, dims: Dims) -> Vec<(usize, usize, usize, usize)> {
+    let layout = kernel.spec.c.layout;
+    let ldc = gemm_runtime::args_shapes(kernel.spec.a, kernel.spec.b, kernel.spec.c, dims)[2].ld;
+    let mut out = Vec::with_capacity(dims.m * dims.n * dims.batch.count);
+    for b in 0..dims.batch.count {
+        for row in 0..dims.m {
+            for col in 0..dims.n {
+                let at = match layout {
+                    Layout::RowMajor => row * ldc + col,
+                    Layout::ColMajor => col * ldc + row,
+                };
+                out.push((b * dims.batch.stride_c + at, b, row, col));
+            }
+        }
+    }
+    out
+}
+
+/// The first element of C's buffer outside every problem's C (a gap between
+/// problems, or past a line's end within the leading dimension) that the
+/// kernel changed from `before`: a store past C's edge lands there.
+pub(crate) fn written_outside_c(out: &[f32], before: &[f32], offsets: &[(usize, usize, usize, usize)]) -> Option<usize> {
+    let mut is_c = vec![false; out.len()];
+    for &(at, ..) in offsets {
+        is_c[at] = true;
+    }
+    let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+    (0..out.len()).find(|&i| !is_c[i] && !same(out[i], before[i]))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{poison_outside, random_normal, split_turns};
+    #[test]
+    fn a_write_past_c_is_found_and_untouched_padding_is_not() {
+        // a 2 x 2 C with a leading dimension of 3: elements 2 and 5 are padding
+        let offsets: Vec<_> = [0, 1, 3, 4].iter().map(|&at| (at, 0, 0, 0)).collect();
+        let before = [f32::NAN; 6];
+        let kept = [1.0, 2.0, f32::NAN, 3.0, 4.0, f32::NAN];
+        assert_eq!(written_outside_c(&kept, &before, &offsets), None);
+        let spilled = [1.0, 2.0, 0.0, 3.0, 4.0, f32::NAN];
+        assert_eq!(written_outside_c(&spilled, &before, &offsets), Some(2));
+        // with beta, C's buffer starts with values; padding must keep them bit for bit
+        let before = [0.5, 0.5, 0.25, 0.5, 0.5, -0.0];
+        let zeroed = [1.0, 2.0, 0.25, 3.0, 4.0, 0.0];
+        assert_eq!(written_outside_c(&zeroed, &before, &offsets), Some(5));
+    }
+    use super::{poison_outside, random_normal, split_turns, written_outside_c};
     use gemm_runtime::spec::{Elem, Layout, Operand};
     use gemm_runtime::timing::Timing;
     use gemm_runtime::{args_shapes, Dims};

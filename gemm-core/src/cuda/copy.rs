@@ -164,8 +164,20 @@ pub fn issue_next(
         }
     }
     if stream_k {
-        super::stream_k::advance_producer(w);
+        advance_producer(w);
     }
+}
+
+/// Moves a stream-K producer's cursor on by the K step just issued (the
+/// cursor `stream_k` declares: copies left, K step, tile).
+fn advance_producer(w: &mut Writer) {
+    w.line("--copies_left;");
+    w.block("if (++copy_k == k_tiles)", |w| {
+        w.line("// that was the C tile's last K step: the next copy starts the next tile");
+        w.line("copy_k = 0;");
+        w.line("++copy_tile;");
+        w.line("aim();");
+    });
 }
 
 /// `{var} = ...`: the K tiles of the C tile at (`m`, `n`) whose copies lie

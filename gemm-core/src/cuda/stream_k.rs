@@ -505,17 +505,6 @@ impl Tiling {
     }
 }
 
-/// Moves the producer's cursor on by the K step just issued.
-pub fn advance_producer(w: &mut Writer) {
-    w.line("--copies_left;");
-    w.block("if (++copy_k == k_tiles)", |w| {
-        w.line("// that was the C tile's last K step: the next copy starts the next tile");
-        w.line("copy_k = 0;");
-        w.line("++copy_tile;");
-        w.line("aim();");
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,9 +18,6 @@ use gemm_runtime::{Dims, GemmError};
 const SIZES: [(usize, usize, usize); 6] =
     [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096), (8192, 1024, 8192)];
 
-/// Bytes of inputs to rotate through: well past the H100's 50 MB of L2.
-const ROTATION_BYTES: usize = 256 << 20;
-
 fn main() {
     // `cargo test --all-targets` runs bench binaries without `--bench`: the
     // benchmark needs a GPU and minutes, so it only runs under `cargo bench`.
@@ -40,11 +37,12 @@ fn main() {
 }
 
 /// Input sets for `dims` in `config`'s types and layouts: as many as fit
-/// ROTATION_BYTES, at least 2, at most 8.
+/// five times the device's L2 (so that no run finds its inputs there), at
+/// least 2, at most 8.
 fn rotation(bench: &Bench, config: Config, dims: Dims) -> Result<Vec<Problem>, GemmError> {
     let (types, layouts) = config;
     let bytes = types[0].bytes() as usize * (dims.m * dims.k + dims.k * dims.n);
-    let sets = (ROTATION_BYTES / bytes).clamp(2, 8);
+    let sets = (5 * bench.facts.l2_bytes as usize / bytes).clamp(2, 8);
     (0..sets).map(|i| Problem::typed(bench, types, layouts, dims, 1000 + i as u64)).collect()
 }
 

@@ -1,6 +1,7 @@
 //! Small-M (decode) shapes: M of 1 to 64 tokens against weights of N x K,
 //! each kernel of `src/decode.rs` verified against cuBLAS and timed beside
-//! it, with the bandwidth it reaches against the H100's HBM (3.35 TB/s).
+//! it, with the bandwidth it reaches against the GPU's peak memory bandwidth
+//! (read from its memory clock and bus width, printed beside what a copy reaches).
 //! `cargo run --release --example decode [--tokens=1,8,..] [KERNEL ...]`
 //! (default: every kernel, at M = 1, 8, 16, 32 and 64)
 //!
@@ -21,12 +22,6 @@ use gemm_ladder::measure::{padded_dims, Bench, Problem, Reps};
 use gemm_runtime::timing::{time, time_back_to_back};
 use gemm_runtime::{Dims, Tuned};
 
-/// The HBM3 bandwidth the H100 SXM is specified at, bytes a second.
-const HBM: f64 = 3.35e12;
-
-/// The bytes of inputs a timing rotates over: four times the H100's L2.
-const ROTATE: f64 = 200e6;
-
 /// Launches back to back in each timed run of the second way.
 const BATCH: usize = 10;
 
@@ -43,6 +38,10 @@ fn main() {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let bench = Bench::open()?;
+    // the device's own memory peak, and inputs rotated through four times its L2
+    let hbm = bench.facts.memory_bytes_per_s();
+    let rotate = 4.0 * bench.facts.l2_bytes as f64;
+    println!("{}\n", gemm_ladder::peak::memory_line(&bench)?);
     let reps = Reps::default();
     use gemm_ladder::decode::{decode_cluster, decode_mma, decode_split, decode_swapped};
     let kernels: [(&Tuned, bool); 4] =
@@ -60,7 +59,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---|");
     for &(n, k) in &WEIGHTS {
         let bytes = 2 * n * k;
-        let buffers = gemm_ladder::peak::random_buffers(&bench, bytes, (ROTATE / bytes as f64).ceil() as usize)?;
+        let buffers = gemm_ladder::peak::random_buffers(&bench, bytes, (rotate / bytes as f64).ceil() as usize)?;
         let each = gemm_ladder::peak::read_ceiling(&bench, &buffers, BATCH)?;
         let read = each.iter().map(|r| r.0).fold(0.0, f64::max);
         let batched = each.iter().map(|r| r.1).fold(0.0, f64::max);
@@ -71,11 +70,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             "| {n} x {k} | {} | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% | {} |",
             bytes >> 20,
             read / 1e9,
-            100.0 * read / HBM,
+            100.0 * read / hbm,
             batched / 1e9,
-            100.0 * batched / HBM,
+            100.0 * batched / hbm,
             dependent / 1e9,
-            100.0 * dependent / HBM,
+            100.0 * dependent / hbm,
             shapes.join("; ")
         );
     }
@@ -86,7 +85,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     for (tuned, swapped) in kernels.into_iter().filter(|(t, _)| only.is_empty() || only.iter().any(|n| n == t.name())) {
         let first = tuned.kernel(0);
         if first.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
-            println!("{}: skipped (sm_90a needs an H100 or H200)\n", tuned.name());
+            println!("{}: skipped (sm_90a kernels need compute capability 9.0; {} is {}.{})\n", tuned.name(), bench.gpu.name, bench.gpu.capability.0, bench.gpu.capability.1);
             continue;
         }
         let s = &first.spec;
@@ -117,7 +116,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 // each in turn: a decode step reads weights the L2 does not hold (a 4096 x 4096
                 // weight, 32 MiB, fits in the H100's 50 MiB L2)
                 let bytes = 2.0 * (m * k + k * n + m * n) as f64;
-                let copies = (ROTATE / bytes).ceil() as usize;
+                let copies = (rotate / bytes).ceil() as usize;
                 let mut sets = vec![(p, c)];
                 for i in 1..copies {
                     let q = Problem::for_kernel(&bench, first, dims, 5 + i as u64)?;
@@ -157,7 +156,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 let dependent_cells = t_dependent.as_ref().map_or(String::new(), |t| {
                     let ours = rate(t);
                     log_sum_dependent += (ours / theirs_batched).ln();
-                    format!(" {:.0} | {:.1}% | {:.1}% |", ours / 1e9, 100.0 * ours / HBM, 100.0 * ours / theirs_batched)
+                    format!(" {:.0} | {:.1}% | {:.1}% |", ours / 1e9, 100.0 * ours / hbm, 100.0 * ours / theirs_batched)
                 });
                 let mut point = tuned.chosen_for(bench.stream(), dims)?.map_or("?".into(), |k| format!("`{}`", k.name));
                 // dependent launches are tuned on their own: their point, where another
@@ -168,11 +167,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                     "| {m} x {n} x {k} | {:.2} | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% |{dependent_cells} {point} |",
                     t.tflops(dims.flops()),
                     ours / 1e9,
-                    100.0 * ours / HBM,
+                    100.0 * ours / hbm,
                     theirs / 1e9,
                     100.0 * ours / theirs,
                     ours_batched / 1e9,
-                    100.0 * ours_batched / HBM,
+                    100.0 * ours_batched / hbm,
                     theirs_batched / 1e9,
                     100.0 * ours_batched / theirs_batched
                 );

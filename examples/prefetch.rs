@@ -18,12 +18,8 @@ use gemm_runtime::spec::{KernelSpec, Staging};
 use gemm_runtime::timing::time_back_to_back;
 use gemm_runtime::{Kernel, Tuned};
 
-/// The HBM3 bandwidth the H100 SXM is specified at, bytes a second.
-const HBM: f64 = 3.35e12;
 /// (N, K) of the weights, bf16, stored `[N, K]` row-major (the swapped product's A).
 const WEIGHTS: [(usize, usize); 4] = [(4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096)];
-/// The bytes of copies of the inputs a timing takes turns on: four times the H100's L2.
-const ROTATE: f64 = 200e6;
 const BATCH: usize = 10;
 const PREFETCH: [u32; 4] = [0, 2, 3, 4];
 
@@ -52,8 +48,12 @@ fn prefetching(spec: &KernelSpec, steps: u32) -> KernelSpec {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let bench = Bench::open()?;
+    // the device's own memory peak, and inputs rotated through four times its L2
+    let hbm = bench.facts.memory_bytes_per_s();
+    let rotate = 4.0 * bench.facts.l2_bytes as f64;
+    println!("{}\n", gemm_ladder::peak::memory_line(&bench)?);
     if bench.gpu.capability != (9, 0) {
-        return Err("the decode kernels that prefetch are sm_90a: an H100 or H200".into());
+        return Err("the decode kernels that prefetch are sm_90a: they need compute capability 9.0".into());
     }
     let reps = Reps::default();
     let mut rows = Vec::new();
@@ -75,7 +75,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let first = &rows[0].1[0];
         let dims = padded_dims(n, 1, k, [first.spec.a.layout, first.spec.b.layout, first.spec.c.layout]);
         let bytes = 2.0 * (n * k + k + n) as f64;
-        let copies = (ROTATE / bytes).ceil() as usize;
+        let copies = (rotate / bytes).ceil() as usize;
         let mut sets = Vec::new();
         for i in 0..copies {
             let p = Problem::for_kernel(&bench, first, dims, 5 + i as u64)?;
@@ -97,7 +97,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                     let (p, c) = &mut sets[i % copies];
                     p.launch_dependent(&bench, kernel, c)
                 })?;
-                cells.push(format!("{:.1}%", 100.0 * bytes / (t.median_ms() * 1e-3) / HBM));
+                cells.push(format!("{:.1}%", 100.0 * bytes / (t.median_ms() * 1e-3) / hbm));
             }
             println!("| {n} x {k} | {label} | {} |", cells.join(" | "));
         }

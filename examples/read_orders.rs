@@ -23,14 +23,9 @@ use gemm_runtime::spec::Staging;
 use gemm_runtime::timing::{time, time_back_to_back};
 use gemm_runtime::Dims;
 
-/// The HBM3 bandwidth the H100 SXM is specified at, bytes a second.
-const HBM: f64 = 3.35e12;
 /// (N, K) of the decode weights, bf16, stored `[N, K]` row-major.
 const WEIGHTS: [(usize, usize); 3] = [(4096, 11008), (11008, 4096), (14336, 4096)];
 const BATCH: usize = 10;
-/// The bytes of copies of each weight a timing takes turns on: four times the H100's L2.
-const ROTATE: f64 = 200e6;
-
 fn main() {
     if let Err(e) = run() {
         eprintln!("error: {e}");
@@ -40,6 +35,10 @@ fn main() {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let bench = Bench::open()?;
+    // the device's own memory peak, and inputs rotated through four times its L2
+    let hbm = bench.facts.memory_bytes_per_s();
+    let rotate = 4.0 * bench.facts.l2_bytes as f64;
+    println!("{}\n", gemm_ladder::peak::memory_line(&bench)?);
     let sms = sm_count(&bench)?;
     println!(
         "Reading a weight in units of {UNIT_ROWS} rows x {} bytes on {} (32 KB of loads in flight a block; median of 20 runs; a launch between two events, then {BATCH} back to back)\n",
@@ -53,7 +52,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     for (n, k) in WEIGHTS.into_iter().filter(|_| orders) {
         let (rows, row_bytes) = (n, 2 * k);
         let (tiles, steps) = ((rows / UNIT_ROWS) as i64, (row_bytes / 16 / UNIT_CHUNKS) as i64);
-        let buffers = random_buffers(&bench, rows * row_bytes, (ROTATE / (rows * row_bytes) as f64).ceil() as usize)?;
+        let buffers = random_buffers(&bench, rows * row_bytes, (rotate / (rows * row_bytes) as f64).ceil() as usize)?;
         for per_sm in [2u32, 4, 8] {
             let blocks = per_sm * sms;
             let share = (tiles * steps + blocks as i64 - 1) / blocks as i64;
@@ -64,9 +63,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                     "| {n} x {k} | {name} | {run} | {per_sm} | {} | {:.0} | {:.1}% | {:.0} | {:.1}% |",
                     16 * box_chunks,
                     one / 1e9,
-                    100.0 * one / HBM,
+                    100.0 * one / hbm,
                     many / 1e9,
-                    100.0 * many / HBM
+                    100.0 * many / hbm
                 );
             }
         }
@@ -76,7 +75,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("| weight N x K | boxes a unit | stages | GB/s | % of HBM | back to back: GB/s | % of HBM |");
     println!("|---|---|---:|---:|---:|---:|---:|");
     for (n, k) in WEIGHTS {
-        let buffers = random_buffers(&bench, 2 * n * k, (ROTATE / (2 * n * k) as f64).ceil() as usize)?;
+        let buffers = random_buffers(&bench, 2 * n * k, (rotate / (2 * n * k) as f64).ceil() as usize)?;
         let shapes = [
             (4, 0, false, "4 of 64 x 64, 128-byte swizzle"),
             (1, 0, false, "1 of 256 x 64, no swizzle"),
@@ -89,9 +88,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 println!(
                     "| {n} x {k} | {label} | {stages} | {:.0} | {:.1}% | {:.0} | {:.1}% |",
                     one / 1e9,
-                    100.0 * one / HBM,
+                    100.0 * one / hbm,
                     many / 1e9,
-                    100.0 * many / HBM
+                    100.0 * many / hbm
                 );
             }
         }
@@ -132,9 +131,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             println!(
                 "| {name} | {n} x {k} | {err} | {:.0} | {:.1}% | {:.0} | {:.1}% |",
                 one / 1e9,
-                100.0 * one / HBM,
+                100.0 * one / hbm,
                 many / 1e9,
-                100.0 * many / HBM
+                100.0 * many / hbm
             );
         }
     }

@@ -39,7 +39,7 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
     for tuned in [&simt_tuned::KERNEL, &mma_tuned::KERNEL, &hopper_tuned::KERNEL] {
         let first = tuned.kernel(0);
         if first.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
-            println!("| {} | | skipped: sm_90a needs an H100 or H200 | | | | | | |", tuned.name());
+            println!("| {} | | skipped: sm_90a kernels need compute capability 9.0 | | | | | | |", tuned.name());
             continue;
         }
         let s = &first.spec;

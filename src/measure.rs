@@ -59,6 +59,8 @@ impl Default for Reps {
 pub struct Bench {
     pub gpu: Gpu,
     pub blas: Cublas,
+    /// What the GPU is (SMs, L2, memory), read from its driver.
+    pub facts: gemm_runtime::device::Facts,
 }
 
 impl Bench {
@@ -66,7 +68,8 @@ impl Bench {
     pub fn open() -> Result<Self, GemmError> {
         let gpu = gemm_runtime::device::open(0)?;
         let blas = Cublas::new(gpu.stream.clone())?;
-        Ok(Bench { gpu, blas })
+        let facts = gemm_runtime::device::Facts::read(&gpu.ctx)?;
+        Ok(Bench { gpu, blas, facts })
     }
 
     pub fn stream(&self) -> &Arc<CudaStream> {

@@ -116,8 +116,33 @@ pub fn random_buffers(bench: &Bench, bytes: usize, copies: usize) -> Result<Vec<
 
 /// The SMs of `bench`'s GPU.
 pub fn sm_count(bench: &Bench) -> Result<u32, GemmError> {
-    let attr = gemm_runtime::cudarc::driver::sys::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
-    Ok(bench.stream().context().attribute(attr)? as u32)
+    Ok(bench.facts.sms)
+}
+
+/// The bandwidth a device-to-device copy reaches, bytes read and written a
+/// second (median of 20 copies of a buffer four times the L2): what the
+/// memory gives in practice, beside the peak its clock and bus promise.
+pub fn copy_bandwidth(bench: &Bench) -> Result<f64, GemmError> {
+    let bytes = (4 * bench.facts.l2_bytes as usize).max(256 << 20);
+    let stream = bench.stream();
+    let src = stream.alloc_zeros::<u8>(bytes)?;
+    let mut dst = stream.alloc_zeros::<u8>(bytes)?;
+    let t = gemm_runtime::timing::time(stream, 3, 20, |_| {
+        stream.memcpy_dtod(&src, &mut dst)?;
+        Ok(())
+    })?;
+    Ok(2.0 * bytes as f64 / (t.median_ms() * 1e-3))
+}
+
+/// The report's line on the memory: the device's peak and what a copy reaches.
+pub fn memory_line(bench: &Bench) -> Result<String, GemmError> {
+    let copy = copy_bandwidth(bench)?;
+    Ok(format!(
+        "{}; a device-to-device copy moves {:.2} TB/s ({:.0}% of that peak). % of HBM below is of the peak.",
+        bench.facts.summary(),
+        copy / 1e12,
+        bench.facts.percent_of_memory(copy)
+    ))
 }
 
 /// A read of a buffer and nothing else: 16-byte loads, `unroll` in flight

@@ -544,7 +544,7 @@ pub static STEPS: [Step; 10] = [
     },
     Step {
         name: "warptiling",
-        change: "block -> warp -> thread tiers (H100 tiles, sweep, raster, scalar C)",
+        change: "block -> warp -> thread tiers (the search's tiles, sweep, raster, scalar C)",
         seed: "21779 GFLOP/s, 93.7% (A6000)",
         kernel: &warptiling::KERNEL,
     },
@@ -659,7 +659,7 @@ pub static HOPPER_STEPS: [Step; 12] = [
     Step {
         name: "hopper_autotuned",
         change: "tma_store as hopper_tuned picks it at 4096^3: 4 stages, the C tile out in two parts, bands of 16",
-        seed: "(the tuned space's choice on the H100; seed 002's best: 764, 107% of cuBLAS on its machine)",
+        seed: "(hopper_tuned's choice at 4096^3; seed 002's best: 764, 107% of cuBLAS on its H100)",
         kernel: &hopper_autotuned::KERNEL,
     },
 ];

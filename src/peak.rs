@@ -455,7 +455,7 @@ pub fn tma_ring(
     rates(bench, bytes, batch, &mut launch)
 }
 
-/// TMA by line class (`examples/tma_lines.rs`): `lines_load` streams 256 x
+/// TMA by line class (`gemm-lab tma-lines`): `lines_load` streams 256 x
 /// 64 bf16 tiles through a ring of stages, each tile in `classes` boxes of
 /// `256 / classes` lines, class `c` from map `c` with its boxes moved
 /// right by `shift[c]` elements; `lines_store` stores one 256 x 64 tile of

@@ -90,7 +90,7 @@ pub fn bank_conflicts(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f3
 /// shared-memory words, and each thread holds 8x8 accumulators. The H100
 /// favours other parameters than the seed's A6000 ones (128x128x16, 128
 /// threads, warps of 64x64, thread tile 8x4: 78.7% of cuBLAS at 4096^3 in
-/// BENCHMARKS.md). From `examples/search.rs --single-buffered` and
+/// BENCHMARKS.md). From `gemm-lab search --single-buffered` and
 /// BENCHMARKS.md: 64x128 blocks with K steps of 16 and 128 threads, so that
 /// several blocks share an SM and one's math covers another's loads; each
 /// thread's FMAs issued a column at a time (`sweep = m`: 89% against 87% for
@@ -128,7 +128,7 @@ pub fn warptiling(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, R
 )]
 pub fn double_buffering(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
 
-/// Step 10: the best spec of `examples/search.rs --stream-k` on the H100 at
+/// Step 10: the best spec of `gemm-lab search --stream-k` on the H100 at
 /// 4096^3 (the search timed every legal point of its space; see
 /// BENCHMARKS.md): 128x256 blocks of 8 warps of 32x128, each in 1x4 steps of
 /// 8x4 thread tiles, K steps of 16 through a 4-stage cp.async pipeline, rows
@@ -226,7 +226,7 @@ pub fn mma_pipeline(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf
 )]
 pub fn mma_swizzle(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
 
-/// Tensor step 7: the best spec of `examples/search.rs --mma` on the H100 at
+/// Tensor step 7: the best spec of `gemm-lab search --mma` on the H100 at
 /// 4096^3 (see BENCHMARKS.md for the space and the runners-up): 128x256
 /// blocks of 8 warps, each 64x64 in 4x8 atoms, so that each ldmatrix feeds
 /// 4 to 8 mmas; K steps of 64 through a 3-stage cp.async pipeline, so a
@@ -505,7 +505,7 @@ pub fn hopper_autotuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMu
 
 /// A ladder step: its kernel and what the source documents measured for it.
 pub struct Step {
-    /// The example's name (`cargo run --release --example NAME`).
+    /// The kernel's name; its example is `LADDER_NN_NAME` ([`example_name`]).
     pub name: &'static str,
     /// What the step changes, in a few words.
     pub change: &'static str,
@@ -667,6 +667,15 @@ pub static HOPPER_STEPS: [Step; 12] = [
 /// Every step: the three ladders, then the split-K row.
 pub fn all() -> impl Iterator<Item = &'static Step> {
     STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS)
+}
+
+/// The example that runs step `name` alone: its ladder (`simt`, `tensor`,
+/// `hopper`), its place on it and its name, as `hopper_12_hopper_autotuned`,
+/// so that `cargo run --example` lists each ladder in order.
+pub fn example_name(name: &str) -> Option<String> {
+    [("simt", &STEPS[..]), ("tensor", &TENSOR_STEPS[..]), ("hopper", &HOPPER_STEPS[..])].iter().find_map(|(ladder, steps)| {
+        steps.iter().position(|s| s.name == name).map(|i| format!("{ladder}_{:02}_{name}", i + 1))
+    })
 }
 
 /// The step named `name`, on any ladder or the split-K row.

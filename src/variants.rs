@@ -1,5 +1,5 @@
 //! Variants of a spec, written as settings on the command line
-//! (`examples/variants.rs`): `pad=8`, `sweep=m`, `raster=grouped(8)`, ...
+//! (`gemm-lab variants`): `pad=8`, `sweep=m`, `raster=grouped(8)`, ...
 
 use gemm_runtime::gemm_core::tune::{expand, Setting};
 use gemm_runtime::spec::*;

@@ -1,7 +1,0 @@
-//! Ladder step `bank_conflicts`: checked against cuBLAS, then timed beside it.
-//! `cargo run --release --example bank_conflicts [SIZE | M N K]`
-
-fn main() {
-    let step = gemm_ladder::steps::step("bank_conflicts").expect("a ladder step");
-    gemm_ladder::cli::main_for(&[step], step.name);
-}

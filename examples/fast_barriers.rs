@@ -1,9 +1,0 @@
-//! Hopper ladder step `fast_barriers`: checked against cuBLAS, then timed beside it.
-//! `cargo run --release --example fast_barriers [SIZE | M N K]`
-//!
-//! The spec and why each parameter: `src/steps.rs`; figures: BENCHMARKS.md.
-
-fn main() {
-    let step = gemm_ladder::steps::step("fast_barriers").expect("a ladder step");
-    gemm_ladder::cli::main_for(&[step], step.name);
-}

@@ -1,9 +1,0 @@
-//! Hopper ladder step `hilbert`: checked against cuBLAS, then timed beside it.
-//! `cargo run --release --example hilbert [SIZE | M N K]`
-//!
-//! The spec and why each parameter: `src/steps.rs`; figures: BENCHMARKS.md.
-
-fn main() {
-    let step = gemm_ladder::steps::step("hilbert").expect("a ladder step");
-    gemm_ladder::cli::main_for(&[step], step.name);
-}

@@ -1,9 +1,0 @@
-//! Hopper ladder step `hopper_autotuned`: checked against cuBLAS, then timed beside it.
-//! `cargo run --release --example hopper_autotuned [SIZE | M N K]`
-//!
-//! The spec and why each parameter: `src/steps.rs`; figures: BENCHMARKS.md.
-
-fn main() {
-    let step = gemm_ladder::steps::step("hopper_autotuned").expect("a ladder step");
-    gemm_ladder::cli::main_for(&[step], step.name);
-}

@@ -1,9 +1,0 @@
-//! Tensor ladder step `mma_swizzle`: checked against cuBLAS, then timed beside it.
-//! `cargo run --release --example mma_swizzle [SIZE | M N K]`
-//!
-//! The spec and why each parameter: `src/steps.rs`; figures: BENCHMARKS.md.
-
-fn main() {
-    let step = gemm_ladder::steps::step("mma_swizzle").expect("a ladder step");
-    gemm_ladder::cli::main_for(&[step], step.name);
-}

@@ -1,7 +1,0 @@
-//! Ladder step `smem_tiling`: checked against cuBLAS, then timed beside it.
-//! `cargo run --release --example smem_tiling [SIZE | M N K]`
-
-fn main() {
-    let step = gemm_ladder::steps::step("smem_tiling").expect("a ladder step");
-    gemm_ladder::cli::main_for(&[step], step.name);
-}

@@ -1,9 +1,0 @@
-//! Hopper ladder step `wgmma_tma`: checked against cuBLAS, then timed beside it.
-//! `cargo run --release --example wgmma_tma [SIZE | M N K]`
-//!
-//! The spec and why each parameter: `src/steps.rs`; figures: BENCHMARKS.md.
-
-fn main() {
-    let step = gemm_ladder::steps::step("wgmma_tma").expect("a ladder step");
-    gemm_ladder::cli::main_for(&[step], step.name);
-}

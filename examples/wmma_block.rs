@@ -1,9 +1,0 @@
-//! Tensor ladder step `wmma_block`: checked against cuBLAS, then timed beside it.
-//! `cargo run --release --example wmma_block [SIZE | M N K]`
-//!
-//! The spec and why each parameter: `src/steps.rs`; figures: BENCHMARKS.md.
-
-fn main() {
-    let step = gemm_ladder::steps::step("wmma_block").expect("a ladder step");
-    gemm_ladder::cli::main_for(&[step], step.name);
-}

@@ -1,0 +1,30 @@
+//! The mma.sync ceiling at several occupancies: back-to-back m16n8k16 bf16
+//! mmas from registers, with 1, 2 or 4 blocks of 8 warps launched per SM
+//! (2, 4 or 8 warps per scheduler where they fit) and 8, 16 or 32
+//! independent mmas a warp between dependent ones. `mma_autotuned` runs 1
+//! block of 8 warps per SM with 32 independent mmas a K step.
+//! `cargo run --release -p gemm-lab -- ceiling`
+
+use clap::Parser;
+use gemm_ladder::measure::Bench;
+use gemm_ladder::peak::mma_sync_ceiling_at;
+
+/// Prints the mma.sync ceiling (TFLOP/s) for blocks per SM x independent mmas a warp.
+#[derive(Debug, Parser)]
+#[command(name = "gemm-lab ceiling")]
+struct Cli {}
+
+pub fn main(args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
+    Cli::parse_from(args);
+    let bench = Bench::open()?;
+    let chains = [8u32, 16, 32];
+    println!("mma.sync m16n8k16 bf16 ceiling on {}, TFLOP/s (blocks of 8 warps launched per SM x independent mmas a warp)\n", bench.gpu.name);
+    println!("| blocks per SM | {} |", chains.map(|c| format!("{c} chains")).join(" | "));
+    println!("|---:|{}", "---:|".repeat(chains.len()));
+    for blocks in [1u32, 2, 4] {
+        let cells: Vec<String> =
+            chains.iter().map(|&c| mma_sync_ceiling_at(&bench, blocks, c).map(|t| format!("{t:.1}"))).collect::<Result<_, _>>()?;
+        println!("| {blocks} | {} |", cells.join(" | "));
+    }
+    Ok(())
+}

@@ -12,7 +12,7 @@ use clap::Parser;
 use gemm_ladder::measure::{config, describe, verify_on, Bench, Config, Problem, Reps};
 use gemm_ladder::report::{line_chart, progress, rounded, write_json, write_target, BenchRecord, SizeRecord, StepRecord};
 use gemm_ladder::{Step, HOPPER_STEPS, STEPS, TENSOR_STEPS};
-use gemm_runtime::timing::time;
+use gemm_runtime::internal::timing::time;
 use gemm_runtime::{Dims, GemmError};
 
 const SIZES: [(usize, usize, usize); 6] =

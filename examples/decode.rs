@@ -19,7 +19,7 @@
 //! starting while the one before finishes.
 
 use gemm_ladder::measure::{padded_dims, Bench, Problem, Reps};
-use gemm_runtime::timing::{time, time_back_to_back};
+use gemm_runtime::internal::timing::{time, time_back_to_back};
 use gemm_runtime::{Dims, Tuned};
 
 /// Launches back to back in each timed run of the second way.
@@ -147,7 +147,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 } else {
                     None
                 };
-                let rate = |t: &gemm_runtime::timing::Timing| bytes / (t.median_ms() * 1e-3);
+                let rate = |t: &gemm_runtime::internal::timing::Timing| bytes / (t.median_ms() * 1e-3);
                 let (ours, theirs) = (rate(&t), rate(&cublas));
                 let (ours_batched, theirs_batched) = (rate(&t_batched), rate(&cublas_batched));
                 log_sum += (ours / theirs).ln();
@@ -199,8 +199,8 @@ fn check(out: &[f32], reference: &[f32], d: Dims, layout: gemm_runtime::spec::La
     let (lines, len) = if layout == gemm_runtime::spec::Layout::RowMajor { (d.m, d.n) } else { (d.n, d.m) };
     let ld = d.ldc.unwrap_or(len);
     let pick = |v: &[f32]| -> Vec<f32> { (0..lines).flat_map(|l| v[l * ld..l * ld + len].to_vec()).collect() };
-    let err = gemm_runtime::data::relative_error(&pick(out), &pick(reference))?;
-    if err > gemm_runtime::data::tolerance(gemm_runtime::spec::Elem::Bf16) {
+    let err = gemm_runtime::internal::data::relative_error(&pick(out), &pick(reference))?;
+    if err > gemm_runtime::internal::data::tolerance(gemm_runtime::spec::Elem::Bf16) {
         return Err(format!("{name} at {}x{}x{}: relative error {err:.1e} against cuBLAS", d.m, d.n, d.k));
     }
     Ok(())

@@ -20,8 +20,8 @@ use clap::Parser;
 
 use gemm_ladder::measure::{Bench, Problem};
 use gemm_ladder::steps::step;
-use gemm_runtime::compile::compilations;
-use gemm_runtime::disk_cache::ENV;
+use gemm_runtime::internal::compile::compilations;
+use gemm_runtime::internal::disk_cache::ENV;
 use gemm_runtime::{Dims, GemmError};
 
 const STEPS: [&str; 3] = ["smem_tiling", "autotuned", "mma_autotuned"];
@@ -68,14 +68,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 fn tensor_maps() -> Result<(), Box<dyn std::error::Error>> {
     use gemm_runtime::cudarc::driver::DevicePtr;
     use gemm_runtime::spec::Which;
-    use gemm_runtime::tma::operand_map;
+    use gemm_runtime::internal::tma::operand_map;
     let bench = Bench::open()?;
     if bench.gpu.capability != (9, 0) {
         return Ok(());
     }
     let spec = &gemm_ladder::steps::two_consumers::KERNEL.spec;
     let dims = Dims::new(4096, 4096, 4096);
-    let [sa, sb, _] = gemm_runtime::args_shapes(spec.a, spec.b, spec.c, dims);
+    let [sa, sb, _] = gemm_runtime::internal::args_shapes(spec.a, spec.b, spec.c, dims);
     let stream = bench.stream();
     let a = stream.alloc_zeros::<gemm_runtime::bf16>(4096 * 4096).map_err(GemmError::from)?;
     let b = stream.alloc_zeros::<gemm_runtime::bf16>(4096 * 4096).map_err(GemmError::from)?;

@@ -34,7 +34,7 @@ use gemm_ladder::measure::{time_turns, Bench, DevMat, Problem, Reps};
 use gemm_ladder::steps::mma_autotuned;
 use gemm_runtime::cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use gemm_runtime::spec::{Activation, Fused, KernelSpec, Persistent, Staging};
-use gemm_runtime::timing::time;
+use gemm_runtime::internal::timing::time;
 use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Kernel, Mat, MatMut, RowMajor};
 
 /// The layer: x (tokens x features) times W (features x out), plus the bias
@@ -243,7 +243,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let plain = timed(&mut || p.launch(&bench, &mma_autotuned::KERNEL, &mut y))?;
     let cublas = timed(&mut || p.cublas(&bench, &mut y))?;
     // cuBLAS, then the separate bias + GELU pass over y
-    let f = gemm_runtime::compile::load(s.context(), BIAS_GELU, "bias_gelu", "sm_80", 0)?;
+    let f = gemm_runtime::internal::compile::load(s.context(), BIAS_GELU, "bias_gelu", "sm_80", 0)?;
     let (m, n) = (dims.m as i32, dims.n as i32);
     let pairs = (dims.m * dims.n / 2) as u32;
     let cfg = LaunchConfig { grid_dim: (pairs.div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };

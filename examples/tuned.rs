@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use gemm_ladder::measure::{describe, time_cublas_typed, Bench, Problem, Reps};
 use gemm_ladder::tuned::{hopper_tuned, mma_tuned, simt_tuned};
-use gemm_runtime::timing::time;
+use gemm_runtime::internal::timing::time;
 use gemm_runtime::{Dims, Tuned};
 
 fn main() {

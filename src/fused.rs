@@ -3,7 +3,7 @@
 //! the activation applied to its result on the host in f64, then rounded
 //! to C's type as the kernel rounds. Batches and any size included.
 
-use gemm_runtime::data::{relative_error, tolerance, POISON};
+use gemm_runtime::internal::data::{relative_error, tolerance, POISON};
 use gemm_runtime::spec::{Dim, Elem};
 use gemm_runtime::{bf16, f16, Dims, GemmError, Kernel, Tuned};
 

@@ -4,11 +4,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use gemm_runtime::cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
-use gemm_runtime::data::{relative_error, tolerance, POISON};
+use gemm_runtime::internal::data::{relative_error, tolerance, POISON};
 use gemm_runtime::device::Gpu;
-use gemm_runtime::reference::Cublas;
+use gemm_runtime::internal::reference::Cublas;
 use gemm_runtime::spec::{Elem, Layout};
-use gemm_runtime::timing::{time, Timing};
+use gemm_runtime::internal::timing::{time, Timing};
 use gemm_runtime::{bf16, f16, Dims, EpilogueArgs, GemmError, Kernel, Tuned};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rand_distr::StandardNormal;
@@ -217,7 +217,7 @@ impl Problem {
     /// A problem with operands of `types` (A, B, C).
     pub fn typed(bench: &Bench, types: [Elem; 3], layouts: [Layout; 3], dims: Dims, seed: u64) -> Result<Self, GemmError> {
         let op = |i: usize| gemm_runtime::spec::Operand { elem: types[i], layout: layouts[i] };
-        let [sa, sb, sc] = gemm_runtime::args_shapes(op(0), op(1), op(2), dims);
+        let [sa, sb, sc] = gemm_runtime::internal::args_shapes(op(0), op(1), op(2), dims);
         let s = bench.stream();
         let batch = dims.batch;
         // every problem of a batch: the last one starts (count - 1) strides in
@@ -475,7 +475,7 @@ fn soak(s: &CudaStream, secs: f64, flops: f64, mut launch: impl FnMut() -> Resul
     let (start, clock) = (unix_ms(), std::time::Instant::now());
     let mut batches = Vec::new();
     loop {
-        batches.push(gemm_runtime::timing::time_back_to_back(s, 0, 1, 100, |_| launch())?.tflops(flops));
+        batches.push(gemm_runtime::internal::timing::time_back_to_back(s, 0, 1, 100, |_| launch())?.tflops(flops));
         if clock.elapsed().as_secs_f64() >= secs {
             break;
         }
@@ -538,7 +538,7 @@ pub fn measure(bench: &Bench, kernel: &Kernel, dims: Dims, reps: Reps) -> Result
 /// and past the leading dimension are not C's).
 pub(crate) fn c_offsets(kernel: &Kernel, dims: Dims) -> Vec<(usize, usize, usize, usize)> {
     let layout = kernel.spec.c.layout;
-    let ldc = gemm_runtime::args_shapes(kernel.spec.a, kernel.spec.b, kernel.spec.c, dims)[2].ld;
+    let ldc = gemm_runtime::internal::args_shapes(kernel.spec.a, kernel.spec.b, kernel.spec.c, dims)[2].ld;
     let mut out = Vec::with_capacity(dims.m * dims.n * dims.batch.count);
     for b in 0..dims.batch.count {
         for row in 0..dims.m {
@@ -584,8 +584,8 @@ mod tests {
     }
     use super::{poison_outside, random_normal, split_turns, written_outside_c};
     use gemm_runtime::spec::{Elem, Layout, Operand};
-    use gemm_runtime::timing::Timing;
-    use gemm_runtime::{args_shapes, Dims};
+    use gemm_runtime::internal::timing::Timing;
+    use gemm_runtime::{internal::args_shapes, Dims};
 
     #[test]
     fn operands_are_poisoned_between_lines_and_problems_and_nowhere_else() {

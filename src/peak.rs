@@ -4,8 +4,8 @@
 //! (which on Hopper uses wgmma, an instruction sm_80 code cannot issue).
 
 use gemm_runtime::cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
-use gemm_runtime::launch::{Order, Params};
-use gemm_runtime::timing::{time, time_back_to_back};
+use gemm_runtime::internal::launch::{Order, Params};
+use gemm_runtime::internal::timing::{time, time_back_to_back};
 use gemm_runtime::GemmError;
 
 use crate::measure::Bench;
@@ -75,8 +75,8 @@ pub fn mma_sync_ceiling_at(bench: &Bench, blocks_per_sm: u32, chains: u32) -> Re
 /// `kernel` of `source`, compiled (and cached) for `bench`'s GPU as sm_80 code.
 fn load(bench: &Bench, source: &str, kernel: &str) -> Result<CudaFunction, GemmError> {
     let ctx = bench.stream().context();
-    let target = gemm_runtime::compile::device_target(gemm_runtime::spec::Arch::Sm80, ctx.compute_capability()?);
-    gemm_runtime::compile::load(ctx, source, kernel, target, 0)
+    let target = gemm_runtime::internal::compile::device_target(gemm_runtime::spec::Arch::Sm80, ctx.compute_capability()?);
+    gemm_runtime::internal::compile::load(ctx, source, kernel, target, 0)
 }
 
 /// Fills words with hashed bits: the read kernels' data, random as a
@@ -127,7 +127,7 @@ pub fn copy_bandwidth(bench: &Bench) -> Result<f64, GemmError> {
     let stream = bench.stream();
     let src = stream.alloc_zeros::<u8>(bytes)?;
     let mut dst = stream.alloc_zeros::<u8>(bytes)?;
-    let t = gemm_runtime::timing::time(stream, 3, 20, |_| {
+    let t = gemm_runtime::internal::timing::time(stream, 3, 20, |_| {
         stream.memcpy_dtod(&src, &mut dst)?;
         Ok(())
     })?;
@@ -204,7 +204,7 @@ pub fn read_ceiling(bench: &Bench, buffers: &[CudaSlice<u8>], batch: usize) -> R
             let mut params = Params::default();
             params.arg(&src).arg(&n16).arg(&dst);
             // SAFETY: the kernel reads n16 16-byte chunks of a buffer of `bytes` and may write one word of `out`.
-            unsafe { gemm_runtime::launch::launch(&f, bench.stream(), cfg, &mut params, order) }?;
+            unsafe { gemm_runtime::internal::launch::launch(&f, bench.stream(), cfg, &mut params, order) }?;
             Ok(())
         };
         let (one, many) = rates(bench, bytes, batch, &mut |i| launch_in(i, Order::After))?;
@@ -433,13 +433,13 @@ pub fn tma_ring(
         .iter()
         .map(|b| {
             let (ptr, _read) = b.device_ptr(bench.stream());
-            gemm_runtime::tma::matrix_map(gemm_runtime::spec::Elem::Bf16, ptr, (rows, cols), [width, UNIT_ROWS as u32], swizzle)
+            gemm_runtime::internal::tma::matrix_map(gemm_runtime::spec::Elem::Bf16, ptr, (rows, cols), [width, UNIT_ROWS as u32], swizzle)
         })
         .collect::<Result<Vec<_>, _>>()?;
     // one token's x (bf16, random), read in boxes of x_rows rows: the rows past the first out of bounds
     let x = random_buffers(bench, 2 * cols, 1)?;
     let (x_ptr, _read) = x[0].device_ptr(bench.stream());
-    let x_map = gemm_runtime::tma::matrix_map(gemm_runtime::spec::Elem::Bf16, x_ptr, (1, cols), [64, x_rows.max(1)], 128)?;
+    let x_map = gemm_runtime::internal::tma::matrix_map(gemm_runtime::spec::Elem::Bf16, x_ptr, (1, cols), [64, x_rows.max(1)], 128)?;
     let (tiles, steps, stages_arg, x_rows, lag) = ((rows / UNIT_ROWS) as i32, (cols / 256) as i32, stages as i32, x_rows as i32, i32::from(lag));
     // the ring from a 1024-byte boundary, x's ring, then the barriers
     let smem = 1024 + stages * (32768 + 4096) + 16 * stages;

@@ -117,8 +117,8 @@ fn a_tuned_kernel_launched_dependent_chooses_its_point_on_its_own() {
     let p = gemm_ladder::measure::Problem::for_kernel(&bench, tuned.kernel(0), dims, 11).unwrap();
     let reference = p.reference(&bench).unwrap();
     let check = |c: &DevMat| {
-        let err = gemm_runtime::data::relative_error(&c.to_f32(bench.stream()).unwrap(), &reference).unwrap();
-        assert!(err <= gemm_runtime::data::tolerance(Elem::Bf16), "relative error {err:.2e} against cuBLAS");
+        let err = gemm_runtime::internal::data::relative_error(&c.to_f32(bench.stream()).unwrap(), &reference).unwrap();
+        assert!(err <= gemm_runtime::internal::data::tolerance(Elem::Bf16), "relative error {err:.2e} against cuBLAS");
     };
     let mut c = p.poisoned_c(&bench).unwrap();
     p.launch_tuned(&bench, tuned, &mut c).unwrap();

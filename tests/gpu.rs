@@ -105,7 +105,7 @@ fn hopper_layouts_roles_swizzles_and_c_types_match_cublas() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn overlapped_epilogues_match_cublas_across_every_tile_of_the_walk() {
-    use gemm_runtime::realign::narrowed_spec;
+    use gemm_runtime::internal::realign::narrowed_spec;
     let bench = bench();
     let specs = gemm_ladder::combos::hopper_overlap();
     assert_eq!(specs.len(), 4);
@@ -148,7 +148,7 @@ fn overlapped_epilogues_match_cublas_across_every_tile_of_the_walk() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn hopper_stages_filled_by_cp_async_match_cublas() {
-    use gemm_runtime::realign::{narrowed_one_spec, narrowed_spec};
+    use gemm_runtime::internal::realign::{narrowed_one_spec, narrowed_spec};
     let bench = bench();
     let mut ran = 0;
     for (i, mut spec) in gemm_ladder::combos::hopper().into_iter().chain(gemm_ladder::combos::hopper_deep_k()).enumerate() {
@@ -599,8 +599,8 @@ fn stream_k_launches_run_in_a_captured_graph_and_on_the_stream_after_it() {
         let check = |c: &DevMat, when: &str| {
             stream.synchronize().unwrap();
             let out = c.to_f32(bench.stream()).unwrap();
-            let err = gemm_runtime::data::relative_error(&out, &reference).unwrap_or_else(|e| panic!("{} {when}: {e}", kernel.name));
-            assert!(err <= gemm_runtime::data::tolerance(kernel.spec.c.elem), "{} {when}: relative error {err:.2e}", kernel.name);
+            let err = gemm_runtime::internal::data::relative_error(&out, &reference).unwrap_or_else(|e| panic!("{} {when}: {e}", kernel.name));
+            assert!(err <= gemm_runtime::internal::data::tolerance(kernel.spec.c.elem), "{} {when}: relative error {err:.2e}", kernel.name);
         };
         let poisoned = || {
             let c = p.poisoned_c(&bench).unwrap();
@@ -648,8 +648,8 @@ fn stream_k_launches_on_more_streams_than_keep_scratch_match_cublas() {
         }
         stream.synchronize().unwrap();
         let out = c.to_f32(bench.stream()).unwrap();
-        let err = gemm_runtime::data::relative_error(&out, &reference).unwrap_or_else(|e| panic!("stream {i}: {e}"));
-        assert!(err <= gemm_runtime::data::tolerance(kernel.spec.c.elem), "stream {i}: relative error {err:.2e}");
+        let err = gemm_runtime::internal::data::relative_error(&out, &reference).unwrap_or_else(|e| panic!("stream {i}: {e}"));
+        assert!(err <= gemm_runtime::internal::data::tolerance(kernel.spec.c.elem), "stream {i}: relative error {err:.2e}");
     }
 }
 
@@ -685,10 +685,10 @@ fn a_second_launch_does_not_compile_again() {
     let p = Problem::new(&bench, [Layout::RowMajor; 3], dims, 3).unwrap();
     let mut c = p.poisoned_c(&bench).unwrap();
     naive(bench.stream(), p.a.f32(), p.b.f32(), c.f32_mut(), dims).unwrap();
-    let after_first = gemm_runtime::compile::compilations_here();
+    let after_first = gemm_runtime::internal::compile::compilations_here();
     naive(bench.stream(), p.a.f32(), p.b.f32(), c.f32_mut(), dims).unwrap();
     naive::KERNEL.function(bench.stream().context()).unwrap();
-    assert_eq!(gemm_runtime::compile::compilations_here(), after_first);
+    assert_eq!(gemm_runtime::internal::compile::compilations_here(), after_first);
 }
 
 /// Buffers of `len` f32 (uninitialized: the launches below must fail before reading them).
@@ -880,7 +880,7 @@ fn launch_spread(bench: &Bench, k: &Kernel, dims: Dims, lds: [usize; 3], offsets
         };
     }
     let plan = plan.map_err(|e| format!("ran, though its plan was refused: {e}"))?;
-    let (ldc, tol) = (lds[2], gemm_runtime::data::tolerance(k.spec.c.elem));
+    let (ldc, tol) = (lds[2], gemm_runtime::internal::data::tolerance(k.spec.c.elem));
     let rms = (reference.iter().map(|&r| (r as f64).powi(2)).sum::<f64>() / reference.len().max(1) as f64).sqrt();
     if out[..oc].iter().any(|x| !x.is_nan()) {
         return Err("written before C's first line".into());
@@ -1322,7 +1322,7 @@ fn bf16_plan_checked(bench: &Bench, k: &Kernel, dims: Dims, seed: u64) -> Plan {
     };
     let reference = p.reference(bench).unwrap();
     let err = verify_on(bench, k, &p, &reference).unwrap_or_else(|e| panic!("{e}"));
-    assert!(err <= gemm_runtime::data::tolerance(k.spec.c.elem), "{} at {dims:?} ({plan:?}): relative error {err:.1e}", k.name);
+    assert!(err <= gemm_runtime::internal::data::tolerance(k.spec.c.elem), "{} at {dims:?} ({plan:?}): relative error {err:.1e}", k.name);
     plan
 }
 
@@ -1442,7 +1442,7 @@ fn c_at_any_alignment_matches_cublas_across_a_persistent_walk() {
     tall.warp = tall.warp.map(|w| gemm_runtime::spec::Warp { m: 128, n: 128, ..w });
     tall.atom = gemm_runtime::spec::Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
     let tall = Kernel::from_spec(tall).unwrap();
-    let banded = gemm_runtime::realign::scalar_c_spec(&tall.spec).and_then(|v| v.c_tile()).map(|t| t.bands);
+    let banded = gemm_runtime::internal::realign::scalar_c_spec(&tall.spec).and_then(|v| v.c_tile()).map(|t| t.bands);
     assert_eq!(banded, Some(4));
     // (a cluster of two with B multicast; every consumer thread arriving on the ring's barriers)
     for kernel in [&hopper_autotuned::KERNEL, &tma_store::KERNEL, &clusters::KERNEL, &persistent::KERNEL, &tall] {
@@ -1454,10 +1454,10 @@ fn c_at_any_alignment_matches_cublas_across_a_persistent_walk() {
         // apart; deep enough for bands (where the spec's stages leave the whole tile too little room), and not
         for (i, (m, n, k)) in [(4097, 2051, 1344), (1000, 4097, 64)].into_iter().enumerate() {
             let dims = dims_with_ld_multiple(m, n, k, l, 1);
-            let variant = gemm_runtime::realign::variant_spec(&kernel.spec, dims, [0; 3]).expect("a variant for C's odd lines");
+            let variant = gemm_runtime::internal::realign::variant_spec(&kernel.spec, dims, [0; 3]).expect("a variant for C's odd lines");
             assert_eq!(variant.epilogue, gemm_runtime::spec::Epilogue::SmemElements, "{}", variant.kernel_name());
             let bands = variant.c_tile().map_or(1, |t| t.bands);
-            let deep = gemm_runtime::realign::scalar_c_spec(&kernel.spec).and_then(|v| v.c_tile()).map_or(1, |t| t.bands);
+            let deep = gemm_runtime::internal::realign::scalar_c_spec(&kernel.spec).and_then(|v| v.c_tile()).map_or(1, |t| t.bands);
             assert_eq!(bands, if i == 0 { deep } else { 1 }, "{}", variant.kernel_name());
             verify(&bench, kernel, dims, 120 + i as u64).unwrap_or_else(|e| panic!("{e}"));
         }

@@ -3,7 +3,7 @@
 //! library fails these tests rather than skipping them.
 
 use gemm_ladder::{HOPPER_STEPS, STEPS, TENSOR_STEPS};
-use gemm_runtime::compile::{compilations, compile, compile_with_log};
+use gemm_runtime::internal::compile::{compilations, compile, compile_with_log};
 use gemm_runtime::cudarc::nvrtc::Ptx;
 
 /// NVRTC's PTX of generated kernel `name`, which compiles without a
@@ -212,8 +212,8 @@ fn every_fused_epilogue_and_guarded_combination_compiles_for_sm_80() {
 /// NVRTC; a damaged entry is compiled again and rewritten.
 #[test]
 fn a_kernel_in_the_disk_cache_compiles_nothing_and_a_damaged_entry_is_rewritten() {
-    use gemm_runtime::compile::{compilations_here as compilations, compile_cached};
-    use gemm_runtime::disk_cache::DiskCache;
+    use gemm_runtime::internal::compile::{compilations_here as compilations, compile_cached};
+    use gemm_runtime::internal::disk_cache::DiskCache;
     let dir = std::env::temp_dir().join(format!("gemm-tiles-nvrtc-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let cache = DiskCache::at(&dir);
@@ -292,7 +292,7 @@ fn every_hopper_combination_compiles_for_sm_90a() {
 /// the scalar C too, wherever the rules allow.
 #[test]
 fn every_ladder_kernels_variants_compile() {
-    use gemm_runtime::realign::{narrowed_one_spec, narrowed_spec, scalar_c_spec};
+    use gemm_runtime::internal::realign::{narrowed_one_spec, narrowed_spec, scalar_c_spec};
     use gemm_runtime::spec::{Staging, Which};
     let (mut scalar, mut narrow, mut ring) = (0, 0, 0);
     for step in gemm_ladder::steps::all() {
@@ -362,8 +362,8 @@ fn every_point_of_the_tuned_and_decode_kernels_compiles() {
 /// the second request compiles nothing; a `compute_..` target has none.
 #[test]
 fn machine_code_for_a_real_target_is_kept_and_cached() {
-    use gemm_runtime::compile::{compilations_here as compilations, machine_code};
-    use gemm_runtime::disk_cache::DiskCache;
+    use gemm_runtime::internal::compile::{compilations_here as compilations, machine_code};
+    use gemm_runtime::internal::disk_cache::DiskCache;
     let dir = std::env::temp_dir().join(format!("gemm-tiles-cubin-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let cache = DiskCache::at(&dir);
@@ -389,7 +389,7 @@ fn machine_code_for_a_real_target_is_kept_and_cached() {
 #[test]
 fn ladder_steps_and_tuned_hopper_points_do_not_spill_or_serialize_their_wgmmas() {
     use gemm_ladder::{decode, tuned};
-    use gemm_runtime::compile::usage;
+    use gemm_runtime::internal::compile::usage;
     use gemm_runtime::spec::Arch;
     let mut kernels: Vec<&gemm_runtime::Kernel> = STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).map(|s| s.kernel).collect();
     for t in [&tuned::hopper_tuned::KERNEL, &decode::decode_swapped::KERNEL, &decode::decode_split::KERNEL, &decode::decode_cluster::KERNEL] {
@@ -419,7 +419,7 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill_or_serialize_their_wgmmas()
     kernels.extend(&shared);
     // the stages filled by cp.async (what a launch with A's or B's lines 8 or 4 bytes aligned runs), of
     // both operands or of one beside TMA's loads of the other
-    use gemm_runtime::realign::{narrowed_one_spec, narrowed_spec};
+    use gemm_runtime::internal::realign::{narrowed_one_spec, narrowed_spec};
     let ring: Vec<gemm_runtime::Kernel> = [tma_store.clone(), KernelSpec { persistent: Some(Persistent::Hybrid), ..tma_store.clone() }]
         .into_iter()
         .flat_map(|s| {
@@ -488,7 +488,7 @@ fn every_kernel_that_waits_for_the_previous_one_does_so_before_touching_global_m
         prefetching(&decode_cluster::KERNEL),
     ];
     // the variant that fills TMA's stages by cp.async (A's lines 8 bytes apart)
-    let narrowed = gemm_runtime::realign::narrowed_spec(&gemm_ladder::steps::hopper_autotuned::KERNEL.spec, 4).expect("a cp.async variant");
+    let narrowed = gemm_runtime::internal::realign::narrowed_spec(&gemm_ladder::steps::hopper_autotuned::KERNEL.spec, 4).expect("a cp.async variant");
     let narrowed = gemm_runtime::Kernel::from_spec(narrowed).unwrap();
     let mut waiting = 0;
     for k in steps.chain(decode).chain([&narrowed]) {
@@ -536,7 +536,7 @@ fn random_legal_variants_of_every_step_compile_for_their_arch() {
 /// wgmma that ptxas serializes or waits it injects among them (C7513, C7519).
 #[test]
 fn the_by_class_variant_compiles_for_sm_90a_without_spills_or_serialized_wgmmas() {
-    use gemm_runtime::realign::by_class_spec;
+    use gemm_runtime::internal::realign::by_class_spec;
     let steps = gemm_ladder::steps::all().map(|s| (s.name.to_string(), s.kernel.spec.clone()));
     let points = gemm_ladder::tuned::hopper_tuned::KERNEL.points().iter().enumerate().map(|(i, p)| (format!("hopper_tuned point {i}"), p.clone()));
     let mut names = Vec::new();
@@ -549,7 +549,7 @@ fn the_by_class_variant_compiles_for_sm_90a_without_spills_or_serialized_wgmmas(
         let k = gemm_runtime::Kernel::from_spec(spec).unwrap_or_else(|e| panic!("{e}"));
         assert!(k.name.contains("_byclass"), "{}", k.name);
         compile_clean(&k.source, &k.name, k.spec.arch.nvrtc_name());
-        let u = gemm_runtime::compile::usage(&k.source, &k.name, "sm_90a").unwrap_or_else(|e| panic!("{e}"));
+        let u = gemm_runtime::internal::compile::usage(&k.source, &k.name, "sm_90a").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((u.spill_stores, u.spill_loads), (0, 0), "{}: {u:?}", k.name);
         assert!(
             !u.advisories.iter().any(|a| a.contains("C7513") || a.contains("C7519") || a.contains("serialized")),

@@ -2,7 +2,7 @@
 //! launcher works out before it launches (sizes, leading dimensions,
 //! buffer lengths, batches, alignment and which operands it copies).
 
-use gemm_runtime::realign::plan;
+use gemm_runtime::internal::realign::plan;
 use gemm_runtime::Dims;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
@@ -28,7 +28,7 @@ fn plans_for_extreme_arguments_are_answers_never_panics() {
             dims = dims.batched(pick(&mut rng), pick(&mut rng), pick(&mut rng), pick(&mut rng));
         }
         // buffers as long as the sizes ask (every problem's), now and then a little short, or drawn
-        let shapes = gemm_runtime::args_shapes(spec.a, spec.b, spec.c, dims);
+        let shapes = gemm_runtime::internal::args_shapes(spec.a, spec.b, spec.c, dims);
         let b = dims.batch;
         let strides = [b.stride_a, b.stride_b, b.stride_c];
         let lens = [0, 1, 2].map(|i| match rng.random_range(0..3) {

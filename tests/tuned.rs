@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use gemm_ladder::fused::{verify_tuned_fused, Scalars};
 use gemm_ladder::measure::{Bench, Problem};
 use gemm_ladder::tuned::{hopper_tuned, mma_tuned, simt_tuned};
-use gemm_runtime::data::{relative_error, tolerance};
+use gemm_runtime::internal::data::{relative_error, tolerance};
 use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Kernel, Mat, MatMut, RowMajor, Tuned};
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -163,12 +163,12 @@ fn tuned_kernels_match_cublas_and_a_second_process_does_not_tune_again() {
     // SAFETY: set before any thread of this test binary reads the environment
     // (the test runs alone: `--test-threads=1` on the GPU host, and no other
     // test here reads GEMM_TILES_CACHE).
-    std::env::set_var(gemm_runtime::disk_cache::ENV, &dir);
+    std::env::set_var(gemm_runtime::internal::disk_cache::ENV, &dir);
     check_cases(&bench);
     assert!(Tuned::tunings() >= 4, "every new key tuned: {}", Tuned::tunings());
     let second = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--ignored", "--exact", "tuned_kernels_match_cublas_and_a_second_process_does_not_tune_again", "--test-threads=1"])
-        .env(gemm_runtime::disk_cache::ENV, &dir)
+        .env(gemm_runtime::internal::disk_cache::ENV, &dir)
         .env("GEMM_TUNED_SECOND", "1")
         .output()
         .unwrap();

@@ -17,7 +17,7 @@
 use gemm_ladder::measure::{random_normal, Bench};
 use gemm_runtime::bf16;
 use gemm_runtime::cudarc::driver::CudaSlice;
-use gemm_runtime::timing::time;
+use gemm_runtime::internal::timing::time;
 use gemm_runtime::{copy_lines, GemmError};
 
 /// Where the copies' lines go: 4160 elements apart (128-byte lines), as the

@@ -10,7 +10,7 @@
 
 use clap::Parser;
 
-/// Prints the CUDA C++ that #[gemm_kernel] generated for a ladder step, or
+/// Prints the CUDA C++ that `#[gemm_kernel]` generated for a ladder step, or
 /// that the generator writes for a variant of its spec.
 #[derive(Debug, Parser)]
 #[command(name = "gemm-lab cuda")]
@@ -47,10 +47,10 @@ enum Show {
 fn emit(source: &str, name: &str, arch: gemm_runtime::spec::Arch, show: Show) {
     let shown = match show {
         Show::Cuda => return print!("{source}"),
-        Show::Ptx => gemm_runtime::compile::compile(source, name, arch.nvrtc_name()).map(|p| p.to_src()),
+        Show::Ptx => gemm_runtime::internal::compile::compile(source, name, arch.nvrtc_name()).map(|p| p.to_src()),
         Show::Usage => {
             let target = if arch == gemm_runtime::spec::Arch::Sm90a { "sm_90a" } else { "sm_90" };
-            gemm_runtime::compile::usage(source, name, target).map(|u| {
+            gemm_runtime::internal::compile::usage(source, name, target).map(|u| {
                 let advisories: String = u.advisories.iter().map(|a| format!("  {a}\n")).collect();
                 format!(
                     "{name} on {target}: {} registers a thread, {} bytes of spill stores, {} of spill loads\n{advisories}",

@@ -15,7 +15,7 @@
 use gemm_ladder::decode::{decode_cluster, decode_swapped};
 use gemm_ladder::measure::{padded_dims, Bench, Problem, Reps};
 use gemm_runtime::spec::{KernelSpec, Staging};
-use gemm_runtime::timing::time_back_to_back;
+use gemm_runtime::internal::timing::time_back_to_back;
 use gemm_runtime::{Kernel, Tuned};
 
 /// (N, K) of the weights, bf16, stored `[N, K]` row-major (the swapped product's A).
@@ -89,8 +89,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 let (p, c) = &mut sets[0];
                 let reference = p.reference(&bench)?;
                 p.launch_dependent(&bench, kernel, c)?;
-                let err = gemm_runtime::data::relative_error(&c.to_f32(bench.stream())?[..n], &reference[..n])?;
-                if err > gemm_runtime::data::tolerance(gemm_runtime::spec::Elem::Bf16) {
+                let err = gemm_runtime::internal::data::relative_error(&c.to_f32(bench.stream())?[..n], &reference[..n])?;
+                if err > gemm_runtime::internal::data::tolerance(gemm_runtime::spec::Elem::Bf16) {
                     return Err(format!("{} at {n} x {k}: relative error {err:.1e} against cuBLAS", kernel.name).into());
                 }
                 let t = time_back_to_back(bench.stream(), reps.warmup, reps.runs, BATCH, |i| {

@@ -23,8 +23,8 @@ use gemm_ladder::measure::Bench;
 use gemm_ladder::peak::{random_buffers, sm_count, TMA_LINES_SOURCE};
 use gemm_runtime::cudarc::driver::{DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use gemm_runtime::spec::Elem;
-use gemm_runtime::timing::time;
-use gemm_runtime::tma::{strided_map, TensorMap};
+use gemm_runtime::internal::timing::time;
+use gemm_runtime::internal::tma::{strided_map, TensorMap};
 use gemm_runtime::GemmError;
 
 const ROWS: usize = 4096;
@@ -95,9 +95,9 @@ pub fn main(args: Vec<String>) -> Result<(), GemmError> {
     let bench = Bench::open()?;
     let stream = bench.stream().clone();
     let ctx = stream.context();
-    let target = gemm_runtime::compile::device_target(gemm_runtime::spec::Arch::Sm90a, ctx.compute_capability()?);
-    let load = gemm_runtime::compile::load(ctx, TMA_LINES_SOURCE, "lines_load", target, 0)?;
-    let store = gemm_runtime::compile::load(ctx, TMA_LINES_SOURCE, "lines_store", target, 0)?;
+    let target = gemm_runtime::internal::compile::device_target(gemm_runtime::spec::Arch::Sm90a, ctx.compute_capability()?);
+    let load = gemm_runtime::internal::compile::load(ctx, TMA_LINES_SOURCE, "lines_load", target, 0)?;
+    let store = gemm_runtime::internal::compile::load(ctx, TMA_LINES_SOURCE, "lines_store", target, 0)?;
     let sms = sm_count(&bench)?;
     let attr = gemm_runtime::cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
     let what = format!("{kind}s, lines {} bytes apart, {classes} class(es), swizzle {swizzle}", 2 * ld);

@@ -82,6 +82,7 @@ pub fn compile_all<'k>(kernels: impl IntoIterator<Item = &'k Kernel>, ctx: &Arc<
 
 impl Kernel {
     /// The kernel as the macro expanded it.
+    #[doc(hidden)]
     pub const fn from_parts(spec: KernelSpec, source: &'static str, name: &'static str, threads: u32, smem_bytes: u32) -> Self {
         Kernel {
             spec,

@@ -89,6 +89,7 @@ pub struct Choice {
 impl Tuned {
     /// The tuned kernel the macro expands: `points` are the space's legal
     /// specs, in its order.
+    #[doc(hidden)]
     pub const fn new(name: &'static str, points: &'static [KernelSpec], key: TuneKey) -> Self {
         Tuned { name, points, key, kernels: OnceLock::new(), chosen: Mutex::new(Vec::new()) }
     }

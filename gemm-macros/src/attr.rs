@@ -1,25 +1,7 @@
 //! The attribute grammar: gives meaning to the nodes of [`crate::ast`].
 //!
-//! ```text
-//! block(m = .., n = .., k = .., threads = .., min_blocks = ..)   k: only where tiles are staged
-//! warp(m = .., n = .., m_iters = 1, n_iters = 1)
-//! thread(m = .., n = .., lanes = n | m)
-//! atom = fma | mma(m16n8k16) | wmma(m16n16k16) | wgmma(m64nNk16, zeroed)
-//! staging = direct | smem(vector = 1, transpose_a, buffers = 1)
-//!         | cp_async(stages = .., vector = .., transpose_a, fragments = 1) | tma(stages = .., prefetch = .., evict_first = a | b | ab)
-//! specialize(producers = 1, consumers = .., producer_regs = .., consumer_regs = .., pingpong,
-//!            arrivals = warpgroup | thread, overlap)
-//! swizzle = none | pad(N) | xor | b32 | b64 | b128
-//! raster = row | grouped(N) | hilbert
-//! persistent | persistent = tiles | stream_k
-//! cluster(m = .., n = .., k = .., multicast = a | b)
-//! epilogue = direct | vector | smem | smem_elements | tma | stmatrix
-//!          | direct(alpha, beta, bias = n | m, activation = relu | gelu | gelu_tanh | silu)   (and vector(..))
-//! edges = whole | guarded                                    default: whole (guarded for direct fma)
-//! arch = sm_80 | sm_90 | sm_90a | sm_100                     default: the oldest the features allow
-//! tune(block.m = [64, 128], stages = [3, 4], .., key = eighths | pow2 | exact)   lists over the settings above
-//!     (block tiles whole: block = [block(m = 128, n = 256), block(m = 256, n = 128)])
-//! ```
+//! The grammar as users read it: `grammar.md` beside this file, on
+//! `#[gemm_kernel]`'s documentation page.
 
 use std::collections::HashMap;
 

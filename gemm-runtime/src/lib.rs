@@ -1,7 +1,40 @@
-//! The runtime for `#[gemm_kernel]` kernels: discover the GPU, compile the
-//! generated CUDA with NVRTC (once per process and device), check arguments,
-//! launch on a cudarc stream. Also the cuBLAS reference, event timing and test
-//! data that examples, tests and benches share.
+//! GEMM kernels written as tile descriptions: `#[gemm_kernel(..)]` on a
+//! signature checks the tiling when the crate builds, generates CUDA C++
+//! and gives a typed launcher; at run time the kernel is compiled once by
+//! NVRTC (per process and device; a disk cache keeps it across processes)
+//! and launched on a [cudarc] stream. This is the crate to depend on.
+//!
+//! ```no_run
+//! use gemm_runtime::{bf16, device, gemm_kernel, ColMajor, Dims, GemmError, Mat, MatMut, RowMajor};
+//!
+//! /// bf16 on sm_80 tensor cores: 128 x 128 tiles of 4 warps, a 3-stage cp.async pipeline.
+//! #[gemm_kernel(
+//!     block(m = 128, n = 128, k = 32, threads = 128),
+//!     warp(m = 64, n = 64),
+//!     atom = mma(m16n8k16),
+//!     staging = cp_async(stages = 3, vector = 8),
+//!     swizzle = xor,
+//!     edges = guarded,
+//! )]
+//! pub fn gemm(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<f32, RowMajor>);
+//!
+//! fn main() -> Result<(), GemmError> {
+//!     let (m, n, k) = (1000, 300, 500); // edges = guarded: any size
+//!     let gpu = device::open(0)?; // an Err, not a panic, without a driver or a GPU
+//!     let a = gpu.stream.clone_htod(&vec![bf16::from_f32(1.0); m * k])?;
+//!     let b = gpu.stream.clone_htod(&vec![bf16::from_f32(0.5); k * n])?;
+//!     let mut c = gpu.stream.alloc_zeros::<f32>(m * n)?;
+//!     gemm(&gpu.stream, &a, &b, &mut c, Dims::new(m, n, k))?; // the first launch compiles
+//!     assert!(gpu.stream.clone_dtoh(&c)?.iter().all(|&x| x == 250.0));
+//!     println!("{}", gemm::CUDA); // the generated source
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The guide, in the repository's `docs/` (`mdbook build docs`), covers the
+//! grammar ([`gemm_kernel`]'s page has it in brief), the rules and their
+//! errors, launching at any alignment, tuning (`tune(..)` in the attribute
+//! makes a [`Tuned`] kernel), fused epilogues and the Hopper path.
 
 extern crate self as gemm_runtime;
 

@@ -40,6 +40,7 @@ use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Kernel, Mat, MatMut, RowMajor}
 /// The layer: x (tokens x features) times W (features x out), plus the bias
 /// (one value per output feature), through GELU's tanh form (as cuBLASLt's
 /// GELU epilogue), in bf16 with f32 accumulation.
+// ANCHOR: linear
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 256),
     warp(m = 64, n = 64),
@@ -51,6 +52,7 @@ use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Kernel, Mat, MatMut, RowMajor}
     edges = guarded,
 )]
 pub fn linear(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>, bias: Bias<bf16>);
+// ANCHOR_END: linear
 
 /// The same layer on the Hopper path (sm_90a): the `tma_store` step's
 /// tiling (128x256 tiles, a producer and two consumer warpgroups of wgmma
@@ -126,6 +128,7 @@ pub fn linear_pingpong_wide(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: M
 /// other half's wgmmas (`specialize(.., overlap)`): the first half while the
 /// second's last K step computes, the second while the next tile's first
 /// K step does for the first.
+// ANCHOR: linear_overlap
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),
@@ -139,6 +142,7 @@ pub fn linear_pingpong_wide(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: M
     edges = guarded,
 )]
 pub fn linear_overlap(x: Mat<bf16, RowMajor>, w: Mat<bf16, RowMajor>, y: MatMut<bf16, RowMajor>, bias: Bias<bf16>);
+// ANCHOR_END: linear_overlap
 
 /// The unfused pass after cuBLAS: `y = gelu_tanh(y + bias[col])` in place, bf16.
 const BIAS_GELU: &str = r#"

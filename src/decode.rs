@@ -48,6 +48,7 @@ pub fn decode_mma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16
 /// With `evict_first = a` the weight's loads ask the L2 to evict their
 /// lines first (each is read once), which keeps the tokens and the next
 /// launch's prefetched lines there: 78.6% to 83.6% (BENCHMARKS.md).
+// ANCHOR: decode_swapped
 #[gemm_kernel(
     block(m = 128, n = 16, k = 64, threads = 256),
     warp(m = 64, n = 16),
@@ -61,6 +62,7 @@ pub fn decode_mma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16
 // prunes those points, and says so in a warning silenced here
 #[allow(deprecated)]
 pub fn decode_swapped(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, ColMajor>);
+// ANCHOR_END: decode_swapped
 
 /// `decode_swapped` with the deep K split by stream-K: where W has few rows
 /// (4096 make 32 tiles of 128 for 132 SMs, which left the H100's HBM half
@@ -92,6 +94,7 @@ pub fn decode_split(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf
 /// point it read the 4096 x 11008 weight at M = 1 at 75.8% of HBM where
 /// stream-K's fix-up held the point to 69.7% (BENCHMARKS.md). Its
 /// dependent launches prefetch as `decode_swapped`'s do.
+// ANCHOR: decode_cluster
 #[gemm_kernel(
     block(m = 64, n = 8, k = 256, threads = 256),
     warp(m = 64, n = 8),
@@ -107,3 +110,4 @@ pub fn decode_split(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf
 // prunes those points, and says so in a warning silenced here
 #[allow(deprecated)]
 pub fn decode_cluster(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, ColMajor>);
+// ANCHOR_END: decode_cluster

@@ -100,6 +100,7 @@ pub fn bank_conflicts(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f3
 /// and L2 hits shorten the wait (90.4% against 89%); and C stored element by
 /// element: with float4 stores the compiler keeps each thread's accumulators
 /// in aligned quads, and its loop ran 1.2% slower here (91.6% against 90.4%).
+// ANCHOR: warptiling
 #[gemm_kernel(
     block(m = 64, n = 128, k = 16, threads = 128),
     warp(m = 32, n = 64, m_iters = 1, n_iters = 2),
@@ -110,6 +111,7 @@ pub fn bank_conflicts(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f3
     raster = grouped(8),
 )]
 pub fn warptiling(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+// ANCHOR_END: warptiling
 
 /// Step 9: two buffers of each tile: the next tiles' global loads are issued
 /// before the current tile's math and land in the other buffer after it, with
@@ -234,6 +236,7 @@ pub fn mma_swizzle(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf1
 /// their mmas (`fragments = 2`), the next tile's first ones while the last
 /// step's mmas run; tiles rastered in groups of 8 rows of blocks; C
 /// through a tile in shared memory, out in 16-byte chunks.
+// ANCHOR: mma_autotuned
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 256),
     warp(m = 64, n = 64),
@@ -245,6 +248,7 @@ pub fn mma_swizzle(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf1
     edges = guarded,
 )]
 pub fn mma_autotuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: mma_autotuned
 
 /// Seed 003's skinny shape, 128 x 128 x 16384: a grid of one block per C
 /// tile leaves most SMs idle. The tiled kernel: 64x64 tiles (4 blocks at
@@ -489,6 +493,7 @@ pub fn hilbert(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, R
 /// a K step's loads then go out three steps ahead instead of two. Neither
 /// clusters nor the Hilbert order paid beside TMA stores here
 /// (BENCHMARKS.md).
+// ANCHOR: hopper_autotuned
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),
@@ -502,6 +507,7 @@ pub fn hilbert(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, R
     edges = guarded,
 )]
 pub fn hopper_autotuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: hopper_autotuned
 
 /// A ladder step: its kernel and what the source documents measured for it.
 pub struct Step {

@@ -23,6 +23,7 @@ pub fn simt_tuned(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, R
 
 /// The sm_80 tensor-core path: `mma_autotuned` with its block tile and
 /// stages tuned (8 points).
+// ANCHOR: mma_tuned
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 256),
     warp(m = 64, n = 64),
@@ -35,6 +36,7 @@ pub fn simt_tuned(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, R
     tune(block.m = [64, 128], block.n = [128, 256], stages = [2, 3]),
 )]
 pub fn mma_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: mma_tuned
 
 /// The Hopper path: `tma_store` with its block tile, stages, raster bands
 /// and schedule tuned (48 points). Four stages of its 128 x 256 tiles leave
@@ -52,6 +54,7 @@ pub fn mma_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16,
 /// hybrid (their K steps split evenly, the blocks in step) and the tail
 /// split (each tile in equal pieces). On the H100 each of the three was
 /// the fastest at some size (BENCHMARKS.md); stream-K lost to them all.
+// ANCHOR: hopper_tuned
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),
@@ -71,3 +74,4 @@ pub fn mma_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16,
     ),
 )]
 pub fn hopper_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: hopper_tuned

@@ -111,7 +111,13 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         Some(Persistent::Tiles) => no(
             "persistent",
             "persistent = tiles without staging = tma and specialize(..)".into(),
-            if simt { "use persistent = stream_k" } else { "use staging = tma(..) with specialize(..), or persistent = stream_k with cp_async" },
+            if tma {
+                "add specialize(consumers = ..)"
+            } else if simt {
+                "use persistent = stream_k"
+            } else {
+                "use persistent = stream_k with staging = cp_async(..)"
+            },
         ),
     }
     if spec.specialize.is_some_and(|sp| sp.pingpong) && spec.persistent != Some(Persistent::Tiles) {

@@ -127,21 +127,21 @@ mod tests {
         // an H100 SXM's 5120-bit HBM3 at 2619 MHz: its datasheet's 3.35 TB/s
         let h100 = facts("NVIDIA H100 80GB HBM3", 132, 50, 2_619_000, 5120);
         assert!((h100.memory_bytes_per_s() / 1e12 - 3.352).abs() < 0.001, "{}", h100.memory_bytes_per_s());
-        // an H200's 6144-bit HBM3e at 3201 MHz: 4.92 TB/s (its datasheet rounds to 4.8)
-        let h200 = facts("NVIDIA H200", 132, 60, 3_201_000, 6144);
-        assert!((h200.memory_bytes_per_s() / 1e12 - 4.917).abs() < 0.001, "{}", h200.memory_bytes_per_s());
+        // an H200's HBM3e as its driver reports it (6016 bits at 3201 MHz): 4.81 TB/s, its datasheet's 4.8
+        let h200 = facts("NVIDIA H200", 132, 60, 3_201_000, 6016);
+        assert!((h200.memory_bytes_per_s() / 1e12 - 4.815).abs() < 0.001, "{}", h200.memory_bytes_per_s());
         // the same bytes a second are a smaller share of the faster memory
         let read = 3.0e12;
         assert!((h100.percent_of_memory(read) - 89.5).abs() < 0.1);
-        assert!((h200.percent_of_memory(read) - 61.0).abs() < 0.1);
+        assert!((h200.percent_of_memory(read) - 62.3).abs() < 0.1);
     }
 
     #[test]
     fn the_summary_names_the_device_it_read() {
-        let h200 = facts("NVIDIA H200", 132, 60, 3_201_000, 6144);
+        let h200 = facts("NVIDIA H200", 132, 60, 3_201_000, 6016);
         let line = h200.summary();
         assert!(line.starts_with("NVIDIA H200 (sm_90): 132 SMs"), "{line}");
-        assert!(line.contains("60 MiB of L2") && line.contains("4.92 TB/s"), "{line}");
+        assert!(line.contains("60 MiB of L2") && line.contains("4.81 TB/s"), "{line}");
         assert!(!line.contains("H100"), "{line}");
     }
 }

@@ -6,6 +6,7 @@ use gemm_runtime::{bf16, f16, gemm_kernel, ColMajor, Kernel, Mat, MatMut, RowMaj
 /// Step 1: one thread per element of C. Consecutive threads take consecutive
 /// *rows* (`lanes = m`), so a warp's loads of B and stores of C hit 32
 /// different rows: nothing coalesces. Bounds-guarded: any m, n, k.
+// ANCHOR: naive
 #[gemm_kernel(
     block(m = 32, n = 32, threads = 1024),
     thread(m = 1, n = 1, lanes = m),
@@ -13,6 +14,7 @@ use gemm_runtime::{bf16, f16, gemm_kernel, ColMajor, Kernel, Mat, MatMut, RowMaj
     staging = direct,
 )]
 pub fn naive(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+// ANCHOR_END: naive
 
 /// Step 2: the same work, but consecutive threads take consecutive *columns*
 /// (`lanes = n`): a warp reads 32 neighbouring floats of B and writes 32 of C
@@ -30,6 +32,7 @@ pub fn coalesced(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, Ro
 /// element per thread), synchronizes, computes from shared memory, and
 /// synchronizes again before the next tiles. Each global element is read by
 /// one thread instead of 32. Requires m, n, k multiples of 32.
+// ANCHOR: smem_tiling
 #[gemm_kernel(
     block(m = 32, n = 32, k = 32, threads = 1024),
     thread(m = 1, n = 1, lanes = n),
@@ -37,6 +40,7 @@ pub fn coalesced(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, Ro
     staging = smem(vector = 1),
 )]
 pub fn smem_tiling(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+// ANCHOR_END: smem_tiling
 
 /// Step 4: each thread computes a column of 8 results (`thread(m = 8)`), so
 /// one B value loaded from shared memory feeds 8 FMAs. 64x64 tiles, K in steps
@@ -119,6 +123,7 @@ pub fn warptiling(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, R
 /// (the search measured BK = 16 slower with two buffers than with one: the
 /// staged registers cost more than the overlap gains), so this step takes the
 /// search's best double-buffered tiling: 128x128 blocks, K steps of 8.
+// ANCHOR: double_buffering
 #[gemm_kernel(
     block(m = 128, n = 128, k = 8, threads = 128),
     warp(m = 64, n = 64, m_iters = 1, n_iters = 4),
@@ -129,6 +134,7 @@ pub fn warptiling(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, R
     epilogue = vector,
 )]
 pub fn double_buffering(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+// ANCHOR_END: double_buffering
 
 /// Step 10: the best spec of `gemm-lab search --stream-k` on the H100 at
 /// 4096^3 (the search timed every legal point of its space; see
@@ -139,6 +145,7 @@ pub fn double_buffering(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<
 /// of all tiles split evenly over them, so that no wave runs part-full. 4
 /// stages led 3 by 0.2% in the search's re-timed ranking and side by side
 /// at 2048^3, 4096^3 and 8192^3.
+// ANCHOR: autotuned
 #[gemm_kernel(
     block(m = 128, n = 256, k = 16, threads = 256),
     warp(m = 32, n = 128, m_iters = 1, n_iters = 4),
@@ -151,6 +158,7 @@ pub fn double_buffering(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<
     edges = guarded,
 )]
 pub fn autotuned(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
+// ANCHOR_END: autotuned
 
 // The tensor-core ladder (sm_80 instructions: wmma, then mma.sync with
 // ldmatrix). Its first three steps are seed 004's kernels (f16 in, f32 out,
@@ -170,6 +178,7 @@ pub fn wmma_warp(a: Mat<f16, RowMajor>, b: Mat<f16, ColMajor>, c: MatMut<f32, Ro
 
 /// Tensor step 2: seed 004's second kernel. 64x64 tiles of 4 warps, each a
 /// 16x64 strip in 4 atoms, so one A fragment feeds 4 products.
+// ANCHOR: wmma_block
 #[gemm_kernel(
     block(m = 64, n = 64, threads = 128),
     warp(m = 16, n = 64),
@@ -177,6 +186,7 @@ pub fn wmma_warp(a: Mat<f16, RowMajor>, b: Mat<f16, ColMajor>, c: MatMut<f32, Ro
     staging = direct,
 )]
 pub fn wmma_block(a: Mat<f16, RowMajor>, b: Mat<f16, ColMajor>, c: MatMut<f32, RowMajor>);
+// ANCHOR_END: wmma_block
 
 /// Tensor step 3: seed 004's third kernel: the same strips in 128x128 tiles
 /// of 8 warps (16x128 each, 8 atoms), fewer and larger blocks.
@@ -218,6 +228,7 @@ pub fn mma_pipeline(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf
 /// Tensor step 6: an XOR swizzle of 16-byte chunks instead of padding: the 8
 /// rows an ldmatrix reads, and the 8 chunks a copy phase writes, fall in 8
 /// different bank groups with no shared memory spent on padding.
+// ANCHOR: mma_swizzle
 #[gemm_kernel(
     block(m = 128, n = 128, k = 32, threads = 256),
     warp(m = 64, n = 32),
@@ -227,6 +238,7 @@ pub fn mma_pipeline(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf
     epilogue = vector,
 )]
 pub fn mma_swizzle(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: mma_swizzle
 
 /// Tensor step 7: the best spec of `gemm-lab search --mma` on the H100 at
 /// 4096^3 (see BENCHMARKS.md for the space and the runners-up): 128x256
@@ -291,6 +303,7 @@ pub fn mma_skinny_stream_k(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: Ma
 /// tiles of 64 arrive by TMA in the 128-byte swizzle that wgmma's
 /// descriptors read, completing on an mbarrier; one stage: load, wait,
 /// compute. Guarded: any m, n, k (TMA fills zeros past the edges).
+// ANCHOR: wgmma_tma
 #[gemm_kernel(
     block(m = 64, n = 64, k = 64, threads = 128),
     warp(m = 64, n = 64),
@@ -302,6 +315,7 @@ pub fn mma_skinny_stream_k(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: Ma
     edges = guarded,
 )]
 pub fn wgmma_tma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: wgmma_tma
 
 /// Kernel 3: 128x128 tiles, the warpgroup's wgmma m64n128k16 twice down M.
 #[gemm_kernel(
@@ -335,6 +349,7 @@ pub fn warp_specialized(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMu
 /// Kernel 5: 128x256 tiles split between two consumer warpgroups of 64x256
 /// (wgmma m64n256k16, 128 accumulators a thread), 4 stages; `setmaxnreg`
 /// leaves the producer 24 registers a thread and gives the consumers 240.
+// ANCHOR: two_consumers
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),
@@ -347,6 +362,7 @@ pub fn warp_specialized(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMu
     edges = guarded,
 )]
 pub fn two_consumers(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: two_consumers
 
 /// Kernel 6: `two_consumers` on a persistent grid, a block per SM walking
 /// C tiles in the grouped order, the producer filling the next tile's
@@ -354,6 +370,7 @@ pub fn two_consumers(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<b
 /// tile in shared memory past the stages (3 of them, to make room), in
 /// 16-byte chunks side by side, as `mma_autotuned`'s does. Either change
 /// alone gained less than half of what both do (BENCHMARKS.md).
+// ANCHOR: persistent
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),
@@ -367,6 +384,7 @@ pub fn two_consumers(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<b
     edges = guarded,
 )]
 pub fn persistent(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: persistent
 
 /// Kernel 7: `persistent` with the ring's barriers in the form the PTX
 /// guide alone describes: the producer's one arrival (with the stage's
@@ -413,6 +431,7 @@ pub fn micro(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, Row
 /// thread issues them and the consumers go on to the next tile's K loop
 /// while the copy engine writes C (its tile in the 128-byte swizzle, whose
 /// boxes the stores read; the stores leave out what lies past C's edges).
+// ANCHOR: tma_store
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),
@@ -426,6 +445,7 @@ pub fn micro(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, Row
     edges = guarded,
 )]
 pub fn tma_store(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: tma_store
 
 /// Ping-pong consumers, on top of `tma_store`: each consumer warpgroup
 /// takes whole 128x128 tiles (two 64-row wgmmas of m64n128k16) in turn
@@ -433,6 +453,7 @@ pub fn tma_store(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16,
 /// so that one's epilogue (the fused math, the C tile, the TMA store) runs
 /// while the other's wgmmas keep the tensor cores busy. Each has a C tile
 /// of its own; five stages fit beside them.
+// ANCHOR: pingpong
 #[gemm_kernel(
     block(m = 128, n = 128, k = 64, threads = 384),
     warp(m = 128, n = 128),
@@ -446,12 +467,14 @@ pub fn tma_store(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16,
     edges = guarded,
 )]
 pub fn pingpong(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: pingpong
 
 /// Kernel 8 of seed 002, on top of `tma_store`: clusters of two blocks
 /// stacked along m, which need the same B tile; each loads half of it and
 /// TMA multicast writes that half into both blocks' stages, so B crosses
 /// from the L2 once per cluster. A stage is free again only once the
 /// consumers of both blocks are done with it.
+// ANCHOR: clusters
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),
@@ -466,11 +489,13 @@ pub fn pingpong(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, 
     edges = guarded,
 )]
 pub fn clusters(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: clusters
 
 /// Kernel 11 of seed 002, on top of `clusters`: the cluster tiles in the
 /// order of a Hilbert curve over their grid instead of bands, so that the
 /// tiles a wave of the persistent grid holds at once stay close together
 /// in both directions, and so do successive waves.
+// ANCHOR: hilbert
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),
@@ -485,6 +510,7 @@ pub fn clusters(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, 
     edges = guarded,
 )]
 pub fn hilbert(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: hilbert
 
 /// The Hopper path's best: `tma_store` as `hopper_tuned` (`src/tuned.rs`)
 /// picks it at 4096^3 on the H100, four stages and raster bands of 16.

@@ -28,3 +28,25 @@ fn the_readmes_hopper_kernel_is_the_hopper_autotuned_step() {
     let steps = std::fs::read_to_string(root.join("src/steps.rs")).unwrap();
     assert_eq!(spec_of(&readme), spec_of(&steps), "README.md's Hopper kernel differs from the hopper_autotuned step");
 }
+
+/// The README is for a user: short, the two commands (run the ladder, run
+/// the tests) near its top, every link to a file that exists; the figures'
+/// file holds current figures only.
+#[test]
+fn the_readme_is_short_with_the_two_commands_near_the_top() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.lines().count() <= 250, "README.md has {} lines (at most 250)", readme.lines().count());
+    let top: Vec<&str> = readme.lines().take(100).collect();
+    for command in ["cargo run --release --example ladder", "scripts/test"] {
+        assert!(top.iter().any(|l| l.starts_with(command)), "`{command}` is not within the README's first 100 lines");
+    }
+    for link in readme.split("](").skip(1).filter_map(|rest| rest.split(')').next()) {
+        let path = link.split('#').next().unwrap();
+        if !path.is_empty() && !path.starts_with("http") {
+            assert!(root.join(path).exists(), "README.md links to {link}, which does not exist");
+        }
+    }
+    let benchmarks = std::fs::read_to_string(root.join("BENCHMARKS.md")).unwrap();
+    assert!(benchmarks.lines().count() <= 400, "BENCHMARKS.md has {} lines (at most 400)", benchmarks.lines().count());
+}

@@ -170,7 +170,8 @@ fn tuned(cx: &mut Ctxt, base: &KernelSpec, sig: &sig::Sig, t: &attr::Tune) -> Op
     let summary = if pruned.is_empty() {
         format!("all {total} points of the space are legal")
     } else {
-        format!("{} of the {total} points of the space are legal; pruned {by_rule}{unused}", legal.len())
+        let are = if legal.len() == 1 { "is" } else { "are" };
+        format!("{} of the {total} points of the space {are} legal; pruned {by_rule}{unused}", legal.len())
     };
     let note = if pruned.is_empty() {
         quote!()

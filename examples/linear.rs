@@ -35,7 +35,10 @@ use gemm_ladder::steps::mma_autotuned;
 use gemm_runtime::cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use gemm_runtime::spec::{Activation, Fused, KernelSpec, Persistent, Staging};
 use gemm_runtime::internal::timing::time;
-use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Kernel, Mat, MatMut, RowMajor};
+// ANCHOR: imports
+use gemm_runtime::{bf16, gemm_kernel, Bias, Mat, MatMut, RowMajor};
+// ANCHOR_END: imports
+use gemm_runtime::{Dims, Kernel};
 
 /// The layer: x (tokens x features) times W (features x out), plus the bias
 /// (one value per output feature), through GELU's tanh form (as cuBLASLt's

@@ -15,7 +15,9 @@
 //! - `decode_split` (sm_90a): `decode_swapped` with the deep K split over
 //!   every resident block by stream-K, for weights of few rows.
 
+// ANCHOR: imports
 use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
+// ANCHOR_END: imports
 
 /// `C (M x N) = x (M x K) * W (K x N)`, W stored column-major (`[N, K]`
 /// row-major), M small.

@@ -1,7 +1,10 @@
 //! One spec per ladder step. Each differs from the step before by that step's
 //! change alone; read top to bottom, they teach the optimizations.
 
-use gemm_runtime::{bf16, f16, gemm_kernel, ColMajor, Kernel, Mat, MatMut, RowMajor};
+// ANCHOR: imports
+use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
+// ANCHOR_END: imports
+use gemm_runtime::{f16, Kernel};
 
 /// Step 1: one thread per element of C. Consecutive threads take consecutive
 /// *rows* (`lanes = m`), so a warp's loads of B and stores of C hit 32

@@ -3,7 +3,9 @@
 //! points on the first launch for each group of shapes and keeps the
 //! fastest (`gemm_runtime::Tuned`).
 
+// ANCHOR: imports
 use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
+// ANCHOR_END: imports
 
 /// The fp32 SIMT path: `autotuned`'s warp and thread tiles, its block tile
 /// and pipeline depth tuned (8 points).

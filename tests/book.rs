@@ -66,23 +66,29 @@ fn every_rust_block_of_the_guide_is_included_from_a_compiled_file() {
             }
             let lines: Vec<&str> = body.lines().filter(|l| !l.trim().is_empty()).collect();
             assert!(
-                lines.len() == 1 && include(lines[0]).is_some(),
-                "{}: a Rust block that is not an {{{{#include}}}} of a compiled file:\n{body}",
+                !lines.is_empty() && lines.iter().all(|l| include(l).is_some()),
+                "{}: a Rust block that is not made of {{{{#include}}}}s of compiled files:\n{body}",
                 page.display()
             );
-            let (path, anchor) = include(lines[0]).unwrap();
-            let file = page.parent().unwrap().join(&path);
-            let source = std::fs::read_to_string(&file).unwrap_or_else(|_| panic!("{}: {path} does not exist", page.display()));
-            let compiled = ["examples/", "src/", "gemm-runtime/", "gemm-core/", "gemm-lab/", "tests/"];
-            let relative = file.canonicalize().unwrap();
-            let relative = relative.strip_prefix(root().canonicalize().unwrap()).unwrap().to_string_lossy().into_owned();
-            assert!(compiled.iter().any(|c| relative.starts_with(c)) && relative.ends_with(".rs"), "{}: {relative} is not a compiled source", page.display());
-            if let Some(anchor) = anchor {
+            for line in lines {
+                let (path, anchor) = include(line).unwrap();
+                let file = page.parent().unwrap().join(&path);
+                let source = std::fs::read_to_string(&file).unwrap_or_else(|_| panic!("{}: {path} does not exist", page.display()));
+                let compiled = ["examples/", "src/", "gemm-runtime/", "gemm-core/", "gemm-lab/", "tests/"];
+                let relative = file.canonicalize().unwrap();
+                let relative = relative.strip_prefix(root().canonicalize().unwrap()).unwrap().to_string_lossy().into_owned();
                 assert!(
-                    source.contains(&format!("// ANCHOR: {anchor}\n")) && source.contains(&format!("// ANCHOR_END: {anchor}\n")),
-                    "{}: {path} has no anchor {anchor}",
+                    compiled.iter().any(|c| relative.starts_with(c)) && relative.ends_with(".rs"),
+                    "{}: {relative} is not a compiled source",
                     page.display()
                 );
+                if let Some(anchor) = anchor {
+                    assert!(
+                        source.contains(&format!("// ANCHOR: {anchor}\n")) && source.contains(&format!("// ANCHOR_END: {anchor}\n")),
+                        "{}: {path} has no anchor {anchor}",
+                        page.display()
+                    );
+                }
             }
             checked += 1;
         }

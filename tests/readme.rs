@@ -11,22 +11,26 @@ fn the_readmes_first_example_is_the_quickstart_example() {
     assert_eq!(&readme[start..start + len], example, "README.md's first example differs from examples/quickstart.rs");
 }
 
+/// The attribute and signature of `pub fn NAME` in `text`, without comments or whitespace.
+fn spec_of(text: &str, name: &str) -> String {
+    let f = format!("pub fn {name}(");
+    let end = text.find(&f).unwrap_or_else(|| panic!("the {name} kernel")) + f.len();
+    let start = text[..end].rfind("#[gemm_kernel(").expect("its attribute");
+    let close = end + text[end..].find(';').expect("its signature ends");
+    text[start..close].lines().map(|l| l.split("//").next().unwrap_or("")).collect::<String>().split_whitespace().collect()
+}
+
 /// The README's Hopper kernel is the `hopper_autotuned` step's spec in
-/// `src/steps.rs` (comments and spacing aside), so its figures stay true.
+/// `src/steps.rs`, and its tuned kernel `mma_tuned` in `src/tuned.rs`
+/// (comments and spacing aside), so that their figures stay true.
 #[test]
-fn the_readmes_hopper_kernel_is_the_hopper_autotuned_step() {
+fn the_readmes_kernels_are_the_ladders_own() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    // the attribute and signature of `pub fn hopper_autotuned`, without comments or whitespace
-    let spec_of = |text: &str| -> String {
-        let f = "pub fn hopper_autotuned(";
-        let end = text.find(f).expect("the hopper_autotuned kernel") + f.len();
-        let start = text[..end].rfind("#[gemm_kernel(").expect("its attribute");
-        let close = end + text[end..].find(';').expect("its signature ends");
-        text[start..close].lines().map(|l| l.split("//").next().unwrap_or("")).collect::<String>().split_whitespace().collect()
-    };
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let steps = std::fs::read_to_string(root.join("src/steps.rs")).unwrap();
-    assert_eq!(spec_of(&readme), spec_of(&steps), "README.md's Hopper kernel differs from the hopper_autotuned step");
+    for (name, file) in [("hopper_autotuned", "src/steps.rs"), ("mma_tuned", "src/tuned.rs")] {
+        let source = std::fs::read_to_string(root.join(file)).unwrap();
+        assert_eq!(spec_of(&readme, name), spec_of(&source, name), "README.md's {name} differs from {file}'s");
+    }
 }
 
 /// The README is for a user: short, the two commands (run the ladder, run

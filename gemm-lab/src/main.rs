@@ -56,36 +56,31 @@ struct Args {
     args: Vec<String>,
 }
 
+/// A tool's entry: its command line in, an error out (tools that report
+/// their own errors and exit return `Ok`).
+type Run = Box<dyn FnOnce(Vec<String>) -> Result<(), Box<dyn std::error::Error>>>;
+
 fn main() {
     let lab = Lab::parse();
-    // each tool sees `gemm-lab TOOL ARGS...`, as its own command line
-    let argv = |name: &str, a: Args| std::iter::once(format!("gemm-lab {name}")).chain(a.args).collect::<Vec<String>>();
-    let failed = match lab.tool {
-        Tool::Variants(a) => {
-            variants::main(argv("variants", a));
-            None
-        }
-        Tool::Search(a) => {
-            search::main(argv("search", a));
-            None
-        }
-        Tool::Cuda(a) => {
-            cuda::main(argv("cuda", a));
-            None
-        }
-        Tool::Ceiling(a) => ceiling::main(argv("ceiling", a)).err(),
-        Tool::CopySpeed(a) => copy_speed::main(argv("copy-speed", a)).err().map(|e| e.into()),
-        Tool::Prefetch(a) => {
-            prefetch::main(argv("prefetch", a));
-            None
-        }
-        Tool::ReadOrders(a) => {
-            read_orders::main(argv("read-orders", a));
-            None
-        }
-        Tool::TmaLines(a) => tma_lines::main(argv("tma-lines", a)).err().map(|e| e.into()),
+    let reports_itself = |f: fn(Vec<String>)| -> Run {
+        Box::new(move |argv| {
+            f(argv);
+            Ok(())
+        })
     };
-    if let Some(e) = failed {
+    let (name, args, run): (&str, Args, Run) = match lab.tool {
+        Tool::Variants(a) => ("variants", a, reports_itself(variants::main)),
+        Tool::Search(a) => ("search", a, reports_itself(search::main)),
+        Tool::Cuda(a) => ("cuda", a, reports_itself(cuda::main)),
+        Tool::Ceiling(a) => ("ceiling", a, Box::new(ceiling::main)),
+        Tool::CopySpeed(a) => ("copy-speed", a, Box::new(|argv| copy_speed::main(argv).map_err(Into::into))),
+        Tool::Prefetch(a) => ("prefetch", a, reports_itself(prefetch::main)),
+        Tool::ReadOrders(a) => ("read-orders", a, reports_itself(read_orders::main)),
+        Tool::TmaLines(a) => ("tma-lines", a, Box::new(|argv| tma_lines::main(argv).map_err(Into::into))),
+    };
+    // each tool sees `gemm-lab TOOL ARGS...`, as its own command line
+    let argv = std::iter::once(format!("gemm-lab {name}")).chain(args.args).collect();
+    if let Err(e) = run(argv) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }

@@ -32,7 +32,7 @@ pub fn main(args: Vec<String>) -> Result<(), GemmError> {
         Ok([]) => (4095 + 4097, 4100),
         Ok(&[l, w]) if l > 0 && w > 0 && w <= DST_LD - 8 => (l, w),
         _ => {
-            eprintln!("usage: copy_speed [LINES WIDTH] (two counts, WIDTH at most {})", DST_LD - 8);
+            eprintln!("usage: gemm-lab copy-speed [LINES WIDTH] (two counts, WIDTH at most {})", DST_LD - 8);
             std::process::exit(2);
         }
     };

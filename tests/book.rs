@@ -57,11 +57,21 @@ fn include(line: &str) -> Option<(String, Option<String>)> {
 }
 
 #[test]
-fn every_rust_block_of_the_guide_is_included_from_a_compiled_file() {
+fn every_block_of_the_guide_is_included_from_a_compiled_file() {
     let mut checked = 0;
     for (page, text) in pages() {
         for (info, body) in blocks(&text) {
+            // the rules page quotes each case's first error line, held to the cases below
+            if page.ends_with("rules-list.md") && info == "text" {
+                continue;
+            }
             if !info.starts_with("rust") {
+                // any other block shows what a compiled case or program prints
+                assert!(
+                    body.lines().filter(|l| !l.trim().is_empty()).all(|l| include(l).is_some()),
+                    "{}: a {info} block that is not made of {{{{#include}}}}s:\n{body}",
+                    page.display()
+                );
                 continue;
             }
             let lines: Vec<&str> = body.lines().filter(|l| !l.trim().is_empty()).collect();

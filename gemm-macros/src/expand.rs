@@ -94,7 +94,7 @@ fn build(cx: &mut Ctxt, a: attr::Attr, sig: Option<sig::Sig>) -> Option<(KernelS
             cx.error(
                 span,
                 format!(
-                    "a bias parameter needs the epilogue to add it: write `epilogue = {e}(bias = n)` (one value per column of C) or `{e}(bias = m)` (per row); every epilogue takes one",
+                    "a bias parameter needs the epilogue to add it: add `bias = n` (one value per column of C) or `bias = m` (per row) to `epilogue = {e}(..)`; direct, vector, smem, smem_elements and tma all take one",
                     e = a.epilogue.unwrap_or(Epilogue::Direct).name()
                 ),
             );

@@ -459,3 +459,58 @@ pub fn hopper_deep_k() -> Vec<KernelSpec> {
         })
         .collect()
 }
+
+/// 8-bit operands on the Hopper path (wgmma m64nNk32, A row-major, B
+/// column-major): every C type, e4m3, e5m2 and the two mixed, tiles of one
+/// and two consumers and none, each epilogue store, the fused math, both
+/// edge modes. From `fp8_tma_store`'s spec, a setting or two changed each.
+pub fn hopper_fp8() -> Vec<KernelSpec> {
+    use gemm_runtime::spec::Fused;
+    let base = crate::fp8::fp8_tma_store::SPEC;
+    let pairs = [(Elem::F8E4M3, Elem::F8E4M3), (Elem::F8E5M2, Elem::F8E5M2), (Elem::F8E4M3, Elem::F8E5M2), (Elem::F8E5M2, Elem::F8E4M3)];
+    let mut out = Vec::new();
+    for (i, c) in [Elem::Bf16, Elem::F32, Elem::F16].into_iter().enumerate() {
+        for (j, (a, b)) in pairs.into_iter().enumerate() {
+            let n = i * pairs.len() + j;
+            let mut s = base.clone();
+            s.name = "wgmma_fp8_combo".into();
+            (s.a.elem, s.b.elem, s.c.elem) = (a, b, c);
+            match n % 3 {
+                // two consumers of 64 x 256, persistent (the base)
+                0 => {}
+                // one consumer of 128 x 128 (two atoms down M), a block a tile
+                1 => {
+                    s.block = Block { m: 128, n: 128, k: Some(128), threads: 256, min_blocks: None };
+                    s.warp = Some(Warp { m: 128, n: 128, m_iters: 1, n_iters: 1 });
+                    s.atom = Atom::Wgmma { m: 64, n: 128, k: 32, zeroed: false };
+                    s.specialize = s.specialize.map(|sp| Specialize { consumers: 1, producer_regs: None, consumer_regs: None, ..sp });
+                    s.persistent = None;
+                    s.staging = Staging::tma(3);
+                }
+                // every warpgroup alike, 64 x 128 tiles, K of 64 in the 64-byte swizzle
+                _ => {
+                    s.block = Block { m: 64, n: 128, k: Some(64), threads: 128, min_blocks: None };
+                    s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
+                    s.atom = Atom::Wgmma { m: 64, n: 128, k: 32, zeroed: false };
+                    s.specialize = None;
+                    s.persistent = None;
+                    s.swizzle = Swizzle::B64;
+                    s.staging = Staging::tma(2);
+                }
+            }
+            s.epilogue = match n % 4 {
+                0 if s.specialize.is_some() => Epilogue::Tma,
+                1 => Epilogue::Vector,
+                // (the 128 x 256 tiles' C tile past four stages outgrows shared memory)
+                2 if n % 3 != 0 => Epilogue::Smem,
+                _ => Epilogue::Direct,
+            };
+            if n % 2 == 1 {
+                s.fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh) };
+            }
+            s.edges = if n % 5 == 4 { Edges::Whole } else { Edges::Guarded };
+            out.push(s);
+        }
+    }
+    out
+}

@@ -23,6 +23,7 @@ fn round_to(elem: Elem, x: f32) -> f32 {
         Elem::F32 => x,
         Elem::F16 => f16::from_f32(x).to_f32(),
         Elem::Bf16 => bf16::from_f32(x).to_f32(),
+        Elem::F8E4M3 | Elem::F8E5M2 => unreachable!("the rules keep C f32, f16 or bf16"),
     }
 }
 
@@ -77,6 +78,11 @@ fn verify_launch(
         (DevMat::F32(a), DevMat::F32(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), dims, alpha, beta)?,
         (DevMat::F16(a), DevMat::F16(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), dims, alpha, beta)?,
         (DevMat::Bf16(a), DevMat::Bf16(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), dims, alpha, beta)?,
+        // 8-bit operands, which cuBLAS's GEMM does not take: sgemm on them widened to f32 (exactly)
+        (a, b) if a.elem().is_fp8() => {
+            let (a, b) = (DevMat::from_f32(s, Elem::F32, &a.to_f32(s)?)?, DevMat::from_f32(s, Elem::F32, &b.to_f32(s)?)?);
+            bench.blas.gemm_scaled(p.layouts, a.f32(), b.f32(), wide.f32_mut(), dims, alpha, beta)?
+        }
         _ => unreachable!("a problem's A and B share a type"),
     }
     let wide = wide.to_f32(s)?;

@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod combos;
 pub mod decode;
+pub mod fp8;
 pub mod fused;
 pub mod measure;
 pub mod peak;

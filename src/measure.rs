@@ -9,7 +9,7 @@ use gemm_runtime::device::Gpu;
 use gemm_runtime::internal::reference::Cublas;
 use gemm_runtime::spec::{Elem, Layout};
 use gemm_runtime::internal::timing::{time, Timing};
-use gemm_runtime::{bf16, f16, Dims, EpilogueArgs, GemmError, Kernel, Tuned};
+use gemm_runtime::{bf16, f16, Dims, EpilogueArgs, GemmError, Kernel, Tuned, F8E4M3, F8E5M2};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rand_distr::StandardNormal;
 
@@ -82,24 +82,31 @@ pub enum DevMat {
     F32(CudaSlice<f32>),
     F16(CudaSlice<f16>),
     Bf16(CudaSlice<bf16>),
+    F8E4M3(CudaSlice<F8E4M3>),
+    F8E5M2(CudaSlice<F8E5M2>),
 }
 
 impl DevMat {
-    /// `values` on the device as `elem` (16-bit types rounded to nearest).
+    /// `values` on the device as `elem` (16- and 8-bit types rounded to
+    /// nearest; the 8-bit ones saturate at their largest finite value).
     pub fn from_f32(stream: &Arc<CudaStream>, elem: Elem, values: &[f32]) -> Result<Self, GemmError> {
         Ok(match elem {
             Elem::F32 => DevMat::F32(stream.clone_htod(values)?),
             Elem::F16 => DevMat::F16(stream.clone_htod(&values.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>())?),
             Elem::Bf16 => DevMat::Bf16(stream.clone_htod(&values.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>())?),
+            Elem::F8E4M3 => DevMat::F8E4M3(stream.clone_htod(&values.iter().map(|&x| F8E4M3::from_f32(x)).collect::<Vec<_>>())?),
+            Elem::F8E5M2 => DevMat::F8E5M2(stream.clone_htod(&values.iter().map(|&x| F8E5M2::from_f32(x)).collect::<Vec<_>>())?),
         })
     }
 
-    /// The matrix back on the host, widened to f32 (exactly: every f16 and bf16 is an f32).
+    /// The matrix back on the host, widened to f32 (exactly: every f16, bf16 and 8-bit float is an f32).
     pub fn to_f32(&self, stream: &Arc<CudaStream>) -> Result<Vec<f32>, GemmError> {
         Ok(match self {
             DevMat::F32(d) => stream.clone_dtoh(d)?,
             DevMat::F16(d) => stream.clone_dtoh(d)?.into_iter().map(f16::to_f32).collect(),
             DevMat::Bf16(d) => stream.clone_dtoh(d)?.into_iter().map(bf16::to_f32).collect(),
+            DevMat::F8E4M3(d) => stream.clone_dtoh(d)?.iter().map(F8E4M3::to_f32).collect(),
+            DevMat::F8E5M2(d) => stream.clone_dtoh(d)?.iter().map(F8E5M2::to_f32).collect(),
         })
     }
 
@@ -108,6 +115,8 @@ impl DevMat {
             DevMat::F32(_) => Elem::F32,
             DevMat::F16(_) => Elem::F16,
             DevMat::Bf16(_) => Elem::Bf16,
+            DevMat::F8E4M3(_) => Elem::F8E4M3,
+            DevMat::F8E5M2(_) => Elem::F8E5M2,
         }
     }
 
@@ -141,6 +150,12 @@ macro_rules! typed {
             (DevMat::Bf16($x), DevMat::Bf16($y), DevMat::F32($z)) => $body,
             (DevMat::Bf16($x), DevMat::Bf16($y), DevMat::F16($z)) => $body,
             (DevMat::Bf16($x), DevMat::Bf16($y), DevMat::Bf16($z)) => $body,
+            (DevMat::F8E4M3($x), DevMat::F8E4M3($y), DevMat::F32($z)) => $body,
+            (DevMat::F8E4M3($x), DevMat::F8E4M3($y), DevMat::F16($z)) => $body,
+            (DevMat::F8E4M3($x), DevMat::F8E4M3($y), DevMat::Bf16($z)) => $body,
+            (DevMat::F8E5M2($x), DevMat::F8E5M2($y), DevMat::F32($z)) => $body,
+            (DevMat::F8E5M2($x), DevMat::F8E5M2($y), DevMat::F16($z)) => $body,
+            (DevMat::F8E5M2($x), DevMat::F8E5M2($y), DevMat::Bf16($z)) => $body,
             (a, b, _) => panic!("A and B differ in type: {} and {}", a.elem().rust_name(), b.elem().rust_name()),
         }
     };
@@ -296,6 +311,7 @@ impl Problem {
             Some(DevMat::F32(x)) => with_bias!(Some(x as &dyn DevicePtr<f32>)),
             Some(DevMat::F16(x)) => with_bias!(Some(x as &dyn DevicePtr<f16>)),
             Some(DevMat::Bf16(x)) => with_bias!(Some(x as &dyn DevicePtr<bf16>)),
+            Some(DevMat::F8E4M3(_) | DevMat::F8E5M2(_)) => unreachable!("the rules keep the bias f32, f16 or bf16"),
         }
     }
 
@@ -322,11 +338,19 @@ impl Problem {
             Some(DevMat::F32(x)) => with_bias!(Some(x as &dyn DevicePtr<f32>)),
             Some(DevMat::F16(x)) => with_bias!(Some(x as &dyn DevicePtr<f16>)),
             Some(DevMat::Bf16(x)) => with_bias!(Some(x as &dyn DevicePtr<bf16>)),
+            Some(DevMat::F8E4M3(_) | DevMat::F8E5M2(_)) => unreachable!("the rules keep the bias f32, f16 or bf16"),
         }
     }
 
-    /// cuBLAS computes this problem into `c`.
+    /// cuBLAS computes this problem into `c`; 8-bit A and B, which cuBLAS's
+    /// GEMM does not take, are widened to f32 first (exactly), so that
+    /// sgemm computes the product of the operands as the kernel reads them.
     pub fn cublas(&self, bench: &Bench, c: &mut DevMat) -> Result<(), GemmError> {
+        if self.a.elem().is_fp8() || self.b.elem().is_fp8() {
+            let s = bench.stream();
+            let (a, b) = (DevMat::from_f32(s, Elem::F32, &self.a.to_f32(s)?)?, DevMat::from_f32(s, Elem::F32, &self.b.to_f32(s)?)?);
+            return typed!(&a, &b, c, |a, b, c| bench.blas.gemm(self.layouts, a, b, c, self.dims));
+        }
         typed!(&self.a, &self.b, c, |a, b, c| bench.blas.gemm(self.layouts, a, b, c, self.dims))
     }
 

@@ -1609,3 +1609,37 @@ fn lines_8_bytes_aligned_are_read_where_they_lie_by_class_of_lines() {
         }
     }
 }
+
+/// 8-bit operands (`combos::hopper_fp8`: e4m3, e5m2 and mixed, every C type,
+/// each epilogue store, the fused math, whole and guarded edges, and
+/// `fp8::fp8_tma_store`) against sgemm on the same operands widened to f32
+/// (exactly), at sizes from one element to a deep K, odd ones with lines
+/// padded to 16 bytes. Lines only 8 bytes apart are no wrong answer either:
+/// the launch runs them correctly or refuses them with an `Err`.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn fp8_kernels_match_the_product_of_their_operands_widened_to_f32() {
+    use gemm_ladder::measure::{dims_with_ld_multiple, Failure};
+    let bench = bench();
+    let mut kernels: Vec<Kernel> = gemm_ladder::combos::hopper_fp8().into_iter().map(|s| Kernel::from_spec(s).unwrap()).collect();
+    kernels.push(Kernel::from_spec(gemm_ladder::fp8::fp8_tma_store::SPEC).unwrap());
+    for (i, k) in kernels.iter().enumerate() {
+        let req = k.spec.requirements();
+        let up = |x: usize, to: u32| x.div_ceil(to as usize) * to as usize;
+        let l = layouts_of(&k.spec);
+        let mut sizes = vec![Dims::new(up(256, req.m_multiple), up(512, req.n_multiple), up(1024, req.k_multiple))];
+        if req.m_multiple == 1 {
+            sizes.extend([(1, 1, 1), (1000, 777, 333), (33, 65, 17), (256, 256, 8192)].map(|(m, n, k)| dims_with_ld_multiple(m, n, k, l, 16)));
+        }
+        for (j, dims) in sizes.into_iter().enumerate() {
+            let seed = 500 + (i * 10 + j) as u64;
+            verify_fused(&bench, k, dims, seed, Scalars { alpha: 0.5, beta: 0.25 }).unwrap_or_else(|e| panic!("{e}"));
+        }
+        if req.m_multiple == 1 {
+            match verify_fused(&bench, k, dims_with_ld_multiple(1000, 777, 333, l, 8), 7, Scalars { alpha: 1.0, beta: 0.0 }) {
+                Ok(_) | Err(Failure::Gpu(_)) => {}
+                Err(e) => panic!("lines 8 bytes apart: {e}"),
+            }
+        }
+    }
+}

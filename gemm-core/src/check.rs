@@ -432,14 +432,16 @@ fn tiers(spec: &KernelSpec, out: &mut Vec<Diag>) {
 fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let (am, an, ak) = spec.atom.shape();
     let sixteen_bit = |e: Elem| matches!(e, Elem::F16 | Elem::Bf16);
+    let wgmma = matches!(spec.atom, Atom::Wgmma { .. });
     match spec.atom {
         Atom::Fma => {
             for (at, op) in [("a", spec.a), ("b", spec.b)] {
                 if op.elem != Elem::F32 {
+                    let instead = if op.elem.is_fp8() { "atom = wgmma(m64nNk32) on sm_90a" } else { "a tensor-core atom such as mma(m16n8k16)" };
                     out.push(Diag::new(
                         at,
                         format!(
-                            "atom = fma computes in f32 and reads f32 operands, but {at} is {}; use f32, or for {} a tensor-core atom such as mma(m16n8k16) with a warp tier in place of the thread tier",
+                            "atom = fma computes in f32 and reads f32 operands, but {at} is {}; use f32, or for {} {instead} with a warp tier in place of the thread tier",
                             op.elem.rust_name(),
                             op.elem.rust_name()
                         ),
@@ -449,19 +451,39 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
         }
         Atom::Mma { .. } | Atom::Wmma { .. } | Atom::Wgmma { .. } => {
             for (at, op) in [("a", spec.a), ("b", spec.b)] {
-                if !sixteen_bit(op.elem) {
+                if op.elem.is_fp8() && !wgmma {
                     out.push(Diag::new(
                         at,
                         format!(
-                            "atom = {} multiplies f16 or bf16 operands (accumulating in f32), but {at} is {}; use f16 or bf16, or atom = fma for f32",
+                            "{at} is {}: 8-bit floats are multiplied by wgmma alone; use atom = wgmma(m64nNk32) with staging = tma(..), or f16/bf16 operands for atom = {}",
+                            op.elem.rust_name(),
+                            spec.atom.name()
+                        ),
+                    ));
+                } else if !sixteen_bit(op.elem) && !op.elem.is_fp8() {
+                    let which = if wgmma { "f16, bf16 or 8-bit float" } else { "f16 or bf16" };
+                    out.push(Diag::new(
+                        at,
+                        format!(
+                            "atom = {} multiplies {which} operands (accumulating in f32), but {at} is {}; use f16 or bf16, or atom = fma for f32",
                             spec.atom.name(),
                             op.elem.rust_name()
                         ),
                     ));
                 }
             }
-            if sixteen_bit(spec.a.elem) && sixteen_bit(spec.b.elem) && spec.a.elem != spec.b.elem {
+            let (a, b) = (spec.a.elem, spec.b.elem);
+            if sixteen_bit(a) && sixteen_bit(b) && a != b {
                 out.push(Diag::new("b", "a and b must have the same element type for a tensor-core atom"));
+            }
+            if (sixteen_bit(a) && b.is_fp8()) || (a.is_fp8() && sixteen_bit(b)) {
+                out.push(Diag::new(
+                    "b",
+                    format!("a is {} and b {}: a wgmma multiplies two 16-bit operands or two 8-bit ones; quantize both, or neither", a.rust_name(), b.rust_name()),
+                ));
+            }
+            if a.is_fp8() || b.is_fp8() {
+                fp8(spec, out);
             }
         }
     }
@@ -473,10 +495,12 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
             out.push(Diag::new("atom", format!("wmma shape {am}x{an}x{ak} does not exist for f16/bf16; use 16x16x16, 32x8x16 or 8x32x16")))
         }
         Atom::Wgmma { .. } => {
-            if am != 64 || ak != 16 {
+            // K is 32 bytes of each operand's lines: 16 of 16-bit elements, 32 of 8-bit ones
+            let (k, types) = if spec.a.elem.is_fp8() { (32, "8-bit floats") } else { (16, "f16/bf16") };
+            if am != 64 || ak != k {
                 out.push(Diag::new(
                     "atom",
-                    format!("wgmma m{am}n{an}k{ak}: a warpgroup computes M = 64 and K = 16 for f16/bf16; use wgmma(m64n{an}k16)"),
+                    format!("wgmma m{am}n{an}k{ak}: a warpgroup computes M = 64 and K = {k} for {types}; use wgmma(m64n{an}k{k})"),
                 ));
             }
             if !(8..=256).contains(&an) || an % 8 != 0 {
@@ -524,6 +548,35 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 spec.min_arch()
             ),
         ));
+    }
+}
+
+/// What 8-bit operands need: wgmma reads them K-major only (no transpose
+/// for 8-bit types), and C and the bias stay 16 or 32 bits.
+fn fp8(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    if spec.a.elem.is_fp8() && spec.a.layout != Layout::RowMajor {
+        out.push(Diag::new(
+            "a",
+            format!(
+                "an 8-bit A is read K-major (wgmma does not transpose 8-bit operands), but a is column-major; write `Mat<{}, RowMajor>` and store A row-major",
+                spec.a.elem.rust_name()
+            ),
+        ));
+    }
+    if spec.b.elem.is_fp8() && spec.b.layout != Layout::ColMajor {
+        out.push(Diag::new(
+            "b",
+            format!(
+                "an 8-bit B is read K-major (wgmma does not transpose 8-bit operands), but b is row-major; write `Mat<{}, ColMajor>`: C = A * W^T with W stored [N, K]",
+                spec.b.elem.rust_name()
+            ),
+        ));
+    }
+    if spec.c.elem.is_fp8() {
+        out.push(Diag::new("c", format!("C in {}: the accumulators are f32, and C is f32, f16 or bf16", spec.c.elem.rust_name())));
+    }
+    if let Some(bias) = spec.fused.bias.filter(|b| b.elem.is_fp8()) {
+        out.push(Diag::new("bias", format!("a bias of {}: the bias is f32, f16 or bf16", bias.elem.rust_name())));
     }
 }
 

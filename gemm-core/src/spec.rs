@@ -13,6 +13,10 @@ pub enum Elem {
     F32,
     F16,
     Bf16,
+    /// 8-bit float, 4 exponent bits and 3 mantissa bits (`float8::F8E4M3`): wgmma's `e4m3`.
+    F8E4M3,
+    /// 8-bit float, 5 exponent bits and 2 mantissa bits (`float8::F8E5M2`): wgmma's `e5m2`.
+    F8E5M2,
 }
 
 impl Elem {
@@ -20,7 +24,13 @@ impl Elem {
         match self {
             Elem::F32 => 4,
             Elem::F16 | Elem::Bf16 => 2,
+            Elem::F8E4M3 | Elem::F8E5M2 => 1,
         }
+    }
+
+    /// One of the 8-bit floats, which wgmma alone multiplies (K = 32 an atom).
+    pub const fn is_fp8(self) -> bool {
+        matches!(self, Elem::F8E4M3 | Elem::F8E5M2)
     }
 
     /// The Rust type name, as written in a signature.
@@ -29,6 +39,8 @@ impl Elem {
             Elem::F32 => "f32",
             Elem::F16 => "f16",
             Elem::Bf16 => "bf16",
+            Elem::F8E4M3 => "F8E4M3",
+            Elem::F8E5M2 => "F8E5M2",
         }
     }
 

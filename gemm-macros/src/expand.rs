@@ -341,6 +341,8 @@ fn elem_type(e: Elem) -> TokenStream {
         Elem::F32 => quote!(f32),
         Elem::F16 => quote!(::gemm_runtime::half::f16),
         Elem::Bf16 => quote!(::gemm_runtime::half::bf16),
+        Elem::F8E4M3 => quote!(::gemm_runtime::float8::F8E4M3),
+        Elem::F8E5M2 => quote!(::gemm_runtime::float8::F8E5M2),
     }
 }
 
@@ -350,6 +352,8 @@ fn elem_tokens(e: Elem) -> TokenStream {
         Elem::F32 => quote!(F32),
         Elem::F16 => quote!(F16),
         Elem::Bf16 => quote!(Bf16),
+        Elem::F8E4M3 => quote!(F8E4M3),
+        Elem::F8E5M2 => quote!(F8E5M2),
     }
 }
 

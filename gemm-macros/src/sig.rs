@@ -85,15 +85,16 @@ fn generic_names(ty: &Type, kind: &str) -> Option<Vec<(String, proc_macro2::Span
 
 /// An element type name of a signature.
 fn elem(cx: &mut Ctxt, name: &str, key: &str, span: proc_macro2::Span) -> Option<Elem> {
+    const NAMES: [&str; 5] = ["f32", "f16", "bf16", "F8E4M3", "F8E5M2"];
     match name {
         "f32" => Some(Elem::F32),
         "f16" => Some(Elem::F16),
         "bf16" => Some(Elem::Bf16),
+        "F8E4M3" => Some(Elem::F8E4M3),
+        "F8E5M2" => Some(Elem::F8E5M2),
         other => {
-            // 8-bit floats have names of their own (float8's F8E4M3, F8E5M2)
-            let eight_bit = other.to_ascii_lowercase().starts_with("f8") || other.to_ascii_lowercase().contains("e4m3") || other.to_ascii_lowercase().contains("e5m2");
-            let hint = if eight_bit { " (8-bit floats are not generated yet)".to_string() } else { crate::suggest::hint(other, &["f32", "f16", "bf16"]) };
-            cx.error(span, format!("element type `{other}` of {key} is not supported{hint}; use f32, f16 or bf16"));
+            let hint = crate::suggest::hint(other, &NAMES);
+            cx.error(span, format!("element type `{other}` of {key} is not supported{hint}; use f32, f16, bf16, F8E4M3 or F8E5M2"));
             None
         }
     }

@@ -136,6 +136,18 @@ impl Element for half::bf16 {
         half::bf16::to_f32(self)
     }
 }
+impl Element for float8::F8E4M3 {
+    const ELEM: Elem = Elem::F8E4M3;
+    fn to_f32(self) -> f32 {
+        float8::F8E4M3::to_f32(&self)
+    }
+}
+impl Element for float8::F8E5M2 {
+    const ELEM: Elem = Elem::F8E5M2;
+    fn to_f32(self) -> f32 {
+        float8::F8E5M2::to_f32(&self)
+    }
+}
 
 /// Largest offset the generated kernels compute in 32-bit `int`.
 pub const MAX_OFFSET: usize = i32::MAX as usize;

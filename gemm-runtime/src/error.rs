@@ -47,6 +47,8 @@ pub enum GemmError {
     Batch(String),
     #[error("tuning: {0}")]
     Tuning(String),
+    #[error("not supported: {0}")]
+    Unsupported(String),
     #[error("the spec is invalid:\n{}", list(.0))]
     InvalidSpec(Vec<Diag>),
     // cudarc without its `std` feature gives these errors Debug only.

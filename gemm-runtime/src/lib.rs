@@ -60,7 +60,7 @@ pub use gemm_macros::gemm_kernel;
 pub use kernel::{compile_all, Kernel};
 pub use realign::Plan;
 pub use tuned::{Choice, Tuned, ENV as TUNE_ENV};
-pub use {cudarc, gemm_core, half};
+pub use {cudarc, float8, gemm_core, half};
 
 /// What the project's own harness, lab tools and tests reach into: the
 /// compile cache, the cuBLAS reference, timing, the alignment plans, TMA
@@ -94,5 +94,7 @@ pub struct Bias<T>(std::marker::PhantomData<T>);
 pub struct RowMajor;
 /// Columns are contiguous in memory.
 pub struct ColMajor;
-/// Element type names for signatures (`Mat<bf16, RowMajor>`).
+/// Element type names for signatures (`Mat<bf16, RowMajor>`); the 8-bit
+/// floats are the `float8` crate's, as candle's and cudarc's.
+pub use float8::{F8E4M3, F8E5M2};
 pub use half::{bf16, f16};

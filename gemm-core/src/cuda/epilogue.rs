@@ -165,6 +165,7 @@ fn to_f32(elem: Elem, value: &str) -> String {
         Elem::F32 => value.to_string(),
         Elem::Bf16 => format!("bf16_to_f32({value})"),
         Elem::F16 => format!("f16_to_f32({value})"),
+        Elem::F8E4M3 | Elem::F8E5M2 => unreachable!("checked: C and the bias are f32, f16 or bf16"),
     }
 }
 

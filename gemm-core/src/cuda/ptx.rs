@@ -100,12 +100,14 @@ pub fn cvt(w: &mut Writer, elem: Elem) {
     w.line("");
 }
 
-/// The PTX name of a 16-bit element type.
+/// The PTX name of an element type.
 pub fn ptx_type(elem: Elem) -> &'static str {
     match elem {
         Elem::F16 => "f16",
         Elem::Bf16 => "bf16",
         Elem::F32 => "f32",
+        Elem::F8E4M3 => "e4m3",
+        Elem::F8E5M2 => "e5m2",
     }
 }
 
@@ -114,6 +116,7 @@ pub fn storage_type(elem: Elem) -> &'static str {
     match elem {
         Elem::F32 => "float",
         Elem::F16 | Elem::Bf16 => "unsigned short",
+        Elem::F8E4M3 | Elem::F8E5M2 => "unsigned char",
     }
 }
 
@@ -270,8 +273,8 @@ pub fn setmaxnreg(w: &mut Writer) {
 /// M- or N-major. Also the fence, commit and wait around it. With
 /// `a_registers`, A comes from registers instead (`wgmma_rs_m64nNk16`,
 /// four 32-bit registers a thread in mma's A-fragment map; B K-major).
-pub fn wgmma(w: &mut Writer, elem: Elem, n: u32, trans_a: bool, trans_b: bool, a_registers: bool) {
-    let t = ptx_type(elem);
+pub fn wgmma(w: &mut Writer, (a, b): (Elem, Elem), n: u32, trans_a: bool, trans_b: bool, a_registers: bool) {
+    let elem = a;
     w.line("// wgmma: the fence before a warpgroup's first wgmma on registers others wrote,");
     w.line("// the commit of the wgmmas issued so far as a group, and the wait until at");
     w.line("// most N groups are in flight");
@@ -292,20 +295,28 @@ pub fn wgmma(w: &mut Writer, elem: Elem, n: u32, trans_a: bool, trans_b: bool, a
     }
     let (ta, tb) = (u32::from(trans_a), u32::from(trans_b));
     let major = |tr: bool, mn: &str| if tr { format!("{mn}-major") } else { "K-major".to_string() };
+    // 8-bit operands: K = 32 an atom (32 bytes of a line, as 16 of 16-bit ones), K-major only
+    let k = if a.is_fp8() { 32 } else { 16 };
+    let (pa, pb) = (ptx_type(a), ptx_type(b));
     w.line(format!(
-        "// wgmma m64n{n}k16: D (64x{n} f32, {regs} a thread) = A (64x16 {t}, {}) * B (16x{n} {t}, {})",
+        "// wgmma m64n{n}k{k}: D (64x{n} f32, {regs} a thread) = A (64x{k} {pa}, {}) * B ({k}x{n} {pb}, {})",
         major(trans_a, "M"),
         major(trans_b, "N")
     ));
     w.line("// + D where `accumulate` is not 0");
     w.block(
         format!(
-            "__device__ __forceinline__ void wgmma_m64n{n}k16(float (&d)[{}][4], unsigned long long da, unsigned long long db, int accumulate)",
+            "__device__ __forceinline__ void wgmma_m64n{n}k{k}(float (&d)[{}][4], unsigned long long da, unsigned long long db, int accumulate)",
             n / 8
         ),
         |w| {
-            let operands = format!("%{}, %{}, accumulate, 1, 1, {ta}, {tb};", regs, regs + 1);
-            wgmma_asm(w, n, t, &operands, regs + 2, "\"l\"(da), \"l\"(db), \"r\"(accumulate)");
+            // (8-bit types take no transpose operands: both are K-major)
+            let operands = if a.is_fp8() {
+                format!("%{}, %{}, accumulate, 1, 1;", regs, regs + 1)
+            } else {
+                format!("%{}, %{}, accumulate, 1, 1, {ta}, {tb};", regs, regs + 1)
+            };
+            wgmma_asm(w, (n, k), (pa, pb), &operands, regs + 2, "\"l\"(da), \"l\"(db), \"r\"(accumulate)");
         },
     );
     w.line("");
@@ -326,7 +337,7 @@ fn wgmma_rs(w: &mut Writer, elem: Elem, n: u32) {
         |w| {
             let operands = format!("{{%{}, %{}, %{}, %{}}}, %{}, accumulate, 1, 1, 0;", regs, regs + 1, regs + 2, regs + 3, regs + 4);
             let inputs = "\"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(db), \"r\"(accumulate)";
-            wgmma_asm(w, n, t, &operands, regs + 5, inputs);
+            wgmma_asm(w, (n, 16), (t, t), &operands, regs + 5, inputs);
         },
     );
     w.line("");
@@ -335,13 +346,13 @@ fn wgmma_rs(w: &mut Writer, elem: Elem, n: u32) {
 /// The inline assembly of a wgmma m64nNk16 on `t` elements: the `n / 2`
 /// accumulators `d` first, then `operands` (A's and B's, the scales and
 /// transposes), `accumulate` the operand at `accumulate_at`, then `inputs`.
-fn wgmma_asm(w: &mut Writer, n: u32, t: &str, operands: &str, accumulate_at: u32, inputs: &str) {
+fn wgmma_asm(w: &mut Writer, (n, k): (u32, u32), (ta, tb): (&str, &str), operands: &str, accumulate_at: u32, inputs: &str) {
     let regs = n / 2;
     let outs: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
     w.line("asm volatile(");
     w.line("    \"{\\n.reg .pred accumulate;\\n\"");
     w.line(format!("    \"setp.ne.b32 accumulate, %{accumulate_at}, 0;\\n\""));
-    w.line(format!("    \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} \""));
+    w.line(format!("    \"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ta}.{tb} \""));
     for chunk in outs.chunks(16) {
         let first = chunk[0] == "%0";
         let last = chunk.last() == outs.last();

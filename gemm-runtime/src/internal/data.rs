@@ -42,6 +42,9 @@ pub fn tolerance(elem: gemm_core::spec::Elem) -> f64 {
         gemm_core::spec::Elem::F32 => F32_TOLERANCE,
         gemm_core::spec::Elem::F16 => 2f64.powi(-11),
         gemm_core::spec::Elem::Bf16 => 2f64.powi(-8),
+        // (never C's type: the rules keep 8-bit floats to A and B)
+        gemm_core::spec::Elem::F8E4M3 => 2f64.powi(-3),
+        gemm_core::spec::Elem::F8E5M2 => 2f64.powi(-2),
     }
 }
 

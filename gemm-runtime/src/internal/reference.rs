@@ -103,10 +103,16 @@ impl Cublas {
         if batch.count > i32::MAX as usize {
             return Err(GemmError::Batch(format!("cuBLAS takes at most {} problems in a batch", i32::MAX)));
         }
+        if ea.is_fp8() || eb.is_fp8() || ec.is_fp8() {
+            return Err(GemmError::Unsupported(
+                "cuBLAS's GEMM takes no 8-bit floats: check an fp8 kernel against the product of its dequantized operands".into(),
+            ));
+        }
         let data_type = |e: Elem| match e {
             Elem::F32 => cudaDataType_t::CUDA_R_32F,
             Elem::F16 => cudaDataType_t::CUDA_R_16F,
             Elem::Bf16 => cudaDataType_t::CUDA_R_16BF,
+            Elem::F8E4M3 | Elem::F8E5M2 => unreachable!("refused above"),
         };
         let trans = |l: Layout| if l == sc.layout { CUBLAS_OP_N } else { CUBLAS_OP_T };
         let stream = &self.stream;

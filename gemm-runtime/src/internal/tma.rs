@@ -106,6 +106,8 @@ fn encode_dims(elem: Elem, ptr: u64, dims: [u64; 3], strides: [u64; 2], box_dims
         Elem::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
         Elem::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         Elem::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        // TMA moves bytes: an 8-bit float is a byte to it
+        Elem::F8E4M3 | Elem::F8E5M2 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
     };
     let swizzle = match swizzle {
         128 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,

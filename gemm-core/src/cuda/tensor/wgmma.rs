@@ -5,7 +5,8 @@
 //! A descriptor holds the tile's shared address, the swizzle mode, and two
 //! strides: SBO, between groups of 8 lines (8 swizzle rows), and LBO,
 //! between the swizzle-wide chunks of an M- or N-major operand. A K-major
-//! operand's K step of 16 moves the address 32 bytes along its swizzle row
+//! operand's K step (16 of 16-bit elements, 32 of 8-bit ones: `m64nNk32`)
+//! moves the address 32 bytes along its swizzle row
 //! (the hardware applies the swizzle to the address it forms); an M- or
 //! N-major one's moves it 16 lines down.
 //!
@@ -24,7 +25,7 @@ impl Tc<'_> {
     pub(super) fn wgmma_helpers(&self, w: &mut Writer) {
         let s = self.spec;
         let (a, b) = (s.tma_tile(Which::A), s.tma_tile(Which::B));
-        ptx::wgmma(w, s.a.elem, self.an, !a.k_major, !b.k_major, s.by_class());
+        ptx::wgmma(w, (s.a.elem, s.b.elem), self.an, !a.k_major, !b.k_major, s.by_class());
         let mode = match a.swizzle {
             128 => 1,
             64 => 2,
@@ -140,7 +141,7 @@ impl Tc<'_> {
                     let ks = index("ks", steps);
                     let da = self.descriptor(Which::A, stage, &m, ks);
                     let db = self.descriptor(Which::B, stage, &n, ks);
-                    w.line(format!("wgmma_m64n{}k16(acc[im][jn], {da}, {db}, {accumulate});", self.an));
+                    w.line(format!("wgmma_m64n{}k{}(acc[im][jn], {da}, {db}, {accumulate});", self.an, self.ak));
                 });
             });
         });
@@ -162,7 +163,7 @@ impl Tc<'_> {
             let ks = index("ks", steps);
             let da = self.descriptor(Which::A, stage, "group_m", ks);
             let db = self.descriptor(Which::B, stage, &n, ks);
-            w.line(format!("wgmma_m64n{}k16(acc[0][{jn}], {da}, {db}, {accumulate});", self.an));
+            w.line(format!("wgmma_m64n{}k{}(acc[0][{jn}], {da}, {db}, {accumulate});", self.an, self.ak));
         });
         w.line("wgmma_commit();");
     }

@@ -1,0 +1,26 @@
+//! Hopper kernels on 8-bit floats (`F8E4M3`, `F8E5M2`): wgmma `m64nNk32`,
+//! A row-major and B column-major (wgmma reads 8-bit operands K-major only),
+//! f32 accumulators, C in bf16. A K tile of 128 is one 128-byte swizzle row.
+
+// ANCHOR: imports
+use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor, F8E4M3};
+// ANCHOR_END: imports
+
+/// `hopper_autotuned`'s tiling on e4m3 operands: 128 x 256 tiles, K 128 a
+/// stage (one swizzle row of 8-bit elements), four stages, two consumer
+/// warpgroups, a persistent walk, C out by TMA stores.
+// ANCHOR: fp8_tma_store
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 128, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k32),
+    staging = tma(stages = 4),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(16),
+    persistent = tiles,
+    epilogue = tma,
+    edges = guarded,
+)]
+pub fn fp8_tma_store(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: fp8_tma_store

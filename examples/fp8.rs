@@ -1,0 +1,87 @@
+//! 8-bit floats on Hopper: `fp8::fp8_tma_store` (e4m3 A and B, f32
+//! accumulators, bf16 C) beside cuBLASLt's fp8 GEMM (per-tensor scales of 1,
+//! its default accumulation and its fast accumulation) and cuBLAS's bf16
+//! GEMM on the same values, in one process.
+//! `cargo run --release --example fp8 [SIZE ...]`, SIZE N (cubed) or MxNxK
+//! (default 4096, 8192 and 4096x11008x4096)
+//!
+//! Accuracy: each fp8 GEMM into an f32 C against sgemm on the same operands
+//! widened to f32 (exactly), on random normal values quantized to e4m3.
+
+use gemm_ladder::fp8::fp8_tma_store;
+use gemm_ladder::lt_fp8::LtFp8;
+use gemm_ladder::measure::{time_cublas_typed, Bench, DevMat, Problem, Reps};
+use gemm_runtime::internal::data::relative_error;
+use gemm_runtime::internal::timing::time;
+use gemm_runtime::spec::{Elem, Layout};
+use gemm_runtime::{Dims, GemmError, Kernel};
+
+fn main() {
+    let sizes: Result<Vec<_>, String> = std::env::args().skip(1).map(|a| gemm_ladder::cli::parse_mnk(&a)).collect();
+    let sizes = match sizes {
+        Ok(s) if s.is_empty() => vec![(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096)],
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = run(&sizes) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>> {
+    let bench = Bench::open()?;
+    if bench.gpu.capability != (9, 0) {
+        return Err(format!("the fp8 kernels are sm_90a: {} is compute capability {}.{}", bench.gpu.name, bench.gpu.capability.0, bench.gpu.capability.1).into());
+    }
+    let s = bench.stream();
+    let reps = Reps::default();
+    let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
+    let e4m3 = Elem::F8E4M3;
+    // the same kernel into an f32 C, for its accumulation's error alone
+    let mut wide_spec = fp8_tma_store::SPEC;
+    wide_spec.c.elem = Elem::F32;
+    wide_spec.epilogue = gemm_runtime::spec::Epilogue::Vector;
+    let wide_kernel = Kernel::from_spec(wide_spec)?;
+    let ones = (s.clone_htod(&[1.0f32]).map_err(GemmError::from)?, s.clone_htod(&[1.0f32]).map_err(GemmError::from)?);
+    println!("{} (driver {}), e4m3 A (row-major) and B (column-major), f32 accumulators; median of {} runs\n", bench.gpu.name, gemm_runtime::device::driver_version()?, reps.runs);
+    println!("| M x N x K | kernel | TFLOP/s (bf16 C) | % of cuBLASLt fp8 | relative error (f32 C) |");
+    println!("|---|---|---:|---:|---:|");
+    for &(m, n, k) in sizes {
+        let dims = Dims::new(m, n, k);
+        let flops = dims.flops();
+        let p = Problem::typed(&bench, [e4m3, e4m3, Elem::Bf16], layouts, dims, 21)?;
+        let (DevMat::F8E4M3(a), DevMat::F8E4M3(b)) = (&p.a, &p.b) else { unreachable!("e4m3 operands") };
+        // accuracy: f32 C against sgemm on the widened operands
+        let wide = Problem::typed(&bench, [e4m3, e4m3, Elem::F32], layouts, dims, 21)?;
+        let reference = wide.reference(&bench)?;
+        let mut c32 = s.alloc_zeros::<f32>(m * n).map_err(GemmError::from)?;
+        wide_kernel.launch(s, a, b, &mut c32, dims)?;
+        let ours_error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
+        let mut lt_errors = Vec::new();
+        for fast in [false, true] {
+            let mut lt = LtFp8::new::<gemm_runtime::F8E4M3, gemm_runtime::F8E4M3, f32>(s, dims, (&ones.0, &ones.1), fast)?;
+            lt.run(a, b, &mut c32)?;
+            lt_errors.push(relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?);
+        }
+        // speed: bf16 C
+        let mut c = s.alloc_zeros::<gemm_runtime::bf16>(m * n).map_err(GemmError::from)?;
+        let ours = time(s, reps.warmup, reps.runs, |_| fp8_tma_store(s, a, b, &mut c, dims))?.tflops(flops);
+        let mut lt_speed = Vec::new();
+        for fast in [false, true] {
+            let mut lt = LtFp8::new::<gemm_runtime::F8E4M3, gemm_runtime::F8E4M3, gemm_runtime::bf16>(s, dims, (&ones.0, &ones.1), fast)?;
+            lt_speed.push(time(s, reps.warmup, reps.runs, |_| lt.run(a, b, &mut c))?.tflops(flops));
+        }
+        let bf16 = time_cublas_typed(&bench, [Elem::Bf16; 3], layouts, dims, reps)?.tflops(flops);
+        let size = format!("{m} x {n} x {k}");
+        let pct = |x: f64| format!("{:.1}%", 100.0 * x / lt_speed[0]);
+        println!("| {size} | cuBLASLt fp8 | {:.1} | 100.0% | {:.2e} |", lt_speed[0], lt_errors[0]);
+        println!("| {size} | cuBLASLt fp8, fast accumulation | {:.1} | {} | {:.2e} |", lt_speed[1], pct(lt_speed[1]), lt_errors[1]);
+        println!("| {size} | `fp8_tma_store` | {ours:.1} | {} | {ours_error:.2e} |", pct(ours));
+        println!("| {size} | cuBLAS bf16 (bf16 operands) | {bf16:.1} | {} | |", pct(bf16));
+    }
+    Ok(())
+}

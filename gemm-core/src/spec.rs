@@ -701,9 +701,10 @@ pub struct TmaTile {
 }
 
 impl TmaTile {
-    /// Bytes of one box (16-bit elements).
+    /// Bytes of one box: `outer` lines of one swizzle row each (`inner`
+    /// elements of the operand's type make `swizzle` bytes).
     pub const fn box_bytes(self) -> u32 {
-        self.inner * self.outer * 2
+        self.swizzle * self.outer
     }
 
     /// Bytes of the whole tile: every box along M or N and along K.

@@ -3,7 +3,7 @@
 //! the activation applied to its result on the host in f64, then rounded
 //! to C's type as the kernel rounds. Batches and any size included.
 
-use gemm_runtime::internal::data::{relative_error, tolerance, POISON};
+use gemm_runtime::internal::data::{relative_error, POISON};
 use gemm_runtime::spec::{Dim, Elem};
 use gemm_runtime::{bf16, f16, Dims, GemmError, Kernel, Tuned};
 
@@ -107,7 +107,7 @@ fn verify_launch(
         got.push(out[at]);
         want.push(round_to(spec.c.elem, v as f32));
     }
-    let tol = tolerance(spec.c.elem);
+    let tol = crate::measure::kernel_tolerance(spec);
     match relative_error(&got, &want) {
         Ok(e) if e <= tol => Ok(e),
         Ok(e) => Err(wrong(format!("relative error {e:.3e} against cuBLAS and the host's epilogue is over {tol:.1e}"))),

@@ -1,7 +1,7 @@
-//! 8-bit floats on Hopper: `fp8::fp8_tma_store` (e4m3 A and B, f32
-//! accumulators, bf16 C) beside cuBLASLt's fp8 GEMM (per-tensor scales of 1,
-//! its default accumulation and its fast accumulation) and cuBLAS's bf16
-//! GEMM on the same values, in one process.
+//! 8-bit floats on Hopper: `fp8::fp8_tma_store` (e4m3 A and B, per-tensor
+//! scales, f32 accumulators, bf16 C) beside cuBLASLt's fp8 GEMM (the same
+//! scales; its default accumulation and its fast accumulation) and cuBLAS's
+//! bf16 GEMM on the same values, in one process.
 //! `cargo run --release --example fp8 [SIZE ...]`, SIZE N (cubed) or MxNxK
 //! (default 4096, 8192 and 4096x11008x4096)
 //!
@@ -14,7 +14,7 @@ use gemm_ladder::measure::{time_cublas_typed, Bench, DevMat, Problem, Reps};
 use gemm_runtime::internal::data::relative_error;
 use gemm_runtime::internal::timing::time;
 use gemm_runtime::spec::{Elem, Layout};
-use gemm_runtime::{Dims, GemmError, Kernel};
+use gemm_runtime::{Dims, EpilogueArgs, GemmError, Kernel};
 
 fn main() {
     let sizes: Result<Vec<_>, String> = std::env::args().skip(1).map(|a| gemm_ladder::cli::parse_mnk(&a)).collect();
@@ -46,7 +46,9 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
     wide_spec.c.elem = Elem::F32;
     wide_spec.epilogue = gemm_runtime::spec::Epilogue::Vector;
     let wide_kernel = Kernel::from_spec(wide_spec)?;
-    let ones = (s.clone_htod(&[1.0f32]).map_err(GemmError::from)?, s.clone_htod(&[1.0f32]).map_err(GemmError::from)?);
+    // per-tensor scales, powers of two so that the f32 reference scales exactly
+    let (scale_a, scale_b) = (0.5f32, 4.0f32);
+    let scales = (s.clone_htod(&[scale_a]).map_err(GemmError::from)?, s.clone_htod(&[scale_b]).map_err(GemmError::from)?);
     println!("{} (driver {}), e4m3 A (row-major) and B (column-major), f32 accumulators; median of {} runs\n", bench.gpu.name, gemm_runtime::device::driver_version()?, reps.runs);
     println!("| M x N x K | kernel | TFLOP/s (bf16 C) | % of cuBLASLt fp8 | relative error (f32 C) |");
     println!("|---|---|---:|---:|---:|");
@@ -57,22 +59,23 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
         let (DevMat::F8E4M3(a), DevMat::F8E4M3(b)) = (&p.a, &p.b) else { unreachable!("e4m3 operands") };
         // accuracy: f32 C against sgemm on the widened operands
         let wide = Problem::typed(&bench, [e4m3, e4m3, Elem::F32], layouts, dims, 21)?;
-        let reference = wide.reference(&bench)?;
+        let reference: Vec<f32> = wide.reference(&bench)?.into_iter().map(|x| x * scale_a * scale_b).collect();
         let mut c32 = s.alloc_zeros::<f32>(m * n).map_err(GemmError::from)?;
-        wide_kernel.launch(s, a, b, &mut c32, dims)?;
+        let ep = EpilogueArgs::new().scales(&scales.0, &scales.1);
+        wide_kernel.launch_with(s, a, b, &mut c32, dims, ep)?;
         let ours_error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
         let mut lt_errors = Vec::new();
         for fast in [false, true] {
-            let mut lt = LtFp8::new::<gemm_runtime::F8E4M3, gemm_runtime::F8E4M3, f32>(s, dims, (&ones.0, &ones.1), fast)?;
+            let mut lt = LtFp8::new::<gemm_runtime::F8E4M3, gemm_runtime::F8E4M3, f32>(s, dims, (&scales.0, &scales.1), fast)?;
             lt.run(a, b, &mut c32)?;
             lt_errors.push(relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?);
         }
         // speed: bf16 C
         let mut c = s.alloc_zeros::<gemm_runtime::bf16>(m * n).map_err(GemmError::from)?;
-        let ours = time(s, reps.warmup, reps.runs, |_| fp8_tma_store(s, a, b, &mut c, dims))?.tflops(flops);
+        let ours = time(s, reps.warmup, reps.runs, |_| fp8_tma_store(s, a, b, &mut c, &scales.0, &scales.1, dims))?.tflops(flops);
         let mut lt_speed = Vec::new();
         for fast in [false, true] {
-            let mut lt = LtFp8::new::<gemm_runtime::F8E4M3, gemm_runtime::F8E4M3, gemm_runtime::bf16>(s, dims, (&ones.0, &ones.1), fast)?;
+            let mut lt = LtFp8::new::<gemm_runtime::F8E4M3, gemm_runtime::F8E4M3, gemm_runtime::bf16>(s, dims, (&scales.0, &scales.1), fast)?;
             lt_speed.push(time(s, reps.warmup, reps.runs, |_| lt.run(a, b, &mut c))?.tflops(flops));
         }
         let bf16 = time_cublas_typed(&bench, [Elem::Bf16; 3], layouts, dims, reps)?.tflops(flops);

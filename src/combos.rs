@@ -205,6 +205,7 @@ pub fn fused() -> Vec<KernelSpec> {
                 beta: n % 3 != 1,
                 bias: (n % 4 != 3).then(|| Bias { along: if n % 2 == 0 { Dim::N } else { Dim::M }, elem: [Elem::F32, Elem::Bf16, Elem::F16][n % 3] }),
                 activation: activations[n % activations.len()],
+                scale: (n % 5 == 1).then_some(Scale::Tensor),
             };
             if layouts[2] == Layout::RowMajor && n % 2 == 0 && !matches!(s.atom, Atom::Wmma { .. }) {
                 s.epilogue = Epilogue::Vector;
@@ -247,7 +248,7 @@ pub fn guarded() -> Vec<KernelSpec> {
             }
             if (i + j) % 3 == 0 {
                 let bias = Bias { along: Dim::N, elem: if wmma { Elem::F16 } else { c } };
-                s.fused = Fused { alpha: true, beta: true, bias: Some(bias), activation: Some(Activation::Relu) };
+                s.fused = Fused { alpha: true, beta: true, bias: Some(bias), activation: Some(Activation::Relu), scale: None };
             }
             out.push(s);
         }
@@ -355,7 +356,7 @@ pub fn hopper() -> Vec<KernelSpec> {
             }
             if n % 3 == 0 {
                 let bias = Bias { along: if n % 2 == 0 { Dim::N } else { Dim::M }, elem: [Elem::F32, Elem::Bf16, Elem::F16][n % 3] };
-                s.fused = Fused { alpha: true, beta: true, bias: Some(bias), activation: activations[n % 4] };
+                s.fused = Fused { alpha: true, beta: true, bias: Some(bias), activation: activations[n % 4], scale: None };
             }
             out.push(s);
         }
@@ -407,7 +408,7 @@ pub fn hopper_overlap() -> Vec<KernelSpec> {
             [Elem::Bf16, Elem::Bf16, Elem::F32],
             [R, C, R],
             3,
-            Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Relu) },
+            Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Relu), scale: None },
         ),
         (
             [Elem::F16, Elem::F16, Elem::F16],
@@ -505,8 +506,10 @@ pub fn hopper_fp8() -> Vec<KernelSpec> {
                 2 if n % 3 != 0 => Epilogue::Smem,
                 _ => Epilogue::Direct,
             };
+            // per-tensor scales on most, the base's; the fused math on every other
+            s.fused.scale = (n % 4 != 3).then_some(Scale::Tensor);
             if n % 2 == 1 {
-                s.fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh) };
+                s.fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), ..s.fused };
             }
             s.edges = if n % 5 == 4 { Edges::Whole } else { Edges::Guarded };
             out.push(s);

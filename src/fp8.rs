@@ -6,9 +6,11 @@
 use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor, F8E4M3};
 // ANCHOR_END: imports
 
-/// `hopper_autotuned`'s tiling on e4m3 operands: 128 x 256 tiles, K 128 a
-/// stage (one swizzle row of 8-bit elements), four stages, two consumer
-/// warpgroups, a persistent walk, C out by TMA stores.
+/// `hopper_autotuned`'s tiling on e4m3 operands with per-tensor scales (one
+/// f32 for A and one for B, in device buffers, as cuBLASLt's scale
+/// pointers): 128 x 256 tiles, K 128 a stage (one swizzle row of 8-bit
+/// elements), four stages, two consumer warpgroups, a persistent walk, C
+/// out by TMA stores.
 // ANCHOR: fp8_tma_store
 #[gemm_kernel(
     block(m = 128, n = 256, k = 128, threads = 384),
@@ -19,7 +21,7 @@ use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor, F8E4M3};
     swizzle = b128,
     raster = grouped(16),
     persistent = tiles,
-    epilogue = tma,
+    epilogue = tma(scale = tensor),
     edges = guarded,
 )]
 pub fn fp8_tma_store(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);

@@ -72,6 +72,8 @@ fn verify_launch(
     let mut c = DevMat::from_f32(s, spec.c.elem, &c0)?;
     launch(&p, &mut c, bias.as_ref())?;
     let out = c.to_f32(s)?;
+    // (A's and B's scales, where the kernel declares them, multiply alpha)
+    let alpha = alpha * p.scales.as_ref().map_or(1.0, |s| s.2);
     // cuBLAS: alpha * A * B + beta * C0 into an f32 C
     let mut wide = DevMat::from_f32(s, Elem::F32, &c0)?;
     match (&p.a, &p.b) {

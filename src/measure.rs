@@ -180,6 +180,9 @@ pub struct Problem {
     /// kernel may write: a store clipped wrongly at C's far edge lands
     /// there, where a buffer of C's own size would hide it.
     pub c_guard: usize,
+    /// A's and B's scales on the device, for kernels that declare them
+    /// (`scale = tensor`), and their product.
+    pub scales: Option<(CudaSlice<f32>, CudaSlice<f32>, f32)>,
 }
 
 /// `m x n x k` with every leading dimension rounded up to a multiple of 8
@@ -252,12 +255,24 @@ impl Problem {
         };
         let a = operand(types[0], &sa, batch.stride_a, seed)?;
         let b = operand(types[1], &sb, batch.stride_b, seed.wrapping_add(1))?;
-        Ok(Problem { dims, layouts, types, a, b, c_len: span(sc.span(), batch.stride_c), c_guard: 256 * sc.ld })
+        Ok(Problem { dims, layouts, types, a, b, c_len: span(sc.span(), batch.stride_c), c_guard: 256 * sc.ld, scales: None })
     }
 
     /// The problem `kernel` computes, in its types and layouts.
     pub fn for_kernel(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64) -> Result<Self, GemmError> {
-        Self::typed(bench, types(kernel), layouts(kernel), dims, seed)
+        let mut p = Self::typed(bench, types(kernel), layouts(kernel), dims, seed)?;
+        if kernel.spec.fused.scale.is_some() {
+            // powers of two apart from 1, so that the product scales exactly
+            let (a, b) = (0.5f32, 4.0f32);
+            let s = bench.stream();
+            p.scales = Some((s.clone_htod(&[a])?, s.clone_htod(&[b])?, a * b));
+        }
+        Ok(p)
+    }
+
+    /// The scales' buffers as a launch takes them.
+    fn scale_args(&self) -> Option<(&dyn DevicePtr<f32>, &dyn DevicePtr<f32>)> {
+        self.scales.as_ref().map(|(a, b, _)| (a as &dyn DevicePtr<f32>, b as &dyn DevicePtr<f32>))
     }
 
     /// A C buffer full of [`POISON`] (NaN in every type).
@@ -272,7 +287,8 @@ impl Problem {
 
     /// Launches `kernel` on this problem's A and B into `c`.
     pub fn launch(&self, bench: &Bench, kernel: &Kernel, c: &mut DevMat) -> Result<(), GemmError> {
-        typed!(&self.a, &self.b, c, |a, b, c| kernel.launch(bench.stream(), a, b, c, self.dims))
+        let ep = EpilogueArgs { scales: self.scale_args(), ..EpilogueArgs::new() };
+        typed!(&self.a, &self.b, c, |a, b, c| kernel.launch_with(bench.stream(), a, b, c, self.dims, ep))
     }
 
     /// [`Self::launch`] as a dependent launch, beside the end of the
@@ -309,7 +325,7 @@ impl Problem {
         let s = bench.stream();
         macro_rules! with_bias {
             ($x:expr) => {
-                typed!(&self.a, &self.b, c, |a, b, c| kernel.launch_with(s, a, b, c, self.dims, EpilogueArgs { alpha, beta, bias: $x }))
+                typed!(&self.a, &self.b, c, |a, b, c| kernel.launch_with(s, a, b, c, self.dims, EpilogueArgs { scales: self.scale_args(), alpha, beta, bias: $x }))
             };
         }
         match bias {
@@ -336,7 +352,7 @@ impl Problem {
         let s = bench.stream();
         macro_rules! with_bias {
             ($x:expr) => {
-                typed!(&self.a, &self.b, c, |a, b, c| tuned.launch_with(s, a, b, c, self.dims, EpilogueArgs { alpha, beta, bias: $x }))
+                typed!(&self.a, &self.b, c, |a, b, c| tuned.launch_with(s, a, b, c, self.dims, EpilogueArgs { scales: self.scale_args(), alpha, beta, bias: $x }))
             };
         }
         match bias {

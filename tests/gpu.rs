@@ -1046,6 +1046,7 @@ fn fused_epilogues_on_random_sizes_lines_and_batches_match_cublas() {
             beta: rng.random_bool(0.5),
             bias: rng.random_bool(0.5).then_some(Bias { along, elem: bias_elem }),
             activation: activations[rng.random_range(0..activations.len())],
+            scale: None,
         };
         if spec.fused.any() && gemm_runtime::gemm_core::check(&spec).is_empty() && Kernel::from_spec(spec.clone()).is_ok() {
             picked.push(spec);
@@ -1234,6 +1235,24 @@ fn epilogue_and_edge_misuse_is_an_error() {
     let short = gemm_ladder::measure::DevMat::from_f32(bench.stream(), fk.spec.fused.bias.unwrap().elem, &[1.0; 7]).unwrap();
     let e = p.launch_fused(&bench, &fk, &mut c, 1.0, 1.0, Some(&short)).unwrap_err();
     assert!(e.to_string().contains("its buffer holds 7"), "{e}");
+    // a scaled kernel launched without its scales, and a plain one with them
+    {
+        let spec = gemm_ladder::combos::fused().into_iter().find(|s| s.fused.scale.is_some()).expect("a scaled combination");
+        let sk = Kernel::from_spec(spec).unwrap();
+        let mut ps = Problem::for_kernel(&bench, &sk, dims, 4).unwrap();
+        let scales = ps.scales.take().unwrap();
+        let mut c = ps.poisoned_c(&bench).unwrap();
+        let e = ps.launch(&bench, &sk, &mut c).unwrap_err();
+        assert!(matches!(e, GemmError::EpilogueArgs { .. }) && e.to_string().contains("give A's and B's scales"), "{e}");
+        let plain = Problem::for_kernel(&bench, k, Dims::new(64, 64, 64), 5).unwrap();
+        let mut c = plain.poisoned_c(&bench).unwrap();
+        let ep = gemm_runtime::EpilogueArgs::new().scales(&scales.0, &scales.1);
+        let (gemm_ladder::measure::DevMat::Bf16(a), gemm_ladder::measure::DevMat::Bf16(b), gemm_ladder::measure::DevMat::Bf16(c)) = (&plain.a, &plain.b, &mut c) else {
+            unreachable!("mma_autotuned is bf16")
+        };
+        let e = k.launch_with(bench.stream(), a, b, c, Dims::new(64, 64, 64), ep).unwrap_err();
+        assert!(e.to_string().contains("with no scales"), "{e}");
+    }
     // C's problems may not overlap
     let dims = Dims::new(128, 128, 64).batched(2, 0, 0, 100);
     let q = Problem::for_kernel(&bench, k, dims, 3).unwrap();
@@ -1413,7 +1432,7 @@ fn a_c_tile_stored_by_tma_in_parts_matches_cublas() {
     verify(&bench, &plain, dims.batched(3, sa, sb, sc), 94).unwrap_or_else(|e| panic!("{e}"));
     let fused = [
         Fused { bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), ..Fused::default() },
-        Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Relu) },
+        Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Relu), scale: None },
     ];
     for (i, f) in fused.into_iter().enumerate() {
         let k = Kernel::from_spec(KernelSpec { name: format!("in_parts_fused{i}").into(), fused: f, ..spec.clone() }).unwrap();
@@ -1461,7 +1480,7 @@ fn c_at_any_alignment_matches_cublas_across_a_persistent_walk() {
             assert_eq!(bands, if i == 0 { deep } else { 1 }, "{}", variant.kernel_name());
             verify(&bench, kernel, dims, 120 + i as u64).unwrap_or_else(|e| panic!("{e}"));
         }
-        let fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::Relu) };
+        let fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::Relu), scale: None };
         let k = Kernel::from_spec(KernelSpec { name: format!("{}_fused", kernel.name).into(), fused, ..kernel.spec.clone() }).unwrap();
         let dims = dims_with_ld_multiple(4097, 2051, 1344, l, 1);
         verify_fused(&bench, &k, dims, 122, Scalars { alpha: 0.5, beta: 0.25 }).unwrap_or_else(|e| panic!("{e}"));

@@ -404,7 +404,7 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill_or_serialize_their_wgmmas()
             let mut spec = s.kernel.spec.clone();
             spec.b.layout = Layout::RowMajor;
             spec.fused =
-                Fused { alpha: false, beta: false, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh) };
+                Fused { alpha: false, beta: false, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), scale: None };
             gemm_runtime::Kernel::from_spec(spec).unwrap_or_else(|e| panic!("{} fused: {e}", s.name))
         })
         .collect();

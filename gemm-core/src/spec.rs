@@ -474,6 +474,17 @@ pub struct Fused {
     pub beta: bool,
     pub bias: Option<Bias>,
     pub activation: Option<Activation>,
+    /// Scales of A and B, run-time device arguments, multiplying the
+    /// product in f32 before the rest (an 8-bit operand's dequantization).
+    pub scale: Option<Scale>,
+}
+
+/// How A and B are scaled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scale {
+    /// One f32 for A and one for B (`scale = tensor`), each read from a
+    /// device buffer at launch, as cuBLASLt's scale pointers.
+    Tensor,
 }
 
 impl Fused {
@@ -1250,7 +1261,8 @@ impl KernelSpec {
     /// e.g. `C = gelu(alpha * A * B + bias[col])`.
     pub fn formula(&self) -> String {
         let f = self.fused;
-        let mut e = if f.alpha { "alpha * A * B".to_string() } else { "A * B".to_string() };
+        let product = if f.scale.is_some() { "scale_a * scale_b * A * B" } else { "A * B" };
+        let mut e = if f.alpha { format!("alpha * {product}") } else { product.to_string() };
         if f.beta {
             e += " + beta * C";
         }
@@ -1398,6 +1410,9 @@ impl KernelSpec {
             Epilogue::Stmatrix => s += "__estm",
         }
         let f = self.fused;
+        if f.scale == Some(Scale::Tensor) {
+            s += "__scale_t";
+        }
         if f.alpha {
             s += "__alpha";
         }

@@ -1373,7 +1373,7 @@ fn bias_values_load_in_bounds_and_ahead_only_where_few() {
     let mut s = hopper_spec();
     s.staging = Staging::tma(3);
     s.epilogue = Epilogue::Smem;
-    s.fused = Fused { alpha: false, beta: false, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh) };
+    s.fused = Fused { alpha: false, beta: false, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), scale: None };
     let wide = generate(&s).unwrap().source;
     assert!(wide.contains("unsigned bias_pairs[1][32];"), "64 values in 32 registers\n{wide}");
     assert!(wide.contains("if (block_n + 256 <= N && reinterpret_cast<unsigned long long>(bias_batch) % 4 == 0) {"), "{wide}");
@@ -1469,4 +1469,23 @@ fn overlap_sends_each_half_out_beside_the_other_halfs_wgmmas() {
     let sp = Specialize { overlap: false, ..s.specialize.unwrap() };
     let plain = generate(&KernelSpec { specialize: Some(sp), staging: Staging::tma(3), ..s.clone() }).unwrap().source;
     assert!(!plain.contains("bool ahead") && plain.contains("wgmma_wait<1>();  // the groups before the last 1"), "{plain}");
+}
+
+/// Per-tensor scales (`scale = tensor`): two device pointers after the
+/// batch strides, read once per group of stores, after any wait for the
+/// kernel before, multiplying the product (with alpha) before the rest of
+/// the fused math.
+#[test]
+fn per_tensor_scales_multiply_the_product_before_the_fused_math() {
+    let mut s = hopper_spec();
+    s.fused = Fused { alpha: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), scale: Some(Scale::Tensor), ..Fused::default() };
+    let g = generate(&s).unwrap();
+    assert!(g.source.contains("const float* __restrict__ scale_a, const float* __restrict__ scale_b"), "the parameters");
+    assert!(g.source.contains("const float scale = alpha * __ldg(scale_a) * __ldg(scale_b);"), "{}", g.source);
+    assert!(g.source.contains("float v0 = scale * acc"), "the product scaled first");
+    assert!(g.kernel_name.contains("__scale_t__alpha"), "{}", g.kernel_name);
+    assert_eq!(s.formula(), "C = alpha * scale_a * scale_b * A * B + bias[col]");
+    // without alpha, the scales alone
+    s.fused.alpha = false;
+    assert!(generate(&s).unwrap().source.contains("const float scale = __ldg(scale_a) * __ldg(scale_b);"));
 }

@@ -46,6 +46,7 @@ pub struct FusedAttr {
     pub beta: bool,
     pub bias: Option<Dim>,
     pub activation: Option<Activation>,
+    pub scale: Option<Scale>,
 }
 
 /// `tune(..)` as written: each setting's values, and how shapes are keyed.
@@ -485,7 +486,7 @@ fn epilogue(cx: &mut Ctxt, value: &Node) -> Option<(Epilogue, FusedAttr)> {
         Node::Call(i, args, span) => {
             let label = i.to_string();
             let args = Args { path: "epilogue".into(), label: label.clone(), nodes: args };
-            let f = args.fields(cx, &["alpha", "beta", "bias", "activation"], *span);
+            let f = args.fields(cx, &["alpha", "beta", "bias", "activation", "scale"], *span);
             let activations = ["relu", "gelu", "gelu_tanh", "silu"];
             let fused = FusedAttr {
                 alpha: f.flag(cx, "alpha"),
@@ -497,6 +498,7 @@ fn epilogue(cx: &mut Ctxt, value: &Node) -> Option<(Epilogue, FusedAttr)> {
                     "gelu_tanh" => Activation::GeluTanh,
                     _ => Activation::Silu,
                 }),
+                scale: f.choice(cx, "scale", &["tensor"]).map(|_| Scale::Tensor),
             };
             if !STORES.contains(&label.as_str()) {
                 cx.error(i.span(), format!("unknown epilogue `{label}`{}; expected one of {}", hint(&label, STORES), list(STORES)));

@@ -120,7 +120,7 @@ fn build(cx: &mut Ctxt, a: attr::Attr, sig: Option<sig::Sig>) -> Option<(KernelS
         persistent: a.persistent,
         cluster: a.cluster,
         epilogue: a.epilogue.unwrap_or(Epilogue::Direct),
-        fused: Fused { alpha: a.fused.alpha, beta: a.fused.beta, bias, activation: a.fused.activation },
+        fused: Fused { alpha: a.fused.alpha, beta: a.fused.beta, bias, activation: a.fused.activation, scale: a.fused.scale },
         edges,
         arch: Arch::Sm80,
     };
@@ -249,6 +249,12 @@ fn epilogue_params(spec: &KernelSpec, bias: &Option<(syn::Ident, Elem, syn::Type
     let mut extra_params = Vec::new();
     let mut doc_epilogue = Vec::new();
     let mut ep = quote!(::gemm_runtime::EpilogueArgs::new());
+    if f.scale.is_some() {
+        extra_params.push(quote!(scale_a: &impl ::gemm_runtime::DeviceBuffer<f32>));
+        extra_params.push(quote!(scale_b: &impl ::gemm_runtime::DeviceBuffer<f32>));
+        ep = quote!(#ep.scales(scale_a, scale_b));
+        doc_epilogue.push(" `scale_a`, `scale_b`: device buffers whose first f32 scales A and B (read at launch).".to_string());
+    }
     if let Some((bias_name, elem, _)) = bias {
         let tx = elem_type(*elem);
         extra_params.push(quote!(#bias_name: &impl ::gemm_runtime::DeviceBuffer<#tx>));
@@ -479,7 +485,8 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Epilogue::Tma => quote!(#p::Epilogue::Tma),
         Epilogue::Stmatrix => quote!(#p::Epilogue::Stmatrix),
     };
-    let Fused { alpha, beta, bias, activation } = s.fused;
+    let Fused { alpha, beta, bias, activation, scale } = s.fused;
+    let scale = opt(scale, |Scale::Tensor| quote!(#p::Scale::Tensor));
     let bias = opt(bias, |Bias { along, elem }| {
         let (along, elem) = (dim(along), elem_tokens(elem));
         quote!(#p::Bias { along: #along, elem: #p::Elem::#elem })
@@ -512,7 +519,7 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
             persistent: #persistent,
             cluster: #cluster,
             epilogue: #epilogue,
-            fused: #p::Fused { alpha: #alpha, beta: #beta, bias: #bias, activation: #activation },
+            fused: #p::Fused { alpha: #alpha, beta: #beta, bias: #bias, activation: #activation, scale: #scale },
             edges: #edges,
             arch: #arch,
         }

@@ -1,5 +1,5 @@
-//! The epilogue's run-time arguments: `alpha`, `beta` and the bias vector,
-//! each given exactly where the kernel's spec declares it.
+//! The epilogue's run-time arguments: A's and B's scales, `alpha`, `beta`
+//! and the bias vector, each given exactly where the kernel's spec declares it.
 
 use cudarc::driver::DevicePtr;
 use gemm_core::spec::{Dim, KernelSpec};
@@ -11,6 +11,8 @@ use crate::GemmError;
 /// `EpilogueArgs::new().alpha(2.0).beta(0.5).bias(&bias)`; the macro's
 /// launchers do so from their parameters.
 pub struct EpilogueArgs<'a, T = f32> {
+    /// Device buffers whose first f32 scales A and B (`scale = tensor`).
+    pub scales: Option<(&'a dyn DevicePtr<f32>, &'a dyn DevicePtr<f32>)>,
     pub alpha: Option<f32>,
     pub beta: Option<f32>,
     pub bias: Option<&'a dyn DevicePtr<T>>,
@@ -27,7 +29,7 @@ impl<T> Copy for EpilogueArgs<'_, T> {}
 impl EpilogueArgs<'static, f32> {
     /// No arguments: `C = A * B`.
     pub fn new() -> Self {
-        EpilogueArgs { alpha: None, beta: None, bias: None }
+        EpilogueArgs { scales: None, alpha: None, beta: None, bias: None }
     }
 }
 
@@ -48,7 +50,13 @@ impl<'a, T> EpilogueArgs<'a, T> {
 
     /// The bias vector, in the element type the spec declares.
     pub fn bias<U>(self, bias: &'a dyn DevicePtr<U>) -> EpilogueArgs<'a, U> {
-        EpilogueArgs { alpha: self.alpha, beta: self.beta, bias: Some(bias) }
+        EpilogueArgs { scales: self.scales, alpha: self.alpha, beta: self.beta, bias: Some(bias) }
+    }
+
+    /// A's and B's scales: device buffers whose first f32 the kernel reads
+    /// at launch (so that a CUDA graph replays whatever they hold then).
+    pub fn scales(self, a: &'a dyn DevicePtr<f32>, b: &'a dyn DevicePtr<f32>) -> Self {
+        EpilogueArgs { scales: Some((a, b)), ..self }
     }
 }
 
@@ -58,6 +66,14 @@ impl<T: Element> EpilogueArgs<'_, T> {
     pub(crate) fn check(&self, spec: &KernelSpec, kernel: &str, dims: &Dims) -> Result<(), GemmError> {
         let f = spec.fused;
         let err = |what: String| Err(GemmError::EpilogueArgs { kernel: kernel.to_string(), what });
+        match (f.scale.is_some(), self.scales) {
+            (true, None) => return err(format!("computes {}: give A's and B's scales", spec.formula())),
+            (false, Some(_)) => {
+                return err(format!("computes {}, with no scales; leave them out or declare `scale = tensor` in the spec's epilogue", spec.formula()))
+            }
+            (true, Some((a, b))) if a.len() == 0 || b.len() == 0 => return err("reads one f32 from each scale buffer, but one is empty".into()),
+            _ => {}
+        }
         for (name, declared, given) in [("alpha", f.alpha, self.alpha.is_some()), ("beta", f.beta, self.beta.is_some())] {
             match (declared, given) {
                 (true, false) => return err(format!("computes {}: give `{name}`", spec.formula())),

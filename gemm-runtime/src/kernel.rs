@@ -302,6 +302,10 @@ impl Kernel {
         for v in &strides {
             launch.arg(v);
         }
+        let scale_ptrs = epilogue.scales.map(|(a, b)| (a.device_ptr(stream), b.device_ptr(stream)));
+        if let Some(((sa, _), (sb, _))) = &scale_ptrs {
+            launch.arg(sa).arg(sb);
+        }
         if let Some(alpha) = &epilogue.alpha {
             launch.arg(alpha);
         }

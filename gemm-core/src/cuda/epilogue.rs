@@ -453,8 +453,23 @@ impl<'a> Output<'a> {
     fn fused_values(&self, w: &mut Writer, elem: &dyn Fn(usize) -> (String, String), c_at: &dyn Fn(usize) -> String, acc: &[Value]) {
         let s = self.spec;
         let f = s.fused;
+        // the scales are read here, after any wait for the kernel before (which may have written them)
+        let factor = match (f.scale.is_some(), f.alpha) {
+            (true, true) => Some("alpha * __ldg(scale_a) * __ldg(scale_b)"),
+            (true, false) => Some("__ldg(scale_a) * __ldg(scale_b)"),
+            (false, true) => Some("alpha"),
+            (false, false) => None,
+        };
+        if let Some(factor) = factor.filter(|_| f.scale.is_some()) {
+            w.line(format!("const float scale = {factor};  // A's and B's scales{}", if f.alpha { ", and alpha" } else { "" }));
+        }
         for (i, a) in acc.iter().enumerate() {
-            w.line(format!("float v{i} = {};", if f.alpha { format!("alpha * {}", a.acc) } else { a.acc.clone() }));
+            let v = match factor {
+                Some(_) if f.scale.is_some() => format!("scale * {}", a.acc),
+                Some(_) => format!("alpha * {}", a.acc),
+                None => a.acc.clone(),
+            };
+            w.line(format!("float v{i} = {v};"));
         }
         if f.beta {
             // C is read only where beta asks for it: with beta = 0 it may hold anything

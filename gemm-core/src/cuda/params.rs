@@ -20,6 +20,10 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
     ];
     let f = spec.fused;
     let (mut extra, mut names) = (Vec::new(), Vec::new());
+    if f.scale.is_some() {
+        extra.push("const float* __restrict__ scale_a, const float* __restrict__ scale_b".to_string());
+        names.push("A's and B's scales");
+    }
     if f.alpha {
         extra.push("float alpha".to_string());
         names.push("alpha");

@@ -8,7 +8,7 @@
 //! Accuracy: each fp8 GEMM into an f32 C against sgemm on the same operands
 //! widened to f32 (exactly), on random normal values quantized to e4m3.
 
-use gemm_ladder::fp8::fp8_tma_store;
+use gemm_ladder::fp8::{fp8_promoted, fp8_tma_store};
 use gemm_ladder::lt_fp8::LtFp8;
 use gemm_ladder::measure::{time_cublas_typed, Bench, DevMat, Problem, Reps};
 use gemm_runtime::internal::data::relative_error;
@@ -42,10 +42,12 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
     let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
     let e4m3 = Elem::F8E4M3;
     // the same kernel into an f32 C, for its accumulation's error alone
-    let mut wide_spec = fp8_tma_store::SPEC;
-    wide_spec.c.elem = Elem::F32;
-    wide_spec.epilogue = gemm_runtime::spec::Epilogue::Vector;
-    let wide_kernel = Kernel::from_spec(wide_spec)?;
+    let wide = |mut spec: gemm_runtime::spec::KernelSpec| {
+        spec.c.elem = Elem::F32;
+        spec.epilogue = gemm_runtime::spec::Epilogue::Vector;
+        Kernel::from_spec(spec)
+    };
+    let (wide_kernel, wide_promoted) = (wide(fp8_tma_store::SPEC)?, wide(fp8_promoted::SPEC)?);
     // per-tensor scales, powers of two so that the f32 reference scales exactly
     let (scale_a, scale_b) = (0.5f32, 4.0f32);
     let scales = (s.clone_htod(&[scale_a]).map_err(GemmError::from)?, s.clone_htod(&[scale_b]).map_err(GemmError::from)?);
@@ -64,6 +66,8 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
         let ep = EpilogueArgs::new().scales(&scales.0, &scales.1);
         wide_kernel.launch_with(s, a, b, &mut c32, dims, ep)?;
         let ours_error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
+        wide_promoted.launch_with(s, a, b, &mut c32, dims, ep)?;
+        let promoted_error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
         let mut lt_errors = Vec::new();
         for fast in [false, true] {
             let mut lt = LtFp8::new::<gemm_runtime::F8E4M3, gemm_runtime::F8E4M3, f32>(s, dims, (&scales.0, &scales.1), fast)?;
@@ -73,6 +77,7 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
         // speed: bf16 C
         let mut c = s.alloc_zeros::<gemm_runtime::bf16>(m * n).map_err(GemmError::from)?;
         let ours = time(s, reps.warmup, reps.runs, |_| fp8_tma_store(s, a, b, &mut c, &scales.0, &scales.1, dims))?.tflops(flops);
+        let promoted = time(s, reps.warmup, reps.runs, |_| fp8_promoted(s, a, b, &mut c, &scales.0, &scales.1, dims))?.tflops(flops);
         let mut lt_speed = Vec::new();
         for fast in [false, true] {
             let mut lt = LtFp8::new::<gemm_runtime::F8E4M3, gemm_runtime::F8E4M3, gemm_runtime::bf16>(s, dims, (&scales.0, &scales.1), fast)?;
@@ -84,6 +89,7 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
         println!("| {size} | cuBLASLt fp8 | {:.1} | 100.0% | {:.2e} |", lt_speed[0], lt_errors[0]);
         println!("| {size} | cuBLASLt fp8, fast accumulation | {:.1} | {} | {:.2e} |", lt_speed[1], pct(lt_speed[1]), lt_errors[1]);
         println!("| {size} | `fp8_tma_store` | {ours:.1} | {} | {ours_error:.2e} |", pct(ours));
+        println!("| {size} | `fp8_promoted` | {promoted:.1} | {} | {promoted_error:.2e} |", pct(promoted));
         println!("| {size} | cuBLAS bf16 (bf16 operands) | {bf16:.1} | {} | |", pct(bf16));
     }
     Ok(())

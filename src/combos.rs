@@ -272,7 +272,7 @@ pub fn hopper() -> Vec<KernelSpec> {
         for (j, c) in [Elem::Bf16, Elem::F32, Elem::F16].into_iter().enumerate() {
             let n = i * 3 + j;
             let ab = if n % 2 == 0 { Elem::Bf16 } else { Elem::F16 };
-            let mut s = spec("wgmma_combo", [ab, ab, c], layouts, Atom::Wgmma { m: 64, n: 64, k: 16, zeroed: false });
+            let mut s = spec("wgmma_combo", [ab, ab, c], layouts, Atom::Wgmma { m: 64, n: 64, k: 16, zeroed: false, promote: false });
             s.arch = Arch::Sm90a;
             s.swizzle = [Swizzle::B128, Swizzle::B64, Swizzle::B128, Swizzle::B32][n % 4];
             let k = s.swizzle.tma_bytes().unwrap() / 2;
@@ -285,7 +285,7 @@ pub fn hopper() -> Vec<KernelSpec> {
             };
             s.block = Block { m: bm, n: bn, k: Some(k), threads: 0, min_blocks: None };
             s.warp = Some(Warp { m: wm, n: wn, m_iters: 1, n_iters: 1 });
-            s.atom = Atom::Wgmma { m: 64, n: an, k: 16, zeroed: false };
+            s.atom = Atom::Wgmma { m: 64, n: an, k: 16, zeroed: false, promote: false };
             s.staging = Staging::tma(stages);
             s.specialize = consumers.map(|c| Specialize {
                 producers: 1,
@@ -420,7 +420,7 @@ pub fn hopper_overlap() -> Vec<KernelSpec> {
     cases
         .into_iter()
         .map(|(elems, layouts, stages, fused)| {
-            let mut s = spec("wgmma_overlap", elems, layouts, Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false });
+            let mut s = spec("wgmma_overlap", elems, layouts, Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false });
             s.arch = Arch::Sm90a;
             s.block = Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None };
             s.warp = Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 });
@@ -483,7 +483,7 @@ pub fn hopper_fp8() -> Vec<KernelSpec> {
                 1 => {
                     s.block = Block { m: 128, n: 128, k: Some(128), threads: 256, min_blocks: None };
                     s.warp = Some(Warp { m: 128, n: 128, m_iters: 1, n_iters: 1 });
-                    s.atom = Atom::Wgmma { m: 64, n: 128, k: 32, zeroed: false };
+                    s.atom = Atom::Wgmma { m: 64, n: 128, k: 32, zeroed: false, promote: false };
                     s.specialize = s.specialize.map(|sp| Specialize { consumers: 1, producer_regs: None, consumer_regs: None, ..sp });
                     s.persistent = None;
                     s.staging = Staging::tma(3);
@@ -492,7 +492,7 @@ pub fn hopper_fp8() -> Vec<KernelSpec> {
                 _ => {
                     s.block = Block { m: 64, n: 128, k: Some(64), threads: 128, min_blocks: None };
                     s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
-                    s.atom = Atom::Wgmma { m: 64, n: 128, k: 32, zeroed: false };
+                    s.atom = Atom::Wgmma { m: 64, n: 128, k: 32, zeroed: false, promote: false };
                     s.specialize = None;
                     s.persistent = None;
                     s.swizzle = Swizzle::B64;
@@ -515,5 +515,14 @@ pub fn hopper_fp8() -> Vec<KernelSpec> {
             out.push(s);
         }
     }
+    // sums promoted into f32 each stage: an f32 C (whose error shows the promotion), e5m2 with
+    // the fused math, and a block per tile
+    let promoted = crate::fp8::fp8_promoted::SPEC;
+    let mut wide = promoted.clone();
+    (wide.name, wide.c.elem, wide.epilogue) = ("wgmma_fp8_promoted".into(), Elem::F32, Epilogue::Vector);
+    let mut fused = promoted.clone();
+    (fused.name, fused.a.elem, fused.b.elem, fused.persistent) = ("wgmma_fp8_promoted".into(), Elem::F8E5M2, Elem::F8E5M2, None);
+    fused.fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Silu), ..fused.fused };
+    out.extend([wide, fused]);
     out
 }

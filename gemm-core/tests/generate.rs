@@ -595,7 +595,7 @@ fn hopper_spec() -> KernelSpec {
         block: Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None },
         warp: Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }),
         thread: None,
-        atom: Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false },
+        atom: Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false, promote: false },
         staging: Staging::tma(4),
         specialize: Some(Specialize {
             producers: 1,
@@ -672,7 +672,7 @@ fn thread_arrivals_have_every_consumer_thread_arrive_and_wait_on_its_token() {
 #[test]
 fn zeroed_accumulators_are_cleared_before_each_tile_and_every_wgmma_adds() {
     let mut s = hopper_spec();
-    s.atom = Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: true };
+    s.atom = Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: true, promote: false };
     let src = generate(&s).unwrap().source;
     assert!(src.contains("acc[0][0][q][e] = 0.0f;"), "{src}");
     assert!(src.contains("wgmma_m64n256k16(acc[0][0], ") && src.contains(", 1);"), "{src}");
@@ -822,7 +822,7 @@ fn alike_warpgroups_refill_a_stage_after_a_block_barrier() {
     s.specialize = None;
     s.block = Block { m: 128, n: 128, k: Some(64), threads: 256, min_blocks: None };
     s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
-    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
+    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false };
     let src = generate(&s).unwrap().source;
     assert!(src.contains("__launch_bounds__(256)\n") && !src.contains("regs_"), "{src}");
     let refill = "__syncthreads();  // every warpgroup is done with the stage\n        if (threadIdx.x == 0 && kt + 4 < k_tiles) {";
@@ -963,7 +963,7 @@ fn split_k_spec() -> KernelSpec {
     let mut s = hopper_spec();
     s.block.n = 64;
     s.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
-    s.atom = Atom::Wgmma { m: 64, n: 64, k: 16, zeroed: false };
+    s.atom = Atom::Wgmma { m: 64, n: 64, k: 16, zeroed: false, promote: false };
     s.cluster = Some(Cluster { m: 1, n: 1, k: 2, multicast: None });
     assert_eq!(check(&s), vec![]);
     s
@@ -1235,7 +1235,7 @@ fn pingpong_consumers_take_turns_with_the_ring_and_store_their_own_tiles() {
     let mut spec = hopper_spec();
     spec.block = Block { m: 128, n: 128, k: Some(64), threads: 384, min_blocks: None };
     spec.warp = Some(Warp { m: 128, n: 128, m_iters: 1, n_iters: 1 });
-    spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
+    spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false };
     spec.staging = Staging::tma(5);
     spec.specialize = Some(Specialize {
         producers: 1,
@@ -1315,7 +1315,7 @@ fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shift
     s.c = Operand { elem: Elem::F32, layout: Layout::RowMajor };
     s.block.n = 128;
     s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
-    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
+    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false };
     let src = generate(&s).unwrap().source;
     assert!(src.contains("chunks of 1 elements") && src.contains("C_batch[row * ldc + col] = c_tile["), "{src}");
     assert!(!src.contains("tile_shift"), "{src}");
@@ -1356,7 +1356,7 @@ fn smem_elements_goes_out_in_bands_where_the_whole_tile_leaves_the_stages_too_li
     tall.block.m = 256;
     tall.block.n = 128;
     tall.warp = Some(Warp { m: 128, n: 128, m_iters: 1, n_iters: 1 });
-    tall.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
+    tall.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false };
     assert_eq!(tall.c_tile().map(|t| t.bands), Some(4));
     let g = generate(&tall).unwrap();
     assert!(g.source.contains("if ((group_m + im * 64) / 64 == c_band) {"), "{}", g.source);
@@ -1387,7 +1387,7 @@ fn bias_values_load_in_bounds_and_ahead_only_where_few() {
     // a 64x128 consumer tile: 32 f32 values, loaded ahead, clamped too
     s.block.n = 128;
     s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
-    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
+    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false };
     let narrow = generate(&s).unwrap().source;
     assert!(narrow.contains("float bias_ahead[1][16][2];"), "{narrow}");
     assert!(narrow.contains(" : N - 1]"), "{narrow}");
@@ -1404,7 +1404,7 @@ fn a_k_tile_of_two_swizzle_rows_loads_two_boxes_along_k() {
     let mut spec = hopper_spec();
     spec.block = Block { m: 128, n: 128, k: Some(128), threads: 384, min_blocks: None };
     spec.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
-    spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
+    spec.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false };
     spec.staging = Staging::tma(3);
     let src = generate(&spec).unwrap().source;
     for line in [
@@ -1434,7 +1434,7 @@ fn a_k_tile_of_two_swizzle_rows_loads_two_boxes_along_k() {
 #[test]
 fn overlap_sends_each_half_out_beside_the_other_halfs_wgmmas() {
     let mut s = hopper_spec();
-    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
+    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false };
     s.persistent = Some(Persistent::Tiles);
     s.epilogue = Epilogue::Tma;
     s.fused = Fused { bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), ..Fused::default() };

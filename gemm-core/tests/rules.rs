@@ -98,7 +98,7 @@ fn wgmma_spec(n: u32, threads: u32, staging: Staging) -> KernelSpec {
     s.block = Block { m: 128, n, k: Some(64), threads, min_blocks: None };
     s.thread = None;
     s.warp = Some(Warp { m: 64, n, m_iters: 1, n_iters: 1 });
-    s.atom = Atom::Wgmma { m: 64, n, k: 16, zeroed: false };
+    s.atom = Atom::Wgmma { m: 64, n, k: 16, zeroed: false, promote: false };
     s.staging = staging;
     s.swizzle = Swizzle::B128;
     s.arch = Arch::Sm90a;
@@ -154,7 +154,7 @@ fn thread_arrivals_refuse_stages_filled_by_cp_async() {
 #[test]
 fn overlap_takes_stages_filled_by_cp_async_but_no_c_stored_another_way() {
     let mut s = wgmma_spec(256, 384, Staging::tma(4));
-    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false };
+    s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false };
     s.c.elem = Elem::Bf16;
     s.specialize = Some(Specialize { overlap: true, ..two_consumers(24, 240) });
     s.persistent = Some(Persistent::Tiles);

@@ -347,12 +347,17 @@ fn atom(cx: &mut Ctxt, value: &Node) -> Option<Atom> {
     match value {
         Node::Flag(i) if i == "fma" => Some(Atom::Fma),
         Node::Call(kind, args, span) if ["mma", "wmma", "wgmma"].iter().any(|k| kind == k) => {
-            let (shape, zeroed) = match args.as_slice() {
-                [Node::Flag(s)] => (parse_shape(&s.to_string()), false),
-                // the accumulators zeroed before each tile, every wgmma adding (the ladder's "before" of seed 002's kernel 9)
-                [Node::Flag(s), Node::Flag(z)] if kind == "wgmma" && z == "zeroed" => (parse_shape(&s.to_string()), true),
+            let (shape, zeroed, promote) = match args.as_slice() {
+                [Node::Flag(s)] => (parse_shape(&s.to_string()), false, false),
+                // the accumulators zeroed before each tile, every wgmma adding (the ladder's "before" of seed 002's kernel 9);
+                // or each stage's sums promoted into them in f32
+                [Node::Flag(s), Node::Flag(z)] if kind == "wgmma" && z == "zeroed" => (parse_shape(&s.to_string()), true, false),
+                [Node::Flag(s), Node::Flag(z)] if kind == "wgmma" && z == "promote" => (parse_shape(&s.to_string()), false, true),
                 [Node::Flag(_), other] if kind == "wgmma" => {
-                    cx.error(other.span(), "after wgmma's shape, only the flag `zeroed` (accumulators zeroed before each tile)");
+                    cx.error(
+                        other.span(),
+                        "after wgmma's shape, one flag: `zeroed` (accumulators zeroed before each tile) or `promote` (each stage's sums added in f32)",
+                    );
                     return None;
                 }
                 [Node::Flag(_), Node::Flag(z)] if z == "zeroed" => {
@@ -362,7 +367,7 @@ fn atom(cx: &mut Ctxt, value: &Node) -> Option<Atom> {
                     );
                     return None;
                 }
-                _ => (None, false),
+                _ => (None, false, false),
             };
             let Some((m, n, k)) = shape else {
                 cx.error(*span, format!("expected a shape such as `{kind}(m16n8k16)`: the atom's M, N and K"));
@@ -371,7 +376,7 @@ fn atom(cx: &mut Ctxt, value: &Node) -> Option<Atom> {
             Some(match kind.to_string().as_str() {
                 "mma" => Atom::Mma { m, n, k },
                 "wmma" => Atom::Wmma { m, n, k },
-                _ => Atom::Wgmma { m, n, k, zeroed },
+                _ => Atom::Wgmma { m, n, k, zeroed, promote },
             })
         }
         other => {

@@ -418,7 +418,7 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Atom::Fma => quote!(#p::Atom::Fma),
         Atom::Mma { m, n, k } => quote!(#p::Atom::Mma { m: #m, n: #n, k: #k }),
         Atom::Wmma { m, n, k } => quote!(#p::Atom::Wmma { m: #m, n: #n, k: #k }),
-        Atom::Wgmma { m, n, k, zeroed } => quote!(#p::Atom::Wgmma { m: #m, n: #n, k: #k, zeroed: #zeroed }),
+        Atom::Wgmma { m, n, k, zeroed, promote } => quote!(#p::Atom::Wgmma { m: #m, n: #n, k: #k, zeroed: #zeroed, promote: #promote }),
     };
     let staging = match s.staging {
         Staging::Direct => quote!(#p::Staging::Direct),

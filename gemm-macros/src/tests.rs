@@ -34,7 +34,7 @@ fn the_whole_hopper_vocabulary_parses() {
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(a.block, Some(Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None }));
     assert_eq!(a.warp, Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }));
-    assert_eq!(a.atom, Some(Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false }));
+    assert_eq!(a.atom, Some(Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false, promote: false }));
     assert_eq!(a.staging, Some(Staging::tma(4)));
     assert_eq!(
         a.specialize,
@@ -87,7 +87,7 @@ fn thread_arrivals_and_zeroed_accumulators_parse() {
         specialize(consumers = 2, arrivals = thread),
     });
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(a.atom, Some(Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: true }));
+    assert_eq!(a.atom, Some(Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: true, promote: false }));
     assert_eq!(a.specialize.map(|s| s.arrivals), Some(Arrivals::Thread));
     let (_, errors) = parse(quote! { specialize(consumers = 2, arrivals = threads) });
     assert!(errors.iter().any(|e| e.contains("`arrivals` in `specialize(..)` is one of")), "{errors:?}");

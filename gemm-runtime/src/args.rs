@@ -386,7 +386,7 @@ mod tests {
             block: Block { m: 128, n: 128, k: Some(64), threads: 256, min_blocks: None },
             warp: Some(Warp { m: 128, n: 128, m_iters: 1, n_iters: 1 }),
             thread: None,
-            atom: Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false },
+            atom: Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false },
             staging: Staging::tma(4),
             specialize: Some(Specialize {
                 producers: 1,

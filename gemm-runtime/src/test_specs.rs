@@ -47,7 +47,7 @@ pub fn tma_store() -> KernelSpec {
         b: Operand { elem: Elem::Bf16, layout: Layout::ColMajor },
         block: Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None },
         warp: Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }),
-        atom: Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false },
+        atom: Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false, promote: false },
         staging: Staging::tma(3),
         specialize: Some(Specialize {
             producers: 1,

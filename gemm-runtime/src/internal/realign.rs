@@ -758,7 +758,7 @@ mod tests {
         let shallow = scalar_c_spec_for(&deep, 19 * 64).expect("a variant");
         assert_eq!((shallow.staging, shallow.c_tile().map(|t| t.bands)), (Staging::tma(3), Some(1)));
         // overlapped halves (TMA stores alone): the variant's consumers store the whole tile at once
-        let mut overlap = KernelSpec { atom: gemm_core::spec::Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false }, ..deep };
+        let mut overlap = KernelSpec { atom: gemm_core::spec::Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false }, ..deep };
         overlap.specialize = overlap.specialize.map(|sp| Specialize { overlap: true, ..sp });
         assert!(gemm_core::check(&overlap).is_empty(), "{:?}", gemm_core::check(&overlap));
         let v = scalar_c_spec(&overlap).expect("a variant without overlap");

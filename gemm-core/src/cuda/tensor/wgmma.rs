@@ -87,6 +87,10 @@ impl Tc<'_> {
             // no zeroing: a tile's first wgmma writes them without accumulating
             w.line(format!("float acc[{}][{}][{q}][4];  // set by the tile's first wgmmas", self.ami, self.ani));
         }
+        if self.promoted() {
+            w.line("// each stage's sums, promoted into the accumulators in f32 once its wgmmas are done");
+            w.line(format!("float part[{}][{}][{q}][4];", self.ami, self.ani));
+        }
         w.line("");
     }
 
@@ -127,12 +131,16 @@ impl Tc<'_> {
         w.line(format!("// atom (wgmma): {steps} K step(s) of {} over {}x{} atoms, one group", self.ak, self.ami, self.ani));
         w.line("wgmma_fence();");
         // seed 002's kernel 9: D = A * B at the tile's first K step, D += A * B after
-        // (zeroed accumulators: D += A * B always)
-        let accumulate = match (self.zeroed(), steps > 1) {
-            (true, _) => "1",
-            (false, true) => "kt > 0 || ks > 0",
-            (false, false) => "kt > 0",
+        // (zeroed accumulators: D += A * B always); promoted: the stage's sums start afresh
+        let promoted = self.promoted();
+        let accumulate = match (promoted, self.zeroed(), steps > 1) {
+            (true, _, true) => "ks > 0",
+            (true, _, false) => "0",
+            (false, true, _) => "1",
+            (false, false, true) => "kt > 0 || ks > 0",
+            (false, false, false) => "kt > 0",
         };
+        let target = if promoted { "part" } else { "acc" };
         w.unrolled("ks", steps, |w| {
             w.unrolled("im", self.ami, |w| {
                 w.unrolled("jn", self.ani, |w| {
@@ -141,11 +149,18 @@ impl Tc<'_> {
                     let ks = index("ks", steps);
                     let da = self.descriptor(Which::A, stage, &m, ks);
                     let db = self.descriptor(Which::B, stage, &n, ks);
-                    w.line(format!("wgmma_m64n{}k{}(acc[im][jn], {da}, {db}, {accumulate});", self.an, self.ak));
+                    w.line(format!("wgmma_m64n{}k{}({target}[im][jn], {da}, {db}, {accumulate});", self.an, self.ak));
                 });
             });
         });
         w.line("wgmma_commit();");
+        if promoted {
+            w.line("wgmma_wait<0>();  // the stage's sums are whole: promote them (and the stage may be released)");
+            let q = self.an / 8;
+            let fold = if self.zeroed() { "acc[im][jn][q][e] += part[im][jn][q][e];" } else { "acc[im][jn][q][e] = kt > 0 ? acc[im][jn][q][e] + part[im][jn][q][e] : part[im][jn][q][e];" };
+            w.unrolled_nest(&[("im", self.ami), ("jn", self.ani), ("q", q), ("e", 4)], fold);
+            return;
+        }
         match in_flight {
             0 => w.line("wgmma_wait<0>();  // the stage may be released once its wgmmas are done"),
             n => w.line(format!("wgmma_wait<{n}>();  // the groups before the last {n} are done with their stages")),
@@ -166,6 +181,11 @@ impl Tc<'_> {
             w.line(format!("wgmma_m64n{}k{}(acc[0][{jn}], {da}, {db}, {accumulate});", self.an, self.ak));
         });
         w.line("wgmma_commit();");
+    }
+
+    /// Whether each stage's sums are promoted into the accumulators (`wgmma(.., promote)`).
+    fn promoted(&self) -> bool {
+        matches!(self.spec.atom, crate::spec::Atom::Wgmma { promote: true, .. })
     }
 
     /// Whether the accumulators are zeroed before each tile (`wgmma(.., zeroed)`).

@@ -1146,7 +1146,11 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
         };
         let (held, shrink) = if spec.tensor_core() {
             (
-                format!("{acc} f32 accumulators and {frags} registers of operand fragments"),
+                if matches!(spec.atom, Atom::Wgmma { promote: true, .. }) {
+                    format!("{acc} f32 accumulators (half of them each stage's promoted sums)")
+                } else {
+                    format!("{acc} f32 accumulators and {frags} registers of operand fragments")
+                },
                 if spec.specialize.is_some() {
                     "use fewer consumer warpgroups or a smaller warpgroup tile"
                 } else if spec.staging.fragment_sets() > 1 && acc + frags / spec.staging.fragment_sets() <= budget {
@@ -1289,12 +1293,15 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
     if let (Some(sp), Atom::Wgmma { .. }) = (spec.specialize, spec.atom) {
         let acc = spec.accumulators_per_thread();
-        if let Some(r) = sp.consumer_regs.filter(|r| acc + REGISTER_RESERVE > *r) {
+        // (promoted sums: half of them are each stage's own)
+        let promoted = if matches!(spec.atom, Atom::Wgmma { promote: true, .. }) { " (half of them each stage's promoted sums)" } else { "" };
+        let need = round_up(acc + REGISTER_RESERVE, 8);
+        // (past setmaxnreg's 256 only a smaller tile helps, which the accumulators' own rule says)
+        if let Some(r) = sp.consumer_regs.filter(|r| acc + REGISTER_RESERVE > *r && need <= 256) {
             out.push(Diag::new(
                 "specialize.consumer_regs",
                 format!(
-                    "consumer_regs = {r}, but each consumer thread holds {acc} f32 accumulators and needs {REGISTER_RESERVE} more for addresses and descriptors; use consumer_regs = {} or more, or a smaller warp tile",
-                    round_up(acc + REGISTER_RESERVE, 8)
+                    "consumer_regs = {r}, but each consumer thread holds {acc} f32 accumulators{promoted} and needs {REGISTER_RESERVE} more for addresses and descriptors; use consumer_regs = {need} or more, or a smaller warp tile"
                 ),
             ));
         }

@@ -17,15 +17,7 @@ use gemm_runtime::spec::{Elem, Layout};
 use gemm_runtime::{Dims, EpilogueArgs, GemmError, Kernel};
 
 fn main() {
-    let sizes: Result<Vec<_>, String> = std::env::args().skip(1).map(|a| gemm_ladder::cli::parse_mnk(&a)).collect();
-    let sizes = match sizes {
-        Ok(s) if s.is_empty() => vec![(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096)],
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
-    };
+    let sizes = gemm_ladder::cli::sizes_or(&[(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096)]);
     if let Err(e) = run(&sizes) {
         eprintln!("error: {e}");
         std::process::exit(1);

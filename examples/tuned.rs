@@ -16,15 +16,7 @@ use gemm_runtime::internal::timing::time;
 use gemm_runtime::{Dims, Tuned};
 
 fn main() {
-    let sizes: Result<Vec<_>, String> = std::env::args().skip(1).map(|a| gemm_ladder::cli::parse_mnk(&a)).collect();
-    let sizes = match sizes {
-        Ok(s) if s.is_empty() => vec![(4096, 4096, 4096), (2048, 2048, 2048)],
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
-    };
+    let sizes = gemm_ladder::cli::sizes_or(&[(4096, 4096, 4096), (2048, 2048, 2048)]);
     if let Err(e) = run(&sizes) {
         eprintln!("error: {e}");
         std::process::exit(1);

@@ -22,6 +22,20 @@ pub fn parse_layouts(s: &str) -> Result<[Layout; 3], String> {
     letters.try_into().map_err(|_| format!("`{s}`: three layouts, A's, B's and C's (as rcr)"))
 }
 
+/// The sizes a program's command line names (`N` or `MxNxK` each), or
+/// `default` where it names none; a bad one ends the process with status 2.
+pub fn sizes_or(default: &[(usize, usize, usize)]) -> Vec<(usize, usize, usize)> {
+    let sizes: Result<Vec<_>, String> = std::env::args().skip(1).map(|a| parse_mnk(&a)).collect();
+    match sizes {
+        Ok(s) if s.is_empty() => default.to_vec(),
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
 /// One size argument, `N` (cubed) or `MxNxK`, each side at least 1.
 pub fn parse_mnk(text: &str) -> Result<(usize, usize, usize), String> {
     let bad = || format!("`{text}`: a size is N (cubed) or MxNxK, each a positive whole number");

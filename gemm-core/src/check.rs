@@ -1147,7 +1147,7 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
         let (held, shrink) = if spec.tensor_core() {
             (
                 if matches!(spec.atom, Atom::Wgmma { promote: true, .. }) {
-                    format!("{acc} f32 accumulators (half of them each stage's promoted sums)")
+                    format!("{acc} f32 accumulators (half of them promoted sums)")
                 } else {
                     format!("{acc} f32 accumulators and {frags} registers of operand fragments")
                 },
@@ -1294,7 +1294,7 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
     if let (Some(sp), Atom::Wgmma { .. }) = (spec.specialize, spec.atom) {
         let acc = spec.accumulators_per_thread();
         // (promoted sums: half of them are each stage's own)
-        let promoted = if matches!(spec.atom, Atom::Wgmma { promote: true, .. }) { " (half of them each stage's promoted sums)" } else { "" };
+        let promoted = if matches!(spec.atom, Atom::Wgmma { promote: true, .. }) { " (half of them promoted sums)" } else { "" };
         let need = round_up(acc + REGISTER_RESERVE, 8);
         // (past setmaxnreg's 256 only a smaller tile helps, which the accumulators' own rule says)
         if let Some(r) = sp.consumer_regs.filter(|r| acc + REGISTER_RESERVE > *r && need <= 256) {

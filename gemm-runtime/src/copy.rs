@@ -26,14 +26,23 @@ pub(crate) const MAX_COPIES: usize = 3;
 // the kernel's choice of copy is written for three
 const _: () = assert!(MAX_COPIES == 3);
 
-/// The kernel's name for elements of `bytes` bytes (2 or 4).
+/// The kernel's name for elements of `bytes` bytes (1, 2 or 4).
 pub(crate) fn kernel_name(bytes: usize) -> String {
     format!("gemm_tiles_copy_2d_b{bytes}")
 }
 
-/// The copy kernel for elements of `bytes` bytes (2 or 4), header-free CUDA.
+/// The CUDA type that moves an element of `bytes` bytes (1, 2 or 4).
+fn element_type(bytes: usize) -> &'static str {
+    match bytes {
+        1 => "unsigned char",
+        2 => "unsigned short",
+        _ => "unsigned int",
+    }
+}
+
+/// The copy kernel for elements of `bytes` bytes (1, 2 or 4), header-free CUDA.
 pub(crate) fn source(bytes: usize) -> String {
-    let ty = if bytes == 2 { "unsigned short" } else { "unsigned int" };
+    let ty = element_type(bytes);
     let name = kernel_name(bytes);
     let per = 16 / bytes;
     format!(
@@ -284,10 +293,10 @@ mod tests {
         assert!(wraps.contains("reach past any buffer"), "{wraps}");
     }
 
-    /// Both copy kernels compile with NVRTC for the oldest target they run on.
+    /// The copy kernels (8-, 16- and 32-bit elements) compile with NVRTC for the oldest target they run on.
     #[test]
     fn the_copy_kernels_compile_with_nvrtc() {
-        for bytes in [2, 4] {
+        for bytes in [1, 2, 4] {
             let ptx = compile::compile(&source(bytes), &kernel_name(bytes), "sm_80").unwrap_or_else(|e| panic!("{bytes}-byte copy: {e}"));
             assert!(ptx.to_src().contains(&format!(".entry {}", kernel_name(bytes))));
         }
@@ -301,9 +310,9 @@ mod tests {
     /// past a line's width or between problems is written.
     #[test]
     fn the_copy_kernel_moves_every_element_and_nothing_else() {
-        for bytes in [2usize, 4] {
+        for bytes in [1usize, 2, 4] {
             let src = source(bytes);
-            let ty = if bytes == 2 { "unsigned short" } else { "unsigned int" };
+            let ty = element_type(bytes);
             let shim = "#include <cstdio>\n#include <vector>\n#define __global__\n#define __restrict__\n#define __launch_bounds__(n)\n\
                 struct Dim3 { unsigned x, y, z; };\nstatic Dim3 blockIdx, threadIdx, gridDim, blockDim;\n";
             // cases: width, height, count, src offset, src pitch, dst offset, dst pitch (elements)

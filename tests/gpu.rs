@@ -1669,3 +1669,81 @@ fn fp8_kernels_match_the_product_of_their_operands_widened_to_f32() {
         }
     }
 }
+
+/// Per-tensor quantization (`gemm_runtime::quantize::per_tensor`): from
+/// bf16, f16 and f32 into e4m3 and e5m2, an odd length (the last element
+/// alone), the scale `amax / MAX` exactly as the host computes it, every
+/// element the host's rounding of `x / scale` or a neighbour of it, and a
+/// source of zeros scaled by 1; then a GEMM on the quantized operands with
+/// their scales matches the product of the originals within fp8's error.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn per_tensor_quantization_scales_by_amax_and_feeds_the_scaled_gemm() {
+    use gemm_runtime::quantize::{max_finite, per_tensor};
+    use gemm_runtime::{F8E4M3, F8E5M2};
+    let bench = bench();
+    let s = bench.stream();
+    let len = 100_001;
+    let host: Vec<f32> = gemm_ladder::measure::random_normal(len, 31).into_iter().map(|x| 3.0 * x).collect();
+    fn check<Q: gemm_runtime::Element + Copy>(host: &[f32], got: &[Q], scale: f32, max: f32, to: impl Fn(f32) -> Q, widen: impl Fn(Q) -> f32) {
+        let amax = host.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        assert_eq!(scale, amax / max, "the scale is amax / MAX");
+        let mut off = 0;
+        for (x, q) in host.iter().zip(got) {
+            // (x / scale may round a hair past MAX at amax: the conversion saturates)
+            let (want, got) = (widen(to((x / scale).clamp(-max, max))), widen(*q));
+            if want != got {
+                // a tie or a subnormal rounded the other way: one step apart at most
+                let step = (want.abs().max(got.abs()) / 8.0).max(f32::MIN_POSITIVE);
+                assert!((want - got).abs() <= step, "{x} / {scale}: {got} where {want}");
+                off += 1;
+            }
+        }
+        assert!(off * 1000 < host.len(), "{off} of {} elements differ from the host's rounding", host.len());
+    }
+    macro_rules! case {
+        ($src:expr, $q:ty) => {{
+            let src = $src;
+            let mut dst = s.alloc_zeros::<$q>(len).unwrap();
+            let mut scale = s.alloc_zeros::<f32>(1).unwrap();
+            per_tensor(s, &src, len, &mut dst, &mut scale).unwrap();
+            let got = s.clone_dtoh(&dst).unwrap();
+            let scale = s.clone_dtoh(&scale).unwrap()[0];
+            (got, scale)
+        }};
+    }
+    let widened = |v: &Vec<f32>| v.clone();
+    // f32 sources, both 8-bit types
+    let (q, sc) = case!(s.clone_htod(&host).unwrap(), F8E4M3);
+    check(&widened(&host), &q, sc, max_finite(gemm_runtime::spec::Elem::F8E4M3).unwrap(), F8E4M3::from_f32, |q| q.to_f32());
+    let (q, sc) = case!(s.clone_htod(&host).unwrap(), F8E5M2);
+    check(&host, &q, sc, 57344.0, F8E5M2::from_f32, |q| q.to_f32());
+    // bf16 and f16 sources: the host checks against their values widened
+    let b: Vec<bf16> = host.iter().map(|&x| bf16::from_f32(x)).collect();
+    let (q, sc) = case!(s.clone_htod(&b).unwrap(), F8E4M3);
+    check(&b.iter().map(|x| x.to_f32()).collect::<Vec<_>>(), &q, sc, 448.0, F8E4M3::from_f32, |q| q.to_f32());
+    let h: Vec<f16> = host.iter().map(|&x| f16::from_f32(x)).collect();
+    let (q, sc) = case!(s.clone_htod(&h).unwrap(), F8E4M3);
+    check(&h.iter().map(|x| x.to_f32()).collect::<Vec<_>>(), &q, sc, 448.0, F8E4M3::from_f32, |q| q.to_f32());
+    // zeros: scale 1
+    let (q, sc) = case!(s.alloc_zeros::<f32>(len).unwrap(), F8E4M3);
+    assert_eq!(sc, 1.0);
+    assert!(q.iter().all(|q| q.to_f32() == 0.0));
+    // quantized operands and their scales through the scaled fp8 GEMM, against the f32 product
+    let (m, n, k) = (256, 512, 1024);
+    let a: Vec<f32> = gemm_ladder::measure::random_normal(m * k, 32);
+    let bt: Vec<f32> = gemm_ladder::measure::random_normal(n * k, 33).into_iter().map(|x| 0.01 * x).collect();
+    let (a_d, bt_d) = (s.clone_htod(&a).unwrap(), s.clone_htod(&bt).unwrap());
+    let (mut qa, mut qb) = (s.alloc_zeros::<F8E4M3>(m * k).unwrap(), s.alloc_zeros::<F8E4M3>(n * k).unwrap());
+    let (mut sa, mut sb) = (s.alloc_zeros::<f32>(1).unwrap(), s.alloc_zeros::<f32>(1).unwrap());
+    per_tensor(s, &a_d, m * k, &mut qa, &mut sa).unwrap();
+    per_tensor(s, &bt_d, n * k, &mut qb, &mut sb).unwrap();
+    let mut c = s.alloc_zeros::<bf16>(m * n).unwrap();
+    gemm_ladder::fp8::fp8_tma_store(s, &qa, &qb, &mut c, &sa, &sb, Dims::new(m, n, k)).unwrap();
+    let got: Vec<f32> = s.clone_dtoh(&c).unwrap().into_iter().map(|x| x.to_f32()).collect();
+    // B is stored [N, K] (column-major K x N): C[i][j] = sum_p A[i][p] * B^T[j][p]
+    let want: Vec<f32> = (0..m * n).map(|e| (0..k).map(|p| a[(e / n) * k + p] * bt[(e % n) * k + p]).sum()).collect();
+    let err = gemm_runtime::internal::data::relative_error(&got, &want).unwrap();
+    // e4m3's 3 mantissa bits: each operand off by up to 2^-4 relative, about 3% over the sum
+    assert!(err < 0.05, "relative error {err:.3e} of the quantized product");
+}

@@ -45,6 +45,7 @@ pub mod device;
 mod error;
 mod fused;
 mod kernel;
+pub mod quantize;
 mod scratch;
 #[cfg(test)]
 mod test_specs;

@@ -25,6 +25,7 @@ mod writer;
 use crate::spec::{Atom, KernelSpec};
 
 pub use copy::cp_async_rounds_regular;
+pub use ptx::storage_type;
 
 /// The CUDA source of `spec`, which must have passed [`crate::diagnose`]
 /// (the generator assumes every rule holds).

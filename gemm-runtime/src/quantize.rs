@@ -1,0 +1,192 @@
+//! Quantization to 8-bit floats beside the GEMM, per tensor: the largest
+//! magnitude of the source (`amax`), the scale `amax / MAX` (448 for e4m3,
+//! 57344 for e5m2; 1 where the source is all zeros), and each element
+//! divided by it and rounded to nearest with saturation (`cvt.rn.satfinite`).
+//! The scale lands in a device buffer, where a kernel with
+//! `epilogue = NAME(scale = tensor)` reads it: `x ~= scale * q`. Two small
+//! kernels of our own, as the alignment copies are; they need
+//! compute capability 8.9 or newer (the 8-bit conversions).
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use gemm_core::spec::{Arch, Elem};
+
+use crate::compile;
+use crate::{DeviceBuffer, DeviceBufferMut, Element, GemmError};
+
+const THREADS: u32 = 256;
+const MAX_BLOCKS: usize = 1024;
+
+/// The largest finite value of an 8-bit type.
+pub fn max_finite(elem: Elem) -> Option<f32> {
+    match elem {
+        Elem::F8E4M3 => Some(448.0),
+        Elem::F8E5M2 => Some(57344.0),
+        _ => None,
+    }
+}
+
+/// How the kernels read an element of `elem` into f32.
+fn load(elem: Elem) -> &'static str {
+    match elem {
+        Elem::F32 => "src[i]",
+        Elem::Bf16 => "__uint_as_float((unsigned)src[i] << 16)",
+        // (f16's exponent bias differs: the conversion instruction)
+        _ => "f16_to_f32(src[i])",
+    }
+}
+
+/// The two kernels for sources of `from` and 8-bit `to`, header-free CUDA.
+pub(crate) fn source(from: Elem, to: Elem) -> String {
+    let src_ty = gemm_core::cuda::storage_type(from);
+    let cvt = if to == Elem::F8E4M3 { "e4m3x2" } else { "e5m2x2" };
+    let max = max_finite(to).expect("an 8-bit target");
+    let load = load(from);
+    format!(
+        r#"// Per-tensor quantization of {n} elements of {from_name} to {to_name}.
+__device__ __forceinline__ float f16_to_f32(unsigned short h) {{
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}}
+// two floats to two 8-bit ones, rounded to nearest, saturating: `lo` in the low byte
+__device__ __forceinline__ unsigned short to_fp8x2(float lo, float hi) {{
+    unsigned short d;
+    asm("cvt.rn.satfinite.{cvt}.f32 %0, %1, %2;" : "=h"(d) : "f"(hi), "f"(lo));
+    return d;
+}}
+
+// amax: the largest |x| over the grid, into `amax_bits` (zeroed before; as the bits of a
+// non-negative float, whose order is the unsigned integers')
+extern "C" __global__ void __launch_bounds__({THREADS}) gemm_tiles_amax_{tag}(
+    const {src_ty}* __restrict__ src, long long len, unsigned* __restrict__ amax_bits)
+{{
+    float m = 0.0f;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < len; i += (long long)gridDim.x * blockDim.x)
+        m = fmaxf(m, fabsf({load}));
+    for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    __shared__ float warps[{warps}];
+    if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = m;
+    __syncthreads();
+    if (threadIdx.x == 0) {{
+        for (int w = 1; w < {warps}; ++w) m = fmaxf(m, warps[w]);
+        atomicMax(amax_bits, __float_as_uint(m));
+    }}
+}}
+
+// the scale amax / {max} (1 for a source of zeros), and each element pair divided by it
+extern "C" __global__ void __launch_bounds__({THREADS}) gemm_tiles_quantize_{tag}(
+    const {src_ty}* __restrict__ src, long long len, const unsigned* __restrict__ amax_bits,
+    unsigned short* __restrict__ dst_pairs, unsigned char* __restrict__ dst_last, float* __restrict__ scale)
+{{
+    const float amax = __uint_as_float(*amax_bits);
+    const float s = amax > 0.0f ? amax / {max:.1}f : 1.0f;
+    if (blockIdx.x == 0 && threadIdx.x == 0) *scale = s;
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; 2 * p < len; p += (long long)gridDim.x * blockDim.x) {{
+        long long i = 2 * p;
+        const float x0 = {load} / s;
+        if (i + 1 < len) {{
+            ++i;
+            dst_pairs[p] = to_fp8x2(x0, {load} / s);
+        }} else {{
+            *dst_last = (unsigned char)(to_fp8x2(x0, 0.0f) & 0xff);
+        }}
+    }}
+}}
+"#,
+        n = "`len`",
+        from_name = from.rust_name(),
+        to_name = to.rust_name(),
+        tag = tag(from, to),
+        warps = THREADS / 32,
+    )
+}
+
+fn tag(from: Elem, to: Elem) -> String {
+    format!("{}_{}", from.rust_name().to_lowercase(), to.rust_name().to_lowercase())
+}
+
+/// Quantizes `len` elements of `src` (f32, f16 or bf16) into `dst` (8-bit)
+/// with one scale for the tensor, written to `scale[0]`: `src ~= scale * dst`.
+/// `dst` must start 2-byte aligned (its elements are written in pairs).
+pub fn per_tensor<T: Element, Q: Element>(
+    stream: &Arc<CudaStream>,
+    src: &impl DeviceBuffer<T>,
+    len: usize,
+    dst: &mut impl DeviceBufferMut<Q>,
+    scale: &mut impl DeviceBufferMut<f32>,
+) -> Result<(), GemmError> {
+    let (from, to) = (T::ELEM, Q::ELEM);
+    if max_finite(to).is_none() || from.is_fp8() {
+        return Err(GemmError::Unsupported(format!("quantizes f32, f16 or bf16 into F8E4M3 or F8E5M2, not {} into {}", from.rust_name(), to.rust_name())));
+    }
+    if src.len() < len || dst.len() < len || scale.len() < 1 {
+        return Err(GemmError::Copy(format!(
+            "quantize: {len} elements from a buffer of {} into one of {}, and a scale buffer of {} (at least 1)",
+            src.len(),
+            dst.len(),
+            scale.len()
+        )));
+    }
+    let ctx = stream.context();
+    let cap = ctx.compute_capability()?;
+    if cap < (8, 9) {
+        return Err(GemmError::Unsupported(format!("8-bit conversions need compute capability 8.9 or newer; the device is {}.{}", cap.0, cap.1)));
+    }
+    let target = compile::device_target(Arch::Sm90, cap);
+    let code = source(from, to);
+    let amax_kernel = compile::load(ctx, &code, &format!("gemm_tiles_amax_{}", tag(from, to)), target, 0)?;
+    let quantize_kernel = compile::load(ctx, &code, &format!("gemm_tiles_quantize_{}", tag(from, to)), target, 0)?;
+    if len == 0 {
+        return Ok(());
+    }
+    let (s, _rs) = src.device_ptr(stream);
+    let (d, _rd) = dst.device_ptr_mut(stream);
+    if d % 2 != 0 {
+        return Err(GemmError::Copy("quantize: the 8-bit destination must start 2-byte aligned".into()));
+    }
+    let (sc, _rsc) = scale.device_ptr_mut(stream);
+    let amax = stream.alloc_zeros::<u32>(1)?;
+    let (a, _ra) = amax.device_ptr(stream);
+    let blocks = len.div_ceil(2 * THREADS as usize).clamp(1, MAX_BLOCKS) as u32;
+    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+    let n = len as i64;
+    let last = d + (len as u64 - 1);
+    // SAFETY: src holds len elements of T, dst len bytes (pairs from its 2-byte aligned start,
+    // the last odd one alone), scale one f32, amax one u32, as the kernels' parameters say
+    unsafe {
+        stream.launch_builder(&amax_kernel).arg(&s).arg(&n).arg(&a).launch(cfg)?;
+        stream.launch_builder(&quantize_kernel).arg(&s).arg(&n).arg(&a).arg(&d).arg(&last).arg(&sc).launch(cfg)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every source type into each 8-bit type compiles with NVRTC for sm_90
+    /// and uses the saturating conversion.
+    #[test]
+    fn the_quantize_kernels_compile_with_nvrtc() {
+        for from in [Elem::F32, Elem::F16, Elem::Bf16] {
+            for to in [Elem::F8E4M3, Elem::F8E5M2] {
+                let code = source(from, to);
+                let name = format!("gemm_tiles_quantize_{}", tag(from, to));
+                let ptx = compile::compile(&code, &name, "sm_90").unwrap_or_else(|e| panic!("{from:?} -> {to:?}: {e}"));
+                let text = ptx.to_src();
+                assert!(text.contains("cvt.rn.satfinite.") && text.contains(&format!(".entry gemm_tiles_amax_{}", tag(from, to))), "{from:?} -> {to:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_largest_finite_values_are_the_types_own() {
+        assert_eq!(max_finite(Elem::F8E4M3), Some(448.0));
+        assert_eq!(max_finite(Elem::F8E5M2), Some(57344.0));
+        assert_eq!(float8::F8E4M3::from_f32(448.0).to_f32(), 448.0);
+        assert_eq!(float8::F8E5M2::from_f32(57344.0).to_f32(), 57344.0);
+        assert_eq!(max_finite(Elem::Bf16), None);
+    }
+}

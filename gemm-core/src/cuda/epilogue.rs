@@ -454,20 +454,16 @@ impl<'a> Output<'a> {
         let s = self.spec;
         let f = s.fused;
         // the scales are read here, after any wait for the kernel before (which may have written them)
-        let factor = match (f.scale.is_some(), f.alpha) {
-            (true, true) => Some("alpha * __ldg(scale_a) * __ldg(scale_b)"),
-            (true, false) => Some("__ldg(scale_a) * __ldg(scale_b)"),
-            (false, true) => Some("alpha"),
-            (false, false) => None,
-        };
-        if let Some(factor) = factor.filter(|_| f.scale.is_some()) {
-            w.line(format!("const float scale = {factor};  // A's and B's scales{}", if f.alpha { ", and alpha" } else { "" }));
+        let scaled = f.scale.is_some();
+        if scaled {
+            let (alpha, and) = if f.alpha { ("alpha * ", ", and alpha") } else { ("", "") };
+            w.line(format!("const float scale = {alpha}__ldg(scale_a) * __ldg(scale_b);  // A's and B's scales{and}"));
         }
         for (i, a) in acc.iter().enumerate() {
-            let v = match factor {
-                Some(_) if f.scale.is_some() => format!("scale * {}", a.acc),
-                Some(_) => format!("alpha * {}", a.acc),
-                None => a.acc.clone(),
+            let v = match (scaled, f.alpha) {
+                (true, _) => format!("scale * {}", a.acc),
+                (false, true) => format!("alpha * {}", a.acc),
+                (false, false) => a.acc.clone(),
             };
             w.line(format!("float v{i} = {v};"));
         }

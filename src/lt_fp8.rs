@@ -19,16 +19,49 @@ use gemm_runtime::{Dims, Element, GemmError};
 /// The workspace cuBLASLt may use, as cudarc's safe API gives it on Hopper.
 const WORKSPACE: usize = 32 << 20;
 
+/// cuBLASLt's objects, each destroyed once when dropped (on an error
+/// half-way through planning too).
+struct Handle(sys::cublasLtHandle_t);
+struct Desc(sys::cublasLtMatmulDesc_t);
+struct Layout(sys::cublasLtMatrixLayout_t);
+struct Pref(sys::cublasLtMatmulPreference_t);
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // SAFETY: created by cublasLtCreate, destroyed here alone
+        let _ = unsafe { lt::destroy_handle(self.0) };
+    }
+}
+impl Drop for Desc {
+    fn drop(&mut self) {
+        // SAFETY: as above, for the matmul descriptor
+        let _ = unsafe { lt::destroy_matmul_desc(self.0) };
+    }
+}
+impl Drop for Layout {
+    fn drop(&mut self) {
+        // SAFETY: as above, for a matrix layout
+        let _ = unsafe { lt::destroy_matrix_layout(self.0) };
+    }
+}
+impl Drop for Pref {
+    fn drop(&mut self) {
+        // SAFETY: as above, for the preference
+        let _ = unsafe { lt::destroy_matmul_pref(self.0) };
+    }
+}
+
 /// A cuBLASLt fp8 GEMM planned for one shape and types: its descriptors
 /// and algorithm, found once, so that timing it times the GEMM alone.
 pub struct LtFp8 {
     stream: Arc<CudaStream>,
-    handle: sys::cublasLtHandle_t,
     workspace: CudaSlice<u8>,
-    desc: sys::cublasLtMatmulDesc_t,
-    layouts: [sys::cublasLtMatrixLayout_t; 3],
     algo: sys::cublasLtMatmulAlgo_t,
     dims: Dims,
+    // (dropped in this order: the layouts and descriptor before the handle)
+    layouts: [Layout; 3],
+    desc: Desc,
+    handle: Handle,
 }
 
 fn lt_err(what: &str) -> impl Fn(lt::CublasError) -> GemmError + '_ {
@@ -59,20 +92,21 @@ impl LtFp8 {
         if dims.batch.count != 1 {
             return Err(GemmError::Unsupported("the cuBLASLt fp8 reference takes one problem".into()));
         }
-        let handle = lt::create_handle().map_err(lt_err("handle"))?;
+        let handle = Handle(lt::create_handle().map_err(lt_err("handle"))?);
         // SAFETY: a plain allocation of bytes cuBLASLt writes before it reads
         let workspace = unsafe { stream.alloc::<u8>(WORKSPACE)? };
         let (m, n, k) = (dims.m as u64, dims.n as u64, dims.k as u64);
         let (lda, ldb, ldc) = (dims.lda.unwrap_or(dims.k), dims.ldb.unwrap_or(dims.k), dims.ldc.unwrap_or(dims.n));
         // cuBLASLt is column-major: the row-major C is C^T (n x m) = B^T A^T, so its "A" is our B
         // (k x n column-major, transposed: n x k) and its "B" our A (row-major m x k is column-major k x m)
-        let desc = lt::create_matmul_desc(sys::cublasComputeType_t::CUBLAS_COMPUTE_32F, sys::cudaDataType::CUDA_R_32F)
-            .map_err(lt_err("descriptor"))?;
+        let desc = Desc(
+            lt::create_matmul_desc(sys::cublasComputeType_t::CUBLAS_COMPUTE_32F, sys::cudaDataType::CUDA_R_32F).map_err(lt_err("descriptor"))?,
+        );
         let (sa, _ra) = scales.0.device_ptr(stream);
         let (sb, _rb) = scales.1.device_ptr(stream);
         let set = |attr: sys::cublasLtMatmulDescAttributes_t, value: *const c_void, size: usize| {
             // SAFETY: `desc` is live; each value is the attribute's documented type and size
-            unsafe { lt::set_matmul_desc_attribute(desc, attr, value, size) }.map_err(lt_err("attribute"))
+            unsafe { lt::set_matmul_desc_attribute(desc.0, attr, value, size) }.map_err(lt_err("attribute"))
         };
         let transposed = cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_T;
         let as_is = cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
@@ -83,14 +117,15 @@ impl LtFp8 {
         set(sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sb as *const _ as *const c_void, size_of_val(&sb))?;
         set(sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sa as *const _ as *const c_void, size_of_val(&sa))?;
         set(sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast as *const _ as *const c_void, size_of_val(&fast))?;
-        let layout = |e: Elem, rows: u64, cols: u64, ld: usize| lt::create_matrix_layout(data_type(e), rows, cols, ld as i64).map_err(lt_err("layout"));
+        let layout =
+            |e: Elem, rows: u64, cols: u64, ld: usize| lt::create_matrix_layout(data_type(e), rows, cols, ld as i64).map(Layout).map_err(lt_err("layout"));
         let layouts = [layout(TB::ELEM, k, n, ldb)?, layout(TA::ELEM, k, m, lda)?, layout(TC::ELEM, n, m, ldc)?];
-        let pref = lt::create_matmul_pref().map_err(lt_err("preference"))?;
+        let pref = Pref(lt::create_matmul_pref().map_err(lt_err("preference"))?);
         let size = WORKSPACE;
         // SAFETY: `pref` is live; the attribute is a usize
         unsafe {
             lt::set_matmul_pref_attribute(
-                pref,
+                pref.0,
                 sys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                 &size as *const _ as *const c_void,
                 size_of_val(&size),
@@ -98,11 +133,9 @@ impl LtFp8 {
         }
         .map_err(lt_err("preference"))?;
         // SAFETY: every descriptor is live and describes these buffers
-        let heuristic = unsafe { lt::get_matmul_algo_heuristic(handle, desc, layouts[0], layouts[1], layouts[2], layouts[2], pref) };
-        // SAFETY: created above, used no more
-        unsafe { lt::destroy_matmul_pref(pref) }.map_err(lt_err("preference"))?;
+        let heuristic = unsafe { lt::get_matmul_algo_heuristic(handle.0, desc.0, layouts[0].0, layouts[1].0, layouts[2].0, layouts[2].0, pref.0) };
         let algo = heuristic.map_err(lt_err("no algorithm for these types and layouts"))?.algo;
-        Ok(LtFp8 { stream: stream.clone(), handle, workspace, desc, layouts, algo, dims })
+        Ok(LtFp8 { stream: stream.clone(), workspace, algo, dims, layouts, desc, handle })
     }
 
     /// Runs the planned GEMM: `c` takes `a * b` (scaled), beta = 0.
@@ -128,18 +161,18 @@ impl LtFp8 {
         // was checked to hold its matrix, the workspace is WORKSPACE bytes
         unsafe {
             lt::matmul(
-                self.handle,
-                self.desc,
+                self.handle.0,
+                self.desc.0,
                 &alpha as *const f32 as *const c_void,
                 &beta as *const f32 as *const c_void,
                 pb as *const c_void,
-                self.layouts[0],
+                self.layouts[0].0,
                 pa as *const c_void,
-                self.layouts[1],
+                self.layouts[1].0,
                 pc as *const c_void,
-                self.layouts[2],
+                self.layouts[2].0,
                 pc as *mut c_void,
-                self.layouts[2],
+                self.layouts[2].0,
                 &self.algo,
                 pw as *mut c_void,
                 WORKSPACE,
@@ -147,18 +180,5 @@ impl LtFp8 {
             )
         }
         .map_err(lt_err("matmul"))
-    }
-}
-
-impl Drop for LtFp8 {
-    fn drop(&mut self) {
-        // SAFETY: each was created in `new` and is destroyed once, here
-        unsafe {
-            for l in self.layouts {
-                let _ = lt::destroy_matrix_layout(l);
-            }
-            let _ = lt::destroy_matmul_desc(self.desc);
-            let _ = lt::destroy_handle(self.handle);
-        }
     }
 }

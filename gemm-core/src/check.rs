@@ -587,7 +587,7 @@ fn fp8(spec: &KernelSpec, out: &mut Vec<Diag>) {
         out.push(Diag::new("c", format!("C in {}: the accumulators are f32, and C is f32, f16 or bf16", spec.c.elem.rust_name())));
     }
     if let Some(bias) = spec.fused.bias.filter(|b| b.elem.is_fp8()) {
-        out.push(Diag::new("bias", format!("a bias of {}: the bias is f32, f16 or bf16", bias.elem.rust_name())));
+        out.push(Diag::new("bias", format!("a bias of {}: the bias is added in f32, from f32, f16 or bf16; write `Bias<bf16>` (or f32, f16)", bias.elem.rust_name())));
     }
 }
 

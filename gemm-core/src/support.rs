@@ -13,31 +13,45 @@ pub const GUIDE_MATRIX: &str = "docs/src/kernel/generated.md";
 pub fn path_mismatch(spec: &KernelSpec) -> Option<Diag> {
     let wgmma = matches!(spec.atom, Atom::Wgmma { .. });
     let tma = matches!(spec.staging, Staging::Tma { .. });
-    let stages = match spec.staging {
-        Staging::CpAsync { stages, .. } => stages.max(2),
-        _ => 4,
-    };
+    // a warpgroup a warp tile: the thread count that follows (without producers)
+    let groups = spec.warp.filter(|w| w.m > 0 && w.n > 0).map(|w| (spec.block.m / w.m) * (spec.block.n / w.n));
+    let threads = spec.block.threads;
     if wgmma && !tma {
-        return Some(Diag::new(
-            "staging",
-            format!(
-                "atom = wgmma reads its tiles from TMA stages, not staging = {}; use staging = tma(stages = {stages})",
-                spec.staging.name()
-            ),
-        )
-        .by("the atom's path"));
+        let stages = match spec.staging {
+            Staging::CpAsync { stages, .. } => stages.max(2),
+            _ => 4,
+        };
+        // what else TMA stages ask of the threads: a producer warpgroup where there is room for one
+        let with = match groups {
+            Some(g) if spec.specialize.is_none() && threads == (g + 1) * 128 => format!(" with specialize(consumers = {g})"),
+            Some(g) if spec.specialize.is_none() && threads != g * 128 && g > 0 => format!(" with threads = {}", g * 128),
+            _ => String::new(),
+        };
+        return Some(
+            Diag::new(
+                "staging",
+                format!("atom = wgmma reads its tiles from TMA stages, not staging = {}; use staging = tma(stages = {stages}){with}", spec.staging.name()),
+            )
+            .by("the atom's path"),
+        );
     }
     if tma && !wgmma {
         let n = spec.warp.map_or(128, |w| w.n.clamp(8, 256) / 8 * 8);
-        return Some(Diag::new(
-            "atom",
-            format!(
-                "staging = tma feeds atom = wgmma(..) alone, not atom = {}; use atom = wgmma(m64n{n}k16), or staging = cp_async(..) for {}",
-                spec.atom.name(),
-                spec.atom.name()
-            ),
-        )
-        .by("the atom's path"));
+        let with = match groups {
+            Some(g) if g > 0 && g * 128 != threads => format!(" with threads = {}", g * 128),
+            _ => String::new(),
+        };
+        return Some(
+            Diag::new(
+                "atom",
+                format!(
+                    "staging = tma feeds atom = wgmma(..) alone, not atom = {}; use atom = wgmma(m64n{n}k16){with}, or staging = cp_async(..) for {}",
+                    spec.atom.name(),
+                    spec.atom.name()
+                ),
+            )
+            .by("the atom's path"),
+        );
     }
     None
 }

@@ -190,6 +190,22 @@ fn an_atom_on_the_staging_of_another_path_is_one_error() {
     assert!(errs[0].msg.contains("use staging = tma(stages = 4)"), "{}", errs[0].msg);
     s.staging = Staging::tma(4);
     assert!(generate(&s).is_ok(), "the advice works");
+    // without a producer but with its threads: the advice adds the specialization
+    s.staging = Staging::CpAsync { stages: 4, vector: 8, transpose_a: false, fragments: 1 };
+    s.specialize = None;
+    let errs = generate(&s).expect_err("wgmma with cp.async, 384 threads");
+    assert!(errs[0].msg.contains("use staging = tma(stages = 4) with specialize(consumers = 2)"), "{}", errs[0].msg);
+    s.staging = Staging::tma(4);
+    s.specialize = Some(Specialize {
+        producers: 1,
+        consumers: 2,
+        producer_regs: None,
+        consumer_regs: None,
+        pingpong: false,
+        arrivals: Arrivals::Warpgroup,
+        overlap: false,
+    });
+    generate(&s).unwrap_or_else(|e| panic!("the advice: {e:?}"));
 }
 
 #[test]
@@ -1488,4 +1504,22 @@ fn per_tensor_scales_multiply_the_product_before_the_fused_math() {
     // without alpha, the scales alone
     s.fused.alpha = false;
     assert!(generate(&s).unwrap().source.contains("const float scale = __ldg(scale_a) * __ldg(scale_b);"));
+}
+
+/// TMA stages under an mma atom are one error at the atom, and its advice
+/// (the wgmma that tiles the warp, with the threads its warpgroups take)
+/// generates.
+#[test]
+fn tma_staging_under_mma_is_one_error_whose_advice_generates() {
+    let mut s = hopper_spec();
+    s.specialize = None;
+    s.block.threads = 128;
+    s.atom = Atom::Mma { m: 16, n: 8, k: 16 };
+    let errs = generate(&s).expect_err("TMA under mma");
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].at, "atom");
+    assert!(errs[0].msg.contains("use atom = wgmma(m64n256k16) with threads = 256"), "{}", errs[0].msg);
+    s.atom = Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false, promote: false };
+    s.block.threads = 256;
+    generate(&s).unwrap_or_else(|e| panic!("the advice: {e:?}"));
 }

@@ -82,7 +82,7 @@ fn verify_launch(
         (DevMat::Bf16(a), DevMat::Bf16(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), dims, alpha, beta)?,
         // 8-bit operands, which cuBLAS's GEMM does not take: sgemm on them widened to f32 (exactly)
         (a, b) if a.elem().is_fp8() => {
-            let (a, b) = (DevMat::from_f32(s, Elem::F32, &a.to_f32(s)?)?, DevMat::from_f32(s, Elem::F32, &b.to_f32(s)?)?);
+            let (a, b) = (a.widened(s)?, b.widened(s)?);
             bench.blas.gemm_scaled(p.layouts, a.f32(), b.f32(), wide.f32_mut(), dims, alpha, beta)?
         }
         _ => unreachable!("a problem's A and B share a type"),

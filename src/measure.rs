@@ -110,6 +110,12 @@ impl DevMat {
         })
     }
 
+    /// The matrix as f32 on the device (exactly): what cuBLAS's sgemm takes
+    /// where its GEMM takes no 8-bit operands.
+    pub fn widened(&self, stream: &Arc<CudaStream>) -> Result<DevMat, GemmError> {
+        DevMat::from_f32(stream, Elem::F32, &self.to_f32(stream)?)
+    }
+
     pub fn elem(&self) -> Elem {
         match self {
             DevMat::F32(_) => Elem::F32,
@@ -370,7 +376,7 @@ impl Problem {
     pub fn cublas(&self, bench: &Bench, c: &mut DevMat) -> Result<(), GemmError> {
         if self.a.elem().is_fp8() || self.b.elem().is_fp8() {
             let s = bench.stream();
-            let (a, b) = (DevMat::from_f32(s, Elem::F32, &self.a.to_f32(s)?)?, DevMat::from_f32(s, Elem::F32, &self.b.to_f32(s)?)?);
+            let (a, b) = (self.a.widened(s)?, self.b.widened(s)?);
             return typed!(&a, &b, c, |a, b, c| bench.blas.gemm(self.layouts, a, b, c, self.dims));
         }
         typed!(&self.a, &self.b, c, |a, b, c| bench.blas.gemm(self.layouts, a, b, c, self.dims))

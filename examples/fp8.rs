@@ -3,21 +3,23 @@
 //! scales; its default accumulation and its fast accumulation) and cuBLAS's
 //! bf16 GEMM on the same values, in one process.
 //! `cargo run --release --example fp8 [SIZE ...]`, SIZE N (cubed) or MxNxK
-//! (default 4096, 8192 and 4096x11008x4096)
+//! (default 4096, 8192, 4096x11008x4096 and DeepGEMM's 4096x7168x16384).
+//! The promoted kernels (per-tensor, per-channel and block scales) beside
+//! it: the scales of each the same throughout, so that one reference serves.
 //!
 //! Accuracy: each fp8 GEMM into an f32 C against sgemm on the same operands
 //! widened to f32 (exactly), on random normal values quantized to e4m3.
 
-use gemm_ladder::fp8::{fp8_promoted, fp8_tma_store};
+use gemm_ladder::fp8::{fp8_block_scaled, fp8_channel, fp8_promoted, fp8_tma_store};
 use gemm_ladder::lt_fp8::LtFp8;
 use gemm_ladder::measure::{time_cublas_typed, Bench, DevMat, Problem, Reps};
 use gemm_runtime::internal::data::relative_error;
 use gemm_runtime::internal::timing::time;
-use gemm_runtime::spec::{Elem, Layout};
+use gemm_runtime::spec::{Elem, Layout, Scale};
 use gemm_runtime::{Dims, EpilogueArgs, GemmError, Kernel};
 
 fn main() {
-    let sizes = gemm_ladder::cli::sizes_or(&[(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096)]);
+    let sizes = gemm_ladder::cli::sizes_or(&[(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096), (4096, 7168, 16384)]);
     if let Err(e) = run(&sizes) {
         eprintln!("error: {e}");
         std::process::exit(1);
@@ -40,6 +42,7 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
         Kernel::from_spec(spec)
     };
     let (wide_kernel, wide_promoted) = (wide(fp8_tma_store::SPEC)?, wide(fp8_promoted::SPEC)?);
+    let (wide_block, wide_channel) = (wide(fp8_block_scaled::SPEC)?, wide(fp8_channel::SPEC)?);
     // per-tensor scales, powers of two so that the f32 reference scales exactly
     let (scale_a, scale_b) = (0.5f32, 4.0f32);
     let scales = (s.clone_htod(&[scale_a]).map_err(GemmError::from)?, s.clone_htod(&[scale_b]).map_err(GemmError::from)?);
@@ -70,6 +73,16 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
         let mut c = s.alloc_zeros::<gemm_runtime::bf16>(m * n).map_err(GemmError::from)?;
         let ours = time(s, reps.warmup, reps.runs, |_| fp8_tma_store(s, a, b, &mut c, &scales.0, &scales.1, dims))?.tflops(flops);
         let promoted = time(s, reps.warmup, reps.runs, |_| fp8_promoted(s, a, b, &mut c, &scales.0, &scales.1, dims))?.tflops(flops);
+        // per-channel and block scales: every scale the same, so that one reference serves
+        let (la, lb) = Scale::Block.lens(m, n, k);
+        let (block_a, block_b) = (s.clone_htod(&vec![scale_a; la]).map_err(GemmError::from)?, s.clone_htod(&vec![scale_b; lb]).map_err(GemmError::from)?);
+        let (row_a, col_b) = (s.clone_htod(&vec![scale_a; m]).map_err(GemmError::from)?, s.clone_htod(&vec![scale_b; n]).map_err(GemmError::from)?);
+        wide_block.launch_with(s, a, b, &mut c32, dims, EpilogueArgs::new().scales(&block_a, &block_b))?;
+        let block_error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
+        wide_channel.launch_with(s, a, b, &mut c32, dims, EpilogueArgs::new().scales(&row_a, &col_b))?;
+        let channel_error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
+        let block = time(s, reps.warmup, reps.runs, |_| fp8_block_scaled(s, a, b, &mut c, &block_a, &block_b, dims))?.tflops(flops);
+        let channel = time(s, reps.warmup, reps.runs, |_| fp8_channel(s, a, b, &mut c, &row_a, &col_b, dims))?.tflops(flops);
         let mut lt_speed = Vec::new();
         for fast in [false, true] {
             let mut lt = LtFp8::new::<gemm_runtime::F8E4M3, gemm_runtime::F8E4M3, gemm_runtime::bf16>(s, dims, (&scales.0, &scales.1), fast)?;
@@ -82,6 +95,8 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
         println!("| {size} | cuBLASLt fp8, fast accumulation | {:.1} | {} | {:.2e} |", lt_speed[1], pct(lt_speed[1]), lt_errors[1]);
         println!("| {size} | `fp8_tma_store` | {ours:.1} | {} | {ours_error:.2e} |", pct(ours));
         println!("| {size} | `fp8_promoted` | {promoted:.1} | {} | {promoted_error:.2e} |", pct(promoted));
+        println!("| {size} | `fp8_channel` (per-channel scales, promoted) | {channel:.1} | {} | {channel_error:.2e} |", pct(channel));
+        println!("| {size} | `fp8_block_scaled` (1 x 128 and 128 x 128 scales) | {block:.1} | {} | {block_error:.2e} |", pct(block));
         println!("| {size} | cuBLAS bf16 (bf16 operands) | {bf16:.1} | {} | |", pct(bf16));
     }
     Ok(())

@@ -205,7 +205,11 @@ pub fn fused() -> Vec<KernelSpec> {
                 beta: n % 3 != 1,
                 bias: (n % 4 != 3).then(|| Bias { along: if n % 2 == 0 { Dim::N } else { Dim::M }, elem: [Elem::F32, Elem::Bf16, Elem::F16][n % 3] }),
                 activation: activations[n % activations.len()],
-                scale: (n % 5 == 1).then_some(Scale::Tensor),
+                scale: match n % 5 {
+                    1 => Some(Scale::Tensor),
+                    3 => Some(Scale::Channel),
+                    _ => None,
+                },
             };
             if layouts[2] == Layout::RowMajor && n % 2 == 0 && !matches!(s.atom, Atom::Wmma { .. }) {
                 s.epilogue = Epilogue::Vector;
@@ -464,7 +468,8 @@ pub fn hopper_deep_k() -> Vec<KernelSpec> {
 /// 8-bit operands on the Hopper path (wgmma m64nNk32, A row-major, B
 /// column-major): every C type, e4m3, e5m2 and the two mixed, tiles of one
 /// and two consumers and none, each epilogue store, the fused math, both
-/// edge modes. From `fp8_tma_store`'s spec, a setting or two changed each.
+/// edge modes, scales per tensor, per channel and by block, sums promoted.
+/// From `fp8_tma_store`'s spec, a setting or two changed each.
 pub fn hopper_fp8() -> Vec<KernelSpec> {
     use gemm_runtime::spec::Fused;
     let base = crate::fp8::fp8_tma_store::SPEC;
@@ -506,8 +511,12 @@ pub fn hopper_fp8() -> Vec<KernelSpec> {
                 2 if n % 3 != 0 => Epilogue::Smem,
                 _ => Epilogue::Direct,
             };
-            // per-tensor scales on most, the base's; the fused math on every other
-            s.fused.scale = (n % 4 != 3).then_some(Scale::Tensor);
+            // per-tensor scales on most, the base's, per-channel on some; the fused math on every other
+            s.fused.scale = match n % 4 {
+                3 => None,
+                1 => Some(Scale::Channel),
+                _ => Some(Scale::Tensor),
+            };
             if n % 2 == 1 {
                 s.fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), ..s.fused };
             }
@@ -524,5 +533,25 @@ pub fn hopper_fp8() -> Vec<KernelSpec> {
     (fused.name, fused.a.elem, fused.b.elem, fused.persistent) = ("wgmma_fp8_promoted".into(), Elem::F8E5M2, Elem::F8E5M2, None);
     fused.fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Silu), ..fused.fused };
     out.extend([wide, fused]);
+    // DeepGEMM's block scales: the ladder's kernel, into an f32 C, with the fused math on e5m2
+    // and no persistent walk, on every warpgroup alike (the K loop's own wait for each stage)
+    let block = crate::fp8::fp8_block_scaled::SPEC;
+    let mut wide = block.clone();
+    (wide.name, wide.c.elem, wide.epilogue) = ("wgmma_fp8_block".into(), Elem::F32, Epilogue::Vector);
+    let mut fused = block.clone();
+    (fused.name, fused.a.elem, fused.b.elem, fused.persistent) = ("wgmma_fp8_block".into(), Elem::F8E5M2, Elem::F8E5M2, None);
+    fused.fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::Relu), ..fused.fused };
+    let mut alike = block.clone();
+    alike.name = "wgmma_fp8_block_alike".into();
+    alike.block = Block { m: 64, n: 128, k: Some(128), threads: 128, min_blocks: None };
+    (alike.specialize, alike.persistent, alike.staging, alike.epilogue) = (None, None, Staging::tma(3), Epilogue::Direct);
+    // 64-column warpgroups: two to a 128-column block of B's scales
+    let mut narrow = block.clone();
+    narrow.name = "wgmma_fp8_block_n64".into();
+    narrow.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
+    narrow.block = Block { m: 64, n: 128, k: Some(128), threads: 384, min_blocks: None };
+    narrow.atom = Atom::Wgmma { m: 64, n: 64, k: 32, zeroed: false, promote: false };
+    (narrow.staging, narrow.epilogue) = (Staging::tma(4), Epilogue::Vector);
+    out.extend([block, wide, fused, alike, narrow, crate::fp8::fp8_channel::SPEC]);
     out
 }

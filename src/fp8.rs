@@ -46,3 +46,43 @@ pub fn fp8_tma_store(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatM
 )]
 pub fn fp8_promoted(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
 // ANCHOR_END: fp8_promoted
+
+/// DeepGEMM's fine-grained scaling: A scaled per row and 128-wide K block,
+/// B per 128 x 128 block (`scale = block`, the layouts of
+/// `gemm_runtime::quantize::{rows_by_k_block, blocks}`). A stage is one K
+/// block: each consumer issues its wgmmas into one set of sums while it
+/// multiplies the set of the block before by its scales and adds it into
+/// the f32 accumulators.
+// ANCHOR: fp8_block_scaled
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 128, threads = 384),
+    warp(m = 64, n = 128),
+    atom = wgmma(m64n128k32),
+    staging = tma(stages = 6),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(16),
+    persistent = tiles,
+    epilogue = tma(scale = block),
+    edges = guarded,
+)]
+pub fn fp8_block_scaled(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: fp8_block_scaled
+
+/// Per-channel scales (`scale = channel`: one f32 per row of A, one per
+/// column of B, applied in the epilogue) on `fp8_promoted`'s tiling.
+// ANCHOR: fp8_channel
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 128, threads = 384),
+    warp(m = 64, n = 128),
+    atom = wgmma(m64n128k32, promote),
+    staging = tma(stages = 6),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(16),
+    persistent = tiles,
+    epilogue = tma(scale = channel),
+    edges = guarded,
+)]
+pub fn fp8_channel(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: fp8_channel

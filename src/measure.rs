@@ -187,7 +187,7 @@ pub struct Problem {
     /// there, where a buffer of C's own size would hide it.
     pub c_guard: usize,
     /// A's and B's scales on the device, for kernels that declare them
-    /// (`scale = tensor`), and their product.
+    /// (the same value throughout each buffer), and their product.
     pub scales: Option<(CudaSlice<f32>, CudaSlice<f32>, f32)>,
 }
 
@@ -267,11 +267,13 @@ impl Problem {
     /// The problem `kernel` computes, in its types and layouts.
     pub fn for_kernel(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64) -> Result<Self, GemmError> {
         let mut p = Self::typed(bench, types(kernel), layouts(kernel), dims, seed)?;
-        if kernel.spec.fused.scale.is_some() {
-            // powers of two apart from 1, so that the product scales exactly
+        if let Some(scale) = kernel.spec.fused.scale {
+            // powers of two apart from 1, so that the product scales exactly; the same in every
+            // row, column or block (tests/gpu.rs checks scales that differ against the host)
             let (a, b) = (0.5f32, 4.0f32);
+            let (la, lb) = scale.lens(dims.m, dims.n, dims.k);
             let s = bench.stream();
-            p.scales = Some((s.clone_htod(&[a])?, s.clone_htod(&[b])?, a * b));
+            p.scales = Some((s.clone_htod(&vec![a; la.max(1)])?, s.clone_htod(&vec![b; lb.max(1)])?, a * b));
         }
         Ok(p)
     }

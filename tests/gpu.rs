@@ -1657,7 +1657,7 @@ fn fp8_kernels_match_the_product_of_their_operands_widened_to_f32() {
         }
         // sums promoted into f32 each stage: the error of f32 sums, as cuBLASLt's default mode
         // shows (1.3e-4 at K = 4096 on an H200), not the tensor cores' own (2.1e-3 at K = 8192)
-        if matches!(k.spec.atom, gemm_runtime::spec::Atom::Wgmma { promote: true, .. }) && k.spec.c.elem == gemm_runtime::spec::Elem::F32 {
+        if k.spec.promoted() && k.spec.c.elem == gemm_runtime::spec::Elem::F32 {
             let e = verify_fused(&bench, k, Dims::new(256, 256, 8192), 9, Scalars { alpha: 1.0, beta: 0.0 }).unwrap_or_else(|e| panic!("{e}"));
             assert!(e < 4e-4, "{}: relative error {e:.2e} at K = 8192, promoted", k.name);
         }
@@ -1746,4 +1746,135 @@ fn per_tensor_quantization_scales_by_amax_and_feeds_the_scaled_gemm() {
     let err = gemm_runtime::internal::data::relative_error(&got, &want).unwrap();
     // e4m3's 3 mantissa bits: each operand off by up to 2^-4 relative, about 3% over the sum
     assert!(err < 0.05, "relative error {err:.3e} of the quantized product");
+}
+
+/// Scales per channel and by block (`scale = channel`, `scale = block`)
+/// that differ from row to row and block to block: operands quantized on
+/// the GPU (`quantize::{per_row, rows_by_k_block, blocks}`) from values
+/// whose magnitudes vary by row and by K block, each kernel's C against an
+/// f64 product on the host of the operands dequantized with the scales as
+/// the host reads their layouts (A's 1 x 128 scales K block after K block
+/// with m rounded up to 4, B's 128 x 128 ones block row after block row);
+/// odd m, n past a 128-column block, K whose last block is partial.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn channel_and_block_scaled_fp8_kernels_match_the_host_product_of_the_dequantized_operands() {
+    use gemm_runtime::quantize::{blocks, per_row, rows_by_k_block};
+    use gemm_runtime::spec::{block_scales_a_ld, block_scales_a_len, block_scales_b_len, Elem, Scale};
+    use gemm_runtime::{F8E4M3, F8E5M2};
+    let bench = bench();
+    let s = bench.stream();
+    let plain = |k: &gemm_runtime::spec::KernelSpec| {
+        let f = k.fused;
+        matches!(f.scale, Some(Scale::Channel | Scale::Block)) && !f.alpha && !f.beta && f.bias.is_none() && f.activation.is_none()
+    };
+    let specs: Vec<_> = gemm_ladder::combos::hopper_fp8().into_iter().filter(plain).collect();
+    assert!(specs.iter().any(|k| k.fused.scale == Some(Scale::Block)) && specs.iter().any(|k| k.fused.scale == Some(Scale::Channel)));
+    for (i, spec) in specs.iter().enumerate() {
+        let kernel = Kernel::from_spec(spec.clone()).unwrap();
+        let scale = spec.fused.scale.unwrap();
+        for (j, &(m, n, k)) in [(199, 136, 336), (256, 384, 1024), (1, 8, 128)].iter().enumerate() {
+            let seed = 700 + (i * 10 + j) as u64;
+            // magnitudes from 2^-3 to 2^3 by row (of A and of W) and by K block
+            let vary = |r: usize, c: usize| ((r % 7) as f32 - 3.0).exp2() * ((c / 128 % 3) as f32 - 1.0).exp2();
+            let a: Vec<f32> = gemm_ladder::measure::random_normal(m * k, seed).iter().enumerate().map(|(e, x)| x * vary(e / k, e % k)).collect();
+            let w: Vec<f32> = gemm_ladder::measure::random_normal(n * k, seed + 1).iter().enumerate().map(|(e, x)| x * vary(e / k + 3, e % k)).collect();
+            let (a_d, w_d) = (s.clone_htod(&a).unwrap(), s.clone_htod(&w).unwrap());
+            let (la, lb) = scale.lens(m, n, k);
+            let (mut sa, mut sb) = (s.alloc_zeros::<f32>(la).unwrap(), s.alloc_zeros::<f32>(lb).unwrap());
+            // the operands quantized into the kernel's 8-bit types, and their values widened back
+            macro_rules! quantized {
+                ($q:ty, $src:expr, $rows:expr, $sc:expr, $a_side:expr) => {{
+                    let mut q = s.alloc_zeros::<$q>($rows * k).unwrap();
+                    match (scale, $a_side) {
+                        (Scale::Channel, _) => per_row(s, $src, ($rows, k), &mut q, $sc).unwrap(),
+                        (_, true) => rows_by_k_block(s, $src, ($rows, k), &mut q, $sc).unwrap(),
+                        (_, false) => blocks(s, $src, ($rows, k), &mut q, $sc).unwrap(),
+                    }
+                    let wide: Vec<f32> = s.clone_dtoh(&q).unwrap().into_iter().map(|x| x.to_f32()).collect();
+                    (q, wide)
+                }};
+            }
+            let c = if spec.c.elem == Elem::F32 { kernel_c_f32(s, m, n) } else { kernel_c_bf16(s, m, n) };
+            let dims = Dims::new(m, n, k);
+            let (qa_wide, qw_wide, got) = match spec.a.elem {
+                Elem::F8E4M3 => {
+                    let (qa, qa_wide) = quantized!(F8E4M3, &a_d, m, &mut sa, true);
+                    let (qw, qw_wide) = quantized!(F8E4M3, &w_d, n, &mut sb, false);
+                    (qa_wide, qw_wide, c.run(&kernel, s, &qa, &qw, &sa, &sb, dims))
+                }
+                _ => {
+                    let (qa, qa_wide) = quantized!(F8E5M2, &a_d, m, &mut sa, true);
+                    let (qw, qw_wide) = quantized!(F8E5M2, &w_d, n, &mut sb, false);
+                    (qa_wide, qw_wide, c.run(&kernel, s, &qa, &qw, &sa, &sb, dims))
+                }
+            };
+            let (sa, sb) = (s.clone_dtoh(&sa).unwrap(), s.clone_dtoh(&sb).unwrap());
+            // the host's reading of the scale layouts
+            let kb = k.div_ceil(128);
+            let (scale_a, scale_b): (Box<dyn Fn(usize, usize) -> f32>, Box<dyn Fn(usize, usize) -> f32>) = match scale {
+                Scale::Channel => (Box::new(|r, _| sa[r]), Box::new(|j, _| sb[j])),
+                _ => (Box::new(|r, p| sa[p / 128 * block_scales_a_ld(m) + r]), Box::new(|j, p| sb[j / 128 * kb + p / 128])),
+            };
+            assert_eq!((la, lb), if scale == Scale::Block { (block_scales_a_len(m, k), block_scales_b_len(n, k)) } else { (m, n) });
+            let deq_a: Vec<f64> = (0..m * k).map(|e| qa_wide[e] as f64 * scale_a(e / k, e % k) as f64).collect();
+            let deq_w: Vec<f64> = (0..n * k).map(|e| qw_wide[e] as f64 * scale_b(e / k, e % k) as f64).collect();
+            // the quantization itself: within the 8-bit types' rounding of the values
+            let off = |x: &[f32], d: &[f64]| (x.iter().zip(d).map(|(x, d)| (*x as f64 - d).powi(2)).sum::<f64>() / x.iter().map(|x| (*x as f64).powi(2)).sum::<f64>()).sqrt();
+            let bound = if spec.a.elem == Elem::F8E4M3 { 0.05 } else { 0.1 };
+            assert!(off(&a, &deq_a) < bound && off(&w, &deq_w) < bound, "{}: quantization off by {:.3e} / {:.3e}", kernel.name, off(&a, &deq_a), off(&w, &deq_w));
+            let want: Vec<f32> = (0..m * n).map(|e| (0..k).map(|p| deq_a[(e / n) * k + p] * deq_w[(e % n) * k + p]).sum::<f64>() as f32).collect();
+            let err = gemm_runtime::internal::data::relative_error(&got, &want).unwrap();
+            // f32 C: the promoted sums' error (block scales promote each K block); bf16 C its rounding
+            let tol = if spec.c.elem == Elem::F32 { 2e-4 } else { 6e-3 };
+            assert!(err < tol, "{} at {m} x {n} x {k}: relative error {err:.3e} against the host's product", kernel.name);
+        }
+    }
+    // scale buffers shorter than the layout: refused at launch, before anything runs
+    let (m, n, k) = (256, 256, 384);
+    let (a, b) = (s.alloc_zeros::<F8E4M3>(m * k).unwrap(), s.alloc_zeros::<F8E4M3>(n * k).unwrap());
+    let mut c = s.alloc_zeros::<bf16>(m * n).unwrap();
+    let (sa, sb) = (s.alloc_zeros::<f32>(block_scales_a_len(m, k) - 1).unwrap(), s.alloc_zeros::<f32>(block_scales_b_len(n, k)).unwrap());
+    let e = gemm_ladder::fp8::fp8_block_scaled(s, &a, &b, &mut c, &sa, &sb, Dims::new(m, n, k)).unwrap_err();
+    assert!(matches!(e, GemmError::EpilogueArgs { .. }) && e.to_string().contains("scale buffers hold 767"), "{e}");
+}
+
+/// A C buffer of the scaled fp8 test, in bf16 or f32, and the launch into it.
+enum ScaledC {
+    Bf16(CudaSlice<bf16>),
+    F32(CudaSlice<f32>),
+}
+
+fn kernel_c_bf16(s: &std::sync::Arc<gemm_runtime::cudarc::driver::CudaStream>, m: usize, n: usize) -> ScaledC {
+    ScaledC::Bf16(s.clone_htod(&vec![bf16::NAN; m * n]).unwrap())
+}
+
+fn kernel_c_f32(s: &std::sync::Arc<gemm_runtime::cudarc::driver::CudaStream>, m: usize, n: usize) -> ScaledC {
+    ScaledC::F32(s.clone_htod(&vec![f32::NAN; m * n]).unwrap())
+}
+
+impl ScaledC {
+    #[allow(clippy::too_many_arguments)]
+    fn run<Q: gemm_runtime::Element>(
+        self,
+        kernel: &Kernel,
+        s: &std::sync::Arc<gemm_runtime::cudarc::driver::CudaStream>,
+        a: &CudaSlice<Q>,
+        b: &CudaSlice<Q>,
+        sa: &CudaSlice<f32>,
+        sb: &CudaSlice<f32>,
+        dims: Dims,
+    ) -> Vec<f32> {
+        let ep = gemm_runtime::EpilogueArgs::new().scales(sa, sb);
+        match self {
+            ScaledC::Bf16(mut c) => {
+                kernel.launch_with(s, a, b, &mut c, dims, ep).unwrap();
+                s.clone_dtoh(&c).unwrap().into_iter().map(|x| x.to_f32()).collect()
+            }
+            ScaledC::F32(mut c) => {
+                kernel.launch_with(s, a, b, &mut c, dims, ep).unwrap();
+                s.clone_dtoh(&c).unwrap()
+            }
+        }
+    }
 }

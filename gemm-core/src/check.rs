@@ -213,6 +213,7 @@ fn rules(spec: &KernelSpec) -> Vec<Diag> {
     group(&mut out, "the staging", staging);
     group(&mut out, "the swizzle", swizzle);
     group(&mut out, "the epilogue", epilogue);
+    group(&mut out, "block scales", block_scales);
     group(&mut out, "the edges", edges);
     group(&mut out, "the raster", raster);
     group(&mut out, "resources", resources);
@@ -516,9 +517,10 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
                         format!("`promote` adds 8-bit products' sums into f32; the tensor cores already sum {} products in f32: remove it", spec.a.elem.rust_name()),
                     ));
                 }
-                if spec.specialize.is_some_and(|sp| sp.overlap) {
-                    out.push(Diag::new("atom", "`promote` is generated for whole tiles a consumer, not overlapped halves: remove `overlap` or `promote`"));
-                }
+            }
+            if spec.promoted() && spec.specialize.is_some_and(|sp| sp.overlap) {
+                let what = if spec.fused.scale == Some(Scale::Block) { "scale = block promotes" } else { "`promote` is generated for" };
+                out.push(Diag::new("specialize.overlap", format!("{what} whole tiles a consumer, not overlapped halves: remove `overlap`")));
             }
         }
         _ => {}
@@ -588,6 +590,49 @@ fn fp8(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
     if let Some(bias) = spec.fused.bias.filter(|b| b.elem.is_fp8()) {
         out.push(Diag::new("bias", format!("a bias of {}: the bias is added in f32, from f32, f16 or bf16; write `Bias<bf16>` (or f32, f16)", bias.elem.rust_name())));
+    }
+}
+
+/// `scale = block` (DeepGEMM's 1 x 128 scales of A, 128 x 128 of B): each
+/// stage is one K block, whose sums a consumer scales as it promotes them,
+/// and each warpgroup's columns lie in one 128-column block of B.
+fn block_scales(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    if spec.fused.scale != Some(Scale::Block) {
+        return;
+    }
+    let b = SCALE_BLOCK;
+    if !matches!(spec.atom, Atom::Wgmma { .. }) || !spec.a.elem.is_fp8() {
+        out.push(Diag::new(
+            "epilogue.scale",
+            format!(
+                "scale = block scales each {b}-wide K block's wgmma sums of 8-bit operands, but this kernel multiplies {} by atom = {}; use scale = tensor or channel, or F8E4M3 operands on atom = wgmma(m64nNk32)",
+                spec.a.elem.rust_name(),
+                spec.atom.name()
+            ),
+        ));
+        return;
+    }
+    if let Some(k) = spec.block.k.filter(|&k| k != b) {
+        out.push(Diag::proposing("block.k", format!("scale = block promotes each {b}-wide K block's sums: a stage is one K block, but block k = {k}"), "block.k", b, format!("use k = {b}")));
+    }
+    // (a wider warpgroup tile's two sets of sums would not fit a thread's registers)
+    if let Some(w) = spec.warp.filter(|w| !b.is_multiple_of(w.n)) {
+        out.push(Diag::new("warp.n", format!("scale = block: a warpgroup's columns lie in one {b}-column block of B's scales, but warp n = {}; use a divisor of {b}", w.n)));
+    }
+    if spec.persistent.is_some_and(Persistent::splits_k) {
+        out.push(Diag::new("persistent", "scale = block is generated for whole tiles a block, not shares of K: use persistent = tiles"));
+    }
+    if spec.k_split() > 1 {
+        out.push(Diag::new("cluster.k", "scale = block is generated for whole tiles a block, not a cluster's split of K: remove k from the cluster"));
+    }
+}
+
+/// How a promoted kernel's accumulators divide, for the register rules' messages.
+fn promoted_share(spec: &KernelSpec) -> &'static str {
+    if spec.promoted() {
+        " (half of them promoted sums)"
+    } else {
+        ""
     }
 }
 
@@ -1146,8 +1191,8 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
         };
         let (held, shrink) = if spec.tensor_core() {
             (
-                if matches!(spec.atom, Atom::Wgmma { promote: true, .. }) {
-                    format!("{acc} f32 accumulators (half of them promoted sums)")
+                if spec.promoted() {
+                    format!("{acc} f32 accumulators{}", promoted_share(spec))
                 } else {
                     format!("{acc} f32 accumulators and {frags} registers of operand fragments")
                 },
@@ -1293,8 +1338,7 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
     if let (Some(sp), Atom::Wgmma { .. }) = (spec.specialize, spec.atom) {
         let acc = spec.accumulators_per_thread();
-        // (promoted sums: half of them are each stage's own)
-        let promoted = if matches!(spec.atom, Atom::Wgmma { promote: true, .. }) { " (half of them promoted sums)" } else { "" };
+        let promoted = promoted_share(spec);
         let need = round_up(acc + REGISTER_RESERVE, 8);
         // (past setmaxnreg's 256 only a smaller tile helps, which the accumulators' own rule says)
         if let Some(r) = sp.consumer_regs.filter(|r| acc + REGISTER_RESERVE > *r && need <= 256) {

@@ -481,12 +481,66 @@ pub struct Fused {
     pub scale: Option<Scale>,
 }
 
-/// How A and B are scaled.
+/// How A and B are scaled: f32 device buffers read by the kernel, so that
+/// a CUDA graph replays whatever they hold at launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Scale {
-    /// One f32 for A and one for B (`scale = tensor`), each read from a
-    /// device buffer at launch, as cuBLASLt's scale pointers.
+    /// One f32 for A and one for B (`scale = tensor`), as cuBLASLt's scale
+    /// pointers: `C = scale_a[0] * scale_b[0] * A * B`.
     Tensor,
+    /// One f32 per row of A (length m) and one per column of B (length n)
+    /// (`scale = channel`): `C[r][c] = scale_a[r] * scale_b[c] * (A * B)[r][c]`.
+    Channel,
+    /// DeepGEMM's blocks (`scale = block`): one f32 per row of A and 128-wide
+    /// K block, stored K block after K block with rows contiguous
+    /// ([`block_scales_a_len`]), and one per 128 x 128 block of B (n / 128
+    /// rows of k / 128, [`block_scales_b_len`]); each K block's sums are
+    /// multiplied by their two scales as they are added into the f32
+    /// accumulators.
+    Block,
+}
+
+/// The K (and N) extent of a scale block under `scale = block`.
+pub const SCALE_BLOCK: u32 = 128;
+
+/// The rows between two K blocks' scales of A under `scale = block`: m
+/// rounded up to 4 (16 bytes, DeepGEMM's layout, which TMA can load).
+pub fn block_scales_a_ld(m: usize) -> usize {
+    m.div_ceil(4) * 4
+}
+
+/// The f32s of A's scales under `scale = block`: `[ceil(k / 128)][ld]`
+/// with `ld` = [`block_scales_a_ld`]`(m)`; A's row `r` in K block `kb` at
+/// `kb * ld + r`.
+pub fn block_scales_a_len(m: usize, k: usize) -> usize {
+    k.div_ceil(SCALE_BLOCK as usize) * block_scales_a_ld(m)
+}
+
+/// The f32s of B's scales under `scale = block`: `[ceil(n / 128)][ceil(k / 128)]`,
+/// B's 128 x 128 block `(nb, kb)` at `nb * ceil(k / 128) + kb`.
+pub fn block_scales_b_len(n: usize, k: usize) -> usize {
+    n.div_ceil(SCALE_BLOCK as usize) * k.div_ceil(SCALE_BLOCK as usize)
+}
+
+impl Scale {
+    /// The word the attribute writes: `tensor`, `channel` or `block`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scale::Tensor => "tensor",
+            Scale::Channel => "channel",
+            Scale::Block => "block",
+        }
+    }
+
+    /// The f32s the kernel reads of A's and of B's scale buffers for one
+    /// problem of `m x n x k`.
+    pub fn lens(self, m: usize, n: usize, k: usize) -> (usize, usize) {
+        match self {
+            Scale::Tensor => (1, 1),
+            Scale::Channel => (m, n),
+            Scale::Block => (block_scales_a_len(m, k), block_scales_b_len(n, k)),
+        }
+    }
 }
 
 impl Fused {
@@ -1180,6 +1234,13 @@ impl KernelSpec {
         }
     }
 
+    /// Whether each stage's wgmma sums are added into the f32 accumulators
+    /// apart (promoted): `wgmma(.., promote)`, or `scale = block`, which
+    /// scales each K block's sums as it adds them.
+    pub fn promoted(&self) -> bool {
+        matches!(self.atom, Atom::Wgmma { promote: true, .. }) || self.fused.scale == Some(Scale::Block)
+    }
+
     /// Accumulators each thread holds (SIMT: thread tile times warp
     /// iterations; tensor cores: the warp tile's f32 values over 32 lanes).
     pub fn accumulators_per_thread(&self) -> u32 {
@@ -1190,7 +1251,7 @@ impl KernelSpec {
                 thread * iters
             }
             // promoted: a second set for each stage's sums
-            (Atom::Wgmma { promote, .. }, Some(w)) => w.m * w.n / 128 * if promote { 2 } else { 1 },
+            (Atom::Wgmma { .. }, Some(w)) => w.m * w.n / 128 * if self.promoted() { 2 } else { 1 },
             (_, Some(w)) => w.m * w.n / 32,
             (_, None) => 0,
         }
@@ -1264,7 +1325,12 @@ impl KernelSpec {
     /// e.g. `C = gelu(alpha * A * B + bias[col])`.
     pub fn formula(&self) -> String {
         let f = self.fused;
-        let product = if f.scale.is_some() { "scale_a * scale_b * A * B" } else { "A * B" };
+        let product = match f.scale {
+            Some(Scale::Tensor) => "scale_a * scale_b * A * B",
+            Some(Scale::Channel) => "scale_a[row] * scale_b[col] * A * B",
+            Some(Scale::Block) => "sum over K blocks kb of scale_a[kb][row] * scale_b[col / 128][kb] * A * B",
+            None => "A * B",
+        };
         let mut e = if f.alpha { format!("alpha * {product}") } else { product.to_string() };
         if f.beta {
             e += " + beta * C";
@@ -1416,8 +1482,11 @@ impl KernelSpec {
             Epilogue::Stmatrix => s += "__estm",
         }
         let f = self.fused;
-        if f.scale == Some(Scale::Tensor) {
-            s += "__scale_t";
+        match f.scale {
+            Some(Scale::Tensor) => s += "__scale_t",
+            Some(Scale::Channel) => s += "__scale_c",
+            Some(Scale::Block) => s += "__scale_b",
+            None => {}
         }
         if f.alpha {
             s += "__alpha";

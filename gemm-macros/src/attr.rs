@@ -503,7 +503,11 @@ fn epilogue(cx: &mut Ctxt, value: &Node) -> Option<(Epilogue, FusedAttr)> {
                     "gelu_tanh" => Activation::GeluTanh,
                     _ => Activation::Silu,
                 }),
-                scale: f.choice(cx, "scale", &["tensor"]).map(|_| Scale::Tensor),
+                scale: f.choice(cx, "scale", &["tensor", "channel", "block"]).map(|s| match s.as_str() {
+                    "tensor" => Scale::Tensor,
+                    "channel" => Scale::Channel,
+                    _ => Scale::Block,
+                }),
             };
             if !STORES.contains(&label.as_str()) {
                 cx.error(i.span(), format!("unknown epilogue `{label}`{}; expected one of {}", hint(&label, STORES), list(STORES)));

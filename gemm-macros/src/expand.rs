@@ -249,11 +249,20 @@ fn epilogue_params(spec: &KernelSpec, bias: &Option<(syn::Ident, Elem, syn::Type
     let mut extra_params = Vec::new();
     let mut doc_epilogue = Vec::new();
     let mut ep = quote!(::gemm_runtime::EpilogueArgs::new());
-    if f.scale.is_some() {
+    if let Some(scale) = f.scale {
         extra_params.push(quote!(scale_a: &impl ::gemm_runtime::DeviceBuffer<f32>));
         extra_params.push(quote!(scale_b: &impl ::gemm_runtime::DeviceBuffer<f32>));
         ep = quote!(#ep.scales(scale_a, scale_b));
-        doc_epilogue.push(" `scale_a`, `scale_b`: device buffers whose first f32 scales A and B (read at launch).".to_string());
+        doc_epilogue.push(
+            match scale {
+                Scale::Tensor => " `scale_a`, `scale_b`: device buffers whose first f32 scales A and B (read at launch).",
+                Scale::Channel => " `scale_a`, `scale_b`: device buffers of f32 scales, one per row of A (m) and one per column of B (n).",
+                Scale::Block => {
+                    " `scale_a`, `scale_b`: device buffers of f32 scales, A's per row and 128-wide K block (`spec::block_scales_a_len`), B's per 128 x 128 block (`spec::block_scales_b_len`)."
+                }
+            }
+            .to_string(),
+        );
     }
     if let Some((bias_name, elem, _)) = bias {
         let tx = elem_type(*elem);
@@ -486,7 +495,11 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Epilogue::Stmatrix => quote!(#p::Epilogue::Stmatrix),
     };
     let Fused { alpha, beta, bias, activation, scale } = s.fused;
-    let scale = opt(scale, |Scale::Tensor| quote!(#p::Scale::Tensor));
+    let scale = opt(scale, |s| match s {
+        Scale::Tensor => quote!(#p::Scale::Tensor),
+        Scale::Channel => quote!(#p::Scale::Channel),
+        Scale::Block => quote!(#p::Scale::Block),
+    });
     let bias = opt(bias, |Bias { along, elem }| {
         let (along, elem) = (dim(along), elem_tokens(elem));
         quote!(#p::Bias { along: #along, elem: #p::Elem::#elem })

@@ -2,7 +2,7 @@
 //! and the bias vector, each given exactly where the kernel's spec declares it.
 
 use cudarc::driver::DevicePtr;
-use gemm_core::spec::{Dim, KernelSpec};
+use gemm_core::spec::{Dim, KernelSpec, Scale};
 
 use crate::args::{Dims, Element};
 use crate::GemmError;
@@ -11,7 +11,7 @@ use crate::GemmError;
 /// `EpilogueArgs::new().alpha(2.0).beta(0.5).bias(&bias)`; the macro's
 /// launchers do so from their parameters.
 pub struct EpilogueArgs<'a, T = f32> {
-    /// Device buffers whose first f32 scales A and B (`scale = tensor`).
+    /// A's and B's scales (`scale = tensor`, `channel` or `block`), f32 device buffers.
     pub scales: Option<(&'a dyn DevicePtr<f32>, &'a dyn DevicePtr<f32>)>,
     pub alpha: Option<f32>,
     pub beta: Option<f32>,
@@ -53,8 +53,9 @@ impl<'a, T> EpilogueArgs<'a, T> {
         EpilogueArgs { scales: self.scales, alpha: self.alpha, beta: self.beta, bias: Some(bias) }
     }
 
-    /// A's and B's scales: device buffers whose first f32 the kernel reads
-    /// at launch (so that a CUDA graph replays whatever they hold then).
+    /// A's and B's scales: device buffers of f32 that the kernel reads at
+    /// launch (so that a CUDA graph replays whatever they hold then), laid
+    /// out as the spec's [`Scale`] says.
     pub fn scales(self, a: &'a dyn DevicePtr<f32>, b: &'a dyn DevicePtr<f32>) -> Self {
         EpilogueArgs { scales: Some((a, b)), ..self }
     }
@@ -71,8 +72,23 @@ impl<T: Element> EpilogueArgs<'_, T> {
             (false, Some(_)) => {
                 return err(format!("computes {}, with no scales; leave them out or declare `scale = tensor` in the spec's epilogue", spec.formula()))
             }
-            (true, Some((a, b))) if a.len() == 0 || b.len() == 0 => return err("reads one f32 from each scale buffer, but one is empty".into()),
             _ => {}
+        }
+        if let (Some(scale), Some((a, b))) = (f.scale, self.scales) {
+            let (need_a, need_b) = scale.lens(dims.m, dims.n, dims.k);
+            let what = match scale {
+                Scale::Tensor => "one f32 for A and one for B".to_string(),
+                Scale::Channel => format!("A's m = {} row scales and B's n = {} column scales", dims.m, dims.n),
+                Scale::Block => format!(
+                    "A's scales per row and 128-wide K block ({need_a} f32s: ceil(k / 128) x m rounded up to 4) and B's per 128 x 128 block ({need_b}: ceil(n / 128) x ceil(k / 128))"
+                ),
+            };
+            if a.len() < need_a || b.len() < need_b {
+                return err(format!("reads {what}, but the scale buffers hold {} and {}", a.len(), b.len()));
+            }
+            if scale != Scale::Tensor && dims.batch.count > 1 {
+                return err(format!("scale = {} reads one problem's scales: launch a batch of {} one problem at a time", scale.name(), dims.batch.count));
+            }
         }
         for (name, declared, given) in [("alpha", f.alpha, self.alpha.is_some()), ("beta", f.beta, self.beta.is_some())] {
             match (declared, given) {

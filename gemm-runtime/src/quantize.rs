@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
-use gemm_core::spec::{Arch, Elem};
+use cudarc::driver::{CudaFunction, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use gemm_core::spec::{block_scales_a_ld, block_scales_a_len, block_scales_b_len, Arch, Elem, SCALE_BLOCK};
 
 use crate::compile;
 use crate::{DeviceBuffer, DeviceBufferMut, Element, GemmError};
@@ -94,6 +94,35 @@ extern "C" __global__ void __launch_bounds__({THREADS}) gemm_tiles_quantize_{tag
         }}
     }}
 }}
+
+// quantization by groups: block (x, y) quantizes the group of `group_rows` x `group_cols`
+// elements at row x * group_rows, column y * group_cols of the row-major [rows, cols]
+// source (clipped at its edges) with a scale of its own, amax / {max}, written at
+// scale[x * scale_row + y * scale_col]
+extern "C" __global__ void __launch_bounds__({THREADS}) gemm_tiles_quantize_groups_{tag}(
+    const {src_ty}* __restrict__ src, long long rows, long long cols, int group_rows, int group_cols,
+    unsigned char* __restrict__ dst, float* __restrict__ scale, long long scale_row, long long scale_col)
+{{
+    const long long r0 = (long long)blockIdx.x * group_rows, c0 = (long long)blockIdx.y * group_cols;
+    const long long gc = cols - c0 < group_cols ? cols - c0 : group_cols;
+    const long long n = (rows - r0 < group_rows ? rows - r0 : group_rows) * gc;
+    float m = 0.0f;
+    for (long long e = threadIdx.x; e < n; e += blockDim.x) {{
+        const long long i = (r0 + e / gc) * cols + c0 + e % gc;
+        m = fmaxf(m, fabsf({load}));
+    }}
+    for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    __shared__ float warps[{warps}];
+    if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = m;
+    __syncthreads();
+    for (int w = 0; w < {warps}; ++w) m = fmaxf(m, warps[w]);
+    const float s = m > 0.0f ? m / {max:.1}f : 1.0f;
+    if (threadIdx.x == 0) scale[blockIdx.x * scale_row + blockIdx.y * scale_col] = s;
+    for (long long e = threadIdx.x; e < n; e += blockDim.x) {{
+        const long long i = (r0 + e / gc) * cols + c0 + e % gc;
+        dst[i] = (unsigned char)(to_fp8x2({load} / s, 0.0f) & 0xff);
+    }}
+}}
 "#,
         n = "`len`",
         from_name = from.rust_name(),
@@ -117,27 +146,7 @@ pub fn per_tensor<T: Element, Q: Element>(
     dst: &mut impl DeviceBufferMut<Q>,
     scale: &mut impl DeviceBufferMut<f32>,
 ) -> Result<(), GemmError> {
-    let (from, to) = (T::ELEM, Q::ELEM);
-    if max_finite(to).is_none() || from.is_fp8() {
-        return Err(GemmError::Unsupported(format!("quantizes f32, f16 or bf16 into F8E4M3 or F8E5M2, not {} into {}", from.rust_name(), to.rust_name())));
-    }
-    if src.len() < len || dst.len() < len || scale.len() < 1 {
-        return Err(GemmError::Copy(format!(
-            "quantize: {len} elements from a buffer of {} into one of {}, and a scale buffer of {} (at least 1)",
-            src.len(),
-            dst.len(),
-            scale.len()
-        )));
-    }
-    let ctx = stream.context();
-    let cap = ctx.compute_capability()?;
-    if cap < (8, 9) {
-        return Err(GemmError::Unsupported(format!("8-bit conversions need compute capability 8.9 or newer; the device is {}.{}", cap.0, cap.1)));
-    }
-    let target = compile::device_target(Arch::Sm90, cap);
-    let code = source(from, to);
-    let amax_kernel = compile::load(ctx, &code, &format!("gemm_tiles_amax_{}", tag(from, to)), target, 0)?;
-    let quantize_kernel = compile::load(ctx, &code, &format!("gemm_tiles_quantize_{}", tag(from, to)), target, 0)?;
+    let [amax_kernel, quantize_kernel] = prepare::<T, Q, 2>(stream, ["gemm_tiles_amax", "gemm_tiles_quantize"], (src.len(), len), dst.len(), (scale.len(), 1))?;
     if len == 0 {
         return Ok(());
     }
@@ -162,6 +171,141 @@ pub fn per_tensor<T: Element, Q: Element>(
     Ok(())
 }
 
+/// How [`by_groups`] lays out one group's scale: groups of `rows` x `cols`
+/// elements, group `(x, y)`'s scale at `x * scale_row + y * scale_col`.
+struct Groups {
+    rows: usize,
+    cols: usize,
+    scale_row: usize,
+    scale_col: usize,
+}
+
+/// Quantizes the row-major `[rows, cols]` matrix `src` (f32, f16 or bf16)
+/// into `dst` (8-bit, the same layout) with one scale per row, in
+/// `scales[0..rows]`: `src[r][c] ~= scales[r] * dst[r][c]`. What
+/// `scale = channel` reads: A `[m, k]` row-major gives A's row scales, and
+/// B stored `[n, k]` (column-major, `W`) B's column scales.
+pub fn per_row<T: Element, Q: Element>(
+    stream: &Arc<CudaStream>,
+    src: &impl DeviceBuffer<T>,
+    (rows, cols): (usize, usize),
+    dst: &mut impl DeviceBufferMut<Q>,
+    scales: &mut impl DeviceBufferMut<f32>,
+) -> Result<(), GemmError> {
+    by_groups(stream, src, (rows, cols), dst, scales, Groups { rows: 1, cols: cols.max(1), scale_row: 1, scale_col: 0 }, rows)
+}
+
+/// Quantizes A, row-major `[m, k]`, by DeepGEMM's 1 x 128 groups: one scale
+/// per row and 128-wide K block, written where `scale = block` reads them
+/// (K block after K block, rows contiguous, m rounded up to 4:
+/// [`spec::block_scales_a_len`](gemm_core::spec::block_scales_a_len); the
+/// padding rows' scales are left as they are).
+pub fn rows_by_k_block<T: Element, Q: Element>(
+    stream: &Arc<CudaStream>,
+    src: &impl DeviceBuffer<T>,
+    (m, k): (usize, usize),
+    dst: &mut impl DeviceBufferMut<Q>,
+    scales: &mut impl DeviceBufferMut<f32>,
+) -> Result<(), GemmError> {
+    let b = SCALE_BLOCK as usize;
+    let groups = Groups { rows: 1, cols: b, scale_row: 1, scale_col: block_scales_a_ld(m) };
+    by_groups(stream, src, (m, k), dst, scales, groups, block_scales_a_len(m, k))
+}
+
+/// Quantizes B stored `[n, k]` (column-major B, `W` of `C = A * W^T`) by
+/// 128 x 128 blocks: one scale per block, written where `scale = block`
+/// reads them (`[ceil(n / 128)][ceil(k / 128)]`,
+/// [`spec::block_scales_b_len`](gemm_core::spec::block_scales_b_len)).
+pub fn blocks<T: Element, Q: Element>(
+    stream: &Arc<CudaStream>,
+    src: &impl DeviceBuffer<T>,
+    (n, k): (usize, usize),
+    dst: &mut impl DeviceBufferMut<Q>,
+    scales: &mut impl DeviceBufferMut<f32>,
+) -> Result<(), GemmError> {
+    let b = SCALE_BLOCK as usize;
+    let groups = Groups { rows: b, cols: b, scale_row: k.div_ceil(b), scale_col: 1 };
+    by_groups(stream, src, (n, k), dst, scales, groups, block_scales_b_len(n, k))
+}
+
+/// What every quantizer checks (the types, `len` elements in `src` and
+/// `dst`, `scales_need` f32s of scales, a device with the 8-bit
+/// conversions), then its kernels `names` loaded for the stream's device.
+fn prepare<T: Element, Q: Element, const N: usize>(
+    stream: &Arc<CudaStream>,
+    names: [&str; N],
+    (src_len, len): (usize, usize),
+    dst_len: usize,
+    (scales_len, scales_need): (usize, usize),
+) -> Result<[CudaFunction; N], GemmError> {
+    let (from, to) = (T::ELEM, Q::ELEM);
+    if max_finite(to).is_none() || from.is_fp8() {
+        return Err(GemmError::Unsupported(format!("quantizes f32, f16 or bf16 into F8E4M3 or F8E5M2, not {} into {}", from.rust_name(), to.rust_name())));
+    }
+    if src_len < len || dst_len < len || scales_len < scales_need {
+        return Err(GemmError::Copy(format!(
+            "quantize: {len} elements from a buffer of {src_len} into one of {dst_len}, and {scales_need} scales into a buffer of {scales_len}"
+        )));
+    }
+    let ctx = stream.context();
+    let cap = ctx.compute_capability()?;
+    if cap < (8, 9) {
+        return Err(GemmError::Unsupported(format!("8-bit conversions need compute capability 8.9 or newer; the device is {}.{}", cap.0, cap.1)));
+    }
+    let target = compile::device_target(Arch::Sm90, cap);
+    let code = source(from, to);
+    let mut loaded = Vec::with_capacity(N);
+    for name in names {
+        loaded.push(compile::load(ctx, &code, &format!("{name}_{}", tag(from, to)), target, 0)?);
+    }
+    Ok(loaded.try_into().unwrap_or_else(|_| unreachable!("one function a name")))
+}
+
+/// One block of the groups kernel per group of `g`, each with its scale.
+fn by_groups<T: Element, Q: Element>(
+    stream: &Arc<CudaStream>,
+    src: &impl DeviceBuffer<T>,
+    (rows, cols): (usize, usize),
+    dst: &mut impl DeviceBufferMut<Q>,
+    scales: &mut impl DeviceBufferMut<f32>,
+    g: Groups,
+    scales_len: usize,
+) -> Result<(), GemmError> {
+    let len = rows.checked_mul(cols).filter(|&l| l <= i64::MAX as usize).ok_or_else(|| GemmError::Copy(format!("quantize: {rows} x {cols} elements overflow")))?;
+    let [function] = prepare::<T, Q, 1>(stream, ["gemm_tiles_quantize_groups"], (src.len(), len), dst.len(), (scales.len(), scales_len))?;
+    if len == 0 {
+        return Ok(());
+    }
+    let (x, y) = (rows.div_ceil(g.rows), cols.div_ceil(g.cols));
+    if x > i32::MAX as usize || y > 65535 {
+        return Err(GemmError::Unsupported(format!("quantize: {x} x {y} groups of {} x {}: at most 2^31 - 1 along the rows and 65535 along them", g.rows, g.cols)));
+    }
+    let cfg = LaunchConfig { grid_dim: (x as u32, y as u32, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+    let (s, _rs) = src.device_ptr(stream);
+    let (d, _rd) = dst.device_ptr_mut(stream);
+    let (sc, _rsc) = scales.device_ptr_mut(stream);
+    let (rows, cols) = (rows as i64, cols as i64);
+    let (group_rows, group_cols) = (g.rows as i32, g.cols as i32);
+    let (scale_row, scale_col) = (g.scale_row as i64, g.scale_col as i64);
+    // SAFETY: src and dst hold rows x cols elements (checked), scales every group's index
+    // (x - 1) * scale_row + (y - 1) * scale_col < scales_len (checked: each layout's length)
+    unsafe {
+        stream
+            .launch_builder(&function)
+            .arg(&s)
+            .arg(&rows)
+            .arg(&cols)
+            .arg(&group_rows)
+            .arg(&group_cols)
+            .arg(&d)
+            .arg(&sc)
+            .arg(&scale_row)
+            .arg(&scale_col)
+            .launch(cfg)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +321,8 @@ mod tests {
                 let ptx = compile::compile(&code, &name, "sm_90").unwrap_or_else(|e| panic!("{from:?} -> {to:?}: {e}"));
                 let text = ptx.to_src();
                 assert!(text.contains("cvt.rn.satfinite.") && text.contains(&format!(".entry gemm_tiles_amax_{}", tag(from, to))), "{from:?} -> {to:?}");
+                let groups = format!("gemm_tiles_quantize_groups_{}", tag(from, to));
+                assert!(compile::compile(&code, &groups, "sm_90").is_ok_and(|p| p.to_src().contains("cvt.rn.satfinite.")), "{groups}");
             }
         }
     }

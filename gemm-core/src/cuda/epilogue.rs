@@ -15,7 +15,7 @@
 use super::layout::{offset, sum};
 use super::ptx::ptx_type;
 use super::writer::Writer;
-use crate::spec::{Activation, CTile, Dim, Edges, Elem, Epilogue, KernelSpec, Layout};
+use crate::spec::{Activation, CTile, Dim, Edges, Elem, Epilogue, KernelSpec, Layout, Scale};
 
 /// Device functions the fused math calls: conversions of 16-bit C (for
 /// `beta`) and bias values to f32, and the activation.
@@ -453,17 +453,28 @@ impl<'a> Output<'a> {
     fn fused_values(&self, w: &mut Writer, elem: &dyn Fn(usize) -> (String, String), c_at: &dyn Fn(usize) -> String, acc: &[Value]) {
         let s = self.spec;
         let f = s.fused;
-        // the scales are read here, after any wait for the kernel before (which may have written them)
-        let scaled = f.scale.is_some();
-        if scaled {
-            let (alpha, and) = if f.alpha { ("alpha * ", ", and alpha") } else { ("", "") };
-            w.line(format!("const float scale = {alpha}__ldg(scale_a) * __ldg(scale_b);  // A's and B's scales{and}"));
+        // the scales are read here, after any wait for the kernel before (which may have written them);
+        // under scale = block the K loop has applied them
+        let alpha = if f.alpha { "alpha * " } else { "" };
+        let guarded = s.edges == Edges::Guarded;
+        match f.scale {
+            Some(Scale::Tensor) => {
+                let and = if f.alpha { ", and alpha" } else { "" };
+                w.line(format!("const float scale = {alpha}__ldg(scale_a) * __ldg(scale_b);  // A's and B's scales{and}"));
+            }
+            Some(Scale::Channel) => w.line("// A's row scale times B's column scale"),
+            _ => {}
         }
         for (i, a) in acc.iter().enumerate() {
-            let v = match (scaled, f.alpha) {
-                (true, _) => format!("scale * {}", a.acc),
-                (false, true) => format!("alpha * {}", a.acc),
-                (false, false) => a.acc.clone(),
+            let v = match f.scale {
+                Some(Scale::Tensor) => format!("scale * {}", a.acc),
+                Some(Scale::Channel) => {
+                    // (guarded, a row or column past C's edge reads the last one: it reaches no store)
+                    let (r, c) = elem(i);
+                    let (r, c) = if guarded { (format!("{r} < M ? {r} : M - 1"), format!("{c} < N ? {c} : N - 1")) } else { (r, c) };
+                    format!("{alpha}__ldg(scale_a + ({r})) * __ldg(scale_b + ({c})) * {}", a.acc)
+                }
+                _ => format!("{alpha}{}", a.acc),
             };
             w.line(format!("float v{i} = {v};"));
         }

@@ -91,7 +91,71 @@ impl Tc<'_> {
             w.line("// each stage's sums, promoted into the accumulators in f32 once its wgmmas are done");
             w.line(format!("float part[{}][{}][{q}][4];", self.ami, self.ani));
         }
+        if self.block_scaled() {
+            w.declare("sa_ld", "const int sa_ld = (M + 3) / 4 * 4;  // A's scales: rows m rounded up to 4, K block after K block");
+            w.declare("k_blocks", "const int k_blocks = (K + 127) / 128;  // B's scales: k_blocks a 128-row block of B");
+            w.line("// the stage's scales: this thread's rows of A (lane / 4, + 8, of each 64-row atom) times B's of the warpgroup's 128-column block");
+            w.line(format!("float sc[{}][2];", self.ami));
+        }
         w.line("");
+    }
+
+    /// Whether each K block's sums are scaled as they are promoted (`scale = block`).
+    fn block_scaled(&self) -> bool {
+        self.spec.fused.scale == Some(crate::spec::Scale::Block)
+    }
+
+    /// `scale = block`: K block `kt`'s scales of this thread's accumulators
+    /// into `sc`, loaded before its wgmmas are issued, used once they are done.
+    fn load_block_scales(&self, w: &mut Writer) {
+        let guarded = self.spec.edges == crate::spec::Edges::Guarded;
+        w.block("", |w| {
+            w.line("const float* const sa_k = scale_a + kt * sa_ld;");
+            w.line("const float sb_k = __ldg(scale_b + (block_n + group_n) / 128 * k_blocks + kt);");
+            w.unrolled("im", self.ami, |w| {
+                w.unrolled("h", 2, |w| {
+                    let row = plus(&[Some("block_m + warp_m".into()), times(index("im", self.ami), 64), Some("lane / 4".into()), Some("h * 8".into())]);
+                    w.line(format!("const int row = {row};"));
+                    // (guarded, a row past M reads the last row's: it reaches no store)
+                    let at = if guarded { "row < M ? row : M - 1" } else { "row" };
+                    w.line(format!("sc[im][h] = __ldg(sa_k + ({at})) * sb_k;"));
+                });
+            });
+        });
+    }
+
+    /// The stage's sums added into the accumulators (each times its scales
+    /// under `scale = block`); where `first` holds they are the tile's first
+    /// and set them.
+    fn promote(&self, w: &mut Writer, first: Option<&str>) {
+        let q = self.an / 8;
+        let value = if self.block_scaled() { "sc[im][e / 2] * part[im][jn][q][e]" } else { "part[im][jn][q][e]" };
+        let add = format!("acc[im][jn][q][e] + {value}");
+        let fold = match first {
+            None => format!("acc[im][jn][q][e] = {add};"),
+            Some(c) => format!("acc[im][jn][q][e] = {c} ? {value} : {add};"),
+        };
+        w.unrolled_nest(&[("im", self.ami), ("jn", self.ani), ("q", q), ("e", 4)], &fold);
+    }
+
+    /// A promoted stage: its wgmmas into the sums (afresh), committed as a
+    /// group, a wait for them, and their promotion. (Promoting one set while
+    /// the next stage's wgmmas run into another needs `wgmma_wait<1>` before
+    /// the promotion, where ptxas serializes the wgmmas (C7514): 873 TFLOP/s
+    /// against 975 so at 4096^3 on the H200. Consumers taking turns, one's
+    /// wgmmas while the other promotes, ran 896: one warpgroup's m64n128
+    /// wgmmas leave the tensor cores idle part of the time.)
+    fn wgmma_promoted(&self, w: &mut Writer, stage: &str) {
+        let steps = self.bk / self.ak;
+        if self.block_scaled() {
+            self.load_block_scales(w);
+        }
+        w.line(format!("// atom (wgmma): {steps} K step(s) of {} over {}x{} atoms into the stage's sums, one group", self.ak, self.ami, self.ani));
+        w.line("wgmma_fence();");
+        self.wgmma_steps(w, stage, "part", if steps > 1 { "ks > 0" } else { "0" });
+        w.line("wgmma_commit();");
+        w.line("wgmma_wait<0>();  // the stage's sums are whole: promote them (and the stage may be released)");
+        self.promote(w, (!self.zeroed()).then_some("kt == 0"));
     }
 
     /// The descriptor of operand `which`'s atom at `mn` (rows of A or
@@ -127,20 +191,30 @@ impl Tc<'_> {
     /// this stage's are done; 1: the previous stage's are, while this
     /// one's keep the tensor cores busy).
     pub(super) fn wgmma_tile(&self, w: &mut Writer, stage: &str, in_flight: u32) {
+        if self.promoted() {
+            return self.wgmma_promoted(w, stage);
+        }
         let steps = self.bk / self.ak;
         w.line(format!("// atom (wgmma): {steps} K step(s) of {} over {}x{} atoms, one group", self.ak, self.ami, self.ani));
         w.line("wgmma_fence();");
         // seed 002's kernel 9: D = A * B at the tile's first K step, D += A * B after
-        // (zeroed accumulators: D += A * B always); promoted: the stage's sums start afresh
-        let promoted = self.promoted();
-        let accumulate = match (promoted, self.zeroed(), steps > 1) {
-            (true, _, true) => "ks > 0",
-            (true, _, false) => "0",
-            (false, true, _) => "1",
-            (false, false, true) => "kt > 0 || ks > 0",
-            (false, false, false) => "kt > 0",
+        // (zeroed accumulators: D += A * B always)
+        let accumulate = match (self.zeroed(), steps > 1) {
+            (true, _) => "1",
+            (false, true) => "kt > 0 || ks > 0",
+            (false, false) => "kt > 0",
         };
-        let target = if promoted { "part" } else { "acc" };
+        self.wgmma_steps(w, stage, "acc", accumulate);
+        w.line("wgmma_commit();");
+        match in_flight {
+            0 => w.line("wgmma_wait<0>();  // the stage may be released once its wgmmas are done"),
+            n => w.line(format!("wgmma_wait<{n}>();  // the groups before the last {n} are done with their stages")),
+        }
+    }
+
+    /// Every K step of the stage over every atom into `target`, back to back.
+    fn wgmma_steps(&self, w: &mut Writer, stage: &str, target: &str, accumulate: &str) {
+        let steps = self.bk / self.ak;
         w.unrolled("ks", steps, |w| {
             w.unrolled("im", self.ami, |w| {
                 w.unrolled("jn", self.ani, |w| {
@@ -153,18 +227,6 @@ impl Tc<'_> {
                 });
             });
         });
-        w.line("wgmma_commit();");
-        if promoted {
-            w.line("wgmma_wait<0>();  // the stage's sums are whole: promote them (and the stage may be released)");
-            let q = self.an / 8;
-            let fold = if self.zeroed() { "acc[im][jn][q][e] += part[im][jn][q][e];" } else { "acc[im][jn][q][e] = kt > 0 ? acc[im][jn][q][e] + part[im][jn][q][e] : part[im][jn][q][e];" };
-            w.unrolled_nest(&[("im", self.ami), ("jn", self.ani), ("q", q), ("e", 4)], fold);
-            return;
-        }
-        match in_flight {
-            0 => w.line("wgmma_wait<0>();  // the stage may be released once its wgmmas are done"),
-            n => w.line(format!("wgmma_wait<{n}>();  // the groups before the last {n} are done with their stages")),
-        }
     }
 
     /// `specialize(.., overlap)`: one stage's K steps for half `jn` (the
@@ -183,9 +245,10 @@ impl Tc<'_> {
         w.line("wgmma_commit();");
     }
 
-    /// Whether each stage's sums are promoted into the accumulators (`wgmma(.., promote)`).
+    /// Whether each stage's sums are promoted into the accumulators
+    /// (`wgmma(.., promote)`, `scale = block`).
     fn promoted(&self) -> bool {
-        matches!(self.spec.atom, crate::spec::Atom::Wgmma { promote: true, .. })
+        self.spec.promoted()
     }
 
     /// Whether the accumulators are zeroed before each tile (`wgmma(.., zeroed)`).

@@ -85,7 +85,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     for (tuned, swapped) in kernels.into_iter().filter(|(t, _)| only.is_empty() || only.iter().any(|n| n == t.name())) {
         let first = tuned.kernel(0);
         if first.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
-            println!("{}: skipped (sm_90a kernels need compute capability 9.0; {} is {}.{})\n", tuned.name(), bench.gpu.name, bench.gpu.capability.0, bench.gpu.capability.1);
+            println!(
+                "{}: skipped (sm_90a kernels need compute capability 9.0; {} is {}.{})\n",
+                tuned.name(),
+                bench.gpu.name,
+                bench.gpu.capability.0,
+                bench.gpu.capability.1
+            );
             continue;
         }
         let s = &first.spec;

@@ -67,8 +67,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// 1000 launches' worth.
 fn tensor_maps() -> Result<(), Box<dyn std::error::Error>> {
     use gemm_runtime::cudarc::driver::DevicePtr;
-    use gemm_runtime::spec::Which;
     use gemm_runtime::internal::tma::operand_map;
+    use gemm_runtime::spec::Which;
     let bench = Bench::open()?;
     if bench.gpu.capability != (9, 0) {
         return Ok(());

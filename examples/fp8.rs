@@ -29,7 +29,11 @@ fn main() {
 fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>> {
     let bench = Bench::open()?;
     if bench.gpu.capability != (9, 0) {
-        return Err(format!("the fp8 kernels are sm_90a: {} is compute capability {}.{}", bench.gpu.name, bench.gpu.capability.0, bench.gpu.capability.1).into());
+        return Err(format!(
+            "the fp8 kernels are sm_90a: {} is compute capability {}.{}",
+            bench.gpu.name, bench.gpu.capability.0, bench.gpu.capability.1
+        )
+        .into());
     }
     let s = bench.stream();
     let reps = Reps::default();
@@ -46,7 +50,12 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
     // per-tensor scales, powers of two so that the f32 reference scales exactly
     let (scale_a, scale_b) = (0.5f32, 4.0f32);
     let scales = (s.clone_htod(&[scale_a]).map_err(GemmError::from)?, s.clone_htod(&[scale_b]).map_err(GemmError::from)?);
-    println!("{} (driver {}), e4m3 A (row-major) and B (column-major), f32 accumulators; median of {} runs\n", bench.gpu.name, gemm_runtime::device::driver_version()?, reps.runs);
+    println!(
+        "{} (driver {}), e4m3 A (row-major) and B (column-major), f32 accumulators; median of {} runs\n",
+        bench.gpu.name,
+        gemm_runtime::device::driver_version()?,
+        reps.runs
+    );
     println!("| M x N x K | kernel | TFLOP/s (bf16 C) | % of cuBLASLt fp8 | relative error (f32 C) |");
     println!("|---|---|---:|---:|---:|");
     for &(m, n, k) in sizes {
@@ -75,7 +84,8 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
         let promoted = time(s, reps.warmup, reps.runs, |_| fp8_promoted(s, a, b, &mut c, &scales.0, &scales.1, dims))?.tflops(flops);
         // per-channel and block scales: every scale the same, so that one reference serves
         let (la, lb) = Scale::Block.lens(m, n, k);
-        let (block_a, block_b) = (s.clone_htod(&vec![scale_a; la]).map_err(GemmError::from)?, s.clone_htod(&vec![scale_b; lb]).map_err(GemmError::from)?);
+        let (block_a, block_b) =
+            (s.clone_htod(&vec![scale_a; la]).map_err(GemmError::from)?, s.clone_htod(&vec![scale_b; lb]).map_err(GemmError::from)?);
         let (row_a, col_b) = (s.clone_htod(&vec![scale_a; m]).map_err(GemmError::from)?, s.clone_htod(&vec![scale_b; n]).map_err(GemmError::from)?);
         wide_block.launch_with(s, a, b, &mut c32, dims, EpilogueArgs::new().scales(&block_a, &block_b))?;
         let block_error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;

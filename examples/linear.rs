@@ -33,8 +33,8 @@ use gemm_ladder::fused::{verify_fused, Scalars};
 use gemm_ladder::measure::{time_turns, Bench, DevMat, Problem, Reps};
 use gemm_ladder::steps::mma_autotuned;
 use gemm_runtime::cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use gemm_runtime::spec::{Activation, Fused, KernelSpec, Persistent, Staging};
 use gemm_runtime::internal::timing::time;
+use gemm_runtime::spec::{Activation, Fused, KernelSpec, Persistent, Staging};
 // ANCHOR: imports
 use gemm_runtime::{bf16, gemm_kernel, Bias, Mat, MatMut, RowMajor};
 // ANCHOR_END: imports

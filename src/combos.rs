@@ -518,7 +518,13 @@ pub fn hopper_fp8() -> Vec<KernelSpec> {
                 _ => Some(Scale::Tensor),
             };
             if n % 2 == 1 {
-                s.fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), ..s.fused };
+                s.fused = Fused {
+                    alpha: true,
+                    beta: true,
+                    bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }),
+                    activation: Some(Activation::GeluTanh),
+                    ..s.fused
+                };
             }
             s.edges = if n % 5 == 4 { Edges::Whole } else { Edges::Guarded };
             out.push(s);
@@ -531,7 +537,8 @@ pub fn hopper_fp8() -> Vec<KernelSpec> {
     (wide.name, wide.c.elem, wide.epilogue) = ("wgmma_fp8_promoted".into(), Elem::F32, Epilogue::Vector);
     let mut fused = promoted.clone();
     (fused.name, fused.a.elem, fused.b.elem, fused.persistent) = ("wgmma_fp8_promoted".into(), Elem::F8E5M2, Elem::F8E5M2, None);
-    fused.fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Silu), ..fused.fused };
+    fused.fused =
+        Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Silu), ..fused.fused };
     out.extend([wide, fused]);
     // DeepGEMM's block scales: the ladder's kernel, into an f32 C, with the fused math on e5m2
     // and no persistent walk, on every warpgroup alike (the K loop's own wait for each stage)
@@ -540,7 +547,8 @@ pub fn hopper_fp8() -> Vec<KernelSpec> {
     (wide.name, wide.c.elem, wide.epilogue) = ("wgmma_fp8_block".into(), Elem::F32, Epilogue::Vector);
     let mut fused = block.clone();
     (fused.name, fused.a.elem, fused.b.elem, fused.persistent) = ("wgmma_fp8_block".into(), Elem::F8E5M2, Elem::F8E5M2, None);
-    fused.fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::Relu), ..fused.fused };
+    fused.fused =
+        Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::Relu), ..fused.fused };
     let mut alike = block.clone();
     alike.name = "wgmma_fp8_block_alike".into();
     alike.block = Block { m: 64, n: 128, k: Some(128), threads: 128, min_blocks: None };

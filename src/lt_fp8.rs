@@ -99,9 +99,8 @@ impl LtFp8 {
         let (lda, ldb, ldc) = (dims.lda.unwrap_or(dims.k), dims.ldb.unwrap_or(dims.k), dims.ldc.unwrap_or(dims.n));
         // cuBLASLt is column-major: the row-major C is C^T (n x m) = B^T A^T, so its "A" is our B
         // (k x n column-major, transposed: n x k) and its "B" our A (row-major m x k is column-major k x m)
-        let desc = Desc(
-            lt::create_matmul_desc(sys::cublasComputeType_t::CUBLAS_COMPUTE_32F, sys::cudaDataType::CUDA_R_32F).map_err(lt_err("descriptor"))?,
-        );
+        let desc =
+            Desc(lt::create_matmul_desc(sys::cublasComputeType_t::CUBLAS_COMPUTE_32F, sys::cudaDataType::CUDA_R_32F).map_err(lt_err("descriptor"))?);
         let (sa, _ra) = scales.0.device_ptr(stream);
         let (sb, _rb) = scales.1.device_ptr(stream);
         let set = |attr: sys::cublasLtMatmulDescAttributes_t, value: *const c_void, size: usize| {
@@ -117,8 +116,9 @@ impl LtFp8 {
         set(sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sb as *const _ as *const c_void, size_of_val(&sb))?;
         set(sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sa as *const _ as *const c_void, size_of_val(&sa))?;
         set(sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast as *const _ as *const c_void, size_of_val(&fast))?;
-        let layout =
-            |e: Elem, rows: u64, cols: u64, ld: usize| lt::create_matrix_layout(data_type(e), rows, cols, ld as i64).map(Layout).map_err(lt_err("layout"));
+        let layout = |e: Elem, rows: u64, cols: u64, ld: usize| {
+            lt::create_matrix_layout(data_type(e), rows, cols, ld as i64).map(Layout).map_err(lt_err("layout"))
+        };
         let layouts = [layout(TB::ELEM, k, n, ldb)?, layout(TA::ELEM, k, m, lda)?, layout(TC::ELEM, n, m, ldc)?];
         let pref = Pref(lt::create_matmul_pref().map_err(lt_err("preference"))?);
         let size = WORKSPACE;
@@ -139,7 +139,12 @@ impl LtFp8 {
     }
 
     /// Runs the planned GEMM: `c` takes `a * b` (scaled), beta = 0.
-    pub fn run<TA: Element, TB: Element, TC: Element>(&mut self, a: &CudaSlice<TA>, b: &CudaSlice<TB>, c: &mut CudaSlice<TC>) -> Result<(), GemmError> {
+    pub fn run<TA: Element, TB: Element, TC: Element>(
+        &mut self,
+        a: &CudaSlice<TA>,
+        b: &CudaSlice<TB>,
+        c: &mut CudaSlice<TC>,
+    ) -> Result<(), GemmError> {
         let shapes = gemm_runtime::internal::args_shapes(
             gemm_runtime::spec::Operand { elem: TA::ELEM, layout: gemm_runtime::spec::Layout::RowMajor },
             gemm_runtime::spec::Operand { elem: TB::ELEM, layout: gemm_runtime::spec::Layout::ColMajor },

@@ -4,11 +4,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use gemm_runtime::cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
-use gemm_runtime::internal::data::{relative_error, tolerance, POISON};
 use gemm_runtime::device::Gpu;
+use gemm_runtime::internal::data::{relative_error, tolerance, POISON};
 use gemm_runtime::internal::reference::Cublas;
-use gemm_runtime::spec::{Elem, Layout};
 use gemm_runtime::internal::timing::{time, Timing};
+use gemm_runtime::spec::{Elem, Layout};
 use gemm_runtime::{bf16, f16, Dims, EpilogueArgs, GemmError, Kernel, Tuned, F8E4M3, F8E5M2};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rand_distr::StandardNormal;
@@ -333,7 +333,14 @@ impl Problem {
         let s = bench.stream();
         macro_rules! with_bias {
             ($x:expr) => {
-                typed!(&self.a, &self.b, c, |a, b, c| kernel.launch_with(s, a, b, c, self.dims, EpilogueArgs { scales: self.scale_args(), alpha, beta, bias: $x }))
+                typed!(&self.a, &self.b, c, |a, b, c| kernel.launch_with(
+                    s,
+                    a,
+                    b,
+                    c,
+                    self.dims,
+                    EpilogueArgs { scales: self.scale_args(), alpha, beta, bias: $x }
+                ))
             };
         }
         match bias {
@@ -360,7 +367,14 @@ impl Problem {
         let s = bench.stream();
         macro_rules! with_bias {
             ($x:expr) => {
-                typed!(&self.a, &self.b, c, |a, b, c| tuned.launch_with(s, a, b, c, self.dims, EpilogueArgs { scales: self.scale_args(), alpha, beta, bias: $x }))
+                typed!(&self.a, &self.b, c, |a, b, c| tuned.launch_with(
+                    s,
+                    a,
+                    b,
+                    c,
+                    self.dims,
+                    EpilogueArgs { scales: self.scale_args(), alpha, beta, bias: $x }
+                ))
             };
         }
         match bias {
@@ -651,8 +665,8 @@ mod tests {
         assert_eq!(written_outside_c(&zeroed, &before, &offsets), Some(5));
     }
     use super::{poison_outside, random_normal, split_turns, written_outside_c};
-    use gemm_runtime::spec::{Elem, Layout, Operand};
     use gemm_runtime::internal::timing::Timing;
+    use gemm_runtime::spec::{Elem, Layout, Operand};
     use gemm_runtime::{internal::args_shapes, Dims};
 
     #[test]

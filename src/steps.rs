@@ -708,9 +708,9 @@ pub fn all() -> impl Iterator<Item = &'static Step> {
 /// `hopper`), its place on it and its name, as `hopper_12_hopper_autotuned`,
 /// so that `cargo run --example` lists each ladder in order.
 pub fn example_name(name: &str) -> Option<String> {
-    [("simt", &STEPS[..]), ("tensor", &TENSOR_STEPS[..]), ("hopper", &HOPPER_STEPS[..])].iter().find_map(|(ladder, steps)| {
-        steps.iter().position(|s| s.name == name).map(|i| format!("{ladder}_{:02}_{name}", i + 1))
-    })
+    [("simt", &STEPS[..]), ("tensor", &TENSOR_STEPS[..]), ("hopper", &HOPPER_STEPS[..])]
+        .iter()
+        .find_map(|(ladder, steps)| steps.iter().position(|s| s.name == name).map(|i| format!("{ladder}_{:02}_{name}", i + 1)))
 }
 
 /// The step named `name`, on any ladder or the split-K row.

@@ -1247,7 +1247,9 @@ fn epilogue_and_edge_misuse_is_an_error() {
         let plain = Problem::for_kernel(&bench, k, Dims::new(64, 64, 64), 5).unwrap();
         let mut c = plain.poisoned_c(&bench).unwrap();
         let ep = gemm_runtime::EpilogueArgs::new().scales(&scales.0, &scales.1);
-        let (gemm_ladder::measure::DevMat::Bf16(a), gemm_ladder::measure::DevMat::Bf16(b), gemm_ladder::measure::DevMat::Bf16(c)) = (&plain.a, &plain.b, &mut c) else {
+        let (gemm_ladder::measure::DevMat::Bf16(a), gemm_ladder::measure::DevMat::Bf16(b), gemm_ladder::measure::DevMat::Bf16(c)) =
+            (&plain.a, &plain.b, &mut c)
+        else {
             unreachable!("mma_autotuned is bf16")
         };
         let e = k.launch_with(bench.stream(), a, b, c, Dims::new(64, 64, 64), ep).unwrap_err();
@@ -1480,7 +1482,8 @@ fn c_at_any_alignment_matches_cublas_across_a_persistent_walk() {
             assert_eq!(bands, if i == 0 { deep } else { 1 }, "{}", variant.kernel_name());
             verify(&bench, kernel, dims, 120 + i as u64).unwrap_or_else(|e| panic!("{e}"));
         }
-        let fused = Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::Relu), scale: None };
+        let fused =
+            Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::Relu), scale: None };
         let k = Kernel::from_spec(KernelSpec { name: format!("{}_fused", kernel.name).into(), fused, ..kernel.spec.clone() }).unwrap();
         let dims = dims_with_ld_multiple(4097, 2051, 1344, l, 1);
         verify_fused(&bench, &k, dims, 122, Scalars { alpha: 0.5, beta: 0.25 }).unwrap_or_else(|e| panic!("{e}"));
@@ -1778,7 +1781,8 @@ fn channel_and_block_scaled_fp8_kernels_match_the_host_product_of_the_dequantize
             // magnitudes from 2^-3 to 2^3 by row (of A and of W) and by K block
             let vary = |r: usize, c: usize| ((r % 7) as f32 - 3.0).exp2() * ((c / 128 % 3) as f32 - 1.0).exp2();
             let a: Vec<f32> = gemm_ladder::measure::random_normal(m * k, seed).iter().enumerate().map(|(e, x)| x * vary(e / k, e % k)).collect();
-            let w: Vec<f32> = gemm_ladder::measure::random_normal(n * k, seed + 1).iter().enumerate().map(|(e, x)| x * vary(e / k + 3, e % k)).collect();
+            let w: Vec<f32> =
+                gemm_ladder::measure::random_normal(n * k, seed + 1).iter().enumerate().map(|(e, x)| x * vary(e / k + 3, e % k)).collect();
             let (a_d, w_d) = (s.clone_htod(&a).unwrap(), s.clone_htod(&w).unwrap());
             let (la, lb) = scale.lens(m, n, k);
             let (mut sa, mut sb) = (s.alloc_zeros::<f32>(la).unwrap(), s.alloc_zeros::<f32>(lb).unwrap());
@@ -1820,9 +1824,17 @@ fn channel_and_block_scaled_fp8_kernels_match_the_host_product_of_the_dequantize
             let deq_a: Vec<f64> = (0..m * k).map(|e| qa_wide[e] as f64 * scale_a(e / k, e % k) as f64).collect();
             let deq_w: Vec<f64> = (0..n * k).map(|e| qw_wide[e] as f64 * scale_b(e / k, e % k) as f64).collect();
             // the quantization itself: within the 8-bit types' rounding of the values
-            let off = |x: &[f32], d: &[f64]| (x.iter().zip(d).map(|(x, d)| (*x as f64 - d).powi(2)).sum::<f64>() / x.iter().map(|x| (*x as f64).powi(2)).sum::<f64>()).sqrt();
+            let off = |x: &[f32], d: &[f64]| {
+                (x.iter().zip(d).map(|(x, d)| (*x as f64 - d).powi(2)).sum::<f64>() / x.iter().map(|x| (*x as f64).powi(2)).sum::<f64>()).sqrt()
+            };
             let bound = if spec.a.elem == Elem::F8E4M3 { 0.05 } else { 0.1 };
-            assert!(off(&a, &deq_a) < bound && off(&w, &deq_w) < bound, "{}: quantization off by {:.3e} / {:.3e}", kernel.name, off(&a, &deq_a), off(&w, &deq_w));
+            assert!(
+                off(&a, &deq_a) < bound && off(&w, &deq_w) < bound,
+                "{}: quantization off by {:.3e} / {:.3e}",
+                kernel.name,
+                off(&a, &deq_a),
+                off(&w, &deq_w)
+            );
             let want: Vec<f32> = (0..m * n).map(|e| (0..k).map(|p| deq_a[(e / n) * k + p] * deq_w[(e % n) * k + p]).sum::<f64>() as f32).collect();
             let err = gemm_runtime::internal::data::relative_error(&got, &want).unwrap();
             // f32 C: the promoted sums' error (block scales promote each K block); bf16 C its rounding

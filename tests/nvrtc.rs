@@ -3,8 +3,8 @@
 //! library fails these tests rather than skipping them.
 
 use gemm_ladder::{HOPPER_STEPS, STEPS, TENSOR_STEPS};
-use gemm_runtime::internal::compile::{compilations, compile, compile_with_log};
 use gemm_runtime::cudarc::nvrtc::Ptx;
+use gemm_runtime::internal::compile::{compilations, compile, compile_with_log};
 
 /// NVRTC's PTX of generated kernel `name`, which compiles without a
 /// warning (an index a tier declares and nothing uses is one).
@@ -403,8 +403,13 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill_or_serialize_their_wgmmas()
         .map(|s| {
             let mut spec = s.kernel.spec.clone();
             spec.b.layout = Layout::RowMajor;
-            spec.fused =
-                Fused { alpha: false, beta: false, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), scale: None };
+            spec.fused = Fused {
+                alpha: false,
+                beta: false,
+                bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }),
+                activation: Some(Activation::GeluTanh),
+                scale: None,
+            };
             gemm_runtime::Kernel::from_spec(spec).unwrap_or_else(|e| panic!("{} fused: {e}", s.name))
         })
         .collect();

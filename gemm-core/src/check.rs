@@ -480,7 +480,11 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
             if (sixteen_bit(a) && b.is_fp8()) || (a.is_fp8() && sixteen_bit(b)) {
                 out.push(Diag::new(
                     "b",
-                    format!("a is {} and b {}: a wgmma multiplies two 16-bit operands or two 8-bit ones; quantize both, or neither", a.rust_name(), b.rust_name()),
+                    format!(
+                        "a is {} and b {}: a wgmma multiplies two 16-bit operands or two 8-bit ones; quantize both, or neither",
+                        a.rust_name(),
+                        b.rust_name()
+                    ),
                 ));
             }
             if a.is_fp8() || b.is_fp8() {
@@ -514,7 +518,10 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 if !spec.a.elem.is_fp8() {
                     out.push(Diag::new(
                         "atom",
-                        format!("`promote` adds 8-bit products' sums into f32; the tensor cores already sum {} products in f32: remove it", spec.a.elem.rust_name()),
+                        format!(
+                            "`promote` adds 8-bit products' sums into f32; the tensor cores already sum {} products in f32: remove it",
+                            spec.a.elem.rust_name()
+                        ),
                     ));
                 }
             }
@@ -534,13 +541,7 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 // a warpgroup's N is the atom's to choose (8 to 256): the fix is the atom
                 if an > 0 && !w.n.is_multiple_of(an) {
                     let fit = (1..=32).rev().map(|i| i * 8).find(|&d| w.n.is_multiple_of(d)).unwrap_or(8);
-                    out.push(Diag::proposing(
-                        "atom",
-                        format!("atom n = {an} does not tile warp n = {}", w.n),
-                        "atom.n",
-                        fit,
-                        "use wgmma(m64n{}k16)",
-                    ));
+                    out.push(Diag::proposing("atom", format!("atom n = {an} does not tile warp n = {}", w.n), "atom.n", fit, "use wgmma(m64n{}k16)"));
                 }
             } else {
                 divides(out, "warp.n", ("warp n", w.n), ("atom n", an), Some("warp.n"));
@@ -589,7 +590,10 @@ fn fp8(spec: &KernelSpec, out: &mut Vec<Diag>) {
         out.push(Diag::new("c", format!("C in {}: the accumulators are f32, and C is f32, f16 or bf16", spec.c.elem.rust_name())));
     }
     if let Some(bias) = spec.fused.bias.filter(|b| b.elem.is_fp8()) {
-        out.push(Diag::new("bias", format!("a bias of {}: the bias is added in f32, from f32, f16 or bf16; write `Bias<bf16>` (or f32, f16)", bias.elem.rust_name())));
+        out.push(Diag::new(
+            "bias",
+            format!("a bias of {}: the bias is added in f32, from f32, f16 or bf16; write `Bias<bf16>` (or f32, f16)", bias.elem.rust_name()),
+        ));
     }
 }
 
@@ -613,11 +617,20 @@ fn block_scales(spec: &KernelSpec, out: &mut Vec<Diag>) {
         return;
     }
     if let Some(k) = spec.block.k.filter(|&k| k != b) {
-        out.push(Diag::proposing("block.k", format!("scale = block promotes each {b}-wide K block's sums: a stage is one K block, but block k = {k}"), "block.k", b, format!("use k = {b}")));
+        out.push(Diag::proposing(
+            "block.k",
+            format!("scale = block promotes each {b}-wide K block's sums: a stage is one K block, but block k = {k}"),
+            "block.k",
+            b,
+            format!("use k = {b}"),
+        ));
     }
     // (a wider warpgroup tile's two sets of sums would not fit a thread's registers)
     if let Some(w) = spec.warp.filter(|w| !b.is_multiple_of(w.n)) {
-        out.push(Diag::new("warp.n", format!("scale = block: a warpgroup's columns lie in one {b}-column block of B's scales, but warp n = {}; use a divisor of {b}", w.n)));
+        out.push(Diag::new(
+            "warp.n",
+            format!("scale = block: a warpgroup's columns lie in one {b}-column block of B's scales, but warp n = {}; use a divisor of {b}", w.n),
+        ));
     }
     if spec.persistent.is_some_and(Persistent::splits_k) {
         out.push(Diag::new("persistent", "scale = block is generated for whole tiles a block, not shares of K: use persistent = tiles"));
@@ -629,10 +642,10 @@ fn block_scales(spec: &KernelSpec, out: &mut Vec<Diag>) {
 
 /// How a promoted kernel's accumulators divide, for the register rules' messages.
 fn promoted_share(spec: &KernelSpec) -> &'static str {
-    if spec.promoted() {
-        " (half of them promoted sums)"
-    } else {
-        ""
+    match (spec.promoted(), spec.paired_sums()) {
+        (true, true) => " (two thirds of them two stages' sums)",
+        (true, false) => " (half of them promoted sums)",
+        _ => "",
     }
 }
 
@@ -1176,12 +1189,22 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
             ));
         }
     }
-    let acc = spec.accumulators_per_thread();
+    // ptxas compiles a specialized kernel for one block per SM (`register_cap`), but under
+    // setmaxnreg it gives the consumers' code the registers they take (`consumer_regs`, whose
+    // own rule holds their accumulators): what must fit the cap is one wgmma's accumulators
+    // (a promoted 64 x 192 consumer's 192 compile without spills at 384 threads, where one
+    // m64n256 wgmma's 128 fail in ptxas at 512)
+    let total = spec.accumulators_per_thread();
+    let setmaxnreg = matches!(spec.atom, Atom::Wgmma { .. }) && spec.specialize.is_some_and(|sp| sp.consumer_regs.is_some());
+    let past_setmaxnreg = setmaxnreg && total + REGISTER_RESERVE > MAX_REGISTERS + 1;
+    let acc = if setmaxnreg && !past_setmaxnreg { spec.atom.shape().1 / 2 } else { total };
     let frags = spec.fragment_registers();
-    let cap = spec.register_cap();
+    // past what setmaxnreg gives a thread, the limit is the thread's own
+    let cap = if past_setmaxnreg { MAX_REGISTERS } else { spec.register_cap() };
     let budget = cap.saturating_sub(REGISTER_RESERVE);
     if acc + frags > budget {
         let (at, why) = match spec.block.min_blocks {
+            _ if past_setmaxnreg => ("warp", format!("a consumer thread takes at most {MAX_REGISTERS} registers by setmaxnreg")),
             _ if spec.specialize.is_some() && cap < MAX_REGISTERS => (
                 "block.threads",
                 format!("ptxas compiles a specialized kernel's {} threads for one block per SM: {cap} registers each", spec.block.threads),
@@ -1191,7 +1214,7 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
         };
         let (held, shrink) = if spec.tensor_core() {
             (
-                if spec.promoted() {
+                if spec.promoted() && acc == total {
                     format!("{acc} f32 accumulators{}", promoted_share(spec))
                 } else {
                     format!("{acc} f32 accumulators and {frags} registers of operand fragments")

@@ -1234,11 +1234,20 @@ impl KernelSpec {
         }
     }
 
-    /// Whether each stage's wgmma sums are added into the f32 accumulators
-    /// apart (promoted): `wgmma(.., promote)`, or `scale = block`, which
-    /// scales each K block's sums as it adds them.
+    /// Whether each stage's wgmma sums of 8-bit operands are added into the
+    /// f32 accumulators apart (promoted): `wgmma(.., promote)`, or
+    /// `scale = block`, which scales each K block's sums as it adds them.
     pub fn promoted(&self) -> bool {
-        matches!(self.atom, Atom::Wgmma { promote: true, .. }) || self.fused.scale == Some(Scale::Block)
+        // (`promote` on 16-bit operands is refused, and generates nothing)
+        let eight_bit = self.a.elem.is_fp8() && self.b.elem.is_fp8();
+        eight_bit && (matches!(self.atom, Atom::Wgmma { promote: true, .. }) || self.fused.scale == Some(Scale::Block))
+    }
+
+    /// Whether promoted sums come in two sets: a producer's ring feeds the
+    /// consumers (all but the stream-K schedules) two stages at a time, the
+    /// second's wgmmas running while the first's sums are promoted.
+    pub fn paired_sums(&self) -> bool {
+        self.promoted() && self.specialize.is_some() && !self.persistent.is_some_and(Persistent::splits_k)
     }
 
     /// Accumulators each thread holds (SIMT: thread tile times warp
@@ -1250,8 +1259,8 @@ impl KernelSpec {
                 let iters = self.warp.map_or(1, |w| w.m_iters * w.n_iters);
                 thread * iters
             }
-            // promoted: a second set for each stage's sums
-            (Atom::Wgmma { .. }, Some(w)) => w.m * w.n / 128 * if self.promoted() { 2 } else { 1 },
+            // promoted: a set more for each stage's sums, two in a producer's ring
+            (Atom::Wgmma { .. }, Some(w)) => w.m * w.n / 128 * (1 + self.promoted() as u32 + self.paired_sums() as u32),
             (_, Some(w)) => w.m * w.n / 32,
             (_, None) => 0,
         }
@@ -1505,5 +1514,25 @@ impl KernelSpec {
         }
         s += &format!("__{}", self.arch.nvrtc_name());
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// DeepGEMM's layouts: A's scales K block after K block with m rounded
+    /// up to 4 rows (16 bytes), B's 128 x 128 blocks row after row; a K or
+    /// N past a multiple of 128 takes one block more.
+    #[test]
+    fn block_scale_layouts_count_k_blocks_and_round_a_to_four_rows() {
+        assert_eq!((block_scales_a_ld(1), block_scales_a_ld(4), block_scales_a_ld(199)), (4, 4, 200));
+        assert_eq!(block_scales_a_len(199, 336), 3 * 200);
+        assert_eq!(block_scales_a_len(4096, 4096), 32 * 4096);
+        assert_eq!(block_scales_b_len(136, 336), 2 * 3);
+        assert_eq!(block_scales_b_len(128, 128), 1);
+        assert_eq!(Scale::Block.lens(199, 136, 336), (600, 6));
+        assert_eq!(Scale::Channel.lens(199, 136, 336), (199, 136));
+        assert_eq!(Scale::Tensor.lens(199, 136, 336), (1, 1));
     }
 }

@@ -30,7 +30,10 @@ pub fn path_mismatch(spec: &KernelSpec) -> Option<Diag> {
         return Some(
             Diag::new(
                 "staging",
-                format!("atom = wgmma reads its tiles from TMA stages, not staging = {}; use staging = tma(stages = {stages}){with}", spec.staging.name()),
+                format!(
+                    "atom = wgmma reads its tiles from TMA stages, not staging = {}; use staging = tma(stages = {stages}){with}",
+                    spec.staging.name()
+                ),
             )
             .by("the atom's path"),
         );
@@ -66,7 +69,10 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
     }
     let path = path_name(spec.atom);
     let mut no = |at: &'static str, what: String, instead: &str| {
-        out.push(Diag::new(at, format!("{what} is not generated yet on the {path} path; {instead} (every path's settings: {GUIDE_MATRIX})")).by("not generated yet"))
+        out.push(
+            Diag::new(at, format!("{what} is not generated yet on the {path} path; {instead} (every path's settings: {GUIDE_MATRIX})"))
+                .by("not generated yet"),
+        )
     };
     let simt = matches!(spec.atom, Atom::Fma);
     let tma = matches!(spec.staging, Staging::Tma { .. });
@@ -82,10 +88,14 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         );
     }
     match spec.specialize {
-        Some(_) if !tma => {
-            no("specialize", format!("specialize(..) with staging = {}", spec.staging.name()), "specialized producers issue TMA: use staging = tma(..)")
+        Some(_) if !tma => no(
+            "specialize",
+            format!("specialize(..) with staging = {}", spec.staging.name()),
+            "specialized producers issue TMA: use staging = tma(..)",
+        ),
+        Some(sp) if sp.producers != 1 => {
+            no("specialize.producers", format!("producers = {}", sp.producers), "one thread issues every copy: use producers = 1")
         }
-        Some(sp) if sp.producers != 1 => no("specialize.producers", format!("producers = {}", sp.producers), "one thread issues every copy: use producers = 1"),
         _ => {}
     }
     match spec.swizzle {
@@ -98,9 +108,11 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         None => {}
         Some(Persistent::StreamK) if !direct && simt => {}
         Some(Persistent::StreamK) if matches!(spec.staging, Staging::CpAsync { .. }) => {}
-        Some(Persistent::StreamK) if tma && spec.specialize.is_none() => {
-            no("persistent", "persistent = stream_k without specialize(..)".into(), "stream-K feeds TMA stages from a producer: add specialize(consumers = ..)")
-        }
+        Some(Persistent::StreamK) if tma && spec.specialize.is_none() => no(
+            "persistent",
+            "persistent = stream_k without specialize(..)".into(),
+            "stream-K feeds TMA stages from a producer: add specialize(consumers = ..)",
+        ),
         Some(Persistent::StreamK) if tma && spec.cluster.is_some() => {
             no("persistent", "persistent = stream_k in a cluster".into(), "remove `cluster(..)`, or use persistent = tiles")
         }

@@ -416,11 +416,8 @@ pub fn vanished(points: &[Point], lists: &[(Setting, Vec<u32>)]) -> Vec<(Setting
     lists
         .iter()
         .filter_map(|(setting, values)| {
-            let gone: Vec<u32> = values
-                .iter()
-                .copied()
-                .filter(|v| !points.iter().any(|p| p.refused.is_empty() && p.chosen.contains(&(*setting, *v))))
-                .collect();
+            let gone: Vec<u32> =
+                values.iter().copied().filter(|v| !points.iter().any(|p| p.refused.is_empty() && p.chosen.contains(&(*setting, *v)))).collect();
             (!gone.is_empty()).then_some((*setting, gone))
         })
         .collect()
@@ -510,7 +507,10 @@ mod tests {
         base.arch = Arch::Sm90a;
         let points = expand(&base, &[(Setting::BlockN, vec![128]), (Setting::WarpN, vec![128]), (Setting::WarpM, vec![64, 128])]);
         let p = &points[0].spec;
-        assert_eq!((p.block.threads, p.specialize.unwrap().consumers, p.atom), (384, 2, Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false }));
+        assert_eq!(
+            (p.block.threads, p.specialize.unwrap().consumers, p.atom),
+            (384, 2, Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false })
+        );
         assert!(points[0].refused.is_empty(), "{:?}", points[0].refused);
         let q = &points[1].spec;
         assert_eq!((q.block.threads, q.specialize.unwrap().consumers), (256, 1));

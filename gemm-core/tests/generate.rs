@@ -1389,7 +1389,13 @@ fn bias_values_load_in_bounds_and_ahead_only_where_few() {
     let mut s = hopper_spec();
     s.staging = Staging::tma(3);
     s.epilogue = Epilogue::Smem;
-    s.fused = Fused { alpha: false, beta: false, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), scale: None };
+    s.fused = Fused {
+        alpha: false,
+        beta: false,
+        bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }),
+        activation: Some(Activation::GeluTanh),
+        scale: None,
+    };
     let wide = generate(&s).unwrap().source;
     assert!(wide.contains("unsigned bias_pairs[1][32];"), "64 values in 32 registers\n{wide}");
     assert!(wide.contains("if (block_n + 256 <= N && reinterpret_cast<unsigned long long>(bias_batch) % 4 == 0) {"), "{wide}");

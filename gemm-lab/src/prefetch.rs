@@ -14,8 +14,8 @@
 
 use gemm_ladder::decode::{decode_cluster, decode_swapped};
 use gemm_ladder::measure::{padded_dims, Bench, Problem, Reps};
-use gemm_runtime::spec::{KernelSpec, Staging};
 use gemm_runtime::internal::timing::time_back_to_back;
+use gemm_runtime::spec::{KernelSpec, Staging};
 use gemm_runtime::{Kernel, Tuned};
 
 /// (N, K) of the weights, bf16, stored `[N, K]` row-major (the swapped product's A).

@@ -19,8 +19,8 @@
 
 use gemm_ladder::measure::{Bench, Problem};
 use gemm_ladder::peak::{random_buffers, read_units, sm_count, tma_ring, UNIT_CHUNKS, UNIT_ROWS};
-use gemm_runtime::spec::Staging;
 use gemm_runtime::internal::timing::{time, time_back_to_back};
+use gemm_runtime::spec::Staging;
 use gemm_runtime::Dims;
 
 /// (N, K) of the decode weights, bf16, stored `[N, K]` row-major.

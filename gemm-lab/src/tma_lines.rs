@@ -22,9 +22,9 @@
 use gemm_ladder::measure::Bench;
 use gemm_ladder::peak::{random_buffers, sm_count, TMA_LINES_SOURCE};
 use gemm_runtime::cudarc::driver::{DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
-use gemm_runtime::spec::Elem;
 use gemm_runtime::internal::timing::time;
 use gemm_runtime::internal::tma::{strided_map, TensorMap};
+use gemm_runtime::spec::Elem;
 use gemm_runtime::GemmError;
 
 const ROWS: usize = 4096;

@@ -111,15 +111,7 @@ mod tests {
 
     /// Attributes as the driver reports them for an H100 SXM and an H200.
     fn facts(name: &str, sms: u32, l2_mib: u64, memory_clock_khz: u32, bus_width_bits: u32) -> Facts {
-        Facts {
-            name: name.into(),
-            capability: (9, 0),
-            sms,
-            l2_bytes: l2_mib << 20,
-            sm_clock_khz: 1_980_000,
-            memory_clock_khz,
-            bus_width_bits,
-        }
+        Facts { name: name.into(), capability: (9, 0), sms, l2_bytes: l2_mib << 20, sm_clock_khz: 1_980_000, memory_clock_khz, bus_width_bits }
     }
 
     #[test]

@@ -87,7 +87,11 @@ impl<T: Element> EpilogueArgs<'_, T> {
                 return err(format!("reads {what}, but the scale buffers hold {} and {}", a.len(), b.len()));
             }
             if scale != Scale::Tensor && dims.batch.count > 1 {
-                return err(format!("scale = {} reads one problem's scales: launch a batch of {} one problem at a time", scale.name(), dims.batch.count));
+                return err(format!(
+                    "scale = {} reads one problem's scales: launch a batch of {} one problem at a time",
+                    scale.name(),
+                    dims.batch.count
+                ));
             }
         }
         for (name, declared, given) in [("alpha", f.alpha, self.alpha.is_some()), ("beta", f.beta, self.beta.is_some())] {

@@ -51,8 +51,8 @@ mod scratch;
 mod test_specs;
 mod tuned;
 
-pub use buffer::{DeviceBuffer, DeviceBufferMut};
 pub use args::{Batch, Dims, Element, Shape, MAX_OFFSET};
+pub use buffer::{DeviceBuffer, DeviceBufferMut};
 pub use copy::copy_lines;
 pub use error::GemmError;
 pub use fused::EpilogueArgs;

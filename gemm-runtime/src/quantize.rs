@@ -146,7 +146,8 @@ pub fn per_tensor<T: Element, Q: Element>(
     dst: &mut impl DeviceBufferMut<Q>,
     scale: &mut impl DeviceBufferMut<f32>,
 ) -> Result<(), GemmError> {
-    let [amax_kernel, quantize_kernel] = prepare::<T, Q, 2>(stream, ["gemm_tiles_amax", "gemm_tiles_quantize"], (src.len(), len), dst.len(), (scale.len(), 1))?;
+    let [amax_kernel, quantize_kernel] =
+        prepare::<T, Q, 2>(stream, ["gemm_tiles_amax", "gemm_tiles_quantize"], (src.len(), len), dst.len(), (scale.len(), 1))?;
     if len == 0 {
         return Ok(());
     }
@@ -240,7 +241,11 @@ fn prepare<T: Element, Q: Element, const N: usize>(
 ) -> Result<[CudaFunction; N], GemmError> {
     let (from, to) = (T::ELEM, Q::ELEM);
     if max_finite(to).is_none() || from.is_fp8() {
-        return Err(GemmError::Unsupported(format!("quantizes f32, f16 or bf16 into F8E4M3 or F8E5M2, not {} into {}", from.rust_name(), to.rust_name())));
+        return Err(GemmError::Unsupported(format!(
+            "quantizes f32, f16 or bf16 into F8E4M3 or F8E5M2, not {} into {}",
+            from.rust_name(),
+            to.rust_name()
+        )));
     }
     if src_len < len || dst_len < len || scales_len < scales_need {
         return Err(GemmError::Copy(format!(
@@ -271,14 +276,20 @@ fn by_groups<T: Element, Q: Element>(
     g: Groups,
     scales_len: usize,
 ) -> Result<(), GemmError> {
-    let len = rows.checked_mul(cols).filter(|&l| l <= i64::MAX as usize).ok_or_else(|| GemmError::Copy(format!("quantize: {rows} x {cols} elements overflow")))?;
+    let len = rows
+        .checked_mul(cols)
+        .filter(|&l| l <= i64::MAX as usize)
+        .ok_or_else(|| GemmError::Copy(format!("quantize: {rows} x {cols} elements overflow")))?;
     let [function] = prepare::<T, Q, 1>(stream, ["gemm_tiles_quantize_groups"], (src.len(), len), dst.len(), (scales.len(), scales_len))?;
     if len == 0 {
         return Ok(());
     }
     let (x, y) = (rows.div_ceil(g.rows), cols.div_ceil(g.cols));
     if x > i32::MAX as usize || y > 65535 {
-        return Err(GemmError::Unsupported(format!("quantize: {x} x {y} groups of {} x {}: at most 2^31 - 1 along the rows and 65535 along them", g.rows, g.cols)));
+        return Err(GemmError::Unsupported(format!(
+            "quantize: {x} x {y} groups of {} x {}: at most 2^31 - 1 along the rows and 65535 along them",
+            g.rows, g.cols
+        )));
     }
     let cfg = LaunchConfig { grid_dim: (x as u32, y as u32, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
     let (s, _rs) = src.device_ptr(stream);
@@ -320,7 +331,10 @@ mod tests {
                 let name = format!("gemm_tiles_quantize_{}", tag(from, to));
                 let ptx = compile::compile(&code, &name, "sm_90").unwrap_or_else(|e| panic!("{from:?} -> {to:?}: {e}"));
                 let text = ptx.to_src();
-                assert!(text.contains("cvt.rn.satfinite.") && text.contains(&format!(".entry gemm_tiles_amax_{}", tag(from, to))), "{from:?} -> {to:?}");
+                assert!(
+                    text.contains("cvt.rn.satfinite.") && text.contains(&format!(".entry gemm_tiles_amax_{}", tag(from, to))),
+                    "{from:?} -> {to:?}"
+                );
                 let groups = format!("gemm_tiles_quantize_groups_{}", tag(from, to));
                 assert!(compile::compile(&code, &groups, "sm_90").is_ok_and(|p| p.to_src().contains("cvt.rn.satfinite.")), "{groups}");
             }

@@ -87,17 +87,40 @@ impl Tc<'_> {
             // no zeroing: a tile's first wgmma writes them without accumulating
             w.line(format!("float acc[{}][{}][{q}][4];  // set by the tile's first wgmmas", self.ami, self.ani));
         }
-        if self.promoted() {
-            w.line("// each stage's sums, promoted into the accumulators in f32 once its wgmmas are done");
-            w.line(format!("float part[{}][{}][{q}][4];", self.ami, self.ani));
+        let sets = self.sum_sets();
+        match sets.len() {
+            0 => {}
+            1 => w.line("// each stage's sums, promoted into the accumulators in f32 once its wgmmas are done"),
+            _ => w.line("// two stages' sums, each promoted into the accumulators in f32 while the other's wgmmas run"),
+        }
+        for set in sets {
+            w.line(format!("float {set}[{}][{}][{q}][4];", self.ami, self.ani));
         }
         if self.block_scaled() {
             w.declare("sa_ld", "const int sa_ld = (M + 3) / 4 * 4;  // A's scales: rows m rounded up to 4, K block after K block");
             w.declare("k_blocks", "const int k_blocks = (K + 127) / 128;  // B's scales: k_blocks a 128-row block of B");
-            w.line("// the stage's scales: this thread's rows of A (lane / 4, + 8, of each 64-row atom) times B's of the warpgroup's 128-column block");
-            w.line(format!("float sc[{}][2];", self.ami));
+            w.line(
+                "// each set's scales: this thread's rows of A (lane / 4, + 8, of each 64-row atom) times B's of the warpgroup's 128-column block",
+            );
+            for set in sets {
+                w.line(format!("float {}[{}][2];", Self::scales_of(set), self.ami));
+            }
         }
         w.line("");
+    }
+
+    /// The promoted sums' sets: one, or two in a producer's ring (`paired_sums`).
+    fn sum_sets(&self) -> &'static [&'static str] {
+        match (self.promoted(), self.spec.paired_sums()) {
+            (false, _) => &[],
+            (true, false) => &["part"],
+            (true, true) => &["part0", "part1"],
+        }
+    }
+
+    /// The scales of sum set `set` under `scale = block`.
+    fn scales_of(set: &str) -> String {
+        set.replace("part", "sc")
     }
 
     /// Whether each K block's sums are scaled as they are promoted (`scale = block`).
@@ -105,57 +128,96 @@ impl Tc<'_> {
         self.spec.fused.scale == Some(crate::spec::Scale::Block)
     }
 
-    /// `scale = block`: K block `kt`'s scales of this thread's accumulators
-    /// into `sc`, loaded before its wgmmas are issued, used once they are done.
-    fn load_block_scales(&self, w: &mut Writer) {
+    /// `scale = block`: K block `k_block`'s scales of this thread's
+    /// accumulators into `sc`, loaded once its wgmmas are issued.
+    fn load_block_scales(&self, w: &mut Writer, sc: &str, k_block: &str) {
         let guarded = self.spec.edges == crate::spec::Edges::Guarded;
         w.block("", |w| {
-            w.line("const float* const sa_k = scale_a + kt * sa_ld;");
-            w.line("const float sb_k = __ldg(scale_b + (block_n + group_n) / 128 * k_blocks + kt);");
+            w.line(format!("const float* const sa_k = scale_a + {} * sa_ld;", term(k_block)));
+            w.line(format!("const float sb_k = __ldg(scale_b + (block_n + group_n) / 128 * k_blocks + {k_block});"));
             w.unrolled("im", self.ami, |w| {
                 w.unrolled("h", 2, |w| {
-                    let row = plus(&[Some("block_m + warp_m".into()), times(index("im", self.ami), 64), Some("lane / 4".into()), Some("h * 8".into())]);
+                    let row =
+                        plus(&[Some("block_m + warp_m".into()), times(index("im", self.ami), 64), Some("lane / 4".into()), Some("h * 8".into())]);
                     w.line(format!("const int row = {row};"));
                     // (guarded, a row past M reads the last row's: it reaches no store)
                     let at = if guarded { "row < M ? row : M - 1" } else { "row" };
-                    w.line(format!("sc[im][h] = __ldg(sa_k + ({at})) * sb_k;"));
+                    w.line(format!("{sc}[im][h] = __ldg(sa_k + ({at})) * sb_k;"));
                 });
             });
         });
     }
 
     /// The stage's sums added into the accumulators (each times its scales
-    /// under `scale = block`); where `first` holds they are the tile's first
-    /// and set them.
-    fn promote(&self, w: &mut Writer, first: Option<&str>) {
+    /// under `scale = block`), which start the tile at zero.
+    fn promote(&self, w: &mut Writer, set: &str) {
         let q = self.an / 8;
-        let value = if self.block_scaled() { "sc[im][e / 2] * part[im][jn][q][e]" } else { "part[im][jn][q][e]" };
-        let add = format!("acc[im][jn][q][e] + {value}");
-        let fold = match first {
-            None => format!("acc[im][jn][q][e] = {add};"),
-            Some(c) => format!("acc[im][jn][q][e] = {c} ? {value} : {add};"),
-        };
+        let value =
+            if self.block_scaled() { format!("{}[im][e / 2] * {set}[im][jn][q][e]", Self::scales_of(set)) } else { format!("{set}[im][jn][q][e]") };
+        let fold = format!("acc[im][jn][q][e] += {value};");
         w.unrolled_nest(&[("im", self.ami), ("jn", self.ani), ("q", q), ("e", 4)], &fold);
     }
 
-    /// A promoted stage: its wgmmas into the sums (afresh), committed as a
-    /// group, a wait for them, and their promotion. (Promoting one set while
-    /// the next stage's wgmmas run into another needs `wgmma_wait<1>` before
-    /// the promotion, where ptxas serializes the wgmmas (C7514): 873 TFLOP/s
-    /// against 975 so at 4096^3 on the H200. Consumers taking turns, one's
-    /// wgmmas while the other promotes, ran 896: one warpgroup's m64n128
-    /// wgmmas leave the tensor cores idle part of the time.)
+    /// A promoted stage outside a producer's ring (every warpgroup alike,
+    /// stream-K): its wgmmas into the sums (afresh), committed as a group,
+    /// a wait for them, and their promotion.
     fn wgmma_promoted(&self, w: &mut Writer, stage: &str) {
-        let steps = self.bk / self.ak;
-        if self.block_scaled() {
-            self.load_block_scales(w);
-        }
-        w.line(format!("// atom (wgmma): {steps} K step(s) of {} over {}x{} atoms into the stage's sums, one group", self.ak, self.ami, self.ani));
-        w.line("wgmma_fence();");
-        self.wgmma_steps(w, stage, "part", if steps > 1 { "ks > 0" } else { "0" });
-        w.line("wgmma_commit();");
+        self.wgmma_into(w, stage, "part", "kt");
         w.line("wgmma_wait<0>();  // the stage's sums are whole: promote them (and the stage may be released)");
-        self.promote(w, (!self.zeroed()).then_some("kt == 0"));
+        self.promote(w, "part");
+    }
+
+    /// One stage's wgmmas into sum set `set` (afresh), committed as a group;
+    /// under `scale = block` then K block `k_block`'s scales loaded, after
+    /// the wgmmas: wgmma_fence waits for every register write before it,
+    /// these loads' too (loaded before it, the block-scaled kernel ran 748
+    /// TFLOP/s at 4096^3 on the H200; after, 999).
+    fn wgmma_into(&self, w: &mut Writer, stage: &str, set: &str, k_block: &str) {
+        self.wgmma_group(w, stage, set);
+        if self.block_scaled() {
+            self.load_block_scales(w, &Self::scales_of(set), k_block);
+        }
+    }
+
+    /// One stage's wgmmas into sum set `set` (afresh), committed as a group.
+    fn wgmma_group(&self, w: &mut Writer, stage: &str, set: &str) {
+        let steps = self.bk / self.ak;
+        w.line(format!("// atom (wgmma): {steps} K step(s) of {} over {}x{} atoms into `{set}`, one group", self.ak, self.ami, self.ani));
+        w.line("wgmma_fence();");
+        self.wgmma_steps(w, stage, set, if steps > 1 { "ks > 0" } else { "0" });
+        w.line("wgmma_commit();");
+    }
+
+    /// `n` stages (1 or 2) of a promoted consumer in a producer's ring, K
+    /// steps `kt` on: each one's wait for its stage (`wait(w, i)`, which
+    /// names it `s{i}`) and its wgmmas into a set of sums of its own; then
+    /// (`scale = block`) their scales loaded, after every wgmma_fence (see
+    /// `wgmma_into`); then each stage's sums promoted as they are whole,
+    /// the next stage's wgmmas running meanwhile. Each stage goes back to
+    /// the producer (`release(w, i)`) before its sums are promoted. (A
+    /// select of the tile's first stage in the promotion, not zeroed
+    /// accumulators, doubled its instructions: 974 TFLOP/s at 4096^3 on the
+    /// H200, 1160 zeroed, a stage at a time.)
+    pub(super) fn promoted_run(&self, w: &mut Writer, n: u32, wait: &dyn Fn(&mut Writer, u32), release: &dyn Fn(&mut Writer, u32)) {
+        let sets = self.sum_sets();
+        let set = |i: u32| sets[i as usize % sets.len()];
+        for i in 0..n {
+            wait(w, i);
+            self.wgmma_group(w, &format!("s{i}"), set(i));
+        }
+        if self.block_scaled() {
+            for i in 0..n {
+                self.load_block_scales(w, &Self::scales_of(set(i)), &if i == 0 { "kt".to_string() } else { format!("kt + {i}") });
+            }
+        }
+        for i in 0..n {
+            match n - 1 - i {
+                0 => w.line("wgmma_wait<0>();  // the last stage's sums are whole"),
+                later => w.line(format!("wgmma_wait<{later}>();  // this stage's sums are whole, the next {later}'s wgmmas running")),
+            }
+            release(w, i);
+            self.promote(w, set(i));
+        }
     }
 
     /// The descriptor of operand `which`'s atom at `mn` (rows of A or
@@ -253,8 +315,9 @@ impl Tc<'_> {
 
     /// Whether the accumulators are zeroed before each tile (`wgmma(.., zeroed)`).
     fn zeroed(&self) -> bool {
-        // under a cluster split along K a rank may hold no K step of the tile at all
-        matches!(self.spec.atom, crate::spec::Atom::Wgmma { zeroed: true, .. }) || self.spec.k_split() > 1
+        // under a cluster split along K a rank may hold no K step of the tile at all; promoted,
+        // a stage's sums are added to them alone (`promoted_run`)
+        matches!(self.spec.atom, crate::spec::Atom::Wgmma { zeroed: true, .. }) || self.spec.k_split() > 1 || self.promoted()
     }
 
     /// wgmma's accumulators in the m16n8 C-fragment map: atom `(im, jn)`

@@ -923,7 +923,19 @@ impl KernelSpec {
     /// of 8 bytes per stage.
     pub fn tma_overhead(&self) -> u32 {
         match self.staging {
-            Staging::Tma { .. } => 1024 + self.ring_barrier_bytes(),
+            Staging::Tma { .. } => 1024 + self.ring_barrier_bytes() + self.block_scale_bytes(),
+            _ => 0,
+        }
+    }
+
+    /// `scale = block` under TMA staging: each stage's scales past the
+    /// ring's barriers, from a 128-byte boundary: A's (a block tile's rows
+    /// of one K block, by TMA) and B's (one per 128-column block of the
+    /// tile, at most 4, by cp.async), which the stage's full barrier waits
+    /// for with its tiles.
+    pub fn block_scale_bytes(&self) -> u32 {
+        match (self.fused.scale, self.staging) {
+            (Some(Scale::Block), Staging::Tma { stages, .. }) => 128 + stages * (self.block.m * 4 + 16),
             _ => 0,
         }
     }
@@ -1019,6 +1031,9 @@ impl KernelSpec {
         }
         if let (Staging::Tma { .. }, Epilogue::Tma) = (self.staging, self.epilogue) {
             maps.push("c");
+        }
+        if self.block_scale_bytes() > 0 {
+            maps.push("sfa");
         }
         maps
     }

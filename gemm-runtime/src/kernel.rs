@@ -334,6 +334,11 @@ impl Kernel {
                 "b_edge" if !self.spec.edge_map_read(Which::B, dims.n) => maps[1],
                 "a_edge" => tma::operand_map(&self.spec, Which::A, a_ptr, &sa, b.count, b.stride_a, true)?,
                 "b_edge" => tma::operand_map(&self.spec, Which::B, b_ptr, &sb, b.count, b.stride_b, true)?,
+                // A's block scales (checked for their length): K block after K block of m rows, m rounded up to 4 apart
+                "sfa" => {
+                    let Some(((sfa, _), _)) = &scale_ptrs else { unreachable!("a block-scaled kernel's scales are checked given") };
+                    tma::scale_map(*sfa, dims.m, dims.k, self.spec.block.m)?
+                }
                 _ => tma::c_map(&self.spec, c_ptr, &sc, b.count, b.stride_c)?,
             });
         }

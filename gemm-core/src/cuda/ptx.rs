@@ -461,3 +461,22 @@ pub fn cluster(w: &mut Writer, multicast: bool) {
     );
     w.line("");
 }
+
+/// `scale = block`'s copies beside the tiles: B's scales by a 4-byte
+/// cp.async whose landing the stage's full barrier waits for
+/// (`cp.async.mbarrier.arrive`: an arrival pending until then), and the
+/// bytes of A's, which TMA brings, added to what the barrier expects.
+pub fn block_scale_copies(w: &mut Writer) {
+    w.line("// a 4-byte copy into shared memory, and the barrier's arrival pending until this thread's copies land");
+    w.block("__device__ __forceinline__ void cp_async_4(unsigned dst, const void* src)", |w| {
+        w.line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4;\\n\" :: \"r\"(dst), \"l\"(src) : \"memory\");");
+    });
+    w.block("__device__ __forceinline__ void cp_async_arrive(unsigned bar)", |w| {
+        w.line("asm volatile(\"cp.async.mbarrier.arrive.shared::cta.b64 [%0];\\n\" :: \"r\"(bar) : \"memory\");");
+    });
+    w.line("// bytes more for the barrier's phase to wait for, without an arrival");
+    w.block("__device__ __forceinline__ void mbar_expect_more(unsigned bar, unsigned bytes)", |w| {
+        w.line("asm volatile(\"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\\n\" :: \"r\"(bar), \"r\"(bytes) : \"memory\");");
+    });
+    w.line("");
+}

@@ -65,6 +65,20 @@ pub fn strided_map(elem: Elem, ptr: u64, (rows, cols): (usize, usize), ld: usize
     encode(elem, ptr, &shape, (1, 0), box_dims, swizzle)
 }
 
+/// The tensor map of A's scales under `scale = block` at `ptr`: a row of
+/// `m` f32s a K block (`ceil(k / 128)` of them), rows
+/// [`block_scales_a_ld`]`(m)` apart, in boxes of `rows` (a block tile's).
+pub fn scale_map(ptr: u64, m: usize, k: usize, rows: u32) -> Result<TensorMap, GemmError> {
+    if ptr % 16 != 0 {
+        return Err(GemmError::TensorMap {
+            operand: 'A',
+            what: format!("A's block scales at {ptr:#x}: TMA reads them from a 16-byte aligned start"),
+        });
+    }
+    let blocks = k.div_ceil(gemm_core::spec::SCALE_BLOCK as usize);
+    strided_map(Elem::F32, ptr, (blocks, m), gemm_core::spec::block_scales_a_ld(m), [rows, 1], 0)
+}
+
 /// Encodes a 3-D tensor map of `shape` (elements of `elem` at `ptr`; the
 /// batch of `count` problems `stride` elements apart as the third
 /// dimension) with boxes of `box_dims` (contiguous side first) in a

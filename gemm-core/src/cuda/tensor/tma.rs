@@ -57,6 +57,9 @@ impl Tc<'_> {
         if let Some(r) = self.ring() {
             self.ring_copy_helpers(w, r.vector);
         }
+        if self.spec.block_scale_bytes() > 0 {
+            ptx::block_scale_copies(w);
+        }
         if self.spec.specialize.is_some_and(|sp| sp.producer_regs.is_some() || sp.consumer_regs.is_some()) {
             ptx::setmaxnreg(w);
         }
@@ -121,6 +124,15 @@ impl Tc<'_> {
         if pingpong.is_some() {
             w.line(format!("const unsigned turns = empty + {};  // consumer c's turn with the ring done: turns + 8 * c", 8 * stages));
         }
+        if self.spec.block_scale_bytes() > 0 {
+            let turns = pingpong.map_or(0, |c| 8 * c);
+            w.line(format!(
+                "// each stage's scales (scale = block): A's {} rows of the K block, then B's of the tile's 128-column blocks (4 floats a stage)",
+                self.bm
+            ));
+            w.line(format!("const unsigned sfa_smem = (empty + {} + 127) & ~127u;", 8 * stages + turns));
+            w.line(format!("const unsigned sfb_smem = sfa_smem + {};", stages * self.bm * 4));
+        }
         let per = if self.multicasts() { " of each block of the cluster" } else { "" };
         w.block("if (threadIdx.x == 0)", |w| {
             w.block(format!("for (int s = 0; s < {stages}; ++s)"), |w| {
@@ -141,6 +153,7 @@ impl Tc<'_> {
                 let whose = match pingpong {
                     Some(_) => "the release of the consumer whose tile it holds",
                     None if self.thread_arrivals() => "every consumer thread's release, and the producer's arrival before it waits",
+                    None if self.warp_releases() => "one release per consumer warp",
                     None => "one release per consumer warpgroup",
                 };
                 w.line(format!("mbar_init(empty + 8 * s, {releases});  // {whose}{per}"));
@@ -304,6 +317,9 @@ impl Tc<'_> {
             .filter(|(which, ..)| self.spec.edge_boxes(*which))
             .map(|(which, origin, end)| format!("{end} - {origin} > {}", self.spec.edge_lines_most(which)))
             .collect();
+        if self.spec.block_scale_bytes() > 0 {
+            self.scale_loads(w, kt, stage);
+        }
         let whole = |w: &mut Writer| {
             w.line(format!("mbar_expect_bytes(bar, {});", a_bytes + b_bytes));
             for which in [Which::A, Which::B] {
@@ -320,6 +336,27 @@ impl Tc<'_> {
             let maps = self.edge_loads_maps().join(", ");
             w.line(format!("edge_loads(bar, {}, {}, k0, block_m, block_n, M, N, a_batch, b_batch, {maps});", dst(Which::A), dst(Which::B)));
         });
+    }
+
+    /// `scale = block`: K block `kt`'s scales into stage `stage`'s slots,
+    /// before the stage's tiles (whose arrival completes the barrier's
+    /// phase): B's of the tile's 128-column blocks by cp.async (past N, the
+    /// last block's: its columns are never stored), A's rows by TMA (zeros
+    /// past M). (B's by a TMA box of 4 f32s from each block's scale on, a
+    /// 1-D map over all of them, ran into an illegal instruction on the
+    /// H200.)
+    fn scale_loads(&self, w: &mut Writer, kt: &str, stage: &str) {
+        let blocks = self.bn.div_ceil(crate::spec::SCALE_BLOCK);
+        w.line(format!("// K block {kt}'s scales: B's by cp.async (the barrier waits for them), A's by TMA"));
+        for j in 0..blocks {
+            let nb = if j == 0 { "block_n / 128".to_string() } else { format!("block_n / 128 + {j}") };
+            let nb = if self.spec.edges == crate::spec::Edges::Guarded && j > 0 { format!("min({nb}, (N - 1) / 128)") } else { nb };
+            let at = if j == 0 { format!("sfb_smem + 16 * {stage}") } else { format!("sfb_smem + 16 * {stage} + {}", 4 * j) };
+            w.line(format!("cp_async_4({at}, scale_b + ({nb}) * k_tiles + {kt});"));
+        }
+        w.line("cp_async_arrive(bar);");
+        w.line(format!("mbar_expect_more(bar, {});", self.bm * 4));
+        w.line(format!("tma_load(sfa_smem + {stage} * {}, tmap_sfa, block_m, {kt}, 0, bar);", self.bm * 4));
     }
 
     /// `edge_loads`, the copies of a K step of a tile that crosses M's or
@@ -666,7 +703,8 @@ impl Tc<'_> {
         // ping-pong: each stage is one consumer's, which alone releases it
         let releasing = if sp.pingpong { 1 } else { sp.consumers };
         // arrivals by thread: every consumer thread and the producer arrive on each barrier (the rules: no cluster)
-        let arrivals = if self.thread_arrivals() { 1 + 128 * sp.consumers } else { releasing * readers };
+        let per = if self.warp_releases() { 4 } else { 1 };
+        let arrivals = if self.thread_arrivals() { 1 + 128 * sp.consumers } else { releasing * readers * per };
         self.tma_setup(w, stages, arrivals);
         let persistent = self.spec.persistent == Some(Persistent::Tiles);
         if persistent && self.spec.cluster.is_none() {
@@ -702,6 +740,9 @@ impl Tc<'_> {
                 });
                 self.let_next_start(w, None);
             });
+            if self.spec.block_scale_bytes() > 0 {
+                w.line("asm volatile(\"cp.async.wait_all;\\n\" ::: \"memory\");  // its scale copies have landed before it leaves");
+            }
         };
         let consumers = |w: &mut Writer| {
             if sp.overlap {
@@ -942,11 +983,24 @@ impl Tc<'_> {
                 None => w.line(format!("mbar_arrive(empty + 8 * {stage});  // every thread")),
             };
         }
+        // (by warp: each warp reads the stage's block scales itself, after its wgmmas)
+        let (group, who) = if self.warp_releases() { (32, "each warp, past its reads of the stage's scales") } else { (128, "") };
+        let note = if who.is_empty() { String::new() } else { format!("  // {who}") };
         if self.multicasts() {
-            w.line(format!("if ({cond}threadIdx.x % 128 < {size}) mbar_arrive_cluster(empty + 8 * {stage}, threadIdx.x % 128);"));
+            w.line(format!("if ({cond}threadIdx.x % {group} < {size}) mbar_arrive_cluster(empty + 8 * {stage}, threadIdx.x % {group});{note}"));
         } else {
-            w.line(format!("if ({cond}threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * {stage});"));
+            w.line(format!("if ({cond}threadIdx.x % {group} == 0) mbar_arrive(empty + 8 * {stage});{note}"));
         }
+    }
+
+    /// Whether each consumer warp releases the stages on its own, not its
+    /// warpgroup's first thread for all four: under `scale = block` in a
+    /// producer's ring, where each warp reads a stage's scales from shared
+    /// memory after issuing its wgmmas (before them, `wgmma_fence` waited
+    /// for the reads: 1222 TFLOP/s at 4096^3 on the H200 where per-tensor
+    /// scales ran 1331).
+    pub(super) fn warp_releases(&self) -> bool {
+        self.spec.block_scale_bytes() > 0 && self.spec.paired_sums()
     }
 
     /// Whether every thread arrives on the ring's barriers and waits on its

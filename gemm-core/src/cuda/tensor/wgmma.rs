@@ -97,8 +97,6 @@ impl Tc<'_> {
             w.line(format!("float {set}[{}][{}][{q}][4];", self.ami, self.ani));
         }
         if self.block_scaled() {
-            w.declare("sa_ld", "const int sa_ld = (M + 3) / 4 * 4;  // A's scales: rows m rounded up to 4, K block after K block");
-            w.declare("k_blocks", "const int k_blocks = (K + 127) / 128;  // B's scales: k_blocks a 128-row block of B");
             w.line(
                 "// each set's scales: this thread's rows of A (lane / 4, + 8, of each 64-row atom) times B's of the warpgroup's 128-column block",
             );
@@ -128,21 +126,25 @@ impl Tc<'_> {
         self.spec.fused.scale == Some(crate::spec::Scale::Block)
     }
 
-    /// `scale = block`: K block `k_block`'s scales of this thread's
-    /// accumulators into `sc`, loaded once its wgmmas are issued.
-    fn load_block_scales(&self, w: &mut Writer, sc: &str, k_block: &str) {
-        let guarded = self.spec.edges == crate::spec::Edges::Guarded;
+    /// `scale = block`: stage `stage`'s scales of this thread's
+    /// accumulators into `sc`, from the stage's slots in shared memory: the
+    /// rows of A (lane / 4 and + 8 of each 64-row atom) times B's for the
+    /// warpgroup's 128-column block. No warp may read the slots once the
+    /// stage goes back to the producer: outside a producer's ring they are
+    /// read before the stage's wgmmas, which every warp of the warpgroup
+    /// issues; in it, each warp releases the stage itself. (Loaded from
+    /// global memory by each thread instead, they ran 1110-1160 TFLOP/s on
+    /// the H200 where per-tensor scales ran 1300-1380.)
+    fn read_block_scales(&self, w: &mut Writer, sc: &str, stage: &str) {
         w.block("", |w| {
-            w.line(format!("const float* const sa_k = scale_a + {} * sa_ld;", term(k_block)));
-            w.line(format!("const float sb_k = __ldg(scale_b + (block_n + group_n) / 128 * k_blocks + {k_block});"));
+            w.line(format!("const float* const sfa = reinterpret_cast<const float*>(smem_raw + (sfa_smem - smem_base)) + {stage} * {};", self.bm));
+            w.line(format!(
+                "const float sb = reinterpret_cast<const float*>(smem_raw + (sfb_smem - smem_base))[{stage} * 4 + (block_n + group_n) / 128 - block_n / 128];"
+            ));
             w.unrolled("im", self.ami, |w| {
                 w.unrolled("h", 2, |w| {
-                    let row =
-                        plus(&[Some("block_m + warp_m".into()), times(index("im", self.ami), 64), Some("lane / 4".into()), Some("h * 8".into())]);
-                    w.line(format!("const int row = {row};"));
-                    // (guarded, a row past M reads the last row's: it reaches no store)
-                    let at = if guarded { "row < M ? row : M - 1" } else { "row" };
-                    w.line(format!("{sc}[im][h] = __ldg(sa_k + ({at})) * sb_k;"));
+                    let row = plus(&[Some("warp_m".into()), times(index("im", self.ami), 64), Some("lane / 4".into()), Some("h * 8".into())]);
+                    w.line(format!("{sc}[im][h] = sfa[{row}] * sb;"));
                 });
             });
         });
@@ -162,21 +164,12 @@ impl Tc<'_> {
     /// stream-K): its wgmmas into the sums (afresh), committed as a group,
     /// a wait for them, and their promotion.
     fn wgmma_promoted(&self, w: &mut Writer, stage: &str) {
-        self.wgmma_into(w, stage, "part", "kt");
+        if self.block_scaled() {
+            self.read_block_scales(w, "sc", stage);
+        }
+        self.wgmma_group(w, stage, "part");
         w.line("wgmma_wait<0>();  // the stage's sums are whole: promote them (and the stage may be released)");
         self.promote(w, "part");
-    }
-
-    /// One stage's wgmmas into sum set `set` (afresh), committed as a group;
-    /// under `scale = block` then K block `k_block`'s scales loaded, after
-    /// the wgmmas: wgmma_fence waits for every register write before it,
-    /// these loads' too (loaded before it, the block-scaled kernel ran 748
-    /// TFLOP/s at 4096^3 on the H200; after, 999).
-    fn wgmma_into(&self, w: &mut Writer, stage: &str, set: &str, k_block: &str) {
-        self.wgmma_group(w, stage, set);
-        if self.block_scaled() {
-            self.load_block_scales(w, &Self::scales_of(set), k_block);
-        }
     }
 
     /// One stage's wgmmas into sum set `set` (afresh), committed as a group.
@@ -191,9 +184,9 @@ impl Tc<'_> {
     /// `n` stages (1 or 2) of a promoted consumer in a producer's ring, K
     /// steps `kt` on: each one's wait for its stage (`wait(w, i)`, which
     /// names it `s{i}`) and its wgmmas into a set of sums of its own; then
-    /// (`scale = block`) their scales loaded, after every wgmma_fence (see
-    /// `wgmma_into`); then each stage's sums promoted as they are whole,
-    /// the next stage's wgmmas running meanwhile. Each stage goes back to
+    /// (`scale = block`) their scales, read past every `wgmma_fence` (each
+    /// warp releases the stages: `warp_releases`); then each stage's sums
+    /// promoted as they are whole, the next stage's wgmmas running meanwhile. Each stage goes back to
     /// the producer (`release(w, i)`) before its sums are promoted. (A
     /// select of the tile's first stage in the promotion, not zeroed
     /// accumulators, doubled its instructions: 974 TFLOP/s at 4096^3 on the
@@ -207,7 +200,7 @@ impl Tc<'_> {
         }
         if self.block_scaled() {
             for i in 0..n {
-                self.load_block_scales(w, &Self::scales_of(set(i)), &if i == 0 { "kt".to_string() } else { format!("kt + {i}") });
+                self.read_block_scales(w, &Self::scales_of(set(i)), &format!("s{i}"));
             }
         }
         for i in 0..n {

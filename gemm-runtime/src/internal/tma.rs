@@ -67,7 +67,7 @@ pub fn strided_map(elem: Elem, ptr: u64, (rows, cols): (usize, usize), ld: usize
 
 /// The tensor map of A's scales under `scale = block` at `ptr`: a row of
 /// `m` f32s a K block (`ceil(k / 128)` of them), rows
-/// [`block_scales_a_ld`]`(m)` apart, in boxes of `rows` (a block tile's).
+/// [`block_scales_a_ld`](gemm_core::spec::block_scales_a_ld)`(m)` apart, in boxes of `rows` (a block tile's).
 pub fn scale_map(ptr: u64, m: usize, k: usize, rows: u32) -> Result<TensorMap, GemmError> {
     if ptr % 16 != 0 {
         return Err(GemmError::TensorMap {

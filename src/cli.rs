@@ -105,14 +105,15 @@ pub fn main_at(steps: &[&Step], name: &str, default: Dims) {
     }
 }
 
-/// The three ladders, each in its own table and files (`ladder`, `tensor`,
-/// `hopper`; the last on sm_90 GPUs only).
+/// The four ladders, each in its own table and files (`ladder`, `tensor`,
+/// `hopper`, `fp8`; the last two on sm_90 GPUs only).
 pub fn main_for_both() {
     let simt: Vec<&Step> = crate::STEPS.iter().collect();
     let tensor: Vec<&Step> = crate::TENSOR_STEPS.iter().collect();
     let hopper: Vec<&Step> = crate::HOPPER_STEPS.iter().collect();
+    let fp8: Vec<&Step> = crate::FP8_STEPS.iter().collect();
     let default = Dims::new(4096, 4096, 4096);
-    let all: Vec<&Step> = simt.iter().chain(&tensor).chain(&hopper).copied().collect();
+    let all: Vec<&Step> = simt.iter().chain(&tensor).chain(&hopper).chain(&fp8).copied().collect();
     let args = parse_args(&all, "ladder", default);
     let dims = match args.size.dims(default) {
         Ok(d) => d,
@@ -121,7 +122,8 @@ pub fn main_for_both() {
             std::process::exit(2);
         }
     };
-    if let Err(e) = run(&simt, "ladder", dims).and_then(|_| run(&tensor, "tensor", dims)).and_then(|_| run(&hopper, "hopper", dims)) {
+    let ladders = run(&simt, "ladder", dims).and_then(|_| run(&tensor, "tensor", dims)).and_then(|_| run(&hopper, "hopper", dims));
+    if let Err(e) = ladders.and_then(|_| run(&fp8, "fp8", dims)) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
@@ -160,7 +162,9 @@ fn run(steps: &[&Step], name: &str, dims: Dims) -> Result<(), Box<dyn std::error
     };
     for (c, t) in &cublas {
         let pct = ceiling.map_or(String::new(), |p| format!(" {:.1}% |", 100.0 * t / p));
-        table.push(format!("| cuBLAS {} | {t:.2} | 100.0% |{pct} | | |", describe(*c)));
+        // (cuBLAS has no 8-bit GEMM: cuBLASLt's, in its default mode)
+        let who = if c.0[0].is_fp8() { "cuBLASLt fp8" } else { "cuBLAS" };
+        table.push(format!("| {who} {} | {t:.2} | 100.0% |{pct} | | |", describe(*c)));
     }
     for line in &table {
         println!("{line}");

@@ -6,6 +6,24 @@
 use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor, F8E4M3};
 // ANCHOR_END: imports
 
+/// The fp8 ladder's first step: the Hopper ladder's `wgmma_tile` on e4m3
+/// operands, per-tensor scales applied in the epilogue: one warpgroup, a
+/// 128 x 128 tile of two m64n128k32 atoms down M, a K tile of 128 (one
+/// swizzle row of 8-bit elements) a stage, one stage.
+// ANCHOR: fp8_wgmma
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 128, threads = 128),
+    warp(m = 128, n = 128),
+    atom = wgmma(m64n128k32, zeroed),
+    staging = tma(stages = 1),
+    swizzle = b128,
+    raster = grouped(8),
+    epilogue = vector(scale = tensor),
+    edges = guarded,
+)]
+pub fn fp8_wgmma(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: fp8_wgmma
+
 /// `hopper_autotuned`'s tiling on e4m3 operands with per-tensor scales (one
 /// f32 for A and one for B, in device buffers, as cuBLASLt's scale
 /// pointers): 128 x 256 tiles, K 128 a stage (one swizzle row of 8-bit

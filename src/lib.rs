@@ -16,4 +16,4 @@ pub mod steps;
 pub mod tuned;
 pub mod variants;
 
-pub use steps::{Step, HOPPER_STEPS, STEPS, TENSOR_STEPS};
+pub use steps::{Step, FP8_STEPS, HOPPER_STEPS, STEPS, TENSOR_STEPS};

@@ -509,8 +509,42 @@ pub fn time_cublas(bench: &Bench, layouts: [Layout; 3], dims: Dims, reps: Reps) 
 /// Times cuBLAS on inputs of `types` (A, B, C) and `layouts`.
 pub fn time_cublas_typed(bench: &Bench, types: [Elem; 3], layouts: [Layout; 3], dims: Dims, reps: Reps) -> Result<Timing, GemmError> {
     let p = Problem::typed(bench, types, layouts, dims, 11)?;
+    if types[0].is_fp8() || types[1].is_fp8() {
+        return time_lt_fp8(bench, &p, reps);
+    }
     let mut c = p.poisoned_c(bench)?;
     time(bench.stream(), reps.warmup, reps.runs, |_| p.cublas(bench, &mut c))
+}
+
+/// cuBLAS has no 8-bit GEMM: cuBLASLt's fp8 GEMM on `p` in its default
+/// mode (its partial sums promoted into f32), with per-tensor scales of 1;
+/// e4m3 operands, A row-major and B column-major (the one layout it takes).
+fn time_lt_fp8(bench: &Bench, p: &Problem, reps: Reps) -> Result<Timing, GemmError> {
+    let s = bench.stream();
+    let scales = (s.clone_htod(&[1.0f32])?, s.clone_htod(&[1.0f32])?);
+    let mut c = p.poisoned_c(bench)?;
+    let (DevMat::F8E4M3(a), DevMat::F8E4M3(b)) = (&p.a, &p.b) else {
+        return Err(GemmError::Unsupported(format!(
+            "the fp8 reference times e4m3 A and B, not {} and {}",
+            p.a.elem().rust_name(),
+            p.b.elem().rust_name()
+        )));
+    };
+    if p.layouts[..2] != [Layout::RowMajor, Layout::ColMajor] {
+        return Err(GemmError::Unsupported("cuBLASLt's fp8 GEMM takes A row-major and B column-major".into()));
+    }
+    macro_rules! timed {
+        ($t:ty, $c:expr) => {{
+            let mut lt = crate::lt_fp8::LtFp8::new::<F8E4M3, F8E4M3, $t>(s, p.dims, (&scales.0, &scales.1), false)?;
+            time(s, reps.warmup, reps.runs, |_| lt.run(a, b, $c))
+        }};
+    }
+    match &mut c {
+        DevMat::Bf16(c) => timed!(bf16, c),
+        DevMat::F16(c) => timed!(f16, c),
+        DevMat::F32(c) => timed!(f32, c),
+        other => Err(GemmError::Unsupported(format!("the fp8 reference writes C in bf16, f16 or f32, not {}", other.elem().rust_name()))),
+    }
 }
 
 /// `kernel` and cuBLAS (in the kernel's types and layouts) at `dims`,

@@ -699,16 +699,46 @@ pub static HOPPER_STEPS: [Step; 12] = [
     },
 ];
 
-/// Every step: the three ladders, then the split-K row.
+/// The fp8 ladder (sm_90a: e4m3 operands, f32 accumulators, bf16 C), timed
+/// beside cuBLASLt's fp8 GEMM in its default mode.
+pub static FP8_STEPS: [Step; 4] = [
+    Step {
+        name: "fp8_wgmma",
+        change: "wgmma_tile on e4m3: m64n128k32, K tiles of 128 (one swizzle row), per-tensor scales",
+        seed: "(DeepGEMM, CUTLASS 54: the same instructions)",
+        kernel: &crate::fp8::fp8_wgmma::KERNEL,
+    },
+    Step {
+        name: "fp8_tma_store",
+        change: "hopper_autotuned's form: a producer, two consumers of 64 x 256, a persistent walk, TMA stores",
+        seed: "",
+        kernel: &crate::fp8::fp8_tma_store::KERNEL,
+    },
+    Step {
+        name: "fp8_promoted",
+        change: "each stage's sums added into f32 (cuBLASLt's default accuracy), two stages at a time, 64 x 128 consumers",
+        seed: "(DeepGEMM's promotion every 128 of K)",
+        kernel: &crate::fp8::fp8_promoted::KERNEL,
+    },
+    Step {
+        name: "fp8_block_scaled",
+        change: "DeepGEMM's 1 x 128 and 128 x 128 scales, staged with each stage's tiles",
+        seed: "DeepGEMM: up to 1550 TFLOP/s on an H800 (its own shapes)",
+        kernel: &crate::fp8::fp8_block_scaled::KERNEL,
+    },
+];
+
+/// Every step: the four ladders, then the split-K row.
 pub fn all() -> impl Iterator<Item = &'static Step> {
-    STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&SPLIT_K_STEPS)
+    STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&FP8_STEPS).chain(&SPLIT_K_STEPS)
 }
 
 /// The example that runs step `name` alone: its ladder (`simt`, `tensor`,
-/// `hopper`), its place on it and its name, as `hopper_12_hopper_autotuned`,
-/// so that `cargo run --example` lists each ladder in order.
+/// `hopper`, `fp8`), its place on it and its name, as
+/// `hopper_12_hopper_autotuned`, so that `cargo run --example` lists each
+/// ladder in order.
 pub fn example_name(name: &str) -> Option<String> {
-    [("simt", &STEPS[..]), ("tensor", &TENSOR_STEPS[..]), ("hopper", &HOPPER_STEPS[..])]
+    [("simt", &STEPS[..]), ("tensor", &TENSOR_STEPS[..]), ("hopper", &HOPPER_STEPS[..]), ("fp8", &FP8_STEPS[..])]
         .iter()
         .find_map(|(ladder, steps)| steps.iter().position(|s| s.name == name).map(|i| format!("{ladder}_{:02}_{name}", i + 1)))
 }

@@ -16,7 +16,7 @@ fn every_example_is_a_ladder_step_in_order_or_a_user_example() {
         .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
         .collect();
     let mut expected: BTreeSet<String> = USER_EXAMPLES.iter().map(|s| s.to_string()).collect();
-    for step in gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS) {
+    for step in gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS).chain(&gemm_ladder::FP8_STEPS) {
         let name = gemm_ladder::steps::example_name(step.name).expect("a ladder step has an example name");
         let source = std::fs::read_to_string(dir.join(format!("{name}.rs"))).unwrap_or_else(|_| panic!("examples/{name}.rs runs step {}", step.name));
         assert!(source.contains(&format!("step(\"{}\")", step.name)), "examples/{name}.rs runs step {}", step.name);

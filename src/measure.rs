@@ -461,7 +461,11 @@ pub fn kernel_tolerance(spec: &gemm_runtime::spec::KernelSpec) -> f64 {
 /// with cuBLAS: the relative error, or a [`Failure::Wrong`] past the tolerance.
 pub fn verify(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64) -> Result<f64, Failure> {
     let p = Problem::for_kernel(bench, kernel, dims, seed)?;
-    let reference = p.reference(bench)?;
+    let mut reference = p.reference(bench)?;
+    // a scaled kernel's product times its scales (powers of two: exact)
+    if let Some((_, _, product)) = &p.scales {
+        reference.iter_mut().for_each(|x| *x *= product);
+    }
     verify_on(bench, kernel, &p, &reference)
 }
 

@@ -132,7 +132,8 @@ pub fn main_for_both() {
 fn run(steps: &[&Step], name: &str, dims: Dims) -> Result<(), Box<dyn std::error::Error>> {
     let bench = Bench::open()?;
     let reps = Reps::default();
-    let tensor = steps.iter().any(|s| s.kernel.spec.tensor_core());
+    // (the mma.sync ceiling is the 16-bit tensor ladders' yardstick, not 8-bit wgmma's)
+    let tensor = steps.iter().any(|s| s.kernel.spec.tensor_core()) && !steps.iter().any(|s| s.kernel.spec.a.elem.is_fp8());
     let driver = gemm_runtime::device::driver_version().unwrap_or_else(|_| "?".into());
     let heading = format!(
         "{} (sm_{}{}, CUDA driver {driver}), C = A * B accumulated in f32, m = {}, n = {}, k = {}; median of {} runs after {} warm-up; cuBLAS in each step's types and layouts (A, B, C; r = row-major, c = column-major)",

@@ -1,10 +1,13 @@
-//! Quantization to 8-bit floats beside the GEMM, per tensor: the largest
-//! magnitude of the source (`amax`), the scale `amax / MAX` (448 for e4m3,
-//! 57344 for e5m2; 1 where the source is all zeros), and each element
-//! divided by it and rounded to nearest with saturation (`cvt.rn.satfinite`).
-//! The scale lands in a device buffer, where a kernel with
-//! `epilogue = NAME(scale = tensor)` reads it: `x ~= scale * q`. Two small
-//! kernels of our own, as the alignment copies are; they need
+//! Quantization to 8-bit floats beside the GEMM: for each group of
+//! elements, its largest magnitude (`amax`), the scale `amax / MAX` (448
+//! for e4m3, 57344 for e5m2; 1 where the group is all zeros), and each
+//! element divided by it and rounded to nearest with saturation
+//! (`cvt.rn.satfinite`): `x ~= scale * q`. The groups are the whole tensor
+//! ([`per_tensor`], for `scale = tensor`), each row ([`per_row`], for
+//! `scale = channel`), or DeepGEMM's 1 x 128 groups of A and 128 x 128
+//! blocks of B ([`rows_by_k_block`], [`blocks`], for `scale = block`), the
+//! scales written to device buffers in the layouts those kernels read.
+//! Small kernels of our own, as the alignment copies are; they need
 //! compute capability 8.9 or newer (the 8-bit conversions).
 
 use std::sync::Arc;
@@ -287,7 +290,7 @@ fn by_groups<T: Element, Q: Element>(
     let (x, y) = (rows.div_ceil(g.rows), cols.div_ceil(g.cols));
     if x > i32::MAX as usize || y > 65535 {
         return Err(GemmError::Unsupported(format!(
-            "quantize: {x} x {y} groups of {} x {}: at most 2^31 - 1 along the rows and 65535 along them",
+            "quantize: {x} x {y} groups of {} x {}: at most 2^31 - 1 down the rows and 65535 along them",
             g.rows, g.cols
         )));
     }

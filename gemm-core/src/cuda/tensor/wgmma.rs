@@ -132,9 +132,10 @@ impl Tc<'_> {
     /// warpgroup's 128-column block. No warp may read the slots once the
     /// stage goes back to the producer: outside a producer's ring they are
     /// read before the stage's wgmmas, which every warp of the warpgroup
-    /// issues; in it, each warp releases the stage itself. (Loaded from
-    /// global memory by each thread instead, they ran 1110-1160 TFLOP/s on
-    /// the H200 where per-tensor scales ran 1300-1380.)
+    /// issues; in it, each warp releases the stage itself. (Each thread
+    /// loading its scales from global memory ran as fast, 1110-1160 TFLOP/s
+    /// at 4096^3 on the H200 where per-tensor scales ran 1300-1380: staged,
+    /// no consumer waits on a global load.)
     fn read_block_scales(&self, w: &mut Writer, sc: &str, stage: &str) {
         w.block("", |w| {
             w.line(format!("const float* const sfa = reinterpret_cast<const float*>(smem_raw + (sfa_smem - smem_base)) + {stage} * {};", self.bm));
@@ -186,11 +187,11 @@ impl Tc<'_> {
     /// names it `s{i}`) and its wgmmas into a set of sums of its own; then
     /// (`scale = block`) their scales, read past every `wgmma_fence` (each
     /// warp releases the stages: `warp_releases`); then each stage's sums
-    /// promoted as they are whole, the next stage's wgmmas running meanwhile. Each stage goes back to
-    /// the producer (`release(w, i)`) before its sums are promoted. (A
-    /// select of the tile's first stage in the promotion, not zeroed
-    /// accumulators, doubled its instructions: 974 TFLOP/s at 4096^3 on the
-    /// H200, 1160 zeroed, a stage at a time.)
+    /// promoted as they are whole, the next stage's wgmmas running
+    /// meanwhile. Each stage goes back to the producer (`release(w, i)`)
+    /// before its sums are promoted. (A select of the tile's first stage in
+    /// the promotion, not zeroed accumulators, doubled its instructions: 974
+    /// TFLOP/s at 4096^3 on the H200, 1160 zeroed, a stage at a time.)
     pub(super) fn promoted_run(&self, w: &mut Writer, n: u32, wait: &dyn Fn(&mut Writer, u32), release: &dyn Fn(&mut Writer, u32)) {
         let sets = self.sum_sets();
         let set = |i: u32| sets[i as usize % sets.len()];

@@ -70,7 +70,10 @@ impl<T: Element> EpilogueArgs<'_, T> {
         match (f.scale.is_some(), self.scales) {
             (true, None) => return err(format!("computes {}: give A's and B's scales", spec.formula())),
             (false, Some(_)) => {
-                return err(format!("computes {}, with no scales; leave them out or declare `scale = tensor` in the spec's epilogue", spec.formula()))
+                return err(format!(
+                    "computes {}, with no scales; leave them out or declare `scale = tensor | channel | block` in the spec's epilogue",
+                    spec.formula()
+                ))
             }
             _ => {}
         }

@@ -346,7 +346,10 @@ impl Tc<'_> {
     /// 1-D map over all of them, ran into an illegal instruction on the
     /// H200.)
     fn scale_loads(&self, w: &mut Writer, kt: &str, stage: &str) {
+        // (a TMA box side is at most 256 elements, so a tile spans at most 2 of B's blocks: a
+        // stage's slot holds 4)
         let blocks = self.bn.div_ceil(crate::spec::SCALE_BLOCK);
+        debug_assert!(blocks <= 4, "a stage's slot of B's scales holds 4");
         w.line(format!("// K block {kt}'s scales: B's by cp.async (the barrier waits for them), A's by TMA"));
         for j in 0..blocks {
             let nb = if j == 0 { "block_n / 128".to_string() } else { format!("block_n / 128 + {j}") };

@@ -1801,7 +1801,7 @@ fn channel_and_block_scaled_fp8_kernels_match_the_host_product_of_the_dequantize
                     (q, wide)
                 }};
             }
-            let c = if spec.c.elem == Elem::F32 { kernel_c_f32(s, m, n) } else { kernel_c_bf16(s, m, n) };
+            let c = ScaledC::poisoned(s, spec.c.elem, m, n);
             let dims = Dims::new(m, n, k);
             let (qa_wide, qw_wide, got) = match spec.a.elem {
                 Elem::F8E4M3 => {
@@ -1859,15 +1859,16 @@ enum ScaledC {
     F32(CudaSlice<f32>),
 }
 
-fn kernel_c_bf16(s: &std::sync::Arc<gemm_runtime::cudarc::driver::CudaStream>, m: usize, n: usize) -> ScaledC {
-    ScaledC::Bf16(s.clone_htod(&vec![bf16::NAN; m * n]).unwrap())
-}
-
-fn kernel_c_f32(s: &std::sync::Arc<gemm_runtime::cudarc::driver::CudaStream>, m: usize, n: usize) -> ScaledC {
-    ScaledC::F32(s.clone_htod(&vec![f32::NAN; m * n]).unwrap())
-}
-
 impl ScaledC {
+    /// An m x n C of NaNs in `elem` (bf16 or f32).
+    fn poisoned(s: &std::sync::Arc<gemm_runtime::cudarc::driver::CudaStream>, elem: gemm_runtime::spec::Elem, m: usize, n: usize) -> ScaledC {
+        match elem {
+            gemm_runtime::spec::Elem::F32 => ScaledC::F32(s.clone_htod(&vec![f32::NAN; m * n]).unwrap()),
+            gemm_runtime::spec::Elem::Bf16 => ScaledC::Bf16(s.clone_htod(&vec![bf16::NAN; m * n]).unwrap()),
+            other => panic!("the scaled fp8 test writes C in bf16 or f32, not {other:?}"),
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn run<Q: gemm_runtime::Element>(
         self,

@@ -1801,18 +1801,18 @@ fn channel_and_block_scaled_fp8_kernels_match_the_host_product_of_the_dequantize
                     (q, wide)
                 }};
             }
-            let c = ScaledC::poisoned(s, spec.c.elem, m, n);
+            let mut c = gemm_ladder::measure::DevMat::from_f32(s, spec.c.elem, &vec![f32::NAN; m * n]).unwrap();
             let dims = Dims::new(m, n, k);
             let (qa_wide, qw_wide, got) = match spec.a.elem {
                 Elem::F8E4M3 => {
                     let (qa, qa_wide) = quantized!(F8E4M3, &a_d, m, &mut sa, true);
                     let (qw, qw_wide) = quantized!(F8E4M3, &w_d, n, &mut sb, false);
-                    (qa_wide, qw_wide, c.run(&kernel, s, &qa, &qw, &sa, &sb, dims))
+                    (qa_wide, qw_wide, launch_scaled(&kernel, s, (&qa, &qw), (&sa, &sb), &mut c, dims))
                 }
                 _ => {
                     let (qa, qa_wide) = quantized!(F8E5M2, &a_d, m, &mut sa, true);
                     let (qw, qw_wide) = quantized!(F8E5M2, &w_d, n, &mut sb, false);
-                    (qa_wide, qw_wide, c.run(&kernel, s, &qa, &qw, &sa, &sb, dims))
+                    (qa_wide, qw_wide, launch_scaled(&kernel, s, (&qa, &qw), (&sa, &sb), &mut c, dims))
                 }
             };
             let (sa, sb) = (s.clone_dtoh(&sa).unwrap(), s.clone_dtoh(&sb).unwrap());
@@ -1853,43 +1853,24 @@ fn channel_and_block_scaled_fp8_kernels_match_the_host_product_of_the_dequantize
     assert!(matches!(e, GemmError::EpilogueArgs { .. }) && e.to_string().contains("scale buffers hold 767"), "{e}");
 }
 
-/// A C buffer of the scaled fp8 test, in bf16 or f32, and the launch into it.
-enum ScaledC {
-    Bf16(CudaSlice<bf16>),
-    F32(CudaSlice<f32>),
-}
-
-impl ScaledC {
-    /// An m x n C of NaNs in `elem` (bf16 or f32).
-    fn poisoned(s: &std::sync::Arc<gemm_runtime::cudarc::driver::CudaStream>, elem: gemm_runtime::spec::Elem, m: usize, n: usize) -> ScaledC {
-        match elem {
-            gemm_runtime::spec::Elem::F32 => ScaledC::F32(s.clone_htod(&vec![f32::NAN; m * n]).unwrap()),
-            gemm_runtime::spec::Elem::Bf16 => ScaledC::Bf16(s.clone_htod(&vec![bf16::NAN; m * n]).unwrap()),
-            other => panic!("the scaled fp8 test writes C in bf16 or f32, not {other:?}"),
-        }
+/// The scaled fp8 test's launch of `kernel` into `c` (NaNs in C's type),
+/// with A's and B's scales; C widened to f32.
+fn launch_scaled<Q: gemm_runtime::Element>(
+    kernel: &Kernel,
+    s: &std::sync::Arc<gemm_runtime::cudarc::driver::CudaStream>,
+    (a, b): (&CudaSlice<Q>, &CudaSlice<Q>),
+    (sa, sb): (&CudaSlice<f32>, &CudaSlice<f32>),
+    c: &mut gemm_ladder::measure::DevMat,
+    dims: Dims,
+) -> Vec<f32> {
+    use gemm_ladder::measure::DevMat;
+    let ep = gemm_runtime::EpilogueArgs::new().scales(sa, sb);
+    match c {
+        DevMat::Bf16(c) => kernel.launch_with(s, a, b, c, dims, ep),
+        DevMat::F16(c) => kernel.launch_with(s, a, b, c, dims, ep),
+        DevMat::F32(c) => kernel.launch_with(s, a, b, c, dims, ep),
+        other => panic!("{}: C in {}", kernel.name, other.elem().rust_name()),
     }
-
-    #[allow(clippy::too_many_arguments)]
-    fn run<Q: gemm_runtime::Element>(
-        self,
-        kernel: &Kernel,
-        s: &std::sync::Arc<gemm_runtime::cudarc::driver::CudaStream>,
-        a: &CudaSlice<Q>,
-        b: &CudaSlice<Q>,
-        sa: &CudaSlice<f32>,
-        sb: &CudaSlice<f32>,
-        dims: Dims,
-    ) -> Vec<f32> {
-        let ep = gemm_runtime::EpilogueArgs::new().scales(sa, sb);
-        match self {
-            ScaledC::Bf16(mut c) => {
-                kernel.launch_with(s, a, b, &mut c, dims, ep).unwrap();
-                s.clone_dtoh(&c).unwrap().into_iter().map(|x| x.to_f32()).collect()
-            }
-            ScaledC::F32(mut c) => {
-                kernel.launch_with(s, a, b, &mut c, dims, ep).unwrap();
-                s.clone_dtoh(&c).unwrap()
-            }
-        }
-    }
+    .unwrap();
+    c.to_f32(s).unwrap()
 }

@@ -133,9 +133,9 @@ impl Tc<'_> {
     /// stage goes back to the producer: outside a producer's ring they are
     /// read before the stage's wgmmas, which every warp of the warpgroup
     /// issues; in it, each warp releases the stage itself. (Each thread
-    /// loading its scales from global memory ran as fast, 1110-1160 TFLOP/s
-    /// at 4096^3 on the H200 where per-tensor scales ran 1300-1380: staged,
-    /// no consumer waits on a global load.)
+    /// loading its scales from global memory ran about as fast, 1120 TFLOP/s
+    /// at 4096^3 on the H200 where per-tensor scales ran 1300, against the
+    /// staged form's 1107-1179: staged, no consumer waits on a global load.)
     fn read_block_scales(&self, w: &mut Writer, sc: &str, stage: &str) {
         w.block("", |w| {
             w.line(format!("const float* const sfa = reinterpret_cast<const float*>(smem_raw + (sfa_smem - smem_base)) + {stage} * {};", self.bm));

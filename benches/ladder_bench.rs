@@ -1,17 +1,18 @@
-//! The ladder benchmark: every step of both ladders at several sizes beside
-//! cuBLAS in the step's types and layouts.
+//! The ladder benchmark: every step of the four ladders at several sizes
+//! beside cuBLAS in the step's types and layouts (cuBLASLt's fp8 GEMM in
+//! its default mode for the fp8 ladder, which cuBLAS's GEMM has no type for).
 //! `cargo bench --bench ladder_bench [STEP ...]` (default: every step).
 //!
 //! Each step is verified against cuBLAS at each size before it is timed. Timing:
 //! CUDA events, 3 warm-up runs, the median of 20, inputs rotated over enough
 //! random normal buffer sets that repeated runs do not find them in the L2.
-//! Writes a table per ladder to stdout, and `target/bench/{ladder,tensor}.{json,svg}`.
+//! Writes a table per ladder to stdout, and `target/bench/{ladder,tensor,hopper,fp8}.{json,svg}`.
 
 use clap::Parser;
 
-use gemm_ladder::measure::{config, describe, verify_on, Bench, Config, Problem, Reps};
+use gemm_ladder::measure::{config, describe, time_cublas_typed, verify_on, Bench, Config, Problem, Reps};
 use gemm_ladder::report::{line_chart, progress, rounded, write_json, write_target, BenchRecord, SizeRecord, StepRecord};
-use gemm_ladder::{Step, HOPPER_STEPS, STEPS, TENSOR_STEPS};
+use gemm_ladder::{Step, FP8_STEPS, HOPPER_STEPS, STEPS, TENSOR_STEPS};
 use gemm_runtime::internal::timing::time;
 use gemm_runtime::{Dims, GemmError};
 
@@ -26,7 +27,7 @@ fn main() {
         println!("ladder_bench: a GPU benchmark; run it with `cargo bench --bench ladder_bench`");
         return;
     }
-    if let Some(bad) = cli.only.iter().find(|o| !STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).any(|s| &s.name == o)) {
+    if let Some(bad) = cli.only.iter().find(|o| !STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&FP8_STEPS).any(|s| &s.name == o)) {
         eprintln!("error: no step is named `{bad}`");
         std::process::exit(2);
     }
@@ -46,8 +47,8 @@ fn rotation(bench: &Bench, config: Config, dims: Dims) -> Result<Vec<Problem>, G
     (0..sets).map(|i| Problem::typed(bench, types, layouts, dims, 1000 + i as u64)).collect()
 }
 
-/// Every step of both ladders at several sizes beside cuBLAS, each verified
-/// first; writes target/bench/{ladder,tensor,hopper}.{json,svg}.
+/// Every step of the four ladders at several sizes beside cuBLAS, each verified
+/// first; writes target/bench/{ladder,tensor,hopper,fp8}.{json,svg}.
 #[derive(Debug, Parser)]
 #[command(name = "ladder_bench")]
 struct Cli {
@@ -67,6 +68,7 @@ fn run(only: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
         (keep(&STEPS), "ladder", "f32 GEMM ladder"),
         (keep(&TENSOR_STEPS), "tensor", "tensor-core ladder"),
         (keep(&HOPPER_STEPS).into_iter().filter(|_| bench.gpu.capability == (9, 0)).collect(), "hopper", "Hopper ladder (sm_90a)"),
+        (keep(&FP8_STEPS).into_iter().filter(|_| bench.gpu.capability == (9, 0)).collect(), "fp8", "fp8 ladder (sm_90a; cuBLASLt's fp8 GEMM)"),
     ];
     for (steps, name, title) in ladders {
         if !steps.is_empty() {
@@ -98,13 +100,24 @@ fn ladder(bench: &Bench, steps: &[&Step], name: &str, title: &str) -> Result<(),
         };
         for (ci, &cfg) in configs.iter().enumerate() {
             step_to("inputs and cuBLAS");
-            let sets = rotation(bench, cfg, dims)?;
+            let mut sets = rotation(bench, cfg, dims)?;
             let reference = sets[0].reference(bench)?;
             let mut c = sets[0].poisoned_c(bench)?;
-            let t = time(bench.stream(), reps.warmup, reps.runs, |i| sets[i % sets.len()].cublas(bench, &mut c))?;
+            // 8-bit operands: cuBLASLt's fp8 GEMM (`Problem::cublas` widens them for sgemm, a reference only)
+            let t = if cfg.0[0].is_fp8() {
+                time_cublas_typed(bench, cfg.0, cfg.1, dims, reps)?
+            } else {
+                time(bench.stream(), reps.warmup, reps.runs, |i| sets[i % sets.len()].cublas(bench, &mut c))?
+            };
             cublas[si][ci] = t.tflops(dims.flops());
             for (i, step) in steps.iter().enumerate().filter(|(_, s)| config(s.kernel) == cfg) {
                 step_to(step.name);
+                // the step's scales, where it declares them, and the reference times their product
+                let mut product = 1.0;
+                for p in &mut sets {
+                    product = p.scale_for(bench, &step.kernel.spec)?;
+                }
+                let reference: Vec<f32> = reference.iter().map(|x| x * product).collect();
                 let rel_err = match verify_on(bench, step.kernel, &sets[0], &reference) {
                     Ok(e) => e,
                     Err(gemm_ladder::measure::Failure::Gpu(GemmError::UnsupportedSize { .. })) => continue,

@@ -17,6 +17,10 @@
 //! timed a third way: back to back as dependent launches
 //! (`Tuned::launch_dependent`, tuned for such launches on its own), each
 //! starting while the one before finishes.
+//!
+//! `decode_fp8` (e4m3 weight and tokens, a scale per output channel and per
+//! token) runs the swapped form too, timed the same three ways beside
+//! cuBLAS's bf16 GEMM on the same problem: the step it replaces.
 
 use gemm_ladder::measure::{padded_dims, Bench, Problem, Reps};
 use gemm_runtime::internal::timing::{time, time_back_to_back};
@@ -79,8 +83,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     println!();
-    if let Some(unknown) = only.iter().find(|n| !kernels.iter().any(|(t, _)| t.name() == n.as_str())) {
-        return Err(format!("no kernel {unknown} (decode_mma, decode_swapped, decode_split, decode_cluster)").into());
+    let fp8: [&Tuned; 1] = [&gemm_ladder::decode::decode_fp8::KERNEL];
+    let known = |n: &str| kernels.iter().any(|(t, _)| t.name() == n) || fp8.iter().any(|t| t.name() == n);
+    if let Some(unknown) = only.iter().find(|n| !known(n)) {
+        return Err(format!("no kernel {unknown} (decode_mma, decode_swapped, decode_split, decode_cluster, decode_fp8)").into());
     }
     for (tuned, swapped) in kernels.into_iter().filter(|(t, _)| only.is_empty() || only.iter().any(|n| n == t.name())) {
         let first = tuned.kernel(0);
@@ -117,7 +123,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 let mut c = p.poisoned_c(&bench)?;
                 p.launch_tuned(&bench, tuned, &mut c)?;
                 let out = c.to_f32(bench.stream())?;
-                check(&out, &reference, dims, s.c.layout, tuned.name())?;
+                check(&out, &reference, dims, s.c.layout, gemm_runtime::internal::data::tolerance(gemm_runtime::spec::Elem::Bf16), tuned.name())?;
                 // timed over copies of the inputs that together pass the L2 several times, a run on
                 // each in turn: a decode step reads weights the L2 does not hold (a 4096 x 4096
                 // weight, 32 MiB, fits in the H100's 50 MiB L2)
@@ -187,6 +193,101 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let dependent_mean = if dependent { format!(" | | {:.1}% |", mean(log_sum_dependent)) } else { String::new() };
         println!("| geometric mean | | | | | {:.1}% | | | | {:.1}% |{dependent_mean} |\n", mean(log_sum), mean(log_sum_batched));
     }
+    for tuned in fp8.into_iter().filter(|t| only.is_empty() || only.iter().any(|n| n == t.name())) {
+        if bench.gpu.capability == (9, 0) {
+            fp8_table(&bench, tuned, &tokens, reps)?;
+        }
+    }
+    Ok(())
+}
+
+/// `decode_fp8` at each weight and token count, checked against sgemm on
+/// its operands widened to f32 (times their scales) and timed three ways
+/// beside cuBLAS's bf16 GEMM on the same transposed problem.
+fn fp8_table(bench: &Bench, tuned: &Tuned, tokens: &[usize], reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
+    let hbm = bench.facts.memory_bytes_per_s();
+    let rotate = 4.0 * bench.facts.l2_bytes as f64;
+    let first = tuned.kernel(0);
+    let layouts = [first.spec.a.layout, first.spec.b.layout, first.spec.c.layout];
+    println!(
+        "{} on {} (e4m3 weight and tokens, a scale per channel and per token, bf16 C; median of {} runs after tuning, over copies of the inputs that pass the L2 four times)\n",
+        tuned.name(),
+        bench.gpu.name,
+        reps.runs
+    );
+    println!(
+        "| M x N x K | GB/s | % of HBM | back to back: GB/s | % of HBM | dependent: GB/s | % of HBM | us | cuBLAS bf16 back to back: us | bf16 time / fp8 time (back to back) | point |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let mut log_sum = 0.0;
+    let mut count = 0;
+    for &(n, k) in &WEIGHTS {
+        for &m in tokens {
+            let dims = gemm_ladder::measure::dims_with_ld_multiple(n, m, k, layouts, 16);
+            let p = Problem::for_kernel(bench, first, dims, 5)?;
+            let mut reference = p.reference(bench)?;
+            let product = p.scales.as_ref().map_or(1.0, |s| s.2);
+            reference.iter_mut().for_each(|x| *x *= product);
+            let mut c = p.poisoned_c(bench)?;
+            p.launch_tuned(bench, tuned, &mut c)?;
+            check(&c.to_f32(bench.stream())?, &reference, dims, layouts[2], gemm_ladder::measure::kernel_tolerance(&first.spec), tuned.name())?;
+            let bytes = (m * k + k * n) as f64 + 2.0 * (m * n) as f64;
+            let copies = (rotate / bytes).ceil() as usize;
+            let mut sets = vec![(p, c)];
+            for i in 1..copies {
+                let q = Problem::for_kernel(bench, first, dims, 5 + i as u64)?;
+                let c = q.poisoned_c(bench)?;
+                sets.push((q, c));
+            }
+            let t = time(bench.stream(), reps.warmup, reps.runs, |i| {
+                let (p, c) = &mut sets[i % copies];
+                p.launch_tuned(bench, tuned, c)
+            })?;
+            let t_batched = time_back_to_back(bench.stream(), reps.warmup, reps.runs, BATCH, |i| {
+                let (p, c) = &mut sets[i % copies];
+                p.launch_tuned(bench, tuned, c)
+            })?;
+            let t_dependent = time_back_to_back(bench.stream(), reps.warmup, reps.runs, BATCH, |i| {
+                let (p, c) = &mut sets[i % copies];
+                p.launch_tuned_dependent(bench, tuned, c)
+            })?;
+            drop(sets);
+            // the bf16 step it replaces: cuBLAS on bf16 operands of the same shape
+            let bf16 = [gemm_runtime::spec::Elem::Bf16; 3];
+            let bf16_bytes = 2.0 * (m * k + k * n + m * n) as f64;
+            let bf16_copies = (rotate / bf16_bytes).ceil() as usize;
+            let mut bf16_sets = Vec::new();
+            for i in 0..bf16_copies {
+                let q = Problem::typed(bench, bf16, layouts, dims, 5 + i as u64)?;
+                let c = q.poisoned_c(bench)?;
+                bf16_sets.push((q, c));
+            }
+            let cublas = time_back_to_back(bench.stream(), reps.warmup, reps.runs, BATCH, |i| {
+                let (p, c) = &mut bf16_sets[i % bf16_copies];
+                p.cublas(bench, c)
+            })?;
+            let rate = |t: &gemm_runtime::internal::timing::Timing| bytes / (t.median_ms() * 1e-3);
+            let speedup = cublas.median_ms() / t_batched.median_ms();
+            log_sum += speedup.ln();
+            count += 1;
+            let mut point = tuned.chosen_for(bench.stream(), dims)?.map_or("?".into(), |k| format!("`{}`", k.name));
+            if let Some(k) = tuned.chosen_for_dependent(bench.stream(), dims)?.filter(|k| !point.contains(k.name.as_ref())) {
+                point += &format!("; dependent: `{}`", k.name);
+            }
+            println!(
+                "| {m} x {n} x {k} | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.1} | {:.1} | {speedup:.2} | {point} |",
+                rate(&t) / 1e9,
+                100.0 * rate(&t) / hbm,
+                rate(&t_batched) / 1e9,
+                100.0 * rate(&t_batched) / hbm,
+                rate(&t_dependent) / 1e9,
+                100.0 * rate(&t_dependent) / hbm,
+                1e3 * t_batched.median_ms(),
+                1e3 * cublas.median_ms(),
+            );
+        }
+    }
+    println!("| geometric mean | | | | | | | | | {:.2} | |\n", (log_sum / count as f64).exp());
     Ok(())
 }
 
@@ -201,12 +302,12 @@ fn tokens(flags: &[String]) -> Result<Vec<usize>, String> {
 }
 
 /// C's elements (not the padding of its lines) against cuBLAS's.
-fn check(out: &[f32], reference: &[f32], d: Dims, layout: gemm_runtime::spec::Layout, name: &str) -> Result<(), String> {
+fn check(out: &[f32], reference: &[f32], d: Dims, layout: gemm_runtime::spec::Layout, tolerance: f64, name: &str) -> Result<(), String> {
     let (lines, len) = if layout == gemm_runtime::spec::Layout::RowMajor { (d.m, d.n) } else { (d.n, d.m) };
     let ld = d.ldc.unwrap_or(len);
     let pick = |v: &[f32]| -> Vec<f32> { (0..lines).flat_map(|l| v[l * ld..l * ld + len].to_vec()).collect() };
     let err = gemm_runtime::internal::data::relative_error(&pick(out), &pick(reference))?;
-    if err > gemm_runtime::internal::data::tolerance(gemm_runtime::spec::Elem::Bf16) {
+    if err > tolerance {
         return Err(format!("{name} at {}x{}x{}: relative error {err:.1e} against cuBLAS", d.m, d.n, d.k));
     }
     Ok(())

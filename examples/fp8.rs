@@ -3,9 +3,12 @@
 //! scales; its default accumulation and its fast accumulation) and cuBLAS's
 //! bf16 GEMM on the same values, in one process.
 //! `cargo run --release --example fp8 [SIZE ...]`, SIZE N (cubed) or MxNxK
-//! (default 4096, 8192, 4096x11008x4096 and DeepGEMM's 4096x7168x16384).
-//! The promoted kernels (per-tensor, per-channel and block scales) beside
-//! it: the scales of each the same throughout, so that one reference serves.
+//! (default 4096, 8192, 4096x11008x4096 and DeepGEMM's four shapes).
+//! The promoted kernels (per-tensor, per-channel and block scales) and the
+//! tuned one (`tuned::fp8_tuned`) beside it, the scales of each the same
+//! throughout, so that one reference serves; the block-scaled kernel also
+//! beside cuBLASLt's block-scaled GEMM where the library has it, and
+//! DeepGEMM's own figures (an H800's, from its README) at its shapes.
 //!
 //! Accuracy: each fp8 GEMM into an f32 C against sgemm on the same operands
 //! widened to f32 (exactly), on random normal values quantized to e4m3.
@@ -13,18 +16,27 @@
 use gemm_ladder::fp8::{fp8_block_scaled, fp8_channel, fp8_promoted, fp8_tma_store};
 use gemm_ladder::lt_fp8::LtFp8;
 use gemm_ladder::measure::{time_cublas_typed, Bench, DevMat, Problem, Reps};
+use gemm_ladder::tuned::{fp8_block_tuned, fp8_tuned};
 use gemm_runtime::internal::data::relative_error;
 use gemm_runtime::internal::timing::time;
 use gemm_runtime::spec::{Elem, Layout, Scale};
 use gemm_runtime::{Dims, EpilogueArgs, GemmError, Kernel};
 
 fn main() {
-    let sizes = gemm_ladder::cli::sizes_or(&[(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096), (4096, 7168, 16384)]);
+    let defaults: Vec<(usize, usize, usize)> =
+        [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096)].into_iter().chain(DEEPGEMM.iter().map(|d| d.0)).collect();
+    let sizes = gemm_ladder::cli::sizes_or(&defaults);
     if let Err(e) = run(&sizes) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
 }
+
+/// DeepGEMM's figures for its dense fp8 GEMMs with block scales, M x N x K
+/// and TFLOP/s, as its README gave them at commit 327ec92 (2025-04-09):
+/// theirs, on an H800 SXM5 (the H100's SMs) with NVCC 12.8, not measured here.
+const DEEPGEMM: [((usize, usize, usize), f64); 4] =
+    [((64, 2112, 7168), 206.0), ((128, 4096, 7168), 533.0), ((4096, 7168, 16384), 1520.0), ((4096, 32768, 512), 775.0)];
 
 fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>> {
     let bench = Bench::open()?;
@@ -56,16 +68,17 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
         gemm_runtime::device::driver_version()?,
         reps.runs
     );
-    println!("| M x N x K | kernel | TFLOP/s (bf16 C) | % of cuBLASLt fp8 | relative error (f32 C) |");
-    println!("|---|---|---:|---:|---:|");
+    println!("| M x N x K | kernel | TFLOP/s (bf16 C) | % of cuBLASLt fp8 | % of cuBLASLt, same scales | relative error (f32 C) |");
+    println!("|---|---|---:|---:|---:|---:|");
+    let mut chosen = Vec::new();
     for &(m, n, k) in sizes {
         let dims = Dims::new(m, n, k);
         let flops = dims.flops();
         let p = Problem::typed(&bench, [e4m3, e4m3, Elem::Bf16], layouts, dims, 21)?;
         let (DevMat::F8E4M3(a), DevMat::F8E4M3(b)) = (&p.a, &p.b) else { unreachable!("e4m3 operands") };
         // accuracy: f32 C against sgemm on the widened operands
-        let wide = Problem::typed(&bench, [e4m3, e4m3, Elem::F32], layouts, dims, 21)?;
-        let reference: Vec<f32> = wide.reference(&bench)?.into_iter().map(|x| x * scale_a * scale_b).collect();
+        let widened = Problem::typed(&bench, [e4m3, e4m3, Elem::F32], layouts, dims, 21)?;
+        let reference: Vec<f32> = widened.reference(&bench)?.into_iter().map(|x| x * scale_a * scale_b).collect();
         let mut c32 = s.alloc_zeros::<f32>(m * n).map_err(GemmError::from)?;
         let ep = EpilogueArgs::new().scales(&scales.0, &scales.1);
         wide_kernel.launch_with(s, a, b, &mut c32, dims, ep)?;
@@ -92,6 +105,31 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
         wide_channel.launch_with(s, a, b, &mut c32, dims, EpilogueArgs::new().scales(&row_a, &col_b))?;
         let channel_error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
         let block = time(s, reps.warmup, reps.runs, |_| fp8_block_scaled(s, a, b, &mut c, &block_a, &block_b, dims))?.tflops(flops);
+        // cuBLASLt with the same block scales, where the library has them
+        let lt_block = match LtFp8::block_scaled::<gemm_runtime::F8E4M3, gemm_runtime::F8E4M3, f32>(s, dims, (&block_a, &block_b)) {
+            Ok(mut lt) => {
+                lt.run(a, b, &mut c32)?;
+                let error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
+                let mut lt = LtFp8::block_scaled::<gemm_runtime::F8E4M3, gemm_runtime::F8E4M3, gemm_runtime::bf16>(s, dims, (&block_a, &block_b))?;
+                Ok((time(s, reps.warmup, reps.runs, |_| lt.run(a, b, &mut c))?.tflops(flops), error))
+            }
+            Err(e) => Err(e),
+        };
+        // the tuned kernel: its first launch at a size tunes it
+        let ep = EpilogueArgs::new().scales(&scales.0, &scales.1);
+        fp8_tuned::KERNEL.launch_with(s, a, b, &mut c, dims, ep)?;
+        let tuned = time(s, reps.warmup, reps.runs, |_| fp8_tuned::KERNEL.launch_with(s, a, b, &mut c, dims, ep))?.tflops(flops);
+        let point = fp8_tuned::KERNEL.chosen_for(s, dims)?.expect("chosen by its launches");
+        wide(point.spec.clone())?.launch_with(s, a, b, &mut c32, dims, ep)?;
+        let tuned_error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
+        chosen.push(format!("{m} x {n} x {k}: `{}`", point.name));
+        let block_ep = EpilogueArgs::new().scales(&block_a, &block_b);
+        fp8_block_tuned::KERNEL.launch_with(s, a, b, &mut c, dims, block_ep)?;
+        let block_tuned = time(s, reps.warmup, reps.runs, |_| fp8_block_tuned::KERNEL.launch_with(s, a, b, &mut c, dims, block_ep))?.tflops(flops);
+        let point = fp8_block_tuned::KERNEL.chosen_for(s, dims)?.expect("chosen by its launches");
+        wide(point.spec.clone())?.launch_with(s, a, b, &mut c32, dims, block_ep)?;
+        let block_tuned_error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
+        chosen.push(format!("{m} x {n} x {k}, block scales: `{}`", point.name));
         let channel = time(s, reps.warmup, reps.runs, |_| fp8_channel(s, a, b, &mut c, &row_a, &col_b, dims))?.tflops(flops);
         let mut lt_speed = Vec::new();
         for fast in [false, true] {
@@ -101,13 +139,101 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
         let bf16 = time_cublas_typed(&bench, [Elem::Bf16; 3], layouts, dims, reps)?.tflops(flops);
         let size = format!("{m} x {n} x {k}");
         let pct = |x: f64| format!("{:.1}%", 100.0 * x / lt_speed[0]);
-        println!("| {size} | cuBLASLt fp8 | {:.1} | 100.0% | {:.2e} |", lt_speed[0], lt_errors[0]);
-        println!("| {size} | cuBLASLt fp8, fast accumulation | {:.1} | {} | {:.2e} |", lt_speed[1], pct(lt_speed[1]), lt_errors[1]);
-        println!("| {size} | `fp8_tma_store` | {ours:.1} | {} | {ours_error:.2e} |", pct(ours));
-        println!("| {size} | `fp8_promoted` | {promoted:.1} | {} | {promoted_error:.2e} |", pct(promoted));
-        println!("| {size} | `fp8_channel` (per-channel scales, promoted) | {channel:.1} | {} | {channel_error:.2e} |", pct(channel));
-        println!("| {size} | `fp8_block_scaled` (1 x 128 and 128 x 128 scales) | {block:.1} | {} | {block_error:.2e} |", pct(block));
-        println!("| {size} | cuBLAS bf16 (bf16 operands) | {bf16:.1} | {} | |", pct(bf16));
+        let of_lt = |x: f64, lt: f64| format!("{:.1}%", 100.0 * x / lt);
+        println!("| {size} | cuBLASLt fp8 | {:.1} | 100.0% | 100.0% | {:.2e} |", lt_speed[0], lt_errors[0]);
+        println!(
+            "| {size} | cuBLASLt fp8, fast accumulation | {:.1} | {} | {} | {:.2e} |",
+            lt_speed[1],
+            pct(lt_speed[1]),
+            pct(lt_speed[1]),
+            lt_errors[1]
+        );
+        println!("| {size} | `fp8_tma_store` (fast accumulation) | {ours:.1} | {} | {} | {ours_error:.2e} |", pct(ours), of_lt(ours, lt_speed[1]));
+        println!("| {size} | `fp8_promoted` | {promoted:.1} | {} | {} | {promoted_error:.2e} |", pct(promoted), pct(promoted));
+        println!("| {size} | `fp8_tuned` (promoted) | {tuned:.1} | {} | {} | {tuned_error:.2e} |", pct(tuned), pct(tuned));
+        println!("| {size} | `fp8_channel` (per-channel scales, promoted) | {channel:.1} | {} | | {channel_error:.2e} |", pct(channel));
+        match lt_block {
+            Ok((lt, error)) => {
+                println!("| {size} | cuBLASLt fp8, 1 x 128 and 128 x 128 scales | {lt:.1} | {} | 100.0% | {error:.2e} |", pct(lt));
+                println!(
+                    "| {size} | `fp8_block_scaled` (1 x 128 and 128 x 128 scales) | {block:.1} | {} | {} | {block_error:.2e} |",
+                    pct(block),
+                    of_lt(block, lt)
+                );
+                println!(
+                    "| {size} | `fp8_block_tuned` (the same scales) | {block_tuned:.1} | {} | {} | {block_tuned_error:.2e} |",
+                    pct(block_tuned),
+                    of_lt(block_tuned, lt)
+                );
+            }
+            Err(e) => {
+                println!("| {size} | cuBLASLt fp8, 1 x 128 and 128 x 128 scales | | | | ({e}) |");
+                println!("| {size} | `fp8_block_scaled` (1 x 128 and 128 x 128 scales) | {block:.1} | {} | | {block_error:.2e} |", pct(block));
+                println!("| {size} | `fp8_block_tuned` (the same scales) | {block_tuned:.1} | {} | | {block_tuned_error:.2e} |", pct(block_tuned));
+            }
+        }
+        if let Some((_, theirs)) = DEEPGEMM.iter().find(|d| d.0 == (m, n, k)) {
+            println!("| {size} | DeepGEMM, block scales: its README's figure on an H800, not measured here | {theirs:.0} | | | |");
+        }
+        println!("| {size} | cuBLAS bf16 (bf16 operands) | {bf16:.1} | {} | | |", pct(bf16));
+    }
+    println!("\nThe tuned kernels' points: {}", chosen.join("; "));
+    intervals(&bench, sizes, reps, &scales)
+}
+
+/// How often the sums are promoted into f32 against speed and error:
+/// `fp8_promoted`'s tiling unpromoted (fast accumulation) and promoted
+/// every stage, a stage `block.k` deep (256 in three stages; 128 in six; 64,
+/// a 64-byte swizzle row, in eight).
+fn intervals(
+    bench: &Bench,
+    sizes: &[(usize, usize, usize)],
+    reps: Reps,
+    scales: &(gemm_runtime::cudarc::driver::CudaSlice<f32>, gemm_runtime::cudarc::driver::CudaSlice<f32>),
+) -> Result<(), Box<dyn std::error::Error>> {
+    use gemm_runtime::spec::{Atom, Staging, Swizzle};
+    let s = bench.stream();
+    let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
+    let e4m3 = Elem::F8E4M3;
+    let forms: [(&str, u32, u32, bool); 4] =
+        [("fast accumulation", 128, 6, false), ("every 256", 256, 3, true), ("every 128", 128, 6, true), ("every 64", 64, 8, true)];
+    let mut kernels = Vec::new();
+    for (_, k, stages, promote) in forms {
+        let mut spec = fp8_promoted::SPEC;
+        spec.block.k = Some(k);
+        if let Staging::Tma { stages: s, .. } = &mut spec.staging {
+            *s = stages;
+        }
+        if let Atom::Wgmma { promote: p, .. } = &mut spec.atom {
+            *p = promote;
+        }
+        if k == 64 {
+            spec.swizzle = Swizzle::B64;
+        }
+        let mut wide = spec.clone();
+        (wide.c.elem, wide.epilogue) = (Elem::F32, gemm_runtime::spec::Epilogue::Vector);
+        kernels.push((Kernel::from_spec(spec)?, Kernel::from_spec(wide)?));
+    }
+    println!("\nPromotion into f32 every K block of `block.k` (`wgmma(.., promote)`) on `fp8_promoted`'s tiling: TFLOP/s (bf16 C) and relative error (f32 C)\n");
+    println!("| M x N x K | {} |", forms.iter().map(|f| f.0).collect::<Vec<_>>().join(" | "));
+    println!("|---|{}", "---:|".repeat(forms.len()));
+    let ep = EpilogueArgs::new().scales(&scales.0, &scales.1);
+    for &(m, n, k) in sizes {
+        let dims = Dims::new(m, n, k);
+        let p = Problem::typed(bench, [e4m3, e4m3, Elem::Bf16], layouts, dims, 21)?;
+        let (DevMat::F8E4M3(a), DevMat::F8E4M3(b)) = (&p.a, &p.b) else { unreachable!("e4m3 operands") };
+        let widened = Problem::typed(bench, [e4m3, e4m3, Elem::F32], layouts, dims, 21)?;
+        let reference: Vec<f32> = widened.reference(bench)?.into_iter().map(|x| x * 0.5 * 4.0).collect();
+        let mut c32 = s.alloc_zeros::<f32>(m * n).map_err(GemmError::from)?;
+        let mut c = s.alloc_zeros::<gemm_runtime::bf16>(m * n).map_err(GemmError::from)?;
+        let mut cells = Vec::new();
+        for (kernel, wide) in &kernels {
+            wide.launch_with(s, a, b, &mut c32, dims, ep)?;
+            let error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
+            let t = time(s, reps.warmup, reps.runs, |_| kernel.launch_with(s, a, b, &mut c, dims, ep))?.tflops(dims.flops());
+            cells.push(format!("{t:.1}, {error:.2e}"));
+        }
+        println!("| {m} x {n} x {k} | {} |", cells.join(" | "));
     }
     Ok(())
 }

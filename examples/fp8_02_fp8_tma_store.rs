@@ -1,4 +1,4 @@
-//! The fp8 ladder, step 2 of 4: `fp8_tma_store`, checked against cuBLAS (on its operands widened to f32), then timed beside cuBLASLt's fp8 GEMM.
+//! The fp8 ladder, step 2 of 5: `fp8_tma_store`, checked against cuBLAS (on its operands widened to f32), then timed beside cuBLASLt's fp8 GEMM.
 //! `cargo run --release --example fp8_02_fp8_tma_store [SIZE | M N K]`
 //!
 //! The spec and why each parameter: `src/fp8.rs`; figures: BENCHMARKS.md.

@@ -16,7 +16,7 @@
 //!   every resident block by stream-K, for weights of few rows.
 
 // ANCHOR: imports
-use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
+use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor, F8E4M3};
 // ANCHOR_END: imports
 
 /// `C (M x N) = x (M x K) * W (K x N)`, W stored column-major (`[N, K]`
@@ -113,3 +113,28 @@ pub fn decode_split(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf
 #[allow(deprecated)]
 pub fn decode_cluster(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, ColMajor>);
 // ANCHOR_END: decode_cluster
+
+/// `decode_swapped` on 8-bit floats: W in e4m3 with one scale per output
+/// channel (a row of A), the tokens in e4m3 with one scale per token (a
+/// column of B), `scale = channel`, f32 sums promoted every stage and C in
+/// bf16. The weight is read at one byte an element, half of bf16's, so a
+/// one-token step bound by that read takes half the time. A K tile of 128
+/// is one 128-byte swizzle row of 8-bit elements; 256 and 512 take two and
+/// four, which DRAM serves better. Quantize W per row and x per token with
+/// `gemm_runtime::quantize::per_row`.
+// ANCHOR: decode_fp8
+#[gemm_kernel(
+    block(m = 128, n = 16, k = 256, threads = 256),
+    warp(m = 64, n = 16),
+    atom = wgmma(m64n16k32, promote),
+    staging = tma(stages = 4, evict_first = a),
+    swizzle = b128,
+    epilogue = vector(scale = channel),
+    edges = guarded,
+    tune(block.m = [64, 128], block.n = [8, 16, 32, 64], block.k = [128, 256, 512], stages = [3, 4, 6, 8], prefetch = [0, 2, 3, 4], key = exact),
+)]
+// the deepest rings of 512-deep K tiles pass the shared memory: the macro
+// prunes those points, and says so in a warning silenced here
+#[allow(deprecated)]
+pub fn decode_fp8(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, ColMajor>);
+// ANCHOR_END: decode_fp8

@@ -5,7 +5,11 @@
 //! stored [N, K]); per-tensor scales are device pointers (one f32 for A,
 //! one for B), and its default mode promotes the tensor cores' partial sums
 //! into full f32 now and then, where fast accumulation leaves them in the
-//! tensor cores.
+//! tensor cores. Where the library has them (12.9 and later), it also takes
+//! DeepGEMM's block scales: A's per row and 128-wide K block
+//! (`VEC128_32F`), B's per 128 x 128 block (`BLK128x128_32F`), in the
+//! layouts `gemm_runtime::quantize` writes (M a multiple of 4, and K's
+//! blocks of B's scales a multiple of 4, where the two agree).
 
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -89,6 +93,29 @@ impl LtFp8 {
         scales: (&CudaSlice<f32>, &CudaSlice<f32>),
         fast_accum: bool,
     ) -> Result<Self, GemmError> {
+        Self::plan::<TA, TB, TC>(stream, dims, scales, fast_accum, false)
+    }
+
+    /// [`Self::new`] with block scales: `scales.0` A's per row and 128-wide
+    /// K block (`[ceil(k/128)][m]`, m a multiple of 4), `scales.1` B's per
+    /// 128 x 128 block (`[ceil(n/128)][ceil(k/128)]`), sums promoted (the
+    /// library takes no fast accumulation with block scales). An `Err`
+    /// where the library has no such mode.
+    pub fn block_scaled<TA: Element, TB: Element, TC: Element>(
+        stream: &Arc<CudaStream>,
+        dims: Dims,
+        scales: (&CudaSlice<f32>, &CudaSlice<f32>),
+    ) -> Result<Self, GemmError> {
+        Self::plan::<TA, TB, TC>(stream, dims, scales, false, true)
+    }
+
+    fn plan<TA: Element, TB: Element, TC: Element>(
+        stream: &Arc<CudaStream>,
+        dims: Dims,
+        scales: (&CudaSlice<f32>, &CudaSlice<f32>),
+        fast_accum: bool,
+        block: bool,
+    ) -> Result<Self, GemmError> {
         if dims.batch.count != 1 {
             return Err(GemmError::Unsupported("the cuBLASLt fp8 reference takes one problem".into()));
         }
@@ -116,6 +143,15 @@ impl LtFp8 {
         set(sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sb as *const _ as *const c_void, size_of_val(&sb))?;
         set(sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sa as *const _ as *const c_void, size_of_val(&sa))?;
         set(sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast as *const _ as *const c_void, size_of_val(&fast))?;
+        if block {
+            // its A (our B) by 128 x 128 blocks, its B (our A) by 128-wide K blocks; int32 attributes
+            let (blocks, rows) = (
+                sys::cublasLtMatmulMatrixScale_t::CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F as i32,
+                sys::cublasLtMatmulMatrixScale_t::CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F as i32,
+            );
+            set(sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &blocks as *const _ as *const c_void, size_of_val(&blocks))?;
+            set(sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &rows as *const _ as *const c_void, size_of_val(&rows))?;
+        }
         let layout = |e: Elem, rows: u64, cols: u64, ld: usize| {
             lt::create_matrix_layout(data_type(e), rows, cols, ld as i64).map(Layout).map_err(lt_err("layout"))
         };

@@ -267,15 +267,26 @@ impl Problem {
     /// The problem `kernel` computes, in its types and layouts.
     pub fn for_kernel(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64) -> Result<Self, GemmError> {
         let mut p = Self::typed(bench, types(kernel), layouts(kernel), dims, seed)?;
-        if let Some(scale) = kernel.spec.fused.scale {
-            // powers of two apart from 1, so that the product scales exactly; the same in every
-            // row, column or block (tests/gpu.rs checks scales that differ against the host)
-            let (a, b) = (0.5f32, 4.0f32);
-            let (la, lb) = scale.lens(dims.m, dims.n, dims.k);
-            let s = bench.stream();
-            p.scales = Some((s.clone_htod(&vec![a; la.max(1)])?, s.clone_htod(&vec![b; lb.max(1)])?, a * b));
-        }
+        p.scale_for(bench, &kernel.spec)?;
         Ok(p)
+    }
+
+    /// Gives this problem the scales `spec` declares (none where it
+    /// declares none): powers of two apart from 1, so that the product
+    /// scales exactly, the same in every row, column or block (tests/gpu.rs
+    /// checks scales that differ against the host). Returns their product,
+    /// which the reference is multiplied by.
+    pub fn scale_for(&mut self, bench: &Bench, spec: &gemm_runtime::spec::KernelSpec) -> Result<f32, GemmError> {
+        self.scales = match spec.fused.scale {
+            Some(scale) => {
+                let (a, b) = (0.5f32, 4.0f32);
+                let (la, lb) = scale.lens(self.dims.m, self.dims.n, self.dims.k);
+                let s = bench.stream();
+                Some((s.clone_htod(&vec![a; la.max(1)])?, s.clone_htod(&vec![b; lb.max(1)])?, a * b))
+            }
+            None => None,
+        };
+        Ok(self.scales.as_ref().map_or(1.0, |s| s.2))
     }
 
     /// The scales' buffers as a launch takes them.
@@ -302,19 +313,22 @@ impl Problem {
     /// [`Self::launch`] as a dependent launch, beside the end of the
     /// stream's previous kernel ([`Kernel::launch_dependent`]).
     pub fn launch_dependent(&self, bench: &Bench, kernel: &Kernel, c: &mut DevMat) -> Result<(), GemmError> {
-        typed!(&self.a, &self.b, c, |a, b, c| kernel.launch_dependent(bench.stream(), a, b, c, self.dims, EpilogueArgs::new()))
+        let ep = EpilogueArgs { scales: self.scale_args(), ..EpilogueArgs::new() };
+        typed!(&self.a, &self.b, c, |a, b, c| kernel.launch_dependent(bench.stream(), a, b, c, self.dims, ep))
     }
 
     /// Launches a tuned kernel (tuning first where its key is new) on this
     /// problem's A and B into `c`.
     pub fn launch_tuned(&self, bench: &Bench, tuned: &Tuned, c: &mut DevMat) -> Result<(), GemmError> {
-        typed!(&self.a, &self.b, c, |a, b, c| tuned.launch(bench.stream(), a, b, c, self.dims))
+        let ep = EpilogueArgs { scales: self.scale_args(), ..EpilogueArgs::new() };
+        typed!(&self.a, &self.b, c, |a, b, c| tuned.launch_with(bench.stream(), a, b, c, self.dims, ep))
     }
 
     /// [`Self::launch_tuned`] as a dependent launch, beside the end of the
     /// stream's previous kernel ([`Tuned::launch_dependent`]).
     pub fn launch_tuned_dependent(&self, bench: &Bench, tuned: &Tuned, c: &mut DevMat) -> Result<(), GemmError> {
-        typed!(&self.a, &self.b, c, |a, b, c| tuned.launch_dependent(bench.stream(), a, b, c, self.dims, EpilogueArgs::new()))
+        let ep = EpilogueArgs { scales: self.scale_args(), ..EpilogueArgs::new() };
+        typed!(&self.a, &self.b, c, |a, b, c| tuned.launch_dependent(bench.stream(), a, b, c, self.dims, ep))
     }
 
     /// Launches `kernel` with its epilogue's arguments: `alpha` and `beta`

@@ -701,7 +701,7 @@ pub static HOPPER_STEPS: [Step; 12] = [
 
 /// The fp8 ladder (sm_90a: e4m3 operands, f32 accumulators, bf16 C), timed
 /// beside cuBLASLt's fp8 GEMM in its default mode.
-pub static FP8_STEPS: [Step; 4] = [
+pub static FP8_STEPS: [Step; 5] = [
     Step {
         name: "fp8_wgmma",
         change: "wgmma_tile on e4m3: m64n128k32, K tiles of 128 (one swizzle row), per-tensor scales",
@@ -725,6 +725,12 @@ pub static FP8_STEPS: [Step; 4] = [
         change: "DeepGEMM's 1 x 128 and 128 x 128 scales, staged with each stage's tiles",
         seed: "DeepGEMM: up to 1550 TFLOP/s on an H800 (its own shapes)",
         kernel: &crate::fp8::fp8_block_scaled::KERNEL,
+    },
+    Step {
+        name: "fp8_autotuned",
+        change: "fp8_promoted as fp8_tuned picks it at 4096^3: bands of 32 tiles",
+        seed: "(fp8_tuned's choice at 4096^3)",
+        kernel: &crate::fp8::fp8_autotuned::KERNEL,
     },
 ];
 

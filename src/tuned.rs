@@ -4,7 +4,7 @@
 //! fastest (`gemm_runtime::Tuned`).
 
 // ANCHOR: imports
-use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
+use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor, F8E4M3};
 // ANCHOR_END: imports
 
 /// The fp32 SIMT path: `autotuned`'s warp and thread tiles, its block tile
@@ -77,3 +77,68 @@ pub fn mma_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16,
 )]
 pub fn hopper_tuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
 // ANCHOR_END: hopper_tuned
+
+/// The fp8 path: `fp8_promoted` (e4m3, per-tensor scales, sums promoted
+/// into f32 every stage) with its block tile, stages, raster bands and
+/// schedule tuned. Promoted sums take two more sets of registers, so a
+/// consumer holds at most 64 x 192 of C: 128 x 128 and 128 x 192 tiles of
+/// two consumers, and 192 x 128 of three.
+// ANCHOR: fp8_tuned
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 128, threads = 384),
+    warp(m = 64, n = 128),
+    atom = wgmma(m64n128k32, promote),
+    staging = tma(stages = 6),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(16),
+    persistent = tiles,
+    epilogue = tma(scale = tensor),
+    edges = guarded,
+    tune(
+        block = [block(m = 128, n = 128), block(m = 128, n = 192)],
+        stages = [4, 5, 6, 7],
+        grouped = [8, 16, 32],
+        schedule = [persistent, hybrid, tail_split],
+    ),
+)]
+// the deepest rings of the wider tiles pass the shared memory: the macro
+// prunes those points, and says so in a warning silenced here
+#[allow(deprecated)]
+pub fn fp8_tuned(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: fp8_tuned
+
+/// `fp8_block_scaled` (DeepGEMM's 1 x 128 and 128 x 128 scales) with its
+/// block tile, its consumers' tiles, stages and raster bands tuned: tiles
+/// from 128 x 128 (`fp8_block_scaled`'s two consumers of 64 x 128) down to
+/// 64 x 64 (one consumer, or two of 64 x 32), so that products of few rows
+/// spread over more SMs (64 x 2112 x 7168 makes 17 tiles of 128 x 128 for
+/// 132 SMs, 33 of 64 x 64). Tiles of 64 x 32 would spread them further,
+/// but the TMA store of C takes no consumer tile under 32 columns.
+// ANCHOR: fp8_block_tuned
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 128, threads = 384),
+    warp(m = 64, n = 128),
+    atom = wgmma(m64n128k32),
+    staging = tma(stages = 6),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(16),
+    persistent = tiles,
+    epilogue = tma(scale = block),
+    edges = guarded,
+    tune(
+        block.m = [128, 64],
+        block.n = [128, 64],
+        warp.m = [64],
+        warp.n = [128, 64, 32],
+        stages = [4, 6, 8],
+        grouped = [8, 16],
+    ),
+)]
+// warp tiles taller than the block tile are not, and the deepest rings of
+// the largest tiles pass the shared memory: the macro prunes those points,
+// and says so in a warning silenced here
+#[allow(deprecated)]
+pub fn fp8_block_tuned(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: fp8_block_tuned

@@ -1074,6 +1074,9 @@ fn fused_epilogues_on_random_sizes_lines_and_batches_match_cublas() {
             let shapes = line_shapes(&k.spec, m, n, kk);
             let lds = shapes.map(|(_, len)| len + if rng.random_bool(0.3) { 0 } else { rng.random_range(1..=9) });
             let count = rng.random_range(1..=3usize);
+            // scales per channel or block are one problem's: a batch of them is refused (the
+            // batched test checks that), so those kernels run one problem
+            let count = if k.spec.fused.scale.is_some_and(|s| s != gemm_runtime::spec::Scale::Tensor) { 1 } else { count };
             // each problem's span, then an odd gap
             let gaps = [(); 3].map(|_| rng.random_range(0..=13usize));
             let stride = |j: usize| (shapes[j].0 - 1) * lds[j] + shapes[j].1 + gaps[j];
@@ -1190,7 +1193,16 @@ fn batched_problems_match_strided_batched_cublas_on_every_path() {
         let l = layouts_of(&k.spec);
         let (sa, sb, sc) = (one(dims.lda, m, kk, l[0]) + 64, one(dims.ldb, kk, n, l[1]) + 32, one(dims.ldc, m, n, l[2]) + 8);
         let dims = dims.batched(3, sa, if i % 2 == 0 { 0 } else { sb }, sc).bias_stride(if i % 2 == 0 { 0 } else { 3000 });
-        verify_fused(&bench, k, dims, 90 + i as u64, Scalars { alpha: 1.25, beta: 0.5 }).unwrap_or_else(|e| panic!("{e}"));
+        let scalars = Scalars { alpha: 1.25, beta: 0.5 };
+        // scales per channel or block are one problem's: a batch is refused with an `Err`
+        if k.spec.fused.scale.is_some_and(|s| s != gemm_runtime::spec::Scale::Tensor) {
+            match verify_fused(&bench, k, dims, 90 + i as u64, scalars) {
+                Err(gemm_ladder::measure::Failure::Gpu(e)) => assert!(e.to_string().contains("one problem at a time"), "{}: {e}", k.name),
+                other => panic!("{}: a batch with scales per channel or block: {other:?}", k.name),
+            }
+            continue;
+        }
+        verify_fused(&bench, k, dims, 90 + i as u64, scalars).unwrap_or_else(|e| panic!("{e}"));
     }
 }
 
@@ -1648,6 +1660,14 @@ fn fp8_kernels_match_the_product_of_their_operands_widened_to_f32() {
     kernels.push(Kernel::from_spec(gemm_ladder::fp8::fp8_tma_store::SPEC).unwrap());
     kernels.push(Kernel::from_spec(gemm_ladder::fp8::fp8_promoted::SPEC).unwrap());
     kernels.push(Kernel::from_spec(gemm_ladder::fp8::fp8_wgmma::SPEC).unwrap());
+    // the first, middle and last points of the tuned fp8 kernels and of the fp8 decode kernels
+    // (K tiles of 128 to 512)
+    for tuned in [&gemm_ladder::tuned::fp8_tuned::KERNEL, &gemm_ladder::tuned::fp8_block_tuned::KERNEL, &gemm_ladder::decode::decode_fp8::KERNEL] {
+        let points = tuned.points();
+        for i in [0, points.len() / 2, points.len() - 1] {
+            kernels.push(Kernel::from_spec(points[i].clone()).unwrap());
+        }
+    }
     for (i, k) in kernels.iter().enumerate() {
         let req = k.spec.requirements();
         let up = |x: usize, to: u32| x.div_ceil(to as usize) * to as usize;

@@ -340,14 +340,17 @@ fn every_ladder_kernels_variants_compile() {
 #[test]
 fn every_point_of_the_tuned_and_decode_kernels_compiles() {
     use gemm_ladder::{decode, tuned};
-    let spaces: [&gemm_runtime::Tuned; 7] = [
+    let spaces: [&gemm_runtime::Tuned; 10] = [
         &tuned::simt_tuned::KERNEL,
         &tuned::mma_tuned::KERNEL,
         &tuned::hopper_tuned::KERNEL,
+        &tuned::fp8_tuned::KERNEL,
+        &tuned::fp8_block_tuned::KERNEL,
         &decode::decode_mma::KERNEL,
         &decode::decode_swapped::KERNEL,
         &decode::decode_split::KERNEL,
         &decode::decode_cluster::KERNEL,
+        &decode::decode_fp8::KERNEL,
     ];
     for t in spaces {
         for k in t.kernels() {
@@ -392,7 +395,15 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill_or_serialize_their_wgmmas()
     use gemm_runtime::internal::compile::usage;
     use gemm_runtime::spec::Arch;
     let mut kernels: Vec<&gemm_runtime::Kernel> = STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).map(|s| s.kernel).collect();
-    for t in [&tuned::hopper_tuned::KERNEL, &decode::decode_swapped::KERNEL, &decode::decode_split::KERNEL, &decode::decode_cluster::KERNEL] {
+    for t in [
+        &tuned::hopper_tuned::KERNEL,
+        &tuned::fp8_tuned::KERNEL,
+        &tuned::fp8_block_tuned::KERNEL,
+        &decode::decode_swapped::KERNEL,
+        &decode::decode_split::KERNEL,
+        &decode::decode_cluster::KERNEL,
+        &decode::decode_fp8::KERNEL,
+    ] {
         kernels.extend(t.kernels());
     }
     // the fused linear layer (bias + GELU, W row-major) on the tilings the linear example runs

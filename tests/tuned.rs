@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 
 use gemm_ladder::fused::{verify_tuned_fused, Scalars};
-use gemm_ladder::measure::{Bench, Problem};
-use gemm_ladder::tuned::{hopper_tuned, mma_tuned, simt_tuned};
-use gemm_runtime::internal::data::{relative_error, tolerance};
+use gemm_ladder::measure::{kernel_tolerance, Bench, Problem};
+use gemm_ladder::tuned::{fp8_block_tuned, fp8_tuned, hopper_tuned, mma_tuned, simt_tuned};
+use gemm_runtime::internal::data::relative_error;
 use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Kernel, Mat, MatMut, RowMajor, Tuned};
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -22,7 +22,9 @@ fn temp_dir(name: &str) -> PathBuf {
 /// generates, and its step's own spec among them.
 #[test]
 fn the_tuned_kernels_spaces_hold_legal_points_only() {
-    for (tuned, points) in [(&simt_tuned::KERNEL, 8), (&mma_tuned::KERNEL, 8), (&hopper_tuned::KERNEL, 48)] {
+    let spaces =
+        [(&simt_tuned::KERNEL, 8), (&mma_tuned::KERNEL, 8), (&hopper_tuned::KERNEL, 48), (&fp8_tuned::KERNEL, 33), (&fp8_block_tuned::KERNEL, 46)];
+    for (tuned, points) in spaces {
         assert_eq!(tuned.points().len(), points, "{}", tuned.name());
         for k in tuned.kernels() {
             assert!(gemm_runtime::gemm_core::check(&k.spec).is_empty(), "{}", k.name);
@@ -31,6 +33,9 @@ fn the_tuned_kernels_spaces_hold_legal_points_only() {
     let step = &gemm_ladder::steps::mma_autotuned::KERNEL.spec;
     let same = |s: &gemm_runtime::spec::KernelSpec| gemm_runtime::spec::KernelSpec { name: step.name.clone(), ..s.clone() } == *step;
     assert!(mma_tuned::KERNEL.points().iter().any(same), "mma_autotuned is a point of mma_tuned");
+    let step = &gemm_ladder::fp8::fp8_autotuned::KERNEL.spec;
+    let same = |s: &gemm_runtime::spec::KernelSpec| gemm_runtime::spec::KernelSpec { name: step.name.clone(), ..s.clone() } == *step;
+    assert!(fp8_tuned::KERNEL.points().iter().any(same), "fp8_autotuned is a point of fp8_tuned");
     // the Hopper space's schedules: persistent walks, the hybrid and the tail split, a third each
     use gemm_runtime::spec::Persistent;
     for schedule in [Persistent::Tiles, Persistent::Hybrid, Persistent::TailSplit] {
@@ -91,6 +96,17 @@ fn cases() -> Vec<(&'static Tuned, Vec<Dims>)> {
     // the same split over a cluster's two blocks, a K of one K step past a whole number
     let cluster = &gemm_ladder::decode::decode_cluster::KERNEL;
     out.push((cluster, vec![Dims::new(4096, 1, 4096), Dims::new(777, 37, 1000), padded(1024, 64, 11008, cluster)]));
+    // 8-bit operands, their lines 16 bytes apart: the fp8 kernels with their scales, and the fp8
+    // decode kernel's one token and a few
+    let lines16 = |m, n, k, t: &Tuned| {
+        let s = &t.points()[0];
+        gemm_ladder::measure::dims_with_ld_multiple(m, n, k, [s.a.layout, s.b.layout, s.c.layout], 16)
+    };
+    for t in [&fp8_tuned::KERNEL, &fp8_block_tuned::KERNEL] {
+        out.push((t, vec![lines16(1024, 1024, 1024, t), lines16(1000, 777, 333, t)]));
+    }
+    let fp8 = &gemm_ladder::decode::decode_fp8::KERNEL;
+    out.push((fp8, vec![Dims::new(4096, 1, 4096), lines16(777, 37, 1000, fp8)]));
     out
 }
 
@@ -103,7 +119,9 @@ fn check_cases(bench: &Bench) {
         }
         for (i, dims) in sizes.into_iter().enumerate() {
             let p = Problem::for_kernel(bench, first, dims, 40 + i as u64).unwrap();
-            let reference = p.reference(bench).unwrap();
+            // a scaled kernel's product times its scales (powers of two: exact)
+            let product = p.scales.as_ref().map_or(1.0, |s| s.2);
+            let reference: Vec<f32> = p.reference(bench).unwrap().into_iter().map(|x| x * product).collect();
             let mut c = p.poisoned_c(bench).unwrap();
             p.launch_tuned(bench, tuned, &mut c).unwrap_or_else(|e| panic!("{}: {e}", tuned.name()));
             let out = c.to_f32(bench.stream()).unwrap();
@@ -114,7 +132,7 @@ fn check_cases(bench: &Bench) {
             let ldc = dims.ldc.unwrap_or(len);
             let pick = |v: &[f32]| -> Vec<f32> { (0..lines).flat_map(|l| v[l * ldc..l * ldc + len].to_vec()).collect() };
             let err = relative_error(&pick(&out), &pick(&reference)).unwrap_or_else(|e| panic!("{}: {e}", chosen.name));
-            assert!(err <= tolerance(first.spec.c.elem), "{} at {dims:?}: relative error {err:.1e}", chosen.name);
+            assert!(err <= kernel_tolerance(&first.spec), "{} at {dims:?}: relative error {err:.1e}", chosen.name);
         }
     }
 }
@@ -185,7 +203,7 @@ fn tuned_kernels_match_cublas_and_a_second_process_does_not_tune_again() {
 fn every_point_of_every_tuned_space_matches_cublas() {
     use gemm_ladder::decode::{decode_cluster, decode_mma, decode_split, decode_swapped};
     let bench = Bench::open().unwrap();
-    let spaces: [(&Tuned, (usize, usize, usize)); 7] = [
+    let spaces: [(&Tuned, (usize, usize, usize)); 10] = [
         (&simt_tuned::KERNEL, (1000, 777, 333)),
         (&mma_tuned::KERNEL, (1000, 777, 333)),
         (&hopper_tuned::KERNEL, (1000, 777, 333)),
@@ -194,6 +212,10 @@ fn every_point_of_every_tuned_space_matches_cublas() {
         (&decode_swapped::KERNEL, (777, 37, 1000)),
         (&decode_split::KERNEL, (777, 37, 1000)),
         (&decode_cluster::KERNEL, (777, 37, 1000)),
+        // 8-bit operands with their scales
+        (&fp8_tuned::KERNEL, (1000, 777, 333)),
+        (&fp8_block_tuned::KERNEL, (1000, 777, 333)),
+        (&gemm_ladder::decode::decode_fp8::KERNEL, (777, 37, 1000)),
     ];
     let (mut checked, mut failed) = (0, Vec::new());
     for (tuned, (m, n, k)) in spaces {
@@ -202,7 +224,9 @@ fn every_point_of_every_tuned_space_matches_cublas() {
             if spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
                 continue;
             }
-            let dims = gemm_ladder::measure::padded_dims(m, n, k, [spec.a.layout, spec.b.layout, spec.c.layout]);
+            // 16-byte lines: 8 elements of 16 bits, 16 of 8
+            let multiple = if spec.a.elem.is_fp8() { 16 } else { 8 };
+            let dims = gemm_ladder::measure::dims_with_ld_multiple(m, n, k, [spec.a.layout, spec.b.layout, spec.c.layout], multiple);
             checked += 1;
             if let Err(e) = gemm_ladder::measure::verify(&bench, kernel, dims, 60 + i as u64) {
                 failed.push(format!("{} ({} point {i}): {e}", kernel.name, tuned.name()));

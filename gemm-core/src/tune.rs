@@ -320,15 +320,19 @@ fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
     }
     s.thread = thread;
     if !threads_given {
-        derive_threads(&mut s, base);
+        let consumers_given = chosen.iter().any(|c| c.0 == Setting::Consumers);
+        derive_threads(&mut s, base, consumers_given);
     }
     s
 }
 
 /// The threads (and consumers) the tiling needs, where the base's own
 /// were the ones its tiling needed: a base that chose otherwise keeps its
-/// choice, and the rules judge it.
-fn derive_threads(s: &mut KernelSpec, base: &KernelSpec) {
+/// choice, and the rules judge it. Listed consumers (`consumers_given`)
+/// stay as listed, the threads following them: a count the tiles do not
+/// make is the rules' to refuse, not to be replaced by the tiles' own
+/// (which made points of two listed counts the same kernel).
+fn derive_threads(s: &mut KernelSpec, base: &KernelSpec, consumers_given: bool) {
     let need = |spec: &KernelSpec| -> Option<(u32, Option<u32>)> {
         let b = spec.block;
         match (spec.atom, spec.warp, spec.thread) {
@@ -338,8 +342,10 @@ fn derive_threads(s: &mut KernelSpec, base: &KernelSpec) {
                 let groups = (b.m / w.m).saturating_mul(b.n / w.n);
                 let warpgroups = |n: u32| Some(128u32.saturating_mul(n));
                 match spec.specialize {
-                    // ping-pong consumers take whole tiles: their count is the spec's own
-                    Some(sp) if sp.pingpong => warpgroups(sp.consumers.saturating_add(sp.producers)).map(|t| (t, Some(sp.consumers))),
+                    // ping-pong consumers take whole tiles: their count is the spec's own, as a listed one is
+                    Some(sp) if sp.pingpong || consumers_given => {
+                        warpgroups(sp.consumers.saturating_add(sp.producers)).map(|t| (t, Some(sp.consumers)))
+                    }
                     Some(sp) => warpgroups(groups.saturating_add(sp.producers)).map(|t| (t, Some(groups))),
                     None => warpgroups(groups).map(|t| (t, None)),
                 }
@@ -514,6 +520,12 @@ mod tests {
         assert!(points[0].refused.is_empty(), "{:?}", points[0].refused);
         let q = &points[1].spec;
         assert_eq!((q.block.threads, q.specialize.unwrap().consumers), (256, 1));
+        // listed consumers stay as listed (threads follow them), and the rules refuse a count the
+        // tiles do not make: two consumers of 64 x 256 are the 128 x 256 tile, one is not
+        let points = expand(&base, &[(Setting::Consumers, vec![1, 2])]);
+        let got: Vec<(u32, u32, bool)> =
+            points.iter().map(|p| (p.spec.specialize.unwrap().consumers, p.spec.block.threads, p.refused.is_empty())).collect();
+        assert_eq!(got, [(1, 256, false), (2, 384, true)]);
         // schedules by their index in SCHEDULES: a block per tile, persistent, stream-K
         let points = expand(&base, &[(Setting::Schedule, vec![0, 1, 2])]);
         let got: Vec<Option<Persistent>> = points.iter().map(|p| p.spec.persistent).collect();

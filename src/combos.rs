@@ -24,6 +24,7 @@ fn spec(name: &'static str, elems: [Elem; 3], layouts: [Layout; 3], atom: Atom) 
         epilogue: Epilogue::Direct,
         fused: Fused::default(),
         edges: Edges::Whole,
+        groups: None,
         arch: Arch::Sm80,
     }
 }

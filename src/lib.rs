@@ -7,6 +7,7 @@ pub mod combos;
 pub mod decode;
 pub mod fp8;
 pub mod fused;
+pub mod grouped;
 pub mod lt_fp8;
 pub mod measure;
 pub mod peak;

@@ -353,7 +353,7 @@ impl Problem {
                     b,
                     c,
                     self.dims,
-                    EpilogueArgs { scales: self.scale_args(), alpha, beta, bias: $x }
+                    EpilogueArgs { scales: self.scale_args(), alpha, beta, bias: $x, groups: None }
                 ))
             };
         }
@@ -387,7 +387,7 @@ impl Problem {
                     b,
                     c,
                     self.dims,
-                    EpilogueArgs { scales: self.scale_args(), alpha, beta, bias: $x }
+                    EpilogueArgs { scales: self.scale_args(), alpha, beta, bias: $x, groups: None }
                 ))
             };
         }

@@ -193,6 +193,7 @@ pub fn candidates(space: &Space) -> Candidates {
                 epilogue: Epilogue::Vector,
                 fused: Fused::default(),
                 edges: Edges::Whole,
+                groups: None,
                 arch: Arch::Sm80,
             };
             for p in expand(&base, &lists) {
@@ -258,6 +259,7 @@ pub fn mma_candidates() -> Candidates {
                 epilogue,
                 fused: Fused::default(),
                 edges: Edges::Whole,
+                groups: None,
                 arch: Arch::Sm80,
             };
             for p in expand(&base, &lists) {

@@ -4,7 +4,8 @@
 use std::collections::BTreeSet;
 
 /// The programs a user runs first; everything else in `examples/` is a ladder step.
-const USER_EXAMPLES: [&str; 10] = ["decode", "first_launch", "fp8", "hopper", "ladder", "linear", "quickstart", "shapes", "split_k", "tuned"];
+const USER_EXAMPLES: [&str; 12] =
+    ["decode", "first_launch", "fp8", "grouped", "hopper", "ladder", "linear", "moe", "quickstart", "shapes", "split_k", "tuned"];
 
 #[test]
 fn every_example_is_a_ladder_step_in_order_or_a_user_example() {

@@ -1894,3 +1894,178 @@ fn launch_scaled<Q: gemm_runtime::Element>(
     .unwrap();
     c.to_f32(s).unwrap()
 }
+
+/// `groups = masked` (`grouped::grouped_masked`): experts whose rows differ,
+/// counted on the device. Each expert's first `group_rows[g]` rows of C
+/// (none for a count of 0 or below, all m_max for one past it) match cuBLAS
+/// on that expert's operands, and every row past them keeps its poison.
+/// Captured in a CUDA graph, then the counts changed on the device and the
+/// graph replayed: the new counts' rows come out. A missing or short rows
+/// buffer, or operands it would have to copy, are `Err`s.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn masked_groups_write_each_experts_rows_and_nothing_past_them() {
+    use gemm_ladder::grouped::grouped_masked;
+    use gemm_ladder::measure::DevMat;
+    use gemm_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    use gemm_runtime::EpilogueArgs;
+    let bench = bench();
+    if bench.gpu.capability != (9, 0) {
+        return;
+    }
+    let kernel = &grouped_masked::KERNEL;
+    // m_max past a multiple of the 128-row tile, n past one of 256, K not a multiple of 64
+    let (groups, m_max, n, k) = (7, 300, 264, 200);
+    let dims = Dims::new(m_max, n, k).batched(groups, m_max * k, n * k, m_max * n);
+    let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
+    let p = Problem::typed(&bench, [gemm_runtime::spec::Elem::Bf16; 3], layouts, dims, 31).unwrap();
+    let reference = p.reference(&bench).unwrap();
+    let s = bench.stream();
+    let (DevMat::Bf16(a), DevMat::Bf16(b)) = (&p.a, &p.b) else { unreachable!("bf16 operands") };
+    // each expert's rows and what the kernel makes of them: the whole tile, one row, none, a
+    // tile's edge, more than there is room for (all m_max), a negative count (none)
+    let check = |c: &DevMat, counts: &[i32], when: &str| {
+        s.synchronize().unwrap();
+        let out = c.to_f32(s).unwrap();
+        for (g, &count) in counts.iter().enumerate() {
+            let rows = count.clamp(0, m_max as i32) as usize;
+            let at = g * m_max * n;
+            let (ours, theirs) = (&out[at..at + rows * n], &reference[at..at + rows * n]);
+            if rows > 0 {
+                let err = gemm_runtime::internal::data::relative_error(ours, theirs).unwrap();
+                assert!(
+                    err <= gemm_runtime::internal::data::tolerance(kernel.spec.c.elem),
+                    "{when}: expert {g} ({count} rows): relative error {err:.2e}"
+                );
+            }
+            let past = &out[at + rows * n..at + m_max * n];
+            assert!(past.iter().all(|x| x.is_nan()), "{when}: expert {g} ({count} rows): a row past its rows was written");
+        }
+    };
+    let first = [128, 1, 0, 300, 257, -5, 129];
+    let rows = s.clone_htod(&first).unwrap();
+    let mut c = p.poisoned_c(&bench).unwrap();
+    let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
+    grouped_masked(s, a, b, cb, &rows, dims).unwrap();
+    check(&c, &first, "one launch");
+    // the same launch captured, the counts changed on the device between replays. A capture
+    // refuses waits on events recorded outside it: the test orders its streams by synchronizing
+    // SAFETY: every use of a buffer on another stream follows a synchronize.
+    unsafe { s.context().disable_event_tracking() };
+    let stream = s.context().new_stream().unwrap();
+    let mut rows = rows;
+    let mut c = p.poisoned_c(&bench).unwrap();
+    s.synchronize().unwrap();
+    let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
+    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
+    grouped_masked(&stream, a, b, cb, &rows, dims).unwrap();
+    let graph = stream.end_capture(CUgraphInstantiate_flags(0)).unwrap().expect("a graph of the launch");
+    graph.launch().unwrap();
+    stream.synchronize().unwrap();
+    check(&c, &first, "the graph's first run");
+    let second = [3, 300, 128, 0, 64, 200, 1];
+    stream.memcpy_htod(&second, &mut rows).unwrap();
+    let fresh = p.poisoned_c(&bench).unwrap();
+    s.synchronize().unwrap();
+    let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
+    let DevMat::Bf16(fresh_b) = &fresh else { unreachable!("a bf16 C") };
+    stream.memcpy_dtod(fresh_b, cb).unwrap();
+    graph.launch().unwrap();
+    stream.synchronize().unwrap();
+    check(&c, &second, "the graph replayed with new counts");
+    // misuse: no rows, too few, and lines the kernel cannot read where they lie
+    let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
+    let missing = kernel.launch_with(s, a, b, cb, dims, EpilogueArgs::new());
+    assert!(matches!(missing, Err(GemmError::EpilogueArgs { .. })), "{missing:?}");
+    let short = s.clone_htod(&[1i32; 3]).unwrap();
+    let short = grouped_masked(s, a, b, cb, &short, dims);
+    assert!(matches!(short, Err(GemmError::EpilogueArgs { .. })), "{short:?}");
+    let odd = Dims::new(m_max, n, k - 1).with_ld(k, k, n).batched(groups, m_max * k, n * k, m_max * n);
+    let copied = grouped_masked(s, a, b, cb, &rows, Dims { lda: Some(k - 1), ..odd });
+    assert!(copied.is_err(), "A's lines 2 bytes past 16-byte alignment would need a copy: {copied:?}");
+}
+
+/// `groups = contiguous` (`grouped::grouped_contiguous`): experts' rows one
+/// after another in A and C, their ends on the device. Each group's rows
+/// of C match cuBLAS on A's same rows and that group's W: groups starting
+/// at rows no tile multiple, of 0 and 1 rows, and ends that go back or
+/// pass A's rows (clamped: a group's rows are never another's); rows past
+/// the last end keep their poison. Captured in a CUDA graph and replayed
+/// after the ends change on the device. A batch whose A or C strides are
+/// not 0 is an `Err`.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn contiguous_groups_write_each_groups_rows_from_its_own_weights() {
+    use gemm_ladder::grouped::grouped_contiguous;
+    use gemm_ladder::measure::DevMat;
+    use gemm_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    use gemm_runtime::internal::data::POISON;
+    let bench = bench();
+    if bench.gpu.capability != (9, 0) {
+        return;
+    }
+    let kernel = &grouped_contiguous::KERNEL;
+    let (groups, m, n, k) = (6, 700, 264, 200);
+    // the reference: every group's W times all of A's rows, group after group
+    let each = Dims::new(m, n, k).batched(groups, 0, n * k, m * n);
+    let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
+    let p = Problem::typed(&bench, [gemm_runtime::spec::Elem::Bf16; 3], layouts, each, 41).unwrap();
+    let reference = p.reference(&bench).unwrap();
+    let s = bench.stream();
+    let (DevMat::Bf16(a), DevMat::Bf16(b)) = (&p.a, &p.b) else { unreachable!("bf16 operands") };
+    let dims = Dims::new(m, n, k).batched(groups, 0, n * k, 0);
+    let check = |c: &DevMat, ends: &[i32], when: &str| {
+        s.synchronize().unwrap();
+        let out = c.to_f32(s).unwrap();
+        let mut start = 0usize;
+        for (g, &end) in ends.iter().enumerate() {
+            let end = (end.max(start as i32) as usize).min(m);
+            if end > start {
+                let ours = &out[start * n..end * n];
+                let theirs = &reference[g * m * n + start * n..g * m * n + end * n];
+                let err = gemm_runtime::internal::data::relative_error(ours, theirs).unwrap();
+                assert!(
+                    err <= gemm_runtime::internal::data::tolerance(kernel.spec.c.elem),
+                    "{when}: group {g} (rows {start}..{end}): relative error {err:.2e}"
+                );
+            }
+            start = end;
+        }
+        assert!(out[start * n..].iter().all(|x| x.is_nan()), "{when}: a row past the last group's end ({start}) was written");
+    };
+    let fresh = || DevMat::from_f32(s, gemm_runtime::spec::Elem::Bf16, &vec![POISON; m * n]).unwrap();
+    // 130 rows (a tile and 2), none, one, 300 from row 131, 5, and the rest but 100
+    let first = [130, 130, 131, 431, 436, 600];
+    let ends = s.clone_htod(&first).unwrap();
+    let mut c = fresh();
+    let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
+    grouped_contiguous(s, a, b, cb, &ends, dims).unwrap();
+    check(&c, &first, "one launch");
+    // captured, then ends that go back (group 2 empty) and pass A's rows (the last group's clamped)
+    // SAFETY: every use of a buffer on another stream follows a synchronize.
+    unsafe { s.context().disable_event_tracking() };
+    let stream = s.context().new_stream().unwrap();
+    let mut ends = ends;
+    let mut c = fresh();
+    s.synchronize().unwrap();
+    let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
+    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
+    grouped_contiguous(&stream, a, b, cb, &ends, dims).unwrap();
+    let graph = stream.end_capture(CUgraphInstantiate_flags(0)).unwrap().expect("a graph of the launch");
+    graph.launch().unwrap();
+    stream.synchronize().unwrap();
+    check(&c, &first, "the graph's first run");
+    let second = [7, 263, 200, 520, 521, 900];
+    stream.memcpy_htod(&second, &mut ends).unwrap();
+    let poisoned = fresh();
+    s.synchronize().unwrap();
+    let (DevMat::Bf16(cb), DevMat::Bf16(pb)) = (&mut c, &poisoned) else { unreachable!("bf16 C") };
+    stream.memcpy_dtod(pb, cb).unwrap();
+    graph.launch().unwrap();
+    stream.synchronize().unwrap();
+    check(&c, &second, "the graph replayed with new ends");
+    // A's or C's rows per group are one matrix's: strides of their own are refused
+    let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
+    let strided = grouped_contiguous(s, a, b, cb, &ends, Dims::new(m / groups, n, k).batched(groups, (m / groups) * k, n * k, 0));
+    assert!(matches!(strided, Err(GemmError::EpilogueArgs { .. })), "{strided:?}");
+}

@@ -158,6 +158,7 @@ fn every_layout_and_staging_combination_compiles() {
                         epilogue: Epilogue::Direct,
                         fused: Fused::default(),
                         edges: if staging == Staging::Direct { Edges::Guarded } else { Edges::Whole },
+                        groups: None,
                         arch: Arch::Sm80,
                     };
                     let k = gemm_runtime::Kernel::from_spec(spec).unwrap();
@@ -593,5 +594,37 @@ fn fp8_kernels_compile_to_k32_wgmmas_for_sm_90a() {
         let (ta, tb) = (ptx_type(spec.a.elem), ptx_type(spec.b.elem));
         let wgmma = format!("wgmma.mma_async.sync.aligned.m64n{}k32.f32.{ta}.{tb}", spec.atom.shape().1);
         assert!(ptx.contains(&wgmma), "{}: no {wgmma} in the PTX", k.name);
+    }
+}
+
+/// The grouped kernels compile for sm_90a without spills: the masked one
+/// (`groups = masked`) on its persistent walk and on a grid of a block per
+/// tile, the contiguous one on its walk over the groups, with C through
+/// vector stores and through a tile in shared memory; each tile is placed
+/// in its group (a masked one past a problem's rows skipped) before any
+/// copy.
+#[test]
+fn grouped_kernels_compile_without_spills_and_place_tiles_before_loading() {
+    use gemm_runtime::internal::compile::usage;
+    use gemm_runtime::spec::{Epilogue, KernelSpec};
+    let base = &gemm_ladder::grouped::grouped_masked::KERNEL.spec;
+    let contiguous = &gemm_ladder::grouped::grouped_contiguous::KERNEL.spec;
+    let specs = [
+        base.clone(),
+        KernelSpec { persistent: None, ..base.clone() },
+        KernelSpec { epilogue: Epilogue::Smem, staging: gemm_runtime::spec::Staging::tma(3), ..base.clone() },
+        contiguous.clone(),
+        KernelSpec { epilogue: Epilogue::Smem, staging: gemm_runtime::spec::Staging::tma(3), ..contiguous.clone() },
+    ];
+    for spec in specs {
+        let k = gemm_runtime::Kernel::from_spec(spec).unwrap();
+        compile_clean(&k.source, &k.name, "sm_90a");
+        let u = usage(&k.source, &k.name, "sm_90a").unwrap();
+        assert_eq!((u.spill_stores, u.spill_loads), (0, 0), "{}", k.name);
+        // a masked tile's skip, or the contiguous walk's group, comes before the tile's first copy
+        let placed = if k.spec.groups == Some(gemm_runtime::spec::Groups::Masked) { "if (block_m >= rows)" } else { "const int M = g_end;" };
+        let first_placed = k.source.find(placed).unwrap_or_else(|| panic!("{}: no `{placed}`", k.name));
+        let first_load = k.source.find("tma_load(a_smem").unwrap();
+        assert!(first_placed < first_load, "{}: a copy before the tile's place in its group", k.name);
     }
 }

@@ -214,6 +214,7 @@ fn rules(spec: &KernelSpec) -> Vec<Diag> {
     group(&mut out, "the swizzle", swizzle);
     group(&mut out, "the epilogue", epilogue);
     group(&mut out, "block scales", block_scales);
+    group(&mut out, "masked groups", groups);
     group(&mut out, "the edges", edges);
     group(&mut out, "the raster", raster);
     group(&mut out, "resources", resources);
@@ -593,6 +594,71 @@ fn fp8(spec: &KernelSpec, out: &mut Vec<Diag>) {
         out.push(Diag::new(
             "bias",
             format!("a bias of {}: the bias is added in f32, from f32, f16 or bf16; write `Bias<bf16>` (or f32, f16)", bias.elem.rust_name()),
+        ));
+    }
+}
+
+/// `groups = masked`: each problem of a batch stops at rows of its own,
+/// read on the device; a block skips the tiles past them and guards the
+/// rest, so its tiles are whole tiles a block, walked alike by every role.
+fn groups(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    let Some(groups) = spec.groups else { return };
+    if !matches!(spec.staging, Staging::Tma { .. }) {
+        out.push(Diag::new(
+            "groups",
+            format!("groups = {} is generated on the Hopper path (TMA stages) so far: use staging = tma(..) and atom = wgmma(..)", groups.name()),
+        ));
+        return;
+    }
+    if groups == Groups::Contiguous && spec.persistent.is_none() {
+        out.push(Diag::new(
+            "groups",
+            "groups = contiguous walks each group's tiles in turn, a count only the device knows, on a persistent grid: add persistent = tiles",
+        ));
+    }
+    if spec.persistent.is_some_and(Persistent::splits_k) {
+        out.push(Diag::new(
+            "persistent",
+            format!("groups = {} places tiles within each problem's rows, which shares of K would cross: use persistent = tiles", groups.name()),
+        ));
+    }
+    if spec.cluster.is_some() {
+        out.push(Diag::new(
+            "cluster",
+            format!(
+                "groups = {} places each block's tiles within its problem's rows, which a cluster's blocks share: remove `cluster`",
+                groups.name()
+            ),
+        ));
+    }
+    if spec.specialize.is_some_and(|sp| sp.pingpong) {
+        out.push(Diag::new(
+            "specialize.pingpong",
+            format!(
+                "groups = {} places tiles by rows only the device knows, which ping-pong consumers take in turns: remove `pingpong`",
+                groups.name()
+            ),
+        ));
+    }
+    if spec.specialize.is_some_and(|sp| sp.overlap) {
+        out.push(Diag::new(
+            "specialize.overlap",
+            format!("groups = {} places tiles by rows only the device knows, and overlapped consumers start the next tile's K steps before knowing where it lies: remove `overlap`", groups.name()),
+        ));
+    }
+    if spec.edges != Edges::Guarded {
+        out.push(Diag::new(
+            "groups",
+            format!("groups = {} stops each problem at rows of its own, which tiles then cross: add edges = guarded", groups.name()),
+        ));
+    }
+    if spec.epilogue == Epilogue::Tma {
+        out.push(Diag::new(
+            "epilogue",
+            format!(
+                "groups = {} leaves C's rows past each problem's unwritten, where a TMA store writes whole tiles: use epilogue = vector or smem",
+                groups.name()
+            ),
         ));
     }
 }

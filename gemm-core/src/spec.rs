@@ -715,7 +715,47 @@ pub struct KernelSpec {
     /// What the epilogue computes on its way to C.
     pub fused: Fused,
     pub edges: Edges,
+    /// Problems of a batch as groups of rows (mixture-of-experts layers).
+    pub groups: Option<Groups>,
     pub arch: Arch,
+}
+
+/// How a batch's problems hold their rows, where they differ from problem
+/// to problem (`groups = ..`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Groups {
+    /// DeepGEMM's masked layout: each problem (group) g of the batch has
+    /// room for M rows but holds `group_rows[g]` of them, a count the
+    /// launch reads from a device array of i32 (so that a CUDA graph
+    /// replays whatever it holds then). Tiles past a group's rows are
+    /// skipped, and C's rows past them are not written.
+    Masked,
+    /// The contiguous layout: the groups' rows lie one after another in A
+    /// and C (`[m, k]` and `[m, n]`, the batch's A and C strides 0), group
+    /// g's from `group_ends[g - 1]` (0 for the first) to `group_ends[g]`,
+    /// end offsets the launch reads from a device array of i32; each group
+    /// multiplies by its own B. A persistent walk takes each group's tiles
+    /// in turn, none crossing into the next group, and C's rows past every
+    /// group's end are not written.
+    Contiguous,
+}
+
+impl Groups {
+    /// The device array's name, as the launcher takes it.
+    pub fn array(self) -> &'static str {
+        match self {
+            Groups::Masked => "group_rows",
+            Groups::Contiguous => "group_ends",
+        }
+    }
+
+    /// As the attribute writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Groups::Masked => "masked",
+            Groups::Contiguous => "contiguous",
+        }
+    }
 }
 
 /// What a launch must satisfy for a kernel; checked by the runtime before launch.
@@ -1526,6 +1566,9 @@ impl KernelSpec {
         }
         if self.edges == Edges::Guarded {
             s += "__guarded";
+        }
+        if let Some(g) = self.groups {
+            s += &format!("__{}", g.name());
         }
         s += &format!("__{}", self.arch.nvrtc_name());
         s

@@ -453,6 +453,7 @@ mod tests {
             epilogue: Epilogue::Direct,
             fused: Fused::default(),
             edges: Edges::Whole,
+            groups: None,
             arch: Arch::Sm80,
         }
     }

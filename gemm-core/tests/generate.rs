@@ -629,6 +629,7 @@ fn hopper_spec() -> KernelSpec {
         epilogue: Epilogue::Vector,
         fused: Fused::default(),
         edges: Edges::Guarded,
+        groups: None,
         arch: Arch::Sm90a,
     }
 }

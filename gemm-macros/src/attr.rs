@@ -29,6 +29,7 @@ pub struct Attr {
     /// The epilogue's math, with the bias's side (its type is the signature's).
     pub fused: FusedAttr,
     pub edges: Option<Edges>,
+    pub groups: Option<Groups>,
     pub arch: Option<Arch>,
     /// A tuning space over the settings above.
     pub tune: Option<Tune>,
@@ -56,8 +57,23 @@ pub struct Tune {
     pub span: Span,
 }
 
-const TOP: &[&str] =
-    &["block", "warp", "thread", "atom", "staging", "specialize", "swizzle", "raster", "persistent", "cluster", "epilogue", "edges", "arch", "tune"];
+const TOP: &[&str] = &[
+    "block",
+    "warp",
+    "thread",
+    "atom",
+    "staging",
+    "specialize",
+    "swizzle",
+    "raster",
+    "persistent",
+    "cluster",
+    "epilogue",
+    "edges",
+    "groups",
+    "arch",
+    "tune",
+];
 
 pub fn parse(cx: &mut Ctxt, nodes: &[Node]) -> Attr {
     let mut attr = Attr::default();
@@ -106,6 +122,7 @@ pub fn parse(cx: &mut Ctxt, nodes: &[Node]) -> Attr {
                         }
                     }
                     "edges" => attr.edges = edges(cx, value),
+                    "groups" => attr.groups = groups(cx, value),
                     "arch" => attr.arch = arch(cx, value),
                     _ => unreachable!("every name in TOP is handled"),
                 }
@@ -532,6 +549,13 @@ fn edges(cx: &mut Ctxt, value: &Node) -> Option<Edges> {
     Some(match word(cx, value, "edges", &["whole", "guarded"])?.as_str() {
         "whole" => Edges::Whole,
         _ => Edges::Guarded,
+    })
+}
+
+fn groups(cx: &mut Ctxt, value: &Node) -> Option<Groups> {
+    Some(match word(cx, value, "groups", &["masked", "contiguous"])?.as_str() {
+        "masked" => Groups::Masked,
+        _ => Groups::Contiguous,
     })
 }
 

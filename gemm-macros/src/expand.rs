@@ -122,6 +122,7 @@ fn build(cx: &mut Ctxt, a: attr::Attr, sig: Option<sig::Sig>) -> Option<(KernelS
         epilogue: a.epilogue.unwrap_or(Epilogue::Direct),
         fused: Fused { alpha: a.fused.alpha, beta: a.fused.beta, bias, activation: a.fused.activation, scale: a.fused.scale },
         edges,
+        groups: a.groups,
         arch: Arch::Sm80,
     };
     spec.arch = a.arch.unwrap_or_else(|| spec.min_arch());
@@ -249,6 +250,15 @@ fn epilogue_params(spec: &KernelSpec, bias: &Option<(syn::Ident, Elem, syn::Type
     let mut extra_params = Vec::new();
     let mut doc_epilogue = Vec::new();
     let mut ep = quote!(::gemm_runtime::EpilogueArgs::new());
+    if let Some(groups) = spec.groups {
+        let array = syn::Ident::new(groups.array(), proc_macro2::Span::call_site());
+        extra_params.push(quote!(#array: &impl ::gemm_runtime::DeviceBuffer<i32>));
+        ep = quote!(#ep.groups(#array));
+        doc_epilogue.push(match groups {
+            Groups::Masked => " `group_rows`: a device buffer of i32, the rows each problem of the batch holds (at most m; the rest of its rows are not written).".to_string(),
+            Groups::Contiguous => " `group_ends`: a device buffer of i32, where each group's rows of A and C end (group g's start where g - 1's end); rows past the last end are not written.".to_string(),
+        });
+    }
     if let Some(scale) = f.scale {
         extra_params.push(quote!(scale_a: &impl ::gemm_runtime::DeviceBuffer<f32>));
         extra_params.push(quote!(scale_b: &impl ::gemm_runtime::DeviceBuffer<f32>));
@@ -515,6 +525,10 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Edges::Guarded => quote!(#p::Edges::Guarded),
     };
     let arch = arch_tokens(s.arch);
+    let groups = opt(s.groups, |g| match g {
+        Groups::Masked => quote!(#p::Groups::Masked),
+        Groups::Contiguous => quote!(#p::Groups::Contiguous),
+    });
     quote! {
         #p::KernelSpec {
             name: ::std::borrow::Cow::Borrowed(#name),
@@ -534,6 +548,7 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
             epilogue: #epilogue,
             fused: #p::Fused { alpha: #alpha, beta: #beta, bias: #bias, activation: #activation, scale: #scale },
             edges: #edges,
+            groups: #groups,
             arch: #arch,
         }
     }

@@ -177,13 +177,14 @@ fn batched_span(span: usize, count: usize, stride: usize) -> usize {
 }
 
 /// The batch's own rules: at least one problem, within the grid's reach,
-/// and no two problems writing the same C.
-fn check_batch(d: &Dims, c: &Shape, grid_z: bool) -> Result<(), GemmError> {
+/// and no two problems writing the same C (but contiguous groups, whose
+/// rows of one C are each group's own).
+fn check_batch(d: &Dims, c: &Shape, grid_z: bool, contiguous: bool) -> Result<(), GemmError> {
     let b = d.batch;
     if b.count == 0 {
         return Err(GemmError::Batch("a batch count of 0 computes nothing; use at least 1".into()));
     }
-    if b.count > 1 && b.stride_c < c.span() {
+    if b.count > 1 && b.stride_c < c.span() && !contiguous {
         return Err(GemmError::Batch(format!(
             "C's stride {} is less than one C's {} elements ({} x {}, leading dimension {}): the problems would write over each other",
             b.stride_c,
@@ -233,7 +234,7 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
     // (early: the rules below, and the copies and variants a launch refused for alignment goes
     // on to, work out tiles, pitches and spans that only sizes within these bounds keep finite)
     fit_i32(&shapes)?;
-    check_batch(&d, &shapes[2], spec.persistent.is_none())?;
+    check_batch(&d, &shapes[2], spec.persistent.is_none(), spec.groups == Some(gemm_core::spec::Groups::Contiguous))?;
     let kernel = || spec.kernel_name();
     let req = spec.requirements();
     let (m_tile, n_tile) = if spec.cluster.is_some() { ("block m x cluster m", "block n x cluster n") } else { ("block m", "block n") };
@@ -404,6 +405,7 @@ mod tests {
             epilogue: Epilogue::Direct,
             fused: Fused::default(),
             edges: Edges::Guarded,
+            groups: None,
             arch: Arch::Sm90a,
         };
         assert!(gemm_core::check(&spec).is_empty(), "{:?}", gemm_core::check(&spec));

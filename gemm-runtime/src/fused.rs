@@ -1,8 +1,10 @@
 //! The epilogue's run-time arguments: A's and B's scales, `alpha`, `beta`
-//! and the bias vector, each given exactly where the kernel's spec declares it.
+//! and the bias vector, each given exactly where the kernel's spec declares
+//! it; and a masked batch's rows (`groups = masked`), which the launch
+//! passes beside them.
 
 use cudarc::driver::DevicePtr;
-use gemm_core::spec::{Dim, KernelSpec, Scale};
+use gemm_core::spec::{Dim, Groups, KernelSpec, Scale};
 
 use crate::args::{Dims, Element};
 use crate::GemmError;
@@ -16,6 +18,9 @@ pub struct EpilogueArgs<'a, T = f32> {
     pub alpha: Option<f32>,
     pub beta: Option<f32>,
     pub bias: Option<&'a dyn DevicePtr<T>>,
+    /// `groups = ..`: the rows each problem of the batch holds (masked) or
+    /// where each group's rows end (contiguous), i32 on the device.
+    pub groups: Option<&'a dyn DevicePtr<i32>>,
 }
 
 // by hand: a derive would ask T: Clone, which the bias's reference does not need
@@ -29,7 +34,7 @@ impl<T> Copy for EpilogueArgs<'_, T> {}
 impl EpilogueArgs<'static, f32> {
     /// No arguments: `C = A * B`.
     pub fn new() -> Self {
-        EpilogueArgs { scales: None, alpha: None, beta: None, bias: None }
+        EpilogueArgs { scales: None, alpha: None, beta: None, bias: None, groups: None }
     }
 }
 
@@ -50,7 +55,16 @@ impl<'a, T> EpilogueArgs<'a, T> {
 
     /// The bias vector, in the element type the spec declares.
     pub fn bias<U>(self, bias: &'a dyn DevicePtr<U>) -> EpilogueArgs<'a, U> {
-        EpilogueArgs { scales: self.scales, alpha: self.alpha, beta: self.beta, bias: Some(bias) }
+        EpilogueArgs { scales: self.scales, alpha: self.alpha, beta: self.beta, bias: Some(bias), groups: self.groups }
+    }
+
+    /// The device array of i32 the spec's `groups` read, one per problem
+    /// of the batch: under `groups = masked` the rows each holds (at most
+    /// m; a negative count holds none), under `groups = contiguous` where
+    /// each group's rows of A and C end. Read on the device at launch, so
+    /// that a CUDA graph replays whatever the buffer holds then.
+    pub fn groups(self, array: &'a dyn DevicePtr<i32>) -> Self {
+        EpilogueArgs { groups: Some(array), ..self }
     }
 
     /// A's and B's scales: device buffers of f32 that the kernel reads at
@@ -96,6 +110,25 @@ impl<T: Element> EpilogueArgs<'_, T> {
                     dims.batch.count
                 ));
             }
+        }
+        match (spec.groups, self.groups) {
+            (Some(g), None) => return err(format!("groups = {}: give `{}`, one i32 per problem of the batch", g.name(), g.array())),
+            (None, Some(_)) => return err("reads no groups: declare `groups = masked | contiguous` in the spec, or leave the array out".to_string()),
+            (Some(g), Some(array)) if array.len() < dims.batch.count => {
+                return err(format!(
+                    "reads `{}` for each of the batch's {} problems, but its buffer holds {}",
+                    g.array(),
+                    dims.batch.count,
+                    array.len()
+                ))
+            }
+            (Some(Groups::Contiguous), Some(_)) if dims.batch.stride_a != 0 || dims.batch.stride_c != 0 => {
+                return err(format!(
+                    "groups = contiguous: the groups' rows lie one after another in one A and one C, so their batch strides are 0, not {} and {}",
+                    dims.batch.stride_a, dims.batch.stride_c
+                ))
+            }
+            _ => {}
         }
         for (name, declared, given) in [("alpha", f.alpha, self.alpha.is_some()), ("beta", f.beta, self.beta.is_some())] {
             match (declared, given) {

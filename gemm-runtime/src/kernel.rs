@@ -253,8 +253,13 @@ impl Kernel {
         // operands the kernel cannot take where they lie, and lines TMA reads
         // slowly in a product wide enough to pay for it, go through aligned
         // copies; the arguments are checked once where they can be taken as they are
+        let masked = self.spec.groups.is_some();
         let (copied, checked) = match args::check(&self.spec, dims, given_lens, given) {
+            // (grouped problems are read and written where they lie: a copy of C would write its rows
+            // past each problem's)
+            Ok(shapes) if masked => ([false; 3], Some(shapes)),
             Ok(shapes) => (realign::repitched(&self.spec, &shapes, dims), Some(shapes)),
+            Err(e @ GemmError::Misaligned { .. }) if masked => return Err(e),
             Err(GemmError::Misaligned { .. }) => {
                 if !self.variant {
                     if let (_, Some(spec)) = realign::route(&self.spec, dims, given) {
@@ -316,6 +321,10 @@ impl Kernel {
         if let Some((bias_ptr, _)) = &bias {
             launch.arg(bias_ptr).arg(&bias_stride);
         }
+        let groups = epilogue.groups.map(|r| r.device_ptr(stream));
+        if let Some((groups_ptr, _)) = &groups {
+            launch.arg(groups_ptr);
+        }
         let batches = b.count as i32;
         let scratch_ptrs = stream_k.as_ref().map(|s| [s.partials(), s.flags()]);
         if self.spec.persistent.is_some() {
@@ -330,7 +339,8 @@ impl Kernel {
                 "a" => tma::operand_map(&self.spec, Which::A, a_ptr, &sa, b.count, b.stride_a, false)?,
                 "b" => tma::operand_map(&self.spec, Which::B, b_ptr, &sb, b.count, b.stride_b, false)?,
                 // an edge map no tile reads at these sizes: the whole tile's in its place, not encoded
-                "a_edge" if !self.spec.edge_map_read(Which::A, dims.m) => maps[0],
+                // (grouped problems end at rows of their own: A's edge boxes may be read at any)
+                "a_edge" if !self.spec.edge_map_read(Which::A, dims.m) && !masked => maps[0],
                 "b_edge" if !self.spec.edge_map_read(Which::B, dims.n) => maps[1],
                 "a_edge" => tma::operand_map(&self.spec, Which::A, a_ptr, &sa, b.count, b.stride_a, true)?,
                 "b_edge" => tma::operand_map(&self.spec, Which::B, b_ptr, &sb, b.count, b.stride_b, true)?,
@@ -359,8 +369,8 @@ impl Kernel {
         }
         // SAFETY: the kernel's parameters are (A, B, C pointers, M, N, K, lda,
         // ldb, ldc, batch strides of A, B and C), then the epilogue's (alpha,
-        // beta, bias and its batch stride) where the spec declares them, then
-        // under persistent = tiles (batches), under stream-K (batches,
+        // beta, bias and its batch stride) where the spec declares them, the
+        // groups' array under groups = .., then under persistent = tiles (batches), under stream-K (batches,
         // partials, flags) with the scratch sized for its grid, and under TMA
         // staging A's and B's tensor maps unless cp.async fills the stages
         // (and C's under epilogue = tma), in `KernelSpec::tma_maps`'s order, or
@@ -453,6 +463,9 @@ impl Kernel {
         let (cm, cn) = self.spec.cluster.map_or((1, 1), |c| (c.m as usize, c.n as usize));
         let tiles = if self.spec.by_class() {
             realign::by_class_tiles(dims)
+        } else if self.spec.groups == Some(gemm_core::spec::Groups::Contiguous) {
+            // at most: the rows' tiles, and a partial one more for each group
+            (dims.m.div_ceil(b.m as usize) + dims.batch.count) * dims.n.div_ceil(b.n as usize)
         } else {
             dims.m.div_ceil(b.m as usize * cm) * dims.n.div_ceil(b.n as usize * cn) * dims.batch.count
         };

@@ -26,6 +26,7 @@ pub fn mma() -> KernelSpec {
         epilogue: Epilogue::Smem,
         fused: Fused::default(),
         edges: Edges::Guarded,
+        groups: None,
         arch: Arch::Sm80,
     }
 }
@@ -62,6 +63,7 @@ pub fn tma_store() -> KernelSpec {
         raster: Raster::Grouped(8),
         persistent: Some(Persistent::Tiles),
         epilogue: Epilogue::Tma,
+        groups: None,
         arch: Arch::Sm90a,
         ..mma()
     }

@@ -867,6 +867,7 @@ mod tests {
             epilogue: Epilogue::SmemElements,
             fused: Fused::default(),
             edges,
+            groups: None,
             arch: Arch::Sm80,
         }
     }

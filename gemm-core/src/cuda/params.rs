@@ -1,12 +1,12 @@
 //! The kernel's parameters, the same order for every atom: the operands,
 //! the sizes, the batch strides, the epilogue's run-time arguments where the
-//! spec declares them, and the stream-K scratch. The runtime pushes its
+//! spec declares them, a masked batch's rows, and the stream-K scratch. The runtime pushes its
 //! arguments in this order.
 
 use super::ptx::storage_type;
 use super::stream_k;
 use super::writer::Writer;
-use crate::spec::{KernelSpec, Persistent};
+use crate::spec::{Groups, KernelSpec, Persistent};
 
 /// Writes the parameter list, `(` to `)`, after the kernel's name.
 pub fn signature(w: &mut Writer, spec: &KernelSpec) {
@@ -39,6 +39,17 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
     if !extra.is_empty() {
         lines.push(format!("// epilogue: {}", names.join(", ")));
         lines.push(extra.join(", "));
+    }
+    match spec.groups {
+        Some(Groups::Masked) => {
+            lines.push("// groups = masked: the rows each problem of the batch holds, at most M".to_string());
+            lines.push("const int* __restrict__ group_rows".to_string());
+        }
+        Some(Groups::Contiguous) => {
+            lines.push("// groups = contiguous: where each group's rows of A and C end (the next group's start)".to_string());
+            lines.push("const int* __restrict__ group_ends".to_string());
+        }
+        None => {}
     }
     match spec.persistent {
         Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit) => lines.push(format!("int batches, {}", stream_k::PARAMS)),

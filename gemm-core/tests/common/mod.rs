@@ -21,6 +21,7 @@ pub fn smem_spec() -> KernelSpec {
         epilogue: Epilogue::Direct,
         fused: Fused::default(),
         edges: Edges::Whole,
+        groups: None,
         arch: Arch::Sm80,
     }
 }

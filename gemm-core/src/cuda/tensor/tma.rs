@@ -248,6 +248,7 @@ impl Tc<'_> {
                 w.line("const int batch = t / (tiles_m * tiles_n);");
                 w.line("const int tile = t % (tiles_m * tiles_n);");
                 place(w);
+                Self::masked_rows(w, s, "continue");
                 body(w);
             });
         };
@@ -260,6 +261,9 @@ impl Tc<'_> {
             let header =
                 format!("for (int t = {first} + {stride} * group, turn = group; t < tiles_m * tiles_n * batches; t += {stride} * {c}, turn += {c})");
             return walk(w, header, &mut once);
+        }
+        if persistent && s.groups == Some(crate::spec::Groups::Contiguous) {
+            return self.contiguous_walk(w, &mut once);
         }
         if persistent {
             if s.cluster.is_some() {
@@ -274,6 +278,13 @@ impl Tc<'_> {
                 w.line("// batch: blockIdx.z is the problem this block works on");
                 w.line("const int batch = blockIdx.z;");
                 schedule::raster(w, s.raster, self.bm, self.bn);
+                if s.groups == Some(crate::spec::Groups::Masked) {
+                    // (a block of its own: the problem's M below shadows the parameter)
+                    return w.block("", |w| {
+                        Self::masked_rows(w, s, "return");
+                        once(w);
+                    });
+                }
             }
             Some(_) => {
                 w.line("// batch: blockIdx.z is the problem this block works on; blockIdx.x / cluster size its cluster tile");
@@ -283,6 +294,56 @@ impl Tc<'_> {
             }
         }
         once(w);
+    }
+
+    /// `groups = contiguous`'s persistent walk: each group's tiles in turn
+    /// (its rows' tiles along M, none reaching into the next group, times
+    /// N's), this block's every `gridDim.x`-th, found by a cursor over the
+    /// groups that only moves on (every role keeps its own and takes the
+    /// same tiles). In a tile's body `block_m` is the tile's first row of A
+    /// and C, `batch` its group (B's problem), and `M` the group's end, so
+    /// that every guard and edge load stops there.
+    fn contiguous_walk(&self, w: &mut Writer, body: &mut dyn FnMut(&mut Writer)) {
+        let bm = self.bm;
+        w.line("// schedule (persistent, groups = contiguous): each group's tiles in turn, group g's rows of A and C");
+        w.line("// from group_ends[g - 1] (0 for the first) to group_ends[g] (kept within M and after the start);");
+        w.line("// this block takes every gridDim.x-th tile, its cursor (g and the group's first tile) moving on only");
+        w.line(format!("int g = 0, g_first = 0, g_start = 0, g_end = min(M, max(__ldg(group_ends), 0)), g_tiles_m = (g_end + {bm} - 1) / {bm};"));
+        w.block("for (int t = blockIdx.x; ; t += gridDim.x)", |w| {
+            w.block("while (g < batches && t >= g_first + g_tiles_m * tiles_n)", |w| {
+                w.line("g_first += g_tiles_m * tiles_n;");
+                w.line("g_start = g_end;");
+                w.block("if (++g < batches)", |w| {
+                    w.line("g_end = min(M, max(__ldg(group_ends + g), g_start));");
+                    w.line(format!("g_tiles_m = (g_end - g_start + {bm} - 1) / {bm};"));
+                });
+            });
+            w.line("if (g >= batches) break;  // past the last group's tiles");
+            w.line("const int batch = g;");
+            w.line("const int tile = t - g_first;");
+            w.line("const int tiles_m = g_tiles_m;  // the group's own, for the raster below");
+            schedule::tile_origin(w, self.spec.raster, self.bm, self.bn, "tile", ["tile_m", "block_n"]);
+            w.line("const int block_m = g_start + tile_m;");
+            w.line("const int M = g_end;  // the group's end: every guard and edge load below stops there");
+            body(w);
+        });
+    }
+
+    /// `groups = masked`: problem `batch` holds `group_rows[batch]` of its M
+    /// rows (a negative count none); a tile past them is skipped (`leave`:
+    /// `continue` in a persistent walk, whose producer and consumers skip
+    /// the same tiles, or `return`), and `M` is the problem's own from here
+    /// on, so that every guard and the edge boxes' loads stop at its rows.
+    fn masked_rows(w: &mut Writer, spec: &crate::spec::KernelSpec, leave: &str) {
+        if spec.groups != Some(crate::spec::Groups::Masked) {
+            return;
+        }
+        // (the contiguous layout's walk places its tiles itself: `contiguous_walk`)
+        w.line("// groups = masked: this problem holds group_rows[batch] of its M rows; a tile past them is");
+        w.line("// skipped, and M below is the problem's own (every guard and edge load reads it)");
+        w.line("const int rows = min(M, max(__ldg(group_rows + batch), 0));");
+        w.line(format!("if (block_m >= rows) {leave};"));
+        w.line("const int M = rows;");
     }
 
     /// The K loop's counter of filled stages: `kt` for one tile, or `it`,
@@ -711,7 +772,10 @@ impl Tc<'_> {
         self.tma_setup(w, stages, arrivals);
         let persistent = self.spec.persistent == Some(Persistent::Tiles);
         if persistent && self.spec.cluster.is_none() {
-            w.line(format!("const int tiles_m = (M + {bm} - 1) / {bm};", bm = self.bm));
+            // (the contiguous walk counts each group's tiles along M itself)
+            if self.spec.groups != Some(crate::spec::Groups::Contiguous) {
+                w.line(format!("const int tiles_m = (M + {bm} - 1) / {bm};", bm = self.bm));
+            }
             w.line(format!("const int tiles_n = (N + {bn} - 1) / {bn};", bn = self.bn));
         }
         let it = self.fill_counter();

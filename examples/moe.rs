@@ -1,0 +1,197 @@
+//! Mixture-of-experts layers on the grouped kernels (`src/grouped.rs`),
+//! each beside what a user would do without them, in one process:
+//! - the same work as one dense GEMM of all the routed rows against one
+//!   expert's weight (the upper bound: the same flops, no groups);
+//! - a loop of cuBLAS GEMMs, one per expert, after copying the experts'
+//!   row counts to the host (the synchronization a loop needs, timed).
+//!
+//! Layers (bf16, each expert's W stored `[n, k]`, up-projections with gate
+//! and up columns together, n = 2 x the feed-forward width):
+//! - Mixtral-8x7B-like: 8 experts, n = 2 x 14336, k = 4096, 8192 and 32768
+//!   routed rows, balanced and skewed by a Zipf law (expert i's share
+//!   proportional to 1 / (i + 1));
+//! - DeepSeek-V3-like: 32 local experts, n = 2 x 2048, k = 7168, 8192 rows;
+//! - a masked decode step: the DeepSeek-like experts with room for 64
+//!   tokens each, 1 to 64 of them routed to each.
+//!
+//! Contiguous layouts run `grouped_contiguous`, the decode step
+//! `grouped_masked`. Each result is checked against the cuBLAS loop's
+//! before it is timed. `cargo run --release --example moe`
+
+use gemm_ladder::grouped::{grouped_contiguous, grouped_masked};
+use gemm_ladder::measure::{random_normal, Bench, Reps};
+use gemm_runtime::cudarc::driver::CudaSlice;
+use gemm_runtime::internal::data::{relative_error, tolerance};
+use gemm_runtime::internal::timing::time;
+use gemm_runtime::spec::{Elem, Layout};
+use gemm_runtime::{bf16, Dims, GemmError};
+
+/// A routed layer: its experts' row counts, n and k.
+struct Layer {
+    name: &'static str,
+    rows: Vec<usize>,
+    n: usize,
+    k: usize,
+}
+
+fn balanced(experts: usize, total: usize) -> Vec<usize> {
+    (0..experts).map(|i| total / experts + usize::from(i < total % experts)).collect()
+}
+
+/// Expert i's share proportional to 1 / (i + 1), rounded, the rest to expert 0.
+fn zipf(experts: usize, total: usize) -> Vec<usize> {
+    let h: f64 = (1..=experts).map(|i| 1.0 / i as f64).sum();
+    let mut rows: Vec<usize> = (0..experts).map(|i| (total as f64 / ((i + 1) as f64 * h)) as usize).collect();
+    rows[0] += total - rows.iter().sum::<usize>();
+    rows
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let bench = Bench::open()?;
+    if bench.gpu.capability != (9, 0) {
+        return Err(format!(
+            "the grouped kernels are sm_90a: {} is compute capability {}.{}",
+            bench.gpu.name, bench.gpu.capability.0, bench.gpu.capability.1
+        )
+        .into());
+    }
+    let reps = Reps::default();
+    let layers = [
+        Layer { name: "Mixtral-8x7B-like, balanced", rows: balanced(8, 8192), n: 2 * 14336, k: 4096 },
+        Layer { name: "Mixtral-8x7B-like, Zipf", rows: zipf(8, 8192), n: 2 * 14336, k: 4096 },
+        Layer { name: "Mixtral-8x7B-like, balanced", rows: balanced(8, 32768), n: 2 * 14336, k: 4096 },
+        Layer { name: "Mixtral-8x7B-like, Zipf", rows: zipf(8, 32768), n: 2 * 14336, k: 4096 },
+        Layer { name: "DeepSeek-V3-like, balanced", rows: balanced(32, 8192), n: 2 * 2048, k: 7168 },
+    ];
+    println!("{} (driver {}), bf16, f32 accumulators; median of {} runs\n", bench.gpu.name, gemm_runtime::device::driver_version()?, reps.runs);
+    println!("| layer | experts | rows | n x k | `grouped_contiguous`: us | TFLOP/s | one dense GEMM of the rows: TFLOP/s | cuBLAS per expert, counts copied to the host: us | speed-up |");
+    println!("|---|---:|---:|---|---:|---:|---:|---:|---:|");
+    for layer in &layers {
+        contiguous(&bench, layer, reps)?;
+    }
+    masked(&bench, reps)?;
+    Ok(())
+}
+
+fn bf16_random(bench: &Bench, len: usize, seed: u64) -> Result<CudaSlice<bf16>, GemmError> {
+    let v: Vec<bf16> = random_normal(len, seed).into_iter().map(bf16::from_f32).collect();
+    Ok(bench.stream().clone_htod(&v)?)
+}
+
+/// cuBLAS, one GEMM per expert with rows, over rows `starts[g]..starts[g] + rows[g]` of A and C
+/// (C's rows `c_rows[g]` on), each expert's W `g * n * k` elements in.
+#[allow(clippy::too_many_arguments)]
+fn cublas_loop(
+    bench: &Bench,
+    a: &CudaSlice<bf16>,
+    w: &CudaSlice<bf16>,
+    c: &mut CudaSlice<bf16>,
+    rows: &[usize],
+    a_starts: &[usize],
+    c_starts: &[usize],
+    (n, k): (usize, usize),
+) -> Result<(), GemmError> {
+    let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
+    for (g, &r) in rows.iter().enumerate().filter(|(_, &r)| r > 0) {
+        let av = a.slice(a_starts[g] * k..(a_starts[g] + r) * k);
+        let wv = w.slice(g * n * k..(g + 1) * n * k);
+        let mut cv = c.slice_mut(c_starts[g] * n..(c_starts[g] + r) * n);
+        bench.blas.gemm(layouts, &av, &wv, &mut cv, Dims::new(r, n, k))?;
+    }
+    Ok(())
+}
+
+fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
+    let s = bench.stream();
+    let (g, n, k) = (layer.rows.len(), layer.n, layer.k);
+    let m: usize = layer.rows.iter().sum();
+    let starts: Vec<usize> = layer.rows.iter().scan(0, |at, r| Some(std::mem::replace(at, *at + r))).collect();
+    let ends: Vec<i32> = starts.iter().zip(&layer.rows).map(|(s, r)| (s + r) as i32).collect();
+    let a = bf16_random(bench, m * k, 1)?;
+    let w = bf16_random(bench, g * n * k, 2)?;
+    let ends_gpu = s.clone_htod(&ends).map_err(GemmError::from)?;
+    let mut c = s.alloc_zeros::<bf16>(m * n).map_err(GemmError::from)?;
+    let mut c_ref = s.alloc_zeros::<bf16>(m * n).map_err(GemmError::from)?;
+    let dims = Dims::new(m, n, k).batched(g, 0, n * k, 0);
+    grouped_contiguous(s, &a, &w, &mut c, &ends_gpu, dims)?;
+    cublas_loop(bench, &a, &w, &mut c_ref, &layer.rows, &starts, &starts, (n, k))?;
+    let widen = |v: Vec<bf16>| v.into_iter().map(|x| x.to_f32()).collect::<Vec<f32>>();
+    let err = relative_error(&widen(s.clone_dtoh(&c).map_err(GemmError::from)?), &widen(s.clone_dtoh(&c_ref).map_err(GemmError::from)?))?;
+    if err > tolerance(Elem::Bf16) {
+        return Err(format!("{}: relative error {err:.1e} against cuBLAS per expert", layer.name).into());
+    }
+    let flops = 2.0 * (m * n * k) as f64;
+    let ours = time(s, reps.warmup, reps.runs, |_| grouped_contiguous(s, &a, &w, &mut c, &ends_gpu, dims))?;
+    let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
+    let w0 = w.slice(0..n * k);
+    let dense = time(s, reps.warmup, reps.runs, |_| bench.blas.gemm(layouts, &a, &w0, &mut c_ref, Dims::new(m, n, k)))?;
+    // the loop a user writes: the counts to the host, then a GEMM per expert
+    let looped = time(s, reps.warmup, reps.runs, |_| {
+        let ends: Vec<i32> = s.clone_dtoh(&ends_gpu).map_err(GemmError::from)?;
+        let rows: Vec<usize> = ends.iter().scan(0i32, |at, &e| Some((e - std::mem::replace(at, e)) as usize)).collect();
+        cublas_loop(bench, &a, &w, &mut c_ref, &rows, &starts, &starts, (n, k))
+    })?;
+    println!(
+        "| {} | {g} | {m} | {n} x {k} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} |",
+        layer.name,
+        ours.median_ms() * 1e3,
+        ours.tflops(flops),
+        dense.tflops(flops),
+        looped.median_ms() * 1e3,
+        looped.median_ms() / ours.median_ms()
+    );
+    Ok(())
+}
+
+/// The decode step: 32 experts with room for 64 tokens each, 1 to 64 routed
+/// to each (a fixed draw), `grouped_masked` on the whole `[32, 64, k]` beside
+/// the cuBLAS loop over the tokens each expert holds.
+fn masked(bench: &Bench, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
+    let s = bench.stream();
+    let (g, m_max, n, k) = (32usize, 64usize, 2 * 2048, 7168);
+    let counts: Vec<i32> = (0..g).map(|i| 1 + ((i * 37 + 11) % 64) as i32).collect();
+    let rows: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
+    let tokens: usize = rows.iter().sum();
+    let a = bf16_random(bench, g * m_max * k, 3)?;
+    let w = bf16_random(bench, g * n * k, 4)?;
+    let counts_gpu = s.clone_htod(&counts).map_err(GemmError::from)?;
+    let mut c = s.alloc_zeros::<bf16>(g * m_max * n).map_err(GemmError::from)?;
+    let mut c_ref = s.alloc_zeros::<bf16>(g * m_max * n).map_err(GemmError::from)?;
+    let dims = Dims::new(m_max, n, k).batched(g, m_max * k, n * k, m_max * n);
+    let starts: Vec<usize> = (0..g).map(|i| i * m_max).collect();
+    grouped_masked(s, &a, &w, &mut c, &counts_gpu, dims)?;
+    cublas_loop(bench, &a, &w, &mut c_ref, &rows, &starts, &starts, (n, k))?;
+    let (ours_c, ref_c) = (s.clone_dtoh(&c).map_err(GemmError::from)?, s.clone_dtoh(&c_ref).map_err(GemmError::from)?);
+    let pick = |v: &[bf16]| -> Vec<f32> {
+        (0..g).flat_map(|e| v[e * m_max * n..(e * m_max + rows[e]) * n].iter().map(|x| x.to_f32()).collect::<Vec<_>>()).collect()
+    };
+    let err = relative_error(&pick(&ours_c), &pick(&ref_c))?;
+    if err > tolerance(Elem::Bf16) {
+        return Err(format!("masked decode: relative error {err:.1e} against cuBLAS per expert").into());
+    }
+    let flops = 2.0 * (tokens * n * k) as f64;
+    let bytes = 2.0 * (g * n * k) as f64;
+    let ours = time(s, reps.warmup, reps.runs, |_| grouped_masked(s, &a, &w, &mut c, &counts_gpu, dims))?;
+    let looped = time(s, reps.warmup, reps.runs, |_| {
+        let counts: Vec<i32> = s.clone_dtoh(&counts_gpu).map_err(GemmError::from)?;
+        let rows: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
+        cublas_loop(bench, &a, &w, &mut c_ref, &rows, &starts, &starts, (n, k))
+    })?;
+    let hbm = bench.facts.memory_bytes_per_s();
+    println!(
+        "\nMasked decode step, {g} experts of up to {m_max} tokens ({tokens} routed), n x k = {n} x {k}: `grouped_masked` {:.1} us ({:.1} TFLOP/s, the weights read at {:.1}% of HBM's peak); cuBLAS per expert with the counts copied to the host {:.1} us; speed-up {:.2}",
+        ours.median_ms() * 1e3,
+        ours.tflops(flops),
+        100.0 * bytes / (ours.median_ms() * 1e-3) / hbm,
+        looped.median_ms() * 1e3,
+        looped.median_ms() / ours.median_ms()
+    );
+    Ok(())
+}

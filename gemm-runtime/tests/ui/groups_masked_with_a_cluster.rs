@@ -1,0 +1,19 @@
+use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
+
+// A cluster's blocks share tiles that a masked batch skips block by block.
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16),
+    staging = tma(stages = 4),
+    specialize(consumers = 2, consumer_regs = 240),
+    swizzle = b128,
+    persistent = tiles,
+    cluster(m = 2, n = 1),
+    epilogue = vector,
+    edges = guarded,
+    groups = masked,
+)]
+fn kernel(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
+fn main() {}

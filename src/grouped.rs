@@ -1,0 +1,69 @@
+//! Grouped GEMMs for mixture-of-experts layers: a batch of problems (one per
+//! expert) whose rows differ from problem to problem and are known only on
+//! the GPU, in DeepGEMM's two layouts.
+//!
+//! DeepGEMM's masked layout (`groups = masked`): A is `[G, m_max, k]`, each
+//! expert's weight `[n, k]` (B column-major, `C = A * W_g^T`), C `[G, m_max,
+//! n]`, and a device array `group_rows[G]` says how many of each expert's
+//! m_max rows hold tokens. A decode step captured in a CUDA graph launches
+//! the same shape every step while the counts change on the device. The
+//! launch is a batch (`Dims::batched`) with the counts beside it; tiles past
+//! an expert's rows cost nothing but their skip, and C's rows past them are
+//! not written.
+//!
+//! The contiguous layout (`groups = contiguous`): every expert's tokens one
+//! after another in A `[m, k]` and C `[m, n]`, where each expert's rows end
+//! given on the device (`group_ends[G]`, the prefix sums of its tokens).
+//! The launch is a batch whose A and C strides are 0, B's each expert's.
+
+// ANCHOR: imports
+use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
+// ANCHOR_END: imports
+
+/// `tma_store`'s tiling (128 x 256 tiles, two consumers of 64 x 256, a
+/// persistent walk over every expert's tiles) on the masked layout: C goes
+/// out through a tile in shared memory with guarded stores, which stop at
+/// each expert's rows where a TMA store would write whole tiles.
+// ANCHOR: grouped_masked
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16),
+    staging = tma(stages = 4),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(16),
+    persistent = tiles,
+    epilogue = vector,
+    edges = guarded,
+    groups = masked,
+)]
+pub fn grouped_masked(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: grouped_masked
+
+/// The same tiling on the contiguous layout (`groups = contiguous`): the
+/// experts' rows one after another in A `[m, k]` and C `[m, n]`, group g's
+/// from `group_ends[g - 1]` (0 for the first) to `group_ends[g]`, end
+/// offsets on the device (the prefix sums of the routed tokens), each
+/// multiplied by its own W of `[G, n, k]`. A group may start at any row;
+/// no tile reaches into the next group (a group's last tile is guarded), so
+/// a group of few rows costs one partial tile along M, an empty one nothing.
+/// The producer keeps its cursor over the groups and the edge loads' state
+/// in 56 registers (ptxas spilled 28 bytes at 24, 12 at 40); the consumers'
+/// 224 hold their 64 x 256 tiles.
+// ANCHOR: grouped_contiguous
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16),
+    staging = tma(stages = 4),
+    specialize(producers = 1, consumers = 2, producer_regs = 56, consumer_regs = 224),
+    swizzle = b128,
+    raster = grouped(16),
+    persistent = tiles,
+    epilogue = vector,
+    edges = guarded,
+    groups = contiguous,
+)]
+pub fn grouped_contiguous(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: grouped_contiguous

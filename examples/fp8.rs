@@ -115,21 +115,19 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
             }
             Err(e) => Err(e),
         };
-        // the tuned kernel: its first launch at a size tunes it
-        let ep = EpilogueArgs::new().scales(&scales.0, &scales.1);
-        fp8_tuned::KERNEL.launch_with(s, a, b, &mut c, dims, ep)?;
-        let tuned = time(s, reps.warmup, reps.runs, |_| fp8_tuned::KERNEL.launch_with(s, a, b, &mut c, dims, ep))?.tflops(flops);
-        let point = fp8_tuned::KERNEL.chosen_for(s, dims)?.expect("chosen by its launches");
-        wide(point.spec.clone())?.launch_with(s, a, b, &mut c32, dims, ep)?;
-        let tuned_error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
-        chosen.push(format!("{m} x {n} x {k}: `{}`", point.name));
-        let block_ep = EpilogueArgs::new().scales(&block_a, &block_b);
-        fp8_block_tuned::KERNEL.launch_with(s, a, b, &mut c, dims, block_ep)?;
-        let block_tuned = time(s, reps.warmup, reps.runs, |_| fp8_block_tuned::KERNEL.launch_with(s, a, b, &mut c, dims, block_ep))?.tflops(flops);
-        let point = fp8_block_tuned::KERNEL.chosen_for(s, dims)?.expect("chosen by its launches");
-        wide(point.spec.clone())?.launch_with(s, a, b, &mut c32, dims, block_ep)?;
-        let block_tuned_error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
-        chosen.push(format!("{m} x {n} x {k}, block scales: `{}`", point.name));
+        // the tuned kernels: the first launch at a size tunes; then their speed (bf16 C) and
+        // the chosen point's error (f32 C)
+        let mut tuned_run = |tuned: &gemm_runtime::Tuned, ep: EpilogueArgs<'_, f32>, what: &str| -> Result<(f64, f64), Box<dyn std::error::Error>> {
+            tuned.launch_with(s, a, b, &mut c, dims, ep)?;
+            let speed = time(s, reps.warmup, reps.runs, |_| tuned.launch_with(s, a, b, &mut c, dims, ep))?.tflops(flops);
+            let point = tuned.chosen_for(s, dims)?.expect("chosen by its launches");
+            wide(point.spec.clone())?.launch_with(s, a, b, &mut c32, dims, ep)?;
+            let error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
+            chosen.push(format!("{m} x {n} x {k}{what}: `{}`", point.name));
+            Ok((speed, error))
+        };
+        let (tuned, tuned_error) = tuned_run(&fp8_tuned::KERNEL, EpilogueArgs::new().scales(&scales.0, &scales.1), "")?;
+        let (block_tuned, block_tuned_error) = tuned_run(&fp8_block_tuned::KERNEL, EpilogueArgs::new().scales(&block_a, &block_b), ", block scales")?;
         let channel = time(s, reps.warmup, reps.runs, |_| fp8_channel(s, a, b, &mut c, &row_a, &col_b, dims))?.tflops(flops);
         let mut lt_speed = Vec::new();
         for fast in [false, true] {

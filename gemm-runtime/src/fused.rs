@@ -1,7 +1,7 @@
 //! The epilogue's run-time arguments: A's and B's scales, `alpha`, `beta`
 //! and the bias vector, each given exactly where the kernel's spec declares
-//! it; and a masked batch's rows (`groups = masked`), which the launch
-//! passes beside them.
+//! it; and a grouped batch's rows (`groups = masked | contiguous`), which
+//! the launch passes beside them.
 
 use cudarc::driver::DevicePtr;
 use gemm_core::spec::{Dim, Groups, KernelSpec, Scale};

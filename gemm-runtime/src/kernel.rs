@@ -253,13 +253,13 @@ impl Kernel {
         // operands the kernel cannot take where they lie, and lines TMA reads
         // slowly in a product wide enough to pay for it, go through aligned
         // copies; the arguments are checked once where they can be taken as they are
-        let masked = self.spec.groups.is_some();
+        let grouped = self.spec.groups.is_some();
         let (copied, checked) = match args::check(&self.spec, dims, given_lens, given) {
             // (grouped problems are read and written where they lie: a copy of C would write its rows
             // past each problem's)
-            Ok(shapes) if masked => ([false; 3], Some(shapes)),
+            Ok(shapes) if grouped => ([false; 3], Some(shapes)),
             Ok(shapes) => (realign::repitched(&self.spec, &shapes, dims), Some(shapes)),
-            Err(e @ GemmError::Misaligned { .. }) if masked => return Err(e),
+            Err(e @ GemmError::Misaligned { .. }) if grouped => return Err(e),
             Err(GemmError::Misaligned { .. }) => {
                 if !self.variant {
                     if let (_, Some(spec)) = realign::route(&self.spec, dims, given) {
@@ -340,7 +340,7 @@ impl Kernel {
                 "b" => tma::operand_map(&self.spec, Which::B, b_ptr, &sb, b.count, b.stride_b, false)?,
                 // an edge map no tile reads at these sizes: the whole tile's in its place, not encoded
                 // (grouped problems end at rows of their own: A's edge boxes may be read at any)
-                "a_edge" if !self.spec.edge_map_read(Which::A, dims.m) && !masked => maps[0],
+                "a_edge" if !self.spec.edge_map_read(Which::A, dims.m) && !grouped => maps[0],
                 "b_edge" if !self.spec.edge_map_read(Which::B, dims.n) => maps[1],
                 "a_edge" => tma::operand_map(&self.spec, Which::A, a_ptr, &sa, b.count, b.stride_a, true)?,
                 "b_edge" => tma::operand_map(&self.spec, Which::B, b_ptr, &sb, b.count, b.stride_b, true)?,
@@ -370,7 +370,8 @@ impl Kernel {
         // SAFETY: the kernel's parameters are (A, B, C pointers, M, N, K, lda,
         // ldb, ldc, batch strides of A, B and C), then the epilogue's (alpha,
         // beta, bias and its batch stride) where the spec declares them, the
-        // groups' array under groups = .., then under persistent = tiles (batches), under stream-K (batches,
+        // groups' array under groups = .., then under persistent = tiles
+        // (batches), under stream-K (batches,
         // partials, flags) with the scratch sized for its grid, and under TMA
         // staging A's and B's tensor maps unless cp.async fills the stages
         // (and C's under epilogue = tma), in `KernelSpec::tma_maps`'s order, or

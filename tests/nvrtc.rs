@@ -600,7 +600,8 @@ fn fp8_kernels_compile_to_k32_wgmmas_for_sm_90a() {
 /// The grouped kernels compile for sm_90a without spills: the masked one
 /// (`groups = masked`) on its persistent walk and on a grid of a block per
 /// tile, the contiguous one on its walk over the groups, with C through
-/// vector stores and through a tile in shared memory; each tile is placed
+/// vector stores and through a tile in shared memory, and both on e4m3
+/// operands with per-tensor scales; each tile is placed
 /// in its group (a masked one past a problem's rows skipped) before any
 /// copy.
 #[test]
@@ -609,12 +610,24 @@ fn grouped_kernels_compile_without_spills_and_place_tiles_before_loading() {
     use gemm_runtime::spec::{Epilogue, KernelSpec};
     let base = &gemm_ladder::grouped::grouped_masked::KERNEL.spec;
     let contiguous = &gemm_ladder::grouped::grouped_contiguous::KERNEL.spec;
+    // the same on e4m3 operands with per-tensor scales (which a batch shares), K tiles of 128
+    let fp8 = |s: &KernelSpec| {
+        use gemm_runtime::spec::{Atom, Elem, Operand, Scale};
+        let e4m3 = |o: Operand| Operand { elem: Elem::F8E4M3, ..o };
+        let mut f = KernelSpec { a: e4m3(s.a), b: e4m3(s.b), ..s.clone() };
+        f.block.k = Some(128);
+        f.atom = Atom::Wgmma { m: 64, n: 256, k: 32, zeroed: false, promote: false };
+        f.fused.scale = Some(Scale::Tensor);
+        f
+    };
     let specs = [
         base.clone(),
         KernelSpec { persistent: None, ..base.clone() },
         KernelSpec { epilogue: Epilogue::Smem, staging: gemm_runtime::spec::Staging::tma(3), ..base.clone() },
         contiguous.clone(),
         KernelSpec { epilogue: Epilogue::Smem, staging: gemm_runtime::spec::Staging::tma(3), ..contiguous.clone() },
+        fp8(base),
+        fp8(contiguous),
     ];
     for spec in specs {
         let k = gemm_runtime::Kernel::from_spec(spec).unwrap();

@@ -168,3 +168,60 @@ impl<T: Element> EpilogueArgs<'_, T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_specs;
+    use cudarc::driver::{CudaStream, DeviceSlice, SyncOnDrop};
+
+    /// A device array of `len` i32 as the checks see it: only its length
+    /// (the checks never touch the device).
+    struct Array(usize);
+    impl DeviceSlice<i32> for Array {
+        fn len(&self) -> usize {
+            self.0
+        }
+        fn stream(&self) -> &std::sync::Arc<CudaStream> {
+            unreachable!("the checks read lengths only")
+        }
+    }
+    impl DevicePtr<i32> for Array {
+        fn device_ptr<'a>(&'a self, _stream: &'a CudaStream) -> (cudarc::driver::sys::CUdeviceptr, SyncOnDrop<'a>) {
+            (0, SyncOnDrop::Sync(None))
+        }
+    }
+
+    fn grouped(groups: Groups) -> KernelSpec {
+        KernelSpec { epilogue: gemm_core::spec::Epilogue::Vector, groups: Some(groups), ..test_specs::tma_store() }
+    }
+
+    fn message(r: Result<(), GemmError>) -> String {
+        match r {
+            Err(GemmError::EpilogueArgs { what, .. }) => what,
+            other => panic!("expected an EpilogueArgs error, got {other:?}"),
+        }
+    }
+
+    /// A grouped launch takes its array, one i32 a problem, and only a
+    /// grouped spec takes one; the contiguous layout's A and C are one
+    /// matrix each (batch strides 0).
+    #[test]
+    fn grouped_launches_take_one_i32_a_problem_and_contiguous_ones_one_a_and_c() {
+        let masked = grouped(Groups::Masked);
+        assert!(gemm_core::check(&masked).is_empty(), "{:?}", gemm_core::check(&masked));
+        let batch = Dims::new(256, 256, 64).batched(4, 256 * 64, 256 * 64, 256 * 256);
+        let (enough, short) = (Array(4), Array(3));
+        assert!(EpilogueArgs::new().groups(&enough).check(&masked, "k", &batch).is_ok());
+        assert!(message(EpilogueArgs::new().check(&masked, "k", &batch)).contains("give `group_rows`"));
+        assert!(message(EpilogueArgs::new().groups(&short).check(&masked, "k", &batch)).contains("holds 3"));
+        let plain = test_specs::tma_store();
+        assert!(message(EpilogueArgs::new().groups(&enough).check(&plain, "k", &batch)).contains("reads no groups"));
+        let contiguous = grouped(Groups::Contiguous);
+        assert!(gemm_core::check(&contiguous).is_empty(), "{:?}", gemm_core::check(&contiguous));
+        let one_a_and_c = Dims::new(1000, 256, 64).batched(4, 0, 256 * 64, 0);
+        assert!(EpilogueArgs::new().groups(&enough).check(&contiguous, "k", &one_a_and_c).is_ok());
+        assert!(message(EpilogueArgs::new().groups(&enough).check(&contiguous, "k", &batch)).contains("batch strides are 0"));
+        assert!(message(EpilogueArgs::new().check(&contiguous, "k", &one_a_and_c)).contains("give `group_ends`"));
+    }
+}

@@ -68,6 +68,9 @@ pub enum Plan {
 /// C) reaches the kernel; an `Err` for what no copy mends.
 pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3]) -> Result<Plan, GemmError> {
     match crate::args::check(spec, dims, lens, addrs) {
+        // grouped problems are read and written where they lie, or refused (`Kernel::launch_with`)
+        Ok(_) if spec.groups.is_some() => Ok(Plan::Direct),
+        Err(e @ GemmError::Misaligned { .. }) if spec.groups.is_some() => Err(e),
         Ok(shapes) => Ok(match repitched(spec, &shapes, dims) {
             [false, false, _] => Plan::Direct,
             [a, b, c] => Plan::Copied { a, b, c },
@@ -638,6 +641,23 @@ mod tests {
         assert_eq!(plan(&s, batched, lens2, addrs).unwrap(), Plan::Copied { a: true, b: false, c: false });
         // a short buffer is no alignment problem
         assert!(matches!(plan(&s, aligned, [100, big[1], big[2]], addrs), Err(GemmError::BufferTooSmall { .. })));
+    }
+
+    /// A grouped kernel reads and writes its operands where they lie: a
+    /// launch it can take so is direct (lines TMA reads slowly included,
+    /// which other kernels copy), one it cannot is refused, never copied
+    /// (a copy of C would write the rows past each group's).
+    #[test]
+    fn grouped_operands_are_taken_where_they_lie_or_refused() {
+        let s = KernelSpec { epilogue: Epilogue::Vector, groups: Some(Groups::Masked), ..crate::test_specs::tma_store() };
+        assert!(gemm_core::check(&s).is_empty(), "{:?}", gemm_core::check(&s));
+        let (m, n, k) = (300, 264, 200);
+        let dims = Dims::new(m, n, k).batched(4, m * k, n * k, m * n);
+        let lens = [4 * m * k, 4 * n * k, 4 * m * n];
+        let addrs = [BASE, BASE << 1, BASE << 2];
+        assert_eq!(plan(&s, dims, lens, addrs).unwrap(), Plan::Direct);
+        // B a view 2 bytes into its buffer: a plain kernel would copy it
+        assert!(matches!(plan(&s, dims, lens, [BASE, (BASE << 1) + 2, BASE << 2]), Err(GemmError::Misaligned { .. })));
     }
 
     /// An A or B whose lines or address allow narrower cp.async copies (8

@@ -598,8 +598,8 @@ fn fp8_kernels_compile_to_k32_wgmmas_for_sm_90a() {
 }
 
 /// The grouped kernels compile for sm_90a without spills: the masked one
-/// (`groups = masked`) on its persistent walk and on a grid of a block per
-/// tile, the contiguous one on its walk over the groups, with C through
+/// (`groups = masked`) on its persistent walk, the contiguous one on its
+/// walk over the groups, with C through
 /// vector stores and through a tile in shared memory, and both on e4m3
 /// operands with per-tensor scales; each tile is placed
 /// in its group (a masked one past a problem's rows skipped) before any
@@ -622,7 +622,6 @@ fn grouped_kernels_compile_without_spills_and_place_tiles_before_loading() {
     };
     let specs = [
         base.clone(),
-        KernelSpec { persistent: None, ..base.clone() },
         KernelSpec { epilogue: Epilogue::Smem, staging: gemm_runtime::spec::Staging::tma(3), ..base.clone() },
         contiguous.clone(),
         KernelSpec { epilogue: Epilogue::Smem, staging: gemm_runtime::spec::Staging::tma(3), ..contiguous.clone() },

@@ -610,10 +610,11 @@ fn groups(spec: &KernelSpec, out: &mut Vec<Diag>) {
         ));
         return;
     }
-    if groups == Groups::Contiguous && spec.persistent.is_none() {
+    if spec.persistent.is_none() {
+        // (a grid of a block per tile would do for the masked layout, but no GPU test has run it)
         out.push(Diag::new(
             "groups",
-            "groups = contiguous walks each group's tiles in turn, a count only the device knows, on a persistent grid: add persistent = tiles",
+            format!("groups = {} is generated on the persistent walk of whole tiles so far, which skips or places each tile by rows only the device knows: add persistent = tiles", groups.name()),
         ));
     }
     if spec.persistent.is_some_and(Persistent::splits_k) {

@@ -278,13 +278,6 @@ impl Tc<'_> {
                 w.line("// batch: blockIdx.z is the problem this block works on");
                 w.line("const int batch = blockIdx.z;");
                 schedule::raster(w, s.raster, self.bm, self.bn);
-                if s.groups == Some(crate::spec::Groups::Masked) {
-                    // (a block of its own: the problem's M below shadows the parameter)
-                    return w.block("", |w| {
-                        Self::masked_rows(w, s, "return");
-                        once(w);
-                    });
-                }
             }
             Some(_) => {
                 w.line("// batch: blockIdx.z is the problem this block works on; blockIdx.x / cluster size its cluster tile");
@@ -331,9 +324,9 @@ impl Tc<'_> {
 
     /// `groups = masked`: problem `batch` holds `group_rows[batch]` of its M
     /// rows (a negative count none); a tile past them is skipped (`leave`:
-    /// `continue` in a persistent walk, whose producer and consumers skip
-    /// the same tiles, or `return`), and `M` is the problem's own from here
-    /// on, so that every guard and the edge boxes' loads stop at its rows.
+    /// `continue` in the persistent walk, whose producer and consumers skip
+    /// the same tiles), and `M` is the problem's own from here on, so that
+    /// every guard and the edge boxes' loads stop at its rows.
     fn masked_rows(w: &mut Writer, spec: &crate::spec::KernelSpec, leave: &str) {
         if spec.groups != Some(crate::spec::Groups::Masked) {
             return;

@@ -1,7 +1,7 @@
 use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
 
-// The contiguous layout's tiles are counted on the device: a persistent
-// grid walks them.
+// A grouped batch's tiles are counted on the device: a persistent grid
+// walks them.
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),
@@ -11,7 +11,7 @@ use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
     swizzle = b128,
     epilogue = vector,
     edges = guarded,
-    groups = contiguous,
+    groups = masked,
 )]
 fn kernel(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
 

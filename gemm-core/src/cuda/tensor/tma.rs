@@ -248,7 +248,7 @@ impl Tc<'_> {
                 w.line("const int batch = t / (tiles_m * tiles_n);");
                 w.line("const int tile = t % (tiles_m * tiles_n);");
                 place(w);
-                Self::masked_rows(w, s, "continue");
+                Self::masked_rows(w, s);
                 body(w);
             });
         };
@@ -323,11 +323,11 @@ impl Tc<'_> {
     }
 
     /// `groups = masked`: problem `batch` holds `group_rows[batch]` of its M
-    /// rows (a negative count none); a tile past them is skipped (`leave`:
-    /// `continue` in the persistent walk, whose producer and consumers skip
-    /// the same tiles), and `M` is the problem's own from here on, so that
-    /// every guard and the edge boxes' loads stop at its rows.
-    fn masked_rows(w: &mut Writer, spec: &crate::spec::KernelSpec, leave: &str) {
+    /// rows (a negative count none); a tile past them is skipped (the
+    /// persistent walk's producer and consumers skip the same tiles), and
+    /// `M` is the problem's own from here on, so that every guard and the
+    /// edge boxes' loads stop at its rows.
+    fn masked_rows(w: &mut Writer, spec: &crate::spec::KernelSpec) {
         if spec.groups != Some(crate::spec::Groups::Masked) {
             return;
         }
@@ -335,7 +335,7 @@ impl Tc<'_> {
         w.line("// groups = masked: this problem holds group_rows[batch] of its M rows; a tile past them is");
         w.line("// skipped, and M below is the problem's own (every guard and edge load reads it)");
         w.line("const int rows = min(M, max(__ldg(group_rows + batch), 0));");
-        w.line(format!("if (block_m >= rows) {leave};"));
+        w.line("if (block_m >= rows) continue;");
         w.line("const int M = rows;");
     }
 

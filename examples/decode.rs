@@ -83,8 +83,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     println!();
-    let fp8: [&Tuned; 1] = [&gemm_ladder::decode::decode_fp8::KERNEL];
-    let known = |n: &str| kernels.iter().any(|(t, _)| t.name() == n) || fp8.iter().any(|t| t.name() == n);
+    let fp8: &Tuned = &gemm_ladder::decode::decode_fp8::KERNEL;
+    let known = |n: &str| kernels.iter().any(|(t, _)| t.name() == n) || fp8.name() == n;
     if let Some(unknown) = only.iter().find(|n| !known(n)) {
         return Err(format!("no kernel {unknown} (decode_mma, decode_swapped, decode_split, decode_cluster, decode_fp8)").into());
     }
@@ -193,10 +193,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let dependent_mean = if dependent { format!(" | | {:.1}% |", mean(log_sum_dependent)) } else { String::new() };
         println!("| geometric mean | | | | | {:.1}% | | | | {:.1}% |{dependent_mean} |\n", mean(log_sum), mean(log_sum_batched));
     }
-    for tuned in fp8.into_iter().filter(|t| only.is_empty() || only.iter().any(|n| n == t.name())) {
-        if bench.gpu.capability == (9, 0) {
-            fp8_table(&bench, tuned, &tokens, reps)?;
-        }
+    if (only.is_empty() || only.iter().any(|n| n == fp8.name())) && bench.gpu.capability == (9, 0) {
+        fp8_table(&bench, fp8, &tokens, reps)?;
     }
     Ok(())
 }

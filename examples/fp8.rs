@@ -59,6 +59,8 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
     };
     let (wide_kernel, wide_promoted) = (wide(fp8_tma_store::SPEC)?, wide(fp8_promoted::SPEC)?);
     let (wide_block, wide_channel) = (wide(fp8_block_scaled::SPEC)?, wide(fp8_channel::SPEC)?);
+    let forms = interval_kernels()?;
+    let mut interval_rows = Vec::new();
     // per-tensor scales, powers of two so that the f32 reference scales exactly
     let (scale_a, scale_b) = (0.5f32, 4.0f32);
     let scales = (s.clone_htod(&[scale_a]).map_err(GemmError::from)?, s.clone_htod(&[scale_b]).map_err(GemmError::from)?);
@@ -174,29 +176,37 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
             println!("| {size} | DeepGEMM, block scales: its README's figure on an H800, not measured here | {theirs:.0} | | | |");
         }
         println!("| {size} | cuBLAS bf16 (bf16 operands) | {bf16:.1} | {} | | |", pct(bf16));
+        // how often sums are promoted, on the same operands and reference
+        let mut cells = Vec::new();
+        for (_, kernel, wide) in &forms {
+            wide.launch_with(s, a, b, &mut c32, dims, ep)?;
+            let error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
+            let t = time(s, reps.warmup, reps.runs, |_| kernel.launch_with(s, a, b, &mut c, dims, ep))?.tflops(flops);
+            cells.push(format!("{t:.1}, {error:.2e}"));
+        }
+        interval_rows.push(format!("| {size} | {} |", cells.join(" | ")));
     }
     println!("\nThe tuned kernels' points: {}", chosen.join("; "));
-    intervals(&bench, sizes, reps, &scales)
+    println!("\nPromotion into f32 every K block of `block.k` (`wgmma(.., promote)`) on `fp8_promoted`'s tiling: TFLOP/s (bf16 C) and relative error (f32 C)\n");
+    println!("| M x N x K | {} |", forms.iter().map(|f| f.0).collect::<Vec<_>>().join(" | "));
+    println!("|---|{}", "---:|".repeat(forms.len()));
+    for row in interval_rows {
+        println!("{row}");
+    }
+    Ok(())
 }
 
 /// How often the sums are promoted into f32 against speed and error:
 /// `fp8_promoted`'s tiling unpromoted (fast accumulation) and promoted
 /// every stage, a stage `block.k` deep (256 in three stages; 128 in six; 64,
-/// a 64-byte swizzle row, in eight).
-fn intervals(
-    bench: &Bench,
-    sizes: &[(usize, usize, usize)],
-    reps: Reps,
-    scales: &(gemm_runtime::cudarc::driver::CudaSlice<f32>, gemm_runtime::cudarc::driver::CudaSlice<f32>),
-) -> Result<(), Box<dyn std::error::Error>> {
+/// a 64-byte swizzle row, in eight): each form's name, its kernel (bf16 C)
+/// and the same into an f32 C.
+fn interval_kernels() -> Result<Vec<(&'static str, Kernel, Kernel)>, GemmError> {
     use gemm_runtime::spec::{Atom, Staging, Swizzle};
-    let s = bench.stream();
-    let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
-    let e4m3 = Elem::F8E4M3;
     let forms: [(&str, u32, u32, bool); 4] =
         [("fast accumulation", 128, 6, false), ("every 256", 256, 3, true), ("every 128", 128, 6, true), ("every 64", 64, 8, true)];
     let mut kernels = Vec::new();
-    for (_, k, stages, promote) in forms {
+    for (name, k, stages, promote) in forms {
         let mut spec = fp8_promoted::SPEC;
         spec.block.k = Some(k);
         if let Staging::Tma { stages: s, .. } = &mut spec.staging {
@@ -210,28 +220,7 @@ fn intervals(
         }
         let mut wide = spec.clone();
         (wide.c.elem, wide.epilogue) = (Elem::F32, gemm_runtime::spec::Epilogue::Vector);
-        kernels.push((Kernel::from_spec(spec)?, Kernel::from_spec(wide)?));
+        kernels.push((name, Kernel::from_spec(spec)?, Kernel::from_spec(wide)?));
     }
-    println!("\nPromotion into f32 every K block of `block.k` (`wgmma(.., promote)`) on `fp8_promoted`'s tiling: TFLOP/s (bf16 C) and relative error (f32 C)\n");
-    println!("| M x N x K | {} |", forms.iter().map(|f| f.0).collect::<Vec<_>>().join(" | "));
-    println!("|---|{}", "---:|".repeat(forms.len()));
-    let ep = EpilogueArgs::new().scales(&scales.0, &scales.1);
-    for &(m, n, k) in sizes {
-        let dims = Dims::new(m, n, k);
-        let p = Problem::typed(bench, [e4m3, e4m3, Elem::Bf16], layouts, dims, 21)?;
-        let (DevMat::F8E4M3(a), DevMat::F8E4M3(b)) = (&p.a, &p.b) else { unreachable!("e4m3 operands") };
-        let widened = Problem::typed(bench, [e4m3, e4m3, Elem::F32], layouts, dims, 21)?;
-        let reference: Vec<f32> = widened.reference(bench)?.into_iter().map(|x| x * 0.5 * 4.0).collect();
-        let mut c32 = s.alloc_zeros::<f32>(m * n).map_err(GemmError::from)?;
-        let mut c = s.alloc_zeros::<gemm_runtime::bf16>(m * n).map_err(GemmError::from)?;
-        let mut cells = Vec::new();
-        for (kernel, wide) in &kernels {
-            wide.launch_with(s, a, b, &mut c32, dims, ep)?;
-            let error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
-            let t = time(s, reps.warmup, reps.runs, |_| kernel.launch_with(s, a, b, &mut c, dims, ep))?.tflops(dims.flops());
-            cells.push(format!("{t:.1}, {error:.2e}"));
-        }
-        println!("| {m} x {n} x {k} | {} |", cells.join(" | "));
-    }
-    Ok(())
+    Ok(kernels)
 }

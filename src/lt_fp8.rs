@@ -100,12 +100,21 @@ impl LtFp8 {
     /// K block (`[ceil(k/128)][m]`, m a multiple of 4), `scales.1` B's per
     /// 128 x 128 block (`[ceil(n/128)][ceil(k/128)]`), sums promoted (the
     /// library takes no fast accumulation with block scales). An `Err`
-    /// where the library has no such mode.
+    /// where the library has no such mode, or where its layouts and this
+    /// crate's are not known to agree (m or ceil(k / 128) not a multiple of 4).
     pub fn block_scaled<TA: Element, TB: Element, TC: Element>(
         stream: &Arc<CudaStream>,
         dims: Dims,
         scales: (&CudaSlice<f32>, &CudaSlice<f32>),
     ) -> Result<Self, GemmError> {
+        // where the two layouts are known to agree: A's scales m a line with m a multiple of 4
+        // (ours are padded to 4), B's K blocks a line, a multiple of 4 (cuBLASLt's padding)
+        if !dims.m.is_multiple_of(4) || !dims.k.div_ceil(128).is_multiple_of(4) {
+            return Err(GemmError::Unsupported(format!(
+                "the cuBLASLt block-scaled reference takes m a multiple of 4 and ceil(k / 128) a multiple of 4 (where its scale layouts are this crate's), not m = {} and k = {}",
+                dims.m, dims.k
+            )));
+        }
         Self::plan::<TA, TB, TC>(stream, dims, scales, false, true)
     }
 

@@ -6,7 +6,8 @@
 //!   row counts to the host (the synchronization a loop needs, timed).
 //!
 //! Layers (bf16, each expert's W stored `[n, k]`, up-projections with gate
-//! and up columns together, n = 2 x the feed-forward width):
+//! and up rows interleaved, n = 2 x the feed-forward width, SwiGLU in the
+//! epilogue: C holds silu(gate) * up, n / 2 wide):
 //! - Mixtral-8x7B-like: 8 experts, n = 2 x 14336, k = 4096, 8192 and 32768
 //!   routed rows, balanced and skewed by a Zipf law (expert i's share
 //!   proportional to 1 / (i + 1));
@@ -14,11 +15,15 @@
 //! - a masked decode step: the DeepSeek-like experts with room for 64
 //!   tokens each, 1 to 64 of them routed to each.
 //!
-//! Contiguous layouts run `grouped_contiguous`, the decode step
-//! `grouped_masked`. Each result is checked against the cuBLAS loop's
-//! before it is timed. `cargo run --release --example moe`
+//! Contiguous layouts run `grouped_swiglu` (and, for the gate's cost,
+//! `grouped_contiguous`, which writes the product itself), the decode step
+//! `grouped_masked_swiglu`. The cuBLAS loop and the dense GEMM compute the
+//! product alone: SwiGLU would be a pass of its own after them, not
+//! counted. Each result is checked against the cuBLAS loop's, SwiGLU
+//! applied on the host, before it is timed.
+//! `cargo run --release --example moe`
 
-use gemm_ladder::grouped::{grouped_contiguous, grouped_masked};
+use gemm_ladder::grouped::{grouped_contiguous, grouped_masked_swiglu, grouped_swiglu};
 use gemm_ladder::measure::{random_normal, Bench, Reps};
 use gemm_runtime::cudarc::driver::CudaSlice;
 use gemm_runtime::internal::data::{relative_error, tolerance};
@@ -71,13 +76,19 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         Layer { name: "DeepSeek-V3-like, balanced", rows: balanced(32, 8192), n: 2 * 2048, k: 7168 },
     ];
     println!("{} (driver {}), bf16, f32 accumulators; median of {} runs\n", bench.gpu.name, gemm_runtime::device::driver_version()?, reps.runs);
-    println!("| layer | experts | rows | n x k | `grouped_contiguous`: us | TFLOP/s | one dense GEMM of the rows: TFLOP/s | cuBLAS per expert, counts copied to the host: us | speed-up |");
-    println!("|---|---:|---:|---|---:|---:|---:|---:|---:|");
+    println!("| layer | experts | rows | n x k | `grouped_swiglu`: us | TFLOP/s | without the gate (`grouped_contiguous`): TFLOP/s | one dense GEMM of the rows: TFLOP/s | cuBLAS per expert, counts copied to the host: us | speed-up |");
+    println!("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|");
     for layer in &layers {
         contiguous(&bench, layer, reps)?;
     }
     masked(&bench, reps)?;
     Ok(())
+}
+
+/// SwiGLU on the host: the interleaved (gate, up) pairs of rows of `v` as silu(gate) * up.
+fn swiglu(v: &[bf16]) -> Vec<f32> {
+    let silu = gemm_runtime::spec::Activation::Silu;
+    v.chunks(2).map(|p| (silu.apply(p[0].to_f64()) * p[1].to_f64()) as f32).collect()
 }
 
 fn bf16_random(bench: &Bench, len: usize, seed: u64) -> Result<CudaSlice<bf16>, GemmError> {
@@ -117,18 +128,26 @@ fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<(), Box<dyn st
     let a = bf16_random(bench, m * k, 1)?;
     let w = bf16_random(bench, g * n * k, 2)?;
     let ends_gpu = s.clone_htod(&ends).map_err(GemmError::from)?;
-    let mut c = s.alloc_zeros::<bf16>(m * n).map_err(GemmError::from)?;
+    // C: silu(gate) * up, n / 2 wide; the product itself (without the gate, and cuBLAS's) n wide
+    let mut c = s.alloc_zeros::<bf16>(m * n / 2).map_err(GemmError::from)?;
+    let mut product = s.alloc_zeros::<bf16>(m * n).map_err(GemmError::from)?;
     let mut c_ref = s.alloc_zeros::<bf16>(m * n).map_err(GemmError::from)?;
     let dims = Dims::new(m, n, k).batched(g, 0, n * k, 0);
-    grouped_contiguous(s, &a, &w, &mut c, &ends_gpu, dims)?;
+    grouped_swiglu(s, &a, &w, &mut c, &ends_gpu, dims)?;
+    grouped_contiguous(s, &a, &w, &mut product, &ends_gpu, dims)?;
     cublas_loop(bench, &a, &w, &mut c_ref, &layer.rows, &starts, &starts, (n, k))?;
     let widen = |v: Vec<bf16>| v.into_iter().map(|x| x.to_f32()).collect::<Vec<f32>>();
-    let err = relative_error(&widen(s.clone_dtoh(&c).map_err(GemmError::from)?), &widen(s.clone_dtoh(&c_ref).map_err(GemmError::from)?))?;
-    if err > tolerance(Elem::Bf16) {
+    let reference = s.clone_dtoh(&c_ref).map_err(GemmError::from)?;
+    let errs = [
+        relative_error(&widen(s.clone_dtoh(&c).map_err(GemmError::from)?), &swiglu(&reference))?,
+        relative_error(&widen(s.clone_dtoh(&product).map_err(GemmError::from)?), &widen(reference))?,
+    ];
+    if let Some(err) = errs.into_iter().find(|&e| e > tolerance(Elem::Bf16)) {
         return Err(format!("{}: relative error {err:.1e} against cuBLAS per expert", layer.name).into());
     }
     let flops = 2.0 * (m * n * k) as f64;
-    let ours = time(s, reps.warmup, reps.runs, |_| grouped_contiguous(s, &a, &w, &mut c, &ends_gpu, dims))?;
+    let ours = time(s, reps.warmup, reps.runs, |_| grouped_swiglu(s, &a, &w, &mut c, &ends_gpu, dims))?;
+    let ungated = time(s, reps.warmup, reps.runs, |_| grouped_contiguous(s, &a, &w, &mut product, &ends_gpu, dims))?;
     let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
     let w0 = w.slice(0..n * k);
     let dense = time(s, reps.warmup, reps.runs, |_| bench.blas.gemm(layouts, &a, &w0, &mut c_ref, Dims::new(m, n, k)))?;
@@ -139,10 +158,11 @@ fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<(), Box<dyn st
         cublas_loop(bench, &a, &w, &mut c_ref, &rows, &starts, &starts, (n, k))
     })?;
     println!(
-        "| {} | {g} | {m} | {n} x {k} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} |",
+        "| {} | {g} | {m} | {n} x {k} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} |",
         layer.name,
         ours.median_ms() * 1e3,
         ours.tflops(flops),
+        ungated.tflops(flops),
         dense.tflops(flops),
         looped.median_ms() * 1e3,
         looped.median_ms() / ours.median_ms()
@@ -151,8 +171,8 @@ fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<(), Box<dyn st
 }
 
 /// The decode step: 32 experts with room for 64 tokens each, 1 to 64 routed
-/// to each (a fixed draw), `grouped_masked` on the whole `[32, 64, k]` beside
-/// the cuBLAS loop over the tokens each expert holds.
+/// to each (a fixed draw), `grouped_masked_swiglu` on the whole `[32, 64, k]`
+/// beside the cuBLAS loop over the tokens each expert holds.
 fn masked(bench: &Bench, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
     let s = bench.stream();
     let (g, m_max, n, k) = (32usize, 64usize, 2 * 2048, 7168);
@@ -162,23 +182,23 @@ fn masked(bench: &Bench, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
     let a = bf16_random(bench, g * m_max * k, 3)?;
     let w = bf16_random(bench, g * n * k, 4)?;
     let counts_gpu = s.clone_htod(&counts).map_err(GemmError::from)?;
-    let mut c = s.alloc_zeros::<bf16>(g * m_max * n).map_err(GemmError::from)?;
+    let mut c = s.alloc_zeros::<bf16>(g * m_max * n / 2).map_err(GemmError::from)?;
     let mut c_ref = s.alloc_zeros::<bf16>(g * m_max * n).map_err(GemmError::from)?;
-    let dims = Dims::new(m_max, n, k).batched(g, m_max * k, n * k, m_max * n);
+    let dims = Dims::new(m_max, n, k).batched(g, m_max * k, n * k, m_max * n / 2);
     let starts: Vec<usize> = (0..g).map(|i| i * m_max).collect();
-    grouped_masked(s, &a, &w, &mut c, &counts_gpu, dims)?;
+    grouped_masked_swiglu(s, &a, &w, &mut c, &counts_gpu, dims)?;
     cublas_loop(bench, &a, &w, &mut c_ref, &rows, &starts, &starts, (n, k))?;
     let (ours_c, ref_c) = (s.clone_dtoh(&c).map_err(GemmError::from)?, s.clone_dtoh(&c_ref).map_err(GemmError::from)?);
-    let pick = |v: &[bf16]| -> Vec<f32> {
-        (0..g).flat_map(|e| v[e * m_max * n..(e * m_max + rows[e]) * n].iter().map(|x| x.to_f32()).collect::<Vec<_>>()).collect()
-    };
-    let err = relative_error(&pick(&ours_c), &pick(&ref_c))?;
+    // each expert's rows of tokens, `width` wide
+    let rows_of = |v: &[bf16], width: usize| -> Vec<bf16> { (0..g).flat_map(|e| v[e * m_max * width..(e * m_max + rows[e]) * width].to_vec()).collect() };
+    let ours_rows: Vec<f32> = rows_of(&ours_c, n / 2).into_iter().map(|x| x.to_f32()).collect();
+    let err = relative_error(&ours_rows, &swiglu(&rows_of(&ref_c, n)))?;
     if err > tolerance(Elem::Bf16) {
         return Err(format!("masked decode: relative error {err:.1e} against cuBLAS per expert").into());
     }
     let flops = 2.0 * (tokens * n * k) as f64;
     let bytes = 2.0 * (g * n * k) as f64;
-    let ours = time(s, reps.warmup, reps.runs, |_| grouped_masked(s, &a, &w, &mut c, &counts_gpu, dims))?;
+    let ours = time(s, reps.warmup, reps.runs, |_| grouped_masked_swiglu(s, &a, &w, &mut c, &counts_gpu, dims))?;
     let looped = time(s, reps.warmup, reps.runs, |_| {
         let counts: Vec<i32> = s.clone_dtoh(&counts_gpu).map_err(GemmError::from)?;
         let rows: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
@@ -186,7 +206,7 @@ fn masked(bench: &Bench, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
     })?;
     let hbm = bench.facts.memory_bytes_per_s();
     println!(
-        "\nMasked decode step, {g} experts of up to {m_max} tokens ({tokens} routed), n x k = {n} x {k}: `grouped_masked` {:.1} us ({:.1} TFLOP/s, the weights read at {:.1}% of HBM's peak); cuBLAS per expert with the counts copied to the host {:.1} us; speed-up {:.2}",
+        "\nMasked decode step, {g} experts of up to {m_max} tokens ({tokens} routed), n x k = {n} x {k}: `grouped_masked_swiglu` {:.1} us ({:.1} TFLOP/s, the weights read at {:.1}% of HBM's peak); cuBLAS per expert with the counts copied to the host {:.1} us; speed-up {:.2}",
         ours.median_ms() * 1e3,
         ours.tflops(flops),
         100.0 * bytes / (ours.median_ms() * 1e-3) / hbm,

@@ -192,7 +192,7 @@ fn wmma_paths(layouts: [Layout; 3], ab: Elem) -> Vec<KernelSpec> {
 /// Fused epilogues on every path, wmma's included: each activation, the
 /// bias along n and along m in each type, alpha and beta, every layout, each
 /// C type of mma, vector stores where C is row-major, some mma kernels
-/// through a C tile in shared memory.
+/// through a C tile in shared memory, mma kernels gated where beta is not read.
 pub fn fused() -> Vec<KernelSpec> {
     let activations = [None, Some(Activation::Relu), Some(Activation::Gelu), Some(Activation::GeluTanh), Some(Activation::Silu)];
     let mut out = Vec::new();
@@ -211,6 +211,8 @@ pub fn fused() -> Vec<KernelSpec> {
                     3 => Some(Scale::Channel),
                     _ => None,
                 },
+                // where beta is not read, mma's pairs go through the gate
+                gated: n % 3 == 1 && matches!(s.atom, Atom::Mma { .. }),
             };
             if layouts[2] == Layout::RowMajor && n % 2 == 0 && !matches!(s.atom, Atom::Wmma { .. }) {
                 s.epilogue = Epilogue::Vector;
@@ -253,7 +255,7 @@ pub fn guarded() -> Vec<KernelSpec> {
             }
             if (i + j) % 3 == 0 {
                 let bias = Bias { along: Dim::N, elem: if wmma { Elem::F16 } else { c } };
-                s.fused = Fused { alpha: true, beta: true, bias: Some(bias), activation: Some(Activation::Relu), scale: None };
+                s.fused = Fused { alpha: true, beta: true, bias: Some(bias), activation: Some(Activation::Relu), scale: None, gated: false };
             }
             out.push(s);
         }
@@ -269,7 +271,8 @@ pub fn guarded() -> Vec<KernelSpec> {
 /// on others; wgmma n from 64 to 256, the
 /// 128-, 64- and 32-byte swizzles; vector stores where C is row-major;
 /// edges guarded on every other kernel, and a fused epilogue (alpha, beta,
-/// a bias along either side, an activation) on every third.
+/// a bias along either side, an activation) on every third; gated pairs on
+/// some of the two-consumer ones.
 pub fn hopper() -> Vec<KernelSpec> {
     let activations = [Some(Activation::Relu), Some(Activation::GeluTanh), Some(Activation::Silu), Some(Activation::Gelu)];
     let mut out = Vec::new();
@@ -361,7 +364,11 @@ pub fn hopper() -> Vec<KernelSpec> {
             }
             if n % 3 == 0 {
                 let bias = Bias { along: if n % 2 == 0 { Dim::N } else { Dim::M }, elem: [Elem::F32, Elem::Bf16, Elem::F16][n % 3] };
-                s.fused = Fused { alpha: true, beta: true, bias: Some(bias), activation: activations[n % 4], scale: None };
+                s.fused = Fused { alpha: true, beta: true, bias: Some(bias), activation: activations[n % 4], scale: None, gated: false };
+            } else if n % 4 == 3 {
+                // gated (SwiGLU, GeGLU), on clusters, stream-K and the hybrid
+                let bias = (n % 8 == 7).then_some(Bias { along: Dim::N, elem: [Elem::F32, Elem::Bf16][n % 2] });
+                s.fused = Fused { alpha: n % 3 == 1, bias, activation: activations[(n / 4) % 4], gated: true, ..Fused::default() };
             }
             out.push(s);
         }
@@ -413,7 +420,7 @@ pub fn hopper_overlap() -> Vec<KernelSpec> {
             [Elem::Bf16, Elem::Bf16, Elem::F32],
             [R, C, R],
             3,
-            Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Relu), scale: None },
+            Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Relu), scale: None, gated: false },
         ),
         (
             [Elem::F16, Elem::F16, Elem::F16],

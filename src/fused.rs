@@ -1,10 +1,11 @@
 //! Checks of the fused epilogue against cuBLAS: `alpha` and `beta` through
 //! cuBLAS's own (into an f32 C, so nothing is rounded twice), the bias and
 //! the activation applied to its result on the host in f64, then rounded
-//! to C's type as the kernel rounds. Batches and any size included.
+//! to C's type as the kernel rounds. Batches and any size included; a
+//! gated epilogue's pairs (gate, up) joined on the host too.
 
 use gemm_runtime::internal::data::{relative_error, POISON};
-use gemm_runtime::spec::{Dim, Elem};
+use gemm_runtime::spec::{Dim, Elem, Layout};
 use gemm_runtime::{bf16, f16, Dims, GemmError, Kernel, Tuned};
 
 use crate::measure::{c_offsets, random_normal, written_outside_c, Bench, DevMat, Failure, Problem};
@@ -74,16 +75,27 @@ fn verify_launch(
     let out = c.to_f32(s)?;
     // (A's and B's scales, where the kernel declares them, multiply alpha)
     let alpha = alpha * p.scales.as_ref().map_or(1.0, |s| s.2);
-    // cuBLAS: alpha * A * B + beta * C0 into an f32 C
-    let mut wide = DevMat::from_f32(s, Elem::F32, &c0)?;
+    // cuBLAS: alpha * A * B + beta * C0 into an f32 C; gated, the whole product (C0 is not read),
+    // packed, problem after problem
+    let (wide_dims, product) = if f.gated {
+        let (m, n, count) = (dims.m, dims.n, dims.batch.count);
+        let packed = Dims { ldc: None, ..dims }.batched(count, dims.batch.stride_a, dims.batch.stride_b, m * n);
+        (packed, Some(move |batch: usize, row: usize, col: usize| batch * m * n + if p.layouts[2] == Layout::RowMajor { row * n + col } else { col * m + row }))
+    } else {
+        (dims, None)
+    };
+    let mut wide = match product {
+        Some(_) => DevMat::from_f32(s, Elem::F32, &vec![0.0; wide_dims.batch.count * dims.m * dims.n])?,
+        None => DevMat::from_f32(s, Elem::F32, &c0)?,
+    };
     match (&p.a, &p.b) {
-        (DevMat::F32(a), DevMat::F32(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), dims, alpha, beta)?,
-        (DevMat::F16(a), DevMat::F16(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), dims, alpha, beta)?,
-        (DevMat::Bf16(a), DevMat::Bf16(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), dims, alpha, beta)?,
+        (DevMat::F32(a), DevMat::F32(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), wide_dims, alpha, beta)?,
+        (DevMat::F16(a), DevMat::F16(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), wide_dims, alpha, beta)?,
+        (DevMat::Bf16(a), DevMat::Bf16(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), wide_dims, alpha, beta)?,
         // 8-bit operands, which cuBLAS's GEMM does not take: sgemm on them widened to f32 (exactly)
         (a, b) if a.elem().is_fp8() => {
             let (a, b) = (a.widened(s)?, b.widened(s)?);
-            bench.blas.gemm_scaled(p.layouts, a.f32(), b.f32(), wide.f32_mut(), dims, alpha, beta)?
+            bench.blas.gemm_scaled(p.layouts, a.f32(), b.f32(), wide.f32_mut(), wide_dims, alpha, beta)?
         }
         _ => unreachable!("a problem's A and B share a type"),
     }
@@ -97,15 +109,21 @@ fn verify_launch(
             "element {i} of C's buffer lies outside C (between problems, past a line's end or past C's last line) and was written"
         )));
     }
-    for &(at, batch, row, col) in &offsets {
-        let mut v = wide[at] as f64;
+    // the product at (row, col) of a problem with its bias: C's element at `at`, or gated, the product's
+    let value = |at: usize, batch: usize, row: usize, col: usize| {
+        let mut v = product.map_or(wide[at], |p| wide[p(batch, row, col)]) as f64;
         if let (Some(b), Some(bias)) = (f.bias, &bias_host) {
             let i = if b.along == Dim::N { col } else { row };
             v += bias[batch * dims.batch.stride_bias + i] as f64;
         }
-        if let Some(a) = f.activation {
-            v = a.apply(v);
-        }
+        v
+    };
+    for &(at, batch, row, col) in &offsets {
+        let act = |v: f64| f.activation.map_or(v, |a| a.apply(v));
+        let v = match f.gated {
+            true => act(value(at, batch, row, 2 * col)) * value(at, batch, row, 2 * col + 1),
+            false => act(value(at, batch, row, col)),
+        };
         got.push(out[at]);
         want.push(round_to(spec.c.elem, v as f32));
     }

@@ -67,3 +67,40 @@ pub fn grouped_masked(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<
 )]
 pub fn grouped_contiguous(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
 // ANCHOR_END: grouped_contiguous
+
+/// `grouped_contiguous` with SwiGLU in its epilogue (`gated`): each
+/// expert's W holds its gate and up rows interleaved (row 2j the gate of
+/// output column j, row 2j + 1 its up-projection), and C `[m, n / 2]`
+/// takes `silu(gate) * up`, half what the next GEMM then reads.
+// ANCHOR: grouped_swiglu
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16),
+    staging = tma(stages = 4),
+    specialize(producers = 1, consumers = 2, producer_regs = 56, consumer_regs = 224),
+    swizzle = b128,
+    raster = grouped(16),
+    persistent = tiles,
+    epilogue = vector(activation = silu, gated),
+    edges = guarded,
+    groups = contiguous,
+)]
+pub fn grouped_swiglu(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: grouped_swiglu
+
+/// `grouped_masked` with SwiGLU in its epilogue, as `grouped_swiglu`.
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16),
+    staging = tma(stages = 4),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(16),
+    persistent = tiles,
+    epilogue = vector(activation = silu, gated),
+    edges = guarded,
+    groups = masked,
+)]
+pub fn grouped_masked_swiglu(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);

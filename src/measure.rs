@@ -267,6 +267,11 @@ impl Problem {
     /// The problem `kernel` computes, in its types and layouts.
     pub fn for_kernel(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64) -> Result<Self, GemmError> {
         let mut p = Self::typed(bench, types(kernel), layouts(kernel), dims, seed)?;
+        if kernel.spec.fused.gated {
+            // C holds n / 2 columns
+            let c = gemm_runtime::internal::spec_shapes(&kernel.spec, dims)[2];
+            (p.c_len, p.c_guard) = ((dims.batch.count - 1) * dims.batch.stride_c + c.span(), 256 * c.ld);
+        }
         p.scale_for(bench, &kernel.spec)?;
         Ok(p)
     }
@@ -672,11 +677,13 @@ pub fn measure(bench: &Bench, kernel: &Kernel, dims: Dims, reps: Reps) -> Result
 /// and past the leading dimension are not C's).
 pub(crate) fn c_offsets(kernel: &Kernel, dims: Dims) -> Vec<(usize, usize, usize, usize)> {
     let layout = kernel.spec.c.layout;
-    let ldc = gemm_runtime::internal::args_shapes(kernel.spec.a, kernel.spec.b, kernel.spec.c, dims)[2].ld;
-    let mut out = Vec::with_capacity(dims.m * dims.n * dims.batch.count);
+    let ldc = gemm_runtime::internal::spec_shapes(&kernel.spec, dims)[2].ld;
+    // (a gated C holds a column for each pair of the product's)
+    let cols = if kernel.spec.fused.gated { dims.n / 2 } else { dims.n };
+    let mut out = Vec::with_capacity(dims.m * cols * dims.batch.count);
     for b in 0..dims.batch.count {
         for row in 0..dims.m {
-            for col in 0..dims.n {
+            for col in 0..cols {
                 let at = match layout {
                     Layout::RowMajor => row * ldc + col,
                     Layout::ColMajor => col * ldc + row,

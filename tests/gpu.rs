@@ -812,7 +812,9 @@ fn test_seed(default: u64) -> u64 {
 fn line_shapes(spec: &gemm_runtime::spec::KernelSpec, m: usize, n: usize, k: usize) -> [(usize, usize); 3] {
     let l = layouts_of(spec);
     let shape = |rows: usize, cols: usize, layout: Layout| if layout == Layout::RowMajor { (rows, cols) } else { (cols, rows) };
-    [shape(m, k, l[0]), shape(k, n, l[1]), shape(m, n, l[2])]
+    // (a gated C holds a column for each pair of the product's)
+    let c_cols = if spec.fused.gated { n / 2 } else { n };
+    [shape(m, k, l[0]), shape(k, n, l[1]), shape(m, c_cols, l[2])]
 }
 
 /// What a launch on laid-out buffers came to.
@@ -1048,6 +1050,7 @@ fn fused_epilogues_on_random_sizes_lines_and_batches_match_cublas() {
             bias: rng.random_bool(0.5).then_some(Bias { along, elem: bias_elem }),
             activation: activations[rng.random_range(0..activations.len())],
             scale: None,
+            gated: false,
         };
         if spec.fused.any() && gemm_runtime::gemm_core::check(&spec).is_empty() && Kernel::from_spec(spec.clone()).is_ok() {
             picked.push(spec);
@@ -1071,6 +1074,8 @@ fn fused_epilogues_on_random_sizes_lines_and_batches_match_cublas() {
                 }
             };
             let (m, n, kk) = (side(req.m_multiple), side(req.n_multiple), side(req.k_multiple));
+            // (a gated epilogue pairs the product's columns)
+            let n = if k.spec.fused.gated { n.next_multiple_of(2) } else { n };
             let shapes = line_shapes(&k.spec, m, n, kk);
             let lds = shapes.map(|(_, len)| len + if rng.random_bool(0.3) { 0 } else { rng.random_range(1..=9) });
             let count = rng.random_range(1..=3usize);
@@ -1447,7 +1452,7 @@ fn a_c_tile_stored_by_tma_in_parts_matches_cublas() {
     verify(&bench, &plain, dims.batched(3, sa, sb, sc), 94).unwrap_or_else(|e| panic!("{e}"));
     let fused = [
         Fused { bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), ..Fused::default() },
-        Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Relu), scale: None },
+        Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Relu), scale: None, gated: false },
     ];
     for (i, f) in fused.into_iter().enumerate() {
         let k = Kernel::from_spec(KernelSpec { name: format!("in_parts_fused{i}").into(), fused: f, ..spec.clone() }).unwrap();
@@ -1496,7 +1501,7 @@ fn c_at_any_alignment_matches_cublas_across_a_persistent_walk() {
             verify(&bench, kernel, dims, 120 + i as u64).unwrap_or_else(|e| panic!("{e}"));
         }
         let fused =
-            Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::Relu), scale: None };
+            Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::Relu), scale: None, gated: false };
         let k = Kernel::from_spec(KernelSpec { name: format!("{}_fused", kernel.name).into(), fused, ..kernel.spec.clone() }).unwrap();
         let dims = dims_with_ld_multiple(4097, 2051, 1344, l, 1);
         verify_fused(&bench, &k, dims, 122, Scalars { alpha: 0.5, beta: 0.25 }).unwrap_or_else(|e| panic!("{e}"));
@@ -1984,6 +1989,50 @@ fn masked_groups_write_each_experts_rows_and_nothing_past_them() {
     let copied = grouped_masked(s, a, b, cb, &rows, Dims { lda: Some(k - 1), ..odd });
     assert!(copied.is_err(), "A's lines 2 bytes past 16-byte alignment would need a copy: {copied:?}");
 }
+/// SwiGLU in a contiguous grouped launch (`grouped_swiglu`): each group's
+/// rows of C (n / 2 wide) hold silu(gate) * up of its own W's interleaved
+/// pairs, against cuBLAS per group with the gate applied on the host;
+/// C's rows past the last end keep their poison. An odd n is an `Err`.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn swiglu_groups_write_silu_of_each_gate_times_its_up() {
+    use gemm_ladder::grouped::grouped_swiglu;
+    use gemm_ladder::measure::DevMat;
+    use gemm_runtime::internal::data::POISON;
+    use gemm_runtime::spec::Activation;
+    let bench = bench();
+    if bench.gpu.capability != (9, 0) {
+        return;
+    }
+    let (groups, m, n, k) = (5, 600, 528, 136);
+    let each = Dims::new(m, n, k).batched(groups, 0, n * k, m * n);
+    let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
+    let p = Problem::typed(&bench, [gemm_runtime::spec::Elem::Bf16; 3], layouts, each, 43).unwrap();
+    let reference = p.reference(&bench).unwrap();
+    let s = bench.stream();
+    let (DevMat::Bf16(a), DevMat::Bf16(b)) = (&p.a, &p.b) else { unreachable!("bf16 operands") };
+    // 1 row, 129 (a tile and one), none, 300, and the rest but 70
+    let ends = [1, 130, 130, 430, 530];
+    let ends_gpu = s.clone_htod(&ends).unwrap();
+    let mut c = DevMat::from_f32(s, gemm_runtime::spec::Elem::Bf16, &vec![POISON; m * n / 2]).unwrap();
+    let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
+    grouped_swiglu(s, a, b, cb, &ends_gpu, Dims::new(m, n, k).batched(groups, 0, n * k, 0)).unwrap();
+    s.synchronize().unwrap();
+    let out: Vec<f32> = s.clone_dtoh(cb).unwrap().into_iter().map(|x| x.to_f32()).collect();
+    let mut start = 0;
+    for (g, &end) in ends.iter().enumerate() {
+        let end = end as usize;
+        let rows = &reference[g * m * n + start * n..g * m * n + end * n];
+        let want: Vec<f32> = rows.chunks(2).map(|p| (Activation::Silu.apply(p[0] as f64) * p[1] as f64) as f32).collect();
+        let err = gemm_runtime::internal::data::relative_error(&out[start * n / 2..end * n / 2], &want).unwrap();
+        assert!(err <= gemm_runtime::internal::data::tolerance(gemm_runtime::spec::Elem::Bf16), "group {g}: relative error {err:.2e}");
+        start = end;
+    }
+    assert!(out[start * n / 2..].iter().all(|x| x.is_nan()), "a row past the last group's end was written");
+    let odd = grouped_swiglu(s, a, b, cb, &ends_gpu, Dims::new(m, n - 1, k).batched(groups, 0, n * k, 0));
+    assert!(matches!(&odd, Err(GemmError::UnsupportedSize { rule, .. }) if rule.contains("must be even")), "{odd:?}");
+}
+
 
 /// `groups = contiguous` (`grouped::grouped_contiguous`): experts' rows one
 /// after another in A and C, their ends on the device. Each group's rows

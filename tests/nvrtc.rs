@@ -255,6 +255,7 @@ fn every_hopper_combination_compiles_for_sm_90a() {
     assert!(specs.iter().any(|s| s.specialize.is_some_and(|sp| sp.pingpong)), "ping-pong consumers");
     assert!(specs.iter().any(|s| s.persistent == Some(Persistent::StreamK)), "stream-K");
     assert!(specs.iter().any(|s| s.cluster.is_some_and(|c| c.multicast.is_some())), "clusters with multicast");
+    assert!(specs.iter().filter(|s| s.fused.gated && s.persistent.is_some_and(Persistent::splits_k)).count() >= 2, "gated pairs under stream-K");
     // consumers whose halves go out beside each other's wgmmas: a group a half
     for spec in gemm_ladder::combos::hopper_overlap() {
         let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
@@ -421,6 +422,7 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill_or_serialize_their_wgmmas()
                 bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }),
                 activation: Some(Activation::GeluTanh),
                 scale: None,
+                gated: false,
             };
             gemm_runtime::Kernel::from_spec(spec).unwrap_or_else(|e| panic!("{} fused: {e}", s.name))
         })
@@ -601,7 +603,8 @@ fn fp8_kernels_compile_to_k32_wgmmas_for_sm_90a() {
 /// (`groups = masked`) on its persistent walk, the contiguous one on its
 /// walk over the groups, with C through
 /// vector stores and through a tile in shared memory, and both on e4m3
-/// operands with per-tensor scales; each tile is placed
+/// operands with per-tensor scales, and SwiGLU's gated pairs on both
+/// layouts; each tile is placed
 /// in its group (a masked one past a problem's rows skipped) before any
 /// copy.
 #[test]
@@ -627,6 +630,8 @@ fn grouped_kernels_compile_without_spills_and_place_tiles_before_loading() {
         KernelSpec { epilogue: Epilogue::Smem, staging: gemm_runtime::spec::Staging::tma(3), ..contiguous.clone() },
         fp8(base),
         fp8(contiguous),
+        gemm_ladder::grouped::grouped_swiglu::KERNEL.spec.clone(),
+        gemm_ladder::grouped::grouped_masked_swiglu::KERNEL.spec.clone(),
     ];
     for spec in specs {
         let k = gemm_runtime::Kernel::from_spec(spec).unwrap();

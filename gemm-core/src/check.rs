@@ -1166,6 +1166,7 @@ fn raster(spec: &KernelSpec, out: &mut Vec<Diag>) {
 }
 
 fn epilogue(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    gated(spec, out);
     if spec.epilogue != Epilogue::Vector || !matches!(spec.atom, Atom::Fma) {
         return;
     }
@@ -1179,6 +1180,29 @@ fn epilogue(spec: &KernelSpec, out: &mut Vec<Diag>) {
             "epilogue",
             format!("epilogue = vector stores 4 neighbouring accumulators along C's contiguous side, but {side} = {v} for a {layout} C; use a multiple of 4 or epilogue = direct"),
         ));
+    }
+}
+
+/// `gated`: a thread holds each gate beside its up-projection, an mma or
+/// wgmma accumulator pair along n, and stores their product straight to C.
+fn gated(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    if !spec.fused.gated {
+        return;
+    }
+    if !matches!(spec.atom, Atom::Mma { .. } | Atom::Wgmma { .. }) {
+        out.push(Diag::new(
+            "atom",
+            format!("`gated` pairs the accumulators of neighbouring columns, as mma and wgmma hold them, but atom = {}: use atom = mma(..) or wgmma(..)", spec.atom.name()),
+        ));
+    }
+    if !matches!(spec.epilogue, Epilogue::Direct | Epilogue::Vector) {
+        out.push(Diag::new(
+            "epilogue",
+            format!("`gated` stores each pair's product straight to C, an element of n / 2, where epilogue = {} stages a tile of C as wide as the product: use epilogue = vector(..) or direct(..)", spec.epilogue.name()),
+        ));
+    }
+    if spec.fused.beta {
+        out.push(Diag::new("epilogue", "`gated` writes a C of n / 2 columns, which `beta` would read before the gate halves them: remove `beta`"));
     }
 }
 

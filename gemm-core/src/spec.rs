@@ -479,6 +479,12 @@ pub struct Fused {
     /// Scales of A and B, run-time device arguments, multiplying the
     /// product in f32 before the rest (an 8-bit operand's dequantization).
     pub scale: Option<Scale>,
+    /// A gated linear unit (`gated`, SwiGLU's with `activation = silu`):
+    /// the product's columns come in interleaved pairs, column `2j` the
+    /// gate and `2j + 1` the up-projection of output column `j`, and C
+    /// (n / 2 columns) takes `act(gate) * up`, each side through the math
+    /// above but for the activation, which only the gate takes.
+    pub gated: bool,
 }
 
 /// How A and B are scaled: f32 device buffers read by the kernel, so that
@@ -1357,6 +1363,8 @@ impl KernelSpec {
                     // the C tile goes out in 16-byte chunks, or by a TMA store
                     (Epilogue::Smem | Epilogue::Tma, _) => 16 / c,
                     (Epilogue::SmemElements, _) => 1,
+                    // a gated pair of accumulators makes one element of C
+                    _ if self.fused.gated => 1,
                     (Epilogue::Vector, Atom::Fma) => 4,
                     // an mma or wgmma accumulator holds pairs of neighbours along n
                     (Epilogue::Vector, _) => 2,
@@ -1401,6 +1409,10 @@ impl KernelSpec {
         }
         if let Some(b) = f.bias {
             e += if b.along == Dim::N { " + bias[col]" } else { " + bias[row]" };
+        }
+        if f.gated {
+            let gate = f.activation.map_or("gate".to_string(), |a| format!("{}(gate)", a.name()));
+            return format!("C[row][j] = {gate} * up, gate and up = {e} at col = 2j and 2j + 1");
         }
         if let Some(a) = f.activation {
             e = format!("{}({e})", a.name());
@@ -1563,6 +1575,9 @@ impl KernelSpec {
         }
         if let Some(a) = f.activation {
             s += &format!("__{}", a.name());
+        }
+        if f.gated {
+            s += "__gated";
         }
         if self.edges == Edges::Guarded {
             s += "__guarded";

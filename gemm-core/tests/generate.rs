@@ -1396,6 +1396,7 @@ fn bias_values_load_in_bounds_and_ahead_only_where_few() {
         bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }),
         activation: Some(Activation::GeluTanh),
         scale: None,
+        gated: false,
     };
     let wide = generate(&s).unwrap().source;
     assert!(wide.contains("unsigned bias_pairs[1][32];"), "64 values in 32 registers\n{wide}");
@@ -1529,4 +1530,32 @@ fn tma_staging_under_mma_is_one_error_whose_advice_generates() {
     s.atom = Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false, promote: false };
     s.block.threads = 256;
     generate(&s).unwrap_or_else(|e| panic!("the advice: {e:?}"));
+}
+
+/// `gated`: each accumulator pair along n (the gate at an even column, its
+/// up-projection beside it) goes through the bias, the activation on the
+/// gate alone, and out as one element of C at half the pair's column;
+/// guarded, the pair is checked whole. The rules take it on mma and wgmma
+/// with C's elements stored straight, and refuse beta, SIMT and C tiles.
+#[test]
+fn a_gated_epilogue_stores_silu_of_the_gate_times_up_at_half_the_column() {
+    let mut s = hopper_spec();
+    s.staging = Staging::tma(3);
+    s.epilogue = Epilogue::Vector;
+    s.edges = Edges::Guarded;
+    s.fused = Fused { bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::Silu), gated: true, ..Fused::default() };
+    assert!(gemm_core::check(&s).is_empty(), "{:?}", gemm_core::check(&s));
+    assert!(s.kernel_name().contains("__silu__gated"), "{}", s.kernel_name());
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("const float g0 = silu(v0) * v1;"), "{src}");
+    assert!(!src.contains("v0 = silu(v0);"), "the up-projection takes no activation\n{src}");
+    assert!(src.contains("C_batch[(c_row + h * 8) * ldc + (((c_col + q * 8) >> 1))] = to_bf16(g0);"), "{src}");
+    assert!(src.contains("C: M x N / 2 bf16"), "{src}");
+    assert!(!src.contains("to_bf16x2(g0"), "C is aligned to its element only\n{src}");
+    let mut beta = s.clone();
+    beta.fused.beta = true;
+    assert!(gemm_core::check(&beta).iter().any(|d| d.msg.contains("remove `beta`")));
+    let mut tile = s.clone();
+    tile.epilogue = Epilogue::Tma;
+    assert!(gemm_core::check(&tile).iter().any(|d| d.at == "epilogue" && d.msg.contains("`gated`")));
 }

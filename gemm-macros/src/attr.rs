@@ -48,6 +48,7 @@ pub struct FusedAttr {
     pub bias: Option<Dim>,
     pub activation: Option<Activation>,
     pub scale: Option<Scale>,
+    pub gated: bool,
 }
 
 /// `tune(..)` as written: each setting's values, and how shapes are keyed.
@@ -508,7 +509,7 @@ fn epilogue(cx: &mut Ctxt, value: &Node) -> Option<(Epilogue, FusedAttr)> {
         Node::Call(i, args, span) => {
             let label = i.to_string();
             let args = Args { path: "epilogue".into(), label: label.clone(), nodes: args };
-            let f = args.fields(cx, &["alpha", "beta", "bias", "activation", "scale"], *span);
+            let f = args.fields(cx, &["alpha", "beta", "bias", "activation", "scale", "gated"], *span);
             let activations = ["relu", "gelu", "gelu_tanh", "silu"];
             let fused = FusedAttr {
                 alpha: f.flag(cx, "alpha"),
@@ -525,6 +526,7 @@ fn epilogue(cx: &mut Ctxt, value: &Node) -> Option<(Epilogue, FusedAttr)> {
                     "channel" => Scale::Channel,
                     _ => Scale::Block,
                 }),
+                gated: f.flag(cx, "gated"),
             };
             if !STORES.contains(&label.as_str()) {
                 cx.error(i.span(), format!("unknown epilogue `{label}`{}; expected one of {}", hint(&label, STORES), list(STORES)));

@@ -120,7 +120,7 @@ fn build(cx: &mut Ctxt, a: attr::Attr, sig: Option<sig::Sig>) -> Option<(KernelS
         persistent: a.persistent,
         cluster: a.cluster,
         epilogue: a.epilogue.unwrap_or(Epilogue::Direct),
-        fused: Fused { alpha: a.fused.alpha, beta: a.fused.beta, bias, activation: a.fused.activation, scale: a.fused.scale },
+        fused: Fused { alpha: a.fused.alpha, beta: a.fused.beta, bias, activation: a.fused.activation, scale: a.fused.scale, gated: a.fused.gated },
         edges,
         groups: a.groups,
         arch: Arch::Sm80,
@@ -504,7 +504,7 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
         Epilogue::Tma => quote!(#p::Epilogue::Tma),
         Epilogue::Stmatrix => quote!(#p::Epilogue::Stmatrix),
     };
-    let Fused { alpha, beta, bias, activation, scale } = s.fused;
+    let Fused { alpha, beta, bias, activation, scale, gated } = s.fused;
     let scale = opt(scale, |s| match s {
         Scale::Tensor => quote!(#p::Scale::Tensor),
         Scale::Channel => quote!(#p::Scale::Channel),
@@ -546,7 +546,7 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
             persistent: #persistent,
             cluster: #cluster,
             epilogue: #epilogue,
-            fused: #p::Fused { alpha: #alpha, beta: #beta, bias: #bias, activation: #activation, scale: #scale },
+            fused: #p::Fused { alpha: #alpha, beta: #beta, bias: #bias, activation: #activation, scale: #scale, gated: #gated },
             edges: #edges,
             groups: #groups,
             arch: #arch,

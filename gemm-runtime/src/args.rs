@@ -112,6 +112,17 @@ pub fn shapes(a: Operand, b: Operand, c: Operand, d: Dims) -> [Shape; 3] {
     [Shape::new('A', d.m, d.k, a.layout, d.lda), Shape::new('B', d.k, d.n, b.layout, d.ldb), Shape::new('C', d.m, d.n, c.layout, d.ldc)]
 }
 
+/// The three operand shapes of a problem `spec` computes: [`shapes`], but
+/// for a gated epilogue's C, which holds one column for each pair of the
+/// product's (n / 2).
+pub fn spec_shapes(spec: &KernelSpec, d: Dims) -> [Shape; 3] {
+    let [a, b, c] = shapes(spec.a, spec.b, spec.c, d);
+    if spec.fused.gated {
+        return [a, b, Shape::new('C', d.m, d.n / 2, spec.c.layout, d.ldc)];
+    }
+    [a, b, c]
+}
+
 /// Element types a kernel can be launched with.
 pub trait Element: cudarc::driver::DeviceRepr {
     const ELEM: Elem;
@@ -220,7 +231,11 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
     if d.m == 0 || d.n == 0 || d.k == 0 {
         return Err(GemmError::ZeroSize { m: d.m, n: d.n, k: d.k });
     }
-    let shapes = shapes(spec.a, spec.b, spec.c, d);
+    if spec.fused.gated && d.n % 2 != 0 {
+        let rule = format!("n = {} must be even: the gated epilogue pairs the product's column 2j (the gate) with 2j + 1 (the up-projection)", d.n);
+        return Err(GemmError::UnsupportedSize { kernel: spec.kernel_name(), rule });
+    }
+    let shapes = spec_shapes(spec, d);
     for s in &shapes {
         if s.ld < s.min_ld() {
             let layout = match s.layout {
@@ -369,6 +384,25 @@ mod tests {
         // the same C stored in pairs from the registers needs 4 bytes only
         let pairs = KernelSpec { epilogue: Epilogue::Vector, ..spec };
         assert!(check(&pairs, Dims::new(m, n, k).with_ld(64, 200, 204), lens, [0, 0, 8]).is_ok());
+    }
+
+    /// A gated epilogue's C holds a column for each pair of the product's:
+    /// a buffer of m x n / 2 is enough, a shorter one and an odd n are
+    /// `Err`s, and C's elements need no alignment beyond their own.
+    #[test]
+    fn a_gated_c_is_half_as_wide_and_n_must_be_even() {
+        use gemm_core::spec::*;
+        let mut spec = KernelSpec { epilogue: Epilogue::Vector, ..crate::test_specs::mma_64() };
+        spec.fused = Fused { activation: Some(Activation::Silu), gated: true, ..Fused::default() };
+        let (m, n, k) = (100, 200, 64);
+        let c = spec_shapes(&spec, Dims::new(m, n, k))[2];
+        assert_eq!((c.rows, c.cols, c.ld), (m, n / 2, n / 2));
+        let lens = [m * k, k * n, m * n / 2];
+        assert!(check(&spec, Dims::new(m, n, k), lens, [0, 0, 2]).is_ok());
+        let short = check(&spec, Dims::new(m, n, k), [m * k, k * n, m * n / 2 - 1], [0, 0, 0]);
+        assert!(matches!(short, Err(GemmError::BufferTooSmall { operand: 'C', .. })), "{short:?}");
+        let odd = check(&spec, Dims::new(m, n - 1, k).with_ld(k, k, n), lens, [0, 0, 0]).unwrap_err().to_string();
+        assert!(odd.contains("n = 199 must be even"), "{odd}");
     }
 
     /// TMA copies rows whose byte stride is a multiple of 16 from 16-byte

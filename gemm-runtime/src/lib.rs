@@ -69,6 +69,7 @@ pub use {cudarc, float8, gemm_core, half};
 #[doc(hidden)]
 pub mod internal {
     pub use crate::args::shapes as args_shapes;
+    pub use crate::args::spec_shapes;
     pub mod compile;
     pub mod data;
     pub mod disk_cache;

@@ -481,7 +481,7 @@ fn leaders(medians: &[(usize, f32)]) -> Vec<usize> {
 /// The indices of C's elements in its buffer (not the padding past each
 /// line's end, nor what lies between the problems of a batch).
 fn c_elements(spec: &KernelSpec, dims: Dims) -> impl Iterator<Item = usize> {
-    let c = crate::args::shapes(spec.a, spec.b, spec.c, dims)[2];
+    let c = crate::args::spec_shapes(spec, dims)[2];
     let (lines, len) = if c.layout == gemm_core::spec::Layout::RowMajor { (c.rows, c.cols) } else { (c.cols, c.rows) };
     let (count, stride) = (dims.batch.count, dims.batch.stride_c);
     (0..count).flat_map(move |p| (0..lines).flat_map(move |l| (0..len).map(move |e| p * stride + l * c.ld + e)))

@@ -346,13 +346,16 @@ impl<'a> Output<'a> {
             return w.block(format!("if ({inside})"), |w| self.run(w, (row, col), in_tile, along, values));
         }
         w.block(format!("if ({inside})"), |w| self.run(w, (row, col), in_tile, along, values));
+        // (a gated pair stays whole: N is even, its gate column even)
+        let step = if self.spec.fused.gated { 2 } else { 1 };
         w.block("else", |w| {
-            w.line("// across an edge of C: the elements inside it, one at a time");
-            for (i, v) in values.iter().enumerate() {
-                let (r, c) = at(i);
-                let t = in_tile.map(|(tr, tc)| neighbour(tr, tc, along, i));
+            let what = if step == 2 { "gated pairs" } else { "elements" };
+            w.line(format!("// across an edge of C: the {what} inside it, one at a time"));
+            for (i, v) in values.chunks(step).enumerate() {
+                let (r, c) = at(i * step);
+                let t = in_tile.map(|(tr, tc)| neighbour(tr, tc, along, i * step));
                 let t = t.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
-                w.block(format!("if ({r} < M && {c} < N)"), |w| self.run(w, (&r, &c), t, along, std::slice::from_ref(v)));
+                w.block(format!("if ({r} < M && {c} < N)"), |w| self.run(w, (&r, &c), t, along, v));
             }
         });
     }
@@ -360,10 +363,13 @@ impl<'a> Output<'a> {
     /// The stores of one run, unchecked: to C at `at`, or to the C tile at `in_tile`.
     fn run(&self, w: &mut Writer, at: (&str, &str), in_tile: Option<(&str, &str)>, along: Dim, values: &[Value]) {
         let s = self.spec;
-        let n = values.len();
+        let gated = s.fused.gated;
+        debug_assert!(!gated || (along == Dim::N && values.len() % 2 == 0 && self.tile.is_none()), "gated pairs lie along n, straight to C");
+        // the elements of C stored: one a gated pair, at half the pair's column
+        let n = if gated { values.len() / 2 } else { values.len() };
         let elem = |i: usize| neighbour(at.0, at.1, along, i);
         let c_at = |i: usize| {
-            let (r, c) = elem(i);
+            let (r, c) = if gated { neighbour(at.0, &format!("(({}) >> 1)", at.1), along, i) } else { elem(i) };
             format!("{}[{}]", self.c, offset(s.c.layout, "ldc", &r, &c))
         };
         let dest = |i: usize| match (self.tile, in_tile) {
@@ -390,13 +396,24 @@ impl<'a> Output<'a> {
         let contiguous = (along == Dim::N) == (s.c.layout == Layout::RowMajor);
         // the tile's runs are aligned as the kernel lays them out, C's as the launch checks
         // (a line of a realigned tile keeps 4-byte alignment only: see tile_shift)
-        let vector = (s.epilogue == Epilogue::Vector || self.tile.is_some()) && contiguous && (n == 2 || n == 4 && !realigned(s));
+        // (a gated C's elements are stored one at a time: C is aligned to its element only)
+        let vector = (s.epilogue == Epilogue::Vector || self.tile.is_some()) && contiguous && !gated && (n == 2 || n == 4 && !realigned(s));
         let fused = s.fused.any();
         // the values to store: the accumulators as they are, or the fused math's results
-        let vals: Vec<String> = if fused { (0..n).map(|i| format!("v{i}")).collect() } else { values.iter().map(|v| v.acc.clone()).collect() };
+        let vals: Vec<String> = match (fused, gated) {
+            (_, true) => (0..n).map(|i| format!("g{i}")).collect(),
+            (true, _) => (0..n).map(|i| format!("v{i}")).collect(),
+            _ => values.iter().map(|v| v.acc.clone()).collect(),
+        };
         let body = |w: &mut Writer| {
             if fused {
                 self.fused_values(w, &elem, &c_at, values);
+            }
+            if gated {
+                let gate = |i: usize| s.fused.activation.map_or(format!("v{i}"), |a| format!("{}(v{i})", a.name()));
+                for j in 0..n {
+                    w.line(format!("const float g{j} = {} * v{};  // the gate times the up-projection", gate(2 * j), 2 * j + 1));
+                }
             }
             if vector {
                 let first = dest(0);
@@ -496,7 +513,8 @@ impl<'a> Output<'a> {
                 w.line(format!("v{i} += {value};"));
             }
         }
-        if let Some(a) = f.activation {
+        // (gated, only the gate takes the activation: see `run`)
+        if let Some(a) = f.activation.filter(|_| !f.gated) {
             for i in 0..acc.len() {
                 w.line(format!("v{i} = {}(v{i});", a.name()));
             }

@@ -110,7 +110,7 @@ pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Op
     if variants() == Variants::Off {
         return (Plan::Copied { a, b, c }, None);
     }
-    let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
+    let shapes = crate::args::spec_shapes(spec, dims);
     let strides = [dims.batch.stride_a, dims.batch.stride_b, dims.batch.stride_c];
     let elems = [spec.a.elem, spec.b.elem, spec.c.elem];
     // the widest vector (elements) each operand's address, lines and batch allow
@@ -358,7 +358,7 @@ pub fn by_class_tiles(dims: Dims) -> usize {
 /// (N = 4097: 4 rounds against 5), and the scalar variant kept where they
 /// tie, though it ran slower at some of those too (BENCHMARKS.md).
 fn by_class_pays(spec: &KernelSpec, variant: &KernelSpec, dims: Dims, addrs: [u64; 3], copied: [bool; 2]) -> bool {
-    let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
+    let shapes = crate::args::spec_shapes(spec, dims);
     if !by_class_takes(dims) || crate::args::misaligned(variant, &shapes, dims, addrs) != [false; 3] {
         return false;
     }
@@ -489,13 +489,13 @@ pub(crate) fn repitched(spec: &KernelSpec, shapes: &[Shape; 3], dims: Dims) -> [
 /// cannot take where they lie and those whose lines it reads slowly.
 pub(crate) fn copied(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> [bool; 3] {
     let [a, b, c] = misaligned(spec, dims, addrs);
-    let [ra, rb, _] = repitched(spec, &crate::args::shapes(spec.a, spec.b, spec.c, dims), dims);
+    let [ra, rb, _] = repitched(spec, &crate::args::spec_shapes(spec, dims), dims);
     [a || ra, b || rb, c]
 }
 
 /// Which operands (A, B, C) at `addrs` the kernel cannot take where they lie.
 pub(crate) fn misaligned(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> [bool; 3] {
-    let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
+    let shapes = crate::args::spec_shapes(spec, dims);
     crate::args::misaligned(spec, &shapes, dims, addrs)
 }
 
@@ -541,7 +541,7 @@ pub(crate) fn stage(
     copied: [bool; 3],
     read_c: bool,
 ) -> Result<Staged, GemmError> {
-    let shapes = crate::args::shapes(spec.a, spec.b, spec.c, dims);
+    let shapes = crate::args::spec_shapes(spec, dims);
     let mut out = Staged { dims, ptrs, lens, c_back: None, before: false, _scratch: Vec::new() };
     let elems = [spec.a.elem, spec.b.elem, spec.c.elem];
     let strides = [dims.batch.stride_a, dims.batch.stride_b, dims.batch.stride_c];

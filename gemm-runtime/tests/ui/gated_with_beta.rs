@@ -1,0 +1,15 @@
+use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
+
+// A gated C is n / 2 wide: beta would read it before the gate halves the product.
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16),
+    staging = tma(stages = 4),
+    specialize(consumers = 2, consumer_regs = 240),
+    swizzle = b128,
+    epilogue = vector(beta, activation = silu, gated),
+)]
+fn kernel(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
+fn main() {}

@@ -516,7 +516,7 @@ pub fn hopper_fp8() -> Vec<KernelSpec> {
                 0 if s.specialize.is_some() => Epilogue::Tma,
                 1 => Epilogue::Vector,
                 // (the 128 x 256 tiles' C tile past four stages outgrows shared memory)
-                2 if n % 3 != 0 => Epilogue::Smem,
+                2 if !n.is_multiple_of(3) => Epilogue::Smem,
                 _ => Epilogue::Direct,
             };
             // per-tensor scales on most, the base's, per-channel on some; the fused math on every other

@@ -1843,7 +1843,9 @@ fn channel_and_block_scaled_fp8_kernels_match_the_host_product_of_the_dequantize
             let (sa, sb) = (s.clone_dtoh(&sa).unwrap(), s.clone_dtoh(&sb).unwrap());
             // the host's reading of the scale layouts
             let kb = k.div_ceil(128);
-            let (scale_a, scale_b): (Box<dyn Fn(usize, usize) -> f32>, Box<dyn Fn(usize, usize) -> f32>) = match scale {
+            // (row or column, the element along K) -> its scale
+            type ScaleAt<'a> = Box<dyn Fn(usize, usize) -> f32 + 'a>;
+            let (scale_a, scale_b): (ScaleAt, ScaleAt) = match scale {
                 Scale::Channel => (Box::new(|r, _| sa[r]), Box::new(|j, _| sb[j])),
                 _ => (Box::new(|r, p| sa[p / 128 * block_scales_a_ld(m) + r]), Box::new(|j, p| sb[j / 128 * kb + p / 128])),
             };

@@ -27,7 +27,7 @@ const DST_LD: usize = 4160;
 const TURNS: usize = 3;
 
 pub fn main(args: Vec<String>) -> Result<(), GemmError> {
-    let args: Result<Vec<usize>, _> = args.iter().skip(1).cloned().map(|a| a.parse::<usize>()).collect();
+    let args: Result<Vec<usize>, _> = args.iter().skip(1).map(|a| a.parse::<usize>()).collect();
     let (lines, width) = match args.as_deref() {
         Ok([]) => (4095 + 4097, 4100),
         Ok(&[l, w]) if l > 0 && w > 0 && w <= DST_LD - 8 => (l, w),

@@ -231,7 +231,7 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
     if d.m == 0 || d.n == 0 || d.k == 0 {
         return Err(GemmError::ZeroSize { m: d.m, n: d.n, k: d.k });
     }
-    if spec.fused.gated && d.n % 2 != 0 {
+    if spec.fused.gated && !d.n.is_multiple_of(2) {
         let rule = format!("n = {} must be even: the gated epilogue pairs the product's column 2j (the gate) with 2j + 1 (the up-projection)", d.n);
         return Err(GemmError::UnsupportedSize { kernel: spec.kernel_name(), rule });
     }

@@ -364,7 +364,7 @@ impl<'a> Output<'a> {
     fn run(&self, w: &mut Writer, at: (&str, &str), in_tile: Option<(&str, &str)>, along: Dim, values: &[Value]) {
         let s = self.spec;
         let gated = s.fused.gated;
-        debug_assert!(!gated || (along == Dim::N && values.len() % 2 == 0 && self.tile.is_none()), "gated pairs lie along n, straight to C");
+        debug_assert!(!gated || (along == Dim::N && values.len().is_multiple_of(2) && self.tile.is_none()), "gated pairs lie along n, straight to C");
         // the elements of C stored: one a gated pair, at half the pair's column
         let n = if gated { values.len() / 2 } else { values.len() };
         let elem = |i: usize| neighbour(at.0, at.1, along, i);

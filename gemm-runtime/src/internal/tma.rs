@@ -69,7 +69,7 @@ pub fn strided_map(elem: Elem, ptr: u64, (rows, cols): (usize, usize), ld: usize
 /// `m` f32s a K block (`ceil(k / 128)` of them), rows
 /// [`block_scales_a_ld`](gemm_core::spec::block_scales_a_ld)`(m)` apart, in boxes of `rows` (a block tile's).
 pub fn scale_map(ptr: u64, m: usize, k: usize, rows: u32) -> Result<TensorMap, GemmError> {
-    if ptr % 16 != 0 {
+    if !ptr.is_multiple_of(16) {
         return Err(GemmError::TensorMap {
             operand: 'A',
             what: format!("A's block scales at {ptr:#x}: TMA reads them from a 16-byte aligned start"),

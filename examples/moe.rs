@@ -17,13 +17,19 @@
 //!
 //! Contiguous layouts run `grouped_swiglu` (and, for the gate's cost,
 //! `grouped_contiguous`, which writes the product itself), the decode step
-//! `grouped_masked_swiglu`. The cuBLAS loop and the dense GEMM compute the
+//! `grouped_masked_swiglu`; then each on e4m3 operands quantized from the
+//! same ones with DeepGEMM's block scales (`grouped_fp8_swiglu`,
+//! `grouped_masked_fp8_swiglu`), checked against the bf16 layer within
+//! e4m3's rounding. The cuBLAS loop and the dense GEMM compute the
 //! product alone: SwiGLU would be a pass of its own after them, not
 //! counted. Each result is checked against the cuBLAS loop's, SwiGLU
 //! applied on the host, before it is timed.
 //! `cargo run --release --example moe`
 
-use gemm_ladder::grouped::{grouped_contiguous, grouped_masked_swiglu, grouped_swiglu};
+use gemm_ladder::grouped::{grouped_contiguous, grouped_fp8_swiglu, grouped_masked_fp8_swiglu, grouped_masked_swiglu, grouped_swiglu};
+use gemm_runtime::quantize::{blocks, rows_by_k_block};
+use gemm_runtime::spec::{block_scales_a_len, block_scales_b_len};
+use gemm_runtime::F8E4M3;
 use gemm_ladder::measure::{random_normal, Bench, Reps};
 use gemm_runtime::cudarc::driver::CudaSlice;
 use gemm_runtime::internal::data::{relative_error, tolerance};
@@ -76,8 +82,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         Layer { name: "DeepSeek-V3-like, balanced", rows: balanced(32, 8192), n: 2 * 2048, k: 7168 },
     ];
     println!("{} (driver {}), bf16, f32 accumulators; median of {} runs\n", bench.gpu.name, gemm_runtime::device::driver_version()?, reps.runs);
-    println!("| layer | experts | rows | n x k | `grouped_swiglu`: us | TFLOP/s | without the gate (`grouped_contiguous`): TFLOP/s | one dense GEMM of the rows: TFLOP/s | cuBLAS per expert, counts copied to the host: us | speed-up |");
-    println!("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|");
+    println!("| layer | experts | rows | n x k | `grouped_swiglu`: us | TFLOP/s | without the gate (`grouped_contiguous`): TFLOP/s | one dense GEMM of the rows: TFLOP/s | cuBLAS per expert, counts copied to the host: us | speed-up | e4m3, block scales (`grouped_fp8_swiglu`): TFLOP/s | e4m3 / bf16 |");
+    println!("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for layer in &layers {
         contiguous(&bench, layer, reps)?;
     }
@@ -145,8 +151,23 @@ fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<(), Box<dyn st
     if let Some(err) = errs.into_iter().find(|&e| e > tolerance(Elem::Bf16)) {
         return Err(format!("{}: relative error {err:.1e} against cuBLAS per expert", layer.name).into());
     }
+    // the same layer on e4m3: A by 1 x 128 blocks (its scales over all m rows, which the groups
+    // share), each expert's W by 128 x 128 blocks (n a multiple of 128: the experts' scales one
+    // after another, as blocks of the [G * n, k] weights lie)
+    assert!(n % 128 == 0, "each expert's W in whole 128-row blocks");
+    let (mut qa, mut sa) = (s.alloc_zeros::<F8E4M3>(m * k).map_err(GemmError::from)?, s.alloc_zeros::<f32>(block_scales_a_len(m, k)).map_err(GemmError::from)?);
+    let (mut qw, mut sb) = (s.alloc_zeros::<F8E4M3>(g * n * k).map_err(GemmError::from)?, s.alloc_zeros::<f32>(g * block_scales_b_len(n, k)).map_err(GemmError::from)?);
+    rows_by_k_block(s, &a, (m, k), &mut qa, &mut sa)?;
+    blocks(s, &w, (g * n, k), &mut qw, &mut sb)?;
+    let mut c8 = s.alloc_zeros::<bf16>(m * n / 2).map_err(GemmError::from)?;
+    grouped_fp8_swiglu(s, &qa, &qw, &mut c8, &ends_gpu, &sa, &sb, dims)?;
+    let fp8_err = relative_error(&widen(s.clone_dtoh(&c8).map_err(GemmError::from)?), &widen(s.clone_dtoh(&c).map_err(GemmError::from)?))?;
+    if fp8_err > FP8_BOUND {
+        return Err(format!("{}: e4m3 off the bf16 layer by {fp8_err:.1e}", layer.name).into());
+    }
     let flops = 2.0 * (m * n * k) as f64;
     let ours = time(s, reps.warmup, reps.runs, |_| grouped_swiglu(s, &a, &w, &mut c, &ends_gpu, dims))?;
+    let fp8 = time(s, reps.warmup, reps.runs, |_| grouped_fp8_swiglu(s, &qa, &qw, &mut c8, &ends_gpu, &sa, &sb, dims))?;
     let ungated = time(s, reps.warmup, reps.runs, |_| grouped_contiguous(s, &a, &w, &mut product, &ends_gpu, dims))?;
     let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
     let w0 = w.slice(0..n * k);
@@ -158,17 +179,24 @@ fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<(), Box<dyn st
         cublas_loop(bench, &a, &w, &mut c_ref, &rows, &starts, &starts, (n, k))
     })?;
     println!(
-        "| {} | {g} | {m} | {n} x {k} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} |",
+        "| {} | {g} | {m} | {n} x {k} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2} |",
         layer.name,
         ours.median_ms() * 1e3,
         ours.tflops(flops),
         ungated.tflops(flops),
         dense.tflops(flops),
         looped.median_ms() * 1e3,
-        looped.median_ms() / ours.median_ms()
+        looped.median_ms() / ours.median_ms(),
+        fp8.tflops(flops),
+        ours.median_ms() / fp8.median_ms()
     );
     Ok(())
 }
+
+/// How far (relative, over all of C) the e4m3 layer may lie from the bf16
+/// one: each 8-bit operand rounds to 2^-4 relative, about 3% over a sum,
+/// and SwiGLU multiplies two such sums.
+const FP8_BOUND: f64 = 0.08;
 
 /// The decode step: 32 experts with room for 64 tokens each, 1 to 64 routed
 /// to each (a fixed draw), `grouped_masked_swiglu` on the whole `[32, 64, k]`
@@ -196,9 +224,27 @@ fn masked(bench: &Bench, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
     if err > tolerance(Elem::Bf16) {
         return Err(format!("masked decode: relative error {err:.1e} against cuBLAS per expert").into());
     }
+    // on e4m3: each expert's A by 1 x 128 blocks (its scales after the one before's), the weights
+    // by 128 x 128 blocks
+    let la = block_scales_a_len(m_max, k);
+    let (mut qa, mut sa) = (s.alloc_zeros::<F8E4M3>(g * m_max * k).map_err(GemmError::from)?, s.alloc_zeros::<f32>(g * la).map_err(GemmError::from)?);
+    let (mut qw, mut sb) = (s.alloc_zeros::<F8E4M3>(g * n * k).map_err(GemmError::from)?, s.alloc_zeros::<f32>(g * block_scales_b_len(n, k)).map_err(GemmError::from)?);
+    for e in 0..g {
+        let rows = e * m_max * k..(e + 1) * m_max * k;
+        rows_by_k_block(s, &a.slice(rows.clone()), (m_max, k), &mut qa.slice_mut(rows), &mut sa.slice_mut(e * la..(e + 1) * la))?;
+    }
+    blocks(s, &w, (g * n, k), &mut qw, &mut sb)?;
+    let mut c8 = s.alloc_zeros::<bf16>(g * m_max * n / 2).map_err(GemmError::from)?;
+    grouped_masked_fp8_swiglu(s, &qa, &qw, &mut c8, &counts_gpu, &sa, &sb, dims)?;
+    let c8_rows: Vec<f32> = rows_of(&s.clone_dtoh(&c8).map_err(GemmError::from)?, n / 2).into_iter().map(|x| x.to_f32()).collect();
+    let fp8_err = relative_error(&c8_rows, &ours_rows)?;
+    if fp8_err > FP8_BOUND {
+        return Err(format!("masked decode: e4m3 off the bf16 layer by {fp8_err:.1e}").into());
+    }
     let flops = 2.0 * (tokens * n * k) as f64;
     let bytes = 2.0 * (g * n * k) as f64;
     let ours = time(s, reps.warmup, reps.runs, |_| grouped_masked_swiglu(s, &a, &w, &mut c, &counts_gpu, dims))?;
+    let fp8 = time(s, reps.warmup, reps.runs, |_| grouped_masked_fp8_swiglu(s, &qa, &qw, &mut c8, &counts_gpu, &sa, &sb, dims))?;
     let looped = time(s, reps.warmup, reps.runs, |_| {
         let counts: Vec<i32> = s.clone_dtoh(&counts_gpu).map_err(GemmError::from)?;
         let rows: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
@@ -212,6 +258,14 @@ fn masked(bench: &Bench, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
         100.0 * bytes / (ours.median_ms() * 1e-3) / hbm,
         looped.median_ms() * 1e3,
         looped.median_ms() / ours.median_ms()
+    );
+    // the e4m3 weights and their scales
+    let bytes8 = (g * n * k + 4 * g * block_scales_b_len(n, k)) as f64;
+    println!(
+        "On e4m3 with block scales, `grouped_masked_fp8_swiglu` {:.1} us (the weights read at {:.1}% of HBM's peak), {:.2} times the bf16 step",
+        fp8.median_ms() * 1e3,
+        100.0 * bytes8 / (fp8.median_ms() * 1e-3) / hbm,
+        ours.median_ms() / fp8.median_ms()
     );
     Ok(())
 }

@@ -17,7 +17,7 @@
 //! The launch is a batch whose A and C strides are 0, B's each expert's.
 
 // ANCHOR: imports
-use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
+use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor, F8E4M3};
 // ANCHOR_END: imports
 
 /// `tma_store`'s tiling (128 x 256 tiles, two consumers of 64 x 256, a
@@ -104,3 +104,45 @@ pub fn grouped_swiglu(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<
     groups = masked,
 )]
 pub fn grouped_masked_swiglu(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
+/// The contiguous layout on e4m3 operands with DeepGEMM's block scales
+/// (`scale = block`), SwiGLU in the epilogue: `fp8::fp8_block_scaled`'s
+/// tiling (128 x 128 tiles, a stage one 128-wide K block) on the grouped
+/// walk. The scales follow their operands: A's (one per row and K block)
+/// over all `m` rows, as one problem's, since the groups share A; each
+/// expert's B scales (one per 128 x 128 block of its W) after the one
+/// before's.
+// ANCHOR: grouped_fp8_swiglu
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 128, threads = 384),
+    warp(m = 64, n = 128),
+    atom = wgmma(m64n128k32),
+    staging = tma(stages = 6),
+    specialize(producers = 1, consumers = 2, producer_regs = 56, consumer_regs = 224),
+    swizzle = b128,
+    raster = grouped(16),
+    persistent = tiles,
+    epilogue = vector(scale = block, activation = silu, gated),
+    edges = guarded,
+    groups = contiguous,
+)]
+pub fn grouped_fp8_swiglu(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: grouped_fp8_swiglu
+
+/// `grouped_fp8_swiglu` on the masked layout: each expert's A scales
+/// (`[ceil(k / 128)][m_max rounded up to 4]`) and B scales after the one
+/// before's.
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 128, threads = 384),
+    warp(m = 64, n = 128),
+    atom = wgmma(m64n128k32),
+    staging = tma(stages = 6),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(16),
+    persistent = tiles,
+    epilogue = vector(scale = block, activation = silu, gated),
+    edges = guarded,
+    groups = masked,
+)]
+pub fn grouped_masked_fp8_swiglu(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);

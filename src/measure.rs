@@ -285,7 +285,8 @@ impl Problem {
         self.scales = match spec.fused.scale {
             Some(scale) => {
                 let (a, b) = (0.5f32, 4.0f32);
-                let (la, lb) = scale.lens(self.dims.m, self.dims.n, self.dims.k);
+                let d = self.dims;
+                let (la, lb) = scale.batch_lens(d.m, d.n, d.k, (d.batch.count, d.batch.stride_a, d.batch.stride_b));
                 let s = bench.stream();
                 Some((s.clone_htod(&vec![a; la.max(1)])?, s.clone_htod(&vec![b; lb.max(1)])?, a * b))
             }

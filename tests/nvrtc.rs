@@ -603,8 +603,8 @@ fn fp8_kernels_compile_to_k32_wgmmas_for_sm_90a() {
 /// (`groups = masked`) on its persistent walk, the contiguous one on its
 /// walk over the groups, with C through
 /// vector stores and through a tile in shared memory, and both on e4m3
-/// operands with per-tensor scales, and SwiGLU's gated pairs on both
-/// layouts; each tile is placed
+/// operands with per-tensor scales, SwiGLU's gated pairs on both
+/// layouts, in bf16 and on e4m3 with block scales; each tile is placed
 /// in its group (a masked one past a problem's rows skipped) before any
 /// copy.
 #[test]
@@ -632,6 +632,8 @@ fn grouped_kernels_compile_without_spills_and_place_tiles_before_loading() {
         fp8(contiguous),
         gemm_ladder::grouped::grouped_swiglu::KERNEL.spec.clone(),
         gemm_ladder::grouped::grouped_masked_swiglu::KERNEL.spec.clone(),
+        gemm_ladder::grouped::grouped_fp8_swiglu::KERNEL.spec.clone(),
+        gemm_ladder::grouped::grouped_masked_fp8_swiglu::KERNEL.spec.clone(),
     ];
     for spec in specs {
         let k = gemm_runtime::Kernel::from_spec(spec).unwrap();

@@ -538,6 +538,17 @@ impl Scale {
         }
     }
 
+    /// The f32s the kernel reads of A's and of B's scale buffers for a batch
+    /// of `count` problems of `m x n x k` whose A and B lie `strides` apart:
+    /// under `scale = block` each problem's scales follow the one before's
+    /// (packed, [`Self::lens`] apart), but an operand the batch shares
+    /// (stride 0) shares its scales too; one problem's otherwise.
+    pub fn batch_lens(self, m: usize, n: usize, k: usize, (count, stride_a, stride_b): (usize, usize, usize)) -> (usize, usize) {
+        let (a, b) = self.lens(m, n, k);
+        let of = |len: usize, stride: usize| if self == Scale::Block && count > 1 && stride != 0 { len.saturating_mul(count) } else { len };
+        (of(a, stride_a), of(b, stride_b))
+    }
+
     /// The f32s the kernel reads of A's and of B's scale buffers for one
     /// problem of `m x n x k`.
     pub fn lens(self, m: usize, n: usize, k: usize) -> (usize, usize) {
@@ -1607,5 +1618,17 @@ mod tests {
         assert_eq!(Scale::Block.lens(199, 136, 336), (600, 6));
         assert_eq!(Scale::Channel.lens(199, 136, 336), (199, 136));
         assert_eq!(Scale::Tensor.lens(199, 136, 336), (1, 1));
+    }
+
+    /// A batch's block scales follow their operands: packed one problem
+    /// after another, but shared where the operand is (a stride of 0, as
+    /// contiguous groups share A); per-tensor scales are one pair for all.
+    #[test]
+    fn a_batchs_block_scales_follow_their_operands() {
+        let one = Scale::Block.lens(199, 136, 336);
+        assert_eq!(Scale::Block.batch_lens(199, 136, 336, (3, 199 * 336, 136 * 336)), (3 * one.0, 3 * one.1));
+        assert_eq!(Scale::Block.batch_lens(199, 136, 336, (3, 0, 136 * 336)), (one.0, 3 * one.1));
+        assert_eq!(Scale::Block.batch_lens(199, 136, 336, (1, 5, 5)), one);
+        assert_eq!(Scale::Tensor.batch_lens(199, 136, 336, (3, 5, 5)), (1, 1));
     }
 }

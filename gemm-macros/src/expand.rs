@@ -268,7 +268,7 @@ fn epilogue_params(spec: &KernelSpec, bias: &Option<(syn::Ident, Elem, syn::Type
                 Scale::Tensor => " `scale_a`, `scale_b`: device buffers whose first f32 scales A and B (read at launch).",
                 Scale::Channel => " `scale_a`, `scale_b`: device buffers of f32 scales, one per row of A (m) and one per column of B (n).",
                 Scale::Block => {
-                    " `scale_a`, `scale_b`: device buffers of f32 scales, A's per row and 128-wide K block (`spec::block_scales_a_len`), B's per 128 x 128 block (`spec::block_scales_b_len`)."
+                    " `scale_a`, `scale_b`: device buffers of f32 scales, A's per row and 128-wide K block (`spec::block_scales_a_len`), B's per 128 x 128 block (`spec::block_scales_b_len`); a batch's, each problem's after the one before's (one problem's for an operand the batch shares: `Scale::batch_lens`)."
                 }
             }
             .to_string(),

@@ -92,10 +92,13 @@ impl<T: Element> EpilogueArgs<'_, T> {
             _ => {}
         }
         if let (Some(scale), Some((a, b))) = (f.scale, self.scales) {
-            let (need_a, need_b) = scale.lens(dims.m, dims.n, dims.k);
+            let (need_a, need_b) = scale.batch_lens(dims.m, dims.n, dims.k, (dims.batch.count, dims.batch.stride_a, dims.batch.stride_b));
             let what = match scale {
                 Scale::Tensor => "one f32 for A and one for B".to_string(),
                 Scale::Channel => format!("A's m = {} row scales and B's n = {} column scales", dims.m, dims.n),
+                Scale::Block if dims.batch.count > 1 => format!(
+                    "A's scales per row and 128-wide K block and B's per 128 x 128 block, each problem's after the one before where its operand is not shared ({need_a} and {need_b} f32s)"
+                ),
                 Scale::Block => format!(
                     "A's scales per row and 128-wide K block ({need_a} f32s: ceil(k / 128) x m rounded up to 4) and B's per 128 x 128 block ({need_b}: ceil(n / 128) x ceil(k / 128))"
                 ),
@@ -103,7 +106,7 @@ impl<T: Element> EpilogueArgs<'_, T> {
             if a.len() < need_a || b.len() < need_b {
                 return err(format!("reads {what}, but the scale buffers hold {} and {}", a.len(), b.len()));
             }
-            if scale != Scale::Tensor && dims.batch.count > 1 {
+            if scale == Scale::Channel && dims.batch.count > 1 {
                 return err(format!(
                     "scale = {} reads one problem's scales: launch a batch of {} one problem at a time",
                     scale.name(),

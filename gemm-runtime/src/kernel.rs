@@ -347,7 +347,8 @@ impl Kernel {
                 // A's block scales (checked for their length): K block after K block of m rows, m rounded up to 4 apart
                 "sfa" => {
                     let Some(((sfa, _), _)) = &scale_ptrs else { unreachable!("a block-scaled kernel's scales are checked given") };
-                    tma::scale_map(*sfa, dims.m, dims.k, self.spec.block.m)?
+                    let count = if b.stride_a == 0 { 1 } else { b.count };
+                    tma::scale_map(*sfa, dims.m, dims.k, self.spec.block.m, count)?
                 }
                 _ => tma::c_map(&self.spec, c_ptr, &sc, b.count, b.stride_c)?,
             });

@@ -67,8 +67,9 @@ pub fn strided_map(elem: Elem, ptr: u64, (rows, cols): (usize, usize), ld: usize
 
 /// The tensor map of A's scales under `scale = block` at `ptr`: a row of
 /// `m` f32s a K block (`ceil(k / 128)` of them), rows
-/// [`block_scales_a_ld`](gemm_core::spec::block_scales_a_ld)`(m)` apart, in boxes of `rows` (a block tile's).
-pub fn scale_map(ptr: u64, m: usize, k: usize, rows: u32) -> Result<TensorMap, GemmError> {
+/// [`block_scales_a_ld`](gemm_core::spec::block_scales_a_ld)`(m)` apart, in boxes of `rows` (a block tile's);
+/// `count` problems' scales one after another (1: one problem's, or a batch's shared A's).
+pub fn scale_map(ptr: u64, m: usize, k: usize, rows: u32, count: usize) -> Result<TensorMap, GemmError> {
     if !ptr.is_multiple_of(16) {
         return Err(GemmError::TensorMap {
             operand: 'A',
@@ -76,7 +77,9 @@ pub fn scale_map(ptr: u64, m: usize, k: usize, rows: u32) -> Result<TensorMap, G
         });
     }
     let blocks = k.div_ceil(gemm_core::spec::SCALE_BLOCK as usize);
-    strided_map(Elem::F32, ptr, (blocks, m), gemm_core::spec::block_scales_a_ld(m), [rows, 1], 0)
+    let ld = gemm_core::spec::block_scales_a_ld(m);
+    let shape = Shape { name: 'A', rows: blocks, cols: m, layout: Layout::RowMajor, ld };
+    encode(Elem::F32, ptr, &shape, (count, blocks * ld), [rows, 1], 0)
 }
 
 /// Encodes a 3-D tensor map of `shape` (elements of `elem` at `ptr`; the

@@ -396,7 +396,8 @@ impl Tc<'_> {
     /// before the stage's tiles (whose arrival completes the barrier's
     /// phase): B's of the tile's 128-column blocks by cp.async (past N, the
     /// last block's: its columns are never stored), A's rows by TMA (zeros
-    /// past M). (B's by a TMA box of 4 f32s from each block's scale on, a
+    /// past M), each of the tile's problem (`a_batch`, `b_batch`: its
+    /// operands' problems, 0 where the batch shares one). (B's by a TMA box of 4 f32s from each block's scale on, a
     /// 1-D map over all of them, ran into an illegal instruction on the
     /// H200.)
     fn scale_loads(&self, w: &mut Writer, kt: &str, stage: &str) {
@@ -404,16 +405,18 @@ impl Tc<'_> {
         // stage's slot holds 4)
         let blocks = self.bn.div_ceil(crate::spec::SCALE_BLOCK);
         debug_assert!(blocks <= 4, "a stage's slot of B's scales holds 4");
-        w.line(format!("// K block {kt}'s scales: B's by cp.async (the barrier waits for them), A's by TMA"));
+        w.line(format!("// K block {kt}'s scales of this tile's problem: B's by cp.async (the barrier waits for them), A's by TMA"));
+        // (a batch's scales follow their operands': each problem's after the one before's, shared where it is)
+        let b_batch = "b_batch * ((N + 127) / 128)";
         for j in 0..blocks {
             let nb = if j == 0 { "block_n / 128".to_string() } else { format!("block_n / 128 + {j}") };
             let nb = if self.spec.edges == crate::spec::Edges::Guarded && j > 0 { format!("min({nb}, (N - 1) / 128)") } else { nb };
             let at = if j == 0 { format!("sfb_smem + 16 * {stage}") } else { format!("sfb_smem + 16 * {stage} + {}", 4 * j) };
-            w.line(format!("cp_async_4({at}, scale_b + ({nb}) * k_tiles + {kt});"));
+            w.line(format!("cp_async_4({at}, scale_b + ({b_batch} + {nb}) * k_tiles + {kt});"));
         }
         w.line("cp_async_arrive(bar);");
         w.line(format!("mbar_expect_more(bar, {});", self.bm * 4));
-        w.line(format!("tma_load(sfa_smem + {stage} * {}, tmap_sfa, block_m, {kt}, 0, bar);", self.bm * 4));
+        w.line(format!("tma_load(sfa_smem + {stage} * {}, tmap_sfa, block_m, {kt}, a_batch, bar);", self.bm * 4));
     }
 
     /// `edge_loads`, the copies of a K step of a tile that crosses M's or

@@ -992,9 +992,19 @@ impl KernelSpec {
     /// for with its tiles.
     pub fn block_scale_bytes(&self) -> u32 {
         match (self.fused.scale, self.staging) {
-            (Some(Scale::Block), Staging::Tma { stages, .. }) => 128 + stages * (self.block.m * 4 + 16),
+            (Some(Scale::Block), Staging::Tma { stages, .. }) => 128 + stages * (self.block_scale_rows() * 4 + 16),
             _ => 0,
         }
+    }
+
+    /// `scale = block`: the rows of A's scales a stage holds, a box of
+    /// A's scale map. TMA starts a box only at a 16-byte aligned place of
+    /// its contiguous side (an unaligned one was an illegal instruction on
+    /// the H200), so where a tile may start at any row (a contiguous
+    /// group's) the box starts at the row below on a multiple of 4, 4 rows
+    /// longer than the tile.
+    pub fn block_scale_rows(&self) -> u32 {
+        self.block.m + if self.groups == Some(Groups::Contiguous) { 4 } else { 0 }
     }
 
     /// TMA staging's mbarriers, past the tiles: a "full" and an "empty" one

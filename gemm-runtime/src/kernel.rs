@@ -348,7 +348,7 @@ impl Kernel {
                 "sfa" => {
                     let Some(((sfa, _), _)) = &scale_ptrs else { unreachable!("a block-scaled kernel's scales are checked given") };
                     let count = if b.stride_a == 0 { 1 } else { b.count };
-                    tma::scale_map(*sfa, dims.m, dims.k, self.spec.block.m, count)?
+                    tma::scale_map(*sfa, dims.m, dims.k, self.spec.block_scale_rows(), count)?
                 }
                 _ => tma::c_map(&self.spec, c_ptr, &sc, b.count, b.stride_c)?,
             });

@@ -254,11 +254,11 @@ fp8_block_scaled__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64
                     const int stage = it % 6;
                     mbar_wait(empty + 8 * stage, ((it / 6) & 1) ^ 1);  // every consumer has released it
                     const unsigned bar = full + 8 * stage;
-                    // K block kt's scales: B's by cp.async (the barrier waits for them), A's by TMA
-                    cp_async_4(sfb_smem + 16 * stage, scale_b + (block_n / 128) * k_tiles + kt);
+                    // K block kt's scales of this tile's problem: B's by cp.async (the barrier waits for them), A's by TMA
+                    cp_async_4(sfb_smem + 16 * stage, scale_b + (b_batch * ((N + 127) / 128) + block_n / 128) * k_tiles + kt);
                     cp_async_arrive(bar);
                     mbar_expect_more(bar, 512);
-                    tma_load(sfa_smem + stage * 512, tmap_sfa, block_m, kt, 0, bar);
+                    tma_load(sfa_smem + stage * 512, tmap_sfa, block_m, kt, a_batch, bar);
                     const int k0 = kt * 128;
                     if (M - block_m > 96 && N - block_n > 96) {
                         mbar_expect_bytes(bar, 32768);

@@ -126,12 +126,12 @@ impl Tc<'_> {
         }
         if self.spec.block_scale_bytes() > 0 {
             let turns = pingpong.map_or(0, |c| 8 * c);
+            let rows = self.spec.block_scale_rows();
             w.line(format!(
-                "// each stage's scales (scale = block): A's {} rows of the K block, then B's of the tile's 128-column blocks (4 floats a stage)",
-                self.bm
+                "// each stage's scales (scale = block): A's {rows} rows of the K block, then B's of the tile's 128-column blocks (4 floats a stage)"
             ));
             w.line(format!("const unsigned sfa_smem = (empty + {} + 127) & ~127u;", 8 * stages + turns));
-            w.line(format!("const unsigned sfb_smem = sfa_smem + {};", stages * self.bm * 4));
+            w.line(format!("const unsigned sfb_smem = sfa_smem + {};", stages * rows * 4));
         }
         let per = if self.multicasts() { " of each block of the cluster" } else { "" };
         w.block("if (threadIdx.x == 0)", |w| {
@@ -415,8 +415,11 @@ impl Tc<'_> {
             w.line(format!("cp_async_4({at}, scale_b + ({b_batch} + {nb}) * k_tiles + {kt});"));
         }
         w.line("cp_async_arrive(bar);");
-        w.line(format!("mbar_expect_more(bar, {});", self.bm * 4));
-        w.line(format!("tma_load(sfa_smem + {stage} * {}, tmap_sfa, block_m, {kt}, a_batch, bar);", self.bm * 4));
+        let rows = self.spec.block_scale_rows();
+        w.line(format!("mbar_expect_more(bar, {});", rows * 4));
+        // (a box starts on 16 bytes: from the row below block_m on a multiple of 4, where a tile may start anywhere)
+        let first = if rows > self.bm { "block_m & ~3" } else { "block_m" };
+        w.line(format!("tma_load(sfa_smem + {stage} * {}, tmap_sfa, {first}, {kt}, a_batch, bar);", rows * 4));
     }
 
     /// `edge_loads`, the copies of a K step of a tile that crosses M's or

@@ -138,7 +138,10 @@ impl Tc<'_> {
     /// staged form's 1107-1179: staged, no consumer waits on a global load.)
     fn read_block_scales(&self, w: &mut Writer, sc: &str, stage: &str) {
         w.block("", |w| {
-            w.line(format!("const float* const sfa = reinterpret_cast<const float*>(smem_raw + (sfa_smem - smem_base)) + {stage} * {};", self.bm));
+            let rows = self.spec.block_scale_rows();
+            // (a box longer than the tile starts at the row below block_m on a multiple of 4)
+            let shift = if rows > self.bm { " + (block_m & 3)" } else { "" };
+            w.line(format!("const float* const sfa = reinterpret_cast<const float*>(smem_raw + (sfa_smem - smem_base)) + {stage} * {rows}{shift};"));
             w.line(format!(
                 "const float sb = reinterpret_cast<const float*>(smem_raw + (sfb_smem - smem_base))[{stage} * 4 + (block_n + group_n) / 128 - block_n / 128];"
             ));

@@ -992,7 +992,7 @@ impl KernelSpec {
     /// for with its tiles.
     pub fn block_scale_bytes(&self) -> u32 {
         match (self.fused.scale, self.staging) {
-            (Some(Scale::Block), Staging::Tma { stages, .. }) => 128 + stages * (self.block_scale_rows() * 4 + 16),
+            (Some(Scale::Block), Staging::Tma { stages, .. }) => 128 + stages * (self.block_scale_slot() + 16),
             _ => 0,
         }
     }
@@ -1005,6 +1005,13 @@ impl KernelSpec {
     /// longer than the tile.
     pub fn block_scale_rows(&self) -> u32 {
         self.block.m + if self.groups == Some(Groups::Contiguous) { 4 } else { 0 }
+    }
+
+    /// The bytes between two stages' slots of A's scales: a box of
+    /// [`Self::block_scale_rows`] f32s, from a 128-byte boundary (TMA's
+    /// destination; at 528 bytes a slot, one was a misaligned address).
+    pub fn block_scale_slot(&self) -> u32 {
+        (self.block_scale_rows() * 4).next_multiple_of(128)
     }
 
     /// TMA staging's mbarriers, past the tiles: a "full" and an "empty" one

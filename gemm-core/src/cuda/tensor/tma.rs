@@ -131,7 +131,7 @@ impl Tc<'_> {
                 "// each stage's scales (scale = block): A's {rows} rows of the K block, then B's of the tile's 128-column blocks (4 floats a stage)"
             ));
             w.line(format!("const unsigned sfa_smem = (empty + {} + 127) & ~127u;", 8 * stages + turns));
-            w.line(format!("const unsigned sfb_smem = sfa_smem + {};", stages * rows * 4));
+            w.line(format!("const unsigned sfb_smem = sfa_smem + {};", stages * self.spec.block_scale_slot()));
         }
         let per = if self.multicasts() { " of each block of the cluster" } else { "" };
         w.block("if (threadIdx.x == 0)", |w| {
@@ -419,7 +419,7 @@ impl Tc<'_> {
         w.line(format!("mbar_expect_more(bar, {});", rows * 4));
         // (a box starts on 16 bytes: from the row below block_m on a multiple of 4, where a tile may start anywhere)
         let first = if rows > self.bm { "block_m & ~3" } else { "block_m" };
-        w.line(format!("tma_load(sfa_smem + {stage} * {}, tmap_sfa, {first}, {kt}, a_batch, bar);", rows * 4));
+        w.line(format!("tma_load(sfa_smem + {stage} * {}, tmap_sfa, {first}, {kt}, a_batch, bar);", self.spec.block_scale_slot()));
     }
 
     /// `edge_loads`, the copies of a K step of a tile that crosses M's or

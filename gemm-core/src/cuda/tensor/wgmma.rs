@@ -138,10 +138,10 @@ impl Tc<'_> {
     /// staged form's 1107-1179: staged, no consumer waits on a global load.)
     fn read_block_scales(&self, w: &mut Writer, sc: &str, stage: &str) {
         w.block("", |w| {
-            let rows = self.spec.block_scale_rows();
             // (a box longer than the tile starts at the row below block_m on a multiple of 4)
-            let shift = if rows > self.bm { " + (block_m & 3)" } else { "" };
-            w.line(format!("const float* const sfa = reinterpret_cast<const float*>(smem_raw + (sfa_smem - smem_base)) + {stage} * {rows}{shift};"));
+            let shift = if self.spec.block_scale_rows() > self.bm { " + (block_m & 3)" } else { "" };
+            let slot = self.spec.block_scale_slot() / 4;
+            w.line(format!("const float* const sfa = reinterpret_cast<const float*>(smem_raw + (sfa_smem - smem_base)) + {stage} * {slot}{shift};"));
             w.line(format!(
                 "const float sb = reinterpret_cast<const float*>(smem_raw + (sfb_smem - smem_base))[{stage} * 4 + (block_n + group_n) / 128 - block_n / 128];"
             ));

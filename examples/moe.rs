@@ -27,14 +27,14 @@
 //! `cargo run --release --example moe`
 
 use gemm_ladder::grouped::{grouped_contiguous, grouped_fp8_swiglu, grouped_masked_fp8_swiglu, grouped_masked_swiglu, grouped_swiglu};
-use gemm_runtime::quantize::{blocks, rows_by_k_block};
-use gemm_runtime::spec::{block_scales_a_len, block_scales_b_len};
-use gemm_runtime::F8E4M3;
 use gemm_ladder::measure::{random_normal, Bench, Reps};
 use gemm_runtime::cudarc::driver::CudaSlice;
 use gemm_runtime::internal::data::{relative_error, tolerance};
 use gemm_runtime::internal::timing::time;
+use gemm_runtime::quantize::{blocks, rows_by_k_block};
+use gemm_runtime::spec::{block_scales_a_len, block_scales_b_len};
 use gemm_runtime::spec::{Elem, Layout};
+use gemm_runtime::F8E4M3;
 use gemm_runtime::{bf16, Dims, GemmError};
 
 /// A routed layer: its experts' row counts, n and k.
@@ -155,8 +155,10 @@ fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<(), Box<dyn st
     // share), each expert's W by 128 x 128 blocks (n a multiple of 128: the experts' scales one
     // after another, as blocks of the [G * n, k] weights lie)
     assert!(n % 128 == 0, "each expert's W in whole 128-row blocks");
-    let (mut qa, mut sa) = (s.alloc_zeros::<F8E4M3>(m * k).map_err(GemmError::from)?, s.alloc_zeros::<f32>(block_scales_a_len(m, k)).map_err(GemmError::from)?);
-    let (mut qw, mut sb) = (s.alloc_zeros::<F8E4M3>(g * n * k).map_err(GemmError::from)?, s.alloc_zeros::<f32>(g * block_scales_b_len(n, k)).map_err(GemmError::from)?);
+    let (mut qa, mut sa) =
+        (s.alloc_zeros::<F8E4M3>(m * k).map_err(GemmError::from)?, s.alloc_zeros::<f32>(block_scales_a_len(m, k)).map_err(GemmError::from)?);
+    let (mut qw, mut sb) =
+        (s.alloc_zeros::<F8E4M3>(g * n * k).map_err(GemmError::from)?, s.alloc_zeros::<f32>(g * block_scales_b_len(n, k)).map_err(GemmError::from)?);
     rows_by_k_block(s, &a, (m, k), &mut qa, &mut sa)?;
     blocks(s, &w, (g * n, k), &mut qw, &mut sb)?;
     let mut c8 = s.alloc_zeros::<bf16>(m * n / 2).map_err(GemmError::from)?;
@@ -218,7 +220,8 @@ fn masked(bench: &Bench, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
     cublas_loop(bench, &a, &w, &mut c_ref, &rows, &starts, &starts, (n, k))?;
     let (ours_c, ref_c) = (s.clone_dtoh(&c).map_err(GemmError::from)?, s.clone_dtoh(&c_ref).map_err(GemmError::from)?);
     // each expert's rows of tokens, `width` wide
-    let rows_of = |v: &[bf16], width: usize| -> Vec<bf16> { (0..g).flat_map(|e| v[e * m_max * width..(e * m_max + rows[e]) * width].to_vec()).collect() };
+    let rows_of =
+        |v: &[bf16], width: usize| -> Vec<bf16> { (0..g).flat_map(|e| v[e * m_max * width..(e * m_max + rows[e]) * width].to_vec()).collect() };
     let ours_rows: Vec<f32> = rows_of(&ours_c, n / 2).into_iter().map(|x| x.to_f32()).collect();
     let err = relative_error(&ours_rows, &swiglu(&rows_of(&ref_c, n)))?;
     if err > tolerance(Elem::Bf16) {
@@ -228,7 +231,8 @@ fn masked(bench: &Bench, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
     // by 128 x 128 blocks
     let la = block_scales_a_len(m_max, k);
     let (mut qa, mut sa) = (s.alloc_zeros::<F8E4M3>(g * m_max * k).map_err(GemmError::from)?, s.alloc_zeros::<f32>(g * la).map_err(GemmError::from)?);
-    let (mut qw, mut sb) = (s.alloc_zeros::<F8E4M3>(g * n * k).map_err(GemmError::from)?, s.alloc_zeros::<f32>(g * block_scales_b_len(n, k)).map_err(GemmError::from)?);
+    let (mut qw, mut sb) =
+        (s.alloc_zeros::<F8E4M3>(g * n * k).map_err(GemmError::from)?, s.alloc_zeros::<f32>(g * block_scales_b_len(n, k)).map_err(GemmError::from)?);
     for e in 0..g {
         let rows = e * m_max * k..(e + 1) * m_max * k;
         rows_by_k_block(s, &a.slice(rows.clone()), (m_max, k), &mut qa.slice_mut(rows), &mut sa.slice_mut(e * la..(e + 1) * la))?;

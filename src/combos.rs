@@ -420,7 +420,14 @@ pub fn hopper_overlap() -> Vec<KernelSpec> {
             [Elem::Bf16, Elem::Bf16, Elem::F32],
             [R, C, R],
             3,
-            Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Relu), scale: None, gated: false },
+            Fused {
+                alpha: true,
+                beta: true,
+                bias: Some(Bias { along: Dim::M, elem: Elem::F32 }),
+                activation: Some(Activation::Relu),
+                scale: None,
+                gated: false,
+            },
         ),
         (
             [Elem::F16, Elem::F16, Elem::F16],

@@ -80,7 +80,12 @@ fn verify_launch(
     let (wide_dims, product) = if f.gated {
         let (m, n, count) = (dims.m, dims.n, dims.batch.count);
         let packed = Dims { ldc: None, ..dims }.batched(count, dims.batch.stride_a, dims.batch.stride_b, m * n);
-        (packed, Some(move |batch: usize, row: usize, col: usize| batch * m * n + if p.layouts[2] == Layout::RowMajor { row * n + col } else { col * m + row }))
+        (
+            packed,
+            Some(move |batch: usize, row: usize, col: usize| {
+                batch * m * n + if p.layouts[2] == Layout::RowMajor { row * n + col } else { col * m + row }
+            }),
+        )
     } else {
         (dims, None)
     };

@@ -68,6 +68,28 @@ pub fn grouped_masked(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<
 pub fn grouped_contiguous(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
 // ANCHOR_END: grouped_contiguous
 
+/// DeepGEMM's aligned form (`groups = indexed`): the groups' rows one
+/// after another in A `[m, k]` and C `[m, n]` as in `grouped_contiguous`,
+/// each group's padded to a multiple of 128 rows (the block's m), and
+/// `row_groups[m]` on the device giving each row's group, -1 for padding.
+/// A tile takes its first row's group; padding rows are not written.
+// ANCHOR: grouped_indexed
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 384),
+    warp(m = 64, n = 256),
+    atom = wgmma(m64n256k16),
+    staging = tma(stages = 4),
+    specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+    swizzle = b128,
+    raster = grouped(16),
+    persistent = tiles,
+    epilogue = vector,
+    edges = guarded,
+    groups = indexed,
+)]
+pub fn grouped_indexed(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: grouped_indexed
+
 /// `grouped_contiguous` with SwiGLU in its epilogue (`gated`): each
 /// expert's W holds its gate and up rows interleaved (row 2j the gate of
 /// output column j, row 2j + 1 its up-projection), and C `[m, n / 2]`

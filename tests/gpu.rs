@@ -1457,7 +1457,14 @@ fn a_c_tile_stored_by_tma_in_parts_matches_cublas() {
     verify(&bench, &plain, dims.batched(3, sa, sb, sc), 94).unwrap_or_else(|e| panic!("{e}"));
     let fused = [
         Fused { bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::GeluTanh), ..Fused::default() },
-        Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::M, elem: Elem::F32 }), activation: Some(Activation::Relu), scale: None, gated: false },
+        Fused {
+            alpha: true,
+            beta: true,
+            bias: Some(Bias { along: Dim::M, elem: Elem::F32 }),
+            activation: Some(Activation::Relu),
+            scale: None,
+            gated: false,
+        },
     ];
     for (i, f) in fused.into_iter().enumerate() {
         let k = Kernel::from_spec(KernelSpec { name: format!("in_parts_fused{i}").into(), fused: f, ..spec.clone() }).unwrap();
@@ -1505,8 +1512,14 @@ fn c_at_any_alignment_matches_cublas_across_a_persistent_walk() {
             assert_eq!(bands, if i == 0 { deep } else { 1 }, "{}", variant.kernel_name());
             verify(&bench, kernel, dims, 120 + i as u64).unwrap_or_else(|e| panic!("{e}"));
         }
-        let fused =
-            Fused { alpha: true, beta: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::Relu), scale: None, gated: false };
+        let fused = Fused {
+            alpha: true,
+            beta: true,
+            bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }),
+            activation: Some(Activation::Relu),
+            scale: None,
+            gated: false,
+        };
         let k = Kernel::from_spec(KernelSpec { name: format!("{}_fused", kernel.name).into(), fused, ..kernel.spec.clone() }).unwrap();
         let dims = dims_with_ld_multiple(4097, 2051, 1344, l, 1);
         verify_fused(&bench, &k, dims, 122, Scalars { alpha: 0.5, beta: 0.25 }).unwrap_or_else(|e| panic!("{e}"));
@@ -2040,7 +2053,6 @@ fn swiglu_groups_write_silu_of_each_gate_times_its_up() {
     assert!(matches!(&odd, Err(GemmError::UnsupportedSize { rule, .. }) if rule.contains("must be even")), "{odd:?}");
 }
 
-
 /// `groups = contiguous` (`grouped::grouped_contiguous`): experts' rows one
 /// after another in A and C, their ends on the device. Each group's rows
 /// of C match cuBLAS on A's same rows and that group's W: groups starting
@@ -2151,7 +2163,13 @@ fn fp8_groups_take_each_experts_block_scales_and_gate() {
     let e4m3 = |len: usize, seed: u64| -> Vec<F8E4M3> { gemm_ladder::measure::random_normal(len, seed).into_iter().map(F8E4M3::from_f32).collect() };
     let pow2 = |i: usize| ((i % 5) as f32 - 2.0).exp2();
     // the host's product of group `e`'s rows `rows` of A (row r at a_row(r)) with its W, gated
-    let reference = |a: &[F8E4M3], w: &[F8E4M3], sa: &[f32], sb: &[f32], (a_row, sa_at): (&dyn Fn(usize) -> usize, &dyn Fn(usize, usize) -> usize), e: usize, r: usize| {
+    let reference = |a: &[F8E4M3],
+                     w: &[F8E4M3],
+                     sa: &[f32],
+                     sb: &[f32],
+                     (a_row, sa_at): (&dyn Fn(usize) -> usize, &dyn Fn(usize, usize) -> usize),
+                     e: usize,
+                     r: usize| {
         let prod = |c: usize| -> f64 {
             (0..k)
                 .map(|p| {
@@ -2214,4 +2232,56 @@ fn fp8_groups_take_each_experts_block_scales_and_gate() {
         let e = grouped_masked_fp8_swiglu(s, &a_d, &w_d, &mut c, &counts_d, &sa_d, &short, dims).unwrap_err();
         assert!(matches!(e, GemmError::EpilogueArgs { .. }) && e.to_string().contains("scale buffers hold"), "{e}");
     }
+}
+
+/// DeepGEMM's aligned form (`groups = indexed`): each group's rows padded
+/// to a tile (128 rows), `row_groups` giving each row's group: every row of
+/// a group against cuBLAS on that group's W, and padding rows, a tile of
+/// padding alone and a tile naming a group past the batch's left as they
+/// were. A `row_groups` shorter than m is an `Err`.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn indexed_groups_write_each_groups_rows_and_skip_padding() {
+    use gemm_ladder::grouped::grouped_indexed;
+    use gemm_ladder::measure::DevMat;
+    use gemm_runtime::internal::data::POISON;
+    let bench = bench();
+    if bench.gpu.capability != (9, 0) {
+        return;
+    }
+    let (groups, m, n, k) = (3, 768, 264, 200);
+    let each = Dims::new(m, n, k).batched(groups, 0, n * k, m * n);
+    let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
+    let p = Problem::typed(&bench, [gemm_runtime::spec::Elem::Bf16; 3], layouts, each, 47).unwrap();
+    let reference = p.reference(&bench).unwrap();
+    let s = bench.stream();
+    let (DevMat::Bf16(a), DevMat::Bf16(b)) = (&p.a, &p.b) else { unreachable!("bf16 operands") };
+    // group 0: 100 rows and 28 of padding; group 2: two whole tiles; a tile of padding; group 1: one
+    // row and 127 of padding; a tile naming group 7, past the batch's 3
+    let mut row_groups = vec![-1i32; m];
+    row_groups[..100].fill(0);
+    row_groups[128..384].fill(2);
+    row_groups[512] = 1;
+    row_groups[640..].fill(7);
+    let rows_gpu = s.clone_htod(&row_groups).unwrap();
+    let mut c = DevMat::from_f32(s, gemm_runtime::spec::Elem::Bf16, &vec![POISON; m * n]).unwrap();
+    let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
+    let dims = Dims::new(m, n, k).batched(groups, 0, n * k, 0);
+    grouped_indexed(s, a, b, cb, &rows_gpu, dims).unwrap();
+    s.synchronize().unwrap();
+    let out: Vec<f32> = s.clone_dtoh(cb).unwrap().into_iter().map(|x| x.to_f32()).collect();
+    for (r, &g) in row_groups.iter().enumerate() {
+        let ours = &out[r * n..(r + 1) * n];
+        if (0..groups as i32).contains(&g) {
+            let g = g as usize;
+            let theirs = &reference[g * m * n + r * n..g * m * n + (r + 1) * n];
+            let err = gemm_runtime::internal::data::relative_error(ours, theirs).unwrap();
+            assert!(err <= gemm_runtime::internal::data::tolerance(gemm_runtime::spec::Elem::Bf16), "row {r} (group {g}): relative error {err:.2e}");
+        } else {
+            assert!(ours.iter().all(|x| x.is_nan()), "row {r} (group {g}) was written");
+        }
+    }
+    let short = s.clone_htod(&row_groups[..m - 1]).unwrap();
+    let e = grouped_indexed(s, a, b, cb, &short, dims).unwrap_err();
+    assert!(matches!(e, GemmError::EpilogueArgs { .. }) && e.to_string().contains("row_groups"), "{e}");
 }

@@ -604,7 +604,8 @@ fn fp8_kernels_compile_to_k32_wgmmas_for_sm_90a() {
 /// walk over the groups, with C through
 /// vector stores and through a tile in shared memory, and both on e4m3
 /// operands with per-tensor scales, SwiGLU's gated pairs on both
-/// layouts, in bf16 and on e4m3 with block scales; each tile is placed
+/// layouts, in bf16 and on e4m3 with block scales, and the indexed
+/// (aligned) form; each tile is placed
 /// in its group (a masked one past a problem's rows skipped) before any
 /// copy.
 #[test]
@@ -634,6 +635,7 @@ fn grouped_kernels_compile_without_spills_and_place_tiles_before_loading() {
         gemm_ladder::grouped::grouped_masked_swiglu::KERNEL.spec.clone(),
         gemm_ladder::grouped::grouped_fp8_swiglu::KERNEL.spec.clone(),
         gemm_ladder::grouped::grouped_masked_fp8_swiglu::KERNEL.spec.clone(),
+        gemm_ladder::grouped::grouped_indexed::KERNEL.spec.clone(),
     ];
     for spec in specs {
         let k = gemm_runtime::Kernel::from_spec(spec).unwrap();
@@ -641,7 +643,11 @@ fn grouped_kernels_compile_without_spills_and_place_tiles_before_loading() {
         let u = usage(&k.source, &k.name, "sm_90a").unwrap();
         assert_eq!((u.spill_stores, u.spill_loads), (0, 0), "{}", k.name);
         // a masked tile's skip, or the contiguous walk's group, comes before the tile's first copy
-        let placed = if k.spec.groups == Some(gemm_runtime::spec::Groups::Masked) { "if (block_m >= rows)" } else { "const int M = g_end;" };
+        let placed = match k.spec.groups {
+            Some(gemm_runtime::spec::Groups::Masked) => "if (block_m >= rows)",
+            Some(gemm_runtime::spec::Groups::Indexed) => "if (batch < 0 || batch >= batches) continue;",
+            _ => "const int M = g_end;",
+        };
         let first_placed = k.source.find(placed).unwrap_or_else(|| panic!("{}: no `{placed}`", k.name));
         let first_load = k.source.find("tma_load(a_smem").unwrap();
         assert!(first_placed < first_load, "{}: a copy before the tile's place in its group", k.name);

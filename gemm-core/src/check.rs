@@ -1192,7 +1192,10 @@ fn gated(spec: &KernelSpec, out: &mut Vec<Diag>) {
     if !matches!(spec.atom, Atom::Mma { .. } | Atom::Wgmma { .. }) {
         out.push(Diag::new(
             "atom",
-            format!("`gated` pairs the accumulators of neighbouring columns, as mma and wgmma hold them, but atom = {}: use atom = mma(..) or wgmma(..)", spec.atom.name()),
+            format!(
+                "`gated` pairs the accumulators of neighbouring columns, as mma and wgmma hold them, but atom = {}: use atom = mma(..) or wgmma(..)",
+                spec.atom.name()
+            ),
         ));
     }
     if !matches!(spec.epilogue, Epilogue::Direct | Epilogue::Vector) {

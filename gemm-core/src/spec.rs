@@ -755,6 +755,14 @@ pub enum Groups {
     /// in turn, none crossing into the next group, and C's rows past every
     /// group's end are not written.
     Contiguous,
+    /// DeepGEMM's aligned contiguous form: the groups' rows one after
+    /// another in A and C as under `Contiguous`, each group's padded by the
+    /// caller to a multiple of the block's m, and a device array of i32
+    /// `row_groups[m]` giving each row's group, -1 for a padding row. A
+    /// tile takes its first row's group (a tile whose first row is padding,
+    /// or names no group of the batch, is skipped), and only its rows of
+    /// that group, from the first on, are written: padding rows are not.
+    Indexed,
 }
 
 impl Groups {
@@ -763,6 +771,7 @@ impl Groups {
         match self {
             Groups::Masked => "group_rows",
             Groups::Contiguous => "group_ends",
+            Groups::Indexed => "row_groups",
         }
     }
 
@@ -771,7 +780,14 @@ impl Groups {
         match self {
             Groups::Masked => "masked",
             Groups::Contiguous => "contiguous",
+            Groups::Indexed => "indexed",
         }
+    }
+
+    /// Whether the groups' rows lie one after another in one A and one C
+    /// (the batch's A and C strides 0).
+    pub fn one_a_and_c(self) -> bool {
+        self != Groups::Masked
     }
 }
 

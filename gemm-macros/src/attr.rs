@@ -555,9 +555,10 @@ fn edges(cx: &mut Ctxt, value: &Node) -> Option<Edges> {
 }
 
 fn groups(cx: &mut Ctxt, value: &Node) -> Option<Groups> {
-    Some(match word(cx, value, "groups", &["masked", "contiguous"])?.as_str() {
+    Some(match word(cx, value, "groups", &["masked", "contiguous", "indexed"])?.as_str() {
         "masked" => Groups::Masked,
-        _ => Groups::Contiguous,
+        "contiguous" => Groups::Contiguous,
+        _ => Groups::Indexed,
     })
 }
 

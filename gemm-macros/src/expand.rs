@@ -257,6 +257,7 @@ fn epilogue_params(spec: &KernelSpec, bias: &Option<(syn::Ident, Elem, syn::Type
         doc_epilogue.push(match groups {
             Groups::Masked => " `group_rows`: a device buffer of i32, the rows each problem of the batch holds (at most m; the rest of its rows are not written).".to_string(),
             Groups::Contiguous => " `group_ends`: a device buffer of i32, where each group's rows of A and C end (group g's start where g - 1's end); rows past the last end are not written.".to_string(),
+            Groups::Indexed => " `row_groups`: a device buffer of i32, each row's group of A and C (-1 for a padding row, which is not written); each group's rows from a multiple of the block's m.".to_string(),
         });
     }
     if let Some(scale) = f.scale {
@@ -528,6 +529,7 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
     let groups = opt(s.groups, |g| match g {
         Groups::Masked => quote!(#p::Groups::Masked),
         Groups::Contiguous => quote!(#p::Groups::Contiguous),
+        Groups::Indexed => quote!(#p::Groups::Indexed),
     });
     quote! {
         #p::KernelSpec {

@@ -249,7 +249,7 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
     // (early: the rules below, and the copies and variants a launch refused for alignment goes
     // on to, work out tiles, pitches and spans that only sizes within these bounds keep finite)
     fit_i32(&shapes)?;
-    check_batch(&d, &shapes[2], spec.persistent.is_none(), spec.groups == Some(gemm_core::spec::Groups::Contiguous))?;
+    check_batch(&d, &shapes[2], spec.persistent.is_none(), spec.groups.is_some_and(gemm_core::spec::Groups::one_a_and_c))?;
     let kernel = || spec.kernel_name();
     let req = spec.requirements();
     let (m_tile, n_tile) = if spec.cluster.is_some() { ("block m x cluster m", "block n x cluster n") } else { ("block m", "block n") };

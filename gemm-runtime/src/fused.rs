@@ -115,9 +115,15 @@ impl<T: Element> EpilogueArgs<'_, T> {
             }
         }
         match (spec.groups, self.groups) {
+            (Some(Groups::Indexed), None) => return err("groups = indexed: give `row_groups`, one i32 per row of A and C".to_string()),
             (Some(g), None) => return err(format!("groups = {}: give `{}`, one i32 per problem of the batch", g.name(), g.array())),
-            (None, Some(_)) => return err("reads no groups: declare `groups = masked | contiguous` in the spec, or leave the array out".to_string()),
-            (Some(g), Some(array)) if array.len() < dims.batch.count => {
+            (None, Some(_)) => {
+                return err("reads no groups: declare `groups = masked | contiguous | indexed` in the spec, or leave the array out".to_string())
+            }
+            (Some(Groups::Indexed), Some(array)) if array.len() < dims.m => {
+                return err(format!("reads `row_groups` for each of A's and C's m = {} rows, but its buffer holds {}", dims.m, array.len()))
+            }
+            (Some(g), Some(array)) if g != Groups::Indexed && array.len() < dims.batch.count => {
                 return err(format!(
                     "reads `{}` for each of the batch's {} problems, but its buffer holds {}",
                     g.array(),
@@ -125,10 +131,12 @@ impl<T: Element> EpilogueArgs<'_, T> {
                     array.len()
                 ))
             }
-            (Some(Groups::Contiguous), Some(_)) if dims.batch.stride_a != 0 || dims.batch.stride_c != 0 => {
+            (Some(g), Some(_)) if g.one_a_and_c() && (dims.batch.stride_a != 0 || dims.batch.stride_c != 0) => {
                 return err(format!(
-                    "groups = contiguous: the groups' rows lie one after another in one A and one C, so their batch strides are 0, not {} and {}",
-                    dims.batch.stride_a, dims.batch.stride_c
+                    "groups = {}: the groups' rows lie one after another in one A and one C, so their batch strides are 0, not {} and {}",
+                    g.name(),
+                    dims.batch.stride_a,
+                    dims.batch.stride_c
                 ))
             }
             _ => {}
@@ -226,5 +234,19 @@ mod tests {
         assert!(EpilogueArgs::new().groups(&enough).check(&contiguous, "k", &one_a_and_c).is_ok());
         assert!(message(EpilogueArgs::new().groups(&enough).check(&contiguous, "k", &batch)).contains("batch strides are 0"));
         assert!(message(EpilogueArgs::new().check(&contiguous, "k", &one_a_and_c)).contains("give `group_ends`"));
+    }
+
+    /// The indexed (aligned) form takes one i32 a row of A and C, not a
+    /// problem, and one A and one C as the contiguous layout does.
+    #[test]
+    fn indexed_groups_take_one_i32_a_row() {
+        let indexed = grouped(Groups::Indexed);
+        assert!(gemm_core::check(&indexed).is_empty(), "{:?}", gemm_core::check(&indexed));
+        let dims = Dims::new(1000, 256, 64).batched(4, 0, 256 * 64, 0);
+        assert!(EpilogueArgs::new().groups(&Array(1000)).check(&indexed, "k", &dims).is_ok());
+        assert!(message(EpilogueArgs::new().groups(&Array(999)).check(&indexed, "k", &dims)).contains("m = 1000 rows, but its buffer holds 999"));
+        assert!(message(EpilogueArgs::new().check(&indexed, "k", &dims)).contains("give `row_groups`, one i32 per row"));
+        let strided = Dims::new(250, 256, 64).batched(4, 250 * 64, 256 * 64, 0);
+        assert!(message(EpilogueArgs::new().groups(&Array(1000)).check(&indexed, "k", &strided)).contains("batch strides are 0"));
     }
 }

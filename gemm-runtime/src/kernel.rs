@@ -468,6 +468,9 @@ impl Kernel {
         } else if self.spec.groups == Some(gemm_core::spec::Groups::Contiguous) {
             // at most: the rows' tiles, and a partial one more for each group
             (dims.m.div_ceil(b.m as usize) + dims.batch.count) * dims.n.div_ceil(b.n as usize)
+        } else if self.spec.groups == Some(gemm_core::spec::Groups::Indexed) {
+            // the rows' tiles, each of one group
+            dims.m.div_ceil(b.m as usize) * dims.n.div_ceil(b.n as usize)
         } else {
             dims.m.div_ceil(b.m as usize * cm) * dims.n.div_ceil(b.n as usize * cn) * dims.batch.count
         };

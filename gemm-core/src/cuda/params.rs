@@ -49,6 +49,10 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
             lines.push("// groups = contiguous: where each group's rows of A and C end (the next group's start)".to_string());
             lines.push("const int* __restrict__ group_ends".to_string());
         }
+        Some(Groups::Indexed) => {
+            lines.push("// groups = indexed: each row's group of A and C, -1 for a padding row".to_string());
+            lines.push("const int* __restrict__ row_groups".to_string());
+        }
         None => {}
     }
     match spec.persistent {

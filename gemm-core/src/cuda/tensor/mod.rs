@@ -69,27 +69,32 @@ pub(super) enum Source<'s> {
 }
 
 pub fn emit(spec: &KernelSpec) -> String {
-    let w = spec.warp.expect("checked: tensor-core atoms have a warp tier");
-    let (am, an, ak) = spec.atom.shape();
-    let tc = Tc {
-        spec,
-        bm: spec.block.m,
-        bn: spec.block.n,
-        bk: spec.block.k.unwrap_or(ak),
-        wm: w.m,
-        wn: w.n,
-        warps_n: spec.block.n / w.n,
-        am,
-        an,
-        ak,
-        ami: w.m / am,
-        ani: w.n / an,
-        threads: spec.block.threads,
-        stream_k: spec.persistent.is_some_and(Persistent::splits_k),
-    };
     let mut out = Writer::default();
-    tc.emit(&mut out);
+    Tc::new(spec).emit(&mut out);
     out.finish()
+}
+
+impl<'a> Tc<'a> {
+    fn new(spec: &'a KernelSpec) -> Self {
+        let w = spec.warp.expect("checked: tensor-core atoms have a warp tier");
+        let (am, an, ak) = spec.atom.shape();
+        Tc {
+            spec,
+            bm: spec.block.m,
+            bn: spec.block.n,
+            bk: spec.block.k.unwrap_or(ak),
+            wm: w.m,
+            wn: w.n,
+            warps_n: spec.block.n / w.n,
+            am,
+            an,
+            ak,
+            ami: w.m / am,
+            ani: w.n / an,
+            threads: spec.block.threads,
+            stream_k: spec.persistent.is_some_and(Persistent::splits_k),
+        }
+    }
 }
 
 impl Tc<'_> {

@@ -265,6 +265,9 @@ impl Tc<'_> {
         if persistent && s.groups == Some(crate::spec::Groups::Contiguous) {
             return self.contiguous_walk(w, &mut once);
         }
+        if persistent && s.groups == Some(crate::spec::Groups::Indexed) {
+            return self.indexed_walk(w, &mut once);
+        }
         if persistent {
             if s.cluster.is_some() {
                 w.line("// schedule (persistent): this cluster's tiles, a grid's worth of clusters apart, over every problem");
@@ -319,6 +322,46 @@ impl Tc<'_> {
             w.line("const int block_m = g_start + tile_m;");
             w.line("const int M = g_end;  // the group's end: every guard and edge load below stops there");
             body(w);
+        });
+    }
+
+    /// `groups = indexed`'s persistent walk: the tiles of A's and C's rows
+    /// (one problem's, whatever the batch), this block's every
+    /// `gridDim.x`-th; each takes the group of its first row as `batch`
+    /// (B's problem), and a tile whose first row is padding (-1), or names
+    /// no group of the batch, is skipped by every role alike. The consumers
+    /// stop C's rows at the end of the group's run ([`Self::indexed_run`]).
+    fn indexed_walk(&self, w: &mut Writer, body: &mut dyn FnMut(&mut Writer)) {
+        w.line("// schedule (persistent, groups = indexed): the tiles of A's and C's rows, gridDim.x apart; each");
+        w.line("// takes its first row's group, and one whose first row is padding (-1) or past the groups is skipped");
+        w.block("for (int t = blockIdx.x; t < tiles_m * tiles_n; t += gridDim.x)", |w| {
+            w.line("const int tile = t;");
+            schedule::tile_origin(w, self.spec.raster, self.bm, self.bn, "tile", ["block_m", "block_n"]);
+            w.line("const int batch = __ldg(row_groups + block_m);");
+            w.line("if (batch < 0 || batch >= batches) continue;");
+            body(w);
+        });
+    }
+
+    /// `groups = indexed`, in a consumer before its stores: `run_end`, where
+    /// the tile's run of its group's rows ends (the first row after
+    /// `block_m` of another group or of padding; at most the tile's end and
+    /// M), the row indices read a warp's 32 at a time, all loads in flight
+    /// together, and the run's end found by a ballot.
+    fn indexed_run(&self, w: &mut Writer) {
+        let bm = self.bm;
+        w.line("// groups = indexed: C's rows stop where the tile's run of its group's rows ends (padding or another group)");
+        w.line(format!("int run_end = min(M, block_m + {bm});"));
+        w.block("", |w| {
+            w.line(format!("bool other[{}];", bm / 32));
+            w.unrolled("q", bm / 32, |w| {
+                w.line("const int r = block_m + q * 32 + (int)(threadIdx.x % 32);");
+                w.line("other[q] = r < run_end && __ldg(row_groups + r) != batch;");
+            });
+            w.unrolled("q", bm / 32, |w| {
+                w.line("const unsigned found = __ballot_sync(0xffffffffu, other[q]);");
+                w.line("if (found != 0) { run_end = min(run_end, block_m + q * 32 + __ffs(found) - 1); }");
+            });
         });
     }
 
@@ -860,6 +903,14 @@ impl Tc<'_> {
                     w.line("if (threadIdx.x % 128 == 0) mbar_arrive(turns + 8 * group);");
                 }
                 w.line("");
+                if self.spec.groups == Some(crate::spec::Groups::Indexed) {
+                    self.indexed_run(w);
+                    return w.block("", |w| {
+                        w.line("const int M = run_end;  // the group's rows of this tile: every guard below stops there");
+                        let out = Output::for_batch(self.spec, w, "tile");
+                        self.epilogue(w, &out);
+                    });
+                }
                 let out = Output::for_batch(self.spec, w, "tile");
                 self.epilogue(w, &out);
             });
@@ -1117,5 +1168,161 @@ impl Tc<'_> {
             }
             None => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{Groups, KernelSpec};
+
+    /// `grouped_masked`'s tiling (128 x 256 tiles, two consumers, a
+    /// persistent walk in the grouped raster) on the layout `groups`.
+    fn spec(groups: Groups) -> KernelSpec {
+        use crate::spec::*;
+        let bf16 = |layout| Operand { elem: Elem::Bf16, layout };
+        let s = KernelSpec {
+            name: "walk".into(),
+            a: bf16(Layout::RowMajor),
+            b: bf16(Layout::ColMajor),
+            c: bf16(Layout::RowMajor),
+            block: Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None },
+            warp: Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 }),
+            thread: None,
+            atom: Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false, promote: false },
+            staging: Staging::tma(4),
+            specialize: Some(Specialize {
+                producers: 1,
+                consumers: 2,
+                producer_regs: Some(56),
+                consumer_regs: Some(224),
+                pingpong: false,
+                arrivals: Arrivals::Warpgroup,
+                overlap: false,
+            }),
+            swizzle: Swizzle::B128,
+            raster: Raster::Grouped(16),
+            persistent: Some(Persistent::Tiles),
+            cluster: None,
+            epilogue: Epilogue::Vector,
+            fused: Fused::default(),
+            edges: Edges::Guarded,
+            groups: Some(groups),
+            arch: Arch::Sm90a,
+        };
+        assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
+        s
+    }
+
+    /// The tiles (problem, block_m, block_n, the M its guards stop at) that
+    /// a grouped spec's persistent walk gives every block of a `grid` of
+    /// blocks over an `m x n` problem of `batches` groups with `array` (the
+    /// layout's device array): the walk as generated, compiled as host C++
+    /// and run block after block.
+    fn walk(groups: Groups, (m, n, batches): (usize, usize, usize), array: &[i32], grid: u32) -> Vec<(i32, i32, i32, i32)> {
+        let s = spec(groups);
+        let tc = Tc::new(&s);
+        let mut w = Writer::default();
+        let name = groups.array();
+        w.block(format!("static void walk(int M, int N, int batches, const int* {name})"), |w| {
+            if groups != Groups::Contiguous {
+                w.line(format!("const int tiles_m = (M + {} - 1) / {};", tc.bm, tc.bm));
+            }
+            w.line(format!("const int tiles_n = (N + {} - 1) / {};", tc.bn, tc.bn));
+            tc.for_each_tile(w, |w| w.line("std::printf(\"%d %d %d %d\\n\", batch, block_m, block_n, M);"));
+        });
+        let shim = "#include <cstdio>\n#include <algorithm>\nusing std::min;\nusing std::max;\n\
+            struct Dim3 { unsigned x, y, z; };\nstatic Dim3 blockIdx, gridDim;\nstatic int __ldg(const int* p) { return *p; }\n";
+        let values: Vec<String> = array.iter().map(i32::to_string).collect();
+        let program = format!(
+            "{shim}{}\nint main() {{\n  static const int array[] = {{{}}};\n  gridDim.x = {grid};\n  for (unsigned b = 0; b < {grid}; ++b) {{ blockIdx.x = b; walk({m}, {n}, {batches}, array); }}\n}}\n",
+            w.finish(),
+            values.join(", ")
+        );
+        let out = crate::cuda::host::run_cpp(&format!("walk-{}-{grid}", groups.name()), &program);
+        let mut tiles: Vec<(i32, i32, i32, i32)> = out
+            .lines()
+            .map(|l| {
+                let v: Vec<i32> = l.split(' ').map(|x| x.parse().unwrap()).collect();
+                (v[0], v[1], v[2], v[3])
+            })
+            .collect();
+        tiles.sort();
+        tiles
+    }
+
+    /// The tiles each group's rows `[start, end)` should take: its row
+    /// tiles from `start` on (the last one partial), times N's, each once.
+    fn expected(groups: &[(i32, usize, usize)], n: usize) -> Vec<(i32, i32, i32, i32)> {
+        let mut tiles = Vec::new();
+        for &(g, start, end) in groups {
+            for row in (start..end).step_by(128) {
+                for col in (0..n).step_by(256) {
+                    tiles.push((g, row as i32, col as i32, end as i32));
+                }
+            }
+        }
+        tiles.sort();
+        tiles
+    }
+
+    /// `groups = contiguous`: every group's rows in tiles of its own, none
+    /// reaching into the next group (its last partial, its M the group's
+    /// end), each tile once over the grid; empty groups (first, middle,
+    /// last) take none; one-row groups one a column; all rows in one group
+    /// its rows' tiles; ends that go back make a group empty, ends past m
+    /// stop at m; and one group of all m rows is a plain launch's walk.
+    #[test]
+    fn the_contiguous_walk_gives_each_group_its_own_tiles_once() {
+        let (m, n) = (333, 600);
+        let cases: [(&[i32], &[(i32, usize, usize)]); 6] = [
+            (&[100, 100, 333], &[(0, 0, 100), (2, 100, 333)]),
+            (&[0, 0, 333], &[(2, 0, 333)]),
+            (&[1, 2, 3, 333], &[(0, 0, 1), (1, 1, 2), (2, 2, 3), (3, 3, 333)]),
+            (&[200, 100, 333, 1000], &[(0, 0, 200), (2, 200, 333)]),
+            (&[-5, 129, 1000], &[(1, 0, 129), (2, 129, 333)]),
+            (&[333], &[(0, 0, 333)]),
+        ];
+        for (ends, groups) in cases {
+            for grid in [1, 3, 7] {
+                let got = walk(Groups::Contiguous, (m, n, ends.len()), ends, grid);
+                assert_eq!(got, expected(groups, n), "ends {ends:?} over {grid} blocks");
+            }
+        }
+        // one group of all the rows walks a plain launch's tiles
+        assert_eq!(walk(Groups::Contiguous, (m, n, 1), &[m as i32], 5), walk(Groups::Masked, (m, n, 1), &[m as i32], 5));
+    }
+
+    /// `groups = masked`: problem g's tiles up to its count (negative: none;
+    /// past m_max: m_max), each with M its count.
+    #[test]
+    fn the_masked_walk_skips_tiles_past_each_problems_rows() {
+        let (m, n) = (300, 300);
+        let got = walk(Groups::Masked, (m, n, 4), &[0, 129, -3, 1000], 4);
+        assert_eq!(got, expected(&[(1, 0, 129), (3, 0, 300)], n));
+    }
+
+    /// `groups = indexed`: each tile takes its first row's group; a tile
+    /// whose first row is padding (-1) or names a group past the batch is
+    /// skipped; the consumers stop C's rows at the run's end themselves.
+    #[test]
+    fn the_indexed_walk_gives_each_tile_its_first_rows_group() {
+        let (m, n) = (640, 300);
+        let mut rows = vec![-1; m];
+        rows[..100].fill(0);
+        rows[128..384].fill(2);
+        rows[512] = 1;
+        rows[640 - 1] = 1;
+        let got = walk(Groups::Indexed, (m, n, 3), &rows, 3);
+        let mut want = Vec::new();
+        for (g, row) in [(0, 0), (2, 128), (2, 256), (1, 512)] {
+            for col in (0..n).step_by(256) {
+                want.push((g, row, col as i32, m as i32));
+            }
+        }
+        want.sort();
+        assert_eq!(got, want);
+        rows[0] = 3;
+        assert!(walk(Groups::Indexed, (m, n, 3), &rows, 2).iter().all(|t| t.1 != 0), "a group past the batch's is skipped");
     }
 }

@@ -2162,14 +2162,11 @@ fn fp8_groups_take_each_experts_block_scales_and_gate() {
     // e4m3 operands (random normal, rounded) and power-of-two scales from 2^-2 to 2^2
     let e4m3 = |len: usize, seed: u64| -> Vec<F8E4M3> { gemm_ladder::measure::random_normal(len, seed).into_iter().map(F8E4M3::from_f32).collect() };
     let pow2 = |i: usize| ((i % 5) as f32 - 2.0).exp2();
-    // the host's product of group `e`'s rows `rows` of A (row r at a_row(r)) with its W, gated
-    let reference = |a: &[F8E4M3],
-                     w: &[F8E4M3],
-                     sa: &[f32],
-                     sb: &[f32],
-                     (a_row, sa_at): (&dyn Fn(usize) -> usize, &dyn Fn(usize, usize) -> usize),
-                     e: usize,
-                     r: usize| {
+    // the host's product of group `e`'s row `r` of A (at a_row(r), its scale of K block b at
+    // sa_at(b, r)) with its W, gated
+    type RowAt<'a> = &'a dyn Fn(usize) -> usize;
+    type ScaleAt<'a> = &'a dyn Fn(usize, usize) -> usize;
+    let reference = |a: &[F8E4M3], w: &[F8E4M3], sa: &[f32], sb: &[f32], (a_row, sa_at): (RowAt, ScaleAt), e: usize, r: usize| {
         let prod = |c: usize| -> f64 {
             (0..k)
                 .map(|p| {

@@ -1275,7 +1275,9 @@ mod tests {
     #[test]
     fn the_contiguous_walk_gives_each_group_its_own_tiles_once() {
         let (m, n) = (333, 600);
-        let cases: [(&[i32], &[(i32, usize, usize)]); 6] = [
+        // (the ends; each group's rows that remain: group, start, end)
+        type Case<'a> = (&'a [i32], &'a [(i32, usize, usize)]);
+        let cases: [Case; 6] = [
             (&[100, 100, 333], &[(0, 0, 100), (2, 100, 333)]),
             (&[0, 0, 333], &[(2, 0, 333)]),
             (&[1, 2, 3, 333], &[(0, 0, 1), (1, 1, 2), (2, 2, 3), (3, 3, 333)]),

@@ -3,7 +3,9 @@
 //! - the same work as one dense GEMM of all the routed rows against one
 //!   expert's weight (the upper bound: the same flops, no groups);
 //! - a loop of cuBLAS GEMMs, one per expert, after copying the experts'
-//!   row counts to the host (the synchronization a loop needs, timed).
+//!   row counts to the host (the synchronization a loop needs, timed);
+//! - cuBLAS's grouped GEMM (`cublasGemmGroupedBatchedEx`, one call), after
+//!   the same copy: it takes the sizes in host memory.
 //!
 //! Layers (bf16, each expert's W stored `[n, k]`, up-projections with gate
 //! and up rows interleaved, n = 2 x the feed-forward width, SwiGLU in the
@@ -82,8 +84,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         Layer { name: "DeepSeek-V3-like, balanced", rows: balanced(32, 8192), n: 2 * 2048, k: 7168 },
     ];
     println!("{} (driver {}), bf16, f32 accumulators; median of {} runs\n", bench.gpu.name, gemm_runtime::device::driver_version()?, reps.runs);
-    println!("| layer | experts | rows | n x k | `grouped_swiglu`: us | TFLOP/s | without the gate (`grouped_contiguous`): TFLOP/s | one dense GEMM of the rows: TFLOP/s | cuBLAS per expert, counts copied to the host: us | speed-up | e4m3, block scales (`grouped_fp8_swiglu`): TFLOP/s | e4m3 / bf16 |");
-    println!("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| layer | experts | rows | n x k | `grouped_swiglu`: us | TFLOP/s | without the gate (`grouped_contiguous`): TFLOP/s | one dense GEMM of the rows: TFLOP/s | cuBLAS per expert, counts copied to the host: us | speed-up | cuBLAS's grouped GEMM, counts copied: us | speed-up | e4m3, block scales (`grouped_fp8_swiglu`): TFLOP/s | e4m3 / bf16 |");
+    println!("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for layer in &layers {
         contiguous(&bench, layer, reps)?;
     }
@@ -151,6 +153,13 @@ fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<(), Box<dyn st
     if let Some(err) = errs.into_iter().find(|&e| e > tolerance(Elem::Bf16)) {
         return Err(format!("{}: relative error {err:.1e} against cuBLAS per expert", layer.name).into());
     }
+    // cuBLAS's grouped GEMM computes the loop's C
+    let mut c_grouped = s.alloc_zeros::<bf16>(m * n).map_err(GemmError::from)?;
+    bench.blas.grouped_bf16(&a, &w, &mut c_grouped, &layer.rows, (&starts, &starts), (n, k))?;
+    let err = relative_error(&widen(s.clone_dtoh(&c_grouped).map_err(GemmError::from)?), &widen(s.clone_dtoh(&c_ref).map_err(GemmError::from)?))?;
+    if err > tolerance(Elem::Bf16) {
+        return Err(format!("{}: cuBLAS's grouped GEMM off its loop by {err:.1e}", layer.name).into());
+    }
     // the same layer on e4m3: A by 1 x 128 blocks (its scales over all m rows, which the groups
     // share), each expert's W by 128 x 128 blocks (n a multiple of 128: the experts' scales one
     // after another, as blocks of the [G * n, k] weights lie)
@@ -180,8 +189,13 @@ fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<(), Box<dyn st
         let rows: Vec<usize> = ends.iter().scan(0i32, |at, &e| Some((e - std::mem::replace(at, e)) as usize)).collect();
         cublas_loop(bench, &a, &w, &mut c_ref, &rows, &starts, &starts, (n, k))
     })?;
+    let grouped_api = time(s, reps.warmup, reps.runs, |_| {
+        let ends: Vec<i32> = s.clone_dtoh(&ends_gpu).map_err(GemmError::from)?;
+        let rows: Vec<usize> = ends.iter().scan(0i32, |at, &e| Some((e - std::mem::replace(at, e)) as usize)).collect();
+        bench.blas.grouped_bf16(&a, &w, &mut c_grouped, &rows, (&starts, &starts), (n, k))
+    })?;
     println!(
-        "| {} | {g} | {m} | {n} x {k} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2} |",
+        "| {} | {g} | {m} | {n} x {k} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2} | {:.1} | {:.2} |",
         layer.name,
         ours.median_ms() * 1e3,
         ours.tflops(flops),
@@ -189,6 +203,8 @@ fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<(), Box<dyn st
         dense.tflops(flops),
         looped.median_ms() * 1e3,
         looped.median_ms() / ours.median_ms(),
+        grouped_api.median_ms() * 1e3,
+        grouped_api.median_ms() / ours.median_ms(),
         fp8.tflops(flops),
         ours.median_ms() / fp8.median_ms()
     );
@@ -254,6 +270,11 @@ fn masked(bench: &Bench, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
         let rows: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
         cublas_loop(bench, &a, &w, &mut c_ref, &rows, &starts, &starts, (n, k))
     })?;
+    let grouped_api = time(s, reps.warmup, reps.runs, |_| {
+        let counts: Vec<i32> = s.clone_dtoh(&counts_gpu).map_err(GemmError::from)?;
+        let rows: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
+        bench.blas.grouped_bf16(&a, &w, &mut c_ref, &rows, (&starts, &starts), (n, k))
+    })?;
     let hbm = bench.facts.memory_bytes_per_s();
     println!(
         "\nMasked decode step, {g} experts of up to {m_max} tokens ({tokens} routed), n x k = {n} x {k}: `grouped_masked_swiglu` {:.1} us ({:.1} TFLOP/s, the weights read at {:.1}% of HBM's peak); cuBLAS per expert with the counts copied to the host {:.1} us; speed-up {:.2}",
@@ -262,6 +283,11 @@ fn masked(bench: &Bench, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
         100.0 * bytes / (ours.median_ms() * 1e-3) / hbm,
         looped.median_ms() * 1e3,
         looped.median_ms() / ours.median_ms()
+    );
+    println!(
+        "cuBLAS's grouped GEMM with the counts copied to the host {:.1} us; speed-up {:.2}",
+        grouped_api.median_ms() * 1e3,
+        grouped_api.median_ms() / ours.median_ms()
     );
     // the e4m3 weights and their scales
     let bytes8 = (g * n * k + 4 * g * block_scales_b_len(n, k)) as f64;

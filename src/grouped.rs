@@ -168,3 +168,39 @@ pub fn grouped_fp8_swiglu(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c:
     groups = masked,
 )]
 pub fn grouped_masked_fp8_swiglu(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
+
+/// The masked layout on the sm_80 path (what Ampere and Ada GPUs run):
+/// `mma_autotuned`'s tiling (128 x 256 tiles of 8 warps, mma.sync through
+/// three cp.async stages) on a grid of a block per tile, each problem of
+/// the batch along the grid's z; a block whose tile lies past its
+/// problem's rows ends at once.
+// ANCHOR: grouped_masked_sm80
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 256),
+    warp(m = 64, n = 64),
+    atom = mma(m16n8k16),
+    staging = cp_async(stages = 3, vector = 8, fragments = 2),
+    swizzle = xor,
+    raster = grouped(8),
+    epilogue = smem,
+    edges = guarded,
+    groups = masked,
+)]
+pub fn grouped_masked_sm80(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: grouped_masked_sm80
+
+/// The aligned form (`groups = indexed`) on the sm_80 path, the same
+/// tiling: a block per tile of A's and C's rows, each taking its first
+/// row's group's W.
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 256),
+    warp(m = 64, n = 64),
+    atom = mma(m16n8k16),
+    staging = cp_async(stages = 3, vector = 8, fragments = 2),
+    swizzle = xor,
+    raster = grouped(8),
+    epilogue = smem,
+    edges = guarded,
+    groups = indexed,
+)]
+pub fn grouped_indexed_sm80(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);

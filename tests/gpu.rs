@@ -1930,21 +1930,27 @@ fn launch_scaled<Q: gemm_runtime::Element>(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn masked_groups_write_each_experts_rows_and_nothing_past_them() {
-    use gemm_ladder::grouped::grouped_masked;
-    use gemm_ladder::measure::DevMat;
-    use gemm_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-    use gemm_runtime::EpilogueArgs;
+    use gemm_ladder::grouped::{grouped_masked, grouped_masked_sm80};
     let bench = bench();
     if bench.gpu.capability != (9, 0) {
         return;
     }
-    let kernel = &grouped_masked::KERNEL;
+    // the Hopper path's persistent walk, and the sm_80 path's block per tile
+    for kernel in [&grouped_masked::KERNEL, &grouped_masked_sm80::KERNEL] {
+        masked_groups_on(&bench, kernel);
+    }
+}
+
+fn masked_groups_on(bench: &Bench, kernel: &Kernel) {
+    use gemm_ladder::measure::DevMat;
+    use gemm_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    use gemm_runtime::EpilogueArgs;
     // m_max past a multiple of the 128-row tile, n past one of 256, K not a multiple of 64
     let (groups, m_max, n, k) = (7, 300, 264, 200);
     let dims = Dims::new(m_max, n, k).batched(groups, m_max * k, n * k, m_max * n);
     let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
-    let p = Problem::typed(&bench, [gemm_runtime::spec::Elem::Bf16; 3], layouts, dims, 31).unwrap();
-    let reference = p.reference(&bench).unwrap();
+    let p = Problem::typed(bench, [gemm_runtime::spec::Elem::Bf16; 3], layouts, dims, 31).unwrap();
+    let reference = p.reference(bench).unwrap();
     let s = bench.stream();
     let (DevMat::Bf16(a), DevMat::Bf16(b)) = (&p.a, &p.b) else { unreachable!("bf16 operands") };
     // each expert's rows and what the kernel makes of them: the whole tile, one row, none, a
@@ -1969,9 +1975,9 @@ fn masked_groups_write_each_experts_rows_and_nothing_past_them() {
     };
     let first = [128, 1, 0, 300, 257, -5, 129];
     let rows = s.clone_htod(&first).unwrap();
-    let mut c = p.poisoned_c(&bench).unwrap();
+    let mut c = p.poisoned_c(bench).unwrap();
     let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
-    grouped_masked(s, a, b, cb, &rows, dims).unwrap();
+    kernel.launch_with(s, a, b, cb, dims, EpilogueArgs::new().groups(&rows)).unwrap();
     check(&c, &first, "one launch");
     // the same launch captured, the counts changed on the device between replays. A capture
     // refuses waits on events recorded outside it: the test orders its streams by synchronizing
@@ -1979,18 +1985,18 @@ fn masked_groups_write_each_experts_rows_and_nothing_past_them() {
     unsafe { s.context().disable_event_tracking() };
     let stream = s.context().new_stream().unwrap();
     let mut rows = rows;
-    let mut c = p.poisoned_c(&bench).unwrap();
+    let mut c = p.poisoned_c(bench).unwrap();
     s.synchronize().unwrap();
     let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
     stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
-    grouped_masked(&stream, a, b, cb, &rows, dims).unwrap();
+    kernel.launch_with(&stream, a, b, cb, dims, EpilogueArgs::new().groups(&rows)).unwrap();
     let graph = stream.end_capture(CUgraphInstantiate_flags(0)).unwrap().expect("a graph of the launch");
     graph.launch().unwrap();
     stream.synchronize().unwrap();
     check(&c, &first, "the graph's first run");
     let second = [3, 300, 128, 0, 64, 200, 1];
     stream.memcpy_htod(&second, &mut rows).unwrap();
-    let fresh = p.poisoned_c(&bench).unwrap();
+    let fresh = p.poisoned_c(bench).unwrap();
     s.synchronize().unwrap();
     let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
     let DevMat::Bf16(fresh_b) = &fresh else { unreachable!("a bf16 C") };
@@ -2003,12 +2009,13 @@ fn masked_groups_write_each_experts_rows_and_nothing_past_them() {
     let missing = kernel.launch_with(s, a, b, cb, dims, EpilogueArgs::new());
     assert!(matches!(missing, Err(GemmError::EpilogueArgs { .. })), "{missing:?}");
     let short = s.clone_htod(&[1i32; 3]).unwrap();
-    let short = grouped_masked(s, a, b, cb, &short, dims);
+    let short = kernel.launch_with(s, a, b, cb, dims, EpilogueArgs::new().groups(&short));
     assert!(matches!(short, Err(GemmError::EpilogueArgs { .. })), "{short:?}");
     let odd = Dims::new(m_max, n, k - 1).with_ld(k, k, n).batched(groups, m_max * k, n * k, m_max * n);
-    let copied = grouped_masked(s, a, b, cb, &rows, Dims { lda: Some(k - 1), ..odd });
-    assert!(copied.is_err(), "A's lines 2 bytes past 16-byte alignment would need a copy: {copied:?}");
+    let copied = kernel.launch_with(s, a, b, cb, Dims { lda: Some(k - 1), ..odd }, EpilogueArgs::new().groups(&rows));
+    assert!(copied.is_err(), "{}: A's lines 2 bytes past 16-byte alignment would need a copy: {copied:?}", kernel.name);
 }
+
 /// SwiGLU in a contiguous grouped launch (`grouped_swiglu`): each group's
 /// rows of C (n / 2 wide) hold silu(gate) * up of its own W's interleaved
 /// pairs, against cuBLAS per group with the gate applied on the host;
@@ -2239,18 +2246,26 @@ fn fp8_groups_take_each_experts_block_scales_and_gate() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn indexed_groups_write_each_groups_rows_and_skip_padding() {
-    use gemm_ladder::grouped::grouped_indexed;
-    use gemm_ladder::measure::DevMat;
-    use gemm_runtime::internal::data::POISON;
+    use gemm_ladder::grouped::{grouped_indexed, grouped_indexed_sm80};
     let bench = bench();
     if bench.gpu.capability != (9, 0) {
         return;
     }
+    // the Hopper path's persistent walk, and the sm_80 path's block per tile
+    for kernel in [&grouped_indexed::KERNEL, &grouped_indexed_sm80::KERNEL] {
+        indexed_groups_on(&bench, kernel);
+    }
+}
+
+fn indexed_groups_on(bench: &Bench, kernel: &Kernel) {
+    use gemm_ladder::measure::DevMat;
+    use gemm_runtime::internal::data::POISON;
+    use gemm_runtime::EpilogueArgs;
     let (groups, m, n, k) = (3, 768, 264, 200);
     let each = Dims::new(m, n, k).batched(groups, 0, n * k, m * n);
     let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
-    let p = Problem::typed(&bench, [gemm_runtime::spec::Elem::Bf16; 3], layouts, each, 47).unwrap();
-    let reference = p.reference(&bench).unwrap();
+    let p = Problem::typed(bench, [gemm_runtime::spec::Elem::Bf16; 3], layouts, each, 47).unwrap();
+    let reference = p.reference(bench).unwrap();
     let s = bench.stream();
     let (DevMat::Bf16(a), DevMat::Bf16(b)) = (&p.a, &p.b) else { unreachable!("bf16 operands") };
     // group 0: 100 rows and 28 of padding; group 2: two whole tiles; a tile of padding; group 1: one
@@ -2264,7 +2279,7 @@ fn indexed_groups_write_each_groups_rows_and_skip_padding() {
     let mut c = DevMat::from_f32(s, gemm_runtime::spec::Elem::Bf16, &vec![POISON; m * n]).unwrap();
     let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
     let dims = Dims::new(m, n, k).batched(groups, 0, n * k, 0);
-    grouped_indexed(s, a, b, cb, &rows_gpu, dims).unwrap();
+    kernel.launch_with(s, a, b, cb, dims, EpilogueArgs::new().groups(&rows_gpu)).unwrap();
     s.synchronize().unwrap();
     let out: Vec<f32> = s.clone_dtoh(cb).unwrap().into_iter().map(|x| x.to_f32()).collect();
     for (r, &g) in row_groups.iter().enumerate() {
@@ -2273,12 +2288,16 @@ fn indexed_groups_write_each_groups_rows_and_skip_padding() {
             let g = g as usize;
             let theirs = &reference[g * m * n + r * n..g * m * n + (r + 1) * n];
             let err = gemm_runtime::internal::data::relative_error(ours, theirs).unwrap();
-            assert!(err <= gemm_runtime::internal::data::tolerance(gemm_runtime::spec::Elem::Bf16), "row {r} (group {g}): relative error {err:.2e}");
+            assert!(
+                err <= gemm_runtime::internal::data::tolerance(gemm_runtime::spec::Elem::Bf16),
+                "{}: row {r} (group {g}): relative error {err:.2e}",
+                kernel.name
+            );
         } else {
-            assert!(ours.iter().all(|x| x.is_nan()), "row {r} (group {g}) was written");
+            assert!(ours.iter().all(|x| x.is_nan()), "{}: row {r} (group {g}) was written", kernel.name);
         }
     }
     let short = s.clone_htod(&row_groups[..m - 1]).unwrap();
-    let e = grouped_indexed(s, a, b, cb, &short, dims).unwrap_err();
+    let e = kernel.launch_with(s, a, b, cb, dims, EpilogueArgs::new().groups(&short)).unwrap_err();
     assert!(matches!(e, GemmError::EpilogueArgs { .. }) && e.to_string().contains("row_groups"), "{e}");
 }

@@ -604,8 +604,8 @@ fn fp8_kernels_compile_to_k32_wgmmas_for_sm_90a() {
 /// walk over the groups, with C through
 /// vector stores and through a tile in shared memory, and both on e4m3
 /// operands with per-tensor scales, SwiGLU's gated pairs on both
-/// layouts, in bf16 and on e4m3 with block scales, and the indexed
-/// (aligned) form; each tile is placed
+/// layouts, in bf16 and on e4m3 with block scales, the indexed (aligned)
+/// form, and the masked and indexed layouts on the sm_80 path; each tile is placed
 /// in its group (a masked one past a problem's rows skipped) before any
 /// copy.
 #[test]
@@ -636,20 +636,24 @@ fn grouped_kernels_compile_without_spills_and_place_tiles_before_loading() {
         gemm_ladder::grouped::grouped_fp8_swiglu::KERNEL.spec.clone(),
         gemm_ladder::grouped::grouped_masked_fp8_swiglu::KERNEL.spec.clone(),
         gemm_ladder::grouped::grouped_indexed::KERNEL.spec.clone(),
+        gemm_ladder::grouped::grouped_masked_sm80::KERNEL.spec.clone(),
+        gemm_ladder::grouped::grouped_indexed_sm80::KERNEL.spec.clone(),
     ];
     for spec in specs {
         let k = gemm_runtime::Kernel::from_spec(spec).unwrap();
-        compile_clean(&k.source, &k.name, "sm_90a");
-        let u = usage(&k.source, &k.name, "sm_90a").unwrap();
+        let arch = if k.spec.arch == gemm_runtime::spec::Arch::Sm80 { "sm_80" } else { "sm_90a" };
+        compile_clean(&k.source, &k.name, arch);
+        let u = usage(&k.source, &k.name, arch).unwrap();
         assert_eq!((u.spill_stores, u.spill_loads), (0, 0), "{}", k.name);
         // a masked tile's skip, or the contiguous walk's group, comes before the tile's first copy
         let placed = match k.spec.groups {
             Some(gemm_runtime::spec::Groups::Masked) => "if (block_m >= rows)",
+            Some(gemm_runtime::spec::Groups::Indexed) if arch == "sm_80" => "if (group < 0 || group >= batches) return;",
             Some(gemm_runtime::spec::Groups::Indexed) => "if (batch < 0 || batch >= batches) continue;",
             _ => "const int M = g_end;",
         };
         let first_placed = k.source.find(placed).unwrap_or_else(|| panic!("{}: no `{placed}`", k.name));
-        let first_load = k.source.find("tma_load(a_smem").unwrap();
+        let first_load = k.source.find(if arch == "sm_80" { "cp_async_16(as_addr" } else { "tma_load(a_smem" }).unwrap();
         assert!(first_placed < first_load, "{}: a copy before the tile's place in its group", k.name);
     }
 }

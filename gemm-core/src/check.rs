@@ -603,21 +603,38 @@ fn fp8(spec: &KernelSpec, out: &mut Vec<Diag>) {
 /// rest, so its tiles are whole tiles a block, walked alike by every role.
 fn groups(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let Some(groups) = spec.groups else { return };
-    if !matches!(spec.staging, Staging::Tma { .. }) {
-        out.push(Diag::new(
-            "groups",
-            format!("groups = {} is generated on the Hopper path (TMA stages) so far: use staging = tma(..) and atom = wgmma(..)", groups.name()),
-        ));
+    let sm80 = matches!(spec.staging, Staging::CpAsync { .. }) && matches!(spec.atom, Atom::Mma { .. });
+    if !matches!(spec.staging, Staging::Tma { .. }) && !(sm80 && groups != Groups::Contiguous) {
+        let msg = if sm80 {
+            format!(
+                "groups = {} is generated on the Hopper path so far (TMA stages, atom = wgmma(..)); on the sm_80 path, pad each group to the block's m and write groups = indexed",
+                groups.name()
+            )
+        } else {
+            format!(
+                "groups = {} is generated on the Hopper path (TMA stages, atom = wgmma(..)) and on the sm_80 path (cp_async stages, atom = mma(..))",
+                groups.name()
+            )
+        };
+        out.push(Diag::new("groups", msg));
         return;
     }
-    if spec.persistent.is_none() {
+    if sm80 {
+        // a grid of a block per tile: each block skips or places its own tile
+        if spec.persistent.is_some() {
+            out.push(Diag::new(
+                "persistent",
+                format!("groups = {} on the sm_80 path runs a block per tile, each placing its own in its group: remove `persistent`", groups.name()),
+            ));
+        }
+    } else if spec.persistent.is_none() {
         // (a grid of a block per tile would do for the masked layout, but no GPU test has run it)
         out.push(Diag::new(
             "groups",
             format!("groups = {} is generated on the persistent walk of whole tiles so far, which skips or places each tile by rows only the device knows: add persistent = tiles", groups.name()),
         ));
     }
-    if spec.persistent.is_some_and(Persistent::splits_k) {
+    if !sm80 && spec.persistent.is_some_and(Persistent::splits_k) {
         out.push(Diag::new(
             "persistent",
             format!("groups = {} places tiles within each problem's rows, which shares of K would cross: use persistent = tiles", groups.name()),

@@ -327,7 +327,9 @@ impl Kernel {
         }
         let batches = b.count as i32;
         let scratch_ptrs = stream_k.as_ref().map(|s| [s.partials(), s.flags()]);
-        if self.spec.persistent.is_some() {
+        // (indexed groups on a grid of a block per tile take the count beside their array)
+        let indexed = self.spec.groups == Some(gemm_core::spec::Groups::Indexed);
+        if self.spec.persistent.is_some() || indexed {
             launch.arg(&batches);
         }
         for p in scratch_ptrs.iter().flatten() {
@@ -450,6 +452,11 @@ impl Kernel {
             Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit) => (self.stream_k_blocks(resident, dims), 1, 1),
             // at most a block per SM (or what occupancy allows), each walking tiles
             Some(Persistent::Tiles) => (self.persistent_blocks(resident, dims), 1, 1),
+            // indexed groups: one problem of A and C, whose tiles take their groups' B
+            None if self.spec.groups == Some(gemm_core::spec::Groups::Indexed) => {
+                let (x, y, _) = gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32);
+                (x, y, 1)
+            }
             None => {
                 let (x, y, _) = gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32);
                 (x, y, dims.batch.count as u32)

@@ -52,6 +52,10 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
         Some(Groups::Indexed) => {
             lines.push("// groups = indexed: each row's group of A and C, -1 for a padding row".to_string());
             lines.push("const int* __restrict__ row_groups".to_string());
+            if spec.persistent.is_none() {
+                lines.push("// and the groups (problems of B) there are".to_string());
+                lines.push("int batches".to_string());
+            }
         }
         None => {}
     }
@@ -98,6 +102,11 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
 /// that took `double_buffering` (255 registers a thread) from 40.3 to 46.4
 /// TFLOP/s at 4096^3 and put the fp32 ladder back at its figures from
 /// before batches (BENCHMARKS.md).
+///
+/// Under `groups = indexed` the launch is one problem of A and C (a
+/// block per tile of them, the grid one deep) whose tile takes the B (and
+/// bias) of its group, `group` (in scope): the body is called once, with
+/// those moved there.
 pub fn per_problem(w: &mut Writer, spec: &KernelSpec, body: impl FnOnce(&mut Writer)) {
     // (type, name, batch stride) of each pointer the batch moves
     let mut pointers = vec![
@@ -112,6 +121,14 @@ pub fn per_problem(w: &mut Writer, spec: &KernelSpec, body: impl FnOnce(&mut Wri
     w.line("// the kernel's body, over one problem's operands: called with the parameters themselves");
     w.line("// where the launch is one problem, which the compiler then addresses from the constant bank");
     w.statement_block(format!("const auto body = [&]({})", list(&|(t, name, _)| format!("{t} __restrict__ {name}"))), body);
+    if spec.groups == Some(Groups::Indexed) {
+        w.line("// the tile's group's B (and bias)");
+        let moved = |(_, name, stride): &(String, &str, &str)| match *name {
+            "B" | "bias" => format!("{name} + group * {stride}"),
+            _ => name.to_string(),
+        };
+        return w.line(format!("body({});", list(&moved)));
+    }
     w.line("// one problem, or blockIdx.z's of a batch");
     w.line(format!("if (gridDim.z == 1) body({});", list(&|(_, name, _)| name.to_string())));
     w.line(format!("else body({});", list(&|(_, name, stride)| format!("{name} + blockIdx.z * {stride}"))));

@@ -181,4 +181,85 @@ impl Cublas {
         }?;
         Ok(())
     }
+
+    /// cuBLAS's grouped GEMM (`cublasGemmGroupedBatchedEx`, one call for
+    /// every expert) on a mixture-of-experts layer in bf16: for each group g
+    /// with rows, `C[c_starts[g]..][..n] = A[a_starts[g]..][..k] * W_g^T` over
+    /// its `rows[g]` rows, A and C row-major, W `[G, n, k]` (each expert's
+    /// `[n, k]`), f32 accumulation. The API takes the sizes in host memory and
+    /// the matrices as device arrays of pointers, copied here on every call
+    /// (cudarc 0.19's safe `grouped_gemm` passes host arrays of them, which
+    /// the API does not take).
+    #[allow(clippy::too_many_arguments)]
+    pub fn grouped_bf16(
+        &self,
+        a: &impl DevicePtr<half::bf16>,
+        w: &impl DevicePtr<half::bf16>,
+        c: &mut impl DevicePtrMut<half::bf16>,
+        rows: &[usize],
+        (a_starts, c_starts): (&[usize], &[usize]),
+        (n, k): (usize, usize),
+    ) -> Result<(), GemmError> {
+        let groups: Vec<usize> = (0..rows.len()).filter(|&g| rows[g] > 0).collect();
+        if groups.is_empty() {
+            return Ok(());
+        }
+        let fits = |start: usize, len: usize, per: usize, buffer: usize| start.saturating_add(len).saturating_mul(per) <= buffer;
+        for &g in &groups {
+            let ok = fits(a_starts[g], rows[g], k, a.len()) && fits(g, 1, n * k, w.len()) && fits(c_starts[g], rows[g], n, c.len());
+            if !ok || [rows[g], n, k].iter().any(|&x| x > i32::MAX as usize) {
+                return Err(GemmError::Unsupported(format!("cuBLAS's grouped GEMM: group {g}'s {} rows lie past A, W or C", rows[g])));
+            }
+        }
+        let stream = &self.stream;
+        let (pa, _ra) = a.device_ptr(stream);
+        let (pw, _rw) = w.device_ptr(stream);
+        let (pc, _rc) = c.device_ptr_mut(stream);
+        let bytes = 2u64;
+        // column-major, as cuBLAS is: C_g^T (n x rows) = W_g (n x k, stored k x n) * A_g^T (k x rows)
+        let ptrs = |base: u64, at: &dyn Fn(usize) -> usize| -> Vec<u64> { groups.iter().map(|&g| base + at(g) as u64 * bytes).collect() };
+        let w_ptrs = stream.clone_htod(&ptrs(pw, &|g| g * n * k))?;
+        let a_ptrs = stream.clone_htod(&ptrs(pa, &|g| a_starts[g] * k))?;
+        let c_ptrs = stream.clone_htod(&ptrs(pc, &|g| c_starts[g] * n))?;
+        let count = groups.len();
+        let int = |x: usize| x as i32;
+        let (ms, ns, ks) = (vec![int(n); count], groups.iter().map(|&g| int(rows[g])).collect::<Vec<_>>(), vec![int(k); count]);
+        let (lds, ldc) = (vec![int(k); count], vec![int(n); count]);
+        let (alphas, betas) = (vec![1.0f32; count], vec![0.0f32; count]);
+        let (ta, tb) = (vec![CUBLAS_OP_T; count], vec![CUBLAS_OP_N; count]);
+        let sizes = vec![1i32; count];
+        let bf16 = cudaDataType_t::CUDA_R_16BF;
+        let (dw, _gw) = w_ptrs.device_ptr(stream);
+        let (da, _ga) = a_ptrs.device_ptr(stream);
+        let (dc, _gc) = c_ptrs.device_ptr(stream);
+        // SAFETY: every group's matrices were checked above to lie inside A, W and C; the pointer
+        // arrays live on the device until the call's work is done (freed in stream order); the
+        // host arrays hold one entry a group.
+        unsafe {
+            cudarc::cublas::sys::cublasGemmGroupedBatchedEx(
+                *self.blas.handle(),
+                ta.as_ptr(),
+                tb.as_ptr(),
+                ms.as_ptr(),
+                ns.as_ptr(),
+                ks.as_ptr(),
+                alphas.as_ptr() as *const _,
+                dw as *const *const _,
+                bf16,
+                lds.as_ptr(),
+                da as *const *const _,
+                bf16,
+                lds.as_ptr(),
+                betas.as_ptr() as *const _,
+                dc as *const *mut _,
+                bf16,
+                ldc.as_ptr(),
+                count as i32,
+                sizes.as_ptr(),
+                cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            )
+            .result()?;
+        }
+        Ok(())
+    }
 }

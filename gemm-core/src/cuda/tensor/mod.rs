@@ -68,6 +68,27 @@ pub(super) enum Source<'s> {
     Smem { stage: &'s str },
 }
 
+/// `groups = indexed`: `run_end`, where the run of group `group`'s rows
+/// from `block_m` ends (the first row of padding or of another group; at
+/// most a tile of `bm` rows on, and M), every thread of each full warp
+/// reading the tile's row indices 32 at a time, all loads in flight
+/// together, and finding the run's end by a ballot.
+fn group_run_end(w: &mut Writer, bm: u32, group: &str) {
+    w.line("// C's rows stop where the tile's run of the group's rows ends (padding or another group)");
+    w.line(format!("int run_end = min(M, block_m + {bm});"));
+    w.block("", |w| {
+        w.line(format!("bool other[{}];", bm.div_ceil(32)));
+        w.unrolled("q", bm.div_ceil(32), |w| {
+            w.line("const int r = block_m + q * 32 + (int)(threadIdx.x % 32);");
+            w.line(format!("other[q] = r < run_end && __ldg(row_groups + r) != {group};"));
+        });
+        w.unrolled("q", bm.div_ceil(32), |w| {
+            w.line("const unsigned found = __ballot_sync(0xffffffffu, other[q]);");
+            w.line("if (found != 0) { run_end = min(run_end, block_m + q * 32 + __ffs(found) - 1); }");
+        });
+    });
+}
+
 pub fn emit(spec: &KernelSpec) -> String {
     let mut out = Writer::default();
     Tc::new(spec).emit(&mut out);
@@ -137,8 +158,19 @@ impl Tc<'_> {
                 }
                 return self.tma_body(w, stages);
             }
-            super::params::per_problem(w, s, |w| {
+            let indexed = s.groups == Some(Groups::Indexed);
+            if indexed {
+                // (the tile's group, whose B the body takes, is known before it)
                 schedule::raster(w, s.raster, self.bm, self.bn);
+                self.indexed_tile(w);
+            }
+            super::params::per_problem(w, s, |w| {
+                if indexed {
+                    w.line("const int M = run_end;  // the group's rows of this tile: every guard below stops there");
+                } else {
+                    schedule::raster(w, s.raster, self.bm, self.bn);
+                    self.masked_tile(w);
+                }
                 self.warp_tier(w);
                 self.declare_accumulators(w);
                 self.fragment_lanes(w);
@@ -152,6 +184,35 @@ impl Tc<'_> {
                 self.epilogue(w, &Output::new(s));
             });
         });
+    }
+
+    /// `groups = masked` on a grid of a block per tile (the sm_80 path):
+    /// blockIdx.z's problem holds `group_rows[blockIdx.z]` of its M rows; a
+    /// tile past them ends at once, and `M` is the problem's own from here on.
+    fn masked_tile(&self, w: &mut Writer) {
+        if self.spec.groups != Some(Groups::Masked) {
+            return;
+        }
+        w.line("// groups = masked: this problem holds group_rows[blockIdx.z] of its M rows; a tile past them");
+        w.line("// ends here, and M below is the problem's own (every guard reads it)");
+        w.line("const int rows = min(M, max(__ldg(group_rows + blockIdx.z), 0));");
+        w.line("if (block_m >= rows) return;");
+        w.line("const int M = rows;");
+    }
+
+    /// `groups = indexed` on a grid of a block per tile: the tile takes its
+    /// first row's group (`group`, whose B the body then reads); a tile
+    /// whose first row is padding (-1), or names no group of the batch,
+    /// ends at once. `run_end`: where the tile's run of the group's rows
+    /// ends (padding or another group), each warp reading the tile's row
+    /// indices 32 at a time, all loads in flight together, and finding the
+    /// run's end by a ballot (every warp alike).
+    fn indexed_tile(&self, w: &mut Writer) {
+        let bm = self.bm;
+        w.line("// groups = indexed: the tile's group is its first row's; a padding row's (-1) or one past the groups ends it");
+        w.line("const int group = __ldg(row_groups + block_m);");
+        w.line("if (group < 0 || group >= batches) return;");
+        group_run_end(w, bm, "group");
     }
 
     /// The accumulators to C.

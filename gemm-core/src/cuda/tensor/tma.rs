@@ -344,25 +344,10 @@ impl Tc<'_> {
     }
 
     /// `groups = indexed`, in a consumer before its stores: `run_end`, where
-    /// the tile's run of its group's rows ends (the first row after
-    /// `block_m` of another group or of padding; at most the tile's end and
-    /// M), the row indices read a warp's 32 at a time, all loads in flight
-    /// together, and the run's end found by a ballot.
+    /// the tile's run of its group's rows ends ([`super::group_run_end`]).
     fn indexed_run(&self, w: &mut Writer) {
-        let bm = self.bm;
-        w.line("// groups = indexed: C's rows stop where the tile's run of its group's rows ends (padding or another group)");
-        w.line(format!("int run_end = min(M, block_m + {bm});"));
-        w.block("", |w| {
-            w.line(format!("bool other[{}];", bm / 32));
-            w.unrolled("q", bm / 32, |w| {
-                w.line("const int r = block_m + q * 32 + (int)(threadIdx.x % 32);");
-                w.line("other[q] = r < run_end && __ldg(row_groups + r) != batch;");
-            });
-            w.unrolled("q", bm / 32, |w| {
-                w.line("const unsigned found = __ballot_sync(0xffffffffu, other[q]);");
-                w.line("if (found != 0) { run_end = min(run_end, block_m + q * 32 + __ffs(found) - 1); }");
-            });
-        });
+        w.line("// groups = indexed (the consumers' warps, each whole):");
+        super::group_run_end(w, self.bm, "batch");
     }
 
     /// `groups = masked`: problem `batch` holds `group_rows[batch]` of its M

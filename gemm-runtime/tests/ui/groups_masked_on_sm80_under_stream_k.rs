@@ -1,6 +1,6 @@
 use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
 
-// The masked layout is generated on the Hopper path so far.
+// On the sm_80 path a block takes one tile, which it places in its group itself.
 #[gemm_kernel(
     block(m = 128, n = 128, k = 32, threads = 128),
     warp(m = 64, n = 64),
@@ -9,6 +9,7 @@ use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
     swizzle = xor,
     epilogue = vector,
     edges = guarded,
+    persistent = stream_k,
     groups = masked,
 )]
 fn kernel(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);

@@ -123,28 +123,28 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
 
         // copies of the A tile (row-major): 4 round(s) of one 16-byte copy per thread along its lines
         const unsigned short* a_src = &A[block_m * lda];  // K = 0; each copy moves it one tile along K
-        int a_off[4];  // each round's offset from a_src
-        int a_dst[4];  // and its element in a stage
+        unsigned a_off[4];  // each round's offset from a_src
+        unsigned a_dst[4];  // and its place (a byte address) in stage 0
         #pragma unroll
         for (int r = 0; r < 4; ++r) {
             const int i = threadIdx.x + r * 256;
             const int line = i / 8;
             const int e = (i % 8) * 8;
             a_off[r] = line * lda + e;
-            a_dst[r] = a_at(line, e);
+            a_dst[r] = as_addr + 2 * a_at(line, e);
         }
 
         // copies of the B tile (row-major): 8 round(s) of one 16-byte copy per thread along its lines
         const unsigned short* b_src = &B[block_n];  // K = 0; each copy moves it one tile along K
-        int b_off[8];  // each round's offset from b_src
-        int b_dst[8];  // and its element in a stage
+        unsigned b_off[8];  // each round's offset from b_src
+        unsigned b_dst[8];  // and its place (a byte address) in stage 0
         #pragma unroll
         for (int r = 0; r < 8; ++r) {
             const int i = threadIdx.x + r * 256;
             const int line = i / 32;
             const int e = (i % 32) * 8;
             b_off[r] = line * ldb + e;
-            b_dst[r] = b_at(line, e);
+            b_dst[r] = bs_addr + 2 * b_at(line, e);
         }
 
         const int tiles = (K + 63) / 64;  // the last may be partial
@@ -158,12 +158,12 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                 if (s < tiles) {
                     #pragma unroll
                     for (int r = 0; r < 4; ++r) {
-                        cp_async_16(as_addr + 2 * (s * 8192 + a_dst[r]), a_src + a_off[r]);
+                        cp_async_16(a_dst[r] + s * 16384, a_src + a_off[r]);
                     }
                     a_src += 64;
                     #pragma unroll
                     for (int r = 0; r < 8; ++r) {
-                        cp_async_16(bs_addr + 2 * (s * 16384 + b_dst[r]), b_src + b_off[r]);
+                        cp_async_16(b_dst[r] + s * 32768, b_src + b_off[r]);
                     }
                     b_src += 64 * ldb;
                 }
@@ -190,12 +190,12 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                 if (kt + 2 < tiles) {
                     #pragma unroll
                     for (int r = 0; r < 4; ++r) {
-                        cp_async_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r]);
+                        cp_async_16(a_dst[r] + wr * 16384, a_src + a_off[r]);
                     }
                     a_src += 64;
                     #pragma unroll
                     for (int r = 0; r < 8; ++r) {
-                        cp_async_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r]);
+                        cp_async_16(b_dst[r] + wr * 32768, b_src + b_off[r]);
                     }
                     b_src += 64 * ldb;
                 }
@@ -293,12 +293,12 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                     if (s < whole_tiles) {
                         #pragma unroll
                         for (int r = 0; r < 4; ++r) {
-                            cp_async_16(as_addr + 2 * (s * 8192 + a_dst[r]), a_src + a_off[r]);
+                            cp_async_16(a_dst[r] + s * 16384, a_src + a_off[r]);
                         }
                         a_src += 64;
                         #pragma unroll
                         for (int r = 0; r < 8; ++r) {
-                            cp_async_16(bs_addr + 2 * (s * 16384 + b_dst[r]), b_src + b_off[r]);
+                            cp_async_16(b_dst[r] + s * 32768, b_src + b_off[r]);
                         }
                         b_src += 64 * ldb;
                     }
@@ -312,7 +312,7 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                                 const int e = (i % 8) * 8;
                                 const int n_left = K - (s * 64 + e);
                                 const int n = block_m + line < M ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                                copy_edge_16(as_addr + 2 * (s * 8192 + a_dst[r]), a_src + a_off[r], n);
+                                copy_edge_16(a_dst[r] + s * 16384, a_src + a_off[r], n);
                             }
                         }
                         #pragma unroll
@@ -323,7 +323,7 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                                 const int e = (i % 32) * 8;
                                 const int n_left = N - (block_n + e);
                                 const int n = s * 64 + line < K ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                                copy_edge_16(bs_addr + 2 * (s * 16384 + b_dst[r]), b_src + b_off[r], n);
+                                copy_edge_16(b_dst[r] + s * 32768, b_src + b_off[r], n);
                             }
                         }
                         a_src += 64;
@@ -354,12 +354,12 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                 if (kt + 2 < tiles) {
                     #pragma unroll
                     for (int r = 0; r < 4; ++r) {
-                        cp_async_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r]);
+                        cp_async_16(a_dst[r] + wr * 16384, a_src + a_off[r]);
                     }
                     a_src += 64;
                     #pragma unroll
                     for (int r = 0; r < 8; ++r) {
-                        cp_async_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r]);
+                        cp_async_16(b_dst[r] + wr * 32768, b_src + b_off[r]);
                     }
                     b_src += 64 * ldb;
                 }
@@ -458,7 +458,7 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                             const int e = (i % 8) * 8;
                             const int n_left = K - ((kt + 2) * 64 + e);
                             const int n = block_m + line < M ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                            copy_edge_16(as_addr + 2 * (wr * 8192 + a_dst[r]), a_src + a_off[r], n);
+                            copy_edge_16(a_dst[r] + wr * 16384, a_src + a_off[r], n);
                         }
                     }
                     #pragma unroll
@@ -469,7 +469,7 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                             const int e = (i % 32) * 8;
                             const int n_left = N - (block_n + e);
                             const int n = (kt + 2) * 64 + line < K ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                            copy_edge_16(bs_addr + 2 * (wr * 16384 + b_dst[r]), b_src + b_off[r], n);
+                            copy_edge_16(b_dst[r] + wr * 32768, b_src + b_off[r], n);
                         }
                     }
                     a_src += 64;

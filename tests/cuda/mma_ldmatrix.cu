@@ -80,7 +80,7 @@ mma_ldmatrix__bf16bf16bf16_rrr__b128x128x32_t256__w64x32_i1x1__mma16x8x16__smem_
 
         // copies of the A tile (row-major): 2 round(s) of one 16-byte copy per thread along its lines
         const unsigned short* a_src = &A[block_m * lda];  // K = 0; each copy moves it one tile along K
-        int a_off[2];  // each round's offset from a_src
+        unsigned a_off[2];  // each round's offset from a_src
         int a_dst[2];  // and its element in a stage
         #pragma unroll
         for (int r = 0; r < 2; ++r) {
@@ -93,7 +93,7 @@ mma_ldmatrix__bf16bf16bf16_rrr__b128x128x32_t256__w64x32_i1x1__mma16x8x16__smem_
 
         // copies of the B tile (row-major): 2 round(s) of one 16-byte copy per thread along its lines
         const unsigned short* b_src = &B[block_n];  // K = 0; each copy moves it one tile along K
-        int b_off[2];  // each round's offset from b_src
+        unsigned b_off[2];  // each round's offset from b_src
         int b_dst[2];  // and its element in a stage
         #pragma unroll
         for (int r = 0; r < 2; ++r) {

@@ -125,28 +125,28 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
 
     // copies of the A tile (row-major): 4 round(s) of one 16-byte copy per thread along its lines
     const unsigned short* a_src;  // aimed by the producer below; each copy moves it one tile along K
-    int a_off[4];  // each round's offset from a_src
-    int a_dst[4];  // and its element in a stage
+    unsigned a_off[4];  // each round's offset from a_src
+    unsigned a_dst[4];  // and its place (a byte address) in stage 0
     #pragma unroll
     for (int r = 0; r < 4; ++r) {
         const int i = threadIdx.x + r * 128;
         const int line = i / 8;
         const int e = (i % 8) * 8;
         a_off[r] = line * lda + e;
-        a_dst[r] = a_at(line, e);
+        a_dst[r] = as_addr + 2 * a_at(line, e);
     }
 
     // copies of the B tile (row-major): 4 round(s) of one 16-byte copy per thread along its lines
     const unsigned short* b_src;  // aimed by the producer below; each copy moves it one tile along K
-    int b_off[4];  // each round's offset from b_src
-    int b_dst[4];  // and its element in a stage
+    unsigned b_off[4];  // each round's offset from b_src
+    unsigned b_dst[4];  // and its place (a byte address) in stage 0
     #pragma unroll
     for (int r = 0; r < 4; ++r) {
         const int i = threadIdx.x + r * 128;
         const int line = i / 8;
         const int e = (i % 8) * 8;
         b_off[r] = line * ldb + e;
-        b_dst[r] = b_at(line, e);
+        b_dst[r] = bs_addr + 2 * b_at(line, e);
     }
 
     // the producer: copies run ahead of the math through this block's whole share,
@@ -173,12 +173,12 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
         if (copies_left > 0) {
             #pragma unroll
             for (int r = 0; r < 4; ++r) {
-                cp_async_16(as_addr + 2 * (s * 4096 + a_dst[r]), a_src + a_off[r]);
+                cp_async_16(a_dst[r] + s * 8192, a_src + a_off[r]);
             }
             a_src += 64;
             #pragma unroll
             for (int r = 0; r < 4; ++r) {
-                cp_async_16(bs_addr + 2 * (s * 4096 + b_dst[r]), b_src + b_off[r]);
+                cp_async_16(b_dst[r] + s * 8192, b_src + b_off[r]);
             }
             b_src += 64 * ldb;
             --copies_left;
@@ -222,12 +222,12 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
             if (copies_left > 0) {
                 #pragma unroll
                 for (int r = 0; r < 4; ++r) {
-                    cp_async_16(as_addr + 2 * (wr * 4096 + a_dst[r]), a_src + a_off[r]);
+                    cp_async_16(a_dst[r] + wr * 8192, a_src + a_off[r]);
                 }
                 a_src += 64;
                 #pragma unroll
                 for (int r = 0; r < 4; ++r) {
-                    cp_async_16(bs_addr + 2 * (wr * 4096 + b_dst[r]), b_src + b_off[r]);
+                    cp_async_16(b_dst[r] + wr * 8192, b_src + b_off[r]);
                 }
                 b_src += 64 * ldb;
                 --copies_left;

@@ -97,28 +97,28 @@ mma_swizzle__bf16bf16bf16_rrr__b128x128x32_t256__w64x32_i1x1__mma16x8x16__cp_asy
 
         // copies of the A tile (row-major): 2 round(s) of one 16-byte copy per thread along its lines
         const unsigned short* a_src = &A[block_m * lda];  // K = 0; each copy moves it one tile along K
-        int a_off[2];  // each round's offset from a_src
-        int a_dst[2];  // and its element in a stage
+        unsigned a_off[2];  // each round's offset from a_src
+        unsigned a_dst[2];  // and its place (a byte address) in stage 0
         #pragma unroll
         for (int r = 0; r < 2; ++r) {
             const int i = threadIdx.x + r * 256;
             const int line = i / 4;
             const int e = (i % 4) * 8;
             a_off[r] = line * lda + e;
-            a_dst[r] = a_at(line, e);
+            a_dst[r] = as_addr + 2 * a_at(line, e);
         }
 
         // copies of the B tile (row-major): 2 round(s) of one 16-byte copy per thread along its lines
         const unsigned short* b_src = &B[block_n];  // K = 0; each copy moves it one tile along K
-        int b_off[2];  // each round's offset from b_src
-        int b_dst[2];  // and its element in a stage
+        unsigned b_off[2];  // each round's offset from b_src
+        unsigned b_dst[2];  // and its place (a byte address) in stage 0
         #pragma unroll
         for (int r = 0; r < 2; ++r) {
             const int i = threadIdx.x + r * 256;
             const int line = i / 16;
             const int e = (i % 16) * 8;
             b_off[r] = line * ldb + e;
-            b_dst[r] = b_at(line, e);
+            b_dst[r] = bs_addr + 2 * b_at(line, e);
         }
 
         const int tiles = K / 32;
@@ -128,12 +128,12 @@ mma_swizzle__bf16bf16bf16_rrr__b128x128x32_t256__w64x32_i1x1__mma16x8x16__cp_asy
             if (s < tiles) {
                 #pragma unroll
                 for (int r = 0; r < 2; ++r) {
-                    cp_async_16(as_addr + 2 * (s * 4096 + a_dst[r]), a_src + a_off[r]);
+                    cp_async_16(a_dst[r] + s * 8192, a_src + a_off[r]);
                 }
                 a_src += 32;
                 #pragma unroll
                 for (int r = 0; r < 2; ++r) {
-                    cp_async_16(bs_addr + 2 * (s * 4096 + b_dst[r]), b_src + b_off[r]);
+                    cp_async_16(b_dst[r] + s * 8192, b_src + b_off[r]);
                 }
                 b_src += 32 * ldb;
             }
@@ -150,12 +150,12 @@ mma_swizzle__bf16bf16bf16_rrr__b128x128x32_t256__w64x32_i1x1__mma16x8x16__cp_asy
             if (kt + 2 < tiles) {
                 #pragma unroll
                 for (int r = 0; r < 2; ++r) {
-                    cp_async_16(as_addr + 2 * (wr * 4096 + a_dst[r]), a_src + a_off[r]);
+                    cp_async_16(a_dst[r] + wr * 8192, a_src + a_off[r]);
                 }
                 a_src += 32;
                 #pragma unroll
                 for (int r = 0; r < 2; ++r) {
-                    cp_async_16(bs_addr + 2 * (wr * 4096 + b_dst[r]), b_src + b_off[r]);
+                    cp_async_16(b_dst[r] + wr * 8192, b_src + b_off[r]);
                 }
                 b_src += 32 * ldb;
             }

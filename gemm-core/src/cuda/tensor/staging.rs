@@ -8,7 +8,7 @@ use super::{plus, times, Source, Tc};
 use crate::cuda::copy::{self, load_edge, load_type, whole_tiles, Checks, CopyAt, CopyPlan, Edge};
 use crate::cuda::stream_k::Tiling;
 use crate::cuda::writer::Writer;
-use crate::spec::{Edges, Layout};
+use crate::spec::{Edges, Layout, Staging};
 
 /// One operand's copies of a tile.
 pub(super) struct Copies {
@@ -70,8 +70,16 @@ impl Tc<'_> {
             w.line(format!("const unsigned short* {p}_src = &{};  // K = 0; each copy moves it one tile along K", self.source(c, None)));
         }
         let rounds = plan.rounds;
-        w.line(format!("int {p}_off[{rounds}];  // each round's offset from {p}_src"));
-        w.line(format!("int {p}_dst[{rounds}];  // and its element in a stage"));
+        // Unsigned, an offset widens to 64 bits without its sign: one LEA pair a copy where an
+        // int's took five instructions, the 12 copies of `mma_autotuned`'s tile 60 of its loop's
+        // 340 (an offset inside a tile is below 2^31: `args::fit_i32`). cp.async's destinations
+        // are shared-memory byte addresses, a stage's offset added once a copy.
+        w.line(format!("unsigned {p}_off[{rounds}];  // each round's offset from {p}_src"));
+        if self.cp_async() {
+            w.line(format!("unsigned {p}_dst[{rounds}];  // and its place (a byte address) in stage 0"));
+        } else {
+            w.line(format!("int {p}_dst[{rounds}];  // and its element in a stage"));
+        }
         w.unrolled("r", rounds, |w| {
             let i = plus(&[Some("threadIdx.x".into()), if rounds > 1 { times("r", self.threads) } else { None }]);
             let body = |w: &mut Writer| {
@@ -81,7 +89,11 @@ impl Tc<'_> {
                 let e = if plan.vector == 1 { format!("i % {per_line}") } else { format!("(i % {per_line}) * {}", plan.vector) };
                 w.line(format!("const int e = {e};"));
                 w.line(format!("{p}_off[r] = line * {ld} + e;"));
-                w.line(format!("{p}_dst[r] = {p}_at(line, e);"));
+                if self.cp_async() {
+                    w.line(format!("{p}_dst[r] = {p}s_addr + 2 * {p}_at(line, e);"));
+                } else {
+                    w.line(format!("{p}_dst[r] = {p}_at(line, e);"));
+                }
             };
             // one round is written flat: a scope keeps its names to itself
             if rounds == 1 {
@@ -111,14 +123,23 @@ impl Tc<'_> {
         w.line(format!("{}_src += {step};", c.p));
     }
 
+    /// Whether the tiles travel by cp.async (whose destinations this keeps
+    /// as shared-memory byte addresses), not through registers.
+    fn cp_async(&self) -> bool {
+        matches!(self.spec.staging, Staging::CpAsync { .. })
+    }
+
+    /// Where copy `r` of operand `c` lands in stage `stage`: a shared-memory byte address.
+    fn copy_dst(c: &Copies, stage: &str) -> String {
+        plus(&[Some(format!("{}_dst[r]", c.p)), times(stage, 2 * c.stage)])
+    }
+
     /// cp.async copies of the next tile of one operand into stage `stage`.
     fn issue(&self, w: &mut Writer, c: &Copies, stage: &str) {
         let (p, rounds) = (c.p, c.plan.rounds);
         let bytes = c.plan.vector * self.spec.a.elem.bytes();
-        let stage_off = times(stage, c.stage);
         w.unrolled("r", rounds, |w| {
-            let at = plus(&[stage_off.clone(), Some(format!("{p}_dst[r]"))]);
-            w.line(format!("cp_async_{bytes}({p}s_addr + 2 * ({at}), {p}_src + {p}_off[r]);"));
+            w.line(format!("cp_async_{bytes}({}, {p}_src + {p}_off[r]);", Self::copy_dst(c, stage)));
         });
     }
 
@@ -140,7 +161,6 @@ impl Tc<'_> {
         let op = if p == 'a' { s.a } else { s.b };
         let eb = op.elem.bytes();
         let edge = Edge::new(p.to_ascii_uppercase(), op.layout, plan.vector, at, self.bk);
-        let stage_off = times(stage, c.stage);
         w.unrolled("r", plan.rounds, |w| {
             let body = |w: &mut Writer| {
                 let i = plus(&[Some("threadIdx.x".into()), if plan.rounds > 1 { times("r", self.threads) } else { None }]);
@@ -149,8 +169,7 @@ impl Tc<'_> {
                 w.line(format!("const int e = (i % {}) * {};", plan.per_line, plan.vector));
                 let (row, col) = if op.layout == Layout::RowMajor { ("line", "e") } else { ("e", "line") };
                 edge.inside(w, "n", row, col);
-                let dst = plus(&[stage_off.clone(), Some(format!("{p}_dst[r]"))]);
-                w.line(format!("copy_edge_{}({p}s_addr + 2 * ({dst}), {p}_src + {p}_off[r], n);", plan.vector * eb));
+                w.line(format!("copy_edge_{}({}, {p}_src + {p}_off[r], n);", plan.vector * eb, Self::copy_dst(c, stage)));
             };
             // the names are this copy's own
             w.block("", body);

@@ -1,0 +1,130 @@
+//! A Megatron MLP block (`x -> gelu(x W1^T + b1) -> W2^T + b2`, bf16) split
+//! over every GPU this machine has, beside the same block on one GPU.
+//! `cargo run --release -p gemm-tp --example tp_mlp [CHUNKS]`
+//!
+//! For each size (8192 and 1024 tokens, hidden 8192, ffn 28672: a
+//! 70B-class layer) and GPU count it prints the block's time, TFLOP/s a
+//! GPU, the speed-up over one GPU (holding the whole block), the
+//! all-reduce of the output alone (and its bus bandwidth, as nccl-tests
+//! reports it: bytes x 2 (p - 1) / p / time), and how much of that time
+//! the chunked overlap hid: (one chunk - overlapped) / all-reduce alone,
+//! one chunk being the GEMMs and then the all-reduce.
+//!
+//! `examples/tp_mlp.py` times the same block in PyTorch, written the plain
+//! way (the GEMMs, an unfused GELU, a blocking all-reduce), for a
+//! comparison on the same machine: `torchrun --nproc_per_node=N
+//! gemm-tp/examples/tp_mlp.py`.
+
+use std::time::Instant;
+
+use gemm_runtime::cudarc::driver::{CudaContext, CudaSlice};
+use gemm_runtime::cudarc::nccl::safe::ReduceOp;
+use gemm_runtime::{bf16, Dims};
+use gemm_tp::kernels::{down_bias, up_gelu};
+use gemm_tp::{MlpShape, TpError, TpGroup, TpMlp};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use rand_distr::StandardNormal;
+
+fn normal(len: usize, seed: u64, scale: f32) -> Vec<bf16> {
+    StdRng::seed_from_u64(seed).sample_iter::<f32, _>(StandardNormal).take(len).map(|x| bf16::from_f32(x * scale)).collect()
+}
+
+/// The median of `runs` timed runs of `f` after `warmup` untimed, in ms,
+/// `sync` waiting for every GPU after each (host time: the block spans GPUs).
+fn median_ms(warmup: usize, runs: usize, mut f: impl FnMut() -> Result<(), TpError>, sync: &dyn Fn() -> Result<(), TpError>) -> Result<f64, TpError> {
+    for _ in 0..warmup {
+        f()?;
+    }
+    sync()?;
+    let mut t = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        f()?;
+        sync()?;
+        t.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    t.sort_by(f64::total_cmp);
+    Ok(t[runs / 2])
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), TpError> {
+    let chunks: usize = std::env::args().nth(1).map_or(Ok(4), |a| a.parse()).map_err(|e| TpError::Args(format!("CHUNKS: {e}")))?;
+    let gpus = CudaContext::device_count()? as usize;
+    let shape = MlpShape { hidden: 8192, ffn: 28672 };
+    let (h, f) = (shape.hidden, shape.ffn);
+    println!("Megatron MLP block, bf16, hidden {h}, ffn {f}; {gpus} GPU(s); the overlapped runs in {chunks} chunks of tokens\n");
+    let w1 = normal(f * h, 1, 1.0 / (h as f32).sqrt());
+    let b1 = normal(f, 2, 0.1);
+    let w2 = normal(h * f, 3, 1.0 / (f as f32).sqrt());
+    let b2 = normal(h, 4, 0.1);
+    println!("| tokens | GPUs | ms | TFLOP/s a GPU | speed-up over one GPU | one chunk (GEMMs, then all-reduce): ms | all-reduce alone: ms | bus GB/s | hidden |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for m in [8192usize, 1024] {
+        let flops = 2.0 * 2.0 * (m * h * f) as f64;
+        let x = normal(m * h, 5, 1.0);
+        // one GPU holding the whole block: the same kernels, no communication
+        let ctx = CudaContext::new(0)?;
+        let s = ctx.default_stream();
+        let (dw1, db1, dw2, db2, dx) = (s.clone_htod(&w1)?, s.clone_htod(&b1)?, s.clone_htod(&w2)?, s.clone_htod(&b2)?, s.clone_htod(&x)?);
+        let mut act = s.alloc_zeros::<bf16>(m * f)?;
+        let mut out = s.alloc_zeros::<bf16>(m * h)?;
+        let one = median_ms(
+            3,
+            15,
+            || {
+                up_gelu(&s, &dx, &dw1, &mut act, &db1, Dims::new(m, f, h))?;
+                down_bias(&s, &act, &dw2, &mut out, &db2, Dims::new(m, h, f))?;
+                Ok(())
+            },
+            &|| Ok(s.synchronize()?),
+        )?;
+        println!("| {m} | 1 | {one:.3} | {:.1} | 1.00 | | | | |", flops / (one * 1e-3) / 1e12);
+        drop((dw1, dw2, act));
+        for world in (2..=gpus).filter(|w| w.is_power_of_two()) {
+            let group = TpGroup::new(&(0..world).collect::<Vec<_>>())?;
+            let mlp = TpMlp::from_host(&group, shape, &w1, &b1, &w2, &b2)?;
+            let xs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&x)).collect::<Result<_, _>>()?;
+            let mut outs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).alloc_zeros::<bf16>(m * h)).collect::<Result<_, _>>()?;
+            let xr: Vec<&CudaSlice<bf16>> = xs.iter().collect();
+            let sync = || group.synchronize();
+            let mut time_chunks = |c: usize| {
+                let mut or: Vec<&mut CudaSlice<bf16>> = outs.iter_mut().collect();
+                median_ms(3, 15, || mlp.forward(&group, &xr, &mut or, m, c), &sync)
+            };
+            let serial = time_chunks(1)?;
+            let overlapped = time_chunks(chunks)?;
+            // the all-reduce of the block's output alone
+            let mut bufs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.comm(r).stream().alloc_zeros::<bf16>(m * h)).collect::<Result<_, _>>()?;
+            let comm = median_ms(
+                3,
+                15,
+                || {
+                    gemm_runtime::cudarc::nccl::result::group_start()?;
+                    for (r, b) in bufs.iter_mut().enumerate() {
+                        group.comm(r).all_reduce_in_place(b, &ReduceOp::Sum)?;
+                    }
+                    gemm_runtime::cudarc::nccl::result::group_end()?;
+                    Ok(())
+                },
+                &sync,
+            )?;
+            let bytes = (m * h * 2) as f64;
+            let bus = bytes * 2.0 * (world - 1) as f64 / world as f64 / (comm * 1e-3) / 1e9;
+            let hidden = (serial - overlapped) / comm;
+            println!(
+                "| {m} | {world} | {overlapped:.3} | {:.1} | {:.2} | {serial:.3} | {comm:.3} | {bus:.0} | {:.0}% |",
+                flops / world as f64 / (overlapped * 1e-3) / 1e12,
+                one / overlapped,
+                100.0 * hidden
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,34 @@
+//! Tensor-parallel linear layers over NCCL, on `gemm-runtime`'s kernels.
+//!
+//! Megatron's split of an MLP block across GPUs: the first linear layer
+//! split by its output columns (each GPU holds a slice of W1's rows and
+//! computes its slice of the hidden activations, GELU included, with no
+//! communication), the second by its input rows (each GPU multiplies its
+//! slice of the activations by its slice of W2 into a partial sum of the
+//! whole output), then an all-reduce sums the partial outputs. The second
+//! layer's bias is added once: by rank 0's epilogue, before the sum.
+//!
+//! One process drives every GPU ([`TpGroup`]: a communicator per device,
+//! from one NCCL id, each beside a compute stream). The collective is
+//! hidden behind the GEMMs by splitting the tokens (M) into chunks
+//! ([`ChunkPlan`]): chunk i's all-reduce runs on the communicator's stream
+//! while chunk i + 1's GEMMs run on the compute stream, each chunk's
+//! partial sums in a buffer of their own, so that the only waits between
+//! the streams are those of the chunk's own data (cudarc's event tracking
+//! orders them; no host synchronization inside a layer).
+//!
+//! NCCL is loaded at run time: without it [`TpGroup::new`] is an `Err`
+//! saying so. This crate keeps NCCL out of what single-GPU users build.
+//! NVLink multicast (NVLS) is never asked for: the communicators are
+//! created with NCCL's defaults, and this crate sets no environment.
+
+mod error;
+mod group;
+pub mod kernels;
+mod mlp;
+mod plan;
+
+pub use error::TpError;
+pub use group::TpGroup;
+pub use mlp::{MlpShape, TpMlp};
+pub use plan::ChunkPlan;

@@ -17,7 +17,7 @@
 
 use std::time::Instant;
 
-use gemm_runtime::cudarc::driver::{CudaContext, CudaSlice};
+use gemm_runtime::cudarc::driver::{CudaContext, CudaSlice, DevicePtrMut};
 use gemm_runtime::cudarc::nccl::safe::ReduceOp;
 use gemm_runtime::{bf16, Dims};
 use gemm_tp::kernels::{down_bias, up_gelu};
@@ -111,6 +111,10 @@ fn run() -> Result<(), TpError> {
                         group.comm(r).all_reduce_in_place(b, &ReduceOp::Sum)?;
                     }
                     gemm_runtime::cudarc::nccl::result::group_end()?;
+                    // (the buffers' use recorded after the collective is enqueued: see TpMlp::forward)
+                    for (r, b) in bufs.iter_mut().enumerate() {
+                        drop(b.device_ptr_mut(&group.comm(r).stream()));
+                    }
                     Ok(())
                 },
                 &sync,

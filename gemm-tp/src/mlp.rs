@@ -2,7 +2,7 @@
 //! linear layer with bias and GELU, then a row-parallel one whose partial
 //! outputs an all-reduce sums, chunk by chunk behind the GEMMs.
 
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use cudarc::nccl::safe::ReduceOp;
 use gemm_runtime::{bf16, Dims};
 
@@ -108,6 +108,15 @@ impl TpMlp {
                 group.comm(r).all_reduce(&partials[r][c], &mut dst, &ReduceOp::Sum)?;
             }
             cudarc::nccl::result::group_end()?;
+            // cudarc records a buffer's use on a stream when its pointer is taken, which inside
+            // an NCCL group is before the collective is enqueued (at the group's end): taken
+            // again now, so that whoever reads `out` next, and the partials' release, wait for
+            // the all-reduce itself
+            for r in 0..p {
+                let comm_stream = group.comm(r).stream();
+                drop(out[r].slice_mut(start * h..end * h).device_ptr_mut(&comm_stream));
+                drop(partials[r][c].device_ptr(&comm_stream));
+            }
         }
         Ok(())
     }

@@ -88,15 +88,22 @@ fn run() -> Result<(), TpError> {
         println!("| {m} | 1 | {one:.3} | {:.1} | 1.00 | | | | |", flops / (one * 1e-3) / 1e12);
         drop((dw1, dw2, act));
         for world in (2..=gpus).filter(|w| w.is_power_of_two()) {
+            // ANCHOR: setup
+            // ranks 0..world on GPUs 0..world; each rank's slices of the weights on its GPU
             let group = TpGroup::new(&(0..world).collect::<Vec<_>>())?;
             let mlp = TpMlp::from_host(&group, shape, &w1, &b1, &w2, &b2)?;
+            // the tokens on every rank, and a buffer there for the block's output
             let xs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&x)).collect::<Result<_, _>>()?;
             let mut outs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).alloc_zeros::<bf16>(m * h)).collect::<Result<_, _>>()?;
             let xr: Vec<&CudaSlice<bf16>> = xs.iter().collect();
+            // ANCHOR_END: setup
             let sync = || group.synchronize();
             let mut time_chunks = |c: usize| {
+                // ANCHOR: forward
                 let mut or: Vec<&mut CudaSlice<bf16>> = outs.iter_mut().collect();
-                median_ms(3, 15, || mlp.forward(&group, &xr, &mut or, m, c), &sync)
+                let forward = || mlp.forward(&group, &xr, &mut or, m, c);
+                // ANCHOR_END: forward
+                median_ms(3, 15, forward, &sync)
             };
             let serial = time_chunks(1)?;
             let overlapped = time_chunks(chunks)?;

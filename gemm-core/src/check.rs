@@ -214,7 +214,7 @@ fn rules(spec: &KernelSpec) -> Vec<Diag> {
     group(&mut out, "the swizzle", swizzle);
     group(&mut out, "the epilogue", epilogue);
     group(&mut out, "block scales", block_scales);
-    group(&mut out, "masked groups", groups);
+    group(&mut out, "grouped problems", groups);
     group(&mut out, "the edges", edges);
     group(&mut out, "the raster", raster);
     group(&mut out, "resources", resources);

@@ -3,7 +3,7 @@
 //! (variant settings as in the `variants` example). `--ptx` prints the PTX
 //! that NVRTC makes of it for the kernel's arch instead, for a look at the
 //! instructions; `--usage` ptxas's report of its machine code (registers
-//! a thread, bytes spilled), through NVRTC, for the H100 (sm_90 or sm_90a).
+//! a thread, bytes spilled), through NVRTC, for sm_90 (or sm_90a where the kernel needs it).
 //! `--source FILE` takes FILE's CUDA (a hand-edit of the step's) in place of
 //! the generated source, for `--ptx` and `--usage`. `--layouts rrr` stores
 //! A, B and C in other layouts than the step's (as `variants --layouts`).
@@ -23,7 +23,7 @@ struct Cli {
     /// Print NVRTC's PTX for the kernel's arch instead of the CUDA
     #[arg(long, conflicts_with = "usage")]
     ptx: bool,
-    /// Print ptxas's registers and spills for the H100 instead of the CUDA
+    /// Print ptxas's registers and spills for sm_90 instead of the CUDA
     #[arg(long)]
     usage: bool,
     /// The CUDA in FILE in place of the generated source (it must define the same kernel)

@@ -2301,3 +2301,80 @@ fn indexed_groups_on(bench: &Bench, kernel: &Kernel) {
     let e = kernel.launch_with(s, a, b, cb, dims, EpilogueArgs::new().groups(&short)).unwrap_err();
     assert!(matches!(e, GemmError::EpilogueArgs { .. }) && e.to_string().contains("row_groups"), "{e}");
 }
+
+/// The fused epilogue on grouped launches: alpha, a bias per group (the
+/// batch's bias stride) and GELU on the contiguous and masked layouts,
+/// each group's rows against cuBLAS's product with the epilogue on the
+/// host; rows outside the groups keep their poison.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn fused_epilogues_on_grouped_launches_take_each_groups_bias() {
+    use gemm_ladder::grouped::{grouped_contiguous, grouped_masked};
+    use gemm_ladder::measure::DevMat;
+    use gemm_runtime::internal::data::POISON;
+    use gemm_runtime::spec::{Activation, Bias, Dim, Elem, Fused};
+    use gemm_runtime::EpilogueArgs;
+    let bench = bench();
+    if bench.gpu.capability != (9, 0) {
+        return;
+    }
+    let (groups, m, n, k) = (4, 400, 264, 136);
+    let fused = Fused { alpha: true, bias: Some(Bias { along: Dim::N, elem: Elem::Bf16 }), activation: Some(Activation::Gelu), ..Fused::default() };
+    let s = bench.stream();
+    let bias: Vec<f32> = gemm_ladder::measure::random_normal(groups * n, 61).into_iter().map(|x| bf16::from_f32(x).to_f32()).collect();
+    let bias_d = DevMat::from_f32(s, Elem::Bf16, &bias).unwrap();
+    let DevMat::Bf16(bias_b) = &bias_d else { unreachable!("a bf16 bias") };
+    let alpha = 0.75f32;
+    let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
+    // (kernel, the batch as cuBLAS computes it, as the grouped launch takes it, the array, each group's rows of C)
+    let contiguous_rows = [(0, 130), (130, 130), (130, 131), (131, 350)];
+    let masked_rows = [(0, 400), (400, 401), (800, 800), (1200, 1329)];
+    let cases = [
+        (
+            &grouped_contiguous::KERNEL,
+            Dims::new(m, n, k).batched(groups, 0, n * k, m * n),
+            Dims::new(m, n, k).batched(groups, 0, n * k, 0),
+            vec![130, 130, 131, 350],
+            contiguous_rows,
+            m,
+        ),
+        (
+            &grouped_masked::KERNEL,
+            Dims::new(m, n, k).batched(groups, m * k, n * k, m * n),
+            Dims::new(m, n, k).batched(groups, m * k, n * k, m * n),
+            vec![400, 1, 0, 129],
+            masked_rows,
+            groups * m,
+        ),
+    ];
+    for (i, (base, each, dims, array, rows, c_rows)) in cases.into_iter().enumerate() {
+        let kernel = gemm_runtime::Kernel::from_spec(gemm_runtime::spec::KernelSpec { fused, ..base.spec.clone() }).unwrap();
+        let p = Problem::typed(&bench, [Elem::Bf16; 3], layouts, each, 63 + i as u64).unwrap();
+        let reference = p.reference(&bench).unwrap();
+        let (DevMat::Bf16(a), DevMat::Bf16(b)) = (&p.a, &p.b) else { unreachable!("bf16 operands") };
+        let mut c = DevMat::from_f32(s, Elem::Bf16, &vec![POISON; c_rows * n]).unwrap();
+        let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
+        let array_d = s.clone_htod(&array).unwrap();
+        let ep = EpilogueArgs::new().alpha(alpha).bias(bias_b).groups(&array_d);
+        kernel.launch_with(s, a, b, cb, dims.bias_stride(n), ep).unwrap();
+        let out = c.to_f32(s).unwrap();
+        let mut written = vec![false; c_rows];
+        for (g, &(start, end)) in rows.iter().enumerate() {
+            // group g's rows of C, and where cuBLAS's product of them lies (its problem g, all m rows)
+            let first = if i == 0 { start } else { 0 };
+            for (r, row) in (start..end).enumerate() {
+                written[row] = true;
+                let want: Vec<f32> = (0..n)
+                    .map(|col| {
+                        Activation::Gelu.apply(alpha as f64 * reference[g * m * n + (first + r) * n + col] as f64 + bias[g * n + col] as f64) as f32
+                    })
+                    .collect();
+                let err = gemm_runtime::internal::data::relative_error(&out[row * n..(row + 1) * n], &want).unwrap();
+                assert!(err <= 1e-2, "{}: group {g}, row {row}: relative error {err:.2e}", kernel.name);
+            }
+        }
+        for (row, w) in written.iter().enumerate() {
+            assert!(*w || out[row * n..(row + 1) * n].iter().all(|x| x.is_nan()), "{}: row {row}, outside the groups, was written", kernel.name);
+        }
+    }
+}

@@ -16,7 +16,9 @@ impl ChunkPlan {
     /// few tiles, and never an empty one.
     pub fn new(m: usize, chunks: usize, align: usize) -> Result<Self, crate::TpError> {
         if m == 0 || chunks == 0 || align == 0 {
-            return Err(crate::TpError::Args(format!("a chunk plan needs rows, chunks and an alignment: m = {m}, chunks = {chunks}, align = {align}")));
+            return Err(crate::TpError::Args(format!(
+                "a chunk plan needs rows, chunks and an alignment: m = {m}, chunks = {chunks}, align = {align}"
+            )));
         }
         let tiles = m.div_ceil(align);
         let chunks = chunks.min(tiles);

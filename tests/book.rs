@@ -84,7 +84,7 @@ fn every_block_of_the_guide_is_included_from_a_compiled_file() {
                 let (path, anchor) = include(line).unwrap();
                 let file = page.parent().unwrap().join(&path);
                 let source = std::fs::read_to_string(&file).unwrap_or_else(|_| panic!("{}: {path} does not exist", page.display()));
-                let compiled = ["examples/", "src/", "gemm-runtime/", "gemm-core/", "gemm-lab/", "tests/"];
+                let compiled = ["examples/", "src/", "gemm-runtime/", "gemm-core/", "gemm-lab/", "gemm-tp/", "tests/"];
                 let relative = file.canonicalize().unwrap();
                 let relative = relative.strip_prefix(root().canonicalize().unwrap()).unwrap().to_string_lossy().into_owned();
                 assert!(

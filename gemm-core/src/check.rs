@@ -604,7 +604,8 @@ fn fp8(spec: &KernelSpec, out: &mut Vec<Diag>) {
 fn groups(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let Some(groups) = spec.groups else { return };
     let sm80 = matches!(spec.staging, Staging::CpAsync { .. }) && matches!(spec.atom, Atom::Mma { .. });
-    if !matches!(spec.staging, Staging::Tma { .. }) && !(sm80 && groups != Groups::Contiguous) {
+    let generated = matches!(spec.staging, Staging::Tma { .. }) || (sm80 && groups != Groups::Contiguous);
+    if !generated {
         let msg = if sm80 {
             format!(
                 "groups = {} is generated on the Hopper path so far (TMA stages, atom = wgmma(..)); on the sm_80 path, pad each group to the block's m and write groups = indexed",

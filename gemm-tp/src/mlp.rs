@@ -182,7 +182,7 @@ fn check_split(shape: MlpShape, p: usize) -> Result<(), TpError> {
     if shape.hidden == 0 || shape.ffn == 0 {
         return Err(TpError::Args(format!("an MLP of hidden {} and ffn {}: both must be at least 1", shape.hidden, shape.ffn)));
     }
-    if shape.ffn % p != 0 {
+    if !shape.ffn.is_multiple_of(p) {
         return Err(TpError::Args(format!("ffn = {} does not split over {p} ranks: use a multiple of {p}", shape.ffn)));
     }
     Ok(())

@@ -653,7 +653,7 @@ fn grouped_kernels_compile_without_spills_and_place_tiles_before_loading() {
             _ => "const int M = g_end;",
         };
         let first_placed = k.source.find(placed).unwrap_or_else(|| panic!("{}: no `{placed}`", k.name));
-        let first_load = k.source.find(if arch == "sm_80" { "cp_async_16(as_addr" } else { "tma_load(a_smem" }).unwrap();
+        let first_load = k.source.find(if arch == "sm_80" { "cp_async_16(a_dst[r]" } else { "tma_load(a_smem" }).unwrap();
         assert!(first_placed < first_load, "{}: a copy before the tile's place in its group", k.name);
     }
 }

@@ -113,13 +113,17 @@ impl TpMlp {
                     down(s, &act, &self.w2[r], partial, Dims::new(rows, h, fp))?;
                 }
             }
-            // one thread drives every communicator: their calls go in one NCCL group
+            // one thread drives every communicator: their calls go in one NCCL group (ended
+            // even where a call failed, so that the next group starts afresh)
             cudarc::nccl::result::group_start()?;
-            for r in 0..p {
+            let calls: Result<(), TpError> = (0..p).try_for_each(|r| {
                 let mut dst = out[r].slice_mut(start * h..end * h);
                 group.comm(r).all_reduce(&partials[r][c], &mut dst, &ReduceOp::Sum)?;
-            }
-            cudarc::nccl::result::group_end()?;
+                Ok(())
+            });
+            let ended = cudarc::nccl::result::group_end();
+            calls?;
+            ended?;
             // cudarc records a buffer's use on a stream when its pointer is taken, which inside
             // an NCCL group is before the collective is enqueued (at the group's end): taken
             // again now, so that whoever reads `out` next, and the partials' release, wait for

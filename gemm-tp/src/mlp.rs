@@ -151,6 +151,10 @@ impl TpMlp {
         }
         for r in 0..p {
             let ordinal = group.ordinal(r);
+            let weights = self.w1[r].context().ordinal();
+            if weights != ordinal {
+                return Err(TpError::Args(format!("the layer's slices for rank {r} lie on GPU {weights}; the group runs rank {r} on GPU {ordinal}")));
+            }
             for (what, len, on) in [("input", x[r].len(), x[r].context().ordinal()), ("output", out[r].len(), out[r].context().ordinal())] {
                 if on != ordinal {
                     return Err(TpError::Args(format!("rank {r}'s {what} lies on GPU {on}; the rank runs on GPU {ordinal}")));

@@ -368,6 +368,21 @@ fn every_tensor_core_setting_changes_the_kernel() {
         ("c type", Box::new(|s| s.c.elem = Elem::F16)),
         ("a type", Box::new(|s| (s.a.elem, s.b.elem) = (Elem::F16, Elem::F16))),
         ("wmma", Box::new(|s| s.atom = Atom::Wmma { m: 16, n: 16, k: 16 })),
+        ("gated", Box::new(|s| s.fused = Fused { activation: Some(Activation::Silu), gated: true, ..Fused::default() })),
+        (
+            "masked groups",
+            Box::new(|s| {
+                s.groups = Some(Groups::Masked);
+                s.edges = Edges::Guarded;
+            }),
+        ),
+        (
+            "indexed groups",
+            Box::new(|s| {
+                s.groups = Some(Groups::Indexed);
+                s.edges = Edges::Guarded;
+            }),
+        ),
     ];
     for (what, change) in changes {
         let mut s = mma_spec();

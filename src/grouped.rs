@@ -204,3 +204,20 @@ pub fn grouped_masked_sm80(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: Ma
     groups = indexed,
 )]
 pub fn grouped_indexed_sm80(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
+/// Groups starting at any row (`groups = contiguous`) on the sm_80 path,
+/// the same tiling: the grid's rows of tiles are the groups' row tiles one
+/// after another, and a block finds its own group by a warp's scan over
+/// the groups' ends.
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 256),
+    warp(m = 64, n = 64),
+    atom = mma(m16n8k16),
+    staging = cp_async(stages = 3, vector = 8, fragments = 2),
+    swizzle = xor,
+    raster = grouped(8),
+    epilogue = smem,
+    edges = guarded,
+    groups = contiguous,
+)]
+pub fn grouped_contiguous_sm80(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);

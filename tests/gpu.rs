@@ -2060,7 +2060,8 @@ fn swiglu_groups_write_silu_of_each_gate_times_its_up() {
     assert!(matches!(&odd, Err(GemmError::UnsupportedSize { rule, .. }) if rule.contains("must be even")), "{odd:?}");
 }
 
-/// `groups = contiguous` (`grouped::grouped_contiguous`): experts' rows one
+/// `groups = contiguous` (`grouped::grouped_contiguous` on the Hopper
+/// path, `grouped_contiguous_sm80` on the sm_80 path): experts' rows one
 /// after another in A and C, their ends on the device. Each group's rows
 /// of C match cuBLAS on A's same rows and that group's W: groups starting
 /// at rows no tile multiple, of 0 and 1 rows, and ends that go back or
@@ -2071,21 +2072,28 @@ fn swiglu_groups_write_silu_of_each_gate_times_its_up() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn contiguous_groups_write_each_groups_rows_from_its_own_weights() {
-    use gemm_ladder::grouped::grouped_contiguous;
-    use gemm_ladder::measure::DevMat;
-    use gemm_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-    use gemm_runtime::internal::data::POISON;
+    use gemm_ladder::grouped::{grouped_contiguous, grouped_contiguous_sm80};
     let bench = bench();
     if bench.gpu.capability != (9, 0) {
         return;
     }
-    let kernel = &grouped_contiguous::KERNEL;
+    // the Hopper path's persistent walk, and the sm_80 path's block per tile
+    for kernel in [&grouped_contiguous::KERNEL, &grouped_contiguous_sm80::KERNEL] {
+        contiguous_groups_on(&bench, kernel);
+    }
+}
+
+fn contiguous_groups_on(bench: &Bench, kernel: &Kernel) {
+    use gemm_ladder::measure::DevMat;
+    use gemm_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    use gemm_runtime::internal::data::POISON;
+    use gemm_runtime::EpilogueArgs;
     let (groups, m, n, k) = (6, 700, 264, 200);
     // the reference: every group's W times all of A's rows, group after group
     let each = Dims::new(m, n, k).batched(groups, 0, n * k, m * n);
     let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
-    let p = Problem::typed(&bench, [gemm_runtime::spec::Elem::Bf16; 3], layouts, each, 41).unwrap();
-    let reference = p.reference(&bench).unwrap();
+    let p = Problem::typed(bench, [gemm_runtime::spec::Elem::Bf16; 3], layouts, each, 41).unwrap();
+    let reference = p.reference(bench).unwrap();
     let s = bench.stream();
     let (DevMat::Bf16(a), DevMat::Bf16(b)) = (&p.a, &p.b) else { unreachable!("bf16 operands") };
     let dims = Dims::new(m, n, k).batched(groups, 0, n * k, 0);
@@ -2114,7 +2122,7 @@ fn contiguous_groups_write_each_groups_rows_from_its_own_weights() {
     let ends = s.clone_htod(&first).unwrap();
     let mut c = fresh();
     let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
-    grouped_contiguous(s, a, b, cb, &ends, dims).unwrap();
+    kernel.launch_with(s, a, b, cb, dims, EpilogueArgs::new().groups(&ends)).unwrap();
     check(&c, &first, "one launch");
     // captured, then ends that go back (group 2 empty) and pass A's rows (the last group's clamped)
     // SAFETY: every use of a buffer on another stream follows a synchronize.
@@ -2125,7 +2133,7 @@ fn contiguous_groups_write_each_groups_rows_from_its_own_weights() {
     s.synchronize().unwrap();
     let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
     stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
-    grouped_contiguous(&stream, a, b, cb, &ends, dims).unwrap();
+    kernel.launch_with(&stream, a, b, cb, dims, EpilogueArgs::new().groups(&ends)).unwrap();
     let graph = stream.end_capture(CUgraphInstantiate_flags(0)).unwrap().expect("a graph of the launch");
     graph.launch().unwrap();
     stream.synchronize().unwrap();
@@ -2141,7 +2149,8 @@ fn contiguous_groups_write_each_groups_rows_from_its_own_weights() {
     check(&c, &second, "the graph replayed with new ends");
     // A's or C's rows per group are one matrix's: strides of their own are refused
     let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
-    let strided = grouped_contiguous(s, a, b, cb, &ends, Dims::new(m / groups, n, k).batched(groups, (m / groups) * k, n * k, 0));
+    let strided =
+        kernel.launch_with(s, a, b, cb, Dims::new(m / groups, n, k).batched(groups, (m / groups) * k, n * k, 0), EpilogueArgs::new().groups(&ends));
     assert!(matches!(strided, Err(GemmError::EpilogueArgs { .. })), "{strided:?}");
 }
 

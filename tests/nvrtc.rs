@@ -605,7 +605,7 @@ fn fp8_kernels_compile_to_k32_wgmmas_for_sm_90a() {
 /// vector stores and through a tile in shared memory, and both on e4m3
 /// operands with per-tensor scales, SwiGLU's gated pairs on both
 /// layouts, in bf16 and on e4m3 with block scales, the indexed (aligned)
-/// form, and the masked and indexed layouts on the sm_80 path; each tile is placed
+/// form, and the masked, indexed and contiguous layouts on the sm_80 path; each tile is placed
 /// in its group (a masked one past a problem's rows skipped) before any
 /// copy.
 #[test]
@@ -638,6 +638,7 @@ fn grouped_kernels_compile_without_spills_and_place_tiles_before_loading() {
         gemm_ladder::grouped::grouped_indexed::KERNEL.spec.clone(),
         gemm_ladder::grouped::grouped_masked_sm80::KERNEL.spec.clone(),
         gemm_ladder::grouped::grouped_indexed_sm80::KERNEL.spec.clone(),
+        gemm_ladder::grouped::grouped_contiguous_sm80::KERNEL.spec.clone(),
     ];
     for spec in specs {
         let k = gemm_runtime::Kernel::from_spec(spec).unwrap();
@@ -650,6 +651,7 @@ fn grouped_kernels_compile_without_spills_and_place_tiles_before_loading() {
             Some(gemm_runtime::spec::Groups::Masked) => "if (block_m >= rows)",
             Some(gemm_runtime::spec::Groups::Indexed) if arch == "sm_80" => "if (group < 0 || group >= batches) return;",
             Some(gemm_runtime::spec::Groups::Indexed) => "if (batch < 0 || batch >= batches) continue;",
+            Some(gemm_runtime::spec::Groups::Contiguous) if arch == "sm_80" => "if (group < 0) return;",
             _ => "const int M = g_end;",
         };
         let first_placed = k.source.find(placed).unwrap_or_else(|| panic!("{}: no `{placed}`", k.name));

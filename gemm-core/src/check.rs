@@ -604,21 +604,30 @@ fn fp8(spec: &KernelSpec, out: &mut Vec<Diag>) {
 fn groups(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let Some(groups) = spec.groups else { return };
     let sm80 = matches!(spec.staging, Staging::CpAsync { .. }) && matches!(spec.atom, Atom::Mma { .. });
-    let generated = matches!(spec.staging, Staging::Tma { .. }) || (sm80 && groups != Groups::Contiguous);
-    if !generated {
-        let msg = if sm80 {
-            format!(
-                "groups = {} is generated on the Hopper path so far (TMA stages, atom = wgmma(..)); on the sm_80 path, pad each group to the block's m and write groups = indexed",
-                groups.name()
-            )
-        } else {
+    if !matches!(spec.staging, Staging::Tma { .. }) && !sm80 {
+        out.push(Diag::new(
+            "groups",
             format!(
                 "groups = {} is generated on the Hopper path (TMA stages, atom = wgmma(..)) and on the sm_80 path (cp_async stages, atom = mma(..))",
                 groups.name()
-            )
-        };
-        out.push(Diag::new("groups", msg));
+            ),
+        ));
         return;
+    }
+    // a contiguous group's tiles start at any row, where copies and stores along M would be misaligned
+    if sm80 && groups == Groups::Contiguous {
+        for (name, ty, operand) in [("a", "Mat", spec.a), ("c", "MatMut", spec.c)] {
+            if operand.layout == Layout::ColMajor {
+                out.push(Diag::new(
+                    name,
+                    format!(
+                        "groups = contiguous on the sm_80 path starts a group's tiles at any row, where a column-major {}'s vectors along M would be misaligned: write `{ty}<{}, RowMajor>`, or pad each group to the block's m and write groups = indexed",
+                        name.to_uppercase(),
+                        operand.elem.rust_name()
+                    ),
+                ));
+            }
+        }
     }
     if sm80 {
         // a grid of a block per tile: each block skips or places its own tile

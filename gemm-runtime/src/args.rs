@@ -249,7 +249,9 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
     // (early: the rules below, and the copies and variants a launch refused for alignment goes
     // on to, work out tiles, pitches and spans that only sizes within these bounds keep finite)
     fit_i32(&shapes)?;
-    check_batch(&d, &shapes[2], spec.persistent.is_none(), spec.groups.is_some_and(gemm_core::spec::Groups::one_a_and_c))?;
+    // (indexed and contiguous groups on a grid of a block per tile place tiles in one problem's rows)
+    let one_a_and_c = spec.groups.is_some_and(gemm_core::spec::Groups::one_a_and_c);
+    check_batch(&d, &shapes[2], spec.persistent.is_none() && !one_a_and_c, one_a_and_c)?;
     let kernel = || spec.kernel_name();
     let req = spec.requirements();
     let (m_tile, n_tile) = if spec.cluster.is_some() { ("block m x cluster m", "block n x cluster n") } else { ("block m", "block n") };
@@ -269,13 +271,23 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
             return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
         }
     } else {
-        let (gx, gy, _) = gemm_core::grid(spec, d.m.min(u32::MAX as usize) as u32, d.n.min(u32::MAX as usize) as u32);
+        // contiguous groups: a row of tiles more a group, for each group's partial last tile
+        let rows = match spec.groups {
+            Some(gemm_core::spec::Groups::Contiguous) => d.m.saturating_add(d.batch.count.saturating_mul(spec.block.m as usize)),
+            _ => d.m,
+        };
+        let (gx, gy, _) = gemm_core::grid(spec, rows.min(u32::MAX as usize) as u32, d.n.min(u32::MAX as usize) as u32);
         if gx > i32::MAX as u32 {
             let rule = format!("{}x{} needs {gx} blocks along the grid's x, over its {}", d.m, d.n, i32::MAX);
             return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
         }
         if gy > 65535 {
-            let rule = format!("m = {} needs {gy} blocks along m, over the grid's 65535", d.m);
+            let rule = match spec.groups {
+                Some(gemm_core::spec::Groups::Contiguous) => {
+                    format!("m = {} in {} groups needs {gy} blocks along m, over the grid's 65535", d.m, d.batch.count)
+                }
+                _ => format!("m = {} needs {gy} blocks along m, over the grid's 65535", d.m),
+            };
             return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
         }
     }

@@ -327,9 +327,9 @@ impl Kernel {
         }
         let batches = b.count as i32;
         let scratch_ptrs = stream_k.as_ref().map(|s| [s.partials(), s.flags()]);
-        // (indexed groups on a grid of a block per tile take the count beside their array)
-        let indexed = self.spec.groups == Some(gemm_core::spec::Groups::Indexed);
-        if self.spec.persistent.is_some() || indexed {
+        // (indexed and contiguous groups on a grid of a block per tile take the count beside their array)
+        let placed = matches!(self.spec.groups, Some(gemm_core::spec::Groups::Indexed | gemm_core::spec::Groups::Contiguous));
+        if self.spec.persistent.is_some() || placed {
             launch.arg(&batches);
         }
         for p in scratch_ptrs.iter().flatten() {
@@ -456,6 +456,12 @@ impl Kernel {
             None if self.spec.groups == Some(gemm_core::spec::Groups::Indexed) => {
                 let (x, y, _) = gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32);
                 (x, y, 1)
+            }
+            // contiguous groups: at most the rows' tiles and a partial one more a group, each placing itself
+            None if self.spec.groups == Some(gemm_core::spec::Groups::Contiguous) => {
+                let rows = dims.m.div_ceil(self.spec.block.m as usize) + dims.batch.count;
+                let (x, _, _) = gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32);
+                (x, rows.min(u32::MAX as usize) as u32, 1)
             }
             None => {
                 let (x, y, _) = gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32);

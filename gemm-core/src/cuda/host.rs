@@ -7,10 +7,64 @@ pub fn run_cpp(tag: &str, program: &str) -> String {
     let dir = std::env::temp_dir().join(format!("gemm-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("main.cpp"), program).unwrap();
-    let built = std::process::Command::new("c++").arg("-O1").arg("-o").arg(dir.join("main")).arg(dir.join("main.cpp")).output();
+    let built = std::process::Command::new("c++").arg("-O1").arg("-pthread").arg("-o").arg(dir.join("main")).arg(dir.join("main.cpp")).output();
     let built = built.expect("a host C++ compiler (c++)");
     assert!(built.status.success(), "{tag}: the program compiles as C++: {}\n{program}", String::from_utf8_lossy(&built.stderr));
     let out = std::process::Command::new(dir.join("main")).output().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// Host stand-ins for what generated code that places a tile uses: the
+/// block and grid indices, `__ldg`, and a warp's intrinsics (`__shfl_sync`,
+/// `__shfl_up_sync`, `__ballot_sync`, `__ffs`), one warp being 32 host
+/// threads that meet at each intrinsic. `run_warp(f)` runs `f` on the 32
+/// lanes of the block `blockIdx` names (set it first) and waits for them.
+pub const WARP_SHIM: &str = r#"#include <cstdio>
+#include <algorithm>
+#include <thread>
+#include <mutex>
+#include <condition_variable>
+using std::min;
+using std::max;
+struct Dim3 { unsigned x, y, z; };
+static Dim3 blockIdx, gridDim;
+static thread_local Dim3 threadIdx;
+static int __ldg(const int* p) { return *p; }
+static int __ffs(unsigned x) { return __builtin_ffs((int)x); }
+static std::mutex warp_mutex;
+static std::condition_variable warp_cv;
+static int warp_arrived = 0;
+static unsigned warp_phase = 0;
+static long long warp_values[32];
+// every lane waits here until all 32 have arrived
+static void warp_meet() {
+    std::unique_lock<std::mutex> lock(warp_mutex);
+    const unsigned phase = warp_phase;
+    if (++warp_arrived == 32) { warp_arrived = 0; ++warp_phase; warp_cv.notify_all(); }
+    else warp_cv.wait(lock, [&] { return warp_phase != phase; });
+}
+// each lane offers v and takes lane src's
+static long long warp_exchange(long long v, int src) {
+    warp_values[threadIdx.x % 32] = v;
+    warp_meet();
+    const long long got = warp_values[src];
+    warp_meet();
+    return got;
+}
+static int __shfl_sync(unsigned, int v, int src) { return (int)warp_exchange(v, src); }
+static int __shfl_up_sync(unsigned, int v, int d) { const int lane = threadIdx.x % 32; return (int)warp_exchange(v, lane >= d ? lane - d : lane); }
+static unsigned __ballot_sync(unsigned, bool p) {
+    warp_values[threadIdx.x % 32] = p;
+    warp_meet();
+    unsigned bits = 0;
+    for (int l = 0; l < 32; ++l) bits |= warp_values[l] ? 1u << l : 0u;
+    warp_meet();
+    return bits;
+}
+template <class F> static void run_warp(F f) {
+    std::thread lanes[32];
+    for (unsigned l = 0; l < 32; ++l) lanes[l] = std::thread([=] { threadIdx = Dim3{l, 0, 0}; f(); });
+    for (auto& t : lanes) t.join();
+}
+"#;

@@ -48,6 +48,10 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
         Some(Groups::Contiguous) => {
             lines.push("// groups = contiguous: where each group's rows of A and C end (the next group's start)".to_string());
             lines.push("const int* __restrict__ group_ends".to_string());
+            if spec.persistent.is_none() {
+                lines.push("// and the groups (problems of B) there are".to_string());
+                lines.push("int batches".to_string());
+            }
         }
         Some(Groups::Indexed) => {
             lines.push("// groups = indexed: each row's group of A and C, -1 for a padding row".to_string());
@@ -103,7 +107,7 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
 /// TFLOP/s at 4096^3 and put the fp32 ladder back at its figures from
 /// before batches (BENCHMARKS.md).
 ///
-/// Under `groups = indexed` the launch is one problem of A and C (a
+/// Under `groups = indexed | contiguous` the launch is one problem of A and C (a
 /// block per tile of them, the grid one deep) whose tile takes the B (and
 /// bias) of its group, `group` (in scope): the body is called once, with
 /// those moved there.
@@ -121,7 +125,7 @@ pub fn per_problem(w: &mut Writer, spec: &KernelSpec, body: impl FnOnce(&mut Wri
     w.line("// the kernel's body, over one problem's operands: called with the parameters themselves");
     w.line("// where the launch is one problem, which the compiler then addresses from the constant bank");
     w.statement_block(format!("const auto body = [&]({})", list(&|(t, name, _)| format!("{t} __restrict__ {name}"))), body);
-    if spec.groups == Some(Groups::Indexed) {
+    if matches!(spec.groups, Some(Groups::Indexed | Groups::Contiguous)) {
         w.line("// the tile's group's B (and bias)");
         let moved = |(_, name, stride): &(String, &str, &str)| match *name {
             "B" | "bias" => format!("{name} + group * {stride}"),

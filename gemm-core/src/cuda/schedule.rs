@@ -13,19 +13,24 @@ pub fn helpers(w: &mut Writer, raster: Raster) {
 /// Defines `block_m` and `block_n`, the origin of this block's `bm x bn` C
 /// tile, from the block index (one block per tile).
 pub fn raster(w: &mut Writer, raster: Raster, bm: u32, bn: u32) {
+    raster_as(w, raster, bm, bn, ["block_m", "block_n"]);
+}
+
+/// [`raster`]'s tile origin defined under the names `origin` gives.
+pub fn raster_as(w: &mut Writer, raster: Raster, bm: u32, bn: u32, origin: [&str; 2]) {
     match raster {
         Raster::Grouped(g) => {
             let tile = ("tile", Some("blockIdx.y * gridDim.x + blockIdx.x"));
-            grouped(w, g, bm, bn, tile, ["gridDim.x", "(int)gridDim.y"], ["block_m", "block_n"]);
+            grouped(w, g, bm, bn, tile, ["gridDim.x", "(int)gridDim.y"], origin);
         }
         Raster::Hilbert => {
             w.line("const int tile = blockIdx.y * gridDim.x + blockIdx.x;");
-            hilbert(w, bm, bn, "tile", ["(int)gridDim.y", "(int)gridDim.x"], ["block_m", "block_n"]);
+            hilbert(w, bm, bn, "tile", ["(int)gridDim.y", "(int)gridDim.x"], origin);
         }
         _ => {
             w.line("// raster (row): blockIdx.x walks the N tiles, blockIdx.y the M tiles");
-            w.line(format!("const int block_m = blockIdx.y * {bm};"));
-            w.line(format!("const int block_n = blockIdx.x * {bn};"));
+            w.line(format!("const int {} = blockIdx.y * {bm};", origin[0]));
+            w.line(format!("const int {} = blockIdx.x * {bn};", origin[1]));
         }
     }
 }

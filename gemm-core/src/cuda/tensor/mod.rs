@@ -158,15 +158,23 @@ impl Tc<'_> {
                 }
                 return self.tma_body(w, stages);
             }
-            let indexed = s.groups == Some(Groups::Indexed);
-            if indexed {
-                // (the tile's group, whose B the body takes, is known before it)
-                schedule::raster(w, s.raster, self.bm, self.bn);
-                self.indexed_tile(w);
+            // (the tile's group, whose B the body takes, is known before it)
+            match s.groups {
+                Some(Groups::Indexed) => {
+                    schedule::raster(w, s.raster, self.bm, self.bn);
+                    self.indexed_tile(w);
+                }
+                Some(Groups::Contiguous) => {
+                    schedule::raster_as(w, s.raster, self.bm, self.bn, ["grid_m", "block_n"]);
+                    self.contiguous_tile(w);
+                }
+                _ => {}
             }
             super::params::per_problem(w, s, |w| {
-                if indexed {
+                if s.groups == Some(Groups::Indexed) {
                     w.line("const int M = run_end;  // the group's rows of this tile: every guard below stops there");
+                } else if s.groups == Some(Groups::Contiguous) {
+                    w.line("const int M = group_end;  // the group's end: every guard and edge load below stops there");
                 } else {
                     schedule::raster(w, s.raster, self.bm, self.bn);
                     self.masked_tile(w);
@@ -213,6 +221,50 @@ impl Tc<'_> {
         w.line("const int group = __ldg(row_groups + block_m);");
         w.line("if (group < 0 || group >= batches) return;");
         group_run_end(w, bm, "group");
+    }
+
+    /// `groups = contiguous` on a grid of a block per tile (the sm_80
+    /// path): the grid's rows of tiles are the groups' row tiles one after
+    /// another (each group's from its first row, the last partial, none
+    /// reaching into the next group), and as many rows more as there are
+    /// groups, whose blocks end at once. A block finds its tile's group
+    /// (`group`, whose B the body reads) by scanning the ends 32 groups at a
+    /// time across each warp (every warp alike): their prefix maximum keeps
+    /// them within M and after the start, as the persistent walk's does,
+    /// and a prefix sum counts the groups' row tiles.
+    fn contiguous_tile(&self, w: &mut Writer) {
+        let bm = self.bm;
+        w.line("// groups = contiguous: group g's rows of A and C run from group_ends[g - 1] (0 for the first) to");
+        w.line("// group_ends[g] (kept within M and after the start), in row tiles of its own; this block's row");
+        w.line(format!("// of tiles is the (grid_m / {bm})-th of them all, found by each warp scanning the ends 32 groups at a time"));
+        w.line(format!("const int t_m = grid_m / {bm};"));
+        w.line("int group = -1, group_start = 0, group_end = 0, group_first = 0;");
+        w.block("", |w| {
+            w.line("const int lane = threadIdx.x % 32;");
+            w.line("int before_end = 0, before_tiles = 0;  // where the groups scanned so far end, and their row tiles");
+            w.block("for (int g0 = 0; g0 < batches && group < 0; g0 += 32)", |w| {
+                w.line("int end = max(g0 + lane < batches ? min(M, __ldg(group_ends + g0 + lane)) : 0, before_end);");
+                w.line("for (int d = 1; d < 32; d *= 2) { const int e = __shfl_up_sync(0xffffffffu, end, d); if (lane >= d) end = max(end, e); }");
+                w.line("int start = __shfl_up_sync(0xffffffffu, end, 1);");
+                w.line("if (lane == 0) start = before_end;");
+                w.line(format!("const int tiles = (end - start + {bm} - 1) / {bm};"));
+                w.line("int through = tiles;  // the row tiles of this lane's group and of every group before it");
+                w.line("for (int d = 1; d < 32; d *= 2) { const int t = __shfl_up_sync(0xffffffffu, through, d); if (lane >= d) through += t; }");
+                w.line("through += before_tiles;");
+                w.line("const unsigned hit = __ballot_sync(0xffffffffu, through > t_m);");
+                w.block("if (hit != 0)", |w| {
+                    w.line("const int l = __ffs(hit) - 1;");
+                    w.line("group = g0 + l;");
+                    w.line("group_start = __shfl_sync(0xffffffffu, start, l);");
+                    w.line("group_end = __shfl_sync(0xffffffffu, end, l);");
+                    w.line("group_first = __shfl_sync(0xffffffffu, through - tiles, l);");
+                });
+                w.line("before_end = __shfl_sync(0xffffffffu, end, 31);");
+                w.line("before_tiles = __shfl_sync(0xffffffffu, through, 31);");
+            });
+        });
+        w.line("if (group < 0) return;  // past the groups' row tiles");
+        w.line(format!("const int block_m = group_start + (t_m - group_first) * {bm};"));
     }
 
     /// The accumulators to C.
@@ -467,4 +519,122 @@ fn prefetched(prefetch: u32, evict_first: EvictFirst) -> String {
         s += &format!(", {}'s loads leaving the L2 first", first.join(" and "));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `grouped_contiguous_sm80`'s tiling: 128 x 256 tiles on the sm_80
+    /// path (a block per tile), in the grouped raster, groups contiguous.
+    fn sm80_contiguous() -> KernelSpec {
+        let bf16 = |layout| Operand { elem: Elem::Bf16, layout };
+        let s = KernelSpec {
+            name: "place".into(),
+            a: bf16(Layout::RowMajor),
+            b: bf16(Layout::ColMajor),
+            c: bf16(Layout::RowMajor),
+            block: Block { m: 128, n: 256, k: Some(64), threads: 256, min_blocks: None },
+            warp: Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 }),
+            thread: None,
+            atom: Atom::Mma { m: 16, n: 8, k: 16 },
+            staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 2 },
+            specialize: None,
+            swizzle: Swizzle::Xor,
+            raster: Raster::Grouped(8),
+            persistent: None,
+            cluster: None,
+            epilogue: Epilogue::Smem,
+            fused: Fused::default(),
+            edges: Edges::Guarded,
+            groups: Some(Groups::Contiguous),
+            arch: Arch::Sm80,
+        };
+        assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
+        s
+    }
+
+    /// The tiles (group, block_m, block_n, the M its guards stop at) that
+    /// the blocks of the launch grid of an `m x n` problem of `ends.len()`
+    /// contiguous groups place themselves at: the raster and the warp's
+    /// scan over the ends as generated, compiled as host C++ with a warp
+    /// of 32 host threads, run block after block.
+    fn placed(m: usize, n: usize, ends: &[i32]) -> Vec<(i32, i32, i32, i32)> {
+        let s = sm80_contiguous();
+        let tc = Tc::new(&s);
+        let mut w = Writer::default();
+        w.block("static void place(int M, int N, int batches, const int* group_ends)", |w| {
+            schedule::raster_as(w, s.raster, tc.bm, tc.bn, ["grid_m", "block_n"]);
+            tc.contiguous_tile(w);
+            w.line("if (threadIdx.x == 0) std::printf(\"%d %d %d %d\\n\", group, block_m, block_n, group_end);");
+        });
+        let values: Vec<String> = ends.iter().map(i32::to_string).collect();
+        let (gx, _, _) = crate::cuda::grid(&s, m as u32, n as u32);
+        let gy = m.div_ceil(128) + ends.len();
+        let program = format!(
+            "{}{}\nint main() {{\n  static const int ends[] = {{{}}};\n  gridDim = Dim3{{{gx}, {gy}, 1}};\n  \
+             for (unsigned y = 0; y < {gy}; ++y) for (unsigned x = 0; x < {gx}; ++x) {{\n    \
+             blockIdx = Dim3{{x, y, 0}};\n    run_warp([] {{ place({m}, {n}, {}, ends); }});\n  }}\n}}\n",
+            crate::cuda::host::WARP_SHIM,
+            w.finish(),
+            values.join(", "),
+            ends.len()
+        );
+        let out = crate::cuda::host::run_cpp(&format!("place-contiguous-{}", ends.len()), &program);
+        let mut tiles: Vec<(i32, i32, i32, i32)> = out
+            .lines()
+            .map(|l| {
+                let v: Vec<i32> = l.split(' ').map(|x| x.parse().unwrap()).collect();
+                (v[0], v[1], v[2], v[3])
+            })
+            .collect();
+        tiles.sort();
+        tiles
+    }
+
+    /// The tiles each group's rows `[start, end)` should take: its row
+    /// tiles from `start` on (the last one partial), times N's, each once.
+    fn expected(groups: &[(i32, usize, usize)], n: usize) -> Vec<(i32, i32, i32, i32)> {
+        let mut tiles = Vec::new();
+        for &(g, start, end) in groups {
+            for row in (start..end).step_by(128) {
+                for col in (0..n).step_by(256) {
+                    tiles.push((g, row as i32, col as i32, end as i32));
+                }
+            }
+        }
+        tiles.sort();
+        tiles
+    }
+
+    /// `groups = contiguous` on a grid of a block per tile: every group's
+    /// rows in tiles of its own (the last partial, none reaching into the
+    /// next group), each tile placed by exactly one block; empty groups
+    /// (first, middle, last) take none; ends that go back make a group
+    /// empty and ends past m stop at m, as the persistent walk clamps them;
+    /// and more groups than a warp scans at once (70: three rounds, a
+    /// group's tiles found in each).
+    #[test]
+    fn contiguous_groups_on_a_block_per_tile_place_each_tile_once() {
+        let (m, n) = (333, 600);
+        type Case<'a> = (&'a [i32], &'a [(i32, usize, usize)]);
+        let cases: [Case; 5] = [
+            (&[100, 100, 333], &[(0, 0, 100), (2, 100, 333)]),
+            (&[0, 0, 333], &[(2, 0, 333)]),
+            (&[1, 2, 3, 333, 333], &[(0, 0, 1), (1, 1, 2), (2, 2, 3), (3, 3, 333)]),
+            (&[200, 100, 333, 1000], &[(0, 0, 200), (2, 200, 333)]),
+            (&[-5, 129, 1000], &[(1, 0, 129), (2, 129, 333)]),
+        ];
+        for (ends, groups) in cases {
+            assert_eq!(placed(m, n, ends), expected(groups, n), "ends {ends:?}");
+        }
+        // 70 groups: ten of a row each, then the rows in groups 31, 40 and 69
+        let mut ends: Vec<i32> = (1..=70).map(|g: i32| g.min(10)).collect();
+        ends[31] = 150;
+        ends[40..69].fill(290);
+        ends[69] = m as i32;
+        let mut groups: Vec<(i32, usize, usize)> = (0..10).map(|g| (g, g as usize, g as usize + 1)).collect();
+        groups.extend([(31, 10, 150), (40, 150, 290), (69, 290, m)]);
+        assert_eq!(placed(m, n, &ends), expected(&groups, n));
+    }
 }

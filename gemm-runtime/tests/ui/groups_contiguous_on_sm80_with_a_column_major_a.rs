@@ -1,6 +1,6 @@
 use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
 
-// Groups starting at any row are generated on the Hopper path so far (on sm_80: masked and indexed).
+// On the sm_80 path a contiguous group's tiles start at any row, where a column-major A's vectors along M would be misaligned.
 #[gemm_kernel(
     block(m = 128, n = 128, k = 32, threads = 128),
     warp(m = 64, n = 64),
@@ -11,6 +11,6 @@ use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
     edges = guarded,
     groups = contiguous,
 )]
-fn kernel(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+fn kernel(a: Mat<bf16, ColMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
 
 fn main() {}

@@ -359,7 +359,7 @@ impl Problem {
                     b,
                     c,
                     self.dims,
-                    EpilogueArgs { scales: self.scale_args(), alpha, beta, bias: $x, groups: None }
+                    EpilogueArgs { scales: self.scale_args(), alpha, beta, bias: $x, groups: None, max_blocks: None }
                 ))
             };
         }
@@ -393,7 +393,7 @@ impl Problem {
                     b,
                     c,
                     self.dims,
-                    EpilogueArgs { scales: self.scale_args(), alpha, beta, bias: $x, groups: None }
+                    EpilogueArgs { scales: self.scale_args(), alpha, beta, bias: $x, groups: None, max_blocks: None }
                 ))
             };
         }

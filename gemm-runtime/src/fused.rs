@@ -21,6 +21,10 @@ pub struct EpilogueArgs<'a, T = f32> {
     /// `groups = ..`: the rows each problem of the batch holds (masked) or
     /// where each group's rows end (contiguous), i32 on the device.
     pub groups: Option<&'a dyn DevicePtr<i32>>,
+    /// A persistent kernel's grid at most this many blocks (whole clusters),
+    /// leaving the other SMs to kernels on other streams: a collective run
+    /// beside the GEMM, for one. `None`: what the device holds at once.
+    pub max_blocks: Option<u32>,
 }
 
 // by hand: a derive would ask T: Clone, which the bias's reference does not need
@@ -34,7 +38,7 @@ impl<T> Copy for EpilogueArgs<'_, T> {}
 impl EpilogueArgs<'static, f32> {
     /// No arguments: `C = A * B`.
     pub fn new() -> Self {
-        EpilogueArgs { scales: None, alpha: None, beta: None, bias: None, groups: None }
+        EpilogueArgs { scales: None, alpha: None, beta: None, bias: None, groups: None, max_blocks: None }
     }
 }
 
@@ -55,7 +59,7 @@ impl<'a, T> EpilogueArgs<'a, T> {
 
     /// The bias vector, in the element type the spec declares.
     pub fn bias<U>(self, bias: &'a dyn DevicePtr<U>) -> EpilogueArgs<'a, U> {
-        EpilogueArgs { scales: self.scales, alpha: self.alpha, beta: self.beta, bias: Some(bias), groups: self.groups }
+        EpilogueArgs { scales: self.scales, alpha: self.alpha, beta: self.beta, bias: Some(bias), groups: self.groups, max_blocks: self.max_blocks }
     }
 
     /// The device array of i32 the spec's `groups` read, one per problem
@@ -65,6 +69,13 @@ impl<'a, T> EpilogueArgs<'a, T> {
     /// that a CUDA graph replays whatever the buffer holds then.
     pub fn groups(self, array: &'a dyn DevicePtr<i32>) -> Self {
         EpilogueArgs { groups: Some(array), ..self }
+    }
+
+    /// At most `blocks` blocks for a persistent kernel's grid (rounded down
+    /// to whole clusters, at least one), so that a kernel on another stream
+    /// finds SMs free while this one runs. Only persistent kernels take it.
+    pub fn max_blocks(self, blocks: u32) -> Self {
+        EpilogueArgs { max_blocks: Some(blocks), ..self }
     }
 
     /// A's and B's scales: device buffers of f32 that the kernel reads at
@@ -113,6 +124,15 @@ impl<T: Element> EpilogueArgs<'_, T> {
                     dims.batch.count
                 ));
             }
+        }
+        match (self.max_blocks, spec.persistent) {
+            (Some(0), _) => return err("max_blocks(0) leaves the grid no block: give at least 1".to_string()),
+            (Some(b), None) => {
+                return err(format!(
+                    "max_blocks({b}) caps a persistent grid, but this kernel runs a block per C tile: leave it out, or declare `persistent`"
+                ))
+            }
+            _ => {}
         }
         match (spec.groups, self.groups) {
             (Some(Groups::Indexed), None) => return err("groups = indexed: give `row_groups`, one i32 per row of A and C".to_string()),
@@ -234,6 +254,18 @@ mod tests {
         assert!(EpilogueArgs::new().groups(&enough).check(&contiguous, "k", &one_a_and_c).is_ok());
         assert!(message(EpilogueArgs::new().groups(&enough).check(&contiguous, "k", &batch)).contains("batch strides are 0"));
         assert!(message(EpilogueArgs::new().check(&contiguous, "k", &one_a_and_c)).contains("give `group_ends`"));
+    }
+
+    /// A cap on the grid is for persistent kernels, and at least a block.
+    #[test]
+    fn max_blocks_caps_persistent_grids_only_and_leaves_at_least_one_block() {
+        let persistent = test_specs::tma_store();
+        assert!(persistent.persistent.is_some(), "the spec walks tiles");
+        let dims = Dims::new(256, 256, 64);
+        assert!(EpilogueArgs::new().max_blocks(100).check(&persistent, "k", &dims).is_ok());
+        assert!(message(EpilogueArgs::new().max_blocks(0).check(&persistent, "k", &dims)).contains("at least 1"));
+        let per_tile = KernelSpec { persistent: None, ..persistent };
+        assert!(message(EpilogueArgs::new().max_blocks(100).check(&per_tile, "k", &dims)).contains("a block per C tile"));
     }
 
     /// The indexed (aligned) form takes one i32 a row of A and C, not a

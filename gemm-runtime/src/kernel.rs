@@ -288,6 +288,8 @@ impl Kernel {
         let order = if staged.as_ref().is_some_and(|s| s.before) && self.waits_for_previous() { Order::Dependent } else { order };
         let bias = epilogue.bias.map(|x| x.device_ptr(stream));
         let Loaded { f, resident, .. } = self.load(stream.context())?;
+        // (checked: only a persistent kernel takes a cap, at least 1)
+        let resident = epilogue.max_blocks.map_or(resident, |cap| resident.min(cap));
         let stream_k = match self.spec.persistent {
             Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit) => Some(self.stream_k_scratch_for(stream, resident, dims)?),
             _ => None,

@@ -1,14 +1,16 @@
 //! A Megatron MLP block (`x -> gelu(x W1^T + b1) -> W2^T + b2`, bf16) split
 //! over every GPU this machine has, beside the same block on one GPU.
-//! `cargo run --release -p gemm-tp --example tp_mlp [CHUNKS]`
+//! `cargo run --release -p gemm-tp --example tp_mlp`
 //!
 //! For each size (8192 and 1024 tokens, hidden 8192, ffn 28672: a
-//! 70B-class layer) and GPU count it prints the block's time, TFLOP/s a
-//! GPU, the speed-up over one GPU (holding the whole block), the
-//! all-reduce of the output alone (and its bus bandwidth, as nccl-tests
-//! reports it: bytes x 2 (p - 1) / p / time), and how much of that time
-//! the chunked overlap hid: (one chunk - overlapped) / all-reduce alone,
-//! one chunk being the GEMMs and then the all-reduce.
+//! 70B-class layer) and GPU count it prints, for one chunk (the GEMMs,
+//! then the all-reduce) and for the tokens in 2 and 4 chunks with the
+//! GEMMs' grids leaving 0, 8 and 16 SMs to the all-reduce: the block's
+//! time, TFLOP/s a GPU, the speed-up over one GPU (holding the whole
+//! block), and how much of the all-reduce's time alone the overlap hid:
+//! (one chunk - this) / all-reduce alone. Then the all-reduce of the
+//! output alone, and its bus bandwidth as nccl-tests reports it (bytes x 2
+//! (p - 1) / p / time).
 //!
 //! `examples/tp_mlp.py` times the same block in PyTorch, written the plain
 //! way (the GEMMs, an unfused GELU, a blocking all-reduce), for a
@@ -20,7 +22,7 @@ use std::time::Instant;
 use gemm_runtime::cudarc::driver::{CudaContext, CudaSlice, DevicePtrMut};
 use gemm_runtime::cudarc::nccl::safe::ReduceOp;
 use gemm_runtime::{bf16, Dims};
-use gemm_tp::kernels::{down_bias, up_gelu};
+use gemm_tp::kernels::{linear_bias, linear_bias_gelu};
 use gemm_tp::{MlpShape, TpError, TpGroup, TpMlp};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rand_distr::StandardNormal;
@@ -55,17 +57,17 @@ fn main() {
 }
 
 fn run() -> Result<(), TpError> {
-    let chunks: usize = std::env::args().nth(1).map_or(Ok(4), |a| a.parse()).map_err(|e| TpError::Args(format!("CHUNKS: {e}")))?;
     let gpus = CudaContext::device_count()? as usize;
     let shape = MlpShape { hidden: 8192, ffn: 28672 };
     let (h, f) = (shape.hidden, shape.ffn);
-    println!("Megatron MLP block, bf16, hidden {h}, ffn {f}; {gpus} GPU(s); the overlapped runs in {chunks} chunks of tokens\n");
+    println!("Megatron MLP block, bf16, hidden {h}, ffn {f}; {gpus} GPU(s)\n");
     let w1 = normal(f * h, 1, 1.0 / (h as f32).sqrt());
     let b1 = normal(f, 2, 0.1);
     let w2 = normal(h * f, 3, 1.0 / (f as f32).sqrt());
     let b2 = normal(h, 4, 0.1);
-    println!("| tokens | GPUs | ms | TFLOP/s a GPU | speed-up over one GPU | one chunk (GEMMs, then all-reduce): ms | all-reduce alone: ms | bus GB/s | hidden |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| tokens | GPUs | chunks | SMs left to the all-reduce | ms | TFLOP/s a GPU | speed-up over one GPU | all-reduce hidden |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut alone = Vec::new();
     for m in [8192usize, 1024] {
         let flops = 2.0 * 2.0 * (m * h * f) as f64;
         let x = normal(m * h, 5, 1.0);
@@ -79,34 +81,33 @@ fn run() -> Result<(), TpError> {
             3,
             15,
             || {
-                up_gelu(&s, &dx, &dw1, &mut act, &db1, Dims::new(m, f, h))?;
-                down_bias(&s, &act, &dw2, &mut out, &db2, Dims::new(m, h, f))?;
+                linear_bias_gelu(&s, &dx, &dw1, &mut act, &db1, Dims::new(m, f, h))?;
+                linear_bias(&s, &act, &dw2, &mut out, &db2, Dims::new(m, h, f))?;
                 Ok(())
             },
             &|| Ok(s.synchronize()?),
         )?;
-        println!("| {m} | 1 | {one:.3} | {:.1} | 1.00 | | | | |", flops / (one * 1e-3) / 1e12);
+        println!("| {m} | 1 | 1 | | {one:.3} | {:.1} | 1.00 | |", flops / (one * 1e-3) / 1e12);
         drop((dw1, dw2, act));
         for world in (2..=gpus).filter(|w| w.is_power_of_two()) {
             // ANCHOR: setup
             // ranks 0..world on GPUs 0..world; each rank's slices of the weights on its GPU
             let group = TpGroup::new(&(0..world).collect::<Vec<_>>())?;
-            let mlp = TpMlp::from_host(&group, shape, &w1, &b1, &w2, &b2)?;
+            let mut mlp = TpMlp::from_host(&group, shape, &w1, &b1, &w2, &b2)?;
             // the tokens on every rank, and a buffer there for the block's output
             let xs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&x)).collect::<Result<_, _>>()?;
             let mut outs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).alloc_zeros::<bf16>(m * h)).collect::<Result<_, _>>()?;
             let xr: Vec<&CudaSlice<bf16>> = xs.iter().collect();
             // ANCHOR_END: setup
             let sync = || group.synchronize();
-            let mut time_chunks = |c: usize| {
+            let time = |mlp: &TpMlp, outs: &mut Vec<CudaSlice<bf16>>, c: usize| {
                 // ANCHOR: forward
                 let mut or: Vec<&mut CudaSlice<bf16>> = outs.iter_mut().collect();
                 let forward = || mlp.forward(&group, &xr, &mut or, m, c);
                 // ANCHOR_END: forward
                 median_ms(3, 15, forward, &sync)
             };
-            let serial = time_chunks(1)?;
-            let overlapped = time_chunks(chunks)?;
+            let serial = time(&mlp, &mut outs, 1)?;
             // the all-reduce of the block's output alone
             let mut bufs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.comm(r).stream().alloc_zeros::<bf16>(m * h)).collect::<Result<_, _>>()?;
             let comm = median_ms(
@@ -126,16 +127,30 @@ fn run() -> Result<(), TpError> {
                 },
                 &sync,
             )?;
+            let row = |chunks: usize, left: &str, ms: f64| {
+                println!(
+                    "| {m} | {world} | {chunks} | {left} | {ms:.3} | {:.1} | {:.2} | {:.0}% |",
+                    flops / world as f64 / (ms * 1e-3) / 1e12,
+                    one / ms,
+                    100.0 * (serial - ms) / comm
+                )
+            };
+            row(1, "", serial);
+            for chunks in [2, 4] {
+                for left in [0, 8, 16] {
+                    mlp = mlp.with_collective_sms(left);
+                    let ms = time(&mlp, &mut outs, chunks)?;
+                    row(chunks, &left.to_string(), ms);
+                }
+            }
             let bytes = (m * h * 2) as f64;
-            let bus = bytes * 2.0 * (world - 1) as f64 / world as f64 / (comm * 1e-3) / 1e9;
-            let hidden = (serial - overlapped) / comm;
-            println!(
-                "| {m} | {world} | {overlapped:.3} | {:.1} | {:.2} | {serial:.3} | {comm:.3} | {bus:.0} | {:.0}% |",
-                flops / world as f64 / (overlapped * 1e-3) / 1e12,
-                one / overlapped,
-                100.0 * hidden
-            );
+            alone.push((m, world, comm, bytes * 2.0 * (world - 1) as f64 / world as f64 / (comm * 1e-3) / 1e9));
         }
+    }
+    println!("\n| tokens | GPUs | all-reduce of the output alone: ms | bus GB/s |");
+    println!("|---:|---:|---:|---:|");
+    for (m, world, comm, bus) in alone {
+        println!("| {m} | {world} | {comm:.3} | {bus:.0} |");
     }
     Ok(())
 }

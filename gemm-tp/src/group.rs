@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::{CudaContext, CudaStream, DevicePtr, DevicePtrMut};
 use cudarc::nccl::safe::Comm;
+use gemm_runtime::bf16;
 
 use crate::TpError;
 
@@ -13,6 +14,8 @@ use crate::TpError;
 pub struct TpGroup {
     compute: Vec<Arc<CudaStream>>,
     comms: Vec<Comm>,
+    /// Each rank's GPU's SMs.
+    sms: Vec<u32>,
 }
 
 impl TpGroup {
@@ -38,13 +41,15 @@ impl TpGroup {
         }
         let mut compute = Vec::with_capacity(ordinals.len());
         let mut comm_streams = Vec::with_capacity(ordinals.len());
+        let mut sms = Vec::with_capacity(ordinals.len());
         for &o in ordinals {
             let ctx = CudaContext::new(o)?;
             compute.push(ctx.new_stream()?);
             comm_streams.push(ctx.new_stream()?);
+            sms.push(ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?.max(1) as u32);
         }
         let comms = Comm::from_devices(comm_streams)?;
-        Ok(TpGroup { compute, comms })
+        Ok(TpGroup { compute, comms, sms })
     }
 
     /// Every GPU of the machine, in order.
@@ -68,9 +73,43 @@ impl TpGroup {
         &self.comms[rank]
     }
 
+    /// Rank `rank`'s GPU's SMs.
+    pub fn sms(&self, rank: usize) -> u32 {
+        self.sms[rank]
+    }
+
     /// Rank `rank`'s device ordinal.
     pub fn ordinal(&self, rank: usize) -> usize {
         self.compute[rank].context().ordinal()
+    }
+
+    /// `call(r)` for every rank, in one NCCL group: one thread drives every
+    /// communicator, so their collectives must be enqueued together. The
+    /// group is ended even where a call failed, so that the next one starts
+    /// afresh.
+    pub(crate) fn each_in_nccl_group(&self, call: impl FnMut(usize) -> Result<(), TpError>) -> Result<(), TpError> {
+        cudarc::nccl::result::group_start()?;
+        let calls = (0..self.world()).try_for_each(call);
+        let ended = cudarc::nccl::result::group_end();
+        calls?;
+        ended?;
+        Ok(())
+    }
+
+    /// After an NCCL group: rank `rank`'s buffers that its collective read
+    /// and wrote, their use recorded on its communicator's stream again.
+    /// cudarc records a use when a pointer is taken, which inside a group
+    /// is before the collective is enqueued (at the group's end); taken
+    /// again now, whoever uses them next (a reader of the output, the
+    /// scratch's next writer, its release) waits for the collective itself.
+    pub(crate) fn recorded_after_collective(&self, rank: usize, reads: &[&dyn DevicePtr<bf16>], writes: &mut [&mut dyn DevicePtrMut<bf16>]) {
+        let s = self.comms[rank].stream();
+        for b in reads {
+            drop(b.device_ptr(&s));
+        }
+        for b in writes.iter_mut() {
+            drop(b.device_ptr_mut(&s));
+        }
     }
 
     /// Waits until every rank's streams are done.

@@ -25,10 +25,13 @@
 mod error;
 mod group;
 pub mod kernels;
+mod layers;
 mod mlp;
 mod plan;
+mod scratch;
 
 pub use error::TpError;
 pub use group::TpGroup;
+pub use layers::{ColumnParallel, Reduce, RowParallel};
 pub use mlp::{MlpShape, TpMlp};
 pub use plan::ChunkPlan;

@@ -1,11 +1,11 @@
-//! The tensor-parallel MLP on 2 and more GPUs against the same block on one
-//! (ignored: they need a machine with at least two GPUs and NCCL).
+//! The tensor-parallel layers and MLP on 2 and more GPUs against the same
+//! on one (ignored: they need a machine with at least two GPUs and NCCL).
 
 use gemm_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use gemm_runtime::internal::data::relative_error;
 use gemm_runtime::{bf16, Dims};
-use gemm_tp::kernels::{down_bias, up_gelu};
-use gemm_tp::{MlpShape, TpError, TpGroup, TpMlp};
+use gemm_tp::kernels::{linear, linear_bias, linear_bias_gelu, linear_gelu};
+use gemm_tp::{ColumnParallel, MlpShape, Reduce, RowParallel, TpError, TpGroup, TpMlp};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rand_distr::StandardNormal;
 use std::sync::Arc;
@@ -39,8 +39,8 @@ fn one_gpu(stream: &Arc<CudaStream>, s: MlpShape, w: &Weights, x: &[bf16], m: us
     let (w1, b1, w2, b2, xd) = (up(&w.w1), up(&w.b1), up(&w.w2), up(&w.b2), up(x));
     let mut act = stream.alloc_zeros::<bf16>(m * f).unwrap();
     let mut out = stream.alloc_zeros::<bf16>(m * h).unwrap();
-    up_gelu(stream, &xd, &w1, &mut act, &b1, Dims::new(m, f, h)).unwrap();
-    down_bias(stream, &act, &w2, &mut out, &b2, Dims::new(m, h, f)).unwrap();
+    linear_bias_gelu(stream, &xd, &w1, &mut act, &b1, Dims::new(m, f, h)).unwrap();
+    linear_bias(stream, &act, &w2, &mut out, &b2, Dims::new(m, h, f)).unwrap();
     stream.clone_dtoh(&out).unwrap().into_iter().map(|v| v.to_f32()).collect()
 }
 
@@ -49,7 +49,8 @@ fn gpus() -> usize {
 }
 
 /// Every GPU count the machine allows, M not a multiple of the chunk, one
-/// chunk and several: every rank's output matches the one-GPU block within
+/// chunk and several (and several on GEMM grids of a few blocks, most SMs
+/// left to the collective): every rank's output matches the one-GPU block within
 /// bf16's rounding (each rank's partial sum is rounded to bf16 before the
 /// all-reduce adds them).
 #[test]
@@ -65,7 +66,9 @@ fn the_tensor_parallel_mlp_matches_the_block_on_one_gpu() {
         for world in 2..=n.min(4) {
             let group = TpGroup::new(&(0..world).collect::<Vec<_>>()).unwrap();
             let mlp = TpMlp::from_host(&group, shape, &w.w1, &w.b1, &w.w2, &w.b2).unwrap();
-            for chunks in [1, 3] {
+            // and with GEMM grids that leave SMs to the all-reduce (chunked runs only)
+            let leaving = TpMlp::from_host(&group, shape, &w.w1, &w.b1, &w.w2, &w.b2).unwrap().with_collective_sms(100);
+            for (mlp, chunks) in [(&mlp, 1), (&mlp, 3), (&leaving, 3)] {
                 let xs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&x).unwrap()).collect();
                 let poison = vec![bf16::NAN; m * shape.hidden];
                 let mut outs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&poison).unwrap()).collect();
@@ -115,4 +118,128 @@ fn misuse_of_the_tensor_parallel_mlp_is_an_error() {
         assert!(matches!(TpMlp::from_host(&three, odd, &w.w1, &w.b1, &w.w2, &w.b2), Err(TpError::Args(_))));
     }
     assert!(matches!(TpGroup::new(&[0, 0]), Err(TpError::Args(_))));
+}
+
+/// `y = act(x W^T + b)` on one GPU with the kernel for the bias and
+/// activation given: the reference for a layer.
+fn one_gpu_layer(stream: &Arc<CudaStream>, w: &[bf16], b: Option<&[bf16]>, gelu: bool, x: &[bf16], (m, n, k): (usize, usize, usize)) -> Vec<f32> {
+    let up = |v: &[bf16]| stream.clone_htod(v).unwrap();
+    let (wd, xd) = (up(w), up(x));
+    let mut y = stream.alloc_zeros::<bf16>(m * n).unwrap();
+    let dims = Dims::new(m, n, k);
+    match (b.map(up), gelu) {
+        (Some(bd), true) => linear_bias_gelu(stream, &xd, &wd, &mut y, &bd, dims),
+        (Some(bd), false) => linear_bias(stream, &xd, &wd, &mut y, &bd, dims),
+        (None, true) => linear_gelu(stream, &xd, &wd, &mut y, dims),
+        (None, false) => linear(stream, &xd, &wd, &mut y, dims),
+    }
+    .unwrap();
+    stream.clone_dtoh(&y).unwrap().into_iter().map(|v| v.to_f32()).collect()
+}
+
+/// Rank r's output, as f32.
+fn host(group: &TpGroup, r: usize, y: &CudaSlice<bf16>) -> Vec<f32> {
+    group.stream(r).clone_dtoh(y).unwrap().into_iter().map(|v| v.to_f32()).collect()
+}
+
+fn poisoned(group: &TpGroup, len: usize) -> Vec<CudaSlice<bf16>> {
+    (0..group.world()).map(|r| group.stream(r).clone_htod(&vec![bf16::NAN; len]).unwrap()).collect()
+}
+
+/// The column-parallel layer, with bias and GELU, bias alone, neither and
+/// GELU alone: each rank's columns match those of the layer on one GPU,
+/// and the gathered form gives every rank all of them (m not a multiple
+/// of the tile), on every GPU count the machine allows.
+#[test]
+#[ignore = "needs at least two CUDA GPUs and NCCL"]
+fn column_parallel_slices_and_gathered_outputs_match_the_layer_on_one_gpu() {
+    let n = gpus();
+    assert!(n >= 2, "this test needs two GPUs or more; the machine has {n}");
+    let (m, k, out) = (300, 384, 1024);
+    let (w, b, x) = (normal(out * k, 11, 1.0 / (k as f32).sqrt()), normal(out, 12, 0.1), normal(m * k, 13, 1.0));
+    let s0 = CudaContext::new(0).unwrap().default_stream();
+    for world in 2..=n.min(4) {
+        let group = TpGroup::new(&(0..world).collect::<Vec<_>>()).unwrap();
+        let op = out / world;
+        for (bias, gelu) in [(true, true), (true, false), (false, false), (false, true)] {
+            let b = bias.then_some(&b[..]);
+            let reference = one_gpu_layer(&s0, &w, b, gelu, &x, (m, out, k));
+            let layer = ColumnParallel::from_host(&group, k, out, &w, b, gelu).unwrap();
+            assert_eq!(layer.out_per_rank(), op);
+            let xs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&x).unwrap()).collect();
+            let xr: Vec<&CudaSlice<bf16>> = xs.iter().collect();
+            let mut ys = poisoned(&group, m * op);
+            layer.forward(&group, &xr, &mut ys.iter_mut().collect::<Vec<_>>(), m).unwrap();
+            for (r, y) in ys.iter().enumerate() {
+                let theirs: Vec<f32> = (0..m).flat_map(|i| reference[i * out + r * op..i * out + (r + 1) * op].iter().copied()).collect();
+                let err = relative_error(&host(&group, r, y), &theirs).unwrap();
+                assert!(err < 1e-2, "{world} GPUs, bias {bias}, gelu {gelu}, rank {r}'s columns: relative error {err:.2e}");
+            }
+            let mut full = poisoned(&group, m * out);
+            layer.forward_gathered(&group, &xr, &mut full.iter_mut().collect::<Vec<_>>(), m).unwrap();
+            for (r, y) in full.iter().enumerate() {
+                let err = relative_error(&host(&group, r, y), &reference).unwrap();
+                assert!(err < 1e-2, "{world} GPUs, bias {bias}, gelu {gelu}, rank {r}'s gathered output: relative error {err:.2e}");
+            }
+        }
+    }
+}
+
+/// The row-parallel layer, with a bias and without: each rank's slice of
+/// the input features times its columns of W, summed by an all-reduce
+/// (every rank the whole output) or a reduce-scatter (rank r its rows),
+/// matches the layer on one GPU, the bias counted once; an m that does not
+/// split over the ranks for a reduce-scatter, and a short output, are
+/// `Err`s.
+#[test]
+#[ignore = "needs at least two CUDA GPUs and NCCL"]
+fn row_parallel_sums_match_the_layer_on_one_gpu_with_the_bias_once() {
+    let n = gpus();
+    assert!(n >= 2, "this test needs two GPUs or more; the machine has {n}");
+    let (k, out) = (1024, 384);
+    let (w, b) = (normal(out * k, 21, 1.0 / (k as f32).sqrt()), normal(out, 22, 0.1));
+    let s0 = CudaContext::new(0).unwrap().default_stream();
+    for world in 2..=n.min(4) {
+        let group = TpGroup::new(&(0..world).collect::<Vec<_>>()).unwrap();
+        let kp = k / world;
+        // 12 * world rows split evenly; 301 does not (all-reduce only)
+        for m in [12 * world, 301] {
+            let x = normal(m * k, 23 + m as u64, 1.0);
+            for bias in [true, false] {
+                let b = bias.then_some(&b[..]);
+                let reference = one_gpu_layer(&s0, &w, b, false, &x, (m, out, k));
+                let layer = RowParallel::from_host(&group, k, out, &w, b).unwrap();
+                assert_eq!(layer.in_per_rank(), kp);
+                // rank r's input: its features' columns of x
+                let xs: Vec<CudaSlice<bf16>> = (0..world)
+                    .map(|r| {
+                        let cols: Vec<bf16> = (0..m).flat_map(|i| x[i * k + r * kp..i * k + (r + 1) * kp].iter().copied()).collect();
+                        group.stream(r).clone_htod(&cols).unwrap()
+                    })
+                    .collect();
+                let xr: Vec<&CudaSlice<bf16>> = xs.iter().collect();
+                let mut ys = poisoned(&group, m * out);
+                layer.forward(&group, &xr, &mut ys.iter_mut().collect::<Vec<_>>(), m, Reduce::AllReduce).unwrap();
+                for (r, y) in ys.iter().enumerate() {
+                    let err = relative_error(&host(&group, r, y), &reference).unwrap();
+                    assert!(err < 1e-2, "{world} GPUs, m = {m}, bias {bias}, rank {r}'s all-reduced output: relative error {err:.2e}");
+                }
+                let rows = m / world;
+                let mut parts = poisoned(&group, rows * out);
+                let scattered = layer.forward(&group, &xr, &mut parts.iter_mut().collect::<Vec<_>>(), m, Reduce::ReduceScatter);
+                if m % world != 0 {
+                    assert!(matches!(&scattered, Err(TpError::Args(e)) if e.contains("does not split evenly")), "{scattered:?}");
+                    continue;
+                }
+                scattered.unwrap();
+                for (r, y) in parts.iter().enumerate() {
+                    let err = relative_error(&host(&group, r, y), &reference[r * rows * out..(r + 1) * rows * out]).unwrap();
+                    assert!(err < 1e-2, "{world} GPUs, m = {m}, bias {bias}, rank {r}'s rows of the reduce-scatter: relative error {err:.2e}");
+                }
+                let mut short = poisoned(&group, rows * out - 1);
+                let e = layer.forward(&group, &xr, &mut short.iter_mut().collect::<Vec<_>>(), m, Reduce::ReduceScatter);
+                assert!(matches!(&e, Err(TpError::Args(e)) if e.contains("need")), "{e:?}");
+            }
+        }
+    }
 }

@@ -300,16 +300,22 @@ fn copy_columns(
     let (src_ptr, _read) = src.device_ptr(s);
     let (dst_ptr, _write) = dst.device_ptr_mut(s);
     let copy = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
         srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        srcHost: std::ptr::null(),
         srcDevice: src_ptr + (at * e) as u64,
+        srcArray: std::ptr::null_mut(),
         srcPitch: cols * e,
+        dstXInBytes: 0,
+        dstY: 0,
         dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        dstHost: std::ptr::null_mut(),
         dstDevice: dst_ptr + (col * e) as u64,
+        dstArray: std::ptr::null_mut(),
         dstPitch: ld * e,
         WidthInBytes: cols * e,
         Height: rows,
-        // SAFETY: the rest of the struct (host and array sources) is unused for device-to-device copies
-        ..unsafe { std::mem::zeroed() }
     };
     // SAFETY: the caller's checks keep both regions within their buffers (src holds p blocks of
     // rows x cols, dst rows of ld >= col + cols); both pointers are used on `s`, ordered by cudarc.

@@ -1,6 +1,10 @@
 //! Tensor-parallel linear layers over NCCL, on `gemm-runtime`'s kernels.
 //!
-//! Megatron's split of an MLP block across GPUs: the first linear layer
+//! Megatron's two layers: [`ColumnParallel`] (each GPU a slice of the
+//! output features; an all-gather where every GPU wants all of them) and
+//! [`RowParallel`] (each GPU a slice of the input features; an all-reduce
+//! or reduce-scatter of the partial outputs). And their split of an MLP
+//! block across GPUs ([`TpMlp`]): the first linear layer
 //! split by its output columns (each GPU holds a slice of W1's rows and
 //! computes its slice of the hidden activations, GELU included, with no
 //! communication), the second by its input rows (each GPU multiplies its

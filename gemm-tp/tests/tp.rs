@@ -165,7 +165,10 @@ fn column_parallel_slices_and_gathered_outputs_match_the_layer_on_one_gpu() {
         for (bias, gelu) in [(true, true), (true, false), (false, false), (false, true)] {
             let b = bias.then_some(&b[..]);
             let reference = one_gpu_layer(&s0, &w, b, gelu, &x, (m, out, k));
+            // ANCHOR: column
+            // W [out, k] and b [out] on the host; rank r keeps rows r * out / p.. of them
             let layer = ColumnParallel::from_host(&group, k, out, &w, b, gelu).unwrap();
+            // ANCHOR_END: column
             assert_eq!(layer.out_per_rank(), op);
             let xs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&x).unwrap()).collect();
             let xr: Vec<&CudaSlice<bf16>> = xs.iter().collect();
@@ -176,8 +179,11 @@ fn column_parallel_slices_and_gathered_outputs_match_the_layer_on_one_gpu() {
                 let err = relative_error(&host(&group, r, y), &theirs).unwrap();
                 assert!(err < 1e-2, "{world} GPUs, bias {bias}, gelu {gelu}, rank {r}'s columns: relative error {err:.2e}");
             }
+            // ANCHOR: gathered
+            // every rank's columns on every rank: [m, out] each
             let mut full = poisoned(&group, m * out);
             layer.forward_gathered(&group, &xr, &mut full.iter_mut().collect::<Vec<_>>(), m).unwrap();
+            // ANCHOR_END: gathered
             for (r, y) in full.iter().enumerate() {
                 let err = relative_error(&host(&group, r, y), &reference).unwrap();
                 assert!(err < 1e-2, "{world} GPUs, bias {bias}, gelu {gelu}, rank {r}'s gathered output: relative error {err:.2e}");
@@ -209,7 +215,10 @@ fn row_parallel_sums_match_the_layer_on_one_gpu_with_the_bias_once() {
             for bias in [true, false] {
                 let b = bias.then_some(&b[..]);
                 let reference = one_gpu_layer(&s0, &w, b, false, &x, (m, out, k));
+                // ANCHOR: row
+                // W [out, k] on the host; rank r keeps its columns r * k / p.., rank 0 the bias
                 let layer = RowParallel::from_host(&group, k, out, &w, b).unwrap();
+                // ANCHOR_END: row
                 assert_eq!(layer.in_per_rank(), kp);
                 // rank r's input: its features' columns of x
                 let xs: Vec<CudaSlice<bf16>> = (0..world)
@@ -225,9 +234,12 @@ fn row_parallel_sums_match_the_layer_on_one_gpu_with_the_bias_once() {
                     let err = relative_error(&host(&group, r, y), &reference).unwrap();
                     assert!(err < 1e-2, "{world} GPUs, m = {m}, bias {bias}, rank {r}'s all-reduced output: relative error {err:.2e}");
                 }
+                // ANCHOR: scatter
+                // rank r's rows r * m / p.. of the sum: [m / p, out] each
                 let rows = m / world;
                 let mut parts = poisoned(&group, rows * out);
                 let scattered = layer.forward(&group, &xr, &mut parts.iter_mut().collect::<Vec<_>>(), m, Reduce::ReduceScatter);
+                // ANCHOR_END: scatter
                 if m % world != 0 {
                     assert!(matches!(&scattered, Err(TpError::Args(e)) if e.contains("does not split evenly")), "{scattered:?}");
                     continue;

@@ -1,27 +1,89 @@
-//! The GPUs of a tensor-parallel group, driven by one process.
+//! The GPUs of a tensor-parallel group: all driven by one process, or one
+//! a process.
 
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaStream, DevicePtr, DevicePtrMut};
-use cudarc::nccl::safe::Comm;
+use cudarc::nccl::safe::{Comm, Id};
 use gemm_runtime::bf16;
 
 use crate::TpError;
 
-/// One process's tensor-parallel group: for each GPU (rank), a compute
-/// stream for the GEMMs and an NCCL communicator (all of them from one id)
-/// whose own stream runs the collectives.
+/// A tensor-parallel group of `world` ranks, a GPU each, and the ranks of
+/// it this process drives: for each, a compute stream for the GEMMs and an
+/// NCCL communicator whose own stream runs the collectives. Built by
+/// [`TpGroup::new`] (one process, every rank) or [`TpGroup::from_rank`]
+/// (one rank a process, the communicators joined by a [`GroupId`]).
+///
+/// Methods that take an index `i` mean the i-th rank this process drives
+/// (every rank, in order, for a group from [`TpGroup::new`]); layers take
+/// one input and one output for each of those ranks.
 pub struct TpGroup {
-    compute: Vec<Arc<CudaStream>>,
-    comms: Vec<Comm>,
-    /// Each rank's GPU's SMs.
-    sms: Vec<u32>,
+    world: usize,
+    local: Vec<Local>,
+}
+
+/// A rank this process drives.
+struct Local {
+    rank: usize,
+    compute: Arc<CudaStream>,
+    comm: Comm,
+    /// Its GPU's SMs.
+    sms: u32,
+}
+
+/// The id that joins the communicators of one group across processes:
+/// made once (by rank 0's process, say) and handed to every process, as
+/// its 128 bytes, by whatever means they share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupId([u8; 128]);
+
+impl GroupId {
+    /// A new id (NCCL's `ncclGetUniqueId`); an `Err` where NCCL is not found.
+    pub fn new() -> Result<Self, TpError> {
+        nccl_present()?;
+        let id = Id::new()?;
+        Ok(GroupId(id.internal().map(|c| c as u8)))
+    }
+
+    pub fn to_bytes(self) -> [u8; 128] {
+        self.0
+    }
+
+    pub fn from_bytes(bytes: [u8; 128]) -> Self {
+        GroupId(bytes)
+    }
+}
+
+/// NCCL is loaded at run time: its absence is an `Err` that says so.
+fn nccl_present() -> Result<(), TpError> {
+    // SAFETY: only tries to dlopen the library.
+    match unsafe { cudarc::nccl::sys::is_culib_present() } {
+        true => Ok(()),
+        false => Err(TpError::NoNccl),
+    }
+}
+
+/// A stream for the GEMMs and one for the collectives on GPU `ordinal`, and its SMs.
+fn streams(ordinal: usize) -> Result<(Arc<CudaStream>, Arc<CudaStream>, u32), TpError> {
+    let ctx = CudaContext::new(ordinal)?;
+    let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?.max(1) as u32;
+    Ok((ctx.new_stream()?, ctx.new_stream()?, sms))
+}
+
+/// Every ordinal names a GPU of this machine.
+fn check_ordinals(ordinals: &[usize]) -> Result<(), TpError> {
+    let count = CudaContext::device_count()? as usize;
+    match ordinals.iter().find(|&&o| o >= count) {
+        Some(o) => Err(TpError::Args(format!("there is no GPU {o}: this machine has {count}"))),
+        None => Ok(()),
+    }
 }
 
 impl TpGroup {
     /// A group of the GPUs `ordinals` (rank i on `ordinals[i]`), each used
-    /// once. An `Err` where NCCL is not found, an ordinal repeats or names
-    /// no GPU.
+    /// once, all driven by this process. An `Err` where NCCL is not found,
+    /// an ordinal repeats or names no GPU.
     pub fn new(ordinals: &[usize]) -> Result<Self, TpError> {
         if ordinals.is_empty() {
             return Err(TpError::Args("a tensor-parallel group needs at least one GPU".into()));
@@ -31,79 +93,93 @@ impl TpGroup {
                 return Err(TpError::Args(format!("GPU {o} appears twice in the group {ordinals:?}: each rank needs a GPU of its own")));
             }
         }
-        let count = CudaContext::device_count()? as usize;
-        if let Some(o) = ordinals.iter().find(|&&o| o >= count) {
-            return Err(TpError::Args(format!("there is no GPU {o}: this machine has {count}")));
-        }
-        // SAFETY: only tries to dlopen the library.
-        if !unsafe { cudarc::nccl::sys::is_culib_present() } {
-            return Err(TpError::NoNccl);
-        }
-        let mut compute = Vec::with_capacity(ordinals.len());
-        let mut comm_streams = Vec::with_capacity(ordinals.len());
-        let mut sms = Vec::with_capacity(ordinals.len());
+        check_ordinals(ordinals)?;
+        nccl_present()?;
+        let mut made = Vec::with_capacity(ordinals.len());
         for &o in ordinals {
-            let ctx = CudaContext::new(o)?;
-            compute.push(ctx.new_stream()?);
-            comm_streams.push(ctx.new_stream()?);
-            sms.push(ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?.max(1) as u32);
+            made.push(streams(o)?);
         }
-        let comms = Comm::from_devices(comm_streams)?;
-        Ok(TpGroup { compute, comms, sms })
+        let comms = Comm::from_devices(made.iter().map(|m| m.1.clone()).collect())?;
+        let local = made.into_iter().zip(comms).enumerate().map(|(rank, ((compute, _, sms), comm))| Local { rank, compute, comm, sms }).collect();
+        Ok(TpGroup { world: ordinals.len(), local })
     }
 
-    /// Every GPU of the machine, in order.
+    /// Every GPU of the machine, in order, driven by this process.
     pub fn all() -> Result<Self, TpError> {
         let count = CudaContext::device_count()? as usize;
         Self::new(&(0..count).collect::<Vec<_>>())
     }
 
-    /// The number of ranks.
+    /// Rank `rank` of a group of `world`, on GPU `ordinal`, driven by this
+    /// process alone; every rank's process calls it with the same `id`, and
+    /// the call returns once all `world` have joined.
+    pub fn from_rank(ordinal: usize, rank: usize, world: usize, id: &GroupId) -> Result<Self, TpError> {
+        if rank >= world {
+            return Err(TpError::Args(format!("rank {rank} of a group of {world}: ranks run from 0 to {}", world.saturating_sub(1))));
+        }
+        check_ordinals(&[ordinal])?;
+        nccl_present()?;
+        let (compute, comm_stream, sms) = streams(ordinal)?;
+        let comm = Comm::from_rank(comm_stream, rank, world, Id::uninit(id.0.map(|b| b as _)))?;
+        Ok(TpGroup { world, local: vec![Local { rank, compute, comm, sms }] })
+    }
+
+    /// The number of ranks of the whole group.
     pub fn world(&self) -> usize {
-        self.compute.len()
+        self.world
     }
 
-    /// Rank `rank`'s compute stream: where its inputs should be written and its outputs read.
-    pub fn stream(&self, rank: usize) -> &Arc<CudaStream> {
-        &self.compute[rank]
+    /// The number of ranks this process drives.
+    pub fn local_ranks(&self) -> usize {
+        self.local.len()
     }
 
-    /// Rank `rank`'s communicator (its stream runs the collectives).
-    pub fn comm(&self, rank: usize) -> &Comm {
-        &self.comms[rank]
+    /// The group rank of the i-th rank this process drives.
+    pub fn rank(&self, i: usize) -> usize {
+        self.local[i].rank
     }
 
-    /// Rank `rank`'s GPU's SMs.
-    pub fn sms(&self, rank: usize) -> u32 {
-        self.sms[rank]
+    /// The i-th rank's compute stream: where its inputs should be written and its outputs read.
+    pub fn stream(&self, i: usize) -> &Arc<CudaStream> {
+        &self.local[i].compute
     }
 
-    /// Rank `rank`'s device ordinal.
-    pub fn ordinal(&self, rank: usize) -> usize {
-        self.compute[rank].context().ordinal()
+    /// The i-th rank's communicator (its stream runs the collectives).
+    pub fn comm(&self, i: usize) -> &Comm {
+        &self.local[i].comm
     }
 
-    /// `call(r)` for every rank, in one NCCL group: one thread drives every
-    /// communicator, so their collectives must be enqueued together. The
-    /// group is ended even where a call failed, so that the next one starts
-    /// afresh.
+    /// The i-th rank's device ordinal.
+    pub fn ordinal(&self, i: usize) -> usize {
+        self.local[i].compute.context().ordinal()
+    }
+
+    /// The i-th rank's GPU's SMs.
+    pub fn sms(&self, i: usize) -> u32 {
+        self.local[i].sms
+    }
+
+    /// `call(i)` for every rank this process drives, in one NCCL group: one
+    /// thread driving several communicators must enqueue their collectives
+    /// together. The group is ended even where a call failed, so that the
+    /// next one starts afresh.
     pub(crate) fn each_in_nccl_group(&self, call: impl FnMut(usize) -> Result<(), TpError>) -> Result<(), TpError> {
         cudarc::nccl::result::group_start()?;
-        let calls = (0..self.world()).try_for_each(call);
+        let calls = (0..self.local.len()).try_for_each(call);
         let ended = cudarc::nccl::result::group_end();
         calls?;
         ended?;
         Ok(())
     }
 
-    /// After an NCCL group: rank `rank`'s buffers that its collective read
-    /// and wrote, their use recorded on its communicator's stream again.
-    /// cudarc records a use when a pointer is taken, which inside a group
-    /// is before the collective is enqueued (at the group's end); taken
-    /// again now, whoever uses them next (a reader of the output, the
+    /// After an NCCL group: the i-th rank's buffers that its collective
+    /// read and wrote, their use recorded on its communicator's stream
+    /// again. cudarc records a use when a pointer is taken, which inside a
+    /// group is before the collective is enqueued (at the group's end);
+    /// taken again now, whoever uses them next (a reader of the output, the
     /// scratch's next writer, its release) waits for the collective itself.
-    pub(crate) fn recorded_after_collective(&self, rank: usize, reads: &[&dyn DevicePtr<bf16>], writes: &mut [&mut dyn DevicePtrMut<bf16>]) {
-        let s = self.comms[rank].stream();
+    pub(crate) fn recorded_after_collective(&self, i: usize, reads: &[&dyn DevicePtr<bf16>], writes: &mut [&mut dyn DevicePtrMut<bf16>]) {
+        let s = self.local[i].comm.stream();
         for b in reads {
             drop(b.device_ptr(&s));
         }
@@ -112,11 +188,11 @@ impl TpGroup {
         }
     }
 
-    /// Waits until every rank's streams are done.
+    /// Waits until the streams of every rank this process drives are done.
     pub fn synchronize(&self) -> Result<(), TpError> {
-        for (s, c) in self.compute.iter().zip(&self.comms) {
-            s.synchronize()?;
-            c.stream().synchronize()?;
+        for l in &self.local {
+            l.compute.synchronize()?;
+            l.comm.stream().synchronize()?;
         }
         Ok(())
     }

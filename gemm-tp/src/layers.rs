@@ -22,6 +22,37 @@ pub enum Reduce {
     ReduceScatter,
 }
 
+/// A layer's weight slices on the ranks this process drives (`w[i]` the
+/// i-th's), and the group they were cut for: its size and those ranks.
+pub(crate) struct Slices {
+    world: usize,
+    ranks: Vec<usize>,
+    w: Vec<CudaSlice<bf16>>,
+}
+
+impl Slices {
+    /// The slices lie on `group`'s GPUs, cut for its size and these ranks.
+    fn check(&self, group: &TpGroup) -> Result<(), TpError> {
+        if self.world != group.world() {
+            return Err(TpError::Args(format!("the layer was split over {} ranks, the group has {}", self.world, group.world())));
+        }
+        let ranks: Vec<usize> = (0..group.local_ranks()).map(|i| group.rank(i)).collect();
+        if ranks != self.ranks {
+            return Err(TpError::Args(format!("the layer holds the slices of ranks {:?}; this process drives ranks {ranks:?}", self.ranks)));
+        }
+        for (i, w) in self.w.iter().enumerate() {
+            let (on, ordinal) = (w.context().ordinal(), group.ordinal(i));
+            if on != ordinal {
+                return Err(TpError::Args(format!(
+                    "the layer's slices for rank {} lie on GPU {on}; the group runs it on GPU {ordinal}",
+                    self.ranks[i]
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A linear layer split by its output features: rank r holds W's rows
 /// (and b's values) `r * out / p .. (r + 1) * out / p` and computes those
 /// columns of `act(x W^T + b)` from the whole input, with no
@@ -30,7 +61,8 @@ pub enum Reduce {
 pub struct ColumnParallel {
     in_features: usize,
     out_features: usize,
-    pub(crate) w: Vec<CudaSlice<bf16>>,
+    /// The slices of the ranks this process drives.
+    pub(crate) slices: Slices,
     b: Option<Vec<CudaSlice<bf16>>>,
     gelu: bool,
     /// The gathered form's buffers: each rank's columns, then every rank's.
@@ -39,78 +71,81 @@ pub struct ColumnParallel {
 
 impl ColumnParallel {
     /// The layer from its weights on the host (W `[out, in]`, b `[out]`,
-    /// row-major), each rank's slices copied to its GPU; `gelu`: the exact
-    /// GELU after the bias. `out` must split evenly over the ranks.
+    /// row-major), the slices of each rank this process drives copied to
+    /// its GPU; `gelu`: the exact GELU after the bias. `out` must split
+    /// evenly over the group's ranks.
     pub fn from_host(group: &TpGroup, in_features: usize, out_features: usize, w: &[bf16], b: Option<&[bf16]>, gelu: bool) -> Result<Self, TpError> {
         let p = group.world();
         check_weights(in_features, out_features, w, b, p, out_features, "out")?;
         let op = out_features / p;
-        let (mut ws, mut bs) = (Vec::new(), Vec::new());
-        for r in 0..p {
-            let s = group.stream(r);
+        let (mut ws, mut bs, mut ranks) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..group.local_ranks() {
+            let (s, r) = (group.stream(i), group.rank(i));
             ws.push(s.clone_htod(&w[r * op * in_features..(r + 1) * op * in_features])?);
             if let Some(b) = b {
                 bs.push(s.clone_htod(&b[r * op..(r + 1) * op])?);
             }
+            ranks.push(r);
         }
         let b = b.map(|_| bs);
-        Ok(ColumnParallel { in_features, out_features, w: ws, b, gelu, kept: Mutex::new(None) })
+        let slices = Slices { world: p, ranks, w: ws };
+        Ok(ColumnParallel { in_features, out_features, slices, b, gelu, kept: Mutex::new(None) })
     }
 
     /// The output features each rank computes: `out / p`.
     pub fn out_per_rank(&self) -> usize {
-        self.out_features / self.w.len()
+        self.out_features / self.slices.world
     }
 
-    /// Each rank's columns: `x[r]` holds the `m` tokens (`[m, in]`, the
-    /// same on every rank, on rank r's GPU), `y[r]` receives
-    /// `[m, out / p]`, rank r's slice of the layer's output.
+    /// Each rank's columns: `x[i]` holds the `m` tokens (`[m, in]`, the
+    /// same on every rank, on the GPU of the i-th rank this process
+    /// drives), `y[i]` receives `[m, out / p]`, that rank's slice of the
+    /// layer's output.
     pub fn forward(&self, group: &TpGroup, x: &[&CudaSlice<bf16>], y: &mut [&mut CudaSlice<bf16>], m: usize) -> Result<(), TpError> {
-        check_ranks(group, &self.w, x, y, m, [self.in_features, self.out_per_rank()])?;
-        for r in 0..group.world() {
-            self.rank_forward(r, group.stream(r), x[r], y[r], m, None)?;
+        check_ranks(group, &self.slices, x, y, m, [self.in_features, self.out_per_rank()])?;
+        for i in 0..group.local_ranks() {
+            self.rank_forward(i, group.stream(i), x[i], y[i], m, None)?;
         }
         Ok(())
     }
 
-    /// The whole output on every rank: `y[r]` receives `[m, out]`. Each
+    /// The whole output on every rank: `y[i]` receives `[m, out]`. Each
     /// rank's columns are computed as [`Self::forward`] computes them, then
     /// an all-gather brings every rank's onto every rank (one block of `m x
     /// out / p` after another), and a 2-D copy on each compute stream puts
     /// them side by side.
     pub fn forward_gathered(&self, group: &TpGroup, x: &[&CudaSlice<bf16>], y: &mut [&mut CudaSlice<bf16>], m: usize) -> Result<(), TpError> {
         let (p, op) = (group.world(), self.out_per_rank());
-        check_ranks(group, &self.w, x, y, m, [self.in_features, self.out_features])?;
+        check_ranks(group, &self.slices, x, y, m, [self.in_features, self.out_features])?;
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
         let [own, all] = Kept::get(&mut kept, group, &[m * op, p * m * op])? else { unreachable!("two buffers a rank") };
-        for r in 0..p {
-            self.rank_forward(r, group.stream(r), x[r], &mut own[r], m, None)?;
+        for i in 0..group.local_ranks() {
+            self.rank_forward(i, group.stream(i), x[i], &mut own[i], m, None)?;
         }
-        group.each_in_nccl_group(|r| Ok(group.comm(r).all_gather(&own[r], &mut all[r]).map(drop)?))?;
-        for r in 0..p {
-            group.recorded_after_collective(r, &[&own[r]], &mut [&mut all[r]]);
-            let s = group.stream(r);
+        group.each_in_nccl_group(|i| Ok(group.comm(i).all_gather(&own[i], &mut all[i]).map(drop)?))?;
+        for (i, yi) in y.iter_mut().enumerate() {
+            group.recorded_after_collective(i, &[&own[i]], &mut [&mut all[i]]);
             for q in 0..p {
                 // rank q's m x op block to columns q * op.. of each row
-                copy_columns(s, &all[r], q * m * op, y[r], q * op, self.out_features, m, op)?;
+                copy_columns(group.stream(i), &all[i], q * m * op, yi, q * op, self.out_features, m, op)?;
             }
         }
         Ok(())
     }
 
-    /// Rank r's columns for rows of x (`[rows, in]`) into y (`[rows, out / p]`).
+    /// The i-th rank's columns for rows of x (`[rows, in]`) into y (`[rows, out / p]`).
     pub(crate) fn rank_forward(
         &self,
-        r: usize,
+        i: usize,
         s: &CudaStream,
         x: &impl DevicePtr<bf16>,
         y: &mut impl DevicePtrMut<bf16>,
         rows: usize,
         max_blocks: Option<u32>,
     ) -> Result<(), TpError> {
-        let bias = self.b.as_ref().map(|b| &b[r]);
+        let bias = self.b.as_ref().map(|b| &b[i]);
         let dims = Dims::new(rows, self.out_per_rank(), self.in_features);
-        Ok(rank_linear(s, x, &self.w[r], y, bias, self.gelu, dims, max_blocks)?)
+        Ok(rank_linear(s, x, &self.slices.w[i], y, bias, self.gelu, dims, max_blocks)?)
     }
 }
 
@@ -124,7 +159,8 @@ impl ColumnParallel {
 pub struct RowParallel {
     in_features: usize,
     out_features: usize,
-    w: Vec<CudaSlice<bf16>>,
+    slices: Slices,
+    /// The bias, where this process drives rank 0.
     b: Option<CudaSlice<bf16>>,
     /// The reduce-scatter's partial sums, a buffer a rank.
     kept: Mutex<Option<Kept>>,
@@ -132,30 +168,37 @@ pub struct RowParallel {
 
 impl RowParallel {
     /// The layer from its weights on the host (W `[out, in]`, b `[out]`,
-    /// row-major), each rank's columns of W copied to its GPU, b to rank
-    /// 0's. `in` must split evenly over the ranks.
+    /// row-major), the columns of W of each rank this process drives copied
+    /// to its GPU, b to rank 0's. `in` must split evenly over the group's
+    /// ranks.
     pub fn from_host(group: &TpGroup, in_features: usize, out_features: usize, w: &[bf16], b: Option<&[bf16]>) -> Result<Self, TpError> {
         let p = group.world();
         check_weights(in_features, out_features, w, b, p, in_features, "in")?;
         let ip = in_features / p;
-        let mut ws = Vec::new();
-        for r in 0..p {
+        let (mut ws, mut ranks, mut bias) = (Vec::new(), Vec::new(), None);
+        for i in 0..group.local_ranks() {
+            let (s, r) = (group.stream(i), group.rank(i));
             // W's columns of this rank's input features, row by row
             let cols: Vec<bf16> =
                 (0..out_features).flat_map(|row| w[row * in_features + r * ip..row * in_features + (r + 1) * ip].iter().copied()).collect();
-            ws.push(group.stream(r).clone_htod(&cols)?);
+            ws.push(s.clone_htod(&cols)?);
+            if let (0, Some(b)) = (r, b) {
+                bias = Some(s.clone_htod(b)?);
+            }
+            ranks.push(r);
         }
-        let b = b.map(|b| group.stream(0).clone_htod(b)).transpose()?;
-        Ok(RowParallel { in_features, out_features, w: ws, b, kept: Mutex::new(None) })
+        let slices = Slices { world: p, ranks, w: ws };
+        Ok(RowParallel { in_features, out_features, slices, b: bias, kept: Mutex::new(None) })
     }
 
     /// The input features each rank holds: `in / p`.
     pub fn in_per_rank(&self) -> usize {
-        self.in_features / self.w.len()
+        self.in_features / self.slices.world
     }
 
-    /// `x[r]` holds rank r's slice of the input (`[m, in / p]`); `y[r]`
-    /// receives the sum of the partial outputs: `[m, out]` under
+    /// `x[i]` holds the i-th rank's slice of the input (`[m, in / p]`: for
+    /// rank r = `group.rank(i)`, features `r * in / p ..`); `y[i]` receives
+    /// the sum of the partial outputs: `[m, out]` under
     /// [`Reduce::AllReduce`], rows `r * m / p ..` of it (`[m / p, out]`)
     /// under [`Reduce::ReduceScatter`]. Read `y` on the group's compute
     /// streams: cudarc orders them after the collective that wrote it.
@@ -168,58 +211,60 @@ impl RowParallel {
                 return Err(TpError::Args(format!("a reduce-scatter gives each of the {p} ranks m / {p} rows: m = {m} does not split evenly")))
             }
         };
-        check_ranks(group, &self.w, x, y, m, [self.in_per_rank(), 0])?;
-        for (r, yr) in y.iter().enumerate() {
-            if yr.len() < rows * out {
-                return Err(TpError::Args(format!("rank {r}'s output holds {} values; {rows} rows of {out} need {}", yr.len(), rows * out)));
+        check_ranks(group, &self.slices, x, y, m, [self.in_per_rank(), 0])?;
+        for (i, yi) in y.iter().enumerate() {
+            if yi.len() < rows * out {
+                let r = group.rank(i);
+                return Err(TpError::Args(format!("rank {r}'s output holds {} values; {rows} rows of {out} need {}", yi.len(), rows * out)));
             }
         }
+        let here = group.local_ranks();
         match reduce {
             Reduce::AllReduce => {
                 // each rank's partial sum in its output, summed there
-                for r in 0..p {
-                    self.rank_partial(r, group.stream(r), x[r], y[r], m, None)?;
+                for i in 0..here {
+                    self.rank_partial(i, group, x[i], y[i], m, None)?;
                 }
-                group.each_in_nccl_group(|r| {
-                    let mut dst = y[r].slice_mut(0..m * out);
-                    Ok(group.comm(r).all_reduce_in_place(&mut dst, &ReduceOp::Sum).map(drop)?)
+                group.each_in_nccl_group(|i| {
+                    let mut dst = y[i].slice_mut(0..m * out);
+                    Ok(group.comm(i).all_reduce_in_place(&mut dst, &ReduceOp::Sum).map(drop)?)
                 })?;
-                for (r, yr) in y.iter_mut().enumerate() {
-                    group.recorded_after_collective(r, &[], &mut [&mut yr.slice_mut(0..m * out)]);
+                for (i, yi) in y.iter_mut().enumerate() {
+                    group.recorded_after_collective(i, &[], &mut [&mut yi.slice_mut(0..m * out)]);
                 }
             }
             Reduce::ReduceScatter => {
                 let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
                 let [partials] = Kept::get(&mut kept, group, &[m * out])? else { unreachable!("one buffer a rank") };
-                for r in 0..p {
-                    self.rank_partial(r, group.stream(r), x[r], &mut partials[r], m, None)?;
+                for i in 0..here {
+                    self.rank_partial(i, group, x[i], &mut partials[i], m, None)?;
                 }
-                group.each_in_nccl_group(|r| {
-                    let mut dst = y[r].slice_mut(0..rows * out);
-                    Ok(group.comm(r).reduce_scatter(&partials[r], &mut dst, &ReduceOp::Sum).map(drop)?)
+                group.each_in_nccl_group(|i| {
+                    let mut dst = y[i].slice_mut(0..rows * out);
+                    Ok(group.comm(i).reduce_scatter(&partials[i], &mut dst, &ReduceOp::Sum).map(drop)?)
                 })?;
-                for r in 0..p {
-                    group.recorded_after_collective(r, &[&partials[r]], &mut [&mut y[r].slice_mut(0..rows * out)]);
+                for (i, yi) in y.iter_mut().enumerate() {
+                    group.recorded_after_collective(i, &[&partials[i]], &mut [&mut yi.slice_mut(0..rows * out)]);
                 }
             }
         }
         Ok(())
     }
 
-    /// Rank r's partial sum for rows of x (`[rows, in / p]`) into y
-    /// (`[rows, out]`), the bias in rank 0's.
+    /// The i-th rank's partial sum for rows of x (`[rows, in / p]`) into y
+    /// (`[rows, out]`), on its compute stream; the bias in rank 0's.
     pub(crate) fn rank_partial(
         &self,
-        r: usize,
-        s: &CudaStream,
+        i: usize,
+        group: &TpGroup,
         x: &impl DevicePtr<bf16>,
         y: &mut impl DevicePtrMut<bf16>,
         rows: usize,
         max_blocks: Option<u32>,
     ) -> Result<(), TpError> {
-        let bias = if r == 0 { self.b.as_ref() } else { None };
+        let bias = if group.rank(i) == 0 { self.b.as_ref() } else { None };
         let dims = Dims::new(rows, self.out_features, self.in_per_rank());
-        Ok(rank_linear(s, x, &self.w[r], y, bias, false, dims, max_blocks)?)
+        Ok(rank_linear(group.stream(i), x, &self.slices.w[i], y, bias, false, dims, max_blocks)?)
     }
 }
 
@@ -241,35 +286,34 @@ fn check_weights(in_f: usize, out_f: usize, w: &[bf16], b: Option<&[bf16]>, p: u
     Ok(())
 }
 
-/// A layer's slices on the group's GPUs, and each rank's input and output
-/// on its own GPU, holding `m` rows of `widths` (input, output; an output
-/// width of 0 is checked by the caller).
+/// A layer's slices on the group's GPUs, cut for it, and an input and an
+/// output for each rank this process drives, on that rank's GPU, holding
+/// `m` rows of `widths` (input, output; an output width of 0 is checked by
+/// the caller).
 pub(crate) fn check_ranks(
     group: &TpGroup,
-    weights: &[CudaSlice<bf16>],
+    slices: &Slices,
     x: &[&CudaSlice<bf16>],
     y: &[&mut CudaSlice<bf16>],
     m: usize,
     [width_x, width_y]: [usize; 2],
 ) -> Result<(), TpError> {
-    let p = group.world();
-    if weights.len() != p {
-        return Err(TpError::Args(format!("the layer was split over {} ranks, the group has {p}", weights.len())));
-    }
-    if x.len() != p || y.len() != p {
-        return Err(TpError::Args(format!("give one input and one output a rank: {p} ranks, {} inputs, {} outputs", x.len(), y.len())));
+    slices.check(group)?;
+    let here = group.local_ranks();
+    if x.len() != here || y.len() != here {
+        return Err(TpError::Args(format!(
+            "give one input and one output a rank this process drives: {here} ranks, {} inputs, {} outputs",
+            x.len(),
+            y.len()
+        )));
     }
     if m == 0 {
         return Err(TpError::Args("m = 0 tokens: nothing to compute".into()));
     }
-    for r in 0..p {
-        let ordinal = group.ordinal(r);
-        let on = weights[r].context().ordinal();
-        if on != ordinal {
-            return Err(TpError::Args(format!("the layer's slices for rank {r} lie on GPU {on}; the group runs rank {r} on GPU {ordinal}")));
-        }
+    for i in 0..here {
+        let (r, ordinal) = (group.rank(i), group.ordinal(i));
         for (what, len, on, width) in
-            [("input", x[r].len(), x[r].context().ordinal(), width_x), ("output", y[r].len(), y[r].context().ordinal(), width_y)]
+            [("input", x[i].len(), x[i].context().ordinal(), width_x), ("output", y[i].len(), y[i].context().ordinal(), width_y)]
         {
             if on != ordinal {
                 return Err(TpError::Args(format!("rank {r}'s {what} lies on GPU {on}; the rank runs on GPU {ordinal}")));

@@ -35,7 +35,7 @@ mod plan;
 mod scratch;
 
 pub use error::TpError;
-pub use group::TpGroup;
+pub use group::{GroupId, TpGroup};
 pub use layers::{ColumnParallel, Reduce, RowParallel};
 pub use mlp::{MlpShape, TpMlp};
 pub use plan::ChunkPlan;

@@ -59,9 +59,10 @@ impl TpMlp {
         self.shape
     }
 
-    /// The block on `m` tokens: `x[r]` holds them (`[m, hidden]`, the same
-    /// on every rank, on rank r's GPU) and `out[r]` receives the block's
-    /// output (`[m, hidden]`, all-reduced: the same on every rank). The
+    /// The block on `m` tokens: `x[i]` holds them (`[m, hidden]`, the same
+    /// on every rank, on the GPU of the i-th rank this process drives) and
+    /// `out[i]` receives the block's output (`[m, hidden]`, all-reduced: the
+    /// same on every rank). The
     /// tokens go in `chunks` chunks of whole 128-row tiles (fewer where m
     /// has fewer tiles), each chunk's all-reduce on the communicators'
     /// streams while the next chunk's GEMMs run on the compute streams;
@@ -69,8 +70,8 @@ impl TpMlp {
     /// `out` on the group's compute streams: cudarc orders them after the
     /// collectives that wrote it.
     pub fn forward(&self, group: &TpGroup, x: &[&CudaSlice<bf16>], out: &mut [&mut CudaSlice<bf16>], m: usize, chunks: usize) -> Result<(), TpError> {
-        let (h, p) = (self.shape.hidden, group.world());
-        check_ranks(group, &self.up.w, x, out, m, [h, h])?;
+        let h = self.shape.hidden;
+        check_ranks(group, &self.up.slices, x, out, m, [h, h])?;
         let plan = ChunkPlan::new(m, chunks, TILE_M)?;
         let fp = self.up.out_per_rank();
         let mut lens = vec![plan.largest() * fp];
@@ -80,20 +81,19 @@ impl TpMlp {
         let acts = &mut acts[0];
         for (c, &(start, end)) in plan.ranges().iter().enumerate() {
             let rows = end - start;
-            for r in 0..p {
-                let s = group.stream(r);
-                let cap = (plan.ranges().len() > 1 && self.collective_sms > 0).then(|| group.sms(r).saturating_sub(self.collective_sms).max(1));
-                let xs = x[r].slice(start * h..end * h);
-                let mut act = acts[r].slice_mut(0..rows * fp);
-                self.up.rank_forward(r, s, &xs, &mut act, rows, cap)?;
-                self.down.rank_partial(r, s, &act, &mut partials[c][r], rows, cap)?;
+            for i in 0..group.local_ranks() {
+                let cap = (plan.ranges().len() > 1 && self.collective_sms > 0).then(|| group.sms(i).saturating_sub(self.collective_sms).max(1));
+                let xs = x[i].slice(start * h..end * h);
+                let mut act = acts[i].slice_mut(0..rows * fp);
+                self.up.rank_forward(i, group.stream(i), &xs, &mut act, rows, cap)?;
+                self.down.rank_partial(i, group, &act, &mut partials[c][i], rows, cap)?;
             }
-            group.each_in_nccl_group(|r| {
-                let mut dst = out[r].slice_mut(start * h..end * h);
-                Ok(group.comm(r).all_reduce(&partials[c][r], &mut dst, &ReduceOp::Sum).map(drop)?)
+            group.each_in_nccl_group(|i| {
+                let mut dst = out[i].slice_mut(start * h..end * h);
+                Ok(group.comm(i).all_reduce(&partials[c][i], &mut dst, &ReduceOp::Sum).map(drop)?)
             })?;
-            for r in 0..p {
-                group.recorded_after_collective(r, &[&partials[c][r]], &mut [&mut out[r].slice_mut(start * h..end * h)]);
+            for (i, oi) in out.iter_mut().enumerate() {
+                group.recorded_after_collective(i, &[&partials[c][i]], &mut [&mut oi.slice_mut(start * h..end * h)]);
             }
         }
         Ok(())

@@ -7,8 +7,8 @@ use gemm_runtime::bf16;
 
 use crate::{TpError, TpGroup};
 
-/// Buffers of the lengths `lens` on every rank of a group: `bufs[i][r]`
-/// holds `lens[i]` values on rank r's GPU.
+/// Buffers of the lengths `lens` on every rank a process drives:
+/// `bufs[j][i]` holds `lens[j]` values on the i-th rank's GPU.
 pub(crate) struct Kept {
     lens: Vec<usize>,
     ordinals: Vec<usize>,
@@ -20,14 +20,14 @@ impl Kept {
     /// are these, else new ones (allocated on the compute streams; what
     /// reads them is written first), kept there for the next call.
     pub(crate) fn get<'a>(slot: &'a mut Option<Kept>, group: &TpGroup, lens: &[usize]) -> Result<&'a mut [Vec<CudaSlice<bf16>>], TpError> {
-        let ordinals: Vec<usize> = (0..group.world()).map(|r| group.ordinal(r)).collect();
+        let ordinals: Vec<usize> = (0..group.local_ranks()).map(|i| group.ordinal(i)).collect();
         if !matches!(slot.as_ref(), Some(k) if k.lens == lens && k.ordinals == ordinals) {
             // the old ones go back before the new ones are taken
             *slot = None;
             let mut bufs = Vec::with_capacity(lens.len());
             for &len in lens {
                 // SAFETY: every element is written (by a GEMM or a collective) before anything reads it.
-                bufs.push((0..group.world()).map(|r| unsafe { group.stream(r).alloc::<bf16>(len) }).collect::<Result<Vec<_>, _>>()?);
+                bufs.push((0..group.local_ranks()).map(|i| unsafe { group.stream(i).alloc::<bf16>(len) }).collect::<Result<Vec<_>, _>>()?);
             }
             *slot = Some(Kept { lens: lens.to_vec(), ordinals, bufs });
         }

@@ -6,7 +6,7 @@ use gemm_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use gemm_runtime::internal::data::relative_error;
 use gemm_runtime::{bf16, Dims};
 use gemm_tp::kernels::{linear, linear_bias, linear_bias_gelu, linear_gelu};
-use gemm_tp::{ColumnParallel, MlpShape, Reduce, RowParallel, TpError, TpGroup, TpMlp};
+use gemm_tp::{ColumnParallel, GroupId, MlpShape, Reduce, RowParallel, TpError, TpGroup, TpMlp};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rand_distr::StandardNormal;
 use std::sync::Arc;
@@ -119,6 +119,9 @@ fn misuse_of_the_tensor_parallel_mlp_is_an_error() {
         assert!(matches!(TpMlp::from_host(&three, odd, &w.w1, &w.b1, &w.w2, &w.b2), Err(TpError::Args(_))));
     }
     assert!(matches!(TpGroup::new(&[0, 0]), Err(TpError::Args(_))));
+    // a rank past the group's
+    let id = GroupId::new().unwrap();
+    assert!(matches!(TpGroup::from_rank(0, 2, 2, &id), Err(TpError::Args(e)) if e.contains("ranks run from 0 to 1")));
 }
 
 /// `y = act(x W^T + b)` on one GPU with the kernel for the bias and
@@ -255,4 +258,86 @@ fn row_parallel_sums_match_the_layer_on_one_gpu_with_the_bias_once() {
             }
         }
     }
+}
+
+/// One process a rank: the test runs itself again, once a rank, each
+/// process joining the group by `TpGroup::from_rank` with the id the test
+/// made (handed over in the environment), on every GPU count the machine
+/// allows. Each process's output of the MLP block (2 chunks) matches the
+/// block on one GPU, and its rows of a row-parallel layer's reduce-scatter
+/// match that layer's. A process that does not end within two minutes
+/// fails the test (a rank that never joins would leave the others waiting).
+#[test]
+#[ignore = "needs a CUDA GPU and NCCL"]
+fn one_process_a_rank_matches_the_block_on_one_gpu() {
+    if let Ok(rank) = std::env::var("GEMM_TP_RANK") {
+        return one_rank(rank.parse().unwrap());
+    }
+    let n = gpus();
+    assert!(n >= 1, "this test needs a GPU");
+    for world in 1..=n.min(4) {
+        let id = GroupId::new().unwrap();
+        let hex: String = id.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
+        let mut ranks: Vec<std::process::Child> = (0..world)
+            .map(|r| {
+                std::process::Command::new(std::env::current_exe().unwrap())
+                    .args(["--exact", "one_process_a_rank_matches_the_block_on_one_gpu", "--ignored", "--test-threads=1"])
+                    .env("GEMM_TP_RANK", r.to_string())
+                    .env("GEMM_TP_WORLD", world.to_string())
+                    .env("GEMM_TP_ID", &hex)
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let start = std::time::Instant::now();
+        while ranks.iter_mut().any(|c| c.try_wait().unwrap().is_none()) {
+            if start.elapsed() > std::time::Duration::from_secs(120) {
+                ranks.iter_mut().for_each(|c| drop(c.kill()));
+                panic!("{world} processes: not all ended within two minutes");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        for (r, c) in ranks.into_iter().enumerate() {
+            let out = c.wait_with_output().unwrap();
+            let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            assert!(out.status.success() && text.contains("1 passed"), "rank {r} of {world} processes:\n{text}");
+        }
+    }
+}
+
+/// The process of rank `rank` (GPU `rank`) of [`one_process_a_rank_matches_the_block_on_one_gpu`].
+fn one_rank(rank: usize) {
+    let world: usize = std::env::var("GEMM_TP_WORLD").unwrap().parse().unwrap();
+    let hex = std::env::var("GEMM_TP_ID").unwrap();
+    let bytes: Vec<u8> = (0..128).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
+    let id = GroupId::from_bytes(bytes.try_into().unwrap());
+    let group = TpGroup::from_rank(rank, rank, world, &id).unwrap();
+    assert_eq!((group.world(), group.local_ranks(), group.rank(0)), (world, 1, rank));
+    let stream = group.stream(0).clone();
+    // the MLP block, in 2 chunks
+    let (shape, m) = (MlpShape { hidden: 512, ffn: 1536 }, 300);
+    let w = weights(shape);
+    let x = normal(m * shape.hidden, 7, 1.0);
+    let reference = one_gpu(&stream, shape, &w, &x, m);
+    let mlp = TpMlp::from_host(&group, shape, &w.w1, &w.b1, &w.w2, &w.b2).unwrap();
+    let xd = stream.clone_htod(&x).unwrap();
+    let mut out = stream.clone_htod(&vec![bf16::NAN; m * shape.hidden]).unwrap();
+    mlp.forward(&group, &[&xd], &mut [&mut out], m, 2).unwrap();
+    let err = relative_error(&host(&group, 0, &out), &reference).unwrap();
+    assert!(err < 1e-2, "rank {rank} of {world}: the block's relative error {err:.2e}");
+    // a row-parallel layer's reduce-scatter: this rank's rows of the sum
+    let (k, n, m) = (1024, 384, 12 * world);
+    let (wr, br, xr) = (normal(n * k, 31, 1.0 / (k as f32).sqrt()), normal(n, 32, 0.1), normal(m * k, 33, 1.0));
+    let reference = one_gpu_layer(&stream, &wr, Some(&br), false, &xr, (m, n, k));
+    let layer = RowParallel::from_host(&group, k, n, &wr, Some(&br)).unwrap();
+    let kp = layer.in_per_rank();
+    let mine: Vec<bf16> = (0..m).flat_map(|i| xr[i * k + rank * kp..i * k + (rank + 1) * kp].iter().copied()).collect();
+    let xd = stream.clone_htod(&mine).unwrap();
+    let rows = m / world;
+    let mut part = stream.clone_htod(&vec![bf16::NAN; rows * n]).unwrap();
+    layer.forward(&group, &[&xd], &mut [&mut part], m, Reduce::ReduceScatter).unwrap();
+    let err = relative_error(&host(&group, 0, &part), &reference[rank * rows * n..(rank + 1) * rows * n]).unwrap();
+    assert!(err < 1e-2, "rank {rank} of {world}: the reduce-scatter's relative error {err:.2e}");
 }

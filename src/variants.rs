@@ -23,6 +23,12 @@ pub fn apply_all(spec: &mut KernelSpec, variant: &str) -> Result<(), String> {
     variant.split(',').try_for_each(|setting| apply(spec, setting))
 }
 
+/// `MxN` as two numbers.
+fn pair(value: &str) -> Option<(u32, u32)> {
+    let (m, n) = value.split_once('x')?;
+    Some((m.parse().ok()?, n.parse().ok()?))
+}
+
 /// Changes one setting of `spec`, as `key=value`.
 pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
     let (key, value) = setting.split_once('=').ok_or_else(|| format!("`{setting}`: expected key=value"))?;
@@ -79,6 +85,15 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
         },
         // the K tile (under a TMA swizzle, a whole number of swizzle rows)
         "k" => spec.block.k = Some(value.parse().map_err(|_| bad())?),
+        // the block's and the warp's tiles (MxN) and the block's threads, as they are: the spec
+        // is checked once every setting is in, so that a tiling can change in several at once
+        "tile" => (spec.block.m, spec.block.n) = pair(value).ok_or_else(bad)?,
+        "warp_tile" => {
+            let (m, n) = pair(value).ok_or_else(bad)?;
+            let w = spec.warp.as_mut().ok_or_else(|| format!("`{setting}`: this step has no warp tier"))?;
+            (w.m, w.n) = (m, n);
+        }
+        "threads" => spec.block.threads = value.parse().map_err(|_| bad())?,
         "fragments" => match &mut spec.staging {
             Staging::CpAsync { fragments, .. } => *fragments = value.parse().map_err(|_| bad())?,
             _ => return Err(format!("`{setting}`: this step's staging is not a cp.async pipeline")),
@@ -285,6 +300,11 @@ mod tests {
         assert_eq!(s.epilogue, Epilogue::Direct);
         apply(&mut s, "epilogue=smem").unwrap();
         assert_eq!(s.epilogue, Epilogue::Smem);
+        let mut t = step("mma_autotuned").unwrap().kernel.spec.clone();
+        apply_all(&mut t, "tile=192x192,warp_tile=48x64,threads=384").unwrap();
+        assert_eq!((t.block.m, t.block.n, t.block.threads, t.warp.unwrap().m, t.warp.unwrap().n), (192, 192, 384, 48, 64));
+        assert!(gemm_runtime::gemm_core::check(&t).is_empty(), "{:?}", gemm_runtime::gemm_core::check(&t));
+        assert!(apply(&mut t, "tile=192").unwrap_err().contains("unknown value"));
         // a tuning space's setting, with what follows from it
         apply(&mut h, "block.n=128").unwrap();
         assert_eq!((h.block.n, h.atom), (128, Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: true, promote: false })); // zeroed, as set above

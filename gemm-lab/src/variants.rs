@@ -12,7 +12,8 @@
 //! A variant is one or more settings joined by commas: `pad=8`, `pad=none`,
 //! `sweep=m`, `sweep=n`, `raster=row`, `raster=grouped(8)`, `raster=hilbert`,
 //! `cluster=2x1b` (2 blocks along m, B multicast; `1x2a`, `2x2`, `none`), `stages=5`, `k=128`
-//! (the K tile) and
+//! (the K tile), `tile=192x192`, `warp_tile=48x64` and `threads=384` (the
+//! block's and warp's tiles and the block's threads, checked together) and
 //! `fragments=1` or `fragments=2` (cp.async pipelines), `epilogue=direct` or
 //! `epilogue=vector` or `epilogue=smem` (C stored element by element, in
 //! vectors, or through a C tile in shared memory in 16-byte chunks),
@@ -72,7 +73,7 @@ struct Cli {
 }
 
 const SETTINGS: &str = "Settings: pad=N | pad=none, sweep=m | sweep=n, raster=row | raster=grouped(N) | raster=hilbert, \
-cluster=MxN[a|b] | cluster=none, stages=N, cp_async=V[a|b] | cp_async=none, by_class=true | by_class=false (A, B and C where they lie, \
+cluster=MxN[a|b] | cluster=none, stages=N, tile=MxN, warp_tile=MxN, threads=N, cp_async=V[a|b] | cp_async=none, by_class=true | by_class=false (A, B and C where they lie, \
 hopper_autotuned's tiling alone), k=N (the K tile), \
 fragments=1 | fragments=2, epilogue=direct | epilogue=vector | epilogue=smem | epilogue=smem_elements | epilogue=tma, schedule=tiles | schedule=persistent | schedule=stream_k | schedule=hybrid | schedule=tail_split, \
 regs=P/C (setmaxnreg's producer and consumer registers), arrivals=thread | arrivals=warpgroup, zeroed=true | zeroed=false, \

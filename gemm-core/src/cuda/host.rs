@@ -68,3 +68,35 @@ template <class F> static void run_warp(F f) {
     for (auto& t : lanes) t.join();
 }
 "#;
+
+/// The tiles a walk printed, one `group block_m block_n M` line each, sorted.
+#[cfg(test)]
+pub fn printed_tiles(out: &str) -> Vec<(i32, i32, i32, i32)> {
+    let mut tiles: Vec<(i32, i32, i32, i32)> = out
+        .lines()
+        .map(|l| {
+            let v: Vec<i32> = l.split(' ').map(|x| x.parse().unwrap()).collect();
+            (v[0], v[1], v[2], v[3])
+        })
+        .collect();
+    tiles.sort();
+    tiles
+}
+
+/// The tiles (group, block_m, block_n, the M its guards stop at) each
+/// group's rows `[start, end)` should take in `bm x bn` tiles of an `n`
+/// wide C: its row tiles from `start` on (the last one partial), times N's,
+/// each once; sorted.
+#[cfg(test)]
+pub fn group_tiles(groups: &[(i32, usize, usize)], n: usize, (bm, bn): (usize, usize)) -> Vec<(i32, i32, i32, i32)> {
+    let mut tiles = Vec::new();
+    for &(g, start, end) in groups {
+        for row in (start..end).step_by(bm) {
+            for col in (0..n).step_by(bn) {
+                tiles.push((g, row as i32, col as i32, end as i32));
+            }
+        }
+    }
+    tiles.sort();
+    tiles
+}

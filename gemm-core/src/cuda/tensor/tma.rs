@@ -1225,30 +1225,12 @@ mod tests {
             values.join(", ")
         );
         let out = crate::cuda::host::run_cpp(&format!("walk-{}-{grid}", groups.name()), &program);
-        let mut tiles: Vec<(i32, i32, i32, i32)> = out
-            .lines()
-            .map(|l| {
-                let v: Vec<i32> = l.split(' ').map(|x| x.parse().unwrap()).collect();
-                (v[0], v[1], v[2], v[3])
-            })
-            .collect();
-        tiles.sort();
-        tiles
+        crate::cuda::host::printed_tiles(&out)
     }
 
-    /// The tiles each group's rows `[start, end)` should take: its row
-    /// tiles from `start` on (the last one partial), times N's, each once.
+    /// The tiles each group's rows `[start, end)` should take in 128 x 256 tiles.
     fn expected(groups: &[(i32, usize, usize)], n: usize) -> Vec<(i32, i32, i32, i32)> {
-        let mut tiles = Vec::new();
-        for &(g, start, end) in groups {
-            for row in (start..end).step_by(128) {
-                for col in (0..n).step_by(256) {
-                    tiles.push((g, row as i32, col as i32, end as i32));
-                }
-            }
-        }
-        tiles.sort();
-        tiles
+        crate::cuda::host::group_tiles(groups, n, (128, 256))
     }
 
     /// `groups = contiguous`: every group's rows in tiles of its own, none

@@ -2312,16 +2312,16 @@ fn indexed_groups_on(bench: &Bench, kernel: &Kernel) {
 }
 
 /// The fused epilogue on grouped launches: alpha, a bias per group (the
-/// batch's bias stride) and GELU on the contiguous and masked layouts,
+/// batch's bias stride) and GELU on the contiguous (both paths) and masked layouts,
 /// each group's rows against cuBLAS's product with the epilogue on the
 /// host; rows outside the groups keep their poison.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn fused_epilogues_on_grouped_launches_take_each_groups_bias() {
-    use gemm_ladder::grouped::{grouped_contiguous, grouped_masked};
+    use gemm_ladder::grouped::{grouped_contiguous, grouped_contiguous_sm80, grouped_masked};
     use gemm_ladder::measure::DevMat;
     use gemm_runtime::internal::data::POISON;
-    use gemm_runtime::spec::{Activation, Bias, Dim, Elem, Fused};
+    use gemm_runtime::spec::{Activation, Bias, Dim, Elem, Fused, Groups};
     use gemm_runtime::EpilogueArgs;
     let bench = bench();
     if bench.gpu.capability != (9, 0) {
@@ -2341,6 +2341,14 @@ fn fused_epilogues_on_grouped_launches_take_each_groups_bias() {
     let cases = [
         (
             &grouped_contiguous::KERNEL,
+            Dims::new(m, n, k).batched(groups, 0, n * k, m * n),
+            Dims::new(m, n, k).batched(groups, 0, n * k, 0),
+            vec![130, 130, 131, 350],
+            contiguous_rows,
+            m,
+        ),
+        (
+            &grouped_contiguous_sm80::KERNEL,
             Dims::new(m, n, k).batched(groups, 0, n * k, m * n),
             Dims::new(m, n, k).batched(groups, 0, n * k, 0),
             vec![130, 130, 131, 350],
@@ -2370,7 +2378,7 @@ fn fused_epilogues_on_grouped_launches_take_each_groups_bias() {
         let mut written = vec![false; c_rows];
         for (g, &(start, end)) in rows.iter().enumerate() {
             // group g's rows of C, and where cuBLAS's product of them lies (its problem g, all m rows)
-            let first = if i == 0 { start } else { 0 };
+            let first = if base.spec.groups == Some(Groups::Contiguous) { start } else { 0 };
             for (r, row) in (start..end).enumerate() {
                 written[row] = true;
                 let want: Vec<f32> = (0..n)

@@ -48,9 +48,9 @@ impl TpMlp {
         Ok(TpMlp { shape, up, down, collective_sms: 0, kept: Mutex::new(None) })
     }
 
-    /// When the tokens go in more than one chunk, the GEMMs' persistent
-    /// grids leave `sms` SMs of each GPU free, so that a chunk's all-reduce
-    /// runs beside the next chunk's GEMMs instead of waiting for SMs.
+    /// When the tokens go in more than one chunk, the GEMMs of every chunk
+    /// but the first leave `sms` SMs of each GPU free, so that the chunk
+    /// before's all-reduce runs beside them instead of waiting for SMs.
     pub fn with_collective_sms(self, sms: u32) -> Self {
         TpMlp { collective_sms: sms, ..self }
     }
@@ -82,7 +82,8 @@ impl TpMlp {
         for (c, &(start, end)) in plan.ranges().iter().enumerate() {
             let rows = end - start;
             for i in 0..group.local_ranks() {
-                let cap = (plan.ranges().len() > 1 && self.collective_sms > 0).then(|| group.sms(i).saturating_sub(self.collective_sms).max(1));
+                // (chunk c's GEMMs run beside chunk c - 1's all-reduce; the first chunk's beside none)
+                let cap = (c > 0 && self.collective_sms > 0).then(|| group.sms(i).saturating_sub(self.collective_sms).max(1));
                 let xs = x[i].slice(start * h..end * h);
                 let mut act = acts[i].slice_mut(0..rows * fp);
                 self.up.rank_forward(i, group.stream(i), &xs, &mut act, rows, cap)?;

@@ -391,37 +391,3 @@ fn the_by_class_variant_takes_hopper_autotuned_s_tiling_alone() {
         assert!(errors_at(&other).contains(&"staging"), "{:?}", check(&other));
     }
 }
-
-/// `groups = contiguous` on the sm_80 path: a group's tiles start at any
-/// row, where copies and stores along M would be misaligned, so A and C
-/// are row-major there.
-#[test]
-fn contiguous_groups_on_the_sm80_path_take_row_major_a_and_c() {
-    let bf16 = |layout| Operand { elem: Elem::Bf16, layout };
-    let base = KernelSpec {
-        name: "contiguous".into(),
-        a: bf16(Layout::RowMajor),
-        b: bf16(Layout::ColMajor),
-        c: bf16(Layout::RowMajor),
-        block: Block { m: 128, n: 256, k: Some(64), threads: 256, min_blocks: None },
-        warp: Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 }),
-        thread: None,
-        atom: Atom::Mma { m: 16, n: 8, k: 16 },
-        staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 2 },
-        specialize: None,
-        swizzle: Swizzle::Xor,
-        raster: Raster::Grouped(8),
-        persistent: None,
-        cluster: None,
-        epilogue: Epilogue::Vector,
-        fused: Fused::default(),
-        edges: Edges::Guarded,
-        groups: Some(Groups::Contiguous),
-        arch: Arch::Sm80,
-    };
-    assert_eq!(check(&base), vec![]);
-    let col_a = KernelSpec { a: bf16(Layout::ColMajor), ..base.clone() };
-    assert!(check(&col_a).iter().any(|d| d.at == "a" && d.msg.contains("Mat<bf16, RowMajor>")), "{:?}", check(&col_a));
-    let col_c = KernelSpec { c: bf16(Layout::ColMajor), ..base };
-    assert!(check(&col_c).iter().any(|d| d.at == "c" && d.msg.contains("MatMut<bf16, RowMajor>")), "{:?}", check(&col_c));
-}

@@ -554,6 +554,19 @@ mod tests {
         s
     }
 
+    /// A group's tiles start at any row on this path, where copies and
+    /// stores along M would be misaligned: A and C are row-major there (a
+    /// rule, at the operand).
+    #[test]
+    fn contiguous_groups_on_the_sm80_path_take_row_major_a_and_c() {
+        let base = sm80_contiguous();
+        let col = |o: Operand| Operand { layout: Layout::ColMajor, ..o };
+        let col_a = KernelSpec { a: col(base.a), ..base.clone() };
+        assert!(crate::check(&col_a).iter().any(|d| d.at == "a" && d.msg.contains("Mat<bf16, RowMajor>")), "{:?}", crate::check(&col_a));
+        let col_c = KernelSpec { c: col(base.c), ..base };
+        assert!(crate::check(&col_c).iter().any(|d| d.at == "c" && d.msg.contains("MatMut<bf16, RowMajor>")), "{:?}", crate::check(&col_c));
+    }
+
     /// The tiles (group, block_m, block_n, the M its guards stop at) that
     /// the blocks of the launch grid of an `m x n` problem of `ends.len()`
     /// contiguous groups place themselves at: the raster and the warp's

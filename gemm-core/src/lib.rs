@@ -12,6 +12,6 @@ pub mod support;
 pub mod tune;
 
 pub use check::{check, Diag};
-pub use cuda::grid;
+pub use cuda::{block_grid, grid};
 pub use generate::{diagnose, generate, Generated};
 pub use spec::*;

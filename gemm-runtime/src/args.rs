@@ -271,12 +271,7 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
             return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });
         }
     } else {
-        // contiguous groups: a row of tiles more a group, for each group's partial last tile
-        let rows = match spec.groups {
-            Some(gemm_core::spec::Groups::Contiguous) => d.m.saturating_add(d.batch.count.saturating_mul(spec.block.m as usize)),
-            _ => d.m,
-        };
-        let (gx, gy, _) = gemm_core::grid(spec, rows.min(u32::MAX as usize) as u32, d.n.min(u32::MAX as usize) as u32);
+        let (gx, gy, _) = gemm_core::block_grid(spec, d.m, d.n, d.batch.count);
         if gx > i32::MAX as u32 {
             let rule = format!("{}x{} needs {gx} blocks along the grid's x, over its {}", d.m, d.n, i32::MAX);
             return Err(GemmError::UnsupportedSize { kernel: kernel(), rule });

@@ -330,7 +330,7 @@ impl Kernel {
         let batches = b.count as i32;
         let scratch_ptrs = stream_k.as_ref().map(|s| [s.partials(), s.flags()]);
         // (indexed and contiguous groups on a grid of a block per tile take the count beside their array)
-        let placed = matches!(self.spec.groups, Some(gemm_core::spec::Groups::Indexed | gemm_core::spec::Groups::Contiguous));
+        let placed = self.spec.groups.is_some_and(gemm_core::spec::Groups::one_a_and_c);
         if self.spec.persistent.is_some() || placed {
             launch.arg(&batches);
         }
@@ -454,20 +454,10 @@ impl Kernel {
             Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit) => (self.stream_k_blocks(resident, dims), 1, 1),
             // at most a block per SM (or what occupancy allows), each walking tiles
             Some(Persistent::Tiles) => (self.persistent_blocks(resident, dims), 1, 1),
-            // indexed groups: one problem of A and C, whose tiles take their groups' B
-            None if self.spec.groups == Some(gemm_core::spec::Groups::Indexed) => {
-                let (x, y, _) = gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32);
-                (x, y, 1)
-            }
-            // contiguous groups: at most the rows' tiles and a partial one more a group, each placing itself
-            None if self.spec.groups == Some(gemm_core::spec::Groups::Contiguous) => {
-                let rows = dims.m.div_ceil(self.spec.block.m as usize) + dims.batch.count;
-                let (x, _, _) = gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32);
-                (x, rows.min(u32::MAX as usize) as u32, 1)
-            }
+            // a block per tile (grouped problems placing their own in one A and C: one deep)
             None => {
-                let (x, y, _) = gemm_core::grid(&self.spec, dims.m as u32, dims.n as u32);
-                (x, y, dims.batch.count as u32)
+                let (x, y, z) = gemm_core::block_grid(&self.spec, dims.m, dims.n, dims.batch.count);
+                (x, y, z as u32)
             }
         }
     }

@@ -19,7 +19,8 @@ pub fn run_cpp(tag: &str, program: &str) -> String {
 /// block and grid indices, `__ldg`, and a warp's intrinsics (`__shfl_sync`,
 /// `__shfl_up_sync`, `__ballot_sync`, `__ffs`), one warp being 32 host
 /// threads that meet at each intrinsic. `run_warp(f)` runs `f` on the 32
-/// lanes of the block `blockIdx` names (set it first) and waits for them.
+/// lanes of the block `blockIdx` names (set it first) and waits for them;
+/// code with no warp intrinsics may run on the calling thread alone.
 pub const WARP_SHIM: &str = r#"#include <cstdio>
 #include <algorithm>
 #include <thread>

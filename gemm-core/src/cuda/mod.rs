@@ -47,3 +47,19 @@ pub fn grid(spec: &KernelSpec, m: u32, n: u32) -> (u32, u32, u32) {
     }
     (n.div_ceil(spec.block.n), m.div_ceil(spec.block.m), 1)
 }
+
+/// The grid of a block per C tile for a batch of `batches` problems of
+/// `m x n`: [`grid`]'s, the batch along z; but grouped problems whose
+/// tiles place themselves in one A and C (`groups = indexed | contiguous`)
+/// take a grid one deep, and contiguous groups a row of tiles more a group
+/// (each group's last tile may be partial).
+pub fn block_grid(spec: &KernelSpec, m: usize, n: usize, batches: usize) -> (u32, u32, usize) {
+    let clamp = |v: usize| v.min(u32::MAX as usize) as u32;
+    let rows = match spec.groups {
+        Some(crate::spec::Groups::Contiguous) => m.saturating_add(batches.saturating_mul(spec.block.m as usize)),
+        _ => m,
+    };
+    let (x, y, _) = grid(spec, clamp(rows), clamp(n));
+    let z = if spec.groups.is_some_and(crate::spec::Groups::one_a_and_c) { 1 } else { batches };
+    (x, y, z)
+}

@@ -48,20 +48,17 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
         Some(Groups::Contiguous) => {
             lines.push("// groups = contiguous: where each group's rows of A and C end (the next group's start)".to_string());
             lines.push("const int* __restrict__ group_ends".to_string());
-            if spec.persistent.is_none() {
-                lines.push("// and the groups (problems of B) there are".to_string());
-                lines.push("int batches".to_string());
-            }
         }
         Some(Groups::Indexed) => {
             lines.push("// groups = indexed: each row's group of A and C, -1 for a padding row".to_string());
             lines.push("const int* __restrict__ row_groups".to_string());
-            if spec.persistent.is_none() {
-                lines.push("// and the groups (problems of B) there are".to_string());
-                lines.push("int batches".to_string());
-            }
         }
         None => {}
+    }
+    // tiles that place themselves in one A and C on a grid of a block per tile find their group among these
+    if spec.persistent.is_none() && spec.groups.is_some_and(Groups::one_a_and_c) {
+        lines.push("// and the groups (problems of B) there are".to_string());
+        lines.push("int batches".to_string());
     }
     match spec.persistent {
         Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit) => lines.push(format!("int batches, {}", stream_k::PARAMS)),

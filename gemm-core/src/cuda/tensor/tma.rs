@@ -1227,11 +1227,10 @@ mod tests {
             w.line(format!("const int tiles_n = (N + {} - 1) / {};", tc.bn, tc.bn));
             tc.for_each_tile(w, |w| w.line("std::printf(\"%d %d %d %d\\n\", batch, block_m, block_n, M);"));
         });
-        let shim = "#include <cstdio>\n#include <algorithm>\nusing std::min;\nusing std::max;\n\
-            struct Dim3 { unsigned x, y, z; };\nstatic Dim3 blockIdx, gridDim;\nstatic int __ldg(const int* p) { return *p; }\n";
         let values: Vec<String> = array.iter().map(i32::to_string).collect();
         let program = format!(
-            "{shim}{}\nint main() {{\n  static const int array[] = {{{}}};\n  gridDim.x = {grid};\n  for (unsigned b = 0; b < {grid}; ++b) {{ blockIdx.x = b; walk({m}, {n}, {batches}, array); }}\n}}\n",
+            "{}{}\nint main() {{\n  static const int array[] = {{{}}};\n  gridDim.x = {grid};\n  for (unsigned b = 0; b < {grid}; ++b) {{ blockIdx.x = b; walk({m}, {n}, {batches}, array); }}\n}}\n",
+            crate::cuda::host::WARP_SHIM,
             w.finish(),
             values.join(", ")
         );

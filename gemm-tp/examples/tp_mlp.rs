@@ -19,8 +19,7 @@
 
 use std::time::Instant;
 
-use gemm_runtime::cudarc::driver::{CudaContext, CudaSlice, DevicePtrMut};
-use gemm_runtime::cudarc::nccl::safe::ReduceOp;
+use gemm_runtime::cudarc::driver::{CudaContext, CudaSlice};
 use gemm_runtime::{bf16, Dims};
 use gemm_tp::kernels::{linear_bias, linear_bias_gelu};
 use gemm_tp::{MlpShape, TpError, TpGroup, TpMlp};
@@ -109,24 +108,9 @@ fn run() -> Result<(), TpError> {
             };
             let serial = time(&mlp, &mut outs, 1)?;
             // the all-reduce of the block's output alone
-            let mut bufs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.comm(r).stream().alloc_zeros::<bf16>(m * h)).collect::<Result<_, _>>()?;
-            let comm = median_ms(
-                3,
-                15,
-                || {
-                    gemm_runtime::cudarc::nccl::result::group_start()?;
-                    for (r, b) in bufs.iter_mut().enumerate() {
-                        group.comm(r).all_reduce_in_place(b, &ReduceOp::Sum)?;
-                    }
-                    gemm_runtime::cudarc::nccl::result::group_end()?;
-                    // (the buffers' use recorded after the collective is enqueued: see TpMlp::forward)
-                    for (r, b) in bufs.iter_mut().enumerate() {
-                        drop(b.device_ptr_mut(&group.comm(r).stream()));
-                    }
-                    Ok(())
-                },
-                &sync,
-            )?;
+            let mut bufs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).alloc_zeros::<bf16>(m * h)).collect::<Result<_, _>>()?;
+            let mut bufs: Vec<&mut CudaSlice<bf16>> = bufs.iter_mut().collect();
+            let comm = median_ms(3, 15, || group.all_reduce(&mut bufs, m * h), &sync)?;
             let row = |chunks: usize, left: &str, ms: f64| {
                 println!(
                     "| {m} | {world} | {chunks} | {left} | {ms:.3} | {:.1} | {:.2} | {:.0}% |",

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaStream, DevicePtr, DevicePtrMut};
-use cudarc::nccl::safe::{Comm, Id};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::nccl::safe::{Comm, Id, ReduceOp};
 use gemm_runtime::bf16;
 
 use crate::TpError;
@@ -186,6 +186,30 @@ impl TpGroup {
         for b in writes.iter_mut() {
             drop(b.device_ptr_mut(&s));
         }
+    }
+
+    /// Sums the first `len` values of `bufs` (one a rank this process
+    /// drives, on its GPU) over the group, in place, on the communicators'
+    /// streams; whoever uses the buffers next on another stream waits for
+    /// the sum (cudarc's event tracking).
+    pub fn all_reduce(&self, bufs: &mut [&mut CudaSlice<bf16>], len: usize) -> Result<(), TpError> {
+        if bufs.len() != self.local.len() {
+            return Err(TpError::Args(format!("give one buffer a rank this process drives: {} ranks, {} buffers", self.local.len(), bufs.len())));
+        }
+        for (i, b) in bufs.iter().enumerate() {
+            let (on, ordinal) = (b.context().ordinal(), self.ordinal(i));
+            if on != ordinal {
+                return Err(TpError::Args(format!("rank {}'s buffer lies on GPU {on}; the rank runs on GPU {ordinal}", self.rank(i))));
+            }
+            if b.len() < len {
+                return Err(TpError::Args(format!("rank {}'s buffer holds {} values; the sum takes {len}", self.rank(i), b.len())));
+            }
+        }
+        self.each_in_nccl_group(|i| Ok(self.comm(i).all_reduce_in_place(&mut bufs[i].slice_mut(0..len), &ReduceOp::Sum).map(drop)?))?;
+        for (i, b) in bufs.iter_mut().enumerate() {
+            self.recorded_after_collective(i, &[], &mut [&mut b.slice_mut(0..len)]);
+        }
+        Ok(())
     }
 
     /// Waits until the streams of every rank this process drives are done.

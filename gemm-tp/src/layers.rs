@@ -225,13 +225,7 @@ impl RowParallel {
                 for i in 0..here {
                     self.rank_partial(i, group, x[i], y[i], m, None)?;
                 }
-                group.each_in_nccl_group(|i| {
-                    let mut dst = y[i].slice_mut(0..m * out);
-                    Ok(group.comm(i).all_reduce_in_place(&mut dst, &ReduceOp::Sum).map(drop)?)
-                })?;
-                for (i, yi) in y.iter_mut().enumerate() {
-                    group.recorded_after_collective(i, &[], &mut [&mut yi.slice_mut(0..m * out)]);
-                }
+                group.all_reduce(y, m * out)?;
             }
             Reduce::ReduceScatter => {
                 let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());

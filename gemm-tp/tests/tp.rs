@@ -36,13 +36,9 @@ fn weights(s: MlpShape) -> Weights {
 /// The whole block on one GPU with the same kernels: the reference.
 fn one_gpu(stream: &Arc<CudaStream>, s: MlpShape, w: &Weights, x: &[bf16], m: usize) -> Vec<f32> {
     let (h, f) = (s.hidden, s.ffn);
-    let up = |v: &[bf16]| stream.clone_htod(v).unwrap();
-    let (w1, b1, w2, b2, xd) = (up(&w.w1), up(&w.b1), up(&w.w2), up(&w.b2), up(x));
-    let mut act = stream.alloc_zeros::<bf16>(m * f).unwrap();
-    let mut out = stream.alloc_zeros::<bf16>(m * h).unwrap();
-    linear_bias_gelu(stream, &xd, &w1, &mut act, &b1, Dims::new(m, f, h)).unwrap();
-    linear_bias(stream, &act, &w2, &mut out, &b2, Dims::new(m, h, f)).unwrap();
-    stream.clone_dtoh(&out).unwrap().into_iter().map(|v| v.to_f32()).collect()
+    // (the activations come back as bf16 widened: narrowed again, exactly)
+    let act: Vec<bf16> = one_gpu_layer(stream, &w.w1, Some(&w.b1), true, x, (m, f, h)).into_iter().map(bf16::from_f32).collect();
+    one_gpu_layer(stream, &w.w2, Some(&w.b2), false, &act, (m, h, f))
 }
 
 fn gpus() -> usize {

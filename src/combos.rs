@@ -192,7 +192,8 @@ fn wmma_paths(layouts: [Layout; 3], ab: Elem) -> Vec<KernelSpec> {
 /// Fused epilogues on every path, wmma's included: each activation, the
 /// bias along n and along m in each type, alpha and beta, every layout, each
 /// C type of mma, vector stores where C is row-major, some mma kernels
-/// through a C tile in shared memory, mma kernels gated where beta is not read.
+/// through a C tile in shared memory, mma kernels gated where beta is not read
+/// (some of those through a C tile too).
 pub fn fused() -> Vec<KernelSpec> {
     let activations = [None, Some(Activation::Relu), Some(Activation::Gelu), Some(Activation::GeluTanh), Some(Activation::Silu)];
     let mut out = Vec::new();
@@ -218,6 +219,9 @@ pub fn fused() -> Vec<KernelSpec> {
                 s.epilogue = Epilogue::Vector;
             } else if n % 3 == 0 && matches!(s.atom, Atom::Mma { .. }) {
                 s.epilogue = if n % 2 == 1 { Epilogue::SmemElements } else { Epilogue::Smem };
+            } else if s.fused.gated && n % 2 == 1 {
+                // gated pairs through a C tile of n / 2 columns
+                s.epilogue = Epilogue::Smem;
             }
             out.push(s);
         }
@@ -272,7 +276,7 @@ pub fn guarded() -> Vec<KernelSpec> {
 /// 128-, 64- and 32-byte swizzles; vector stores where C is row-major;
 /// edges guarded on every other kernel, and a fused epilogue (alpha, beta,
 /// a bias along either side, an activation) on every third; gated pairs on
-/// some of the two-consumer ones.
+/// some of the two-consumer ones, stored to C or through a C tile.
 pub fn hopper() -> Vec<KernelSpec> {
     let activations = [Some(Activation::Relu), Some(Activation::GeluTanh), Some(Activation::Silu), Some(Activation::Gelu)];
     let mut out = Vec::new();
@@ -369,6 +373,10 @@ pub fn hopper() -> Vec<KernelSpec> {
                 // gated (SwiGLU, GeGLU), on clusters, stream-K and the hybrid
                 let bias = (n % 8 == 7).then_some(Bias { along: Dim::N, elem: [Elem::F32, Elem::Bf16][n % 2] });
                 s.fused = Fused { alpha: n % 3 == 1, bias, activation: activations[(n / 4) % 4], gated: true, ..Fused::default() };
+                // on some, through a C tile of n / 2 columns
+                if i % 2 == 1 {
+                    s.epilogue = Epilogue::Smem;
+                }
             }
             out.push(s);
         }

@@ -2017,9 +2017,11 @@ fn masked_groups_on(bench: &Bench, kernel: &Kernel) {
 }
 
 /// SwiGLU in a contiguous grouped launch (`grouped_swiglu`): each group's
-/// rows of C (n / 2 wide) hold silu(gate) * up of its own W's interleaved
-/// pairs, against cuBLAS per group with the gate applied on the host;
-/// C's rows past the last end keep their poison. An odd n is an `Err`.
+/// rows of C (n / 2 = 262 wide, lines 264 apart, where the last 16-byte
+/// chunk of a line crosses C's edge) hold silu(gate) * up of its own W's
+/// interleaved pairs, against cuBLAS per group with the gate applied on the
+/// host; C's rows past the last end, and every line's padding, keep their
+/// poison. An odd n is an `Err`.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn swiglu_groups_write_silu_of_each_gate_times_its_up() {
@@ -2031,7 +2033,8 @@ fn swiglu_groups_write_silu_of_each_gate_times_its_up() {
     if bench.gpu.capability != (9, 0) {
         return;
     }
-    let (groups, m, n, k) = (5, 600, 528, 136);
+    let (groups, m, n, k) = (5, 600, 524usize, 136);
+    let ldc = (n / 2).next_multiple_of(8);
     let each = Dims::new(m, n, k).batched(groups, 0, n * k, m * n);
     let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
     let p = Problem::typed(&bench, [gemm_runtime::spec::Elem::Bf16; 3], layouts, each, 43).unwrap();
@@ -2041,9 +2044,10 @@ fn swiglu_groups_write_silu_of_each_gate_times_its_up() {
     // 1 row, 129 (a tile and one), none, 300, and the rest but 70
     let ends = [1, 130, 130, 430, 530];
     let ends_gpu = s.clone_htod(&ends).unwrap();
-    let mut c = DevMat::from_f32(s, gemm_runtime::spec::Elem::Bf16, &vec![POISON; m * n / 2]).unwrap();
+    let mut c = DevMat::from_f32(s, gemm_runtime::spec::Elem::Bf16, &vec![POISON; m * ldc]).unwrap();
     let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
-    grouped_swiglu(s, a, b, cb, &ends_gpu, Dims::new(m, n, k).batched(groups, 0, n * k, 0)).unwrap();
+    let dims = Dims::new(m, n, k).with_ld(k, k, ldc).batched(groups, 0, n * k, 0);
+    grouped_swiglu(s, a, b, cb, &ends_gpu, dims).unwrap();
     s.synchronize().unwrap();
     let out: Vec<f32> = s.clone_dtoh(cb).unwrap().into_iter().map(|x| x.to_f32()).collect();
     let mut start = 0;
@@ -2051,11 +2055,13 @@ fn swiglu_groups_write_silu_of_each_gate_times_its_up() {
         let end = end as usize;
         let rows = &reference[g * m * n + start * n..g * m * n + end * n];
         let want: Vec<f32> = rows.chunks(2).map(|p| (Activation::Silu.apply(p[0] as f64) * p[1] as f64) as f32).collect();
-        let err = gemm_runtime::internal::data::relative_error(&out[start * n / 2..end * n / 2], &want).unwrap();
+        let got: Vec<f32> = (start..end).flat_map(|r| out[r * ldc..r * ldc + n / 2].to_vec()).collect();
+        let err = gemm_runtime::internal::data::relative_error(&got, &want).unwrap();
         assert!(err <= gemm_runtime::internal::data::tolerance(gemm_runtime::spec::Elem::Bf16), "group {g}: relative error {err:.2e}");
         start = end;
     }
-    assert!(out[start * n / 2..].iter().all(|x| x.is_nan()), "a row past the last group's end was written");
+    assert!(out[start * ldc..].iter().all(|x| x.is_nan()), "a row past the last group's end was written");
+    assert!((0..start).all(|r| out[r * ldc + n / 2..(r + 1) * ldc].iter().all(|x| x.is_nan())), "a line's padding was written");
     let odd = grouped_swiglu(s, a, b, cb, &ends_gpu, Dims::new(m, n - 1, k).batched(groups, 0, n * k, 0));
     assert!(matches!(&odd, Err(GemmError::UnsupportedSize { rule, .. }) if rule.contains("must be even")), "{odd:?}");
 }
@@ -2198,26 +2204,29 @@ fn fp8_groups_take_each_experts_block_scales_and_gate() {
     let sb: Vec<f32> = (0..g * block_scales_b_len(n, k)).map(|i| pow2(i * 3 + 1)).collect();
     let (w_d, sb_d) = (s.clone_htod(&w).unwrap(), s.clone_htod(&sb).unwrap());
     let tol = 6e-3;
-    // contiguous: 1 row, none, 129 (a tile and one), then 70 rows past the last end
+    // contiguous: 1 row, none, 129 (a tile and one), then 70 rows past the last end; C's lines
+    // (132 elements) 136 apart, the last 16-byte chunk of each across C's edge
     {
-        let m = 200;
+        let (m, ldc) = (200, n / 2 + 4);
         let ends = [1i32, 1, 130];
         let a = e4m3(m * k, 92);
         let sa: Vec<f32> = (0..block_scales_a_len(m, k)).map(pow2).collect();
         let (a_d, sa_d, ends_d) = (s.clone_htod(&a).unwrap(), s.clone_htod(&sa).unwrap(), s.clone_htod(&ends).unwrap());
-        let mut c = s.clone_htod(&vec![bf16::NAN; m * n / 2]).unwrap();
-        grouped_fp8_swiglu(s, &a_d, &w_d, &mut c, &ends_d, &sa_d, &sb_d, Dims::new(m, n, k).batched(g, 0, n * k, 0)).unwrap();
+        let mut c = s.clone_htod(&vec![bf16::NAN; m * ldc]).unwrap();
+        let dims = Dims::new(m, n, k).with_ld(k, k, ldc).batched(g, 0, n * k, 0);
+        grouped_fp8_swiglu(s, &a_d, &w_d, &mut c, &ends_d, &sa_d, &sb_d, dims).unwrap();
         let out: Vec<f32> = s.clone_dtoh(&c).unwrap().into_iter().map(|x| x.to_f32()).collect();
         let mut start = 0;
         for (e, &end) in ends.iter().enumerate() {
             for r in start..end as usize {
                 let want = reference(&a, &w, &sa, &sb, (&|r| r, &|b, r| b * block_scales_a_ld(m) + r), e, r);
-                let err = gemm_runtime::internal::data::relative_error(&out[r * n / 2..(r + 1) * n / 2], &want).unwrap();
+                let err = gemm_runtime::internal::data::relative_error(&out[r * ldc..r * ldc + n / 2], &want).unwrap();
                 assert!(err < tol, "contiguous group {e}, row {r}: relative error {err:.3e}");
+                assert!(out[r * ldc + n / 2..(r + 1) * ldc].iter().all(|x| x.is_nan()), "row {r}: the line's padding was written");
             }
             start = end as usize;
         }
-        assert!(out[start * n / 2..].iter().all(|x| x.is_nan()), "a row past the last group's end was written");
+        assert!(out[start * ldc..].iter().all(|x| x.is_nan()), "a row past the last group's end was written");
     }
     // masked: room for 150 rows each; 150, 0 and 1 of them hold tokens
     {

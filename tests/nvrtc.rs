@@ -190,6 +190,8 @@ fn every_fused_epilogue_and_guarded_combination_compiles_for_sm_80() {
     let fused = gemm_ladder::combos::fused();
     let guarded = gemm_ladder::combos::guarded();
     assert!(fused.len() >= 40 && guarded.len() >= 20, "{} fused, {} guarded", fused.len(), guarded.len());
+    let through_tile = |s: &&gemm_runtime::spec::KernelSpec| s.fused.gated && s.epilogue == gemm_runtime::spec::Epilogue::Smem;
+    assert!(fused.iter().filter(through_tile).count() >= 2, "gated pairs through a C tile");
     for spec in fused.into_iter().chain(guarded) {
         let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
         let ptx = compile_clean(&k.source, &k.name, "sm_80").to_src();
@@ -256,6 +258,7 @@ fn every_hopper_combination_compiles_for_sm_90a() {
     assert!(specs.iter().any(|s| s.persistent == Some(Persistent::StreamK)), "stream-K");
     assert!(specs.iter().any(|s| s.cluster.is_some_and(|c| c.multicast.is_some())), "clusters with multicast");
     assert!(specs.iter().filter(|s| s.fused.gated && s.persistent.is_some_and(Persistent::splits_k)).count() >= 2, "gated pairs under stream-K");
+    assert!(specs.iter().filter(|s| s.fused.gated && s.epilogue == gemm_runtime::spec::Epilogue::Smem).count() >= 2, "gated pairs through a C tile");
     // consumers whose halves go out beside each other's wgmmas: a group a half
     for spec in gemm_ladder::combos::hopper_overlap() {
         let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));

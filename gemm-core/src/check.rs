@@ -1211,7 +1211,8 @@ fn epilogue(spec: &KernelSpec, out: &mut Vec<Diag>) {
 }
 
 /// `gated`: a thread holds each gate beside its up-projection, an mma or
-/// wgmma accumulator pair along n, and stores their product straight to C.
+/// wgmma accumulator pair along n, and stores their product to C, or to a
+/// C tile of n / 2 columns (`epilogue = smem`).
 fn gated(spec: &KernelSpec, out: &mut Vec<Diag>) {
     if !spec.fused.gated {
         return;
@@ -1225,10 +1226,11 @@ fn gated(spec: &KernelSpec, out: &mut Vec<Diag>) {
             ),
         ));
     }
-    if !matches!(spec.epilogue, Epilogue::Direct | Epilogue::Vector) {
+    // (a TMA store's boxes, and smem_elements' realigned lines, are laid out for the product's width)
+    if !matches!(spec.epilogue, Epilogue::Direct | Epilogue::Vector | Epilogue::Smem) {
         out.push(Diag::new(
             "epilogue",
-            format!("`gated` stores each pair's product straight to C, an element of n / 2, where epilogue = {} stages a tile of C as wide as the product: use epilogue = vector(..) or direct(..)", spec.epilogue.name()),
+            format!("`gated` stores each pair's product, an element of n / 2, where epilogue = {} lays its C tile out for the product's n: use epilogue = vector(..), direct(..) or smem(..)", spec.epilogue.name()),
         ));
     }
     if spec.fused.beta {

@@ -1217,9 +1217,11 @@ impl KernelSpec {
     /// bank once, and lines stay 16-byte aligned for the chunks that go
     /// out to C.
     pub fn c_tile(&self) -> Option<CTile> {
+        // (a gated C holds a column for each pair of the product's)
+        let n = if self.fused.gated { self.block.n / 2 } else { self.block.n };
         let (lines, line) = match self.c.layout {
-            Layout::RowMajor => (self.block.m, self.block.n),
-            Layout::ColMajor => (self.block.n, self.block.m),
+            Layout::RowMajor => (self.block.m, n),
+            Layout::ColMajor => (n, self.block.m),
         };
         match self.epilogue {
             Epilogue::Smem | Epilogue::SmemElements => {}

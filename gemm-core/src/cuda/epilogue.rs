@@ -364,7 +364,7 @@ impl<'a> Output<'a> {
     fn run(&self, w: &mut Writer, at: (&str, &str), in_tile: Option<(&str, &str)>, along: Dim, values: &[Value]) {
         let s = self.spec;
         let gated = s.fused.gated;
-        debug_assert!(!gated || (along == Dim::N && values.len().is_multiple_of(2) && self.tile.is_none()), "gated pairs lie along n, straight to C");
+        debug_assert!(!gated || (along == Dim::N && values.len().is_multiple_of(2)), "gated pairs lie along n");
         // the elements of C stored: one a gated pair, at half the pair's column
         let n = if gated { values.len() / 2 } else { values.len() };
         let elem = |i: usize| neighbour(at.0, at.1, along, i);
@@ -374,7 +374,8 @@ impl<'a> Output<'a> {
         };
         let dest = |i: usize| match (self.tile, in_tile) {
             (Some(t), Some((tr, tc))) => {
-                let (r, c) = neighbour(tr, tc, along, i);
+                // (a gated tile, as C, holds a column for each pair of the product's)
+                let (r, c) = if gated { neighbour(tr, &format!("(({tc}) >> 1)"), along, i) } else { neighbour(tr, tc, along, i) };
                 let (line, e) = if s.c.layout == Layout::RowMajor { (r.clone(), c.clone()) } else { (c.clone(), r.clone()) };
                 if s.epilogue == Epilogue::Tma {
                     // the TMA store's swizzled boxes: a line of the tile, an element along it
@@ -559,6 +560,8 @@ pub fn copy_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team) {
     let along = if row_major { "row" } else { "column" };
     let aligned = if elements { " (C at any alignment)" } else { "" };
     w.line(format!("// the C tile to C: {chunks} chunks of {vector} elements ({per_line} to a {along}), each thread one a round{aligned}"));
+    // C's first column of the block and its columns: a gated C's a column for each pair of the product's
+    let (block_n, n) = if spec.fused.gated { ("block_n / 2", "N / 2") } else { ("block_n", "N") };
     let body = |w: &mut Writer| {
         w.line(format!("const int line = i / {per_line};"));
         if vector == 1 {
@@ -566,19 +569,19 @@ pub fn copy_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team) {
         } else {
             w.line(format!("const int e = (i % {per_line}) * {vector};"));
         }
-        let (row, col) = if row_major { (format!("{block_m} + line"), "block_n + e") } else { ("block_m + e".to_string(), "block_n + line") };
+        let (row, col) = if row_major { (format!("{block_m} + line"), format!("{block_n} + e")) } else { ("block_m + e".to_string(), format!("{block_n} + line")) };
         w.line(format!("const int row = {row}, col = {col};"));
         let from = format!("c_tile[line * {} + e]", t.ld);
         let c = |r: &str, c: &str| format!("{}[{}]", out.c, offset(spec.c.layout, "ldc", r, c));
         let guarded = spec.edges == Edges::Guarded;
         let (whole, line_inside, along, extent) = if row_major {
-            (format!("row < M && col + {vector} <= N"), "row < M", "col", "N")
+            (format!("row < M && col + {vector} <= {n}"), "row < M".to_string(), "col", n.to_string())
         } else {
-            (format!("col < N && row + {vector} <= M"), "col < N", "row", "M")
+            (format!("col < {n} && row + {vector} <= M"), format!("col < {n}"), "row", "M".to_string())
         };
         if elements && vector == 1 {
             let store = format!("{} = {from};", c("row", "col"));
-            return if guarded { w.block("if (row < M && col < N)", |w| w.line(store)) } else { w.line(store) };
+            return if guarded { w.block(format!("if (row < M && col < {n})"), |w| w.line(store)) } else { w.line(store) };
         }
         let chunk = format!("*reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(&{from});", c("row", "col"));
         if !guarded {

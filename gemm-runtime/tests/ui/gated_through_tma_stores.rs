@@ -1,6 +1,6 @@
 use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
 
-// A gated pair goes straight to C: a TMA store's tile is as wide as the product.
+// A gated pair's product goes to C or to a C tile of n / 2 columns: a TMA store's boxes are laid out for the product's n.
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),

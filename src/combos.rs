@@ -491,7 +491,8 @@ pub fn hopper_deep_k() -> Vec<KernelSpec> {
 /// 8-bit operands on the Hopper path (wgmma m64nNk32, A row-major, B
 /// column-major): every C type, e4m3, e5m2 and the two mixed, tiles of one
 /// and two consumers and none, each epilogue store, the fused math, both
-/// edge modes, scales per tensor, per channel and by block, sums promoted.
+/// edge modes, scales per tensor, per channel and by block, sums promoted
+/// (some with the next tile's first stage beside the epilogue, `overlap`).
 /// From `fp8_tma_store`'s spec, a setting or two changed each.
 pub fn hopper_fp8() -> Vec<KernelSpec> {
     use gemm_runtime::spec::Fused;
@@ -583,6 +584,18 @@ pub fn hopper_fp8() -> Vec<KernelSpec> {
     narrow.block = Block { m: 64, n: 128, k: Some(128), threads: 384, min_blocks: None };
     narrow.atom = Atom::Wgmma { m: 64, n: 64, k: 32, zeroed: false, promote: false };
     (narrow.staging, narrow.epilogue) = (Staging::tma(4), Epilogue::Vector);
+    // the next tile's first stage beside this tile's epilogue (`overlap`): promoted per tensor
+    // into an f32 C, and block-scaled on 64-column warpgroups
+    let ahead = |s: &KernelSpec, name: &'static str| {
+        let mut s = s.clone();
+        s.name = name.into();
+        s.specialize = s.specialize.map(|sp| Specialize { overlap: true, ..sp });
+        s
+    };
+    let mut promoted_wide = promoted.clone();
+    (promoted_wide.c.elem, promoted_wide.epilogue) = (Elem::F32, Epilogue::Vector);
+    let overlapped = [ahead(&promoted_wide, "wgmma_fp8_promoted_ov"), ahead(&narrow, "wgmma_fp8_block_n64_ov")];
     out.extend([block, wide, fused, alike, narrow, crate::fp8::fp8_channel::SPEC]);
+    out.extend(overlapped);
     out
 }

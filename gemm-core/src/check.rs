@@ -526,10 +526,6 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
                     ));
                 }
             }
-            if spec.promoted() && spec.specialize.is_some_and(|sp| sp.overlap) {
-                let what = if spec.fused.scale == Some(Scale::Block) { "scale = block promotes" } else { "`promote` is generated for" };
-                out.push(Diag::new("specialize.overlap", format!("{what} whole tiles a consumer, not overlapped halves: remove `overlap`")));
-            }
         }
         _ => {}
     }
@@ -668,7 +664,8 @@ fn groups(spec: &KernelSpec, out: &mut Vec<Diag>) {
             ),
         ));
     }
-    if spec.specialize.is_some_and(|sp| sp.overlap) {
+    // (a promoted consumer's overlap checks its walk itself: see promoted_overlap)
+    if spec.specialize.is_some_and(|sp| sp.overlap) && !spec.promoted() {
         out.push(Diag::new(
             "specialize.overlap",
             format!("groups = {} places tiles by rows only the device knows, and overlapped consumers start the next tile's K steps before knowing where it lies: remove `overlap`", groups.name()),
@@ -1396,6 +1393,9 @@ fn thread_arrivals(spec: &KernelSpec, sp: Specialize, out: &mut Vec<Diag>) {
 /// whole tiles and a row-major C stored by TMA, the form the H100's
 /// fused linear layer gained by (BENCHMARKS.md).
 fn overlap(spec: &KernelSpec, sp: Specialize, out: &mut Vec<Diag>) {
+    if spec.promoted() {
+        return promoted_overlap(spec, sp, out);
+    }
     let two_halves = match (spec.atom, spec.warp) {
         (Atom::Wgmma { n, zeroed, .. }, Some(w)) => w.m == 64 && w.n == 2 * n && w.n == spec.block.n && !zeroed,
         _ => false,
@@ -1417,6 +1417,30 @@ fn overlap(spec: &KernelSpec, sp: Specialize, out: &mut Vec<Diag>) {
     };
     if let Some(needs) = other {
         out.push(Diag::new("specialize.overlap", format!("overlap (each half's epilogue beside the other half's wgmmas) needs {needs}")));
+    }
+}
+
+/// `specialize(.., overlap)` on a promoted consumer: the next tile's first
+/// stage goes into the second set of sums beside this tile's epilogue, on a
+/// persistent walk that knows its next tile (the plain one, or contiguous
+/// groups'), every consumer sharing each tile.
+fn promoted_overlap(spec: &KernelSpec, sp: Specialize, out: &mut Vec<Diag>) {
+    let what = if spec.fused.scale == Some(Scale::Block) { "scale = block" } else { "`promote`" };
+    let other = if sp.pingpong {
+        Some("consumers that share each tile, not pingpong")
+    } else if sp.arrivals == Arrivals::Thread {
+        Some("the elected arrivals (arrivals = warpgroup)")
+    } else if spec.persistent != Some(Persistent::Tiles) {
+        Some("the persistent walk of whole tiles (persistent = tiles), whose next tile's first stage it issues early")
+    } else if spec.cluster.is_some() {
+        Some("a block without a cluster")
+    } else if matches!(spec.groups, Some(Groups::Masked | Groups::Indexed)) {
+        Some("a walk that knows its next tile: no groups, or groups = contiguous (masked and indexed walks skip tiles the producer never loads)")
+    } else {
+        None
+    };
+    if let Some(needs) = other {
+        out.push(Diag::new("specialize.overlap", format!("overlap under {what} (the next tile's first stage beside this tile's epilogue) needs {needs}")));
     }
 }
 

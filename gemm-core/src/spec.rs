@@ -317,6 +317,9 @@ pub struct Specialize {
     /// On the H100 it took the fused linear layer's epilogue from 3.9% to
     /// 1.3-2.6% with four stages; with three, the halves ran 7% slower than
     /// one atom (BENCHMARKS.md).
+    /// On a promoted consumer (`wgmma(.., promote)`, `scale = block`),
+    /// whose tile is one atom: the next tile's first stage's wgmmas run
+    /// beside this tile's epilogue.
     pub overlap: bool,
 }
 
@@ -1278,7 +1281,7 @@ impl KernelSpec {
     /// tile of its own; elsewhere 1. Under `specialize(.., overlap)` always
     /// 2: each half of a consumer's columns (one wgmma atom) is a part.
     pub fn c_tile_parts(&self, elems: u32) -> u32 {
-        if self.specialize.is_some_and(|sp| sp.overlap) {
+        if self.specialize.is_some_and(|sp| sp.overlap) && !self.promoted() {
             return 2;
         }
         let spans = match (self.atom, self.warp, self.specialize) {

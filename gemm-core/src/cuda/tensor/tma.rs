@@ -850,6 +850,9 @@ impl Tc<'_> {
             }
         };
         let consumers = |w: &mut Writer| {
+            if sp.overlap && self.spec.promoted() {
+                return self.overlap_promoted(w, stages);
+            }
             if sp.overlap {
                 return self.overlap_consumers(w, stages);
             }
@@ -873,7 +876,7 @@ impl Tc<'_> {
                 }
                 let promoted = self.spec.promoted();
                 if promoted {
-                    self.promoted_k_loop(w, stages, if split { "k_count" } else { "k_tiles" });
+                    self.promoted_k_loop(w, stages, if split { "k_count" } else { "k_tiles" }, "0");
                 } else {
                     w.line("// block tier: walk K a tile at a time");
                     w.block(k_loop, |w| {
@@ -927,11 +930,14 @@ impl Tc<'_> {
     /// TFLOP/s): a stage at a time, 1258; in pairs, 1333. Runs of four
     /// stages ran 40% slower (their code), and a pair in flight across the
     /// loop's turn makes ptxas serialize the wgmmas (C7514).
-    fn promoted_k_loop(&self, w: &mut Writer, stages: u32, count: &str) {
+    ///
+    /// The loop starts at K step `first` (an expression: 0, or 1 where the
+    /// tile's first stage went ahead, [`Self::overlap_promoted`]).
+    fn promoted_k_loop(&self, w: &mut Writer, stages: u32, count: &str, first: &str) {
         let it = self.fill_counter();
         let step = |n: u32| if it == "kt" { format!("kt += {n}") } else { format!("kt += {n}, it += {n}") };
         w.line("// block tier: walk K two stages at a time, the second's wgmmas running while the first's sums are promoted");
-        w.line("int kt = 0;");
+        w.line(format!("int kt = {first};"));
         let run = |w: &mut Writer, n: u32| {
             let stage_var = |i: u32| format!("s{i}");
             self.promoted_run(
@@ -1020,6 +1026,66 @@ impl Tc<'_> {
     /// half are issued, as many as the ring holds but one (all of this
     /// tile's stages are free by then), and the second half goes out
     /// beside them.
+    /// `specialize(.., overlap)` on a promoted consumer: the next tile's
+    /// first stage's wgmmas (into `part0`) issued before this tile's
+    /// epilogue, so that the tensor cores work through it; done before the
+    /// walk's back edge (ptxas serializes wgmmas in flight across it), they
+    /// are promoted at the next tile's start, where its scales are known,
+    /// and the stage released then. Its K loop starts at its second stage.
+    fn overlap_promoted(&self, w: &mut Writer, stages: u32) {
+        w.line("int it = 0;  // stages emptied so far, over every tile");
+        w.line("int ahead = 0;  // 1 where the tile's first stage's sums are in part0 already (issued beside the previous tile's epilogue)");
+        w.line("// declared once: the next tile's first stage's sums are made before this tile is done");
+        self.sum_declarations(w);
+        self.for_each_tile_of(w, None, |w| {
+            self.acc_declaration(w);
+            w.block("if (ahead)", |w| {
+                w.line("// the first stage, done beside the previous tile's epilogue: its scales, its release and its sums");
+                w.line(format!("const int s0 = it % {stages};"));
+                if self.block_scaled() {
+                    self.read_block_scales(w, &Self::scales_of("part0"), "s0");
+                }
+                self.release(w, "", "s0");
+                self.promote(w, "part0");
+                w.line("++it;");
+            });
+            self.promoted_k_loop(w, stages, "k_tiles", "ahead");
+            w.line("");
+            let more = self.next_tile_exists(w);
+            w.line("// the next tile's first stage, its wgmmas beside this tile's epilogue");
+            w.line(format!("ahead = {more} && k_tiles > 0;"));
+            w.block("if (ahead)", |w| {
+                w.line(format!("const int s0 = it % {stages};"));
+                self.wait_full(w, "s0", &format!("(it / {stages}) & 1"));
+                self.wgmma_group(w, "s0", "part0");
+            });
+            let out = Output::for_batch(self.spec, w, "tile");
+            self.epilogue(w, &out);
+            w.line("wgmma_wait<0>();  // the next tile's first stage is done (no wgmma in flight across the walk's back edge)");
+        });
+    }
+
+    /// Whether this block's walk has a tile after the one in scope: an
+    /// expression, after any lines it needs. The contiguous walk moves a
+    /// copy of its cursor on to the next tile's place.
+    fn next_tile_exists(&self, w: &mut Writer) -> String {
+        if self.spec.groups != Some(crate::spec::Groups::Contiguous) {
+            return "t + gridDim.x < tiles_m * tiles_n * batches".into();
+        }
+        let bm = self.bm;
+        w.line("// whether this block has another tile: a copy of the walk's cursor moved on to it");
+        w.line("int next_g = g, next_first = g_first, next_end = g_end, next_tiles_m = g_tiles_m;");
+        w.block("while (next_g < batches && t + (int)gridDim.x >= next_first + next_tiles_m * tiles_n)", |w| {
+            w.line("next_first += next_tiles_m * tiles_n;");
+            w.line("const int next_start = next_end;");
+            w.block("if (++next_g < batches)", |w| {
+                w.line("next_end = min(a_rows, max(__ldg(group_ends + next_g), next_start));");
+                w.line(format!("next_tiles_m = (next_end - next_start + {bm} - 1) / {bm};"));
+            });
+        });
+        "next_g < batches".into()
+    }
+
     fn overlap_consumers(&self, w: &mut Writer, stages: u32) {
         let (stage, round) = (format!("it % {stages}"), format!("it / {stages}"));
         let ahead_most = (stages - 1).max(1);

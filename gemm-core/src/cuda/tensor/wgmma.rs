@@ -77,6 +77,12 @@ impl Tc<'_> {
     }
 
     pub(super) fn wgmma_accumulators(&self, w: &mut Writer) {
+        self.acc_declaration(w);
+        self.sum_declarations(w);
+    }
+
+    /// The accumulators of [`Self::wgmma_accumulators`], zeroed where they start a tile at zero.
+    pub(super) fn acc_declaration(&self, w: &mut Writer) {
         let q = self.an / 8;
         w.line(format!("// accumulators: {}x{} wgmma atoms of 64x{}, each {q} 16x8 atoms of 4 floats per lane", self.ami, self.ani, self.an));
         if self.zeroed() {
@@ -87,6 +93,12 @@ impl Tc<'_> {
             // no zeroing: a tile's first wgmma writes them without accumulating
             w.line(format!("float acc[{}][{}][{q}][4];  // set by the tile's first wgmmas", self.ami, self.ani));
         }
+    }
+
+    /// A promoted consumer's sums of [`Self::wgmma_accumulators`], and under
+    /// `scale = block` their scales.
+    pub(super) fn sum_declarations(&self, w: &mut Writer) {
+        let q = self.an / 8;
         let sets = self.sum_sets();
         match sets.len() {
             0 => {}
@@ -117,12 +129,12 @@ impl Tc<'_> {
     }
 
     /// The scales of sum set `set` under `scale = block`.
-    fn scales_of(set: &str) -> String {
+    pub(super) fn scales_of(set: &str) -> String {
         set.replace("part", "sc")
     }
 
     /// Whether each K block's sums are scaled as they are promoted (`scale = block`).
-    fn block_scaled(&self) -> bool {
+    pub(super) fn block_scaled(&self) -> bool {
         self.spec.fused.scale == Some(crate::spec::Scale::Block)
     }
 
@@ -136,7 +148,7 @@ impl Tc<'_> {
     /// loading its scales from global memory ran about as fast, 1120 TFLOP/s
     /// at 4096^3 on the H200 where per-tensor scales ran 1300, against the
     /// staged form's 1107-1179: staged, no consumer waits on a global load.)
-    fn read_block_scales(&self, w: &mut Writer, sc: &str, stage: &str) {
+    pub(super) fn read_block_scales(&self, w: &mut Writer, sc: &str, stage: &str) {
         w.block("", |w| {
             // (a box longer than the tile starts at the row below block_m on a multiple of 4)
             let shift = if self.spec.block_scale_rows() > self.bm { " + (block_m & 3)" } else { "" };
@@ -156,7 +168,7 @@ impl Tc<'_> {
 
     /// The stage's sums added into the accumulators (each times its scales
     /// under `scale = block`), which start the tile at zero.
-    fn promote(&self, w: &mut Writer, set: &str) {
+    pub(super) fn promote(&self, w: &mut Writer, set: &str) {
         let q = self.an / 8;
         let value =
             if self.block_scaled() { format!("{}[im][e / 2] * {set}[im][jn][q][e]", Self::scales_of(set)) } else { format!("{set}[im][jn][q][e]") };
@@ -177,7 +189,7 @@ impl Tc<'_> {
     }
 
     /// One stage's wgmmas into sum set `set` (afresh), committed as a group.
-    fn wgmma_group(&self, w: &mut Writer, stage: &str, set: &str) {
+    pub(super) fn wgmma_group(&self, w: &mut Writer, stage: &str, set: &str) {
         let steps = self.bk / self.ak;
         w.line(format!("// atom (wgmma): {steps} K step(s) of {} over {}x{} atoms into `{set}`, one group", self.ak, self.ami, self.ani));
         w.line("wgmma_fence();");

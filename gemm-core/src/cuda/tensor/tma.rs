@@ -47,6 +47,11 @@ use crate::cuda::schedule;
 use crate::cuda::writer::Writer;
 use crate::spec::{Arrivals, Epilogue, EvictFirst, Persistent, Specialize, Staging, Which, EDGE_BOX_LINES};
 
+/// The contiguous walk's cursor, and the copy that looks one tile ahead
+/// ([`Tc::move_cursor`]'s names).
+const CURSOR: [&str; 5] = ["g", "g_first", "g_start", "g_end", "g_tiles_m"];
+const NEXT_CURSOR: [&str; 5] = ["next_g", "next_first", "next_start", "next_end", "next_tiles_m"];
+
 impl Tc<'_> {
     pub(super) fn tma_helpers(&self, w: &mut Writer) {
         let loads = [Which::A, Which::B].into_iter().any(|which| self.spec.tma_loads(which));
@@ -311,14 +316,7 @@ impl Tc<'_> {
         w.line("// this block takes every gridDim.x-th tile, its cursor (g and the group's first tile) moving on only");
         w.line(format!("int g = 0, g_first = 0, g_start = 0, g_end = min(M, max(__ldg(group_ends), 0)), g_tiles_m = (g_end + {bm} - 1) / {bm};"));
         w.block("for (int t = blockIdx.x; ; t += gridDim.x)", |w| {
-            w.block("while (g < batches && t >= g_first + g_tiles_m * tiles_n)", |w| {
-                w.line("g_first += g_tiles_m * tiles_n;");
-                w.line("g_start = g_end;");
-                w.block("if (++g < batches)", |w| {
-                    w.line("g_end = min(M, max(__ldg(group_ends + g), g_start));");
-                    w.line(format!("g_tiles_m = (g_end - g_start + {bm} - 1) / {bm};"));
-                });
-            });
+            self.move_cursor(w, "t", CURSOR, "M");
             w.line("if (g >= batches) break;  // past the last group's tiles");
             w.line("const int batch = g;");
             w.line("const int tile = t - g_first;");
@@ -1072,18 +1070,29 @@ impl Tc<'_> {
         if self.spec.groups != Some(crate::spec::Groups::Contiguous) {
             return "t + gridDim.x < tiles_m * tiles_n * batches".into();
         }
+        w.line("// whether this block has another tile: a copy of the walk's cursor moved on to it (A's rows");
+        w.line("// clamp the ends: M is the group's here)");
+        let copies: Vec<String> = NEXT_CURSOR.iter().zip(CURSOR).map(|(next, now)| format!("{next} = {now}")).collect();
+        w.line(format!("int {};", copies.join(", ")));
+        self.move_cursor(w, "t + (int)gridDim.x", NEXT_CURSOR, "a_rows");
+        format!("{} < batches", NEXT_CURSOR[0])
+    }
+
+    /// The contiguous walk's cursor (`names`: the group, its first tile in
+    /// the walk, its first and end rows, its tiles along M) moved on until
+    /// tile `t` lies in its group or the groups are past; each end kept
+    /// within `rows` and after its group's start.
+    fn move_cursor(&self, w: &mut Writer, t: &str, names: [&str; 5], rows: &str) {
+        let [g, first, start, end, tiles_m] = names;
         let bm = self.bm;
-        w.line("// whether this block has another tile: a copy of the walk's cursor moved on to it");
-        w.line("int next_g = g, next_first = g_first, next_end = g_end, next_tiles_m = g_tiles_m;");
-        w.block("while (next_g < batches && t + (int)gridDim.x >= next_first + next_tiles_m * tiles_n)", |w| {
-            w.line("next_first += next_tiles_m * tiles_n;");
-            w.line("const int next_start = next_end;");
-            w.block("if (++next_g < batches)", |w| {
-                w.line("next_end = min(a_rows, max(__ldg(group_ends + next_g), next_start));");
-                w.line(format!("next_tiles_m = (next_end - next_start + {bm} - 1) / {bm};"));
+        w.block(format!("while ({g} < batches && {t} >= {first} + {tiles_m} * tiles_n)"), |w| {
+            w.line(format!("{first} += {tiles_m} * tiles_n;"));
+            w.line(format!("{start} = {end};"));
+            w.block(format!("if (++{g} < batches)"), |w| {
+                w.line(format!("{end} = min({rows}, max(__ldg(group_ends + {g}), {start}));"));
+                w.line(format!("{tiles_m} = ({end} - {start} + {bm} - 1) / {bm};"));
             });
         });
-        "next_g < batches".into()
     }
 
     fn overlap_consumers(&self, w: &mut Writer, stages: u32) {
@@ -1336,6 +1345,57 @@ mod tests {
         }
         // one group of all the rows walks a plain launch's tiles
         assert_eq!(walk(Groups::Contiguous, (m, n, 1), &[m as i32], 5), walk(Groups::Masked, (m, n, 1), &[m as i32], 5));
+    }
+
+    /// The look ahead of a promoted consumer's `overlap` on contiguous
+    /// groups: at each of a block's tiles, a copy of the walk's cursor
+    /// moved on one tile says whether the walk gives the block another (the
+    /// next tile's first stage is issued early only then: one the producer
+    /// never fills would hang the consumers). Every block's tiles but its
+    /// last say yes, its last no, over empty, one-row and clamped groups
+    /// and grids with blocks of one tile or none.
+    #[test]
+    fn the_contiguous_walks_look_ahead_finds_each_blocks_next_tile() {
+        let (m, n) = (333, 600);
+        let s = spec(Groups::Contiguous);
+        let tc = Tc::new(&s);
+        let cases: [&[i32]; 7] = [&[100, 100, 333], &[0, 0, 333], &[1, 2, 3, 333], &[200, 100, 333, 1000], &[-5, 129, 1000], &[333], &[0]];
+        for ends in cases {
+            for grid in [1u32, 3, 7, 40] {
+                let mut w = Writer::default();
+                w.block("static void walk(int M, int N, int batches, const int* group_ends)", |w| {
+                    w.line("const int a_rows = M;");
+                    w.line(format!("const int tiles_n = (N + {} - 1) / {};", tc.bn, tc.bn));
+                    tc.for_each_tile(w, |w| {
+                        let more = tc.next_tile_exists(w);
+                        w.line(format!("std::printf(\"%u %d\\n\", blockIdx.x, (int)({more}));"));
+                    });
+                });
+                let values: Vec<String> = ends.iter().map(i32::to_string).collect();
+                let program = format!(
+                    "{}{}\nint main() {{\n  static const int array[] = {{{}}};\n  gridDim.x = {grid};\n  for (unsigned b = 0; b < {grid}; ++b) {{ blockIdx.x = b; walk({m}, {n}, {}, array); }}\n}}\n",
+                    crate::cuda::host::WARP_SHIM,
+                    w.finish(),
+                    values.join(", "),
+                    ends.len()
+                );
+                let out = crate::cuda::host::run_cpp(&format!("look-ahead-{grid}"), &program);
+                let said: Vec<(u32, i32)> = out
+                    .lines()
+                    .map(|l| {
+                        let v: Vec<&str> = l.split_whitespace().collect();
+                        (v[0].parse().unwrap(), v[1].parse().unwrap())
+                    })
+                    .collect();
+                // the same blocks' tiles as the walk gives them
+                assert_eq!(said.len(), walk(Groups::Contiguous, (m, n, ends.len()), ends, grid).len(), "ends {ends:?} over {grid} blocks");
+                for b in 0..grid {
+                    let mine: Vec<i32> = said.iter().filter(|(block, _)| *block == b).map(|&(_, more)| more).collect();
+                    let want: Vec<i32> = (0..mine.len()).map(|i| i32::from(i + 1 < mine.len())).collect();
+                    assert_eq!(mine, want, "ends {ends:?}, block {b} of {grid}");
+                }
+            }
+        }
     }
 
     /// `groups = masked`: problem g's tiles up to its count (negative: none;

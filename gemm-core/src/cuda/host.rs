@@ -3,8 +3,12 @@
 
 /// Builds `program` (C++, with whatever shims it needs in front) in a
 /// temporary folder named for `tag`, runs it and returns what it printed.
+/// (Each call a folder of its own: tests running at once may build
+/// programs of one tag.)
 pub fn run_cpp(tag: &str, program: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("gemm-{tag}-{}", std::process::id()));
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("gemm-{tag}-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("main.cpp"), program).unwrap();
     let built = std::process::Command::new("c++").arg("-O1").arg("-pthread").arg("-o").arg(dir.join("main")).arg(dir.join("main.cpp")).output();

@@ -120,10 +120,18 @@ impl Tc<'_> {
         w.line("extern __shared__ __align__(1024) unsigned char smem_raw[];");
         w.line("const unsigned smem_base = (unsigned)__cvta_generic_to_shared(smem_raw);");
         w.line("const unsigned a_smem = (smem_base + 1023) & ~1023u;");
-        if self.spec.groups == Some(crate::spec::Groups::Contiguous) {
-            w.line("// A's rows in its tensor map: a tile at a group's end loads its A box whole where these rows go");
-            w.line("// on past the group's (they feed only rows of C never stored), in edge boxes at their end only");
-            w.line("const int a_rows = M;");
+        match self.spec.groups {
+            Some(crate::spec::Groups::Contiguous) => {
+                w.line("// A's rows in its tensor map: a tile at a group's end loads its A box whole where these rows go");
+                w.line("// on past the group's (they feed only rows of C never stored), in edge boxes at their end only");
+                w.line("const int a_rows = M;");
+            }
+            Some(crate::spec::Groups::Masked) => {
+                w.line("// each problem's rows of A in its tensor map (m_max): a tile loads its A box whole where they go on");
+                w.line("// past its problem's count (they feed only rows of C never stored), in edge boxes up to the count else");
+                w.line("const int a_rows = M;");
+            }
+            _ => {}
         }
         w.line(format!("const unsigned b_smem = a_smem + {};", stages * a_bytes));
         let c_tile = self.spec.epilogue_scratch_bytes();
@@ -402,8 +410,15 @@ impl Tc<'_> {
         // (a contiguous group's rows end at its M; A's tensor map goes on to a_rows. In edge
         // boxes at each group's end, the e4m3 Zipf-skewed Mixtral-like layer ran at 0.905 of
         // the balanced one's speed, whole boxes 0.978: H200, the guide's performance notes)
-        let a_end = if self.spec.groups == Some(crate::spec::Groups::Contiguous) { "a_rows" } else { "M" };
-        let inside: Vec<String> = [(Which::A, "block_m", a_end), (Which::B, "block_n", "N")]
+        // (a masked problem's rows end at its count, M; its rows of A's map at a_rows, m_max. Whole
+        // boxes where the map holds them, edge boxes up to the count else: past the map's rows TMA
+        // fills a box's lines slowly)
+        let (a_whole_to, a_end) = match self.spec.groups {
+            Some(crate::spec::Groups::Contiguous) => ("a_rows", "a_rows"),
+            Some(crate::spec::Groups::Masked) => ("a_rows", "M"),
+            _ => ("M", "M"),
+        };
+        let inside: Vec<String> = [(Which::A, "block_m", a_whole_to), (Which::B, "block_n", "N")]
             .into_iter()
             .filter(|(which, ..)| self.spec.edge_boxes(*which))
             .map(|(which, origin, end)| format!("{end} - {origin} > {}", self.spec.edge_lines_most(which)))

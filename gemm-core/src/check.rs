@@ -1440,7 +1440,10 @@ fn promoted_overlap(spec: &KernelSpec, sp: Specialize, out: &mut Vec<Diag>) {
         None
     };
     if let Some(needs) = other {
-        out.push(Diag::new("specialize.overlap", format!("overlap under {what} (the next tile's first stage beside this tile's epilogue) needs {needs}")));
+        out.push(Diag::new(
+            "specialize.overlap",
+            format!("overlap under {what} (the next tile's first stage beside this tile's epilogue) needs {needs}"),
+        ));
     }
 }
 

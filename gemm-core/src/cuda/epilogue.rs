@@ -569,7 +569,11 @@ pub fn copy_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team) {
         } else {
             w.line(format!("const int e = (i % {per_line}) * {vector};"));
         }
-        let (row, col) = if row_major { (format!("{block_m} + line"), format!("{block_n} + e")) } else { ("block_m + e".to_string(), format!("{block_n} + line")) };
+        let (row, col) = if row_major {
+            (format!("{block_m} + line"), format!("{block_n} + e"))
+        } else {
+            ("block_m + e".to_string(), format!("{block_n} + line"))
+        };
         w.line(format!("const int row = {row}, col = {col};"));
         let from = format!("c_tile[line * {} + e]", t.ld);
         let c = |r: &str, c: &str| format!("{}[{}]", out.c, offset(spec.c.layout, "ldc", r, c));

@@ -1032,19 +1032,15 @@ impl Tc<'_> {
         });
     }
 
-    /// `specialize(.., overlap)`: a consumer's persistent walk with its two
-    /// wgmma atoms along n committed as groups of their own. After a
-    /// tile's K loop the first half goes out while the second half's last
-    /// K step computes; then the next tile's first K steps for the first
-    /// half are issued, as many as the ring holds but one (all of this
-    /// tile's stages are free by then), and the second half goes out
-    /// beside them.
     /// `specialize(.., overlap)` on a promoted consumer: the next tile's
     /// first stage's wgmmas (into `part0`) issued before this tile's
     /// epilogue, so that the tensor cores work through it; done before the
     /// walk's back edge (ptxas serializes wgmmas in flight across it), they
     /// are promoted at the next tile's start, where its scales are known,
     /// and the stage released then. Its K loop starts at its second stage.
+    /// It pays where the epilogue is long: 6-7% on `grouped_fp8_swiglu`'s
+    /// Mixtral-like layer (SwiGLU through a C tile), nothing behind a TMA
+    /// store's (H200, the guide's performance notes).
     fn overlap_promoted(&self, w: &mut Writer, stages: u32) {
         w.line("int it = 0;  // stages emptied so far, over every tile");
         w.line("int ahead = 0;  // 1 where the tile's first stage's sums are in part0 already (issued beside the previous tile's epilogue)");
@@ -1110,6 +1106,13 @@ impl Tc<'_> {
         });
     }
 
+    /// `specialize(.., overlap)`: a consumer's persistent walk with its two
+    /// wgmma atoms along n committed as groups of their own. After a
+    /// tile's K loop the first half goes out while the second half's last
+    /// K step computes; then the next tile's first K steps for the first
+    /// half are issued, as many as the ring holds but one (all of this
+    /// tile's stages are free by then), and the second half goes out
+    /// beside them.
     fn overlap_consumers(&self, w: &mut Writer, stages: u32) {
         let (stage, round) = (format!("it % {stages}"), format!("it / {stages}"));
         let ahead_most = (stages - 1).max(1);

@@ -1402,14 +1402,8 @@ fn overlap(spec: &KernelSpec, sp: Specialize, out: &mut Vec<Diag>) {
     };
     let other = if !two_halves {
         Some("consumers whose columns span the block's width in two wgmma atoms along n and one 64-row atom along m (warp(m = 64, n = the block's n) with wgmma(m64nNk16), N half of it), not zeroed")
-    } else if sp.pingpong {
-        Some("consumers that share each tile, not pingpong")
-    } else if sp.arrivals == Arrivals::Thread {
-        Some("the elected arrivals (arrivals = warpgroup)")
-    } else if spec.persistent != Some(Persistent::Tiles) {
-        Some("the persistent walk of whole tiles (persistent = tiles), whose next tile's first wgmmas it issues early")
-    } else if spec.cluster.is_some() {
-        Some("a block without a cluster")
+    } else if let Some(needs) = overlap_walk(spec, sp) {
+        Some(needs)
     } else if spec.epilogue != Epilogue::Tma || spec.c.layout != Layout::RowMajor {
         Some("a row-major C stored by TMA (epilogue = tma), whose C tile goes out in two halves along its lines")
     } else {
@@ -1420,20 +1414,31 @@ fn overlap(spec: &KernelSpec, sp: Specialize, out: &mut Vec<Diag>) {
     }
 }
 
+/// What either form of `specialize(.., overlap)` needs of its walk and
+/// consumers, which issue the next tile's first wgmmas before this tile's
+/// epilogue: the first unmet, if any.
+fn overlap_walk(spec: &KernelSpec, sp: Specialize) -> Option<&'static str> {
+    if sp.pingpong {
+        Some("consumers that share each tile, not pingpong")
+    } else if sp.arrivals == Arrivals::Thread {
+        Some("the elected arrivals (arrivals = warpgroup)")
+    } else if spec.persistent != Some(Persistent::Tiles) {
+        Some("the persistent walk of whole tiles (persistent = tiles), whose next tile's first wgmmas it issues early")
+    } else if spec.cluster.is_some() {
+        Some("a block without a cluster")
+    } else {
+        None
+    }
+}
+
 /// `specialize(.., overlap)` on a promoted consumer: the next tile's first
 /// stage goes into the second set of sums beside this tile's epilogue, on a
 /// persistent walk that knows its next tile (the plain one, or contiguous
 /// groups'), every consumer sharing each tile.
 fn promoted_overlap(spec: &KernelSpec, sp: Specialize, out: &mut Vec<Diag>) {
     let what = if spec.fused.scale == Some(Scale::Block) { "scale = block" } else { "`promote`" };
-    let other = if sp.pingpong {
-        Some("consumers that share each tile, not pingpong")
-    } else if sp.arrivals == Arrivals::Thread {
-        Some("the elected arrivals (arrivals = warpgroup)")
-    } else if spec.persistent != Some(Persistent::Tiles) {
-        Some("the persistent walk of whole tiles (persistent = tiles), whose next tile's first stage it issues early")
-    } else if spec.cluster.is_some() {
-        Some("a block without a cluster")
+    let other = if let Some(needs) = overlap_walk(spec, sp) {
+        Some(needs)
     } else if matches!(spec.groups, Some(Groups::Masked | Groups::Indexed)) {
         Some("a walk that knows its next tile: no groups, or groups = contiguous (masked and indexed walks skip tiles the producer never loads)")
     } else {

@@ -96,7 +96,7 @@ pub fn grouped_indexed(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut
 /// takes `silu(gate) * up`, half what the next GEMM then reads. The
 /// products go out through a C tile in shared memory (`epilogue = smem`:
 /// 16-byte stores a warp's side by side, guarded at each group's end),
-/// which leaves room for three stages: 4-13% faster than four stages
+/// which leaves room for three stages: 3-13% faster than four stages
 /// with each thread's 2-byte products stored straight to C (H200,
 /// 2026-11-29, the `moe` example's layers).
 // ANCHOR: grouped_swiglu

@@ -544,6 +544,16 @@ pub fn time_cublas_typed(bench: &Bench, types: [Elem; 3], layouts: [Layout; 3], 
 /// mode (its partial sums promoted into f32), with per-tensor scales of 1;
 /// e4m3 operands, A row-major and B column-major (the one layout it takes).
 fn time_lt_fp8(bench: &Bench, p: &Problem, reps: Reps) -> Result<Timing, GemmError> {
+    with_lt_fp8(bench, p, |launch| time(bench.stream(), reps.warmup, reps.runs, |_| launch()))
+}
+
+/// `f` given a launch of cuBLASLt's fp8 GEMM on `p` (as [`time_lt_fp8`]
+/// times it) into a C of its own.
+fn with_lt_fp8<R>(
+    bench: &Bench,
+    p: &Problem,
+    f: impl FnOnce(&mut dyn FnMut() -> Result<(), GemmError>) -> Result<R, GemmError>,
+) -> Result<R, GemmError> {
     let s = bench.stream();
     let scales = (s.clone_htod(&[1.0f32])?, s.clone_htod(&[1.0f32])?);
     let mut c = p.poisoned_c(bench)?;
@@ -557,16 +567,16 @@ fn time_lt_fp8(bench: &Bench, p: &Problem, reps: Reps) -> Result<Timing, GemmErr
     if p.layouts[..2] != [Layout::RowMajor, Layout::ColMajor] {
         return Err(GemmError::Unsupported("cuBLASLt's fp8 GEMM takes A row-major and B column-major".into()));
     }
-    macro_rules! timed {
+    macro_rules! with {
         ($t:ty, $c:expr) => {{
             let mut lt = crate::lt_fp8::LtFp8::new::<F8E4M3, F8E4M3, $t>(s, p.dims, (&scales.0, &scales.1), false)?;
-            time(s, reps.warmup, reps.runs, |_| lt.run(a, b, $c))
+            f(&mut || lt.run(a, b, $c))
         }};
     }
     match &mut c {
-        DevMat::Bf16(c) => timed!(bf16, c),
-        DevMat::F16(c) => timed!(f16, c),
-        DevMat::F32(c) => timed!(f32, c),
+        DevMat::Bf16(c) => with!(bf16, c),
+        DevMat::F16(c) => with!(f16, c),
+        DevMat::F32(c) => with!(f32, c),
         other => Err(GemmError::Unsupported(format!("the fp8 reference writes C in bf16, f16 or f32, not {}", other.elem().rust_name()))),
     }
 }
@@ -579,7 +589,14 @@ pub fn time_in_turns(bench: &Bench, kernel: &Kernel, dims: Dims, reps: Reps) -> 
     let s = &kernel.spec;
     let ours = Problem::for_kernel(bench, kernel, dims, 11)?;
     let theirs = Problem::typed(bench, [s.a.elem, s.b.elem, s.c.elem], [s.a.layout, s.b.layout, s.c.layout], dims, 11)?;
-    let (mut c_ours, mut c_theirs) = (ours.poisoned_c(bench)?, theirs.poisoned_c(bench)?);
+    let mut c_ours = ours.poisoned_c(bench)?;
+    if s.a.elem.is_fp8() || s.b.elem.is_fp8() {
+        // (8-bit operands: cuBLASLt's fp8 GEMM, as `time_cublas_typed` times it)
+        return with_lt_fp8(bench, &theirs, |lt| {
+            time_turns(bench.stream(), reps, |first| if first { ours.launch(bench, kernel, &mut c_ours) } else { lt() })
+        });
+    }
+    let mut c_theirs = theirs.poisoned_c(bench)?;
     time_turns(bench.stream(), reps, |first| if first { ours.launch(bench, kernel, &mut c_ours) } else { theirs.cublas(bench, &mut c_theirs) })
 }
 

@@ -393,9 +393,12 @@ pub fn time_all(
     let (m, n, k) =
         (fit(dims.m, 1024, multiple(|r| r.m_multiple)), fit(dims.n, 1024, multiple(|r| r.n_multiple)), fit(dims.k, 512, multiple(|r| r.k_multiple)));
     let check_dims = crate::measure::padded_dims(m, n, k, layouts);
-    let check = Problem::typed(bench, types, layouts, check_dims, 7)?;
-    let reference = check.reference(bench)?;
-    let timed = Problem::typed(bench, types, layouts, dims, 11)?;
+    // (scaled kernels, as fp8's: the scales the first declares, which its variants share)
+    let mut check = Problem::typed(bench, types, layouts, check_dims, 7)?;
+    let product = check.scale_for(bench, first)?;
+    let reference: Vec<f32> = check.reference(bench)?.into_iter().map(|x| x * product).collect();
+    let mut timed = Problem::typed(bench, types, layouts, dims, 11)?;
+    timed.scale_for(bench, first)?;
     let mut results = Vec::new();
     for (i, kernel) in kernels.iter().enumerate() {
         progress(i, &kernel.spec);

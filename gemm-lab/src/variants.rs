@@ -30,7 +30,8 @@
 //! in place of the generated source (hand-edit what `cuda STEP VARIANT`
 //! prints, keeping the kernel's name and parameters), with `smem=BYTES`
 //! where it needs other shared memory than the spec's. Any step of
-//! either ladder; cuBLAS is timed in the step's types and layouts.
+//! any ladder (fp8's included, its scales as the ladder's); cuBLAS (cuBLASLt
+//! for 8-bit operands) is timed in the step's types and layouts.
 //! For example `variants autotuned pad=4 sweep=m 'raster=grouped(8),pad=4'`
 //! (quoted for the shell).
 
@@ -45,7 +46,7 @@ use gemm_runtime::Kernel;
 #[derive(Debug, Parser)]
 #[command(name = "gemm-lab variants", after_help = SETTINGS)]
 struct Cli {
-    /// The ladder step (either ladder)
+    /// The ladder step (any ladder's)
     #[arg(value_parser = step_names())]
     step: String,
     /// An optional SIZE (N for N^3, or MxNxK; default 4096), then variants: settings joined by commas
@@ -82,7 +83,7 @@ dynamic shared memory a hand-edited kernel launches with).
 Example: variants autotuned 4096 pad=4 sweep=m 'raster=grouped(8),pad=4'";
 
 fn step_names() -> clap::builder::PossibleValuesParser {
-    gemm_ladder::STEPS.iter().chain(&gemm_ladder::TENSOR_STEPS).chain(&gemm_ladder::HOPPER_STEPS).map(|s| s.name).collect::<Vec<_>>().into()
+    gemm_ladder::steps::all().map(|s| s.name).collect::<Vec<_>>().into()
 }
 
 pub fn main(args: Vec<String>) {

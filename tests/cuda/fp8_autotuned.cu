@@ -291,8 +291,154 @@ fp8_autotuned__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64x12
             float part0[1][1][16][4];
             float part1[1][1][16][4];
 
-            // block tier: walk K two stages at a time, the second's wgmmas running while the first's sums are promoted
+            // block tier: walk K 8 stages at a time, then two, each stage's sums promoted while the next one's wgmmas run
             int kt = 0;
+            for (; kt + 7 < k_tiles; kt += 8, it += 8) {
+                const int s0 = it % 6;
+                mbar_wait(full + 8 * s0, (it / 6) & 1);  // the stage's copies have landed
+                // atom (wgmma): 4 K step(s) of 32 over 1x1 atoms into `part0`, one group
+                wgmma_fence();
+                #pragma unroll
+                for (int ks = 0; ks < 4; ++ks) {
+                    wgmma_m64n128k32(part0[0][0], wgmma_desc(a_smem + s0 * 16384 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + s0 * 16384 + group_n * 128 + ks * 32, 16, 1024), ks > 0);
+                }
+                wgmma_commit();
+                const int s1 = (it + 1) % 6;
+                mbar_wait(full + 8 * s1, ((it + 1) / 6) & 1);  // the stage's copies have landed
+                // atom (wgmma): 4 K step(s) of 32 over 1x1 atoms into `part1`, one group
+                wgmma_fence();
+                #pragma unroll
+                for (int ks = 0; ks < 4; ++ks) {
+                    wgmma_m64n128k32(part1[0][0], wgmma_desc(a_smem + s1 * 16384 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + s1 * 16384 + group_n * 128 + ks * 32, 16, 1024), ks > 0);
+                }
+                wgmma_commit();
+                wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
+                if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * s0);
+                #pragma unroll
+                for (int q = 0; q < 16; ++q) {
+                    #pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        acc[0][0][q][e] += part0[0][0][q][e];
+                    }
+                }
+                const int s2 = (it + 2) % 6;
+                mbar_wait(full + 8 * s2, ((it + 2) / 6) & 1);  // the stage's copies have landed
+                // atom (wgmma): 4 K step(s) of 32 over 1x1 atoms into `part0`, one group
+                wgmma_fence();
+                #pragma unroll
+                for (int ks = 0; ks < 4; ++ks) {
+                    wgmma_m64n128k32(part0[0][0], wgmma_desc(a_smem + s2 * 16384 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + s2 * 16384 + group_n * 128 + ks * 32, 16, 1024), ks > 0);
+                }
+                wgmma_commit();
+                wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
+                if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * s1);
+                #pragma unroll
+                for (int q = 0; q < 16; ++q) {
+                    #pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        acc[0][0][q][e] += part1[0][0][q][e];
+                    }
+                }
+                const int s3 = (it + 3) % 6;
+                mbar_wait(full + 8 * s3, ((it + 3) / 6) & 1);  // the stage's copies have landed
+                // atom (wgmma): 4 K step(s) of 32 over 1x1 atoms into `part1`, one group
+                wgmma_fence();
+                #pragma unroll
+                for (int ks = 0; ks < 4; ++ks) {
+                    wgmma_m64n128k32(part1[0][0], wgmma_desc(a_smem + s3 * 16384 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + s3 * 16384 + group_n * 128 + ks * 32, 16, 1024), ks > 0);
+                }
+                wgmma_commit();
+                wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
+                if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * s2);
+                #pragma unroll
+                for (int q = 0; q < 16; ++q) {
+                    #pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        acc[0][0][q][e] += part0[0][0][q][e];
+                    }
+                }
+                const int s4 = (it + 4) % 6;
+                mbar_wait(full + 8 * s4, ((it + 4) / 6) & 1);  // the stage's copies have landed
+                // atom (wgmma): 4 K step(s) of 32 over 1x1 atoms into `part0`, one group
+                wgmma_fence();
+                #pragma unroll
+                for (int ks = 0; ks < 4; ++ks) {
+                    wgmma_m64n128k32(part0[0][0], wgmma_desc(a_smem + s4 * 16384 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + s4 * 16384 + group_n * 128 + ks * 32, 16, 1024), ks > 0);
+                }
+                wgmma_commit();
+                wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
+                if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * s3);
+                #pragma unroll
+                for (int q = 0; q < 16; ++q) {
+                    #pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        acc[0][0][q][e] += part1[0][0][q][e];
+                    }
+                }
+                const int s5 = (it + 5) % 6;
+                mbar_wait(full + 8 * s5, ((it + 5) / 6) & 1);  // the stage's copies have landed
+                // atom (wgmma): 4 K step(s) of 32 over 1x1 atoms into `part1`, one group
+                wgmma_fence();
+                #pragma unroll
+                for (int ks = 0; ks < 4; ++ks) {
+                    wgmma_m64n128k32(part1[0][0], wgmma_desc(a_smem + s5 * 16384 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + s5 * 16384 + group_n * 128 + ks * 32, 16, 1024), ks > 0);
+                }
+                wgmma_commit();
+                wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
+                if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * s4);
+                #pragma unroll
+                for (int q = 0; q < 16; ++q) {
+                    #pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        acc[0][0][q][e] += part0[0][0][q][e];
+                    }
+                }
+                const int s6 = (it + 6) % 6;
+                mbar_wait(full + 8 * s6, ((it + 6) / 6) & 1);  // the stage's copies have landed
+                // atom (wgmma): 4 K step(s) of 32 over 1x1 atoms into `part0`, one group
+                wgmma_fence();
+                #pragma unroll
+                for (int ks = 0; ks < 4; ++ks) {
+                    wgmma_m64n128k32(part0[0][0], wgmma_desc(a_smem + s6 * 16384 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + s6 * 16384 + group_n * 128 + ks * 32, 16, 1024), ks > 0);
+                }
+                wgmma_commit();
+                wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
+                if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * s5);
+                #pragma unroll
+                for (int q = 0; q < 16; ++q) {
+                    #pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        acc[0][0][q][e] += part1[0][0][q][e];
+                    }
+                }
+                const int s7 = (it + 7) % 6;
+                mbar_wait(full + 8 * s7, ((it + 7) / 6) & 1);  // the stage's copies have landed
+                // atom (wgmma): 4 K step(s) of 32 over 1x1 atoms into `part1`, one group
+                wgmma_fence();
+                #pragma unroll
+                for (int ks = 0; ks < 4; ++ks) {
+                    wgmma_m64n128k32(part1[0][0], wgmma_desc(a_smem + s7 * 16384 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + s7 * 16384 + group_n * 128 + ks * 32, 16, 1024), ks > 0);
+                }
+                wgmma_commit();
+                wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
+                if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * s6);
+                #pragma unroll
+                for (int q = 0; q < 16; ++q) {
+                    #pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        acc[0][0][q][e] += part0[0][0][q][e];
+                    }
+                }
+                wgmma_wait<0>();  // the last stage's sums are whole
+                if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * s7);
+                #pragma unroll
+                for (int q = 0; q < 16; ++q) {
+                    #pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        acc[0][0][q][e] += part1[0][0][q][e];
+                    }
+                }
+            }
             for (; kt + 1 < k_tiles; kt += 2, it += 2) {
                 const int s0 = it % 6;
                 mbar_wait(full + 8 * s0, (it / 6) & 1);  // the stage's copies have landed
@@ -312,7 +458,7 @@ fp8_autotuned__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64x12
                     wgmma_m64n128k32(part1[0][0], wgmma_desc(a_smem + s1 * 16384 + group_m * 128 + ks * 32, 16, 1024), wgmma_desc(b_smem + s1 * 16384 + group_n * 128 + ks * 32, 16, 1024), ks > 0);
                 }
                 wgmma_commit();
-                wgmma_wait<1>();  // this stage's sums are whole, the next 1's wgmmas running
+                wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
                 if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * s0);
                 #pragma unroll
                 for (int q = 0; q < 16; ++q) {

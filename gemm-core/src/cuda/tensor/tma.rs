@@ -47,6 +47,9 @@ use crate::cuda::schedule;
 use crate::cuda::writer::Writer;
 use crate::spec::{Arrivals, Epilogue, EvictFirst, Persistent, Specialize, Staging, Which, EDGE_BOX_LINES};
 
+/// Stages a promoted consumer's K loop takes in one run ([`Tc::promoted_k_loop`]).
+const PROMOTED_RUN: u32 = 8;
+
 /// The contiguous walk's cursor, and the copy that looks one tile ahead
 /// ([`Tc::move_cursor`]'s names).
 const CURSOR: [&str; 5] = ["g", "g_first", "g_start", "g_end", "g_tiles_m"];
@@ -934,22 +937,28 @@ impl Tc<'_> {
     }
 
     /// A promoted consumer's K loop (`wgmma(.., promote)`, `scale = block`):
-    /// stages two at a time, the second's wgmmas running while the first's
-    /// sums are promoted, then an odd count's last stage alone. Each stage
-    /// goes back to the producer once its wgmmas are done, before its
-    /// promotion.
+    /// runs of [`PROMOTED_RUN`] stages, then pairs, then an odd count's last
+    /// stage alone ([`Self::promoted_run`]: the sums of one stage promoted
+    /// while the next one's wgmmas run). Each stage goes back to the
+    /// producer once its wgmmas are done, before its promotion.
     ///
     /// Measured at 4096^3 on the H200 against cuBLASLt's fp8 GEMM (1370
-    /// TFLOP/s): a stage at a time, 1258; in pairs, 1333. Runs of four
-    /// stages ran 40% slower (their code), and a pair in flight across the
-    /// loop's turn makes ptxas serialize the wgmmas (C7514).
+    /// TFLOP/s): a stage at a time, 1258; in pairs, 1333. A warpgroup's
+    /// tensor work stops once a run, for its last promotion: with both
+    /// consumers waiting on the same stages, their stops meet. Runs of 8
+    /// stages in place of pairs: `fp8_block_scaled` (5 stages) +1.4% at
+    /// 4096^3 and +3.1% at 8192^3 (1175 to 1201, 1231 to 1270; runs of 4
+    /// +1.4%, +1.8%; H200, 2026-11-29). A pair in flight across the loop's
+    /// turn instead makes ptxas serialize the wgmmas (C7514: 1034).
     ///
     /// The loop starts at K step `first` (an expression: 0, or 1 where the
     /// tile's first stage went ahead, [`Self::overlap_promoted`]).
     fn promoted_k_loop(&self, w: &mut Writer, stages: u32, count: &str, first: &str) {
         let it = self.fill_counter();
         let step = |n: u32| if it == "kt" { format!("kt += {n}") } else { format!("kt += {n}, it += {n}") };
-        w.line("// block tier: walk K two stages at a time, the second's wgmmas running while the first's sums are promoted");
+        w.line(format!(
+            "// block tier: walk K {PROMOTED_RUN} stages at a time, then two, each stage's sums promoted while the next one's wgmmas run"
+        ));
         w.line(format!("int kt = {first};"));
         let run = |w: &mut Writer, n: u32| {
             let stage_var = |i: u32| format!("s{i}");
@@ -964,6 +973,7 @@ impl Tc<'_> {
                 &|w: &mut Writer, i: u32| self.release(w, "", &stage_var(i)),
             );
         };
+        w.block(format!("for (; kt + {} < {count}; {})", PROMOTED_RUN - 1, step(PROMOTED_RUN)), |w| run(w, PROMOTED_RUN));
         w.block(format!("for (; kt + 1 < {count}; {})", step(2)), |w| run(w, 2));
         w.block(format!("if (kt < {count})"), |w| {
             w.line("// an odd count's last stage");

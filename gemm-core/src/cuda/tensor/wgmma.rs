@@ -197,35 +197,45 @@ impl Tc<'_> {
         w.line("wgmma_commit();");
     }
 
-    /// `n` stages (1 or 2) of a promoted consumer in a producer's ring, K
-    /// steps `kt` on: each one's wait for its stage (`wait(w, i)`, which
-    /// names it `s{i}`) and its wgmmas into a set of sums of its own; then
-    /// (`scale = block`) their scales, read past every `wgmma_fence` (each
-    /// warp releases the stages: `warp_releases`); then each stage's sums
-    /// promoted as they are whole, the next stage's wgmmas running
-    /// meanwhile. Each stage goes back to the producer (`release(w, i)`)
-    /// before its sums are promoted. (A select of the tile's first stage in
-    /// the promotion, not zeroed accumulators, doubled its instructions: 974
-    /// TFLOP/s at 4096^3 on the H200, 1160 zeroed, a stage at a time.)
+    /// `n` stages of a promoted consumer in a producer's ring, K steps `kt`
+    /// on, their sums in the two sets by turns: the first two stages' waits
+    /// (`wait(w, i)`, which names the stage `s{i}`) and wgmmas; then each
+    /// stage's sums promoted as they are whole, the next stage's wgmmas
+    /// running meanwhile, and the set it frees taking stage i + 2's wgmmas.
+    /// Only the last stage's promotion has no wgmmas of this warpgroup
+    /// behind it. Under `scale = block` each stage's scales are read past
+    /// its wgmmas (each warp releases the stages: `warp_releases`). Each
+    /// stage goes back to the producer (`release(w, i)`) before its sums
+    /// are promoted. (A select of the tile's first stage in the promotion,
+    /// not zeroed accumulators, doubled its instructions: 974 TFLOP/s at
+    /// 4096^3 on the H200, 1160 zeroed, a stage at a time.)
     pub(super) fn promoted_run(&self, w: &mut Writer, n: u32, wait: &dyn Fn(&mut Writer, u32), release: &dyn Fn(&mut Writer, u32)) {
         let sets = self.sum_sets();
         let set = |i: u32| sets[i as usize % sets.len()];
-        for i in 0..n {
+        let issue = |w: &mut Writer, i: u32| {
             wait(w, i);
             self.wgmma_group(w, &format!("s{i}"), set(i));
-        }
-        if self.block_scaled() {
-            for i in 0..n {
+        };
+        let scales = |w: &mut Writer, i: u32| {
+            if self.block_scaled() {
                 self.read_block_scales(w, &Self::scales_of(set(i)), &format!("s{i}"));
             }
-        }
+        };
+        let first = n.min(sets.len() as u32);
+        (0..first).for_each(|i| issue(w, i));
+        (0..first).for_each(|i| scales(w, i));
         for i in 0..n {
-            match n - 1 - i {
-                0 => w.line("wgmma_wait<0>();  // the last stage's sums are whole"),
-                later => w.line(format!("wgmma_wait<{later}>();  // this stage's sums are whole, the next {later}'s wgmmas running")),
+            if i + 1 < n {
+                w.line("wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running");
+            } else {
+                w.line("wgmma_wait<0>();  // the last stage's sums are whole");
             }
             release(w, i);
             self.promote(w, set(i));
+            if i + first < n {
+                issue(w, i + first);
+                scales(w, i + first);
+            }
         }
     }
 

@@ -716,13 +716,13 @@ pub static FP8_STEPS: [Step; 5] = [
     },
     Step {
         name: "fp8_promoted",
-        change: "each stage's sums added into f32 (cuBLASLt's default accuracy), two stages at a time, 64 x 128 consumers",
+        change: "each stage's sums added into f32 (cuBLASLt's default accuracy) while the next stage's wgmmas run, 64 x 128 consumers",
         seed: "(DeepGEMM's promotion every 128 of K)",
         kernel: &crate::fp8::fp8_promoted::KERNEL,
     },
     Step {
         name: "fp8_block_scaled",
-        change: "DeepGEMM's 1 x 128 and 128 x 128 scales, staged with each stage's tiles",
+        change: "DeepGEMM's 1 x 128 and 128 x 128 scales, staged with each stage's tiles; five stages",
         seed: "DeepGEMM: up to 1550 TFLOP/s on an H800 (its own shapes)",
         kernel: &crate::fp8::fp8_block_scaled::KERNEL,
     },

@@ -945,7 +945,8 @@ impl Tc<'_> {
     /// Measured at 4096^3 on the H200 against cuBLASLt's fp8 GEMM (1370
     /// TFLOP/s): a stage at a time, 1258; in pairs, 1333. A warpgroup's
     /// tensor work stops once a run, for its last promotion: with both
-    /// consumers waiting on the same stages, their stops meet. Runs of 8
+    /// consumers waiting on the same stages, their stops meet (one
+    /// consumer's runs shifted half a run behind ran 7% slower). Runs of 8
     /// stages in place of pairs: `fp8_block_scaled` (5 stages) +1.4% at
     /// 4096^3 and +3.1% at 8192^3 (1175 to 1201, 1231 to 1270; runs of 4
     /// +1.4%, +1.8%; H200, 2026-11-29). A pair in flight across the loop's

@@ -1427,6 +1427,125 @@ mod tests {
         }
     }
 
+    /// `fp8_promoted`'s tiling (e4m3, promoted sums, 128 x 128 x 128 tiles
+    /// of two consumers, a persistent walk) on `stages` stages.
+    fn promoted_spec(stages: u32) -> KernelSpec {
+        use crate::spec::*;
+        let mut s = spec(Groups::Contiguous);
+        let e4m3 = |layout| Operand { elem: Elem::F8E4M3, layout };
+        (s.a, s.b) = (e4m3(Layout::RowMajor), e4m3(Layout::ColMajor));
+        s.block = Block { m: 128, n: 128, k: Some(128), threads: 384, min_blocks: None };
+        s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
+        s.atom = Atom::Wgmma { m: 64, n: 128, k: 32, zeroed: false, promote: true };
+        s.staging = Staging::tma(stages);
+        s.specialize = s.specialize.map(|sp| Specialize { producer_regs: Some(24), consumer_regs: Some(240), ..sp });
+        s.epilogue = Epilogue::Tma;
+        s.fused = Fused { scale: Some(Scale::Tensor), ..Fused::default() };
+        s.groups = None;
+        assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
+        s
+    }
+
+    /// A promoted consumer's K loop as generated (runs, pairs, a last
+    /// stage), run on the host for every K count from 1 to 23 and 2 to 6
+    /// stages, with and without a first stage gone ahead (`overlap`), over
+    /// several tiles in a row: host stand-ins check that it waits for the
+    /// ring's fills in order with each one's parity, never for a fill the
+    /// producer could not have made (its stage not yet released), releases
+    /// each stage once and only after the wgmmas reading it are done, and
+    /// promotes each stage's sums once, whole (a set read while its
+    /// wgmmas run holds NaNs): the accumulators end at 2^K - 1 where stage
+    /// k's sums are 2^k.
+    #[test]
+    fn the_promoted_k_loop_waits_releases_and_promotes_every_stage_once() {
+        const SHIM: &str = r#"#include <cstdio>
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+static const unsigned full = 0, empty = 1 << 12, a_smem = 1 << 20, b_smem = 1 << 26;
+static struct { unsigned x; } threadIdx = {128};
+static int S, waits, releases, tile_at, fills[64], done[1 << 12];
+static bool released[1 << 12];
+struct Group { float (*d)[4]; int k, steps; };
+static std::vector<Group> pending;
+static Group open_group;
+static void fail(const char* why, int a, int b) { std::printf("FAIL %s %d %d\n", why, a, b); std::exit(0); }
+static void mbar_wait(unsigned bar, int parity) {
+    const int s = (int)(bar - full) / 8, f = waits++;
+    if (s != f % S || parity != ((f / S) & 1)) fail("wait out of order", s, f);
+    if (f >= S && !released[f - S]) fail("wait for a fill the producer cannot make", s, f);
+    fills[s] = f;
+}
+static void mbar_arrive(unsigned bar) {
+    const int s = (int)(bar - empty) / 8, r = releases++;
+    if (s != r % S || fills[s] != r) fail("release out of order", s, r);
+    if (!done[r]) fail("release before the stage's wgmmas are done", s, r);
+    released[r] = true;
+}
+static void fence_proxy_async() {}
+static void wgmma_fence() {}
+static void wgmma_commit() {
+    if (open_group.steps != 4) fail("a group of other than four K steps", open_group.steps, open_group.k);
+    pending.push_back(open_group);
+}
+template <int N> static void wgmma_wait() {
+    while ((int)pending.size() > N) {
+        const Group g = pending.front();
+        pending.erase(pending.begin());
+        for (int q = 0; q < 16; ++q) for (int e = 0; e < 4; ++e) g.d[q][e] = std::ldexp(1.0f, g.k - tile_at);
+        done[g.k] = 1;
+    }
+}
+static unsigned long long wgmma_desc(unsigned addr, int, int) { return addr; }
+static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long long, bool accumulate) {
+    const int k = fills[(int)(a - a_smem) / 16384];
+    if (!accumulate) {
+        open_group = Group{d, k, 1};
+        for (int q = 0; q < 16; ++q) for (int e = 0; e < 4; ++e) d[q][e] = NAN;
+    } else if (open_group.d != d || open_group.k != k) fail("a group across sets or stages", k, open_group.k);
+    else ++open_group.steps;
+}
+"#;
+        for stages in 2..=6u32 {
+            let s = promoted_spec(stages);
+            let tc = Tc::new(&s);
+            let mut w = Writer::default();
+            w.block("static float tile(int k_tiles, int ahead, int& it)", |w| {
+                w.line("const int group_m = 0, group_n = 0;");
+                tc.acc_declaration(w);
+                tc.sum_declarations(w);
+                w.block("if (ahead)", |w| {
+                    // what `overlap_promoted` does with the stage that went ahead
+                    w.line(format!("const int s0 = it % {stages};"));
+                    tc.wait_full(w, "s0", &format!("(it / {stages}) & 1"));
+                    tc.wgmma_group(w, "s0", "part0");
+                    w.line("wgmma_wait<0>();");
+                    tc.release(w, "", "s0");
+                    tc.promote(w, "part0");
+                    w.line("++it;");
+                });
+                tc.promoted_k_loop(w, stages, "k_tiles", "ahead");
+                w.line("if (!pending.empty()) fail(\"wgmmas left in flight\", (int)pending.size(), 0);");
+                w.line("return acc[0][0][0][0] == acc[0][0][15][3] ? acc[0][0][0][0] : NAN;");
+            });
+            let program = format!(
+                "{SHIM}{}\nint main() {{\n  S = {stages};\n  int it = 0;\n  for (int ahead = 0; ahead < 2; ++ahead)\n    for (int k = 1; k <= 23; ++k) {{\n      // this tile's stages are the ring's fills from tile_at on, their sums 2^0, 2^1, ...\n      tile_at = waits;\n      const float sum = tile(k, ahead, it);\n      std::printf(\"%d %d %d %.1f %d\\n\", ahead, k, waits - tile_at, sum, releases == waits && it == waits);\n    }}\n}}\n",
+                w.finish()
+            );
+            let out = crate::cuda::host::run_cpp(&format!("promoted-loop-{stages}"), &program);
+            assert!(!out.contains("FAIL"), "{stages} stages: {out}");
+            let lines: Vec<&str> = out.lines().collect();
+            assert_eq!(lines.len(), 46, "{stages} stages: {out}");
+            for l in lines {
+                let v: Vec<&str> = l.split_whitespace().collect();
+                let k: i32 = v[1].parse().unwrap();
+                assert_eq!(v[2].parse::<i32>().unwrap(), k, "{stages} stages, {l}: a wait a stage");
+                assert_eq!(v[3].parse::<f64>().unwrap(), f64::from((1 << k) - 1), "{stages} stages, {l}: every stage's sums once");
+                assert_eq!(v[4], "1", "{stages} stages, {l}: every stage released, the fill counter at the waits");
+            }
+        }
+    }
+
     /// `groups = masked`: problem g's tiles up to its count (negative: none;
     /// past m_max: m_max), each with M its count.
     #[test]

@@ -1505,7 +1505,8 @@ fn c_at_any_alignment_matches_cublas_across_a_persistent_walk() {
         // apart; deep enough for bands (where the spec's stages leave the whole tile too little room), and not
         for (i, (m, n, k)) in [(4097, 2051, 1344), (1000, 4097, 64)].into_iter().enumerate() {
             let dims = dims_with_ld_multiple(m, n, k, l, 1);
-            let variant = gemm_runtime::internal::realign::variant_spec(&kernel.spec, dims, [0; 3]).expect("a variant for C's odd lines");
+            let machine = gemm_runtime::internal::realign::Machine::of(&bench.gpu.ctx).unwrap();
+            let variant = gemm_runtime::internal::realign::variant_spec(&kernel.spec, dims, [0; 3], machine).expect("a variant for C's odd lines");
             assert_eq!(variant.epilogue, gemm_runtime::spec::Epilogue::SmemElements, "{}", variant.kernel_name());
             let bands = variant.c_tile().map_or(1, |t| t.bands);
             let deep = gemm_runtime::internal::realign::scalar_c_spec(&kernel.spec).and_then(|v| v.c_tile()).map_or(1, |t| t.bands);

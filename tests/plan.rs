@@ -2,7 +2,7 @@
 //! launcher works out before it launches (sizes, leading dimensions,
 //! buffer lengths, batches, alignment and which operands it copies).
 
-use gemm_runtime::internal::realign::plan;
+use gemm_runtime::internal::realign::{plan, Machine};
 use gemm_runtime::Dims;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
@@ -36,7 +36,9 @@ fn plans_for_extreme_arguments_are_answers_never_panics() {
             _ => (b.count.max(1) - 1).saturating_mul(strides[i]).saturating_add(shapes[i].span()).saturating_sub(rng.random_range(0..2)),
         });
         let addrs = [(); 3].map(|_| if rng.random_bool(0.5) { 1 << 40 } else { (1u64 << 40) + rng.random_range(0..64) });
-        let answer = std::panic::catch_unwind(|| plan(spec, dims, lens, addrs));
+        // (a device of any size: one SM to thousands, memory from slow to fast)
+        let machine = Machine { sms: rng.random_range(1..2000), memory_bytes_per_s: rng.random_range(1e10..1e14) };
+        let answer = std::panic::catch_unwind(|| plan(spec, dims, lens, addrs, machine));
         let Ok(answer) = answer else { panic!("{}: plan panicked on {dims:?}, lens {lens:?}, addresses {addrs:?}", spec.name) };
         match answer {
             Ok(_) => {

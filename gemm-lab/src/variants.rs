@@ -128,7 +128,8 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         match gemm_ladder::measure::verify(&bench, k, dims, 5) {
             Ok(err) => {
                 // how the launcher reaches the kernel at these leading dimensions (buffers of their own, 256-byte aligned)
-                let plan = gemm_runtime::internal::realign::plan(&k.spec, dims, [usize::MAX >> 8; 3], [1 << 40; 3])?;
+                let machine = gemm_runtime::internal::realign::Machine::of(&bench.gpu.ctx)?;
+                let plan = gemm_runtime::internal::realign::plan(&k.spec, dims, [usize::MAX >> 8; 3], [1 << 40; 3], machine)?;
                 eprintln!("{label}: relative error {err:.1e} against cuBLAS at {shape}; grid {grid:?} of {} threads; {plan:?}", k.threads)
             }
             // a hand edit may leave work out to time what it costs (a bisection): said, then timed

@@ -262,7 +262,7 @@ impl Kernel {
             Err(e @ GemmError::Misaligned { .. }) if grouped => return Err(e),
             Err(GemmError::Misaligned { .. }) => {
                 if !self.variant {
-                    if let (_, Some(spec)) = realign::route(&self.spec, dims, given) {
+                    if let (_, Some(spec)) = realign::route(&self.spec, dims, given, realign::Machine::of(stream.context())?) {
                         // the variant takes what it can where it lies (and copies the rest itself)
                         let variant = self.variant_of(spec)?;
                         drop((_a_sync, _b_sync, _c_sync));
@@ -427,7 +427,7 @@ impl Kernel {
         let (b_ptr, _b_sync) = b.device_ptr(stream);
         let lens = [a.len(), b.len(), c.len()];
         let (c_ptr, _c_sync) = c.device_ptr_mut(stream);
-        realign::plan(&self.spec, dims, lens, [a_ptr, b_ptr, c_ptr])
+        realign::plan(&self.spec, dims, lens, [a_ptr, b_ptr, c_ptr], realign::Machine::of(stream.context())?)
     }
 
     /// A stream-K kernel's grid for `dims` on `stream`'s device: as many

@@ -33,7 +33,7 @@
 //! one before in its code (TMA staging) starts beside the copy kernel's
 //! end, launched dependent.
 
-use cudarc::driver::CudaStream;
+use cudarc::driver::{CudaContext, CudaStream};
 use gemm_core::check::RING_PRODUCER_REGS;
 use gemm_core::spec::{Epilogue, KernelSpec, Layout, RingCopies, Specialize, Staging, Which};
 
@@ -66,7 +66,7 @@ pub enum Plan {
 
 /// How a launch of `spec` with buffers of `lens` elements at `addrs` (A, B,
 /// C) reaches the kernel; an `Err` for what no copy mends.
-pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3]) -> Result<Plan, GemmError> {
+pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3], machine: Machine) -> Result<Plan, GemmError> {
     match crate::args::check(spec, dims, lens, addrs) {
         // grouped problems are read and written where they lie, or refused (`Kernel::launch_with`)
         Ok(_) if spec.groups.is_some() => Ok(Plan::Direct),
@@ -75,7 +75,7 @@ pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3]) ->
             [false, false, _] => Plan::Direct,
             [a, b, c] => Plan::Copied { a, b, c },
         }),
-        Err(GemmError::Misaligned { .. }) => Ok(route(spec, dims, addrs).0),
+        Err(GemmError::Misaligned { .. }) => Ok(route(spec, dims, addrs, machine).0),
         Err(e) => Err(e),
     }
 }
@@ -105,7 +105,7 @@ fn variants() -> Variants {
 /// For a launch some of whose operands `spec` cannot take where they lie
 /// (at `addrs`): the plan, and the variant's spec where the plan runs one
 /// (none under `GEMM_TILES_VARIANTS=off`; A and B copied under `c_only`).
-pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Option<KernelSpec>) {
+pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3], machine: Machine) -> (Plan, Option<KernelSpec>) {
     let [a, b, c] = copied(spec, dims, addrs);
     if variants() == Variants::Off {
         return (Plan::Copied { a, b, c }, None);
@@ -132,11 +132,11 @@ pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Op
         // TMA's stages of one operand or both filled by cp.async, where that costs less than the copies
         let full = full_vector(spec);
         let can = [a && (min..full).contains(&widest[0]), b && (min..full).contains(&widest[1])];
-        if let Some(ring) = ring_choice(spec, dims, [a, b], can, [widest[0], widest[1]]) {
+        if let Some(ring) = ring_choice(spec, dims, [a, b], can, [widest[0], widest[1]], machine) {
             (vector, only) = (Some(ring.vector), ring.only);
             copy_a = a && !ring.fills(Which::A);
             copy_b = b && !ring.fills(Which::B);
-        } else if let Some(v) = by_class_spec(spec).filter(|v| (a || b || c) && by_class_pays(spec, v, dims, addrs, [a, b])) {
+        } else if let Some(v) = by_class_spec(spec).filter(|v| (a || b || c) && by_class_pays(spec, v, dims, addrs, [a, b], machine)) {
             // where A and B would be copied, or C alone written by the scalar variant: all three
             // where they lie, a class of lines at a time
             return (Plan::ByClass, Some(v));
@@ -148,8 +148,8 @@ pub(crate) fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Op
         vector = fits.into_iter().min().filter(|&v| v < full_vector(spec));
         // a 16-bit tensor-core kernel's narrower cp.async runs at less than half its pace: copies where they cost less
         if vector.is_some() && matches!(spec.staging, Staging::CpAsync { .. }) && spec.a.elem.bytes() == 2 {
-            let slower = slow_steps_seconds(spec, dims, [a && !copy_a, b && !copy_b], NARROW_S_PER_BYTE);
-            if copy_seconds(spec, dims, [a, b]) - copy_seconds(spec, dims, [copy_a, copy_b]) < slower {
+            let slower = slow_steps_seconds(spec, dims, [a && !copy_a, b && !copy_b], NARROW_S_PER_BYTE, machine);
+            if copy_seconds(spec, dims, [a, b], machine) - copy_seconds(spec, dims, [copy_a, copy_b], machine) < slower {
                 (vector, copy_a, copy_b) = (None, a, b);
             }
         }
@@ -193,14 +193,15 @@ fn narrowest_vector(spec: &KernelSpec) -> Option<u32> {
     }
 }
 
-/// What copying misaligned operands costs on the H200 (BENCHMARKS.md,
-/// 2026-11-27): the copies' traffic at about 2.4 TB/s, and a launch's
-/// fixed cost besides (scratch from the pool, the copy kernel's launch
-/// and its drain before the product), put at 8 us where the choice falls
-/// between the sizes measured: the ring of 8-byte copies level with the
-/// copies at 255 x 257 x 260 (5 K steps), behind from 383 x 385 x 388 (7),
-/// the ring of 4-byte copies behind at 254 x 258 x 258.
-const COPY_BYTES_PER_S: f64 = 2.4e12;
+/// What copying misaligned operands costs, as measured on the H200
+/// (BENCHMARKS.md, 2026-11-27): the copies' traffic at about half the
+/// memory's peak (2.4 of its 4.8 TB/s), and a launch's fixed cost besides
+/// (scratch from the pool, the copy kernel's launch and its drain before
+/// the product), put at 8 us where the choice falls between the sizes
+/// measured: the ring of 8-byte copies level with the copies at 255 x 257
+/// x 260 (5 K steps), behind from 383 x 385 x 388 (7), the ring of 4-byte
+/// copies behind at 254 x 258 x 258.
+const COPY_SHARE_OF_PEAK: f64 = 0.5;
 const COPY_FIXED_S: f64 = 8e-6;
 
 /// What a byte of a stage filled by cp.async from misaligned lines adds to
@@ -209,19 +210,45 @@ const COPY_FIXED_S: f64 = 8e-6;
 /// 40-80 with 4-byte ones; the middle of each.
 const RING_S_PER_BYTE: [(u32, f64); 2] = [(8, 40e-12), (4, 60e-12)];
 
-/// The SMs a launch's tiles share: the H100's and H200's 132.
-const SMS: f64 = 132.0;
+/// What the plans' costs read from the device: its SMs, which a launch's
+/// tiles share in waves, and its memory's peak, a share of which the
+/// copies move at.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Machine {
+    pub sms: u32,
+    pub memory_bytes_per_s: f64,
+}
+
+impl Machine {
+    /// The device behind `ctx`, read from its driver once a device.
+    pub fn of(ctx: &CudaContext) -> Result<Machine, GemmError> {
+        static READ: std::sync::Mutex<Vec<(usize, Machine)>> = std::sync::Mutex::new(Vec::new());
+        let mut read = READ.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&(_, m)) = read.iter().find(|(device, _)| *device == ctx.ordinal()) {
+            return Ok(m);
+        }
+        let facts = crate::device::Facts::read(ctx)?;
+        let m = Machine { sms: facts.sms.max(1), memory_bytes_per_s: facts.memory_bytes_per_s() };
+        read.push((ctx.ordinal(), m));
+        Ok(m)
+    }
+
+    /// Rounds of `tiles` over the SMs.
+    fn waves(self, tiles: f64) -> f64 {
+        (tiles / f64::from(self.sms.max(1))).ceil()
+    }
+}
 
 /// The seconds a launch of `spec` at `dims` spends on copying the
 /// operands `copied` (A, B): each read and written once more.
-fn copy_seconds(spec: &KernelSpec, dims: Dims, copied: [bool; 2]) -> f64 {
+fn copy_seconds(spec: &KernelSpec, dims: Dims, copied: [bool; 2], machine: Machine) -> f64 {
     if copied == [false, false] {
         return 0.0;
     }
     let (m, n, k, count) = (dims.m as f64, dims.n as f64, dims.k as f64, dims.batch.count as f64);
     let elems = [m * k, k * n];
     let traffic = (0..2).filter(|&i| copied[i]).map(|i| 2.0 * elems[i] * count * spec.a.elem.bytes() as f64).sum::<f64>();
-    COPY_FIXED_S + traffic / COPY_BYTES_PER_S
+    COPY_FIXED_S + traffic / (COPY_SHARE_OF_PEAK * machine.memory_bytes_per_s)
 }
 
 /// What a byte of a stage that a 16-bit tensor-core kernel's cp.async
@@ -234,20 +261,20 @@ const NARROW_S_PER_BYTE: f64 = 143e-12;
 
 /// The seconds TMA's stages filled by `ring`'s cp.async add to a launch of
 /// `spec` at `dims`.
-fn ring_seconds(spec: &KernelSpec, dims: Dims, ring: RingCopies) -> f64 {
+fn ring_seconds(spec: &KernelSpec, dims: Dims, ring: RingCopies, machine: Machine) -> f64 {
     let bytes = ring.vector * spec.a.elem.bytes();
     let per_byte = RING_S_PER_BYTE.iter().find(|&&(b, _)| b <= bytes).map_or(RING_S_PER_BYTE[1].1, |&(_, s)| s);
-    slow_steps_seconds(spec, dims, [ring.fills(Which::A), ring.fills(Which::B)], per_byte)
+    slow_steps_seconds(spec, dims, [ring.fills(Which::A), ring.fills(Which::B)], per_byte, machine)
 }
 
 /// The seconds a launch of `spec` at `dims` spends past its own pace
 /// where the stages of operands `slow` (A, B) fill at `per_byte` more a
 /// byte: each SM's K steps (its share of the tiles, whole tiles each)
 /// times those operands' bytes in a stage times what a byte costs.
-fn slow_steps_seconds(spec: &KernelSpec, dims: Dims, slow: [bool; 2], per_byte: f64) -> f64 {
+fn slow_steps_seconds(spec: &KernelSpec, dims: Dims, slow: [bool; 2], per_byte: f64, machine: Machine) -> f64 {
     let (bm, bn, bk) = (spec.block.m as usize, spec.block.n as usize, spec.block.k.unwrap_or(64) as usize);
     let tiles = (dims.m.div_ceil(bm) * dims.n.div_ceil(bn) * dims.batch.count) as f64;
-    let steps = (tiles / SMS).ceil() * dims.k.div_ceil(bk) as f64;
+    let steps = machine.waves(tiles) * dims.k.div_ceil(bk) as f64;
     let bytes: usize = [bm, bn].into_iter().zip(slow).filter(|&(_, s)| s).map(|(lines, _)| lines * bk * spec.a.elem.bytes() as usize).sum();
     steps * bytes as f64 * per_byte
 }
@@ -258,8 +285,8 @@ fn slow_steps_seconds(spec: &KernelSpec, dims: Dims, slow: [bool; 2], per_byte: 
 /// the operands' lines allow (`can`, each at its `widest` vector); `None`
 /// where copying them costs less. The copies win but in shallow products:
 /// with A and B both copied, past 4 K steps (8-byte copies) or 2 (4-byte).
-pub fn ring_choice(spec: &KernelSpec, dims: Dims, copied: [bool; 2], can: [bool; 2], widest: [u32; 2]) -> Option<RingCopies> {
-    let mut best = (copy_seconds(spec, dims, copied), None);
+pub fn ring_choice(spec: &KernelSpec, dims: Dims, copied: [bool; 2], can: [bool; 2], widest: [u32; 2], machine: Machine) -> Option<RingCopies> {
+    let mut best = (copy_seconds(spec, dims, copied, machine), None);
     for fills in [[true, true], [true, false], [false, true]] {
         if (0..2).any(|i| fills[i] && !can[i]) {
             continue;
@@ -271,7 +298,7 @@ pub fn ring_choice(spec: &KernelSpec, dims: Dims, copied: [bool; 2], can: [bool;
             _ => Some(Which::B),
         };
         let ring = RingCopies { vector, only };
-        let cost = ring_seconds(spec, dims, ring) + copy_seconds(spec, dims, [copied[0] && !fills[0], copied[1] && !fills[1]]);
+        let cost = ring_seconds(spec, dims, ring, machine) + copy_seconds(spec, dims, [copied[0] && !fills[0], copied[1] && !fills[1]], machine);
         if cost < best.0 {
             best = (cost, Some(ring));
         }
@@ -357,16 +384,16 @@ pub fn by_class_tiles(dims: Dims) -> usize {
 /// by-class variant is taken where its rounds of tiles beat the spec's
 /// (N = 4097: 4 rounds against 5), and the scalar variant kept where they
 /// tie, though it ran slower at some of those too (BENCHMARKS.md).
-fn by_class_pays(spec: &KernelSpec, variant: &KernelSpec, dims: Dims, addrs: [u64; 3], copied: [bool; 2]) -> bool {
+fn by_class_pays(spec: &KernelSpec, variant: &KernelSpec, dims: Dims, addrs: [u64; 3], copied: [bool; 2], machine: Machine) -> bool {
     let shapes = crate::args::spec_shapes(spec, dims);
     if !by_class_takes(dims) || crate::args::misaligned(variant, &shapes, dims, addrs) != [false; 3] {
         return false;
     }
-    let waves = |tiles: usize| (tiles as f64 / SMS).ceil();
+    let waves = |tiles: usize| machine.waves(tiles as f64);
     // the window starts up to 60 elements early and B's runs up to 12 past it
     let by_class = waves(by_class_tiles(dims)) * dims.k.saturating_add(72).div_ceil(64) as f64 * TILE_STEP_S;
     let tiles = dims.m.div_ceil(spec.block.m as usize).saturating_mul(dims.n.div_ceil(spec.block.n as usize));
-    let copies = copy_seconds(spec, dims, copied) + waves(tiles) * dims.k.div_ceil(64) as f64 * TILE_STEP_S;
+    let copies = copy_seconds(spec, dims, copied, machine) + waves(tiles) * dims.k.div_ceil(64) as f64 * TILE_STEP_S;
     by_class < copies
 }
 
@@ -384,8 +411,8 @@ pub fn by_class_spec(spec: &KernelSpec) -> Option<KernelSpec> {
 
 /// The variant of `spec` that takes A, B and C at `addrs` where it can (see
 /// [`Plan::Variant`]); `None` where the plan runs `spec` itself.
-pub fn variant_spec(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> Option<KernelSpec> {
-    route(spec, dims, addrs).1
+pub fn variant_spec(spec: &KernelSpec, dims: Dims, addrs: [u64; 3], machine: Machine) -> Option<KernelSpec> {
+    route(spec, dims, addrs, machine).1
 }
 
 /// The variant of `spec` a C that its vector stores cannot take is written
@@ -610,6 +637,38 @@ impl Staged {
 mod tests {
     use super::*;
     use gemm_core::spec::*;
+
+    /// A device of the H200's SMs and memory, on which the costs were
+    /// measured: the plans below are its.
+    const MEASURED_ON: Machine = Machine { sms: 132, memory_bytes_per_s: 4.8e12 };
+
+    fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3]) -> Result<Plan, GemmError> {
+        super::plan(spec, dims, lens, addrs, MEASURED_ON)
+    }
+
+    fn route(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> (Plan, Option<KernelSpec>) {
+        super::route(spec, dims, addrs, MEASURED_ON)
+    }
+
+    fn variant_spec(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> Option<KernelSpec> {
+        super::variant_spec(spec, dims, addrs, MEASURED_ON)
+    }
+
+    /// The costs read the device they plan for: a ring's slower K steps
+    /// come in rounds of the device's SMs (half the SMs, twice the rounds
+    /// of 132 tiles), and the copies move at a share of its memory's peak
+    /// (twice the peak, half the traffic's time).
+    #[test]
+    fn the_plans_costs_follow_the_devices_sms_and_memory() {
+        let tma = crate::test_specs::tma_store();
+        let dims = Dims::new(128 * 12, 256 * 11, 4096);
+        let half = Machine { sms: 66, ..MEASURED_ON };
+        let one = slow_steps_seconds(&tma, dims, [true, true], 1e-12, MEASURED_ON);
+        assert!(one > 0.0 && (slow_steps_seconds(&tma, dims, [true, true], 1e-12, half) - 2.0 * one).abs() < 1e-15 * one.max(1.0));
+        let fast = Machine { memory_bytes_per_s: 9.6e12, ..MEASURED_ON };
+        let traffic = |m| copy_seconds(&tma, dims, [true, true], m) - COPY_FIXED_S;
+        assert!((traffic(MEASURED_ON) - 2.0 * traffic(fast)).abs() < 1e-9 * traffic(MEASURED_ON));
+    }
 
     use crate::test_specs::mma;
 

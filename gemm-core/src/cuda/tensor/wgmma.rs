@@ -221,9 +221,10 @@ impl Tc<'_> {
                 self.read_block_scales(w, &Self::scales_of(set(i)), &format!("s{i}"));
             }
         };
-        let first = n.min(sets.len() as u32);
-        (0..first).for_each(|i| issue(w, i));
-        (0..first).for_each(|i| scales(w, i));
+        // (the stages issued before the first promotion: one a set)
+        let lead = n.min(sets.len() as u32);
+        (0..lead).for_each(|i| issue(w, i));
+        (0..lead).for_each(|i| scales(w, i));
         for i in 0..n {
             if i + 1 < n {
                 w.line("wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running");
@@ -232,9 +233,9 @@ impl Tc<'_> {
             }
             release(w, i);
             self.promote(w, set(i));
-            if i + first < n {
-                issue(w, i + first);
-                scales(w, i + first);
+            if i + lead < n {
+                issue(w, i + lead);
+                scales(w, i + lead);
             }
         }
     }

@@ -947,7 +947,7 @@ impl Tc<'_> {
     /// tensor work stops once a run, for its last promotion: with both
     /// consumers waiting on the same stages, their stops meet (one
     /// consumer's runs shifted half a run behind ran 7% slower). Runs of 8
-    /// stages in place of pairs: `fp8_block_scaled` (5 stages) +1.4% at
+    /// stages in place of pairs: `fp8_block_scaled` (5 stages) +2.2% at
     /// 4096^3 and +3.1% at 8192^3 (1175 to 1201, 1231 to 1270; runs of 4
     /// +1.4%, +1.8%; H200, 2026-11-29). A pair in flight across the loop's
     /// turn instead makes ptxas serialize the wgmmas (C7514: 1034).

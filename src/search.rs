@@ -383,8 +383,8 @@ pub fn time_all(
     gemm_runtime::compile_all(kernels, &bench.gpu.ctx);
     // One set of inputs for all (the candidates share types and layouts):
     // verified at a size up to 1024, timed at `dims`.
-    let Some(first) = kernels.first().map(|k| &k.spec) else { return Ok(Vec::new()) };
-    let (types, layouts) = ([first.a.elem, first.b.elem, first.c.elem], [first.a.layout, first.b.layout, first.c.layout]);
+    let Some(first) = kernels.first() else { return Ok(Vec::new()) };
+    let layouts = [first.spec.a.layout, first.spec.b.layout, first.spec.c.layout];
     // a size every candidate tiles (whole-edge kernels of 192-row tiles, clusters of two)
     let multiple = |of: fn(&gemm_runtime::spec::Requirements) -> u32| {
         kernels.iter().map(|k| of(&k.spec.requirements()) as usize).fold(1, |l, x| l / gcd(l, x) * x)
@@ -393,12 +393,12 @@ pub fn time_all(
     let (m, n, k) =
         (fit(dims.m, 1024, multiple(|r| r.m_multiple)), fit(dims.n, 1024, multiple(|r| r.n_multiple)), fit(dims.k, 512, multiple(|r| r.k_multiple)));
     let check_dims = crate::measure::padded_dims(m, n, k, layouts);
-    // (scaled kernels, as fp8's: the scales the first declares, which its variants share)
-    let mut check = Problem::typed(bench, types, layouts, check_dims, 7)?;
-    let product = check.scale_for(bench, first)?;
+    // (in the first's types, with the scales it declares, which its variants share: the
+    // reference times their product, as `verify`'s)
+    let check = Problem::for_kernel(bench, first, check_dims, 7)?;
+    let product = check.scales.as_ref().map_or(1.0, |s| s.2);
     let reference: Vec<f32> = check.reference(bench)?.into_iter().map(|x| x * product).collect();
-    let mut timed = Problem::typed(bench, types, layouts, dims, 11)?;
-    timed.scale_for(bench, first)?;
+    let timed = Problem::for_kernel(bench, first, dims, 11)?;
     let mut results = Vec::new();
     for (i, kernel) in kernels.iter().enumerate() {
         progress(i, &kernel.spec);

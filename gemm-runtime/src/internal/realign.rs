@@ -228,7 +228,7 @@ impl Machine {
             return Ok(m);
         }
         let facts = crate::device::Facts::read(ctx)?;
-        let m = Machine { sms: facts.sms.max(1), memory_bytes_per_s: facts.memory_bytes_per_s() };
+        let m = Machine { sms: facts.sms, memory_bytes_per_s: facts.memory_bytes_per_s() };
         read.push((ctx.ordinal(), m));
         Ok(m)
     }

@@ -25,14 +25,15 @@
 //! e4m3's rounding. The cuBLAS loop and the dense GEMM compute the
 //! product alone: SwiGLU would be a pass of its own after them, not
 //! counted. Each result is checked against the cuBLAS loop's, SwiGLU
-//! applied on the host, before it is timed.
+//! applied on the host, before it is timed; a row's launches are timed in
+//! rotation, so that all run at the clocks the GPU's power cap leaves
+//! them.
 //! `cargo run --release --example moe`
 
 use gemm_ladder::grouped::{grouped_contiguous, grouped_fp8_swiglu, grouped_masked_fp8_swiglu, grouped_masked_swiglu, grouped_swiglu};
-use gemm_ladder::measure::{random_normal, Bench, Reps};
+use gemm_ladder::measure::{random_normal, time_rotation, Bench, Reps};
 use gemm_runtime::cudarc::driver::CudaSlice;
 use gemm_runtime::internal::data::{relative_error, tolerance};
-use gemm_runtime::internal::timing::time;
 use gemm_runtime::quantize::{blocks, rows_by_k_block};
 use gemm_runtime::spec::{block_scales_a_len, block_scales_b_len};
 use gemm_runtime::spec::{Elem, Layout};
@@ -177,23 +178,28 @@ fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<(), Box<dyn st
         return Err(format!("{}: e4m3 off the bf16 layer by {fp8_err:.1e}", layer.name).into());
     }
     let flops = 2.0 * (m * n * k) as f64;
-    let ours = time(s, reps.warmup, reps.runs, |_| grouped_swiglu(s, &a, &w, &mut c, &ends_gpu, dims))?;
-    let fp8 = time(s, reps.warmup, reps.runs, |_| grouped_fp8_swiglu(s, &qa, &qw, &mut c8, &ends_gpu, &sa, &sb, dims))?;
-    let ungated = time(s, reps.warmup, reps.runs, |_| grouped_contiguous(s, &a, &w, &mut product, &ends_gpu, dims))?;
     let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
     let w0 = w.slice(0..n * k);
-    let dense = time(s, reps.warmup, reps.runs, |_| bench.blas.gemm(layouts, &a, &w0, &mut c_ref, Dims::new(m, n, k)))?;
-    // the loop a user writes: the counts to the host, then a GEMM per expert
-    let looped = time(s, reps.warmup, reps.runs, |_| {
-        let ends: Vec<i32> = s.clone_dtoh(&ends_gpu).map_err(GemmError::from)?;
-        let rows: Vec<usize> = ends.iter().scan(0i32, |at, &e| Some((e - std::mem::replace(at, e)) as usize)).collect();
-        cublas_loop(bench, &a, &w, &mut c_ref, &rows, &starts, &starts, (n, k))
-    })?;
-    let grouped_api = time(s, reps.warmup, reps.runs, |_| {
-        let ends: Vec<i32> = s.clone_dtoh(&ends_gpu).map_err(GemmError::from)?;
-        let rows: Vec<usize> = ends.iter().scan(0i32, |at, &e| Some((e - std::mem::replace(at, e)) as usize)).collect();
-        bench.blas.grouped_bf16(&a, &w, &mut c_grouped, &rows, (&starts, &starts), (n, k))
-    })?;
+    // (every launch of the row in rotation, so that each runs at the clocks the power cap leaves all)
+    let [ours, fp8, ungated, dense, looped, grouped_api] = <[_; 6]>::try_from(time_rotation(s, reps, 6, |i| match i {
+        0 => grouped_swiglu(s, &a, &w, &mut c, &ends_gpu, dims),
+        1 => grouped_fp8_swiglu(s, &qa, &qw, &mut c8, &ends_gpu, &sa, &sb, dims),
+        2 => grouped_contiguous(s, &a, &w, &mut product, &ends_gpu, dims),
+        3 => bench.blas.gemm(layouts, &a, &w0, &mut c_ref, Dims::new(m, n, k)),
+        // the loop a user writes: the counts to the host, then a GEMM per expert
+        4 => {
+            let ends: Vec<i32> = s.clone_dtoh(&ends_gpu).map_err(GemmError::from)?;
+            let rows: Vec<usize> = ends.iter().scan(0i32, |at, &e| Some((e - std::mem::replace(at, e)) as usize)).collect();
+            cublas_loop(bench, &a, &w, &mut c_ref, &rows, &starts, &starts, (n, k))
+        }
+        _ => {
+            let ends: Vec<i32> = s.clone_dtoh(&ends_gpu).map_err(GemmError::from)?;
+            let rows: Vec<usize> = ends.iter().scan(0i32, |at, &e| Some((e - std::mem::replace(at, e)) as usize)).collect();
+            bench.blas.grouped_bf16(&a, &w, &mut c_grouped, &rows, (&starts, &starts), (n, k))
+        }
+    })?)
+    .ok()
+    .expect("six timings");
     println!(
         "| {} | {g} | {m} | {n} x {k} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2} | {:.1} | {:.2} |",
         layer.name,
@@ -263,18 +269,22 @@ fn masked(bench: &Bench, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
     }
     let flops = 2.0 * (tokens * n * k) as f64;
     let bytes = 2.0 * (g * n * k) as f64;
-    let ours = time(s, reps.warmup, reps.runs, |_| grouped_masked_swiglu(s, &a, &w, &mut c, &counts_gpu, dims))?;
-    let fp8 = time(s, reps.warmup, reps.runs, |_| grouped_masked_fp8_swiglu(s, &qa, &qw, &mut c8, &counts_gpu, &sa, &sb, dims))?;
-    let looped = time(s, reps.warmup, reps.runs, |_| {
-        let counts: Vec<i32> = s.clone_dtoh(&counts_gpu).map_err(GemmError::from)?;
-        let rows: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
-        cublas_loop(bench, &a, &w, &mut c_ref, &rows, &starts, &starts, (n, k))
-    })?;
-    let grouped_api = time(s, reps.warmup, reps.runs, |_| {
-        let counts: Vec<i32> = s.clone_dtoh(&counts_gpu).map_err(GemmError::from)?;
-        let rows: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
-        bench.blas.grouped_bf16(&a, &w, &mut c_ref, &rows, (&starts, &starts), (n, k))
-    })?;
+    let [ours, fp8, looped, grouped_api] = <[_; 4]>::try_from(time_rotation(s, reps, 4, |i| match i {
+        0 => grouped_masked_swiglu(s, &a, &w, &mut c, &counts_gpu, dims),
+        1 => grouped_masked_fp8_swiglu(s, &qa, &qw, &mut c8, &counts_gpu, &sa, &sb, dims),
+        _ => {
+            let counts: Vec<i32> = s.clone_dtoh(&counts_gpu).map_err(GemmError::from)?;
+            let rows: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
+            let c = &mut c_ref;
+            if i == 2 {
+                cublas_loop(bench, &a, &w, c, &rows, &starts, &starts, (n, k))
+            } else {
+                bench.blas.grouped_bf16(&a, &w, c, &rows, (&starts, &starts), (n, k))
+            }
+        }
+    })?)
+    .ok()
+    .expect("four timings");
     let hbm = bench.facts.memory_bytes_per_s();
     println!(
         "\nMasked decode step, {g} experts of up to {m_max} tokens ({tokens} routed), n x k = {n} x {k}: `grouped_masked_swiglu` {:.1} us ({:.1} TFLOP/s, the weights read at {:.1}% of HBM's peak); cuBLAS per expert with the counts copied to the host {:.1} us; speed-up {:.2}",

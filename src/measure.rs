@@ -663,15 +663,30 @@ pub fn sustained_against_cublas(bench: &Bench, kernel: &Kernel, label: &str, dim
 /// after the other, each between events of its own, `reps.runs` times each
 /// after `reps.warmup` untimed pairs. Returns (the first's timing, the second's).
 pub fn time_turns(stream: &CudaStream, reps: Reps, mut launch: impl FnMut(bool) -> Result<(), GemmError>) -> Result<(Timing, Timing), GemmError> {
-    let turns = time(stream, 2 * reps.warmup, 2 * reps.runs, |i| launch(i % 2 == 0))?;
-    Ok(split_turns(&turns))
+    let mut t = time_rotation(stream, reps, 2, |i| launch(i == 0))?;
+    let second = t.pop().expect("two timings");
+    Ok((t.pop().expect("two timings"), second))
 }
 
-/// Launches timed in turns, apart: (the first's, every other one from the
-/// first; the second's).
-fn split_turns(turns: &Timing) -> (Timing, Timing) {
-    let every = |first: usize| Timing { runs_ms: turns.runs_ms.iter().skip(first).step_by(2).copied().collect() };
-    (every(0), every(1))
+/// `n` launches timed in rotation: `launch(0)`, `launch(1)`, ..,
+/// `launch(n - 1)`, then again, each between events of its own,
+/// `reps.runs` times each after `reps.warmup` untimed rounds, so that each
+/// runs at the clocks the GPU's power cap leaves all of them (timed one
+/// after another, a kernel that came first in a row ran up to 15% faster
+/// than it did later). Returns each one's timing, in launch order.
+pub fn time_rotation(
+    stream: &CudaStream,
+    reps: Reps,
+    n: usize,
+    mut launch: impl FnMut(usize) -> Result<(), GemmError>,
+) -> Result<Vec<Timing>, GemmError> {
+    let all = time(stream, n * reps.warmup, n * reps.runs, |i| launch(i % n))?;
+    Ok(split_rotation(&all, n))
+}
+
+/// Launches timed in rotation, apart: each one's, every `n`th from its own.
+fn split_rotation(all: &Timing, n: usize) -> Vec<Timing> {
+    (0..n).map(|k| Timing { runs_ms: all.runs_ms.iter().skip(k).step_by(n).copied().collect() }).collect()
 }
 
 /// One step measured: correctness, then speed beside cuBLAS's.
@@ -741,7 +756,7 @@ mod tests {
         let zeroed = [1.0, 2.0, 0.25, 3.0, 4.0, 0.0];
         assert_eq!(written_outside_c(&zeroed, &before, &offsets), Some(5));
     }
-    use super::{poison_outside, random_normal, split_turns, written_outside_c};
+    use super::{poison_outside, random_normal, split_rotation, written_outside_c};
     use gemm_runtime::internal::timing::Timing;
     use gemm_runtime::spec::{Elem, Layout, Operand};
     use gemm_runtime::{internal::args_shapes, Dims};
@@ -771,12 +786,14 @@ mod tests {
     }
 
     #[test]
-    fn launches_timed_in_turns_split_into_the_first_and_the_second() {
+    fn launches_timed_in_rotation_split_into_each_ones_runs() {
         let turns = Timing { runs_ms: vec![1.0, 2.0, 1.5, 2.5, 1.25, 2.25] };
-        let (first, second) = split_turns(&turns);
+        let [first, second] = <[Timing; 2]>::try_from(split_rotation(&turns, 2)).ok().unwrap();
         assert_eq!(first.runs_ms, [1.0, 1.5, 1.25]);
         assert_eq!(second.runs_ms, [2.0, 2.5, 2.25]);
         assert_eq!((first.median_ms(), second.median_ms()), (1.25, 2.25));
+        let three = split_rotation(&Timing { runs_ms: vec![1.0, 2.0, 3.0, 1.5, 2.5, 3.5] }, 3);
+        assert_eq!(three.iter().map(|t| t.runs_ms.clone()).collect::<Vec<_>>(), [vec![1.0, 1.5], vec![2.0, 2.5], vec![3.0, 3.5]]);
     }
 
     #[test]

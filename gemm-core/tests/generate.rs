@@ -717,8 +717,8 @@ fn zeroed_accumulators_are_cleared_before_each_tile_and_every_wgmma_adds() {
 /// The stages filled by cp.async (the variant for A or B lines TMA cannot
 /// read): the whole producer warpgroup copies each stage into TMA's
 /// swizzled layout (storing a copy across an edge itself) and arrives for
-/// its stores with one more arrival pending until its copies land (128
-/// arrivals a full barrier), a consumer fences the async proxy before its wgmmas read the
+/// its stores and once more as its copies land (`.noinc`: 256 arrivals a
+/// full barrier), a consumer fences the async proxy before its wgmmas read the
 /// stage, and the kernel takes no tensor map of A or B; an M-major A is
 /// copied along M, its lines along K.
 #[test]
@@ -728,7 +728,8 @@ fn stages_filled_by_cp_async_take_the_layout_tma_would_and_arrive_from_every_pro
     s.specialize = Some(ring_producer());
     let src = generate(&s).unwrap().source;
     assert!(!src.contains("tma_load(") && !src.contains("TensorMap tmap"), "{src}");
-    assert!(src.contains("mbar_init(full + 8 * s, 128);"), "{src}");
+    assert!(src.contains("mbar_init(full + 8 * s, 256);"), "{src}");
+    assert!(src.contains("cp.async.mbarrier.arrive.noinc.shared::cta.b64"), "{src}");
     let producer = src.find("if (threadIdx.x < 128)").expect("a producer branch");
     let consumer = src[producer..].find("else {").map(|i| producer + i).expect("a consumer branch");
     let (p, c) = (&src[producer..consumer], &src[consumer..]);
@@ -798,7 +799,7 @@ fn stages_of_one_operand_filled_by_cp_async_beside_tma_loads_of_the_other() {
     assert!(s.kernel_name().contains("_cp4b_"), "{}", s.kernel_name());
     let src = generate(&s).unwrap().source;
     assert!(src.contains("const __grid_constant__ TensorMap tmap_a)") && !src.contains("tmap_b"), "{src}");
-    assert!(src.contains("mbar_init(full + 8 * s, 129);"), "{src}");
+    assert!(src.contains("mbar_init(full + 8 * s, 257);"), "{src}");
     // each operand's own alignment: TMA's rows for A, the copies' for B
     assert!(src.contains("// Requires: A 16-byte aligned, leading dimensions multiples of 8."), "{src}");
     assert!(src.contains("// Requires: B 8-byte aligned, leading dimensions multiples of 4."), "{src}");

@@ -51,12 +51,12 @@ __device__ __forceinline__ void griddep_wait() {
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
 }
 
-// a 4-byte copy into shared memory, and the barrier's arrival pending until this thread's copies land
+// a 4-byte copy into shared memory, and an arrival on the barrier once this thread's copies land
 __device__ __forceinline__ void cp_async_4(unsigned dst, const void* src) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" :: "r"(dst), "l"(src) : "memory");
 }
 __device__ __forceinline__ void cp_async_arrive(unsigned bar) {
-    asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" :: "r"(bar) : "memory");
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" :: "r"(bar) : "memory");
 }
 // bytes more for the barrier's phase to wait for, without an arrival
 __device__ __forceinline__ void mbar_expect_more(unsigned bar, unsigned bytes) {
@@ -220,7 +220,7 @@ fp8_block_scaled__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64
     const unsigned sfb_smem = sfa_smem + 2560;
     if (threadIdx.x == 0) {
         for (int s = 0; s < 5; ++s) {
-            mbar_init(full + 8 * s, 1);  // the producer's arrival, with the stage's bytes
+            mbar_init(full + 8 * s, 2);  // the producer's arrival, with the stage's bytes, and its scale copies' landing
             mbar_init(empty + 8 * s, 8);  // one release per consumer warp
         }
         mbar_fence_init();
@@ -353,6 +353,7 @@ fp8_block_scaled__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64
                     }
                 }
                 wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
+                __syncwarp();  // every lane's reads of the scales are done
                 if (threadIdx.x % 32 == 0) mbar_arrive(empty + 8 * s0);  // each warp, past its reads of the stage's scales
                 #pragma unroll
                 for (int q = 0; q < 16; ++q) {
@@ -379,6 +380,7 @@ fp8_block_scaled__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64
                     }
                 }
                 wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
+                __syncwarp();  // every lane's reads of the scales are done
                 if (threadIdx.x % 32 == 0) mbar_arrive(empty + 8 * s1);  // each warp, past its reads of the stage's scales
                 #pragma unroll
                 for (int q = 0; q < 16; ++q) {
@@ -405,6 +407,7 @@ fp8_block_scaled__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64
                     }
                 }
                 wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
+                __syncwarp();  // every lane's reads of the scales are done
                 if (threadIdx.x % 32 == 0) mbar_arrive(empty + 8 * s2);  // each warp, past its reads of the stage's scales
                 #pragma unroll
                 for (int q = 0; q < 16; ++q) {
@@ -431,6 +434,7 @@ fp8_block_scaled__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64
                     }
                 }
                 wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
+                __syncwarp();  // every lane's reads of the scales are done
                 if (threadIdx.x % 32 == 0) mbar_arrive(empty + 8 * s3);  // each warp, past its reads of the stage's scales
                 #pragma unroll
                 for (int q = 0; q < 16; ++q) {
@@ -457,6 +461,7 @@ fp8_block_scaled__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64
                     }
                 }
                 wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
+                __syncwarp();  // every lane's reads of the scales are done
                 if (threadIdx.x % 32 == 0) mbar_arrive(empty + 8 * s4);  // each warp, past its reads of the stage's scales
                 #pragma unroll
                 for (int q = 0; q < 16; ++q) {
@@ -483,6 +488,7 @@ fp8_block_scaled__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64
                     }
                 }
                 wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
+                __syncwarp();  // every lane's reads of the scales are done
                 if (threadIdx.x % 32 == 0) mbar_arrive(empty + 8 * s5);  // each warp, past its reads of the stage's scales
                 #pragma unroll
                 for (int q = 0; q < 16; ++q) {
@@ -509,6 +515,7 @@ fp8_block_scaled__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64
                     }
                 }
                 wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
+                __syncwarp();  // every lane's reads of the scales are done
                 if (threadIdx.x % 32 == 0) mbar_arrive(empty + 8 * s6);  // each warp, past its reads of the stage's scales
                 #pragma unroll
                 for (int q = 0; q < 16; ++q) {
@@ -518,6 +525,7 @@ fp8_block_scaled__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64
                     }
                 }
                 wgmma_wait<0>();  // the last stage's sums are whole
+                __syncwarp();  // every lane's reads of the scales are done
                 if (threadIdx.x % 32 == 0) mbar_arrive(empty + 8 * s7);  // each warp, past its reads of the stage's scales
                 #pragma unroll
                 for (int q = 0; q < 16; ++q) {
@@ -563,6 +571,7 @@ fp8_block_scaled__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64
                     }
                 }
                 wgmma_wait<1>();  // this stage's sums are whole, the next one's wgmmas running
+                __syncwarp();  // every lane's reads of the scales are done
                 if (threadIdx.x % 32 == 0) mbar_arrive(empty + 8 * s0);  // each warp, past its reads of the stage's scales
                 #pragma unroll
                 for (int q = 0; q < 16; ++q) {
@@ -572,6 +581,7 @@ fp8_block_scaled__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64
                     }
                 }
                 wgmma_wait<0>();  // the last stage's sums are whole
+                __syncwarp();  // every lane's reads of the scales are done
                 if (threadIdx.x % 32 == 0) mbar_arrive(empty + 8 * s1);  // each warp, past its reads of the stage's scales
                 #pragma unroll
                 for (int q = 0; q < 16; ++q) {
@@ -601,6 +611,7 @@ fp8_block_scaled__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64
                     }
                 }
                 wgmma_wait<0>();  // the last stage's sums are whole
+                __syncwarp();  // every lane's reads of the scales are done
                 if (threadIdx.x % 32 == 0) mbar_arrive(empty + 8 * s0);  // each warp, past its reads of the stage's scales
                 #pragma unroll
                 for (int q = 0; q < 16; ++q) {

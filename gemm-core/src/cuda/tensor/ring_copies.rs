@@ -11,10 +11,14 @@
 //!   swizzle's period); a copy across the operand's edge is stored by the
 //!   thread itself, what lies inside and zeros past it, never reading past;
 //! - each producer thread arrives on the stage's full barrier for its own
-//!   stores and has an arrival pending until its copies land
-//!   (`cp.async.mbarrier.arrive`), so the barrier expects 128 arrivals
-//!   instead of one carrying the stage's bytes; where TMA loads one
-//!   operand, thread 0 arrives once more, with that operand's bytes;
+//!   stores, and once more when its copies land
+//!   (`cp.async.mbarrier.arrive.noinc`), so the barrier expects 256
+//!   arrivals instead of one carrying the stage's bytes; where TMA loads
+//!   one operand, thread 0 arrives once more, with that operand's bytes.
+//!   (The form without `.noinc`, an arrival pending until the copies land
+//!   beside the thread's own, is as correct, but compute-sanitizer's
+//!   synccheck stops the kernel at the thread's next arrival: "Missing
+//!   wait".)
 //! - a consumer, past the full barrier, fences the async proxy: the copies
 //!   wrote through the generic proxy, and wgmma reads through the async one.
 
@@ -36,12 +40,12 @@ impl Tc<'_> {
     }
 
     /// Arrivals that complete a phase of a full barrier under the copies:
-    /// each copier's, and where TMA loads the other operand thread 0's
-    /// with that operand's bytes.
+    /// two of each copier's (its stores', its copies' landing), and where
+    /// TMA loads the other operand thread 0's with that operand's bytes.
     pub(super) fn ring_arrivals(&self) -> u32 {
         match self.ring() {
-            Some(RingCopies { only: Some(_), .. }) => COPIERS + 1,
-            _ => COPIERS,
+            Some(RingCopies { only: Some(_), .. }) => 2 * COPIERS + 1,
+            _ => 2 * COPIERS,
         }
     }
 
@@ -73,10 +77,10 @@ impl Tc<'_> {
             let args: Vec<String> = (0..words).map(|i| format!("\"r\"(w[{i}])")).collect();
             w.line(format!("asm volatile(\"st.shared.{vec} [%0], {regs};\\n\" :: \"r\"(dst), {} : \"memory\");", args.join(", ")));
         });
-        w.line("// this thread's arrival on `bar`: one made once every cp.async it issued so far has landed (which");
-        w.line("// counts for nothing but the wait), and one for its own stores (its arrivals, 128, complete the phase)");
+        w.line("// this thread's two arrivals on `bar`: one made once every cp.async it issued so far has landed,");
+        w.line("// and one for its own stores (the 128 copiers' 256 complete the phase)");
         w.block("__device__ __forceinline__ void ring_arrive(unsigned bar)", |w| {
-            w.line("asm volatile(\"cp.async.mbarrier.arrive.shared::cta.b64 [%0];\\n\" :: \"r\"(bar) : \"memory\");");
+            w.line("asm volatile(\"cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\\n\" :: \"r\"(bar) : \"memory\");");
             w.line("asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\\n\" :: \"r\"(bar) : \"memory\");");
         });
         if self.spec.epilogue != crate::spec::Epilogue::Tma {

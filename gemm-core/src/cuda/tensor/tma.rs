@@ -155,21 +155,23 @@ impl Tc<'_> {
             w.line(format!("const unsigned sfb_smem = sfa_smem + {};", stages * self.spec.block_scale_slot()));
         }
         let per = if self.multicasts() { " of each block of the cluster" } else { "" };
+        // (under `scale = block` the landing of B's scale copies is one arrival more: `cp_async_arrive`)
+        let (scale_copies, scales_note) = if self.spec.block_scale_bytes() > 0 { (1, ", and its scale copies' landing") } else { (0, "") };
         w.block("if (threadIdx.x == 0)", |w| {
             w.block(format!("for (int s = 0; s < {stages}; ++s)"), |w| {
                 if let Some(r) = self.ring() {
                     let tma = if r.only.is_some() { ", and thread 0's with the bytes TMA loads" } else { "" };
                     w.line(format!(
-                        "mbar_init(full + 8 * s, {});  // each producer thread's, once its copies have landed{tma}",
-                        self.ring_arrivals()
+                        "mbar_init(full + 8 * s, {});  // each producer thread's, and its copies' landing{tma}{scales_note}",
+                        self.ring_arrivals() + scale_copies
                     ));
                 } else if self.thread_arrivals() {
                     w.line(format!(
-                        "mbar_init(full + 8 * s, {});  // the producer's arrival with the stage's bytes, and every consumer thread's",
-                        releases
+                        "mbar_init(full + 8 * s, {});  // the producer's arrival with the stage's bytes, and every consumer thread's{scales_note}",
+                        releases + scale_copies
                     ));
                 } else {
-                    w.line("mbar_init(full + 8 * s, 1);  // the producer's arrival, with the stage's bytes");
+                    w.line(format!("mbar_init(full + 8 * s, {});  // the producer's arrival, with the stage's bytes{scales_note}", 1 + scale_copies));
                 }
                 let whose = match pingpong {
                     Some(_) => "the release of the consumer whose tile it holds",
@@ -1203,6 +1205,10 @@ impl Tc<'_> {
         // (by warp: each warp reads the stage's block scales itself, after its wgmmas)
         let (group, who) = if self.warp_releases() { (32, "each warp, past its reads of the stage's scales") } else { (128, "") };
         let note = if who.is_empty() { String::new() } else { format!("  // {who}") };
+        if self.warp_releases() {
+            // (the arrival releases the elected lane's reads alone: the warp's other lanes' come first)
+            w.line("__syncwarp();  // every lane's reads of the scales are done");
+        }
         if self.multicasts() {
             w.line(format!("if ({cond}threadIdx.x % {group} < {size}) mbar_arrive_cluster(empty + 8 * {stage}, threadIdx.x % {group});{note}"));
         } else {
@@ -1543,6 +1549,29 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
                 assert_eq!(v[3].parse::<f64>().unwrap(), f64::from((1 << k) - 1), "{stages} stages, {l}: every stage's sums once");
                 assert_eq!(v[4], "1", "{stages} stages, {l}: every stage released, the fill counter at the waits");
             }
+        }
+    }
+
+    /// `scale = block` in a producer's ring: the landing of B's scale
+    /// copies is one of a full barrier's two arrivals (`.noinc`: the form
+    /// with an arrival pending beside the producer's own stops the kernel
+    /// under synccheck), and every consumer warp's lanes are done reading
+    /// a stage's scales before the warp's elected lane releases it.
+    #[test]
+    fn block_scale_copies_arrive_once_and_each_warp_syncs_before_its_release() {
+        use crate::spec::{Atom, Fused, Scale};
+        let mut s = promoted_spec(5);
+        s.atom = Atom::Wgmma { m: 64, n: 128, k: 32, zeroed: false, promote: false };
+        s.fused = Fused { scale: Some(Scale::Block), ..Fused::default() };
+        assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
+        let src = crate::generate(&s).unwrap().source;
+        assert!(src.contains("mbar_init(full + 8 * s, 2);"), "{src}");
+        assert!(src.contains("cp.async.mbarrier.arrive.noinc.shared::cta.b64") && !src.contains("cp.async.mbarrier.arrive.shared"), "{src}");
+        let lines: Vec<&str> = src.lines().map(str::trim).collect();
+        let releases: Vec<usize> = (1..lines.len()).filter(|&i| lines[i].contains("mbar_arrive(empty")).collect();
+        assert!(releases.len() >= 3, "the runs', pairs' and last stage's releases: {src}");
+        for i in releases {
+            assert!(lines[i - 1].starts_with("__syncwarp();"), "a release without its warp's sync: {}", lines[i]);
         }
     }
 

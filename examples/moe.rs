@@ -181,7 +181,7 @@ fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<(), Box<dyn st
     let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
     let w0 = w.slice(0..n * k);
     // (every launch of the row in rotation, so that each runs at the clocks the power cap leaves all)
-    let [ours, fp8, ungated, dense, looped, grouped_api] = <[_; 6]>::try_from(time_rotation(s, reps, 6, |i| match i {
+    let [ours, fp8, ungated, dense, looped, grouped_api] = time_rotation(s, reps, |i| match i {
         0 => grouped_swiglu(s, &a, &w, &mut c, &ends_gpu, dims),
         1 => grouped_fp8_swiglu(s, &qa, &qw, &mut c8, &ends_gpu, &sa, &sb, dims),
         2 => grouped_contiguous(s, &a, &w, &mut product, &ends_gpu, dims),
@@ -197,9 +197,7 @@ fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<(), Box<dyn st
             let rows: Vec<usize> = ends.iter().scan(0i32, |at, &e| Some((e - std::mem::replace(at, e)) as usize)).collect();
             bench.blas.grouped_bf16(&a, &w, &mut c_grouped, &rows, (&starts, &starts), (n, k))
         }
-    })?)
-    .ok()
-    .expect("six timings");
+    })?;
     println!(
         "| {} | {g} | {m} | {n} x {k} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2} | {:.1} | {:.2} |",
         layer.name,
@@ -269,7 +267,7 @@ fn masked(bench: &Bench, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
     }
     let flops = 2.0 * (tokens * n * k) as f64;
     let bytes = 2.0 * (g * n * k) as f64;
-    let [ours, fp8, looped, grouped_api] = <[_; 4]>::try_from(time_rotation(s, reps, 4, |i| match i {
+    let [ours, fp8, looped, grouped_api] = time_rotation(s, reps, |i| match i {
         0 => grouped_masked_swiglu(s, &a, &w, &mut c, &counts_gpu, dims),
         1 => grouped_masked_fp8_swiglu(s, &qa, &qw, &mut c8, &counts_gpu, &sa, &sb, dims),
         _ => {
@@ -282,9 +280,7 @@ fn masked(bench: &Bench, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
                 bench.blas.grouped_bf16(&a, &w, c, &rows, (&starts, &starts), (n, k))
             }
         }
-    })?)
-    .ok()
-    .expect("four timings");
+    })?;
     let hbm = bench.facts.memory_bytes_per_s();
     println!(
         "\nMasked decode step, {g} experts of up to {m_max} tokens ({tokens} routed), n x k = {n} x {k}: `grouped_masked_swiglu` {:.1} us ({:.1} TFLOP/s, the weights read at {:.1}% of HBM's peak); cuBLAS per expert with the counts copied to the host {:.1} us; speed-up {:.2}",

@@ -663,30 +663,29 @@ pub fn sustained_against_cublas(bench: &Bench, kernel: &Kernel, label: &str, dim
 /// after the other, each between events of its own, `reps.runs` times each
 /// after `reps.warmup` untimed pairs. Returns (the first's timing, the second's).
 pub fn time_turns(stream: &CudaStream, reps: Reps, mut launch: impl FnMut(bool) -> Result<(), GemmError>) -> Result<(Timing, Timing), GemmError> {
-    let mut t = time_rotation(stream, reps, 2, |i| launch(i == 0))?;
-    let second = t.pop().expect("two timings");
-    Ok((t.pop().expect("two timings"), second))
+    let [first, second] = time_rotation(stream, reps, |i| launch(i == 0))?;
+    Ok((first, second))
 }
 
-/// `n` launches timed in rotation: `launch(0)`, `launch(1)`, ..,
-/// `launch(n - 1)`, then again, each between events of its own,
+/// `N` launches timed in rotation: `launch(0)`, `launch(1)`, ..,
+/// `launch(N - 1)`, then again, each between events of its own,
 /// `reps.runs` times each after `reps.warmup` untimed rounds, so that each
 /// runs at the clocks the GPU's power cap leaves all of them (timed one
-/// after another, a kernel that came first in a row ran up to 15% faster
-/// than it did later). Returns each one's timing, in launch order.
-pub fn time_rotation(
+/// after another, `grouped_fp8_swiglu` ran 985 and 1134 TFLOP/s in two
+/// runs of the `moe` example's build, H200). Returns each one's timing, in
+/// launch order.
+pub fn time_rotation<const N: usize>(
     stream: &CudaStream,
     reps: Reps,
-    n: usize,
     mut launch: impl FnMut(usize) -> Result<(), GemmError>,
-) -> Result<Vec<Timing>, GemmError> {
-    let all = time(stream, n * reps.warmup, n * reps.runs, |i| launch(i % n))?;
-    Ok(split_rotation(&all, n))
+) -> Result<[Timing; N], GemmError> {
+    let all = time(stream, N * reps.warmup, N * reps.runs, |i| launch(i % N))?;
+    Ok(split_rotation(&all))
 }
 
-/// Launches timed in rotation, apart: each one's, every `n`th from its own.
-fn split_rotation(all: &Timing, n: usize) -> Vec<Timing> {
-    (0..n).map(|k| Timing { runs_ms: all.runs_ms.iter().skip(k).step_by(n).copied().collect() }).collect()
+/// Launches timed in rotation, apart: each one's, every `N`th from its own.
+fn split_rotation<const N: usize>(all: &Timing) -> [Timing; N] {
+    std::array::from_fn(|k| Timing { runs_ms: all.runs_ms.iter().skip(k).step_by(N).copied().collect() })
 }
 
 /// One step measured: correctness, then speed beside cuBLAS's.
@@ -788,11 +787,11 @@ mod tests {
     #[test]
     fn launches_timed_in_rotation_split_into_each_ones_runs() {
         let turns = Timing { runs_ms: vec![1.0, 2.0, 1.5, 2.5, 1.25, 2.25] };
-        let [first, second] = <[Timing; 2]>::try_from(split_rotation(&turns, 2)).ok().unwrap();
+        let [first, second] = split_rotation(&turns);
         assert_eq!(first.runs_ms, [1.0, 1.5, 1.25]);
         assert_eq!(second.runs_ms, [2.0, 2.5, 2.25]);
         assert_eq!((first.median_ms(), second.median_ms()), (1.25, 2.25));
-        let three = split_rotation(&Timing { runs_ms: vec![1.0, 2.0, 3.0, 1.5, 2.5, 3.5] }, 3);
+        let three: [Timing; 3] = split_rotation(&Timing { runs_ms: vec![1.0, 2.0, 3.0, 1.5, 2.5, 3.5] });
         assert_eq!(three.iter().map(|t| t.runs_ms.clone()).collect::<Vec<_>>(), [vec![1.0, 1.5], vec![2.0, 2.5], vec![3.0, 3.5]]);
     }
 

@@ -2069,7 +2069,9 @@ fn swiglu_groups_write_silu_of_each_gate_times_its_up() {
 }
 
 /// `groups = contiguous` (`grouped::grouped_contiguous` on the Hopper
-/// path, `grouped_contiguous_sm80` on the sm_80 path): experts' rows one
+/// path, and its tiling with C out by TMA stores, which hand a tile across
+/// a group's end to the threads; `grouped_contiguous_sm80` on the sm_80
+/// path): experts' rows one
 /// after another in A and C, their ends on the device. Each group's rows
 /// of C match cuBLAS on A's same rows and that group's W: groups starting
 /// at rows no tile multiple, of 0 and 1 rows, and ends that go back or
@@ -2085,10 +2087,23 @@ fn contiguous_groups_write_each_groups_rows_from_its_own_weights() {
     if bench.gpu.capability != (9, 0) {
         return;
     }
-    // the Hopper path's persistent walk, and the sm_80 path's block per tile
-    for kernel in [&grouped_contiguous::KERNEL, &grouped_contiguous_sm80::KERNEL] {
+    // the Hopper path's persistent walk (C out in vectors, and by TMA stores), and the sm_80 path's block per tile
+    let tma = Kernel::from_spec(contiguous_by_tma_stores()).unwrap();
+    for kernel in [&grouped_contiguous::KERNEL, &tma, &grouped_contiguous_sm80::KERNEL] {
         contiguous_groups_on(&bench, kernel);
     }
+}
+
+/// `grouped_contiguous`'s tiling with C out by TMA stores (three stages
+/// leave room for its C tile).
+fn contiguous_by_tma_stores() -> gemm_runtime::spec::KernelSpec {
+    use gemm_runtime::spec::{Epilogue, Staging};
+    let mut spec = gemm_ladder::grouped::grouped_contiguous::KERNEL.spec.clone();
+    spec.epilogue = Epilogue::Tma;
+    if let Staging::Tma { stages, .. } = &mut spec.staging {
+        *stages = 3;
+    }
+    spec
 }
 
 fn contiguous_groups_on(bench: &Bench, kernel: &Kernel) {
@@ -2324,7 +2339,8 @@ fn indexed_groups_on(bench: &Bench, kernel: &Kernel) {
 }
 
 /// The fused epilogue on grouped launches: alpha, a bias per group (the
-/// batch's bias stride) and GELU on the contiguous (both paths) and masked layouts,
+/// batch's bias stride) and GELU on the contiguous (both paths, and C by
+/// TMA stores on the Hopper path) and masked layouts,
 /// each group's rows against cuBLAS's product with the epilogue on the
 /// host; rows outside the groups keep their poison.
 #[test]
@@ -2352,7 +2368,7 @@ fn fused_epilogues_on_grouped_launches_take_each_groups_bias() {
     let masked_rows = [(0, 400), (400, 401), (800, 800), (1200, 1329)];
     let cases = [
         (
-            &grouped_contiguous::KERNEL,
+            grouped_contiguous::KERNEL.spec.clone(),
             Dims::new(m, n, k).batched(groups, 0, n * k, m * n),
             Dims::new(m, n, k).batched(groups, 0, n * k, 0),
             vec![130, 130, 131, 350],
@@ -2360,7 +2376,7 @@ fn fused_epilogues_on_grouped_launches_take_each_groups_bias() {
             m,
         ),
         (
-            &grouped_contiguous_sm80::KERNEL,
+            contiguous_by_tma_stores(),
             Dims::new(m, n, k).batched(groups, 0, n * k, m * n),
             Dims::new(m, n, k).batched(groups, 0, n * k, 0),
             vec![130, 130, 131, 350],
@@ -2368,7 +2384,15 @@ fn fused_epilogues_on_grouped_launches_take_each_groups_bias() {
             m,
         ),
         (
-            &grouped_masked::KERNEL,
+            grouped_contiguous_sm80::KERNEL.spec.clone(),
+            Dims::new(m, n, k).batched(groups, 0, n * k, m * n),
+            Dims::new(m, n, k).batched(groups, 0, n * k, 0),
+            vec![130, 130, 131, 350],
+            contiguous_rows,
+            m,
+        ),
+        (
+            grouped_masked::KERNEL.spec.clone(),
             Dims::new(m, n, k).batched(groups, m * k, n * k, m * n),
             Dims::new(m, n, k).batched(groups, m * k, n * k, m * n),
             vec![400, 1, 0, 129],
@@ -2377,7 +2401,7 @@ fn fused_epilogues_on_grouped_launches_take_each_groups_bias() {
         ),
     ];
     for (i, (base, each, dims, array, rows, c_rows)) in cases.into_iter().enumerate() {
-        let kernel = gemm_runtime::Kernel::from_spec(gemm_runtime::spec::KernelSpec { fused, ..base.spec.clone() }).unwrap();
+        let kernel = gemm_runtime::Kernel::from_spec(gemm_runtime::spec::KernelSpec { fused, ..base.clone() }).unwrap();
         let p = Problem::typed(&bench, [Elem::Bf16; 3], layouts, each, 63 + i as u64).unwrap();
         let reference = p.reference(&bench).unwrap();
         let (DevMat::Bf16(a), DevMat::Bf16(b)) = (&p.a, &p.b) else { unreachable!("bf16 operands") };
@@ -2390,7 +2414,7 @@ fn fused_epilogues_on_grouped_launches_take_each_groups_bias() {
         let mut written = vec![false; c_rows];
         for (g, &(start, end)) in rows.iter().enumerate() {
             // group g's rows of C, and where cuBLAS's product of them lies (its problem g, all m rows)
-            let first = if base.spec.groups == Some(Groups::Contiguous) { start } else { 0 };
+            let first = if base.groups == Some(Groups::Contiguous) { start } else { 0 };
             for (r, row) in (start..end).enumerate() {
                 written[row] = true;
                 let want: Vec<f32> = (0..n)

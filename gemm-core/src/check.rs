@@ -677,11 +677,12 @@ fn groups(spec: &KernelSpec, out: &mut Vec<Diag>) {
             format!("groups = {} stops each problem at rows of its own, which tiles then cross: add edges = guarded", groups.name()),
         ));
     }
-    if spec.epilogue == Epilogue::Tma {
+    // (contiguous groups' row-major C: a tile across a group's last row goes out by the threads)
+    if spec.epilogue == Epilogue::Tma && (groups != Groups::Contiguous || spec.c.layout != Layout::RowMajor) {
         out.push(Diag::new(
             "epilogue",
             format!(
-                "groups = {} leaves C's rows past each problem's unwritten, where a TMA store writes whole tiles: use epilogue = vector or smem",
+                "groups = {} leaves C's rows past each problem's unwritten, where a TMA store writes whole tiles: use epilogue = vector or smem (epilogue = tma takes contiguous groups with a row-major C)",
                 groups.name()
             ),
         ));
@@ -1223,11 +1224,16 @@ fn gated(spec: &KernelSpec, out: &mut Vec<Diag>) {
             ),
         ));
     }
-    // (a TMA store's boxes, and smem_elements' realigned lines, are laid out for the product's width)
-    if !matches!(spec.epilogue, Epilogue::Direct | Epilogue::Vector | Epilogue::Smem) {
+    // (smem_elements' realigned lines are laid out for the product's width; a TMA store's boxes
+    // take a row-major C's half-width lines)
+    let tma_rows = spec.epilogue == Epilogue::Tma && spec.c.layout == Layout::RowMajor;
+    if !matches!(spec.epilogue, Epilogue::Direct | Epilogue::Vector | Epilogue::Smem) && !tma_rows {
         out.push(Diag::new(
             "epilogue",
-            format!("`gated` stores each pair's product, an element of n / 2, where epilogue = {} lays its C tile out for the product's n: use epilogue = vector(..), direct(..) or smem(..)", spec.epilogue.name()),
+            format!(
+                "`gated` stores each pair's product, an element of n / 2, where epilogue = {} lays its C tile out for the product's n: use epilogue = vector(..), direct(..) or smem(..), or tma(..) with a row-major C",
+                spec.epilogue.name()
+            ),
         ));
     }
     if spec.fused.beta {
@@ -1504,6 +1510,8 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
             ));
         }
         let (line, side) = match spec.c.layout {
+            // (a gated C holds a column for each pair of the product's)
+            Layout::RowMajor if spec.fused.gated => (spec.block.n / 2, "half of block n (C is row-major and gated)"),
             Layout::RowMajor => (spec.block.n, "block n (C is row-major)"),
             Layout::ColMajor => (spec.block.m, "block m (C is column-major)"),
         };

@@ -1553,7 +1553,9 @@ fn tma_staging_under_mma_is_one_error_whose_advice_generates() {
 /// up-projection beside it) goes through the bias, the activation on the
 /// gate alone, and out as one element of C at half the pair's column;
 /// guarded, the pair is checked whole. The rules take it on mma and wgmma
-/// with C's elements stored straight, and refuse beta, SIMT and C tiles.
+/// with C's elements stored straight, through a C tile, or by TMA stores
+/// of a row-major C's half-width lines (from `block_n / 2`), and refuse
+/// beta, SIMT and a column-major C's TMA boxes.
 #[test]
 fn a_gated_epilogue_stores_silu_of_the_gate_times_up_at_half_the_column() {
     let mut s = hopper_spec();
@@ -1574,5 +1576,47 @@ fn a_gated_epilogue_stores_silu_of_the_gate_times_up_at_half_the_column() {
     assert!(gemm_core::check(&beta).iter().any(|d| d.msg.contains("remove `beta`")));
     let mut tile = s.clone();
     tile.epilogue = Epilogue::Tma;
+    assert!(gemm_core::check(&tile).is_empty(), "{:?}", gemm_core::check(&tile));
+    let src = generate(&tile).unwrap().source;
+    assert!(src.contains("c_tile[c_tile_at(t_row + h * 8, ((t_col + q * 8) >> 1))] = to_bf16(g0);"), "{src}");
+    assert!(src.contains("tma_store(tmap_c, c_tile_addr, block_n / 2, block_m, batch);"), "{src}");
+    assert!(src.contains("if (block_n / 2 + 128 <= N / 2 || N / 2 % 8 == 0)"), "{src}");
+    tile.c.layout = Layout::ColMajor;
     assert!(gemm_core::check(&tile).iter().any(|d| d.at == "epilogue" && d.msg.contains("`gated`")));
+}
+
+/// `groups = contiguous` under `epilogue = tma`: a tile within its group
+/// goes out by TMA stores at problem 0 of C's map (C is one matrix), a tile
+/// across its group's last row (`M` in the tile) by the threads, in
+/// 16-byte chunks of its group's rows, or element by element where C's
+/// lines also end inside a chunk. The other layouts' problems end at rows
+/// a TMA store would write past: refused.
+#[test]
+fn contiguous_groups_store_whole_tiles_by_tma_and_tiles_across_a_groups_end_by_the_threads() {
+    let mut s = hopper_spec();
+    s.staging = Staging::tma(3);
+    s.persistent = Some(Persistent::Tiles);
+    s.epilogue = Epilogue::Tma;
+    s.edges = Edges::Guarded;
+    s.groups = Some(Groups::Contiguous);
+    assert!(gemm_core::check(&s).is_empty(), "{:?}", gemm_core::check(&s));
+    let src = generate(&s).unwrap().source;
+    let tma = src.find("if (block_m + 128 <= M && (block_n + 256 <= N || N % 8 == 0))").expect(&src);
+    let chunks = src.find("else if (block_n + 256 <= N || N % 8 == 0)").expect(&src);
+    let elements = src[chunks..].find("else {").map(|i| chunks + i).expect(&src);
+    assert!(tma < chunks && src[tma..chunks].contains("tma_store(tmap_c, c_tile_addr, block_n, block_m, 0);"), "{src}");
+    let by_chunks = &src[chunks..elements];
+    assert!(
+        by_chunks.contains("if (row < M && col < N)") && by_chunks.contains("*reinterpret_cast<uint4*>(&C_batch[row * ldc + col])"),
+        "{by_chunks}"
+    );
+    assert!(src[elements..].contains("C_batch[row * ldc + col] = c_tile[c_tile_at(line, e)];"), "{src}");
+    for other in [Groups::Masked, Groups::Indexed] {
+        let mut t = s.clone();
+        t.groups = Some(other);
+        assert!(gemm_core::check(&t).iter().any(|d| d.at == "epilogue" && d.msg.contains("a TMA store writes whole tiles")), "{other:?}");
+    }
+    let mut col = s.clone();
+    col.c.layout = Layout::ColMajor;
+    assert!(gemm_core::check(&col).iter().any(|d| d.at == "epilogue" && d.msg.contains("row-major C")), "{:?}", gemm_core::check(&col));
 }

@@ -15,7 +15,7 @@
 use super::layout::{offset, sum};
 use super::ptx::ptx_type;
 use super::writer::Writer;
-use crate::spec::{Activation, CTile, Dim, Edges, Elem, Epilogue, KernelSpec, Layout, Scale};
+use crate::spec::{Activation, CTile, Dim, Edges, Elem, Epilogue, Groups, KernelSpec, Layout, Scale};
 
 /// Device functions the fused math calls: conversions of 16-bit C (for
 /// `beta`) and bias values to f32, and the activation.
@@ -803,6 +803,13 @@ pub fn c_tile_at_fn(w: &mut Writer, spec: &KernelSpec) {
 /// past C's last stay untouched), and element by element, each checked,
 /// where a line's end falls inside a 16-byte chunk of C.
 ///
+/// Under `groups = contiguous` C is one matrix whose rows the groups
+/// share out, and a tile's rows past its group's last (`M` in the tile)
+/// are the next group's: such a tile goes out by the threads, in 16-byte
+/// chunks where its lines allow, its group's rows only. A gated C holds a
+/// column for each pair of the product's: the tile's lines start at
+/// `block_n / 2`, C's end at `N / 2`.
+///
 /// Under `part` (its variable and width) the buffer holds part `part` of a
 /// C tile that goes out in parts, `width` elements of each line from `part *
 /// width` on.
@@ -811,12 +818,17 @@ pub fn tma_store_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Tea
     let per_box = spec.c_tile_box();
     let box_elems = t.lines * per_box;
     let row_major = spec.c.layout == Layout::RowMajor;
-    let (first, second) = if row_major { ("block_n", "block_m") } else { ("block_m", "block_n") };
+    // C's columns: a gated C's a column for each pair of the product's
+    let (block_n, n, bn) = if spec.fused.gated { ("block_n / 2", "N / 2", spec.block.n / 2) } else { ("block_n", "N", spec.block.n) };
+    let (first, second) = if row_major { (block_n, "block_m") } else { ("block_m", block_n) };
     // where the buffer's lines start along C's, and how long they are
     let (first, line) = match part {
         Some((var, width)) => (format!("{first} + {var} * {width}"), width),
         None => (first.to_string(), t.line),
     };
+    // (contiguous groups' C is one matrix, the batch's problems its rows)
+    let groups = spec.groups == Some(Groups::Contiguous);
+    let batch = if groups { "0" } else { "batch" };
     let whole = if part.is_some() { "the part is whole" } else { "the C tile is whole" };
     w.line("fence_proxy_async();  // this thread's stores into the C tile, seen by the copy engine");
     w.line(format!("{}  // {whole}", team.sync));
@@ -827,7 +839,7 @@ pub fn tma_store_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Tea
             for b in 0..line / per_box {
                 let src = if b == 0 { "c_tile_addr".to_string() } else { format!("c_tile_addr + {}", b * box_elems * spec.c.elem.bytes()) };
                 let c0 = if b == 0 { first.clone() } else { format!("{first} + {}", b * per_box) };
-                w.line(format!("tma_store(tmap_c, {src}, {c0}, {second}, batch);"));
+                w.line(format!("tma_store(tmap_c, {src}, {c0}, {second}, {batch});"));
             }
             w.line("bulk_commit();");
         });
@@ -836,21 +848,48 @@ pub fn tma_store_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Tea
         return stores(w);
     }
     // C's contiguous side: its extent, and the tile's along it
-    let (extent, origin, side) = if row_major { ("N", "block_n", spec.block.n) } else { ("M", "block_m", spec.block.m) };
+    let (extent, origin, side) = if row_major { (n, block_n, bn) } else { ("M", "block_m", spec.block.m) };
     let chunk = 16 / spec.c.elem.bytes();
-    w.line(format!("// by TMA where the tile's lines end inside C or C's lines end on a 16-byte boundary ({chunk} elements)"));
-    w.block(format!("if ({origin} + {side} <= {extent} || {extent} % {chunk} == 0)"), stores);
-    w.block("else", |w| {
-        w.line("// across the end of C's lines, inside a 16-byte chunk: element by element, each checked");
+    let lines_end = format!("{origin} + {side} <= {extent} || {extent} % {chunk} == 0");
+    let c_at = |row: &str, col: &str| format!("{}[{}]", out.c, offset(spec.c.layout, "ldc", row, col));
+    let by_element = |w: &mut Writer| {
         w.block(format!("for (int i = {}; i < {}; i += {})", team.thread, t.lines * line, team.threads), |w| {
             w.line(format!("const int line = i / {line}, e = i % {line};"));
             let along = format!("{first} + e");
             let (row, col) = if row_major { ("block_m + line", along.as_str()) } else { (along.as_str(), "block_n + line") };
             w.line(format!("const int row = {row}, col = {col};"));
-            w.block("if (row < M && col < N)", |w| {
-                w.line(format!("{}[{}] = c_tile[c_tile_at(line, e)];", out.c, offset(spec.c.layout, "ldc", "row", "col")));
+            w.block(format!("if (row < M && col < {n})"), |w| {
+                w.line(format!("{} = c_tile[c_tile_at(line, e)];", c_at("row", "col")));
             });
         });
+    };
+    if groups {
+        // (the rules: a row-major C)
+        w.line(format!(
+            "// by TMA where the tile's rows are its group's (M: the group's end) and its lines end inside C or C's lines end on a 16-byte boundary ({chunk} elements)"
+        ));
+        w.block(format!("if (block_m + {} <= M && ({lines_end}))", spec.block.m), stores);
+        w.block(format!("else if ({lines_end})"), |w| {
+            w.line("// across the group's last row: the group's rows, by the threads in 16-byte chunks");
+            let per_line = line / chunk;
+            w.block(format!("for (int i = {}; i < {}; i += {})", team.thread, t.lines * per_line, team.threads), |w| {
+                w.line(format!("const int line = i / {per_line}, e = (i % {per_line}) * {chunk};"));
+                w.line(format!("const int row = block_m + line, col = {first} + e;"));
+                w.block(format!("if (row < M && col < {n})"), |w| {
+                    w.line(format!(
+                        "*reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(&c_tile[c_tile_at(line, e)]);",
+                        c_at("row", "col")
+                    ));
+                });
+            });
+        });
+    } else {
+        w.line(format!("// by TMA where the tile's lines end inside C or C's lines end on a 16-byte boundary ({chunk} elements)"));
+        w.block(format!("if ({lines_end})"), stores);
+    }
+    w.block("else", |w| {
+        w.line("// across the end of C's lines, inside a 16-byte chunk: element by element, each checked");
+        by_element(w);
     });
 }
 

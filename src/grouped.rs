@@ -153,7 +153,7 @@ pub fn grouped_masked_swiglu(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: 
     swizzle = b128,
     raster = grouped(16),
     persistent = tiles,
-    epilogue = smem(scale = block, activation = silu, gated),
+    epilogue = tma(scale = block, activation = silu, gated),
     edges = guarded,
     groups = contiguous,
 )]

@@ -94,11 +94,12 @@ pub fn grouped_indexed(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut
 /// expert's W holds its gate and up rows interleaved (row 2j the gate of
 /// output column j, row 2j + 1 its up-projection), and C `[m, n / 2]`
 /// takes `silu(gate) * up`, half what the next GEMM then reads. The
-/// products go out through a C tile in shared memory (`epilogue = smem`:
-/// 16-byte stores a warp's side by side, guarded at each group's end),
-/// which leaves room for three stages: 3-13% faster than four stages
-/// with each thread's 2-byte products stored straight to C (H200,
-/// 2026-11-29, the `moe` example's layers).
+/// products go out through a C tile in shared memory by TMA stores
+/// (`epilogue = tma`; a tile across its group's end by the threads, in
+/// 16-byte chunks of the group's rows), four stages beside it: 96.9% of
+/// one dense GEMM of the rows over the `moe` example's layers, where the
+/// C tile's 16-byte copies by the threads ran 92.0% and each thread's
+/// 2-byte products stored straight to C less again (H200, 2026-11-29).
 // ANCHOR: grouped_swiglu
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
@@ -138,11 +139,13 @@ pub fn grouped_masked_swiglu(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: 
 /// walk. The scales follow their operands: A's (one per row and K block)
 /// over all `m` rows, as one problem's, since the groups share A; each
 /// expert's B scales (one per 128 x 128 block of its W) after the one
-/// before's. The products go out through a C tile, as `grouped_swiglu`'s
-/// (6-16% faster than stored straight to C: a tile's K loop is a quarter
-/// of bf16's, so its epilogue weighs four times as much), and the next
-/// tile's first stage runs on the tensor cores beside that epilogue
-/// (`overlap`: 6-7% faster on the Mixtral-like layer, H200, 2026-11-29).
+/// before's. The products go out through a C tile by TMA stores, as
+/// `grouped_swiglu`'s (through a C tile 6-16% faster than stored straight
+/// to C: a tile's K loop is a quarter of bf16's, so its epilogue weighs
+/// four times as much; by TMA stores 1-4% faster again, against the bf16
+/// kernel timed in rotation with it), and the next tile's first stage
+/// runs on the tensor cores beside that epilogue (`overlap`: 6-7% faster
+/// on the Mixtral-like layer, H200, 2026-11-29).
 // ANCHOR: grouped_fp8_swiglu
 #[gemm_kernel(
     block(m = 128, n = 128, k = 128, threads = 384),

@@ -87,9 +87,17 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("{} (driver {}), bf16, f32 accumulators; median of {} runs\n", bench.gpu.name, gemm_runtime::device::driver_version()?, reps.runs);
     println!("| layer | experts | rows | n x k | `grouped_swiglu`: us | TFLOP/s | without the gate (`grouped_contiguous`): TFLOP/s | one dense GEMM of the rows: TFLOP/s | cuBLAS per expert, counts copied to the host: us | speed-up | cuBLAS's grouped GEMM, counts copied: us | speed-up | e4m3, block scales (`grouped_fp8_swiglu`): TFLOP/s | e4m3 / bf16 |");
     println!("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    // each layer's grouped_swiglu over the dense GEMM, the cuBLAS loop over grouped_swiglu, e4m3 over bf16
+    let mut log_sums = [0.0f64; 3];
     for layer in &layers {
-        contiguous(&bench, layer, reps)?;
+        let ratios = contiguous(&bench, layer, reps)?;
+        log_sums.iter_mut().zip(ratios).for_each(|(sum, r)| *sum += r.ln());
     }
+    let [of_dense, over_loop, e4m3] = log_sums.map(|sum| (sum / layers.len() as f64).exp());
+    println!(
+        "\nGeometric means: `grouped_swiglu` {:.1}% of the dense GEMM; speed-up over the cuBLAS loop {over_loop:.2}; e4m3 {e4m3:.2} times bf16",
+        100.0 * of_dense
+    );
     masked(&bench, reps)?;
     Ok(())
 }
@@ -128,7 +136,10 @@ fn cublas_loop(
     Ok(())
 }
 
-fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
+/// One layer's row of the table; returns `grouped_swiglu`'s speed over the
+/// dense GEMM's, the cuBLAS loop's time over `grouped_swiglu`'s, and
+/// e4m3's speed over bf16's.
+fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<[f64; 3], Box<dyn std::error::Error>> {
     let s = bench.stream();
     let (g, n, k) = (layer.rows.len(), layer.n, layer.k);
     let m: usize = layer.rows.iter().sum();
@@ -212,7 +223,7 @@ fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<(), Box<dyn st
         fp8.tflops(flops),
         ours.median_ms() / fp8.median_ms()
     );
-    Ok(())
+    Ok([dense.median_ms() / ours.median_ms(), looped.median_ms() / ours.median_ms(), ours.median_ms() / fp8.median_ms()])
 }
 
 /// How far (relative, over all of C) the e4m3 layer may lie from the bf16

@@ -197,16 +197,16 @@ fn contiguous(bench: &Bench, layer: &Layer, reps: Reps) -> Result<[f64; 3], Box<
         1 => grouped_fp8_swiglu(s, &qa, &qw, &mut c8, &ends_gpu, &sa, &sb, dims),
         2 => grouped_contiguous(s, &a, &w, &mut product, &ends_gpu, dims),
         3 => bench.blas.gemm(layouts, &a, &w0, &mut c_ref, Dims::new(m, n, k)),
-        // the loop a user writes: the counts to the host, then a GEMM per expert
-        4 => {
-            let ends: Vec<i32> = s.clone_dtoh(&ends_gpu).map_err(GemmError::from)?;
-            let rows: Vec<usize> = ends.iter().scan(0i32, |at, &e| Some((e - std::mem::replace(at, e)) as usize)).collect();
-            cublas_loop(bench, &a, &w, &mut c_ref, &rows, &starts, &starts, (n, k))
-        }
+        // what a user writes without the kernel: the counts to the host, then a GEMM per expert
+        // (4) or cuBLAS's grouped GEMM (5)
         _ => {
             let ends: Vec<i32> = s.clone_dtoh(&ends_gpu).map_err(GemmError::from)?;
             let rows: Vec<usize> = ends.iter().scan(0i32, |at, &e| Some((e - std::mem::replace(at, e)) as usize)).collect();
-            bench.blas.grouped_bf16(&a, &w, &mut c_grouped, &rows, (&starts, &starts), (n, k))
+            if i == 4 {
+                cublas_loop(bench, &a, &w, &mut c_ref, &rows, &starts, &starts, (n, k))
+            } else {
+                bench.blas.grouped_bf16(&a, &w, &mut c_grouped, &rows, (&starts, &starts), (n, k))
+            }
         }
     })?;
     println!(

@@ -1509,19 +1509,21 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 "epilogue = tma stores C with the TMA copy engine, which this path does not set up; use staging = tma(..), or epilogue = smem",
             ));
         }
-        let (line, side) = match spec.c.layout {
-            // (a gated C holds a column for each pair of the product's)
-            Layout::RowMajor if spec.fused.gated => (spec.block.n / 2, "half of block n (C is row-major and gated)"),
-            Layout::RowMajor => (spec.block.n, "block n (C is row-major)"),
-            Layout::ColMajor => (spec.block.m, "block m (C is column-major)"),
+        // the tile's side along C's lines, and how many of its columns make one of C's
+        // (a gated C holds a column for each pair of the product's)
+        let (side_len, side, per) = match spec.c.layout {
+            Layout::RowMajor if spec.fused.gated => (spec.block.n, "block n (C is row-major and gated: its lines are half of it)", 2),
+            Layout::RowMajor => (spec.block.n, "block n (C is row-major)", 1),
+            Layout::ColMajor => (spec.block.m, "block m (C is column-major)", 1),
         };
         let box_line = spec.c_tile_box();
-        if !line.is_multiple_of(box_line) {
+        if !side_len.is_multiple_of(box_line * per) {
             out.push(Diag::new(
                 "epilogue",
                 format!(
-                    "epilogue = tma stores C in boxes of {box_line} {} elements (128-byte lines in the 128-byte swizzle), but {side} = {line}; use a multiple of {box_line}, or epilogue = smem",
-                    spec.c.elem.rust_name()
+                    "epilogue = tma stores C in boxes of {box_line} {} elements (128-byte lines in the 128-byte swizzle), but {side} = {side_len}; use a multiple of {}, or epilogue = smem",
+                    spec.c.elem.rust_name(),
+                    box_line * per
                 ),
             ));
         }

@@ -48,20 +48,24 @@ pub fn grouped_masked(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<
 /// multiplied by its own W of `[G, n, k]`. A group may start at any row;
 /// no tile reaches into the next group (a group's last tile is guarded), so
 /// a group of few rows costs one partial tile along M, an empty one nothing.
-/// The producer keeps its cursor over the groups and the edge loads' state
-/// in 56 registers (ptxas spilled 28 bytes at 24, 12 at 40); the consumers'
-/// 224 hold their 64 x 256 tiles.
+/// C goes out through a tile in shared memory by TMA stores (a tile across
+/// its group's end by the threads, its group's rows only), three stages
+/// beside it; a C whose lines are not 16-byte aligned is written by a
+/// variant of the same tiling that takes it where it lies. The producer
+/// keeps its cursor over the groups and the edge loads' state in 56
+/// registers (ptxas spilled 28 bytes at 24, 12 at 40); the consumers' 224
+/// hold their 64 x 256 tiles.
 // ANCHOR: grouped_contiguous
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 384),
     warp(m = 64, n = 256),
     atom = wgmma(m64n256k16),
-    staging = tma(stages = 4),
+    staging = tma(stages = 3),
     specialize(producers = 1, consumers = 2, producer_regs = 56, consumer_regs = 224),
     swizzle = b128,
     raster = grouped(16),
     persistent = tiles,
-    epilogue = vector,
+    epilogue = tma,
     edges = guarded,
     groups = contiguous,
 )]

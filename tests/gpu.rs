@@ -2076,7 +2076,9 @@ fn swiglu_groups_write_silu_of_each_gate_times_its_up() {
 /// of C match cuBLAS on A's same rows and that group's W: groups starting
 /// at rows no tile multiple, of 0 and 1 rows, and ends that go back or
 /// pass A's rows (clamped: a group's rows are never another's); rows past
-/// the last end keep their poison. Captured in a CUDA graph and replayed
+/// the last end keep their poison. C's lines an odd count of elements
+/// apart (which TMA stores and vector stores cannot take) are written
+/// where they lie by a variant. Captured in a CUDA graph and replayed
 /// after the ends change on the device. A batch whose A or C strides are
 /// not 0 is an `Err`.
 #[test]
@@ -2087,21 +2089,21 @@ fn contiguous_groups_write_each_groups_rows_from_its_own_weights() {
     if bench.gpu.capability != (9, 0) {
         return;
     }
-    // the Hopper path's persistent walk (C out in vectors, and by TMA stores), and the sm_80 path's block per tile
-    let tma = Kernel::from_spec(contiguous_by_tma_stores()).unwrap();
-    for kernel in [&grouped_contiguous::KERNEL, &tma, &grouped_contiguous_sm80::KERNEL] {
+    // the Hopper path's persistent walk (C out by TMA stores, and in vectors), and the sm_80 path's block per tile
+    let vector = Kernel::from_spec(contiguous_by_vector_stores()).unwrap();
+    for kernel in [&grouped_contiguous::KERNEL, &vector, &grouped_contiguous_sm80::KERNEL] {
         contiguous_groups_on(&bench, kernel);
     }
 }
 
-/// `grouped_contiguous`'s tiling with C out by TMA stores (three stages
-/// leave room for its C tile).
-fn contiguous_by_tma_stores() -> gemm_runtime::spec::KernelSpec {
+/// `grouped_contiguous`'s tiling with C stored in pairs from the threads'
+/// registers (no C tile: four stages).
+fn contiguous_by_vector_stores() -> gemm_runtime::spec::KernelSpec {
     use gemm_runtime::spec::{Epilogue, Staging};
     let mut spec = gemm_ladder::grouped::grouped_contiguous::KERNEL.spec.clone();
-    spec.epilogue = Epilogue::Tma;
+    spec.epilogue = Epilogue::Vector;
     if let Staging::Tma { stages, .. } = &mut spec.staging {
-        *stages = 3;
+        *stages = 4;
     }
     spec
 }
@@ -2120,9 +2122,11 @@ fn contiguous_groups_on(bench: &Bench, kernel: &Kernel) {
     let s = bench.stream();
     let (DevMat::Bf16(a), DevMat::Bf16(b)) = (&p.a, &p.b) else { unreachable!("bf16 operands") };
     let dims = Dims::new(m, n, k).batched(groups, 0, n * k, 0);
-    let check = |c: &DevMat, ends: &[i32], when: &str| {
+    // (C's lines `ldc` apart)
+    let check_lines = |c: &DevMat, ldc: usize, ends: &[i32], when: &str| {
         s.synchronize().unwrap();
-        let out = c.to_f32(s).unwrap();
+        let all = c.to_f32(s).unwrap();
+        let out: Vec<f32> = all.chunks(ldc).flat_map(|line| line[..n].to_vec()).collect();
         let mut start = 0usize;
         for (g, &end) in ends.iter().enumerate() {
             let end = (end.max(start as i32) as usize).min(m);
@@ -2138,7 +2142,9 @@ fn contiguous_groups_on(bench: &Bench, kernel: &Kernel) {
             start = end;
         }
         assert!(out[start * n..].iter().all(|x| x.is_nan()), "{when}: a row past the last group's end ({start}) was written");
+        assert!(all.chunks(ldc).all(|line| line[n..].iter().all(|x| x.is_nan())), "{when}: C was written past its lines' end");
     };
+    let check = |c: &DevMat, ends: &[i32], when: &str| check_lines(c, n, ends, when);
     let fresh = || DevMat::from_f32(s, gemm_runtime::spec::Elem::Bf16, &vec![POISON; m * n]).unwrap();
     // 130 rows (a tile and 2), none, one, 300 from row 131, 5, and the rest but 100
     let first = [130, 130, 131, 431, 436, 600];
@@ -2147,6 +2153,14 @@ fn contiguous_groups_on(bench: &Bench, kernel: &Kernel) {
     let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
     kernel.launch_with(s, a, b, cb, dims, EpilogueArgs::new().groups(&ends)).unwrap();
     check(&c, &first, "one launch");
+    // C's lines n + 1 apart, 2-byte aligned: written where they lie by a variant
+    let ldc = n + 1;
+    let mut odd = DevMat::from_f32(s, gemm_runtime::spec::Elem::Bf16, &vec![POISON; m * ldc]).unwrap();
+    let DevMat::Bf16(ob) = &mut odd else { unreachable!("a bf16 C") };
+    let odd_dims = Dims::new(m, n, k).with_ld(k, k, ldc).batched(groups, 0, n * k, 0);
+    assert!(matches!(kernel.plan(s, a, b, ob, odd_dims), Ok(Plan::Variant { scalar_c: true, .. })));
+    kernel.launch_with(s, a, b, ob, odd_dims, EpilogueArgs::new().groups(&ends)).unwrap();
+    check_lines(&odd, ldc, &first, "C's lines n + 1 apart");
     // captured, then ends that go back (group 2 empty) and pass A's rows (the last group's clamped)
     // SAFETY: every use of a buffer on another stream follows a synchronize.
     unsafe { s.context().disable_event_tracking() };
@@ -2376,7 +2390,7 @@ fn fused_epilogues_on_grouped_launches_take_each_groups_bias() {
             m,
         ),
         (
-            contiguous_by_tma_stores(),
+            contiguous_by_vector_stores(),
             Dims::new(m, n, k).batched(groups, 0, n * k, m * n),
             Dims::new(m, n, k).batched(groups, 0, n * k, 0),
             vec![130, 130, 131, 350],

@@ -637,8 +637,9 @@ fn fp8_kernels_compile_to_k32_wgmmas_for_sm_90a() {
 /// The grouped kernels compile for sm_90a without spills: the masked one
 /// (`groups = masked`) on its persistent walk, the contiguous one on its
 /// walk over the groups, with C through
-/// vector stores and through a tile in shared memory, and both on e4m3
-/// operands with per-tensor scales, SwiGLU's gated pairs on both
+/// vector stores and through a tile in shared memory (out by TMA stores,
+/// by the threads, and by the variant that writes a C at any alignment),
+/// and both on e4m3 operands with per-tensor scales, SwiGLU's gated pairs on both
 /// layouts, in bf16 and on e4m3 with block scales, the indexed (aligned)
 /// form, and the masked, indexed and contiguous layouts on the sm_80 path; each tile is placed
 /// in its group (a masked one past a problem's rows skipped) before any
@@ -659,9 +660,16 @@ fn grouped_kernels_compile_without_spills_and_place_tiles_before_loading() {
         f.fused.scale = Some(Scale::Tensor);
         f
     };
+    // the variants that write a C whose lines TMA stores cannot take (an odd count of elements apart)
+    let odd_c = |s: &KernelSpec| {
+        let dims = gemm_runtime::Dims::new(700, 264, 200).with_ld(200, 200, 265).batched(4, 0, 264 * 200, 0);
+        gemm_runtime::internal::realign::grouped_c_spec(s, dims, [1 << 20, 1 << 21, 1 << 22]).expect("a variant that writes C")
+    };
     let specs = [
         base.clone(),
         KernelSpec { epilogue: Epilogue::Smem, staging: gemm_runtime::spec::Staging::tma(3), ..base.clone() },
+        odd_c(contiguous),
+        odd_c(&gemm_ladder::grouped::grouped_swiglu::KERNEL.spec),
         contiguous.clone(),
         KernelSpec { epilogue: Epilogue::Smem, staging: gemm_runtime::spec::Staging::tma(3), ..contiguous.clone() },
         fp8(base),

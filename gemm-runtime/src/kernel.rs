@@ -259,7 +259,14 @@ impl Kernel {
             // past each problem's)
             Ok(shapes) if grouped => ([false; 3], Some(shapes)),
             Ok(shapes) => (realign::repitched(&self.spec, &shapes, dims), Some(shapes)),
-            Err(e @ GemmError::Misaligned { .. }) if grouped => return Err(e),
+            Err(e @ GemmError::Misaligned { .. }) if grouped => {
+                // (a C the kernel cannot write where it lies by a variant that can; A and B as they lie)
+                let spec = if self.variant { None } else { realign::grouped_c_spec(&self.spec, dims, given) };
+                let Some(spec) = spec else { return Err(e) };
+                let variant = self.variant_of(spec)?;
+                drop((_a_sync, _b_sync, _c_sync));
+                return variant.launch_in(order, stream, a, b, c, dims, epilogue);
+            }
             Err(GemmError::Misaligned { .. }) => {
                 if !self.variant {
                     if let (_, Some(spec)) = realign::route(&self.spec, dims, given, realign::Machine::of(stream.context())?) {

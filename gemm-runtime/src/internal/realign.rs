@@ -68,9 +68,13 @@ pub enum Plan {
 /// C) reaches the kernel; an `Err` for what no copy mends.
 pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3], machine: Machine) -> Result<Plan, GemmError> {
     match crate::args::check(spec, dims, lens, addrs) {
-        // grouped problems are read and written where they lie, or refused (`Kernel::launch_with`)
+        // grouped problems are read and written where they lie, C by a variant where the
+        // kernel cannot write it, or refused (`Kernel::launch_with`)
         Ok(_) if spec.groups.is_some() => Ok(Plan::Direct),
-        Err(e @ GemmError::Misaligned { .. }) if spec.groups.is_some() => Err(e),
+        Err(e @ GemmError::Misaligned { .. }) if spec.groups.is_some() => match grouped_c_spec(spec, dims, addrs) {
+            Some(_) => Ok(Plan::Variant { vector: None, only: None, scalar_c: true, a: false, b: false, c: false }),
+            None => Err(e),
+        },
         Ok(shapes) => Ok(match repitched(spec, &shapes, dims) {
             [false, false, _] => Plan::Direct,
             [a, b, c] => Plan::Copied { a, b, c },
@@ -442,6 +446,28 @@ pub fn scalar_c_spec(spec: &KernelSpec) -> Option<KernelSpec> {
     scalar_c_choice(spec, true)
 }
 
+/// The variant a grouped launch writes a C at `addrs` by that `spec`'s
+/// own stores cannot take, where A and B lie as `spec` reads them: C
+/// cannot go through a copy (the rows past each group's are not the
+/// kernel's to write back). The first of these that the rules and C's
+/// placement allow: the C tile out in chunks aligned to C's lines
+/// ([`scalar_c_spec_for`]; not under `gated`, whose products that tile
+/// would not hold), then the threads' stores from their registers, in
+/// pairs (`vector`; a gated C's products one element each) or elements
+/// (`direct`). `None` where A or B lies where `spec` cannot read it, or
+/// C where no variant writes it.
+pub fn grouped_c_spec(spec: &KernelSpec, dims: Dims, addrs: [u64; 3]) -> Option<KernelSpec> {
+    if misaligned(spec, dims, addrs) != [false, false, true] {
+        return None;
+    }
+    let shapes = crate::args::spec_shapes(spec, dims);
+    let writes_c = |v: &KernelSpec| gemm_core::check(v).is_empty() && !crate::args::misaligned(v, &shapes, dims, addrs)[2];
+    // (overlapped halves go out by TMA alone)
+    let specialize = spec.specialize.map(|sp| Specialize { overlap: false, ..sp });
+    let from_registers = [Epilogue::Vector, Epilogue::Direct].map(|epilogue| KernelSpec { epilogue, specialize, ..spec.clone() });
+    scalar_c_spec_for(spec, dims.k).into_iter().chain(from_registers).filter(|v| v != spec).find(writes_c)
+}
+
 /// K steps from which a C tile in bands (and a stage more) pays against the
 /// whole tile: on the H100 `hopper_autotuned`'s variant at 4096 x 4095 x K
 /// ran 3% and 1.4% slower in bands at K = 768 and 1024 (12 and 16 K steps),
@@ -705,8 +731,9 @@ mod tests {
 
     /// A grouped kernel reads and writes its operands where they lie: a
     /// launch it can take so is direct (lines TMA reads slowly included,
-    /// which other kernels copy), one it cannot is refused, never copied
-    /// (a copy of C would write the rows past each group's).
+    /// which other kernels copy), one whose A or B it cannot is refused,
+    /// never copied (a copy of C would write the rows past each group's),
+    /// and a C it cannot write is written by a variant that can.
     #[test]
     fn grouped_operands_are_taken_where_they_lie_or_refused() {
         let s = KernelSpec { epilogue: Epilogue::Vector, groups: Some(Groups::Masked), ..crate::test_specs::tma_store() };
@@ -718,6 +745,47 @@ mod tests {
         assert_eq!(plan(&s, dims, lens, addrs).unwrap(), Plan::Direct);
         // B a view 2 bytes into its buffer: a plain kernel would copy it
         assert!(matches!(plan(&s, dims, lens, [BASE, (BASE << 1) + 2, BASE << 2]), Err(GemmError::Misaligned { .. })));
+        // C a view 2 bytes into its buffer: the pairs' variant stores elements
+        let c_at = [BASE, BASE << 1, (BASE << 2) + 2];
+        let by_variant = Plan::Variant { vector: None, only: None, scalar_c: true, a: false, b: false, c: false };
+        assert_eq!(plan(&s, dims, lens, c_at).unwrap(), by_variant);
+        assert_eq!(grouped_c_spec(&s, dims, c_at).map(|v| v.epilogue), Some(Epilogue::Direct));
+        // and with B's view too, refused
+        assert!(matches!(plan(&s, dims, lens, [BASE, (BASE << 1) + 2, (BASE << 2) + 2]), Err(GemmError::Misaligned { .. })));
+    }
+
+    /// Contiguous groups' C out by TMA stores needs 16-byte aligned lines;
+    /// lines that are not go out through the C tile in chunks aligned to
+    /// C's own lines, and a gated C (whose C tile holds the product's
+    /// width) by each thread's products from its registers (one element
+    /// of C a pair of accumulators). The variant writes C where it lies:
+    /// its alignment rules take it.
+    #[test]
+    fn contiguous_groups_write_a_misaligned_c_by_a_variant_of_their_tiling() {
+        let s = KernelSpec { edges: Edges::Guarded, groups: Some(Groups::Contiguous), ..crate::test_specs::tma_store() };
+        assert!(gemm_core::check(&s).is_empty(), "{:?}", gemm_core::check(&s));
+        let (m, n, k, g) = (700, 264, 200, 4);
+        let addrs = [BASE, BASE << 1, BASE << 2];
+        let lens = [m * k, g * n * k, m * (n + 8)];
+        let dims = |ldc: usize| Dims::new(m, n, k).with_ld(k, k, ldc).batched(g, 0, n * k, 0);
+        let by_variant = Plan::Variant { vector: None, only: None, scalar_c: true, a: false, b: false, c: false };
+        assert_eq!(plan(&s, dims(n + 8), lens, addrs).unwrap(), Plan::Direct);
+        for ldc in [n + 1, n + 2, n + 4] {
+            assert_eq!(plan(&s, dims(ldc), lens, addrs).unwrap(), by_variant, "C's lines {ldc} apart");
+            let v = grouped_c_spec(&s, dims(ldc), addrs).expect("a variant");
+            assert_eq!(v.epilogue, Epilogue::SmemElements, "C's lines {ldc} apart");
+            assert_eq!(crate::args::misaligned(&v, &crate::args::spec_shapes(&v, dims(ldc)), dims(ldc), addrs), [false; 3]);
+        }
+        let mut gated = s.clone();
+        gated.fused = gemm_core::spec::Fused { activation: Some(gemm_core::spec::Activation::Silu), gated: true, ..Default::default() };
+        assert!(gemm_core::check(&gated).is_empty(), "{:?}", gemm_core::check(&gated));
+        let half = n / 2;
+        let gated_dims = |ldc: usize| Dims::new(m, n, k).with_ld(k, k, ldc).batched(g, 0, n * k, 0);
+        assert_eq!(plan(&gated, gated_dims(half + 4), lens, addrs).unwrap(), Plan::Direct);
+        for ldc in [half + 2, half + 1] {
+            assert_eq!(plan(&gated, gated_dims(ldc), lens, addrs).unwrap(), by_variant, "C's lines {ldc} apart");
+            assert_eq!(grouped_c_spec(&gated, gated_dims(ldc), addrs).map(|v| v.epilogue), Some(Epilogue::Vector), "C's lines {ldc} apart");
+        }
     }
 
     /// An A or B whose lines or address allow narrower cp.async copies (8

@@ -214,7 +214,7 @@ struct Args {
 /// than teaching `Kernel` to own a hand-edited source.
 fn hand_edited(kernel: &Kernel, path: &std::path::Path) -> Result<Kernel, Box<dyn std::error::Error>> {
     let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(gemm_ladder::variants::hand_edited(kernel, source, None).map_err(|e| format!("{}: {e}", path.display()))?)
+    Ok(gemm_ladder::variants::hand_edited(kernel, source, None, None).map_err(|e| format!("{}: {e}", path.display()))?)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -6,16 +6,27 @@ use gemm_runtime::spec::*;
 
 /// `kernel` with `source`, a hand edit of its CUDA that defines the kernel
 /// of the same name and parameters, in place of its generated source,
-/// launched with `smem_bytes` of dynamic shared memory (the spec's where
-/// `None`). Tools build a handful of these: leaking the strings is simpler
+/// launched with `smem_bytes` of dynamic shared memory and `threads` a
+/// block (the spec's where `None`). Tools build a handful of these: leaking the strings is simpler
 /// than teaching `Kernel` to own an edited source.
-pub fn hand_edited(kernel: &gemm_runtime::Kernel, source: String, smem_bytes: Option<u32>) -> Result<gemm_runtime::Kernel, String> {
+pub fn hand_edited(
+    kernel: &gemm_runtime::Kernel,
+    source: String,
+    smem_bytes: Option<u32>,
+    threads: Option<u32>,
+) -> Result<gemm_runtime::Kernel, String> {
     if !source.contains(&*kernel.name) {
         return Err(format!("the source has no kernel named {}", kernel.name));
     }
     let source: &'static str = Box::leak(source.into_boxed_str());
     let name: &'static str = Box::leak(kernel.name.to_string().into_boxed_str());
-    Ok(gemm_runtime::Kernel::from_parts(kernel.spec.clone(), source, name, kernel.threads, smem_bytes.unwrap_or(kernel.smem_bytes)))
+    Ok(gemm_runtime::Kernel::from_parts(
+        kernel.spec.clone(),
+        source,
+        name,
+        threads.unwrap_or(kernel.threads),
+        smem_bytes.unwrap_or(kernel.smem_bytes),
+    ))
 }
 
 /// Applies a variant, settings joined by commas, to `spec`.

@@ -2020,7 +2020,8 @@ fn masked_groups_on(bench: &Bench, kernel: &Kernel) {
 
 /// SwiGLU in a contiguous grouped launch (`grouped_swiglu`): each group's
 /// rows of C (n / 2 = 262 wide, lines 264 apart, where the last 16-byte
-/// chunk of a line crosses C's edge) hold silu(gate) * up of its own W's
+/// chunk of a line crosses C's edge; then 263 apart, which TMA stores
+/// cannot take and a variant writes) hold silu(gate) * up of its own W's
 /// interleaved pairs, against cuBLAS per group with the gate applied on the
 /// host; C's rows past the last end, and every line's padding, keep their
 /// poison. An odd n is an `Err`.
@@ -2036,7 +2037,6 @@ fn swiglu_groups_write_silu_of_each_gate_times_its_up() {
         return;
     }
     let (groups, m, n, k) = (5, 600, 524usize, 136);
-    let ldc = (n / 2).next_multiple_of(8);
     let each = Dims::new(m, n, k).batched(groups, 0, n * k, m * n);
     let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
     let p = Problem::typed(&bench, [gemm_runtime::spec::Elem::Bf16; 3], layouts, each, 43).unwrap();
@@ -2046,24 +2046,35 @@ fn swiglu_groups_write_silu_of_each_gate_times_its_up() {
     // 1 row, 129 (a tile and one), none, 300, and the rest but 70
     let ends = [1, 130, 130, 430, 530];
     let ends_gpu = s.clone_htod(&ends).unwrap();
-    let mut c = DevMat::from_f32(s, gemm_runtime::spec::Elem::Bf16, &vec![POISON; m * ldc]).unwrap();
-    let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
-    let dims = Dims::new(m, n, k).with_ld(k, k, ldc).batched(groups, 0, n * k, 0);
-    grouped_swiglu(s, a, b, cb, &ends_gpu, dims).unwrap();
-    s.synchronize().unwrap();
-    let out: Vec<f32> = s.clone_dtoh(cb).unwrap().into_iter().map(|x| x.to_f32()).collect();
-    let mut start = 0;
-    for (g, &end) in ends.iter().enumerate() {
-        let end = end as usize;
-        let rows = &reference[g * m * n + start * n..g * m * n + end * n];
-        let want: Vec<f32> = rows.chunks(2).map(|p| (Activation::Silu.apply(p[0] as f64) * p[1] as f64) as f32).collect();
-        let got: Vec<f32> = (start..end).flat_map(|r| out[r * ldc..r * ldc + n / 2].to_vec()).collect();
-        let err = gemm_runtime::internal::data::relative_error(&got, &want).unwrap();
-        assert!(err <= gemm_runtime::internal::data::tolerance(gemm_runtime::spec::Elem::Bf16), "group {g}: relative error {err:.2e}");
-        start = end;
+    // C's lines 16-byte aligned (by TMA stores), then an odd count of elements apart (by the variant)
+    for ldc in [(n / 2).next_multiple_of(8), n / 2 + 1] {
+        let mut c = DevMat::from_f32(s, gemm_runtime::spec::Elem::Bf16, &vec![POISON; m * ldc]).unwrap();
+        let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
+        let dims = Dims::new(m, n, k).with_ld(k, k, ldc).batched(groups, 0, n * k, 0);
+        grouped_swiglu(s, a, b, cb, &ends_gpu, dims).unwrap();
+        s.synchronize().unwrap();
+        let out: Vec<f32> = s.clone_dtoh(cb).unwrap().into_iter().map(|x| x.to_f32()).collect();
+        let mut start = 0;
+        for (g, &end) in ends.iter().enumerate() {
+            let end = end as usize;
+            let rows = &reference[g * m * n + start * n..g * m * n + end * n];
+            let want: Vec<f32> = rows.chunks(2).map(|p| (Activation::Silu.apply(p[0] as f64) * p[1] as f64) as f32).collect();
+            let got: Vec<f32> = (start..end).flat_map(|r| out[r * ldc..r * ldc + n / 2].to_vec()).collect();
+            let err = gemm_runtime::internal::data::relative_error(&got, &want).unwrap();
+            assert!(
+                err <= gemm_runtime::internal::data::tolerance(gemm_runtime::spec::Elem::Bf16),
+                "lines {ldc} apart, group {g}: relative error {err:.2e}"
+            );
+            start = end;
+        }
+        assert!(out[start * ldc..].iter().all(|x| x.is_nan()), "lines {ldc} apart: a row past the last group's end was written");
+        assert!(
+            (0..start).all(|r| out[r * ldc + n / 2..(r + 1) * ldc].iter().all(|x| x.is_nan())),
+            "lines {ldc} apart: a line's padding was written"
+        );
     }
-    assert!(out[start * ldc..].iter().all(|x| x.is_nan()), "a row past the last group's end was written");
-    assert!((0..start).all(|r| out[r * ldc + n / 2..(r + 1) * ldc].iter().all(|x| x.is_nan())), "a line's padding was written");
+    let mut c = DevMat::from_f32(s, gemm_runtime::spec::Elem::Bf16, &vec![POISON; m * n]).unwrap();
+    let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
     let odd = grouped_swiglu(s, a, b, cb, &ends_gpu, Dims::new(m, n - 1, k).batched(groups, 0, n * k, 0));
     assert!(matches!(&odd, Err(GemmError::UnsupportedSize { rule, .. }) if rule.contains("must be even")), "{odd:?}");
 }

@@ -6,7 +6,7 @@ use gemm_runtime::internal::realign::{plan, Machine};
 use gemm_runtime::Dims;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
-/// Every step's plan for arguments drawn from extreme values (0, 1, odd,
+/// Every step's and grouped kernel's plan for arguments drawn from extreme values (0, 1, odd,
 /// around 2^31 and 2^32, usize's largest) in every size, leading
 /// dimension, batch count and stride, buffer length and address: an
 /// answer, `Ok` or an `Err`, never a panic; and a plan only where the
@@ -16,10 +16,21 @@ fn plans_for_extreme_arguments_are_answers_never_panics() {
     const VALUES: [usize; 12] = [0, 1, 2, 7, 8, 65, 4096, (1 << 31) - 1, 1 << 31, (1 << 32) + 1, usize::MAX / 2, usize::MAX];
     let mut rng = StdRng::seed_from_u64(20261127);
     let pick = |rng: &mut StdRng| if rng.random_bool(0.5) { VALUES[rng.random_range(0..VALUES.len())] } else { rng.random_range(1..5000) };
-    let steps: Vec<_> = gemm_ladder::steps::all().collect();
+    use gemm_ladder::grouped::*;
+    // the ladders' steps and the grouped kernels (whose misaligned C goes to a variant)
+    let grouped = [
+        &grouped_masked::KERNEL,
+        &grouped_contiguous::KERNEL,
+        &grouped_indexed::KERNEL,
+        &grouped_swiglu::KERNEL,
+        &grouped_masked_swiglu::KERNEL,
+        &grouped_fp8_swiglu::KERNEL,
+        &grouped_contiguous_sm80::KERNEL,
+    ];
+    let specs: Vec<_> = gemm_ladder::steps::all().map(|s| &s.kernel.spec).chain(grouped.map(|k| &k.spec)).collect();
     let (mut planned, mut refused) = (0, 0);
     for _ in 0..20000 {
-        let spec = &steps[rng.random_range(0..steps.len())].kernel.spec;
+        let spec = specs[rng.random_range(0..specs.len())];
         let mut dims = Dims::new(pick(&mut rng), pick(&mut rng), pick(&mut rng));
         if rng.random_bool(0.5) {
             dims = dims.with_ld(pick(&mut rng), pick(&mut rng), pick(&mut rng));
@@ -28,7 +39,7 @@ fn plans_for_extreme_arguments_are_answers_never_panics() {
             dims = dims.batched(pick(&mut rng), pick(&mut rng), pick(&mut rng), pick(&mut rng));
         }
         // buffers as long as the sizes ask (every problem's), now and then a little short, or drawn
-        let shapes = gemm_runtime::internal::args_shapes(spec.a, spec.b, spec.c, dims);
+        let shapes = gemm_runtime::internal::spec_shapes(spec, dims);
         let b = dims.batch;
         let strides = [b.stride_a, b.stride_b, b.stride_c];
         let lens = [0, 1, 2].map(|i| match rng.random_range(0..3) {

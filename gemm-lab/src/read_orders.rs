@@ -110,7 +110,7 @@ fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let mut kernels = vec![("as generated".to_string(), None)];
     for path in args.windows(2).filter(|w| w[0] == "--split-source").map(|w| w[1].clone()) {
         let source = std::fs::read_to_string(&path).map_err(|e| format!("--split-source {path}: {e}"))?;
-        let edited = gemm_ladder::variants::hand_edited(point, source, None).map_err(|e| format!("--split-source {path}: {e}"))?;
+        let edited = gemm_ladder::variants::hand_edited(point, source, None, None).map_err(|e| format!("--split-source {path}: {e}"))?;
         kernels.push((path, Some(edited)));
     }
     println!("\n`decode_split` at M = 1, its 64 x 8 x 256 point with four stages\n");

@@ -29,7 +29,8 @@
 //! `edges=guarded` (partial tiles checked), and `source=FILE`: the CUDA in FILE
 //! in place of the generated source (hand-edit what `cuda STEP VARIANT`
 //! prints, keeping the kernel's name and parameters), with `smem=BYTES`
-//! where it needs other shared memory than the spec's. Any step of
+//! and `block_threads=N` where it needs other shared memory or threads
+//! than the spec's. Any step of
 //! any ladder (fp8's included, its scales as the ladder's); cuBLAS (cuBLASLt
 //! for 8-bit operands) is timed in the step's types and layouts.
 //! For example `variants autotuned pad=4 sweep=m 'raster=grouped(8),pad=4'`
@@ -78,8 +79,8 @@ cluster=MxN[a|b] | cluster=none, stages=N, tile=MxN, warp_tile=MxN, threads=N, c
 hopper_autotuned's tiling alone), k=N (the K tile), \
 fragments=1 | fragments=2, epilogue=direct | epilogue=vector | epilogue=smem | epilogue=smem_elements | epilogue=tma, schedule=tiles | schedule=persistent | schedule=stream_k | schedule=hybrid | schedule=tail_split, \
 regs=P/C (setmaxnreg's producer and consumer registers), arrivals=thread | arrivals=warpgroup, zeroed=true | zeroed=false, \
-edges=whole | edges=guarded, source=FILE (hand-edited CUDA in place of the generated), smem=BYTES (the
-dynamic shared memory a hand-edited kernel launches with).
+edges=whole | edges=guarded, source=FILE (hand-edited CUDA in place of the generated), smem=BYTES and
+block_threads=N (the dynamic shared memory and the threads a block a hand-edited kernel launches with).
 Example: variants autotuned 4096 pad=4 sweep=m 'raster=grouped(8),pad=4'";
 
 fn step_names() -> clap::builder::PossibleValuesParser {
@@ -183,12 +184,14 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 /// give the launch: threads, shared memory, parameters).
 fn variant_kernel(base: &gemm_runtime::spec::KernelSpec, variant: &str) -> Result<Kernel, Box<dyn std::error::Error>> {
     let mut spec = base.clone();
-    let (mut source, mut smem) = (None, None);
+    let (mut source, mut smem, mut threads) = (None, None, None);
     for setting in variant.split(',') {
         if let Some(path) = setting.strip_prefix("source=") {
             source = Some(std::fs::read_to_string(path).map_err(|e| format!("`{setting}`: {e}"))?);
         } else if let Some(bytes) = setting.strip_prefix("smem=") {
             smem = Some(bytes.parse::<u32>().map_err(|e| format!("`{setting}`: {e}"))?);
+        } else if let Some(count) = setting.strip_prefix("block_threads=") {
+            threads = Some(count.parse::<u32>().map_err(|e| format!("`{setting}`: {e}"))?);
         } else {
             gemm_ladder::variants::apply(&mut spec, setting)?;
         }
@@ -201,5 +204,5 @@ fn variant_kernel(base: &gemm_runtime::spec::KernelSpec, variant: &str) -> Resul
         e => e.to_string(),
     })?;
     let Some(source) = source else { return Ok(kernel) };
-    Ok(gemm_ladder::variants::hand_edited(&kernel, source, smem).map_err(|e| format!("`{variant}`: {e} (the name the settings give)"))?)
+    Ok(gemm_ladder::variants::hand_edited(&kernel, source, smem, threads).map_err(|e| format!("`{variant}`: {e} (the name the settings give)"))?)
 }

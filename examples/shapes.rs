@@ -4,8 +4,10 @@
 //! odd sizes beside their aligned neighbours (partial tiles at the edges,
 //! and with odd leading dimensions the aligned copies of any alignment).
 //! `cargo run --release --example shapes [--odd] [STEP ...]` (default: tma_store;
-//! `--odd`: the odd sizes alone; STEP `hopper_tuned`: the tuned Hopper
-//! kernel, each shape tuned on its first launch)
+//! `--odd`: the odd sizes alone; STEP `hopper_tuned`, `mma_tuned` or
+//! `simt_tuned`: a tuned kernel, each shape tuned on its first launch).
+//! Kernels of mma.sync (the sm_80 path) are also given as a share of the
+//! mma.sync ceiling measured in the same run.
 
 use gemm_ladder::measure::{config, describe, measure, padded_dims, time_cublas_typed, Bench, DevMat, Reps};
 use gemm_runtime::{Dims, Kernel};
@@ -62,29 +64,15 @@ fn run(names: &[String], odd_only: bool) -> Result<(), Box<dyn std::error::Error
     let bench = Bench::open()?;
     let reps = Reps::default();
     for name in names {
-        if name == "hopper_tuned" {
-            tuned_shapes(&bench, reps, odd_only)?;
+        if let Some(tuned) = tuned_kernel(name) {
+            tuned_shapes(&bench, reps, name, tuned, odd_only)?;
             continue;
         }
-        let step = gemm_ladder::steps::step(name).ok_or_else(|| format!("no ladder step named {name}"))?;
+        let step = gemm_ladder::steps::step(name).ok_or_else(|| format!("no ladder step or tuned kernel named {name}"))?;
         let cfg = config(step.kernel);
-        let s = &step.kernel.spec;
         println!("{name} on {} against cuBLAS {}, median of {} runs\n", bench.gpu.name, describe(cfg), reps.runs);
-        let shapes: &[Mnk] = if odd_only { &[] } else { &SHAPES };
         if !odd_only {
-            println!("| M x N x K | cuBLAS TFLOP/s | {name} TFLOP/s | % of cuBLAS |");
-            println!("|---|---:|---:|---:|");
-        }
-        let mut log_sum = 0.0;
-        for &(m, n, k) in shapes {
-            let dims = padded_dims(m, n, k, [s.a.layout, s.b.layout, s.c.layout]);
-            let cublas = time_cublas_typed(&bench, cfg.0, cfg.1, dims, reps)?.tflops(dims.flops());
-            let ours = measure(&bench, step.kernel, dims, reps)?.tflops;
-            log_sum += (ours / cublas).ln();
-            println!("| {m} x {n} x {k} | {cublas:.2} | {ours:.2} | {:.1}% |", 100.0 * ours / cublas);
-        }
-        if !odd_only {
-            println!("| geometric mean | | | {:.1}% |\n", 100.0 * (log_sum / SHAPES.len() as f64).exp());
+            twelve_shapes(&bench, reps, (name, false), step.kernel, |_| Ok(step.kernel))?;
         }
         odd_sizes(&bench, reps, cfg, |_| Ok(step.kernel))?;
         println!();
@@ -92,16 +80,70 @@ fn run(names: &[String], odd_only: bool) -> Result<(), Box<dyn std::error::Error
     Ok(())
 }
 
-/// The tuned Hopper kernel (`src/tuned.rs`) over the twelve shapes: the
-/// first launch at each shape tunes it (its key, or reads the choice from
-/// disk), then the chosen point is verified and timed beside cuBLAS.
-fn tuned_shapes(bench: &Bench, reps: Reps, odd_only: bool) -> Result<(), Box<dyn std::error::Error>> {
-    let tuned = &gemm_ladder::tuned::hopper_tuned::KERNEL;
-    let first = tuned.kernel(0);
+/// The tuned kernels `shapes` takes by name (`src/tuned.rs`), those whose
+/// operands a plain problem holds.
+fn tuned_kernel(name: &str) -> Option<&'static gemm_runtime::Tuned> {
+    use gemm_ladder::tuned::*;
+    match name {
+        "hopper_tuned" => Some(&hopper_tuned::KERNEL),
+        "mma_tuned" => Some(&mma_tuned::KERNEL),
+        "simt_tuned" => Some(&simt_tuned::KERNEL),
+        _ => None,
+    }
+}
+
+/// `name` over the twelve shapes beside cuBLAS, each shape run by the
+/// kernel `kernel_at` gives for it (`first`'s types and layouts), with the
+/// geometric mean of the ratios; an mma.sync kernel also against the
+/// mma.sync ceiling, measured first. A tuned kernel's rows (`tuned`) name
+/// its choice.
+fn twelve_shapes<'k>(
+    bench: &Bench,
+    reps: Reps,
+    (name, tuned): (&str, bool),
+    first: &Kernel,
+    kernel_at: impl Fn(Dims) -> Result<&'k Kernel, Box<dyn std::error::Error>>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let cfg = config(first);
     let s = &first.spec;
-    let layouts = [s.a.layout, s.b.layout, s.c.layout];
-    println!("hopper_tuned on {} against cuBLAS {}, median of {} runs\n", bench.gpu.name, describe(cfg), reps.runs);
+    let ceiling = match s.atom {
+        gemm_runtime::spec::Atom::Mma { .. } => Some(gemm_ladder::peak::mma_sync_ceiling(bench)?),
+        _ => None,
+    };
+    if let Some(c) = ceiling {
+        println!("mma.sync ceiling (back-to-back m16n8k16 bf16): {c:.1} TFLOP/s\n");
+    }
+    let (ceiling_col, chosen_col) = (if ceiling.is_some() { " % of the ceiling |" } else { "" }, if tuned { " chosen point |" } else { "" });
+    println!("| M x N x K | cuBLAS TFLOP/s | {name} TFLOP/s | % of cuBLAS |{ceiling_col}{chosen_col}");
+    println!("|---|---:|---:|---:|{}{}", if ceiling.is_some() { "---:|" } else { "" }, if tuned { "---|" } else { "" });
+    let (mut log_cublas, mut log_ceiling) = (0.0, 0.0);
+    for (m, n, k) in SHAPES {
+        let dims = padded_dims(m, n, k, [s.a.layout, s.b.layout, s.c.layout]);
+        let kernel = kernel_at(dims)?;
+        let ours = measure(bench, kernel, dims, reps)?.tflops;
+        let cublas = time_cublas_typed(bench, cfg.0, cfg.1, dims, reps)?.tflops(dims.flops());
+        log_cublas += (ours / cublas).ln();
+        let of_ceiling = ceiling.map_or(String::new(), |c| {
+            log_ceiling += (ours / c).ln();
+            format!(" {:.1}% |", 100.0 * ours / c)
+        });
+        let chosen = if tuned { format!(" `{}` |", kernel.name) } else { String::new() };
+        println!("| {m} x {n} x {k} | {cublas:.2} | {ours:.2} | {:.1}% |{of_ceiling}{chosen}", 100.0 * ours / cublas);
+    }
+    let mean = |log: f64| 100.0 * (log / SHAPES.len() as f64).exp();
+    let of_ceiling = if ceiling.is_some() { format!(" {:.1}% |", mean(log_ceiling)) } else { String::new() };
+    println!("| geometric mean | | | {:.1}% |{of_ceiling}{}\n", mean(log_cublas), if tuned { " |" } else { "" });
+    Ok(())
+}
+
+/// A tuned kernel (`src/tuned.rs`) over the twelve shapes and the odd
+/// sizes: the first launch at each shape tunes it (its key, or reads the
+/// choice from disk), then the chosen point is verified and timed beside
+/// cuBLAS.
+fn tuned_shapes(bench: &Bench, reps: Reps, name: &str, tuned: &gemm_runtime::Tuned, odd_only: bool) -> Result<(), Box<dyn std::error::Error>> {
+    let first = tuned.kernel(0);
+    let cfg = config(first);
+    println!("{name} on {} against cuBLAS {}, median of {} runs\n", bench.gpu.name, describe(cfg), reps.runs);
     // the point chosen for `dims`, tuned on the first launch at its key
     let chosen = |dims: Dims| -> Result<&Kernel, Box<dyn std::error::Error>> {
         let p = gemm_ladder::measure::Problem::for_kernel(bench, first, dims, 2)?;
@@ -109,21 +151,9 @@ fn tuned_shapes(bench: &Bench, reps: Reps, odd_only: bool) -> Result<(), Box<dyn
         p.launch_tuned(bench, tuned, &mut c)?;
         Ok(tuned.chosen_for(bench.stream(), dims)?.ok_or("a choice after the first launch")?)
     };
-    if odd_only {
-        return odd_sizes(bench, reps, cfg, chosen);
+    if !odd_only {
+        twelve_shapes(bench, reps, (name, true), first, chosen)?;
     }
-    println!("| M x N x K | cuBLAS TFLOP/s | hopper_tuned TFLOP/s | % of cuBLAS | chosen point |");
-    println!("|---|---:|---:|---:|---|");
-    let mut log_sum = 0.0;
-    for (m, n, k) in SHAPES {
-        let dims = padded_dims(m, n, k, layouts);
-        let chosen = chosen(dims)?;
-        let ours = measure(bench, chosen, dims, reps)?.tflops;
-        let cublas = time_cublas_typed(bench, cfg.0, cfg.1, dims, reps)?.tflops(dims.flops());
-        log_sum += (ours / cublas).ln();
-        println!("| {m} x {n} x {k} | {cublas:.2} | {ours:.2} | {:.1}% | `{}` |", 100.0 * ours / cublas, chosen.name);
-    }
-    println!("| geometric mean | | | {:.1}% | |\n", 100.0 * (log_sum / SHAPES.len() as f64).exp());
     odd_sizes(bench, reps, cfg, chosen)
 }
 

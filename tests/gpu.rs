@@ -1927,8 +1927,9 @@ fn launch_scaled<Q: gemm_runtime::Element>(
 /// (none for a count of 0 or below, all m_max for one past it) match cuBLAS
 /// on that expert's operands, and every row past them keeps its poison.
 /// Captured in a CUDA graph, then the counts changed on the device and the
-/// graph replayed: the new counts' rows come out. A missing or short rows
-/// buffer, or operands it would have to copy, are `Err`s.
+/// graph replayed: the new counts' rows come out. A C whose lines lie an
+/// odd count of elements apart is written where it lies by a variant. A
+/// missing or short rows buffer, or an A it would have to copy, are `Err`s.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn masked_groups_write_each_experts_rows_and_nothing_past_them() {
@@ -1981,6 +1982,33 @@ fn masked_groups_on(bench: &Bench, kernel: &Kernel) {
     let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
     kernel.launch_with(s, a, b, cb, dims, EpilogueArgs::new().groups(&rows)).unwrap();
     check(&c, &first, "one launch");
+    // C's lines n + 1 apart (2-byte aligned): written where they lie by a variant, each expert's rows only
+    {
+        use gemm_runtime::internal::data::POISON;
+        let ldc = n + 1;
+        let mut odd = DevMat::from_f32(s, gemm_runtime::spec::Elem::Bf16, &vec![POISON; groups * m_max * ldc]).unwrap();
+        let DevMat::Bf16(ob) = &mut odd else { unreachable!("a bf16 C") };
+        let odd_dims = Dims::new(m_max, n, k).with_ld(k, k, ldc).batched(groups, m_max * k, n * k, m_max * ldc);
+        assert!(matches!(kernel.plan(s, a, b, ob, odd_dims), Ok(Plan::Variant { scalar_c: true, .. })));
+        kernel.launch_with(s, a, b, ob, odd_dims, EpilogueArgs::new().groups(&rows)).unwrap();
+        s.synchronize().unwrap();
+        let out = odd.to_f32(s).unwrap();
+        for (g, &count) in first.iter().enumerate() {
+            let rows = count.clamp(0, m_max as i32) as usize;
+            let line = |r: usize| &out[(g * m_max + r) * ldc..(g * m_max + r) * ldc + n];
+            if rows > 0 {
+                let ours: Vec<f32> = (0..rows).flat_map(|r| line(r).to_vec()).collect();
+                let theirs = &reference[g * m_max * n..(g * m_max + rows) * n];
+                let err = gemm_runtime::internal::data::relative_error(&ours, theirs).unwrap();
+                assert!(
+                    err <= gemm_runtime::internal::data::tolerance(kernel.spec.c.elem),
+                    "C's lines n + 1 apart: expert {g}: relative error {err:.2e}"
+                );
+            }
+            assert!((rows..m_max).all(|r| line(r).iter().all(|x| x.is_nan())), "C's lines n + 1 apart: expert {g}: a row past its rows was written");
+        }
+        assert!(out.chunks(ldc).all(|l| l[n].is_nan()), "C's lines n + 1 apart: a line's padding was written");
+    }
     // the same launch captured, the counts changed on the device between replays. A capture
     // refuses waits on events recorded outside it: the test orders its streams by synchronizing
     // SAFETY: every use of a buffer on another stream follows a synchronize.

@@ -555,15 +555,29 @@ fn a_fused_or_guarded_wmma_epilogue_goes_through_a_scratch_tile() {
     }
 }
 
-/// Guarded copies never ask cp.async for part of a copy: a copy across an
-/// edge loads what lies inside and stores it; synchronous staging checks
-/// every copy the same way.
+/// Guarded copies read nothing past an operand: on the tensor-core path a
+/// copy across the end of a line that another line follows asks cp.async
+/// for the elements inside (its other bytes lie in the operand), one across
+/// the operand's last line loads what lies inside and stores it, one
+/// wholly outside stores zeros; the SIMT path's copies across an edge all
+/// load; synchronous staging checks every copy the same way.
 #[test]
 fn guarded_copies_across_an_edge_load_what_lies_inside() {
     let mut s = mma_spec();
     s.edges = Edges::Guarded;
     let src = generate(&s).unwrap().source;
-    assert!(src.contains("copy_edge_16(") && !src.contains("_zfill("), "{src}");
+    assert!(src.contains("void copy_edge_16(unsigned dst, const unsigned short* src, int n, bool follows)"), "{src}");
+    assert!(src.contains("else if (n > 0 && follows) {\n        cp_async_16_zfill(dst, src, n * 2);"), "{src}");
+    assert!(src.contains("const uint4 v = n > 0 ? load_edge(src, n) : uint4{};"), "{src}");
+    assert!(src.contains("__device__ __forceinline__ uint4 load_edge("), "inlined: a call would spill the loop");
+    // each copy's line: A's rows along M, B's (row-major) along K
+    assert!(src.contains(", n, block_m + line + 1 < M);"), "{src}");
+    assert!(src.contains("(kt + 2) * 32 + line + 1 < K);"), "{src}");
+    let mut simt = smem_spec();
+    simt.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: false, fragments: 1 };
+    simt.edges = Edges::Guarded;
+    let src = generate(&simt).unwrap().source;
+    assert!(src.contains("void copy_edge_16(unsigned dst, const float* src, int n)") && src.contains("__noinline__ float4 load_edge("), "{src}");
     s.staging = Staging::Smem { vector: 8, transpose_a: false, buffers: 2 };
     let src = generate(&s).unwrap().source;
     assert!(src.contains("n == 8 ? *reinterpret_cast<const uint4*>(") && src.contains(": load_edge("), "{src}");

@@ -15,7 +15,7 @@ __device__ __forceinline__ void cp_async_4(unsigned dst, const void* src) {
 __device__ __forceinline__ void cp_async_16(unsigned dst, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(dst), "l"(src));
 }
-// at an edge: reads src_bytes (0 or the whole copy) and fills the rest with zeros
+// at an edge: reads the first src_bytes and fills the rest with zeros
 __device__ __forceinline__ void cp_async_4_zfill(unsigned dst, const void* src, int src_bytes) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" :: "r"(dst), "l"(src), "r"(src_bytes));
 }

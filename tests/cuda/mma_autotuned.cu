@@ -10,6 +10,10 @@
 __device__ __forceinline__ void cp_async_16(unsigned dst, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(dst), "l"(src));
 }
+// at an edge: reads the first src_bytes and fills the rest with zeros
+__device__ __forceinline__ void cp_async_16_zfill(unsigned dst, const void* src, int src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(src_bytes));
+}
 // closes the group of copies issued since the last commit
 __device__ __forceinline__ void cp_async_commit() {
     asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -20,9 +24,8 @@ __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
 }
 
-// a copy across an edge of A or B: the n elements inside it, then zeros (out of line:
-// it runs only at the edges, and inlined it took registers from the K loop)
-__device__ __noinline__ uint4 load_edge(const unsigned short* p, int n) {
+// a copy across an edge of A or B: the n elements inside it, then zeros
+__device__ __forceinline__ uint4 load_edge(const unsigned short* p, int n) {
     return uint4{
         (0 < n ? (unsigned)p[0] : 0u) | (1 < n ? (unsigned)p[1] : 0u) << 16,
         (2 < n ? (unsigned)p[2] : 0u) | (3 < n ? (unsigned)p[3] : 0u) << 16,
@@ -30,14 +33,19 @@ __device__ __noinline__ uint4 load_edge(const unsigned short* p, int n) {
         (6 < n ? (unsigned)p[6] : 0u) | (7 < n ? (unsigned)p[7] : 0u) << 16
     };
 }
-// a 16-byte copy at an edge: whole, by cp.async; across the edge, its n elements inside by a load,
-// then zeros, stored to shared memory (nothing past the edge is read)
-__device__ __forceinline__ void copy_edge_16(unsigned dst, const unsigned short* src, int n) {
+// a 16-byte copy at an edge: whole, by cp.async; across the end of a line another line follows, by
+// a cp.async of its n elements inside that fills zeros past them (its bytes past the edge lie inside the
+// operand: the line's pitch, then the next line); wholly outside, zeros; across the end of the operand's
+// last line, its n elements by a load, then zeros (nothing past the operand is read)
+__device__ __forceinline__ void copy_edge_16(unsigned dst, const unsigned short* src, int n, bool follows) {
     if (n == 8) {
         cp_async_16(dst, src);
     }
+    else if (n > 0 && follows) {
+        cp_async_16_zfill(dst, src, n * 2);
+    }
     else {
-        const uint4 v = load_edge(src, n);
+        const uint4 v = n > 0 ? load_edge(src, n) : uint4{};
         asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" :: "r"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
     }
 }
@@ -312,7 +320,7 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                                 const int e = (i % 8) * 8;
                                 const int n_left = K - (s * 64 + e);
                                 const int n = block_m + line < M ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                                copy_edge_16(a_dst[r] + s * 16384, a_src + a_off[r], n);
+                                copy_edge_16(a_dst[r] + s * 16384, a_src + a_off[r], n, block_m + line + 1 < M);
                             }
                         }
                         #pragma unroll
@@ -323,7 +331,7 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                                 const int e = (i % 32) * 8;
                                 const int n_left = N - (block_n + e);
                                 const int n = s * 64 + line < K ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                                copy_edge_16(b_dst[r] + s * 32768, b_src + b_off[r], n);
+                                copy_edge_16(b_dst[r] + s * 32768, b_src + b_off[r], n, s * 64 + line + 1 < K);
                             }
                         }
                         a_src += 64;
@@ -458,7 +466,7 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                             const int e = (i % 8) * 8;
                             const int n_left = K - ((kt + 2) * 64 + e);
                             const int n = block_m + line < M ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                            copy_edge_16(a_dst[r] + wr * 16384, a_src + a_off[r], n);
+                            copy_edge_16(a_dst[r] + wr * 16384, a_src + a_off[r], n, block_m + line + 1 < M);
                         }
                     }
                     #pragma unroll
@@ -469,7 +477,7 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
                             const int e = (i % 32) * 8;
                             const int n_left = N - (block_n + e);
                             const int n = (kt + 2) * 64 + line < K ? (n_left < 0 ? 0 : n_left < 8 ? n_left : 8) : 0;
-                            copy_edge_16(b_dst[r] + wr * 32768, b_src + b_off[r], n);
+                            copy_edge_16(b_dst[r] + wr * 32768, b_src + b_off[r], n, (kt + 2) * 64 + line + 1 < K);
                         }
                     }
                     a_src += 64;

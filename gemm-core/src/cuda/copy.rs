@@ -206,15 +206,29 @@ impl Edge {
         Edge { layout, vector, origin, limits }
     }
 
+    /// The copy's line at (`row`, `col`) of the tile (across the
+    /// contiguous side) and the matrix's count of lines; its first element
+    /// along the line and the line's length.
+    fn line_and_along(&self, row: &str, col: &str) -> ((String, &'static str), (String, &'static str)) {
+        let (r, c) = (format!("{} + {row}", self.origin.0), format!("{} + {col}", self.origin.1));
+        match self.layout {
+            Layout::RowMajor => ((r, self.limits.0), (c, self.limits.1)),
+            Layout::ColMajor => ((c, self.limits.1), (r, self.limits.0)),
+        }
+    }
+
+    /// Whether another line of the matrix follows the copy's at (`row`,
+    /// `col`) of the tile: a copy across the end of such a line reads
+    /// inside the operand past it (the line's pitch, then the next line).
+    pub fn line_follows(&self, row: &str, col: &str) -> String {
+        let ((line, line_limit), _) = self.line_and_along(row, col);
+        format!("{line} + 1 < {line_limit}")
+    }
+
     /// `const int {name}`: how many of the copy's elements at (`row`, `col`)
     /// of the tile lie inside the matrix (0 to `vector`).
     pub fn inside(&self, w: &mut crate::cuda::writer::Writer, name: &str, row: &str, col: &str) {
-        let (r, c) = (format!("{} + {row}", self.origin.0), format!("{} + {col}", self.origin.1));
-        // the copy's line (across the contiguous side) and its first element along it
-        let ((line, line_limit), (along, along_limit)) = match self.layout {
-            Layout::RowMajor => ((r, self.limits.0), (c, self.limits.1)),
-            Layout::ColMajor => ((c, self.limits.1), (r, self.limits.0)),
-        };
+        let ((line, line_limit), (along, along_limit)) = self.line_and_along(row, col);
         let v = self.vector;
         if v == 1 {
             w.line(format!("const int {name} = {line} < {line_limit} && {along} < {along_limit};"));
@@ -239,18 +253,27 @@ pub fn load_type(bytes: u32, vector: u32) -> &'static str {
 }
 
 /// The helper of a guarded synchronous copy (global -> registers): the
-/// first `n` elements of a vector, zeros past them, nothing read past them.
-pub fn load_edge_helper(w: &mut crate::cuda::writer::Writer, bytes: u32, vector: u32) {
+/// first `n` elements of a vector, zeros past them, nothing read past them;
+/// `out_of_line`, a function of its own (see its comment).
+pub fn load_edge_helper(w: &mut crate::cuda::writer::Writer, bytes: u32, vector: u32, out_of_line: bool) {
     if vector == 1 {
         return;
     }
     let ty = load_type(bytes, vector);
     let elem = if bytes == 4 { "float" } else { "unsigned short" };
-    w.line("// a copy across an edge of A or B: the n elements inside it, then zeros (out of line:");
-    w.line("// it runs only at the edges, and inlined it took registers from the K loop)");
-    // Inlined, its code in `autotuned`'s K loop made ptxas bunch the loop's
-    // shared-memory loads (see `stream_k::Tiling::units`).
-    w.block(format!("__device__ __noinline__ {ty} load_edge(const {elem}* p, int n)"), |w| {
+    let inline = if out_of_line {
+        w.line("// a copy across an edge of A or B: the n elements inside it, then zeros (out of line:");
+        w.line("// it runs only at the edges, and inlined it took registers from the K loop)");
+        // Inlined, its code in `autotuned`'s K loop made ptxas bunch the loop's
+        // shared-memory loads (see `stream_k::Tiling::units`).
+        "__noinline__"
+    } else {
+        // (a call keeps the caller's live registers across it: with its calls
+        // `mma_autotuned`'s guarded K loop spilled, with the loads inlined it does not)
+        w.line("// a copy across an edge of A or B: the n elements inside it, then zeros");
+        "__forceinline__"
+    };
+    w.block(format!("__device__ {inline} {ty} load_edge(const {elem}* p, int n)"), |w| {
         if bytes == 4 {
             let lanes = ["x", "y", "z", "w"];
             w.line(format!("{ty} v;"));
@@ -279,8 +302,18 @@ pub fn load_edge_helper(w: &mut crate::cuda::writer::Writer, bytes: u32, vector:
 /// rest zeros) and a shared store. A cp.async of part of its bytes (a
 /// source size) would do the same, but compute-sanitizer counts it as
 /// reading all of them, past the end of the buffer.
-pub fn copy_edge_helpers(w: &mut crate::cuda::writer::Writer, bytes: u32, vector: u32) {
-    load_edge_helper(w, bytes, vector);
+///
+/// With `follows` (the tensor-core path) a copy across the end of a line
+/// that another line of the operand follows goes by such a cp.async all
+/// the same: the vector's bytes past the edge lie inside the operand (the
+/// rest of the line's pitch, then the next line, at least a vector long),
+/// and the copy stays asynchronous where the plain load stalled its warp
+/// for the memory's latency in every K tile of an edge block; on the H200
+/// `mma_autotuned` ran 4095 x 4097 x 4100 at 248 TFLOP/s with the loads,
+/// 322 with source sizes (2026-11-29). A copy wholly outside stores zeros;
+/// the plain load stays for the operand's last line alone.
+pub fn copy_edge_helpers(w: &mut crate::cuda::writer::Writer, bytes: u32, vector: u32, follows: bool) {
+    load_edge_helper(w, bytes, vector, !follows);
     let (ty, elem) = (load_type(bytes, vector), if bytes == 4 { "float" } else { "unsigned short" });
     let size = bytes * vector;
     // the vector's 32-bit words, as st.shared takes them
@@ -293,14 +326,26 @@ pub fn copy_edge_helpers(w: &mut crate::cuda::writer::Writer, bytes: u32, vector
     };
     let regs: Vec<String> = (1..=words.len()).map(|i| format!("%{i}")).collect();
     let regs = if words.len() == 1 { regs[0].clone() } else { format!("{{{}}}", regs.join(", ")) };
-    w.line(format!("// a {size}-byte copy at an edge: whole, by cp.async; across the edge, its n elements inside by a load,"));
-    w.line("// then zeros, stored to shared memory (nothing past the edge is read)");
-    w.block(format!("__device__ __forceinline__ void copy_edge_{size}(unsigned dst, const {elem}* src, int n)"), |w| {
-        w.block(format!("if (n == {vector})"), |w| w.line(format!("cp_async_{size}(dst, src);")));
-        w.block("else", |w| {
-            w.line(format!("const {ty} v = load_edge(src, n);"));
-            w.line(format!("asm volatile(\"st.shared.{kind} [%0], {regs};\\n\" :: \"r\"(dst), {});", words.join(", ")));
+    let store = |w: &mut crate::cuda::writer::Writer, value: &str| {
+        w.line(format!("const {ty} v = {value};"));
+        w.line(format!("asm volatile(\"st.shared.{kind} [%0], {regs};\\n\" :: \"r\"(dst), {});", words.join(", ")));
+    };
+    if !follows {
+        w.line(format!("// a {size}-byte copy at an edge: whole, by cp.async; across the edge, its n elements inside by a load,"));
+        w.line("// then zeros, stored to shared memory (nothing past the edge is read)");
+        return w.block(format!("__device__ __forceinline__ void copy_edge_{size}(unsigned dst, const {elem}* src, int n)"), |w| {
+            w.block(format!("if (n == {vector})"), |w| w.line(format!("cp_async_{size}(dst, src);")));
+            w.block("else", |w| store(w, "load_edge(src, n)"));
         });
+    }
+    w.line(format!("// a {size}-byte copy at an edge: whole, by cp.async; across the end of a line another line follows, by"));
+    w.line("// a cp.async of its n elements inside that fills zeros past them (its bytes past the edge lie inside the");
+    w.line("// operand: the line's pitch, then the next line); wholly outside, zeros; across the end of the operand's");
+    w.line("// last line, its n elements by a load, then zeros (nothing past the operand is read)");
+    w.block(format!("__device__ __forceinline__ void copy_edge_{size}(unsigned dst, const {elem}* src, int n, bool follows)"), |w| {
+        w.block(format!("if (n == {vector})"), |w| w.line(format!("cp_async_{size}(dst, src);")));
+        w.block("else if (n > 0 && follows)", |w| w.line(format!("cp_async_{size}_zfill(dst, src, n * {bytes});")));
+        w.block("else", |w| store(w, &format!("n > 0 ? load_edge(src, n) : {ty}{{}}")));
     });
 }
 

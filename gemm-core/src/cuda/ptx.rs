@@ -6,10 +6,10 @@ use super::writer::Writer;
 use crate::spec::Elem;
 
 /// `cp.async` copies of the given sizes in bytes, with commit and wait; for
-/// the sizes in `zfill`, also copies that read nothing or all of it and
-/// fill with zeros what they do not read (single-element copies at the
-/// edges of a guarded kernel's operands; wider ones go by
-/// `copy::copy_edge_helpers`).
+/// the sizes in `zfill`, also copies that read the first `src_bytes` and
+/// fill with zeros what they do not read (at the edges of a guarded
+/// kernel's operands: single-element copies, which read nothing or all of
+/// it, and `copy::copy_edge_helpers`' copies across a line's end).
 pub fn cp_async(w: &mut Writer, sizes: &[u32], zfill: &[u32]) {
     let mut sizes = sizes.to_vec();
     sizes.sort_unstable();
@@ -23,7 +23,7 @@ pub fn cp_async(w: &mut Writer, sizes: &[u32], zfill: &[u32]) {
         });
     }
     if !zfill.is_empty() {
-        w.line("// at an edge: reads src_bytes (0 or the whole copy) and fills the rest with zeros");
+        w.line("// at an edge: reads the first src_bytes and fills the rest with zeros");
         for &bytes in zfill {
             let cache = if bytes == 16 { "cg" } else { "ca" };
             w.block(format!("__device__ __forceinline__ void cp_async_{bytes}_zfill(unsigned dst, const void* src, int src_bytes)"), |w| {

@@ -94,7 +94,7 @@ impl Kernel<'_> {
         let mut wide: Vec<u32> = copies.iter().filter(|c| guarded && c.plan.vector > 1).map(|c| c.plan.vector).collect();
         wide.dedup();
         for v in wide {
-            copy_edge_helpers(w, 4, v);
+            copy_edge_helpers(w, 4, v, false);
         }
     }
 

@@ -59,7 +59,7 @@ pub fn emit(spec: &KernelSpec) -> String {
     k.header(&mut w);
     match spec.staging {
         Staging::CpAsync { vector, .. } => k.cp_async_helpers(&mut w, vector),
-        Staging::Smem { vector, .. } if spec.edges == Edges::Guarded => super::copy::load_edge_helper(&mut w, 4, vector),
+        Staging::Smem { vector, .. } if spec.edges == Edges::Guarded => super::copy::load_edge_helper(&mut w, 4, vector, true),
         _ => {}
     }
     if k.stream_k {

@@ -382,12 +382,16 @@ impl Tc<'_> {
         let s = self.spec;
         match s.staging {
             Staging::CpAsync { vector, .. } => {
-                ptx::cp_async(w, &[vector * s.a.elem.bytes()], &[]);
-                if s.edges == Edges::Guarded {
-                    super::copy::copy_edge_helpers(w, s.a.elem.bytes(), vector);
+                let bytes = vector * s.a.elem.bytes();
+                let guarded = s.edges == Edges::Guarded;
+                // (guarded: copies across an edge read their elements inside, zeros past them)
+                let zfill: &[u32] = if guarded && vector > 1 { &[bytes] } else { &[] };
+                ptx::cp_async(w, &[bytes], zfill);
+                if guarded {
+                    super::copy::copy_edge_helpers(w, s.a.elem.bytes(), vector, true);
                 }
             }
-            Staging::Smem { vector, .. } if s.edges == Edges::Guarded => super::copy::load_edge_helper(w, s.a.elem.bytes(), vector),
+            Staging::Smem { vector, .. } if s.edges == Edges::Guarded => super::copy::load_edge_helper(w, s.a.elem.bytes(), vector, true),
             Staging::Tma { .. } => self.tma_helpers(w),
             _ => {}
         }

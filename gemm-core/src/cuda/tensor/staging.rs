@@ -169,7 +169,8 @@ impl Tc<'_> {
                 w.line(format!("const int e = (i % {}) * {};", plan.per_line, plan.vector));
                 let (row, col) = if op.layout == Layout::RowMajor { ("line", "e") } else { ("e", "line") };
                 edge.inside(w, "n", row, col);
-                w.line(format!("copy_edge_{}({}, {p}_src + {p}_off[r], n);", plan.vector * eb, Self::copy_dst(c, stage)));
+                let follows = edge.line_follows(row, col);
+                w.line(format!("copy_edge_{}({}, {p}_src + {p}_off[r], n, {follows});", plan.vector * eb, Self::copy_dst(c, stage)));
             };
             // the names are this copy's own
             w.block("", body);

@@ -9,8 +9,39 @@ use gemm_runtime::cudarc::driver::CudaSlice;
 use gemm_runtime::spec::{Layout, Staging, Which};
 use gemm_runtime::{bf16, f16, gemm_kernel, ColMajor, Dims, GemmError, Kernel, Mat, MatMut, Plan, RowMajor};
 
-fn bench() -> Bench {
-    Bench::open().expect("a CUDA GPU with cuBLAS")
+fn bench() -> TestBench {
+    let _quiet = CAPTURES.write().unwrap_or_else(|p| p.into_inner());
+    TestBench(Some(Bench::open().expect("a CUDA GPU with cuBLAS")))
+}
+
+/// Graph captures, and the device-wide synchronization cuBLAS's handle
+/// makes as it is made and destroyed, exclude each other across the test
+/// threads: a device synchronization in one thread invalidates another's
+/// capture. A capture holds a read guard; a bench's start and end the write.
+static CAPTURES: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// A test's [`Bench`], dropped (its cuBLAS handle destroyed) while no
+/// graph is being captured.
+struct TestBench(Option<Bench>);
+
+impl std::ops::Deref for TestBench {
+    type Target = Bench;
+    fn deref(&self) -> &Bench {
+        self.0.as_ref().expect("a bench until dropped")
+    }
+}
+
+impl Drop for TestBench {
+    fn drop(&mut self) {
+        let _quiet = CAPTURES.write().unwrap_or_else(|p| p.into_inner());
+        self.0.take();
+    }
+}
+
+/// Holds off device-wide synchronizations in other test threads while the
+/// caller captures a graph.
+fn capturing() -> std::sync::RwLockReadGuard<'static, ()> {
+    CAPTURES.read().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Sizes every kernel must get right: square and non-square, rounded up to
@@ -615,9 +646,11 @@ fn stream_k_launches_run_in_a_captured_graph_and_on_the_stream_after_it() {
         launch(&mut c).unwrap();
         check(&c, "before the capture");
         let mut c = poisoned();
+        let capture = capturing();
         stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
         launch(&mut c).unwrap();
         let graph = stream.end_capture(CUgraphInstantiate_flags(0)).unwrap().expect("a graph of the launch");
+        drop(capture);
         for run in 0..3 {
             graph.launch().unwrap();
             check(&c, &format!("in the graph's run {run}"));
@@ -2018,9 +2051,11 @@ fn masked_groups_on(bench: &Bench, kernel: &Kernel) {
     let mut c = p.poisoned_c(bench).unwrap();
     s.synchronize().unwrap();
     let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
+    let capture = capturing();
     stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
     kernel.launch_with(&stream, a, b, cb, dims, EpilogueArgs::new().groups(&rows)).unwrap();
     let graph = stream.end_capture(CUgraphInstantiate_flags(0)).unwrap().expect("a graph of the launch");
+    drop(capture);
     graph.launch().unwrap();
     stream.synchronize().unwrap();
     check(&c, &first, "the graph's first run");
@@ -2208,9 +2243,11 @@ fn contiguous_groups_on(bench: &Bench, kernel: &Kernel) {
     let mut c = fresh();
     s.synchronize().unwrap();
     let DevMat::Bf16(cb) = &mut c else { unreachable!("a bf16 C") };
+    let capture = capturing();
     stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
     kernel.launch_with(&stream, a, b, cb, dims, EpilogueArgs::new().groups(&ends)).unwrap();
     let graph = stream.end_capture(CUgraphInstantiate_flags(0)).unwrap().expect("a graph of the launch");
+    drop(capture);
     graph.launch().unwrap();
     stream.synchronize().unwrap();
     check(&c, &first, "the graph's first run");

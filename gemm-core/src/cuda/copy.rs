@@ -310,8 +310,8 @@ pub fn load_edge_helper(w: &mut crate::cuda::writer::Writer, bytes: u32, vector:
 /// and the copy stays asynchronous where the plain load stalled its warp
 /// for the memory's latency in every K tile of an edge block; on the H200
 /// `mma_autotuned` ran 4095 x 4097 x 4100 at 248 TFLOP/s with the loads,
-/// 322 with source sizes (2026-11-29). A copy wholly outside stores zeros;
-/// the plain load stays for the operand's last line alone.
+/// 288 so (7606ac3). A copy wholly outside stores zeros; the plain load
+/// stays for the operand's last line alone.
 pub fn copy_edge_helpers(w: &mut crate::cuda::writer::Writer, bytes: u32, vector: u32, follows: bool) {
     load_edge_helper(w, bytes, vector, !follows);
     let (ty, elem) = (load_type(bytes, vector), if bytes == 4 { "float" } else { "unsigned short" });

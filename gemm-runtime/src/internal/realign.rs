@@ -446,11 +446,11 @@ pub fn scalar_c_spec(spec: &KernelSpec) -> Option<KernelSpec> {
     scalar_c_choice(spec, true)
 }
 
-/// The variant a grouped launch writes a C at `addrs` by that `spec`'s
-/// own stores cannot take, where A and B lie as `spec` reads them: C
-/// cannot go through a copy (the rows past each group's are not the
-/// kernel's to write back). The first of these that the rules and C's
-/// placement allow: the C tile out in chunks aligned to C's lines
+/// For a grouped launch at `addrs` whose C lies where `spec`'s own stores
+/// cannot write it, and whose A and B lie where `spec` reads them: the
+/// variant that writes C. C cannot go through a copy (the rows past each
+/// group's are not the kernel's to write back). The first of these that
+/// the rules and C's placement allow: the C tile out in chunks aligned to C's lines
 /// ([`scalar_c_spec_for`]; not under `gated`, whose products that tile
 /// would not hold), then the threads' stores from their registers, in
 /// pairs (`vector`; a gated C's products one element each) or elements

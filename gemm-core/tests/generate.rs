@@ -240,6 +240,23 @@ fn cp_async_copies_transposed_operands_element_by_element_and_the_rest_by_vector
     assert_eq!(generate(&s).unwrap().smem_bytes, 3 * (64 * 16 + 16 * 64) * 4);
 }
 
+/// Fragments a cp.async pipeline loads a k ahead go by `ld.volatile`, which
+/// ptxas leaves among the FMAs where the source puts them; synchronous
+/// staging keeps plain loads (the ladder's steps as measured).
+#[test]
+fn cp_async_fragment_loads_are_volatile_and_synchronous_ones_plain() {
+    let mut s = smem_spec();
+    s.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: true, fragments: 1 };
+    let src = generate(&s).unwrap().source;
+    assert!(src.contains("ld.volatile.shared.v4.f32"), "{src}");
+    assert!(src.contains("= lds128(&a_rd[") && src.contains("= lds128(&b_rd["), "{src}");
+    assert!(!src.contains("*reinterpret_cast<const float4*>(&a_rd") && !src.contains("*reinterpret_cast<const float4*>(&b_rd"), "{src}");
+    s.staging = Staging::Smem { vector: 4, transpose_a: true, buffers: 2 };
+    let src = generate(&s).unwrap().source;
+    assert!(!src.contains("lds128") && !src.contains("ld.volatile"), "{src}");
+    assert!(src.contains("*reinterpret_cast<const float4*>(&b_rd["), "{src}");
+}
+
 /// Under stream-K a cp.async pipeline is filled once per block, before its
 /// units, and its producer moves to the next C tile inside the main loop;
 /// shared-memory staging starts afresh in each unit.

@@ -50,6 +50,14 @@ __device__ __forceinline__ void copy_edge_16(unsigned dst, const float* src, int
         asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" :: "r"(dst), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w));
     }
 }
+// a 16-byte fragment load from shared memory, issued where the source puts it
+__device__ __forceinline__ float4 lds128(const float* p) {
+    float4 v;
+    const unsigned addr = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ld.volatile.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr));
+    return v;
+}
+
 // stream-K flags: a block publishes its partial sum with a release store;
 // the tile's owner reads the flag with an acquire load before the sum
 __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
@@ -251,7 +259,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
     __syncthreads();
     #pragma unroll
     for (int q = 0; q < 2; ++q) {
-        const float4 a_frag4 = *reinterpret_cast<const float4*>(&a_rd[q * 4]);
+        const float4 a_frag4 = lds128(&a_rd[q * 4]);
         a_frag[0][q * 4] = a_frag4.x;
         a_frag[0][q * 4 + 1] = a_frag4.y;
         a_frag[0][q * 4 + 2] = a_frag4.z;
@@ -259,7 +267,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
     }
     #pragma unroll
     for (int jn = 0; jn < 4; ++jn) {
-        const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[jn * 32]);
+        const float4 b_frag4 = lds128(&b_rd[jn * 32]);
         b_frag[0][jn * 4] = b_frag4.x;
         b_frag[0][jn * 4 + 1] = b_frag4.y;
         b_frag[0][jn * 4 + 2] = b_frag4.z;
@@ -328,7 +336,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                     // fragments of k + 1 (after the last tile: from a stage no copy fills, never used)
                     #pragma unroll
                     for (int q = 0; q < 2; ++q) {
-                        const float4 a_frag4 = *reinterpret_cast<const float4*>(&a_rd[((p + 1) % 16) * 136 + q * 4]);
+                        const float4 a_frag4 = lds128(&a_rd[((p + 1) % 16) * 136 + q * 4]);
                         a_frag[(p + 1) % 2][q * 4] = a_frag4.x;
                         a_frag[(p + 1) % 2][q * 4 + 1] = a_frag4.y;
                         a_frag[(p + 1) % 2][q * 4 + 2] = a_frag4.z;
@@ -336,7 +344,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                     }
                     #pragma unroll
                     for (int jn = 0; jn < 4; ++jn) {
-                        const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[((p + 1) % 16) * 264 + jn * 32]);
+                        const float4 b_frag4 = lds128(&b_rd[((p + 1) % 16) * 264 + jn * 32]);
                         b_frag[(p + 1) % 2][jn * 4] = b_frag4.x;
                         b_frag[(p + 1) % 2][jn * 4 + 1] = b_frag4.y;
                         b_frag[(p + 1) % 2][jn * 4 + 2] = b_frag4.z;
@@ -548,7 +556,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                     // fragments of k + 1 (after the last tile: from a stage no copy fills, never used)
                     #pragma unroll
                     for (int q = 0; q < 2; ++q) {
-                        const float4 a_frag4 = *reinterpret_cast<const float4*>(&a_rd[((p + 1) % 16) * 136 + q * 4]);
+                        const float4 a_frag4 = lds128(&a_rd[((p + 1) % 16) * 136 + q * 4]);
                         a_frag[(p + 1) % 2][q * 4] = a_frag4.x;
                         a_frag[(p + 1) % 2][q * 4 + 1] = a_frag4.y;
                         a_frag[(p + 1) % 2][q * 4 + 2] = a_frag4.z;
@@ -556,7 +564,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w32x128_i1x4__r8x4n__fma__cp_async_v
                     }
                     #pragma unroll
                     for (int jn = 0; jn < 4; ++jn) {
-                        const float4 b_frag4 = *reinterpret_cast<const float4*>(&b_rd[((p + 1) % 16) * 264 + jn * 32]);
+                        const float4 b_frag4 = lds128(&b_rd[((p + 1) % 16) * 264 + jn * 32]);
                         b_frag[(p + 1) % 2][jn * 4] = b_frag4.x;
                         b_frag[(p + 1) % 2][jn * 4 + 1] = b_frag4.y;
                         b_frag[(p + 1) % 2][jn * 4 + 2] = b_frag4.z;

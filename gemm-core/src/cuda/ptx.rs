@@ -45,6 +45,24 @@ pub fn cp_async(w: &mut Writer, sizes: &[u32], zfill: &[u32]) {
     w.line("");
 }
 
+/// A 16-byte load of four floats from shared memory as `ld.volatile`, which
+/// ptxas issues where the source puts it: a plain load's place is ptxas's,
+/// and it gathers the next k's fragment loads into runs that the FFMAs
+/// after them wait on (runs of 6 and 10 in `autotuned`, which the volatile
+/// form ran 2.9% faster: the performance notes' sm_80 section).
+pub fn lds128(w: &mut Writer) {
+    w.line("// a 16-byte fragment load from shared memory, issued where the source puts it");
+    w.block("__device__ __forceinline__ float4 lds128(const float* p)", |w| {
+        w.line("float4 v;");
+        w.line("const unsigned addr = (unsigned)__cvta_generic_to_shared(p);");
+        w.line(
+            "asm volatile(\"ld.volatile.shared.v4.f32 {%0, %1, %2, %3}, [%4];\\n\" : \"=f\"(v.x), \"=f\"(v.y), \"=f\"(v.z), \"=f\"(v.w) : \"r\"(addr));",
+        );
+        w.line("return v;");
+    });
+    w.line("");
+}
+
 /// `ldmatrix` loads of 8x8 matrices of 16-bit elements from shared memory:
 /// each lane gives the address of one 16-byte row; `.trans` hands each lane
 /// the elements of the transposed matrix.

@@ -139,20 +139,18 @@ pub fn warptiling(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, R
 pub fn double_buffering(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
 // ANCHOR_END: double_buffering
 
-/// Step 10: the best spec of `gemm-lab search --stream-k` on the H100 at
-/// 4096^3 (the search timed every legal point of its space; see
-/// BENCHMARKS.md): 128x256 blocks of 8 warps of 32x128, each in 1x4 steps of
-/// 8x4 thread tiles, K steps of 16 through a 4-stage cp.async pipeline, rows
-/// of shared memory padded by 8 (faster than 4 on every cp.async stream-K
-/// tiling measured), on the stream-K schedule: one block per SM, the K steps
-/// of all tiles split evenly over them, so that no wave runs part-full. 4
-/// stages led 3 by 0.2% in the search's re-timed ranking and side by side
-/// at 2048^3, 4096^3 and 8192^3.
+/// Step 10: the best spec of `gemm-lab search --stream-k` on the H200 at
+/// 4096^3 (the search timed every legal point of its space; see the
+/// performance notes): 128x256 blocks of 8 warps of 64x64, each in 1x4
+/// steps of 8x4 thread tiles whose outer products sweep along m, K steps of
+/// 16 through a 4-stage cp.async pipeline, rows of shared memory padded by
+/// 8, on the stream-K schedule: one block per SM, the K steps of all tiles
+/// split evenly over them, so that no wave runs part-full.
 // ANCHOR: autotuned
 #[gemm_kernel(
     block(m = 128, n = 256, k = 16, threads = 256),
-    warp(m = 32, n = 128, m_iters = 1, n_iters = 4),
-    thread(m = 8, n = 4),
+    warp(m = 64, n = 64, m_iters = 1, n_iters = 4),
+    thread(m = 8, n = 4, sweep = m),
     atom = fma,
     staging = cp_async(stages = 4, vector = 4, transpose_a),
     swizzle = pad(8),

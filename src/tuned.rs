@@ -11,8 +11,8 @@ use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor, F8E4M3};
 /// and pipeline depth tuned (8 points).
 #[gemm_kernel(
     block(m = 128, n = 256, k = 16, threads = 256),
-    warp(m = 32, n = 128, m_iters = 1, n_iters = 4),
-    thread(m = 8, n = 4),
+    warp(m = 64, n = 64, m_iters = 1, n_iters = 4),
+    thread(m = 8, n = 4, sweep = m),
     atom = fma,
     staging = cp_async(stages = 4, vector = 4, transpose_a),
     swizzle = pad(8),

@@ -178,7 +178,9 @@ fn odd_sizes<'k>(
         let mut c = p.poisoned_c(bench)?;
         let plan = match (&p.a, &p.b, &mut c) {
             (DevMat::Bf16(a), DevMat::Bf16(b), DevMat::Bf16(c)) => format!("{:?}", at_odd.plan(bench.stream(), a, b, c, odd)?),
-            _ => "?".to_string(),
+            (DevMat::F16(a), DevMat::F16(b), DevMat::F16(c)) => format!("{:?}", at_odd.plan(bench.stream(), a, b, c, odd)?),
+            (DevMat::F32(a), DevMat::F32(b), DevMat::F32(c)) => format!("{:?}", at_odd.plan(bench.stream(), a, b, c, odd)?),
+            _ => "(mixed element types)".to_string(),
         };
         let (t_odd, t_aligned) = (measure(bench, at_odd, odd, reps)?.tflops, measure(bench, at_aligned, aligned, reps)?.tflops);
         let cublas = time_cublas_typed(bench, cfg.0, cfg.1, odd, reps)?.tflops(odd.flops());

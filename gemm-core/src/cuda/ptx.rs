@@ -49,7 +49,7 @@ pub fn cp_async(w: &mut Writer, sizes: &[u32], zfill: &[u32]) {
 /// ptxas issues where the source puts it: a plain load's place is ptxas's,
 /// and it gathers the next k's fragment loads into runs that the FFMAs
 /// after them wait on (runs of 6 and 10 in `autotuned`, which the volatile
-/// form ran 2.9% faster: the performance notes' sm_80 section).
+/// form ran 2.9% faster: the performance notes, the f32 SIMT pipeline).
 pub fn lds128(w: &mut Writer) {
     w.line("// a 16-byte fragment load from shared memory, issued where the source puts it");
     w.block("__device__ __forceinline__ float4 lds128(const float* p)", |w| {

@@ -139,13 +139,15 @@ pub fn warptiling(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, R
 pub fn double_buffering(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
 // ANCHOR_END: double_buffering
 
-/// Step 10: the best spec of `gemm-lab search --stream-k` on the H200 at
-/// 4096^3 (the search timed every legal point of its space; see the
-/// performance notes): 128x256 blocks of 8 warps of 64x64, each in 1x4
-/// steps of 8x4 thread tiles whose outer products sweep along m, K steps of
-/// 16 through a 4-stage cp.async pipeline, rows of shared memory padded by
-/// 8, on the stream-K schedule: one block per SM, the K steps of all tiles
-/// split evenly over them, so that no wave runs part-full.
+/// Step 10: one of the two specs `gemm-lab search --stream-k` ranked first
+/// on the H200 at 4096^3, tied in its re-timing (the search timed every
+/// legal point of its space; see the performance notes; the other splits
+/// the same warps into 2x4 steps of 4x4): 128x256 blocks of 8 warps of
+/// 64x64, each in 1x4 steps of 8x4 thread tiles whose outer products sweep
+/// along m, K steps of 16 through a 4-stage cp.async pipeline, rows of
+/// shared memory padded by 8, on the stream-K schedule: one block per SM,
+/// the K steps of all tiles split evenly over them, so that no wave runs
+/// part-full.
 // ANCHOR: autotuned
 #[gemm_kernel(
     block(m = 128, n = 256, k = 16, threads = 256),

@@ -16,8 +16,9 @@ const CHAINS: u32 = 8;
 const THREADS: u32 = 256;
 const ITERS: i32 = 4096;
 
-/// The microbenchmark with `chains` independent accumulators a warp.
-fn source(chains: u32) -> String {
+/// The microbenchmark with `chains` independent accumulators a warp
+/// (kernel `mma_peak_{chains}`).
+pub fn source(chains: u32) -> String {
     format!(
         r#"// mma.sync m16n8k16 bf16 -> f32 throughput: {chains} independent chains a warp
 __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {{
@@ -69,6 +70,107 @@ pub fn mma_sync_ceiling_at(bench: &Bench, blocks_per_sm: u32, chains: u32) -> Re
         Ok(())
     })?;
     let flops = blocks as f64 * (THREADS / 32) as f64 * ITERS as f64 * chains as f64 * (2.0 * 16.0 * 8.0 * 16.0);
+    Ok(t.tflops(flops))
+}
+
+/// The mma.sync loop of a 64 x 64 warp tile with its fragments from shared
+/// memory, as `mma_autotuned` runs it but with no copies from global memory:
+/// each K step of 16 loads the next step's fragments (four `ldmatrix.x4`
+/// for A, four `.trans` for B, from tiles swizzled as the kernel's) while its
+/// 32 mmas run; `barrier`: a block-wide barrier every four K steps, where
+/// the kernel meets at each 64-wide K tile. One block of 8 warps an SM:
+/// what two warps a scheduler reach with the loop's own loads between their
+/// mmas, beside [`mma_sync_ceiling_at`]'s registers alone.
+pub fn smem_loop_source(barrier: bool) -> String {
+    let name = smem_loop_name(barrier);
+    let meet = if barrier { "if (ks == 3) __syncthreads();  // the tile's barrier, as the kernel's" } else { "// (no barrier)" };
+    format!(
+        r#"// mma.sync m16n8k16 bf16 -> f32 from shared memory: a 64 x 64 warp tile, fragments a K step ahead
+__device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}}
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{%0, %1, %2, %3}}, [%4];\n" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}}
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3, unsigned addr) {{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{%0, %1, %2, %3}}, [%4];\n" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}}
+// the tiles as `mma_autotuned` swizzles them: A 128 lines (m) of 64, B 64 lines (k) of 256
+__device__ __forceinline__ int a_at(int line, int e) {{ return line * 64 + (((e >> 3) ^ (line & 7)) << 3) + (e & 7); }}
+__device__ __forceinline__ int b_at(int line, int e) {{ return line * 256 + (((e >> 3) ^ (line & 7)) << 3) + (e & 7); }}
+extern "C" __global__ void __launch_bounds__(256, 1) {name}(float* out, int iters) {{
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    unsigned short* const tiles = reinterpret_cast<unsigned short*>(smem_raw);
+    // bf16 near 1 (0x3f80 is 1.0): A's 8192 elements, then B's 16384
+    for (int i = threadIdx.x; i < 8192 + 16384; i += blockDim.x) tiles[i] = (unsigned short)(0x3f80 + (i & 7));
+    __syncthreads();
+    const unsigned as_addr = (unsigned)__cvta_generic_to_shared(tiles), bs_addr = as_addr + 2 * 8192;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int a_line = (warp / 4) * 64 + lane % 16, a_elem = (lane / 16) * 8;
+    const int b_line = (lane / 8 % 2) * 8 + lane % 8, b_elem = (warp % 4) * 64 + (lane / 16) * 8;
+    float acc[4][8][4] = {{}};
+    unsigned a_frag[2][4][4], b_frag[2][8][2];
+    const auto load = [&](int set, int k) {{
+        #pragma unroll
+        for (int im = 0; im < 4; ++im) ldmatrix_x4(a_frag[set][im], as_addr + 2 * a_at(a_line + im * 16, a_elem + k));
+        #pragma unroll
+        for (int jp = 0; jp < 4; ++jp)
+            ldmatrix_x4_trans(b_frag[set][2 * jp][0], b_frag[set][2 * jp][1], b_frag[set][2 * jp + 1][0], b_frag[set][2 * jp + 1][1], bs_addr + 2 * b_at(b_line + k, b_elem + jp * 16));
+    }};
+    load(0, 0);
+    for (int it = 0; it < iters; ++it) {{
+        #pragma unroll
+        for (int ks = 0; ks < 4; ++ks) {{
+            {meet}
+            load((ks + 1) % 2, ((ks + 1) % 4) * 16);  // the next K step's fragments
+            #pragma unroll
+            for (int im = 0; im < 4; ++im) {{
+                #pragma unroll
+                for (int jn = 0; jn < 8; ++jn) mma(acc[im][jn], a_frag[ks % 2][im], b_frag[ks % 2][jn][0], b_frag[ks % 2][jn][1]);
+            }}
+        }}
+    }}
+    float s = 0.0f;
+    #pragma unroll
+    for (int im = 0; im < 4; ++im)
+        #pragma unroll
+        for (int jn = 0; jn < 8; ++jn) s += acc[im][jn][0] + acc[im][jn][1] + acc[im][jn][2] + acc[im][jn][3];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;  // keeps every mma alive
+}}
+"#
+    )
+}
+
+/// The kernel [`smem_loop_source`] names.
+pub fn smem_loop_name(barrier: bool) -> &'static str {
+    if barrier {
+        "mma_smem_loop_barrier"
+    } else {
+        "mma_smem_loop"
+    }
+}
+
+/// TFLOP/s of [`smem_loop_source`] on `bench`'s GPU, one block an SM, the
+/// median of 20 timed launches after 3 warm-up ones.
+pub fn mma_smem_loop(bench: &Bench, barrier: bool) -> Result<f64, GemmError> {
+    let f = load(bench, &smem_loop_source(barrier), smem_loop_name(barrier))?;
+    let blocks = sm_count(bench)?;
+    let mut out = bench.stream().alloc_zeros::<f32>((blocks * THREADS) as usize)?;
+    let iters = ITERS / 8;
+    // A's and B's tiles: 48 KiB of dynamic shared memory, within the default limit
+    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 2 * (8192 + 16384) };
+    let t = time(bench.stream(), 3, 20, |_| {
+        let mut l = bench.stream().launch_builder(&f);
+        l.arg(&mut out).arg(&iters);
+        // SAFETY: the kernel writes one float per thread of the grid, which `out` holds, and
+        // reads and writes the 48 KiB of shared memory it is launched with.
+        unsafe { l.launch(cfg) }?;
+        Ok(())
+    })?;
+    // 8 warps a block, 4 K steps an iteration, 32 mmas a K step
+    let flops = blocks as f64 * 8.0 * iters as f64 * 4.0 * 32.0 * (2.0 * 16.0 * 8.0 * 16.0);
     Ok(t.tflops(flops))
 }
 

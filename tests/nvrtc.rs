@@ -59,6 +59,27 @@ fn the_read_kernels_compile_to_16_byte_loads() {
     assert!(store.contains("cp.async.bulk.tensor.3d.global.shared::cta") && store.contains("cp.async.bulk.wait_group"), "{store}");
 }
 
+/// The mma.sync ceilings compile as sm_80 code for the GPU they run on: from
+/// registers, and the 64 x 64 warp tile's loop from shared memory, which
+/// keeps its accumulators and both fragment sets in registers (no spills:
+/// a spilled loop would measure local memory, not the loop).
+#[test]
+fn the_mma_sync_ceilings_compile_and_the_shared_memory_loop_does_not_spill() {
+    let peak = compile_clean(&gemm_ladder::peak::source(32), "mma_peak_32", "sm_90").to_src();
+    assert!(peak.contains("mma.sync.aligned.m16n8k16"), "{peak}");
+    let mut barriers = Vec::new();
+    for barrier in [false, true] {
+        let (source, name) = (gemm_ladder::peak::smem_loop_source(barrier), gemm_ladder::peak::smem_loop_name(barrier));
+        let ptx = compile_clean(&source, name, "sm_90").to_src();
+        assert!(ptx.matches("mma.sync.aligned.m16n8k16").count() >= 32 && ptx.contains("ldmatrix.sync.aligned.m8n8.x4.trans"), "{name}:\n{ptx}");
+        barriers.push(ptx.matches("bar.sync").count());
+        let u = gemm_runtime::internal::compile::usage(&source, name, "sm_90").unwrap();
+        assert_eq!(u.spill_stores + u.spill_loads, 0, "{name}: {u:?}");
+    }
+    // the tiles' fill meets once in both; the loop with the tile's barrier meets in it too
+    assert!(barriers[1] > barriers[0], "barriers without and with the tile's: {barriers:?}");
+}
+
 #[test]
 fn nvrtc_errors_carry_the_log_and_the_offending_line() {
     let source = "extern \"C\" __global__ void broken(float* x) {\n    x[0] = undefined_name;\n}\n";

@@ -2,12 +2,16 @@
 //! mmas from registers, with 1, 2 or 4 blocks of 8 warps launched per SM
 //! (2, 4 or 8 warps per scheduler where they fit) and 8, 16 or 32
 //! independent mmas a warp between dependent ones. `mma_autotuned` runs 1
-//! block of 8 warps per SM with 32 independent mmas a K step.
-//! `cargo run --release -p gemm-lab -- ceiling`
+//! block of 8 warps per SM with 32 independent mmas a K step. Then its loop
+//! alone: a 64 x 64 warp tile's mmas with their fragments loaded from
+//! shared memory a K step ahead, without and with the tile's barrier, no
+//! copies from global memory (`peak::smem_loop_source`): what is left
+//! between the registers' ceiling and the kernel is the loop's own or the
+//! copies'. `cargo run --release -p gemm-lab -- ceiling`
 
 use clap::Parser;
 use gemm_ladder::measure::Bench;
-use gemm_ladder::peak::mma_sync_ceiling_at;
+use gemm_ladder::peak::{mma_smem_loop, mma_sync_ceiling_at};
 
 /// Prints the mma.sync ceiling (TFLOP/s) for blocks per SM x independent mmas a warp.
 #[derive(Debug, Parser)]
@@ -26,5 +30,8 @@ pub fn main(args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
             chains.iter().map(|&c| mma_sync_ceiling_at(&bench, blocks, c).map(|t| format!("{t:.1}"))).collect::<Result<_, _>>()?;
         println!("| {blocks} | {} |", cells.join(" | "));
     }
+    let (plain, barrier) = (mma_smem_loop(&bench, false)?, mma_smem_loop(&bench, true)?);
+    println!("\nmma_autotuned's loop alone, fragments from shared memory a K step ahead (1 block of 8 warps of 64 x 64 per SM, no copies):");
+    println!("{plain:.1} TFLOP/s; with the tile's barrier every 4 K steps {barrier:.1}");
     Ok(())
 }

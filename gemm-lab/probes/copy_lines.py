@@ -13,8 +13,9 @@
 #
 # Offline (`scripts/sass`, NVRTC 13.0, 2026-11-29, against 298 instructions a tile as generated,
 # no spills): `b` 269 instructions a tile, no spills; `ab` 264, with 4 spill instructions a tile.
-import re
 import sys
+
+from mma_copies import edit
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "ab"
 if mode not in ("ab", "b"):
@@ -35,22 +36,9 @@ setup = '''
         const unsigned cb_dst0 = bs_addr + 2 * b_at(cb_line, cb_chunk * 8);
         const unsigned cb_dst1 = bs_addr + 2 * b_at(cb_line, (cb_chunk + 4) * 8);
 '''
-anchor = "        const int tiles = (K + 63) / 64;"
-if anchor not in src:
-    sys.exit("no tile count in the source")
-src = src.replace(anchor, setup + "\n" + anchor, 1)
-
-block = re.compile(
-    r"(?P<ind>[ ]*)#pragma unroll\n[ ]*for \(int r = 0; r < 4; \+\+r\) \{\n"
-    r"[ ]*cp_async_16\(a_dst\[r\] \+ (?P<st>\w+) \* 16384, a_src \+ a_off\[r\]\);\n[ ]*\}\n"
-    r"[ ]*a_src \+= 64;\n"
-    r"[ ]*#pragma unroll\n[ ]*for \(int r = 0; r < 8; \+\+r\) \{\n"
-    r"[ ]*cp_async_16\(b_dst\[r\] \+ (?P=st) \* 32768, b_src \+ b_off\[r\]\);\n[ ]*\}\n"
-    r"[ ]*b_src \+= 64 \* ldb;\n")
 
 
-def copies(m):
-    i, st = m.group("ind"), m.group("st")
+def copies(i, st):
     a_copies = (f"{i}    const unsigned short* const pa = a_src + ca_off;  // one address a tile, the rounds at offsets from it\n"
                 f"{i}    #pragma unroll\n"
                 f"{i}    for (int r = 0; r < 4; ++r) {{\n"
@@ -72,8 +60,4 @@ def copies(m):
             f"{i}b_src += 64 * ldb;\n")
 
 
-src, count = block.subn(copies, src)
-if count == 0:
-    sys.exit("no whole-tile copies in the source (written for 128 x 256 x 64 tiles of 256 threads)")
-sys.stderr.write(f"{count} copy blocks along lines ({mode})\n")
-sys.stdout.write(src)
+sys.stdout.write(edit(src, setup, copies, f"along lines ({mode})"))

@@ -7,8 +7,9 @@
 #
 #   gemm-lab cuda mma_autotuned | gemm-lab/probes/copy_warps.py half > /tmp/copy_warps.cu
 #   gemm-lab variants mma_autotuned 4096 source=/tmp/copy_warps.cu
-import re
 import sys
+
+from mma_copies import edit
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "half"
 if mode not in ("half", "alternate"):
@@ -26,22 +27,9 @@ setup = '''
         const unsigned cb_dst0 = bs_addr + 2 * b_at(t / 32, (t % 32) * 8);
         const unsigned cb_dst1 = bs_addr + 2 * b_at(t / 32 + 4, (t % 32) * 8);
 '''
-anchor = "        const int tiles = (K + 63) / 64;"
-if anchor not in src:
-    sys.exit("no tile count in the source")
-src = src.replace(anchor, setup + "\n" + anchor, 1)
-
-block = re.compile(
-    r"(?P<ind>[ ]*)#pragma unroll\n[ ]*for \(int r = 0; r < 4; \+\+r\) \{\n"
-    r"[ ]*cp_async_16\(a_dst\[r\] \+ (?P<st>\w+) \* 16384, a_src \+ a_off\[r\]\);\n[ ]*\}\n"
-    r"[ ]*a_src \+= 64;\n"
-    r"[ ]*#pragma unroll\n[ ]*for \(int r = 0; r < 8; \+\+r\) \{\n"
-    r"[ ]*cp_async_16\(b_dst\[r\] \+ (?P=st) \* 32768, b_src \+ b_off\[r\]\);\n[ ]*\}\n"
-    r"[ ]*b_src \+= 64 \* ldb;\n")
 
 
-def copies(m):
-    i, st = m.group("ind"), m.group("st")
+def copies(i, st):
     tile = {"s": "s", "wr": "(kt + 2)"}[st]
     copier = "half == 0" if mode == "half" else f"half == {tile} % 2"
     return (f"{i}if ({copier}) {{\n"
@@ -58,8 +46,4 @@ def copies(m):
             f"{i}b_src += 64 * ldb;\n")
 
 
-src, count = block.subn(copies, src)
-if count == 0:
-    sys.exit("no whole-tile copies in the source (written for 128 x 256 x 64 tiles of 256 threads)")
-sys.stderr.write(f"{count} copy blocks given to half the warps ({mode})\n")
-sys.stdout.write(src)
+sys.stdout.write(edit(src, setup, copies, f"given to half the warps ({mode})"))

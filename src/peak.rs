@@ -56,20 +56,26 @@ pub fn mma_sync_ceiling(bench: &Bench) -> Result<f64, GemmError> {
 /// ceiling at a kernel's own occupancy (`mma_autotuned`: 1 block, 32 mmas
 /// between dependent ones).
 pub fn mma_sync_ceiling_at(bench: &Bench, blocks_per_sm: u32, chains: u32) -> Result<f64, GemmError> {
-    let name = format!("mma_peak_{chains}");
-    let f = load(bench, &source(chains), &name)?;
-    let sms = sm_count(bench)?;
-    let blocks = blocks_per_sm * sms;
+    let f = load(bench, &source(chains), &format!("mma_peak_{chains}"))?;
+    time_mmas(bench, &f, blocks_per_sm * sm_count(bench)?, 0, ITERS, chains)
+}
+
+/// TFLOP/s of an mma kernel `f(out, iters)` on `blocks` blocks of [`THREADS`]
+/// threads with `shared` bytes of dynamic shared memory, whose warps each run
+/// `mmas_an_iter` m16n8k16 mmas an iteration and write one float a thread to
+/// `out`: the median of 20 timed launches after 3 warm-up ones.
+fn time_mmas(bench: &Bench, f: &CudaFunction, blocks: u32, shared: u32, iters: i32, mmas_an_iter: u32) -> Result<f64, GemmError> {
     let mut out = bench.stream().alloc_zeros::<f32>((blocks * THREADS) as usize)?;
-    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: shared };
     let t = time(bench.stream(), 3, 20, |_| {
-        let mut l = bench.stream().launch_builder(&f);
-        l.arg(&mut out).arg(&ITERS);
-        // SAFETY: the kernel writes one float per thread of the grid, which `out` holds.
+        let mut l = bench.stream().launch_builder(f);
+        l.arg(&mut out).arg(&iters);
+        // SAFETY: the kernel writes one float per thread of the grid, which `out` holds, and
+        // uses no more shared memory than it is launched with.
         unsafe { l.launch(cfg) }?;
         Ok(())
     })?;
-    let flops = blocks as f64 * (THREADS / 32) as f64 * ITERS as f64 * chains as f64 * (2.0 * 16.0 * 8.0 * 16.0);
+    let flops = blocks as f64 * (THREADS / 32) as f64 * iters as f64 * mmas_an_iter as f64 * (2.0 * 16.0 * 8.0 * 16.0);
     Ok(t.tflops(flops))
 }
 
@@ -156,22 +162,9 @@ pub fn smem_loop_name(barrier: bool) -> &'static str {
 /// median of 20 timed launches after 3 warm-up ones.
 pub fn mma_smem_loop(bench: &Bench, barrier: bool) -> Result<f64, GemmError> {
     let f = load(bench, &smem_loop_source(barrier), smem_loop_name(barrier))?;
-    let blocks = sm_count(bench)?;
-    let mut out = bench.stream().alloc_zeros::<f32>((blocks * THREADS) as usize)?;
-    let iters = ITERS / 8;
-    // A's and B's tiles: 48 KiB of dynamic shared memory, within the default limit
-    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 2 * (8192 + 16384) };
-    let t = time(bench.stream(), 3, 20, |_| {
-        let mut l = bench.stream().launch_builder(&f);
-        l.arg(&mut out).arg(&iters);
-        // SAFETY: the kernel writes one float per thread of the grid, which `out` holds, and
-        // reads and writes the 48 KiB of shared memory it is launched with.
-        unsafe { l.launch(cfg) }?;
-        Ok(())
-    })?;
-    // 8 warps a block, 4 K steps an iteration, 32 mmas a K step
-    let flops = blocks as f64 * 8.0 * iters as f64 * 4.0 * 32.0 * (2.0 * 16.0 * 8.0 * 16.0);
-    Ok(t.tflops(flops))
+    // A's and B's tiles: 48 KiB of dynamic shared memory, within the default limit;
+    // 4 K steps an iteration, 32 mmas a K step
+    time_mmas(bench, &f, sm_count(bench)?, 2 * (8192 + 16384), ITERS / 8, 4 * 32)
 }
 
 /// `kernel` of `source`, compiled (and cached) for `bench`'s GPU as sm_80 code.

@@ -15,7 +15,7 @@ use gemm_runtime::{Dims, Kernel};
 /// M, N, K.
 type Mnk = (usize, usize, usize);
 
-/// (M, N, K); 8192x28672x8192 fits the H100's 80 GB with room to spare.
+/// (M, N, K); 8192x28672x8192 fits a GPU of 80 GB with room to spare.
 const SHAPES: [(usize, usize, usize); 12] = [
     (4096, 4096, 4096),
     (8192, 8192, 8192),

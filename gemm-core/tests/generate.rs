@@ -594,7 +594,11 @@ fn guarded_copies_across_an_edge_load_what_lies_inside() {
     simt.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: false, fragments: 1 };
     simt.edges = Edges::Guarded;
     let src = generate(&simt).unwrap().source;
-    assert!(src.contains("void copy_edge_16(unsigned dst, const float* src, int n)") && src.contains("__noinline__ float4 load_edge("), "{src}");
+    // the SIMT pipeline's copies take the same form, 4-byte elements
+    assert!(src.contains("void copy_edge_16(unsigned dst, const float* src, int n, bool follows)"), "{src}");
+    assert!(src.contains("else if (n > 0 && follows) {\n        cp_async_16_zfill(dst, src, n * 4);"), "{src}");
+    assert!(src.contains("__device__ __forceinline__ float4 load_edge("), "{src}");
+    assert!(src.contains(" + 1 < M);") && src.contains(" + 1 < K);"), "{src}");
     s.staging = Staging::Smem { vector: 8, transpose_a: false, buffers: 2 };
     let src = generate(&s).unwrap().source;
     assert!(src.contains("n == 8 ? *reinterpret_cast<const uint4*>(") && src.contains(": load_edge("), "{src}");

@@ -19,6 +19,9 @@ __device__ __forceinline__ void cp_async_16(unsigned dst, const void* src) {
 __device__ __forceinline__ void cp_async_4_zfill(unsigned dst, const void* src, int src_bytes) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" :: "r"(dst), "l"(src), "r"(src_bytes));
 }
+__device__ __forceinline__ void cp_async_16_zfill(unsigned dst, const void* src, int src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(src_bytes));
+}
 // closes the group of copies issued since the last commit
 __device__ __forceinline__ void cp_async_commit() {
     asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -29,9 +32,8 @@ __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
 }
 
-// a copy across an edge of A or B: the n elements inside it, then zeros (out of line:
-// it runs only at the edges, and inlined it took registers from the K loop)
-__device__ __noinline__ float4 load_edge(const float* p, int n) {
+// a copy across an edge of A or B: the n elements inside it, then zeros
+__device__ __forceinline__ float4 load_edge(const float* p, int n) {
     float4 v;
     v.x = 0 < n ? p[0] : 0.0f;
     v.y = 1 < n ? p[1] : 0.0f;
@@ -39,14 +41,19 @@ __device__ __noinline__ float4 load_edge(const float* p, int n) {
     v.w = 3 < n ? p[3] : 0.0f;
     return v;
 }
-// a 16-byte copy at an edge: whole, by cp.async; across the edge, its n elements inside by a load,
-// then zeros, stored to shared memory (nothing past the edge is read)
-__device__ __forceinline__ void copy_edge_16(unsigned dst, const float* src, int n) {
+// a 16-byte copy at an edge: whole, by cp.async; across the end of a line another line follows, by
+// a cp.async of its n elements inside that fills zeros past them (its bytes past the edge lie inside the
+// operand: the line's pitch, then the next line); wholly outside, zeros; across the end of the operand's
+// last line, its n elements by a load, then zeros (nothing past the operand is read)
+__device__ __forceinline__ void copy_edge_16(unsigned dst, const float* src, int n, bool follows) {
     if (n == 4) {
         cp_async_16(dst, src);
     }
+    else if (n > 0 && follows) {
+        cp_async_16_zfill(dst, src, n * 4);
+    }
     else {
-        const float4 v = load_edge(src, n);
+        const float4 v = n > 0 ? load_edge(src, n) : float4{};
         asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" :: "r"(dst), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w));
     }
 }
@@ -217,22 +224,22 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
                 {
                     const int n_left = N - (copy_n + b_col);
                     const int n = copy_k * 16 + b_row < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                    copy_edge_16(b_dst + s * 16896, b_src, n);
+                    copy_edge_16(b_dst + s * 16896, b_src, n, copy_k * 16 + b_row + 1 < K);
                 }
                 {
                     const int n_left = N - (copy_n + b_col);
                     const int n = copy_k * 16 + b_row + 4 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                    copy_edge_16(b_dst + s * 16896 + 4224, b_src + 4 * ldb, n);
+                    copy_edge_16(b_dst + s * 16896 + 4224, b_src + 4 * ldb, n, copy_k * 16 + b_row + 4 + 1 < K);
                 }
                 {
                     const int n_left = N - (copy_n + b_col);
                     const int n = copy_k * 16 + b_row + 8 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                    copy_edge_16(b_dst + s * 16896 + 8448, b_src + 8 * ldb, n);
+                    copy_edge_16(b_dst + s * 16896 + 8448, b_src + 8 * ldb, n, copy_k * 16 + b_row + 8 + 1 < K);
                 }
                 {
                     const int n_left = N - (copy_n + b_col);
                     const int n = copy_k * 16 + b_row + 12 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                    copy_edge_16(b_dst + s * 16896 + 12672, b_src + 12 * ldb, n);
+                    copy_edge_16(b_dst + s * 16896 + 12672, b_src + 12 * ldb, n, copy_k * 16 + b_row + 12 + 1 < K);
                 }
                 a_src += 16;
                 b_src += 16 * ldb;
@@ -513,22 +520,22 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
                                 {
                                     const int n_left = N - (copy_n + b_col);
                                     const int n = copy_k * 16 + b_row < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                    copy_edge_16(b_dst + wr * 16896, b_src, n);
+                                    copy_edge_16(b_dst + wr * 16896, b_src, n, copy_k * 16 + b_row + 1 < K);
                                 }
                                 {
                                     const int n_left = N - (copy_n + b_col);
                                     const int n = copy_k * 16 + b_row + 4 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                    copy_edge_16(b_dst + wr * 16896 + 4224, b_src + 4 * ldb, n);
+                                    copy_edge_16(b_dst + wr * 16896 + 4224, b_src + 4 * ldb, n, copy_k * 16 + b_row + 4 + 1 < K);
                                 }
                                 {
                                     const int n_left = N - (copy_n + b_col);
                                     const int n = copy_k * 16 + b_row + 8 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                    copy_edge_16(b_dst + wr * 16896 + 8448, b_src + 8 * ldb, n);
+                                    copy_edge_16(b_dst + wr * 16896 + 8448, b_src + 8 * ldb, n, copy_k * 16 + b_row + 8 + 1 < K);
                                 }
                                 {
                                     const int n_left = N - (copy_n + b_col);
                                     const int n = copy_k * 16 + b_row + 12 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                    copy_edge_16(b_dst + wr * 16896 + 12672, b_src + 12 * ldb, n);
+                                    copy_edge_16(b_dst + wr * 16896 + 12672, b_src + 12 * ldb, n, copy_k * 16 + b_row + 12 + 1 < K);
                                 }
                                 a_src += 16;
                                 b_src += 16 * ldb;

@@ -298,22 +298,19 @@ pub fn load_edge_helper(w: &mut crate::cuda::writer::Writer, bytes: u32, vector:
 
 /// The helpers of a guarded cp.async kernel's copies of `vector` (> 1)
 /// elements of `bytes` each at its edges: a copy wholly inside goes by
-/// cp.async, one across an edge by a plain load of the elements inside (the
-/// rest zeros) and a shared store. A cp.async of part of its bytes (a
-/// source size) would do the same, but compute-sanitizer counts it as
-/// reading all of them, past the end of the buffer.
-///
-/// With `follows` (the tensor-core path) a copy across the end of a line
-/// that another line of the operand follows goes by such a cp.async all
-/// the same: the vector's bytes past the edge lie inside the operand (the
+/// cp.async; one across the end of a line that another line of the operand
+/// follows goes by a cp.async of its elements inside with a source size
+/// (zeros past them): its bytes past the edge lie inside the operand (the
 /// rest of the line's pitch, then the next line, at least a vector long),
-/// and the copy stays asynchronous where the plain load stalled its warp
-/// for the memory's latency in every K tile of an edge block; on the H200
-/// `mma_autotuned` ran 4095 x 4097 x 4100 at 248 TFLOP/s with the loads,
-/// 288 so (7606ac3). A copy wholly outside stores zeros; the plain load
-/// stays for the operand's last line alone.
-pub fn copy_edge_helpers(w: &mut crate::cuda::writer::Writer, bytes: u32, vector: u32, follows: bool) {
-    load_edge_helper(w, bytes, vector, !follows);
+/// so compute-sanitizer, which counts such a copy as reading all its bytes,
+/// sees nothing read past the buffer. The copy stays asynchronous where a
+/// plain load stalled its warp for the memory's latency in every K tile of
+/// an edge block: on the H200 `mma_autotuned` ran 4095 x 4097 x 4100 at 248
+/// TFLOP/s with the loads, 288 so (7606ac3). A copy wholly outside stores
+/// zeros; across the end of the operand's last line, a plain load of the
+/// elements inside, then zeros, stored to shared memory.
+pub fn copy_edge_helpers(w: &mut crate::cuda::writer::Writer, bytes: u32, vector: u32) {
+    load_edge_helper(w, bytes, vector, false);
     let (ty, elem) = (load_type(bytes, vector), if bytes == 4 { "float" } else { "unsigned short" });
     let size = bytes * vector;
     // the vector's 32-bit words, as st.shared takes them
@@ -326,18 +323,6 @@ pub fn copy_edge_helpers(w: &mut crate::cuda::writer::Writer, bytes: u32, vector
     };
     let regs: Vec<String> = (1..=words.len()).map(|i| format!("%{i}")).collect();
     let regs = if words.len() == 1 { regs[0].clone() } else { format!("{{{}}}", regs.join(", ")) };
-    let store = |w: &mut crate::cuda::writer::Writer, value: &str| {
-        w.line(format!("const {ty} v = {value};"));
-        w.line(format!("asm volatile(\"st.shared.{kind} [%0], {regs};\\n\" :: \"r\"(dst), {});", words.join(", ")));
-    };
-    if !follows {
-        w.line(format!("// a {size}-byte copy at an edge: whole, by cp.async; across the edge, its n elements inside by a load,"));
-        w.line("// then zeros, stored to shared memory (nothing past the edge is read)");
-        return w.block(format!("__device__ __forceinline__ void copy_edge_{size}(unsigned dst, const {elem}* src, int n)"), |w| {
-            w.block(format!("if (n == {vector})"), |w| w.line(format!("cp_async_{size}(dst, src);")));
-            w.block("else", |w| store(w, "load_edge(src, n)"));
-        });
-    }
     w.line(format!("// a {size}-byte copy at an edge: whole, by cp.async; across the end of a line another line follows, by"));
     w.line("// a cp.async of its n elements inside that fills zeros past them (its bytes past the edge lie inside the");
     w.line("// operand: the line's pitch, then the next line); wholly outside, zeros; across the end of the operand's");
@@ -345,7 +330,10 @@ pub fn copy_edge_helpers(w: &mut crate::cuda::writer::Writer, bytes: u32, vector
     w.block(format!("__device__ __forceinline__ void copy_edge_{size}(unsigned dst, const {elem}* src, int n, bool follows)"), |w| {
         w.block(format!("if (n == {vector})"), |w| w.line(format!("cp_async_{size}(dst, src);")));
         w.block("else if (n > 0 && follows)", |w| w.line(format!("cp_async_{size}_zfill(dst, src, n * {bytes});")));
-        w.block("else", |w| store(w, &format!("n > 0 ? load_edge(src, n) : {ty}{{}}")));
+        w.block("else", |w| {
+            w.line(format!("const {ty} v = n > 0 ? load_edge(src, n) : {ty}{{}};"));
+            w.line(format!("asm volatile(\"st.shared.{kind} [%0], {regs};\\n\" :: \"r\"(dst), {});", words.join(", ")));
+        });
     });
 }
 

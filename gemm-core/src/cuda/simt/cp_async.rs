@@ -87,14 +87,17 @@ impl Kernel<'_> {
         let (a, b, _) = self.staged_tiles();
         let copies = [self.copies(&a, vector), self.copies(&b, vector)];
         let guarded = self.spec.edges == Edges::Guarded;
-        // at the edges, single-element copies fill zeros; wider ones go by copy_edge
-        let mut single: Vec<u32> = copies.iter().filter(|c| guarded && c.plan.vector == 1).map(|c| c.bytes()).collect();
-        single.dedup();
-        crate::cuda::ptx::cp_async(w, &[copies[0].bytes(), copies[1].bytes()], &single);
+        // at the edges every copy reads its elements inside and fills zeros past them (a source
+        // size); wider ones go by copy_edge, which takes that form where another line of the
+        // operand follows (see copy_edge_helpers)
+        let mut zfill: Vec<u32> = copies.iter().filter(|_| guarded).map(|c| c.bytes()).collect();
+        zfill.sort();
+        zfill.dedup();
+        crate::cuda::ptx::cp_async(w, &[copies[0].bytes(), copies[1].bytes()], &zfill);
         let mut wide: Vec<u32> = copies.iter().filter(|c| guarded && c.plan.vector > 1).map(|c| c.plan.vector).collect();
         wide.dedup();
         for v in wide {
-            copy_edge_helpers(w, 4, v, false);
+            copy_edge_helpers(w, 4, v);
         }
     }
 
@@ -249,7 +252,8 @@ impl Kernel<'_> {
                 if c.plan.vector == 1 {
                     w.line(format!("cp_async_{}_zfill({to}, n > 0 ? {from} : {base}, n * 4);", c.bytes()));
                 } else {
-                    w.line(format!("copy_edge_{}({to}, {from}, n);", c.bytes()));
+                    let follows = edge.line_follows(&row, &col);
+                    w.line(format!("copy_edge_{}({to}, {from}, n, {follows});", c.bytes()));
                 }
             });
         }

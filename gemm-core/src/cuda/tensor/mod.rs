@@ -388,7 +388,7 @@ impl Tc<'_> {
                 let zfill: &[u32] = if guarded && vector > 1 { &[bytes] } else { &[] };
                 ptx::cp_async(w, &[bytes], zfill);
                 if guarded {
-                    super::copy::copy_edge_helpers(w, s.a.elem.bytes(), vector, true);
+                    super::copy::copy_edge_helpers(w, s.a.elem.bytes(), vector);
                 }
             }
             Staging::Smem { vector, .. } if s.edges == Edges::Guarded => super::copy::load_edge_helper(w, s.a.elem.bytes(), vector, true),

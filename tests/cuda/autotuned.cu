@@ -281,19 +281,10 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
         b_frag[0][jn * 4 + 3] = b_frag4.w;
     }
 
-    // whether every C tile of this block's share lies wholly inside M, N and K, so
-    // that no copy needs a check
-    bool share_whole = K % 16 == 0;
-    for (int t = (int)(first / k_tiles); share_whole && (long long)t * k_tiles < last; ++t) {
-        const int tile = t;
-        const int batch = tile / (tiles_m * tiles_n);
-        const int in_batch = tile - batch * (tiles_m * tiles_n);
-        // raster (row): tiles in row-major order
-        const int block_m = (in_batch / tiles_n) * 128;
-        const int block_n = (in_batch % tiles_n) * 256;
-        share_whole = block_m + 128 <= M && block_n + 256 <= N;
-    }
-    if (share_whole) {
+    // whether every C tile lies wholly inside M, N and K, so that no copy needs a check (the
+    // launch's choice: blocks in the two loops side by side ran slower than all in the checked one)
+    const bool all_whole = M % 128 == 0 && N % 256 == 0 && K % 16 == 0;
+    if (all_whole) {
         for (long long it = first; it < last;) {
             // this unit: K steps of one C tile, up to the tile's end or the share's
             const long long k_left = k_tiles - (int)(it % k_tiles);
@@ -452,7 +443,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
         }
     }
     else {
-        // a share at an edge: a branch per tile picks checked or unchecked copies
+        // sizes with edges: a branch per tile picks checked or unchecked copies
         for (long long it = first; it < last;) {
             // this unit: K steps of one C tile, up to the tile's end or the share's
             const long long k_left = k_tiles - (int)(it % k_tiles);

@@ -251,31 +251,28 @@ impl Tiling {
     /// adds the others' and runs `epilogue`, in scope with `batch`,
     /// `block_m` and `block_n`.
     ///
-    /// Guarded, a block whose share lies wholly inside A and B (every block,
-    /// for sizes that are tile multiples) runs a loop with unchecked copies,
-    /// the others one with a branch per tile. In one loop for all, the
-    /// checked copies' code took registers from the K loop: ptxas issued 52
-    /// of its 96 shared-memory loads back to back instead of between the
-    /// FMAs (SASS of `autotuned`). Where every share holds an edge tile (K
-    /// not a multiple of the K tile), `autotuned` runs the branch loop: 44.5
-    /// TFLOP/s at 8191^3 on the H100, 51.9 at 4096^3.
+    /// Guarded, a launch whose C tiles all lie wholly inside M, N and K (sizes
+    /// that are tile multiples) runs a loop with unchecked copies, any other
+    /// a loop with a branch per tile, in every block. In one loop for all
+    /// sizes, the checked copies' code took registers from the K loop: ptxas
+    /// issued 52 of its 96 shared-memory loads back to back instead of
+    /// between the FMAs (SASS of `autotuned`). The choice is the launch's,
+    /// not each block's: where blocks whose shares hold no edge tile took the
+    /// unchecked loop beside others in the branch loop, `autotuned` ran
+    /// 4096 x 11007 x 4096 at 38.2 TFLOP/s; every block in the branch loop,
+    /// 49.0 (51.6 at 4096 x 11008 x 4096; H200, 2026-11-29, 097ba97).
     pub fn units(&self, w: &mut Writer, body: impl Fn(&mut Writer, Checks), epilogue: impl Fn(&mut Writer)) {
         // (the hybrid's indices are no tile-major run: its shares are TMA's, never checked)
         debug_assert!(self.shares == Shares::StreamK, "the hybrids run on TMA stages alone (support.rs)");
         if !self.guarded {
             return self.unit_loop(w, Checks::Off, &body, &epilogue);
         }
-        w.line("// whether every C tile of this block's share lies wholly inside M, N and K, so");
-        w.line("// that no copy needs a check");
-        w.line(format!("bool share_whole = K % {} == 0;", self.bk));
-        w.block("for (int t = (int)(first / k_tiles); share_whole && (long long)t * k_tiles < last; ++t)", |w| {
-            w.line("const int tile = t;");
-            self.tile_origin(w);
-            w.line(format!("share_whole = block_m + {} <= M && block_n + {} <= N;", self.bm, self.bn));
-        });
-        w.block("if (share_whole)", |w| self.unit_loop(w, Checks::Off, &body, &epilogue));
+        w.line("// whether every C tile lies wholly inside M, N and K, so that no copy needs a check (the");
+        w.line("// launch's choice: blocks in the two loops side by side ran slower than all in the checked one)");
+        w.line(format!("const bool all_whole = M % {} == 0 && N % {} == 0 && K % {} == 0;", self.bm, self.bn, self.bk));
+        w.block("if (all_whole)", |w| self.unit_loop(w, Checks::Off, &body, &epilogue));
         w.block("else", |w| {
-            w.line("// a share at an edge: a branch per tile picks checked or unchecked copies");
+            w.line("// sizes with edges: a branch per tile picks checked or unchecked copies");
             self.unit_loop(w, Checks::PerTile, &body, &epilogue)
         });
     }

@@ -260,7 +260,8 @@ impl Tiling {
     /// not each block's: where blocks whose shares hold no edge tile took the
     /// unchecked loop beside others in the branch loop, `autotuned` ran
     /// 4096 x 11007 x 4096 at 38.2 TFLOP/s; every block in the branch loop,
-    /// 49.0 (51.6 at 4096 x 11008 x 4096; H200, 2026-11-29, 097ba97).
+    /// 49.0, and every block in the unchecked loop at 4096 x 11008 x 4096
+    /// 51.7 (H200, 2026-11-29, 097ba97).
     pub fn units(&self, w: &mut Writer, body: impl Fn(&mut Writer, Checks), epilogue: impl Fn(&mut Writer)) {
         // (the hybrid's indices are no tile-major run: its shares are TMA's, never checked)
         debug_assert!(self.shares == Shares::StreamK, "the hybrids run on TMA stages alone (support.rs)");

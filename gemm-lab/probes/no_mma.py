@@ -7,7 +7,7 @@ sm_80 path's time; the results are wrong, and `gemm-lab variants` times them all
 
 copies+ldmatrix: every mma.sync replaced by one integer instruction (the copies, fragment loads
 and barriers stay);
-copies: the fragment loads gone too (the copies and barriers stay)."""
+copies: the fragment loads gone too (the copies, barriers and integer instructions stay)."""
 import re
 import sys
 

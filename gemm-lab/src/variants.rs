@@ -30,7 +30,8 @@
 //! in place of the generated source (hand-edit what `cuda STEP VARIANT`
 //! prints, keeping the kernel's name and parameters), with `smem=BYTES`
 //! and `block_threads=N` where it needs other shared memory or threads
-//! than the spec's. Any step of
+//! than the spec's; a hand edit that leaves work out (to time what it
+//! costs) is said to be wrong and timed all the same. Any step of
 //! any ladder (fp8's included, its scales as the ladder's); cuBLAS (cuBLASLt
 //! for 8-bit operands) is timed in the step's types and layouts.
 //! For example `variants autotuned pad=4 sweep=m 'raster=grouped(8),pad=4'`
@@ -124,6 +125,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let reps = Reps { warmup: 3, runs: 30 };
     let shape = if size.0 == size.1 && size.1 == size.2 { format!("{}^3", size.0) } else { format!("{}x{}x{}", size.0, size.1, size.2) };
     // every kernel checked at the timed shape itself too (odd shapes included)
+    let mut wrong = Vec::new();
     for (k, label) in kernels.iter().zip(&labels) {
         let grid = k.grid(bench.stream(), dims)?;
         match gemm_ladder::measure::verify(&bench, k, dims, 5) {
@@ -131,10 +133,14 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 // how the launcher reaches the kernel at these leading dimensions (buffers of their own, 256-byte aligned)
                 let machine = gemm_runtime::internal::realign::Machine::of(&bench.gpu.ctx)?;
                 let plan = gemm_runtime::internal::realign::plan(&k.spec, dims, [usize::MAX >> 8; 3], [1 << 40; 3], machine)?;
-                eprintln!("{label}: relative error {err:.1e} against cuBLAS at {shape}; grid {grid:?} of {} threads; {plan:?}", k.threads)
+                eprintln!("{label}: relative error {err:.1e} against cuBLAS at {shape}; grid {grid:?} of {} threads; {plan:?}", k.threads);
+                wrong.push(false);
             }
             // a hand edit may leave work out to time what it costs (a bisection): said, then timed
-            Err(e @ gemm_ladder::measure::Failure::Wrong { .. }) if label.contains("source=") => eprintln!("{label}: WRONG, timed all the same: {e}"),
+            Err(e @ gemm_ladder::measure::Failure::Wrong { .. }) if label.contains("source=") => {
+                eprintln!("{label}: WRONG, timed all the same: {e}");
+                wrong.push(true);
+            }
             Err(e) => return Err(format!("{label}: {e}").into()),
         }
     }
@@ -149,13 +155,22 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     println!("|---|---:|---:|---:|---|");
     let mut rounds = Vec::new();
     for _ in 0..2 {
-        let timed = search::time_all(&bench, &kernels, dims, reps, |_, _| {})?;
+        // as the search times them (each checked again on the way), but the hand edits
+        // found wrong above: those are timed unchecked
+        let mut timed = Vec::new();
+        for (k, &wrong) in kernels.iter().zip(&wrong) {
+            timed.push(if wrong {
+                Some(gemm_ladder::measure::time_kernel(&bench, k, dims, reps)?.tflops(dims.flops()))
+            } else {
+                search::time_all(&bench, std::slice::from_ref(k), dims, reps, |_, _| {})?.pop().flatten().map(|t| t.tflops)
+            });
+        }
         let cublas = time_cublas_typed(&bench, cfg.0, cfg.1, dims, reps)?.tflops(dims.flops());
         rounds.push((timed, cublas));
     }
     let (_, cublas) = rounds[1];
     for (i, (label, k)) in labels.iter().zip(&kernels).enumerate() {
-        let of = |round: usize| rounds[round].0[i].as_ref().map(|t| t.tflops);
+        let of = |round: usize| rounds[round].0[i];
         match (of(0), of(1)) {
             (Some(a), Some(b)) => {
                 let (ours, theirs) = gemm_ladder::measure::time_in_turns(&bench, k, dims, reps)?;

@@ -39,7 +39,6 @@
 
 use clap::Parser;
 use gemm_ladder::measure::{config, describe, time_cublas_typed, Bench, Reps};
-use gemm_ladder::search;
 use gemm_runtime::spec::Layout;
 use gemm_runtime::Kernel;
 
@@ -125,7 +124,6 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let reps = Reps { warmup: 3, runs: 30 };
     let shape = if size.0 == size.1 && size.1 == size.2 { format!("{}^3", size.0) } else { format!("{}x{}x{}", size.0, size.1, size.2) };
     // every kernel checked at the timed shape itself too (odd shapes included)
-    let mut wrong = Vec::new();
     for (k, label) in kernels.iter().zip(&labels) {
         let grid = k.grid(bench.stream(), dims)?;
         match gemm_ladder::measure::verify(&bench, k, dims, 5) {
@@ -133,14 +131,10 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 // how the launcher reaches the kernel at these leading dimensions (buffers of their own, 256-byte aligned)
                 let machine = gemm_runtime::internal::realign::Machine::of(&bench.gpu.ctx)?;
                 let plan = gemm_runtime::internal::realign::plan(&k.spec, dims, [usize::MAX >> 8; 3], [1 << 40; 3], machine)?;
-                eprintln!("{label}: relative error {err:.1e} against cuBLAS at {shape}; grid {grid:?} of {} threads; {plan:?}", k.threads);
-                wrong.push(false);
+                eprintln!("{label}: relative error {err:.1e} against cuBLAS at {shape}; grid {grid:?} of {} threads; {plan:?}", k.threads)
             }
             // a hand edit may leave work out to time what it costs (a bisection): said, then timed
-            Err(e @ gemm_ladder::measure::Failure::Wrong { .. }) if label.contains("source=") => {
-                eprintln!("{label}: WRONG, timed all the same: {e}");
-                wrong.push(true);
-            }
+            Err(e @ gemm_ladder::measure::Failure::Wrong { .. }) if label.contains("source=") => eprintln!("{label}: WRONG, timed all the same: {e}"),
             Err(e) => return Err(format!("{label}: {e}").into()),
         }
     }
@@ -153,18 +147,22 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     );
     println!("| variant | round 1 TFLOP/s | round 2 TFLOP/s | % of cuBLAS (round 2) | in turns with cuBLAS: TFLOP/s, cuBLAS, % |");
     println!("|---|---:|---:|---:|---|");
+    // every kernel was checked above at this shape (a hand edit found wrong is timed all the
+    // same): all timed on one set of inputs (the variants share types and layouts)
+    let inputs = gemm_ladder::measure::Problem::for_kernel(&bench, &kernels[0], dims, 11)?;
     let mut rounds = Vec::new();
     for _ in 0..2 {
-        // as the search times them (each checked again on the way), but the hand edits
-        // found wrong above: those are timed unchecked
-        let mut timed = Vec::new();
-        for (k, &wrong) in kernels.iter().zip(&wrong) {
-            timed.push(if wrong {
-                Some(gemm_ladder::measure::time_kernel(&bench, k, dims, reps)?.tflops(dims.flops()))
-            } else {
-                search::time_all(&bench, std::slice::from_ref(k), dims, reps, |_, _| {})?.pop().flatten().map(|t| t.tflops)
-            });
-        }
+        let timed: Vec<Option<f64>> = kernels
+            .iter()
+            .zip(&labels)
+            .map(|(k, label)| match gemm_ladder::measure::time_on(&bench, k, &inputs, reps) {
+                Ok(t) => Some(t.tflops(dims.flops())),
+                Err(e) => {
+                    eprintln!("{label}: {e}");
+                    None
+                }
+            })
+            .collect();
         let cublas = time_cublas_typed(&bench, cfg.0, cfg.1, dims, reps)?.tflops(dims.flops());
         rounds.push((timed, cublas));
     }

@@ -90,7 +90,7 @@ impl Kernel<'_> {
         // at the edges every copy reads its elements inside and fills zeros past them (a source
         // size); wider ones go by copy_edge, which takes that form where another line of the
         // operand follows (see copy_edge_helpers)
-        let mut zfill: Vec<u32> = copies.iter().filter(|_| guarded).map(|c| c.bytes()).collect();
+        let mut zfill: Vec<u32> = if guarded { copies.iter().map(|c| c.bytes()).collect() } else { Vec::new() };
         zfill.sort();
         zfill.dedup();
         crate::cuda::ptx::cp_async(w, &[copies[0].bytes(), copies[1].bytes()], &zfill);

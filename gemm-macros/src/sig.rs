@@ -66,7 +66,7 @@ pub fn parse(cx: &mut Ctxt, item: TokenStream) -> Option<Sig> {
 /// each with its span (an error about one points at it); `None` if `ty` is
 /// not a `kind<..>`.
 fn generic_names(ty: &Type, kind: &str) -> Option<Vec<(String, proc_macro2::Span)>> {
-    let Type::Path(path) = ty else { return None };
+    let Type::Path(path) = ungrouped(ty) else { return None };
     let last = path.path.segments.last()?;
     if last.ident != kind {
         return None;
@@ -76,11 +76,24 @@ fn generic_names(ty: &Type, kind: &str) -> Option<Vec<(String, proc_macro2::Span
         .args
         .iter()
         .filter_map(|a| match a {
-            GenericArgument::Type(Type::Path(p)) => p.path.segments.last().map(|s| (s.ident.to_string(), p.span())),
+            GenericArgument::Type(t) => match ungrouped(t) {
+                Type::Path(p) => p.path.segments.last().map(|s| (s.ident.to_string(), p.span())),
+                _ => None,
+            },
             _ => None,
         })
         .collect();
     Some(names)
+}
+
+/// `ty` out of the invisible groups a `macro_rules!` `$t:ty` wraps it in
+/// (and out of parentheses).
+fn ungrouped(ty: &Type) -> &Type {
+    match ty {
+        Type::Group(g) => ungrouped(&g.elem),
+        Type::Paren(p) => ungrouped(&p.elem),
+        t => t,
+    }
 }
 
 /// An element type name of a signature.

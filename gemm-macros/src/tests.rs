@@ -188,6 +188,35 @@ fn a_bad_signature_is_an_error_at_the_parameter() {
     assert!(out.contains("element type `f64` of a is not supported"), "{out}");
 }
 
+/// A kernel declared inside a `macro_rules!` gets its parameter types as
+/// `$t:ty` fragments: tokens in an invisible group, read as the types inside.
+#[test]
+fn types_from_a_macro_rules_fragment_read_as_written() {
+    use proc_macro2::{Delimiter, Group};
+    let grouped = |t: TokenStream| Group::new(Delimiter::None, t);
+    let (a, b, c, bias) = (
+        grouped(quote!(Mat<bf16, RowMajor>)),
+        grouped(quote!(Mat<bf16, ColMajor>)),
+        grouped(quote!(MatMut<bf16, RowMajor>)),
+        grouped(quote!(Bias<bf16>)),
+    );
+    let out = crate::expand::gemm_kernel(
+        quote!(
+            block(m = 128, n = 256, k = 64, threads = 384),
+            warp(m = 64, n = 256),
+            atom = wgmma(m64n128k16),
+            staging = tma(stages = 3),
+            specialize(producers = 1, consumers = 2),
+            swizzle = b128,
+            epilogue = tma(bias = n)
+        ),
+        quote!(pub fn k(x: #a, w: #b, y: #c, bias: #bias);),
+    )
+    .to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    assert!(out.contains("pub fn k"), "{out}");
+}
+
 /// `tune(..)` takes settings by path with lists of values, and a key; a
 /// space of more points than a build checks and a first launch times is
 /// an error.

@@ -4,13 +4,14 @@
 //!
 //! For each size (8192 and 1024 tokens, hidden 8192, ffn 28672: a
 //! 70B-class layer) and GPU count it prints, for one chunk (the GEMMs,
-//! then the all-reduce) and for the tokens in 2 and 4 chunks with the
-//! GEMMs' grids leaving 0, 8 and 16 SMs to the all-reduce: the block's
-//! time, TFLOP/s a GPU, the speed-up over one GPU (holding the whole
-//! block), and how much of the all-reduce's time alone the overlap hid:
-//! (one chunk - this) / all-reduce alone. Then the all-reduce of the
-//! output alone, and its bus bandwidth as nccl-tests reports it (bytes x 2
-//! (p - 1) / p / time).
+//! then the all-reduce) and for the tokens in 2 and 4 chunks (each chunk's
+//! all-reduce beside the next chunk's GEMMs): the block's time, TFLOP/s a
+//! GPU, the speed-up over one GPU (holding the whole block), and how much
+//! of the all-reduce's time alone the overlap hid: (one chunk - this) /
+//! all-reduce alone. Then the all-reduce of the output alone, and its bus
+//! bandwidth as nccl-tests reports it (bytes x 2 (p - 1) / p / time).
+//! The forms are timed in turns, a run of each a round, so that the GPUs'
+//! clocks drifting under their power cap move them all alike.
 //!
 //! `examples/tp_mlp.py` times the same block in PyTorch, written the plain
 //! way (the GEMMs, an unfused GELU, a blocking all-reduce), for a
@@ -30,22 +31,34 @@ fn normal(len: usize, seed: u64, scale: f32) -> Vec<bf16> {
     StdRng::seed_from_u64(seed).sample_iter::<f32, _>(StandardNormal).take(len).map(|x| bf16::from_f32(x * scale)).collect()
 }
 
-/// The median of `runs` timed runs of `f` after `warmup` untimed, in ms,
-/// `sync` waiting for every GPU after each (host time: the block spans GPUs).
-fn median_ms(warmup: usize, runs: usize, mut f: impl FnMut() -> Result<(), TpError>, sync: &dyn Fn() -> Result<(), TpError>) -> Result<f64, TpError> {
-    for _ in 0..warmup {
-        f()?;
+/// The median time in ms of each of `forms` forms, `run(i)` running form
+/// i once: timed in `rounds` turns of one run each after one untimed turn,
+/// `sync` waiting for every GPU after each run (host time: the block spans
+/// GPUs).
+fn medians_in_turns(
+    rounds: usize,
+    forms: usize,
+    mut run: impl FnMut(usize) -> Result<(), TpError>,
+    sync: &dyn Fn() -> Result<(), TpError>,
+) -> Result<Vec<f64>, TpError> {
+    let mut times = vec![Vec::with_capacity(rounds); forms];
+    for round in 0..=rounds {
+        for (i, t) in times.iter_mut().enumerate() {
+            let start = Instant::now();
+            run(i)?;
+            sync()?;
+            if round > 0 {
+                t.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
     }
-    sync()?;
-    let mut t = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let start = Instant::now();
-        f()?;
-        sync()?;
-        t.push(start.elapsed().as_secs_f64() * 1e3);
-    }
-    t.sort_by(f64::total_cmp);
-    Ok(t[runs / 2])
+    Ok(times
+        .into_iter()
+        .map(|mut t| {
+            t.sort_by(f64::total_cmp);
+            t[t.len() / 2]
+        })
+        .collect())
 }
 
 fn main() {
@@ -64,8 +77,8 @@ fn run() -> Result<(), TpError> {
     let b1 = normal(f, 2, 0.1);
     let w2 = normal(h * f, 3, 1.0 / (f as f32).sqrt());
     let b2 = normal(h, 4, 0.1);
-    println!("| tokens | GPUs | chunks | SMs left to the all-reduce | ms | TFLOP/s a GPU | speed-up over one GPU | all-reduce hidden |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| tokens | GPUs | chunks | ms | TFLOP/s a GPU | speed-up over one GPU | all-reduce hidden |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
     let mut alone = Vec::new();
     for m in [8192usize, 1024] {
         let flops = 2.0 * 2.0 * (m * h * f) as f64;
@@ -76,56 +89,51 @@ fn run() -> Result<(), TpError> {
         let (dw1, db1, dw2, db2, dx) = (s.clone_htod(&w1)?, s.clone_htod(&b1)?, s.clone_htod(&w2)?, s.clone_htod(&b2)?, s.clone_htod(&x)?);
         let mut act = s.alloc_zeros::<bf16>(m * f)?;
         let mut out = s.alloc_zeros::<bf16>(m * h)?;
-        let one = median_ms(
-            3,
-            15,
-            || {
-                linear_bias_gelu(&s, &dx, &dw1, &mut act, &db1, Dims::new(m, f, h))?;
-                linear_bias(&s, &act, &dw2, &mut out, &db2, Dims::new(m, h, f))?;
-                Ok(())
-            },
-            &|| Ok(s.synchronize()?),
-        )?;
-        println!("| {m} | 1 | 1 | | {one:.3} | {:.1} | 1.00 | |", flops / (one * 1e-3) / 1e12);
-        drop((dw1, dw2, act));
+        let mut one = || -> Result<(), TpError> {
+            linear_bias_gelu(&s, &dx, &dw1, &mut act, &db1, Dims::new(m, f, h))?;
+            linear_bias(&s, &act, &dw2, &mut out, &db2, Dims::new(m, h, f))?;
+            Ok(s.synchronize()?)
+        };
+        if gpus == 1 {
+            let one = medians_in_turns(15, 1, |_| one(), &|| Ok(()))?[0];
+            println!("| {m} | 1 | 1 | {one:.3} | {:.1} | 1.00 | |", flops / (one * 1e-3) / 1e12);
+        }
         for world in (2..=gpus).filter(|w| w.is_power_of_two()) {
             // ANCHOR: setup
             // ranks 0..world on GPUs 0..world; each rank's slices of the weights on its GPU
             let group = TpGroup::new(&(0..world).collect::<Vec<_>>())?;
-            let mut mlp = TpMlp::from_host(&group, shape, &w1, &b1, &w2, &b2)?;
+            let mlp = TpMlp::from_host(&group, shape, &w1, &b1, &w2, &b2)?;
             // the tokens on every rank, and a buffer there for the block's output
             let xs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&x)).collect::<Result<_, _>>()?;
             let mut outs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).alloc_zeros::<bf16>(m * h)).collect::<Result<_, _>>()?;
             let xr: Vec<&CudaSlice<bf16>> = xs.iter().collect();
             // ANCHOR_END: setup
-            let sync = || group.synchronize();
-            let time = |mlp: &TpMlp, outs: &mut Vec<CudaSlice<bf16>>, c: usize| {
-                // ANCHOR: forward
-                let mut or: Vec<&mut CudaSlice<bf16>> = outs.iter_mut().collect();
-                let forward = || mlp.forward(&group, &xr, &mut or, m, c);
-                // ANCHOR_END: forward
-                median_ms(3, 15, forward, &sync)
-            };
-            let serial = time(&mlp, &mut outs, 1)?;
             // the all-reduce of the block's output alone
             let mut bufs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).alloc_zeros::<bf16>(m * h)).collect::<Result<_, _>>()?;
-            let mut bufs: Vec<&mut CudaSlice<bf16>> = bufs.iter_mut().collect();
-            let comm = median_ms(3, 15, || group.all_reduce(&mut bufs, m * h), &sync)?;
-            let row = |chunks: usize, left: &str, ms: f64| {
+            let chunk_counts = [1, 2, 4];
+            let forms = chunk_counts.len() + 2;
+            let run = |i: usize| match chunk_counts.get(i) {
+                Some(&c) => {
+                    // ANCHOR: forward
+                    let mut or: Vec<&mut CudaSlice<bf16>> = outs.iter_mut().collect();
+                    mlp.forward(&group, &xr, &mut or, m, c)
+                    // ANCHOR_END: forward
+                }
+                None if i == chunk_counts.len() => group.all_reduce(&mut bufs.iter_mut().collect::<Vec<_>>(), m * h),
+                None => one(),
+            };
+            let t = medians_in_turns(15, forms, run, &|| group.synchronize())?;
+            let (serial, comm, one) = (t[0], t[chunk_counts.len()], t[chunk_counts.len() + 1]);
+            if world == 2 {
+                println!("| {m} | 1 | 1 | {one:.3} | {:.1} | 1.00 | |", flops / (one * 1e-3) / 1e12);
+            }
+            for (&chunks, &ms) in chunk_counts.iter().zip(&t) {
                 println!(
-                    "| {m} | {world} | {chunks} | {left} | {ms:.3} | {:.1} | {:.2} | {:.0}% |",
+                    "| {m} | {world} | {chunks} | {ms:.3} | {:.1} | {:.2} | {:.0}% |",
                     flops / world as f64 / (ms * 1e-3) / 1e12,
                     one / ms,
                     100.0 * (serial - ms) / comm
-                )
-            };
-            row(1, "", serial);
-            for chunks in [2, 4] {
-                for left in [0, 8, 16] {
-                    mlp = mlp.with_collective_sms(left);
-                    let ms = time(&mlp, &mut outs, chunks)?;
-                    row(chunks, &left.to_string(), ms);
-                }
+                );
             }
             let bytes = (m * h * 2) as f64;
             alone.push((m, world, comm, bytes * 2.0 * (world - 1) as f64 / world as f64 / (comm * 1e-3) / 1e9));

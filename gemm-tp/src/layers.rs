@@ -7,7 +7,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use cudarc::nccl::safe::ReduceOp;
 use gemm_runtime::{bf16, Dims};
 
-use crate::kernels::rank_linear;
+use crate::kernels::{rank_linear, Grid};
 use crate::scratch::Kept;
 use crate::{TpError, TpGroup};
 
@@ -104,7 +104,7 @@ impl ColumnParallel {
     pub fn forward(&self, group: &TpGroup, x: &[&CudaSlice<bf16>], y: &mut [&mut CudaSlice<bf16>], m: usize) -> Result<(), TpError> {
         check_ranks(group, &self.slices, x, y, m, [self.in_features, self.out_per_rank()])?;
         for i in 0..group.local_ranks() {
-            self.rank_forward(i, group.stream(i), x[i], y[i], m, None)?;
+            self.rank_forward(i, group.stream(i), x[i], y[i], m, Grid::Persistent)?;
         }
         Ok(())
     }
@@ -120,7 +120,7 @@ impl ColumnParallel {
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
         let [own, all] = Kept::get(&mut kept, group, &[m * op, p * m * op])? else { unreachable!("two buffers a rank") };
         for i in 0..group.local_ranks() {
-            self.rank_forward(i, group.stream(i), x[i], &mut own[i], m, None)?;
+            self.rank_forward(i, group.stream(i), x[i], &mut own[i], m, Grid::Persistent)?;
         }
         group.each_in_nccl_group(|i| Ok(group.comm(i).all_gather(&own[i], &mut all[i]).map(drop)?))?;
         for (i, yi) in y.iter_mut().enumerate() {
@@ -141,11 +141,11 @@ impl ColumnParallel {
         x: &impl DevicePtr<bf16>,
         y: &mut impl DevicePtrMut<bf16>,
         rows: usize,
-        max_blocks: Option<u32>,
+        grid: Grid,
     ) -> Result<(), TpError> {
         let bias = self.b.as_ref().map(|b| &b[i]);
         let dims = Dims::new(rows, self.out_per_rank(), self.in_features);
-        Ok(rank_linear(s, x, &self.slices.w[i], y, bias, self.gelu, dims, max_blocks)?)
+        Ok(rank_linear(s, x, &self.slices.w[i], y, bias, self.gelu, dims, grid)?)
     }
 }
 
@@ -223,7 +223,7 @@ impl RowParallel {
             Reduce::AllReduce => {
                 // each rank's partial sum in its output, summed there
                 for i in 0..here {
-                    self.rank_partial(i, group, x[i], y[i], m, None)?;
+                    self.rank_partial(i, group, x[i], y[i], m, Grid::Persistent)?;
                 }
                 group.all_reduce(y, m * out)?;
             }
@@ -231,7 +231,7 @@ impl RowParallel {
                 let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
                 let [partials] = Kept::get(&mut kept, group, &[m * out])? else { unreachable!("one buffer a rank") };
                 for i in 0..here {
-                    self.rank_partial(i, group, x[i], &mut partials[i], m, None)?;
+                    self.rank_partial(i, group, x[i], &mut partials[i], m, Grid::Persistent)?;
                 }
                 group.each_in_nccl_group(|i| {
                     let mut dst = y[i].slice_mut(0..rows * out);
@@ -254,11 +254,11 @@ impl RowParallel {
         x: &impl DevicePtr<bf16>,
         y: &mut impl DevicePtrMut<bf16>,
         rows: usize,
-        max_blocks: Option<u32>,
+        grid: Grid,
     ) -> Result<(), TpError> {
         let bias = if group.rank(i) == 0 { self.b.as_ref() } else { None };
         let dims = Dims::new(rows, self.out_features, self.in_per_rank());
-        Ok(rank_linear(group.stream(i), x, &self.slices.w[i], y, bias, false, dims, max_blocks)?)
+        Ok(rank_linear(group.stream(i), x, &self.slices.w[i], y, bias, false, dims, grid)?)
     }
 }
 

@@ -8,7 +8,7 @@ use cudarc::driver::CudaSlice;
 use cudarc::nccl::safe::ReduceOp;
 use gemm_runtime::bf16;
 
-use crate::kernels::TILE_M;
+use crate::kernels::{Grid, TILE_M};
 use crate::layers::check_ranks;
 use crate::scratch::Kept;
 use crate::{ChunkPlan, ColumnParallel, RowParallel, TpError, TpGroup};
@@ -31,8 +31,6 @@ pub struct TpMlp {
     shape: MlpShape,
     up: ColumnParallel,
     down: RowParallel,
-    /// SMs of each GPU the GEMMs leave to the collectives when the tokens go in chunks.
-    collective_sms: u32,
     /// Each rank's activations of a chunk, then each chunk's partial output.
     kept: Mutex<Option<Kept>>,
 }
@@ -45,14 +43,7 @@ impl TpMlp {
         let (h, f) = (shape.hidden, shape.ffn);
         let up = ColumnParallel::from_host(group, h, f, w1, Some(b1), true)?;
         let down = RowParallel::from_host(group, f, h, w2, Some(b2))?;
-        Ok(TpMlp { shape, up, down, collective_sms: 0, kept: Mutex::new(None) })
-    }
-
-    /// When the tokens go in more than one chunk, the GEMMs of every chunk
-    /// but the first leave `sms` SMs of each GPU free, so that the chunk
-    /// before's all-reduce runs beside them instead of waiting for SMs.
-    pub fn with_collective_sms(self, sms: u32) -> Self {
-        TpMlp { collective_sms: sms, ..self }
+        Ok(TpMlp { shape, up, down, kept: Mutex::new(None) })
     }
 
     pub fn shape(&self) -> MlpShape {
@@ -82,12 +73,12 @@ impl TpMlp {
         for (c, &(start, end)) in plan.ranges().iter().enumerate() {
             let rows = end - start;
             for i in 0..group.local_ranks() {
-                // (chunk c's GEMMs run beside chunk c - 1's all-reduce; the first chunk's beside none)
-                let cap = (c > 0 && self.collective_sms > 0).then(|| group.sms(i).saturating_sub(self.collective_sms).max(1));
+                // chunk c's GEMMs run beside chunk c - 1's all-reduce, the first chunk's beside none
+                let grid = if c > 0 { Grid::PerTile } else { Grid::Persistent };
                 let xs = x[i].slice(start * h..end * h);
                 let mut act = acts[i].slice_mut(0..rows * fp);
-                self.up.rank_forward(i, group.stream(i), &xs, &mut act, rows, cap)?;
-                self.down.rank_partial(i, group, &act, &mut partials[c][i], rows, cap)?;
+                self.up.rank_forward(i, group.stream(i), &xs, &mut act, rows, grid)?;
+                self.down.rank_partial(i, group, &act, &mut partials[c][i], rows, grid)?;
             }
             group.each_in_nccl_group(|i| {
                 let mut dst = out[i].slice_mut(start * h..end * h);

@@ -46,8 +46,8 @@ fn gpus() -> usize {
 }
 
 /// Every GPU count the machine allows, M not a multiple of the chunk, one
-/// chunk and several (and several on GEMM grids of a few blocks, most SMs
-/// left to the collective): every rank's output matches the one-GPU block within
+/// chunk and several (those after the first on GEMMs of a block a tile):
+/// every rank's output matches the one-GPU block within
 /// bf16's rounding (each rank's partial sum is rounded to bf16 before the
 /// all-reduce adds them).
 #[test]
@@ -63,9 +63,8 @@ fn the_tensor_parallel_mlp_matches_the_block_on_one_gpu() {
         for world in 1..=n.min(4) {
             let group = TpGroup::new(&(0..world).collect::<Vec<_>>()).unwrap();
             let mlp = TpMlp::from_host(&group, shape, &w.w1, &w.b1, &w.w2, &w.b2).unwrap();
-            // and with GEMM grids that leave SMs to the all-reduce (chunked runs only)
-            let leaving = TpMlp::from_host(&group, shape, &w.w1, &w.b1, &w.w2, &w.b2).unwrap().with_collective_sms(100);
-            for (mlp, chunks) in [(&mlp, 1), (&mlp, 3), (&leaving, 3)] {
+            // (chunks after the first run on GEMMs of a block a tile)
+            for chunks in [1, 3] {
                 let xs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&x).unwrap()).collect();
                 let poison = vec![bf16::NAN; m * shape.hidden];
                 let mut outs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&poison).unwrap()).collect();
@@ -80,6 +79,27 @@ fn the_tensor_parallel_mlp_matches_the_block_on_one_gpu() {
             }
         }
     }
+}
+
+/// Each rank's collectives run on a stream of its GPU's highest priority
+/// (their CTAs placed before a GEMM's waiting blocks), its GEMMs on one of
+/// the default priority.
+#[test]
+#[ignore = "needs a CUDA GPU and NCCL"]
+fn collectives_run_at_the_gpus_highest_priority() {
+    use gemm_runtime::cudarc::driver::{result, sys};
+    assert!(gpus() >= 1, "this test needs a GPU");
+    let group = TpGroup::new(&[0]).unwrap();
+    let priority = |s: &CudaStream| {
+        let mut p = 0;
+        // SAFETY: a live stream of the group's context, and an out-parameter.
+        unsafe { sys::cuStreamGetPriority(s.cu_stream(), &mut p) }.result().unwrap();
+        p
+    };
+    let (least, greatest) = result::stream::get_priority_range().unwrap();
+    assert!(greatest < least, "this GPU has one stream priority: nothing to check");
+    assert_eq!(priority(&group.comm(0).stream()), greatest);
+    assert_eq!(priority(group.stream(0)), least);
 }
 
 /// Misuse is an `Err`, before anything runs: a buffer on another rank's

@@ -11,7 +11,8 @@
 //! all-reduce alone. Then the all-reduce of the output alone, and its bus
 //! bandwidth as nccl-tests reports it (bytes x 2 (p - 1) / p / time).
 //! The forms are timed in turns, a run of each a round, so that the GPUs'
-//! clocks drifting under their power cap move them all alike.
+//! clocks drifting under their power cap move them all alike, each round
+//! in another order.
 //!
 //! `examples/tp_mlp.py` times the same block in PyTorch, written the plain
 //! way (the GEMMs, an unfused GELU, a blocking all-reduce), for a
@@ -33,8 +34,9 @@ fn normal(len: usize, seed: u64, scale: f32) -> Vec<bf16> {
 
 /// The median time in ms of each of `forms` forms, `run(i)` running form
 /// i once: timed in `rounds` turns of one run each after one untimed turn,
-/// `sync` waiting for every GPU after each run (host time: the block spans
-/// GPUs).
+/// each turn starting one form further on (a form ran 15% slower where it
+/// always followed the block on one GPU), `sync` waiting for every GPU
+/// after each run (host time: the block spans GPUs).
 fn medians_in_turns(
     rounds: usize,
     forms: usize,
@@ -43,12 +45,12 @@ fn medians_in_turns(
 ) -> Result<Vec<f64>, TpError> {
     let mut times = vec![Vec::with_capacity(rounds); forms];
     for round in 0..=rounds {
-        for (i, t) in times.iter_mut().enumerate() {
+        for i in (0..forms).map(|i| (i + round) % forms) {
             let start = Instant::now();
             run(i)?;
             sync()?;
             if round > 0 {
-                t.push(start.elapsed().as_secs_f64() * 1e3);
+                times[i].push(start.elapsed().as_secs_f64() * 1e3);
             }
         }
     }
@@ -95,7 +97,7 @@ fn run() -> Result<(), TpError> {
             Ok(s.synchronize()?)
         };
         if gpus == 1 {
-            let one = medians_in_turns(15, 1, |_| one(), &|| Ok(()))?[0];
+            let one = medians_in_turns(20, 1, |_| one(), &|| Ok(()))?[0];
             println!("| {m} | 1 | 1 | {one:.3} | {:.1} | 1.00 | |", flops / (one * 1e-3) / 1e12);
         }
         for world in (2..=gpus).filter(|w| w.is_power_of_two()) {
@@ -122,7 +124,7 @@ fn run() -> Result<(), TpError> {
                 None if i == chunk_counts.len() => group.all_reduce(&mut bufs.iter_mut().collect::<Vec<_>>(), m * h),
                 None => one(),
             };
-            let t = medians_in_turns(15, forms, run, &|| group.synchronize())?;
+            let t = medians_in_turns(20, forms, run, &|| group.synchronize())?;
             let (serial, comm, one) = (t[0], t[chunk_counts.len()], t[chunk_counts.len() + 1]);
             if world == 2 {
                 println!("| {m} | 1 | 1 | {one:.3} | {:.1} | 1.00 | |", flops / (one * 1e-3) / 1e12);

@@ -118,7 +118,8 @@ impl ColumnParallel {
         let (p, op) = (group.world(), self.out_per_rank());
         check_ranks(group, &self.slices, x, y, m, [self.in_features, self.out_features])?;
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        let [own, all] = Kept::get(&mut kept, group, &[m * op, p * m * op])? else { unreachable!("two buffers a rank") };
+        let mut bufs = Kept::get(&mut kept, group, &[m * op, p * m * op])?;
+        let [own, all] = bufs.as_mut_slice() else { unreachable!("two buffers a rank") };
         for i in 0..group.local_ranks() {
             self.rank_forward(i, group.stream(i), x[i], &mut own[i], m, Grid::Persistent)?;
         }
@@ -229,7 +230,8 @@ impl RowParallel {
             }
             Reduce::ReduceScatter => {
                 let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-                let [partials] = Kept::get(&mut kept, group, &[m * out])? else { unreachable!("one buffer a rank") };
+                let mut bufs = Kept::get(&mut kept, group, &[m * out])?;
+                let [partials] = bufs.as_mut_slice() else { unreachable!("one buffer a rank") };
                 for i in 0..here {
                     self.rank_partial(i, group, x[i], &mut partials[i], m, Grid::Persistent)?;
                 }
@@ -325,7 +327,7 @@ pub(crate) fn check_ranks(
 #[allow(clippy::too_many_arguments)]
 fn copy_columns(
     s: &CudaStream,
-    src: &CudaSlice<bf16>,
+    src: &impl DevicePtr<bf16>,
     at: usize,
     dst: &mut CudaSlice<bf16>,
     col: usize,

@@ -68,7 +68,8 @@ impl TpMlp {
         let mut lens = vec![plan.largest() * fp];
         lens.extend(plan.ranges().iter().map(|(a, b)| (b - a) * h));
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        let (acts, partials) = Kept::get(&mut kept, group, &lens)?.split_at_mut(1);
+        let mut bufs = Kept::get(&mut kept, group, &lens)?;
+        let (acts, partials) = bufs.split_at_mut(1);
         let acts = &mut acts[0];
         for (c, &(start, end)) in plan.ranges().iter().enumerate() {
             let rows = end - start;

@@ -2,35 +2,46 @@
 //! stream-ordered allocation of the MLP's activations (235 MB a rank at
 //! 8192 tokens) went back to the driver at every synchronization.
 
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, CudaViewMut};
 use gemm_runtime::bf16;
 
 use crate::{TpError, TpGroup};
 
-/// Buffers of the lengths `lens` on every rank a process drives:
-/// `bufs[j][i]` holds `lens[j]` values on the i-th rank's GPU.
+/// Buffers on every rank a process drives, `bufs[j][i]` on the i-th
+/// rank's GPU, each as long as the longest call has wanted so far: calls
+/// of other sizes (fewer tokens, another chunk count) take views of them
+/// and allocate nothing.
 pub(crate) struct Kept {
-    lens: Vec<usize>,
     ordinals: Vec<usize>,
     bufs: Vec<Vec<CudaSlice<bf16>>>,
 }
 
 impl Kept {
-    /// The buffers of `lens` on `group`'s GPUs: those in `slot` where they
-    /// are these, else new ones (allocated on the compute streams; what
-    /// reads them is written first), kept there for the next call.
-    pub(crate) fn get<'a>(slot: &'a mut Option<Kept>, group: &TpGroup, lens: &[usize]) -> Result<&'a mut [Vec<CudaSlice<bf16>>], TpError> {
+    /// Views of `lens[j]` values of the j-th buffers on `group`'s GPUs:
+    /// of those in `slot`, a buffer too short (or on other GPUs) replaced
+    /// by a new one (allocated on the compute streams; what reads them is
+    /// written first), kept there for the next call.
+    pub(crate) fn get<'a>(slot: &'a mut Option<Kept>, group: &TpGroup, lens: &[usize]) -> Result<Vec<Vec<CudaViewMut<'a, bf16>>>, TpError> {
         let ordinals: Vec<usize> = (0..group.local_ranks()).map(|i| group.ordinal(i)).collect();
-        if !matches!(slot.as_ref(), Some(k) if k.lens == lens && k.ordinals == ordinals) {
-            // the old ones go back before the new ones are taken
+        if !matches!(slot.as_ref(), Some(k) if k.ordinals == ordinals) {
             *slot = None;
-            let mut bufs = Vec::with_capacity(lens.len());
-            for &len in lens {
-                // SAFETY: every element is written (by a GEMM or a collective) before anything reads it.
-                bufs.push((0..group.local_ranks()).map(|i| unsafe { group.stream(i).alloc::<bf16>(len) }).collect::<Result<Vec<_>, _>>()?);
-            }
-            *slot = Some(Kept { lens: lens.to_vec(), ordinals, bufs });
         }
-        Ok(&mut slot.as_mut().expect("just made").bufs)
+        let kept = slot.get_or_insert_with(|| Kept { ordinals, bufs: Vec::new() });
+        for (j, &len) in lens.iter().enumerate() {
+            if kept.bufs.get(j).is_some_and(|b| b.iter().all(|s| s.len() >= len)) {
+                continue;
+            }
+            // the old one goes back before the new one is taken
+            if let Some(old) = kept.bufs.get_mut(j) {
+                old.clear();
+            }
+            // SAFETY: every element is written (by a GEMM or a collective) before anything reads it.
+            let new = (0..group.local_ranks()).map(|i| unsafe { group.stream(i).alloc::<bf16>(len) }).collect::<Result<Vec<_>, _>>()?;
+            match kept.bufs.get_mut(j) {
+                Some(old) => *old = new,
+                None => kept.bufs.push(new),
+            }
+        }
+        Ok(kept.bufs.iter_mut().zip(lens).map(|(b, &len)| b.iter_mut().map(|s| s.slice_mut(0..len)).collect()).collect())
     }
 }

@@ -57,15 +57,23 @@ fn the_tensor_parallel_mlp_matches_the_block_on_one_gpu() {
     assert!(n >= 1, "this test needs a GPU");
     let shape = MlpShape { hidden: 512, ffn: 1536 };
     let w = weights(shape);
-    for m in [1000, 128, 1] {
-        let x = normal(m * shape.hidden, 5 + m as u64, 1.0);
-        let reference = one_gpu(&CudaContext::new(0).unwrap().default_stream(), shape, &w, &x, m);
-        for world in 1..=n.min(4) {
-            let group = TpGroup::new(&(0..world).collect::<Vec<_>>()).unwrap();
-            let mlp = TpMlp::from_host(&group, shape, &w.w1, &w.b1, &w.w2, &w.b2).unwrap();
+    let cases: Vec<(usize, Vec<bf16>, Vec<f32>)> = [1000, 128, 1]
+        .into_iter()
+        .map(|m| {
+            let x = normal(m * shape.hidden, 5 + m as u64, 1.0);
+            let reference = one_gpu(&CudaContext::new(0).unwrap().default_stream(), shape, &w, &x, m);
+            (m, x, reference)
+        })
+        .collect();
+    for world in 1..=n.min(4) {
+        let group = TpGroup::new(&(0..world).collect::<Vec<_>>()).unwrap();
+        // one block for every size: the calls of fewer tokens run in views of the buffers the first kept
+        let mlp = TpMlp::from_host(&group, shape, &w.w1, &w.b1, &w.w2, &w.b2).unwrap();
+        for (m, x, reference) in &cases {
+            let m = *m;
             // (chunks after the first run on GEMMs of a block a tile)
             for chunks in [1, 3] {
-                let xs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&x).unwrap()).collect();
+                let xs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(x).unwrap()).collect();
                 let poison = vec![bf16::NAN; m * shape.hidden];
                 let mut outs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&poison).unwrap()).collect();
                 let xr: Vec<&CudaSlice<bf16>> = xs.iter().collect();
@@ -73,11 +81,40 @@ fn the_tensor_parallel_mlp_matches_the_block_on_one_gpu() {
                 mlp.forward(&group, &xr, &mut or, m, chunks).unwrap();
                 for (r, out) in outs.iter().enumerate() {
                     let got: Vec<f32> = group.stream(r).clone_dtoh(out).unwrap().into_iter().map(|v| v.to_f32()).collect();
-                    let err = relative_error(&got, &reference).unwrap();
+                    let err = relative_error(&got, reference).unwrap();
                     assert!(err < 1e-2, "{world} GPUs, m = {m}, {chunks} chunk(s), rank {r}: relative error {err:.2e}");
                 }
             }
         }
+    }
+}
+
+/// A block keeps its buffers from call to call at the largest size asked
+/// for: after a call of many tokens in one chunk and one in four, calls of
+/// fewer tokens or other chunk counts allocate nothing (the GPU's free
+/// memory stays as it was).
+#[test]
+#[ignore = "needs a CUDA GPU and NCCL"]
+fn smaller_calls_allocate_nothing() {
+    use gemm_runtime::cudarc::driver::result;
+    assert!(gpus() >= 1, "this test needs a GPU");
+    let shape = MlpShape { hidden: 1024, ffn: 4096 };
+    let w = weights(shape);
+    let group = TpGroup::new(&[0]).unwrap();
+    let mlp = TpMlp::from_host(&group, shape, &w.w1, &w.b1, &w.w2, &w.b2).unwrap();
+    let big = 4096;
+    let x = group.stream(0).clone_htod(&normal(big * shape.hidden, 7, 1.0)).unwrap();
+    let mut out = group.stream(0).alloc_zeros::<bf16>(big * shape.hidden).unwrap();
+    let mut call = |m: usize, chunks: usize| {
+        mlp.forward(&group, &[&x], &mut [&mut out], m, chunks).unwrap();
+        group.synchronize().unwrap();
+        group.stream(0).context().bind_to_thread().unwrap();
+        result::mem_get_info().unwrap().0
+    };
+    call(big, 1);
+    let free = call(big, 4);
+    for (m, chunks) in [(big, 1), (1000, 1), (big, 2), (128, 3), (big, 4)] {
+        assert_eq!(call(m, chunks), free, "m = {m} in {chunks} chunk(s) allocated");
     }
 }
 

@@ -498,6 +498,7 @@ pub fn attribute(spec: &KernelSpec) -> String {
         Some(Persistent::Hybrid) => parts.push("persistent = hybrid".into()),
         Some(Persistent::TailSplit) => parts.push("persistent = tail_split".into()),
         Some(Persistent::Tiles) => parts.push("persistent = tiles".into()),
+        Some(Persistent::Queue) => parts.push("persistent = queue".into()),
         None => {}
     }
     match spec.epilogue {

@@ -161,6 +161,7 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
             spec.persistent = match value {
                 "tiles" => None,
                 "persistent" => Some(Persistent::Tiles),
+                "queue" => Some(Persistent::Queue),
                 "stream_k" => Some(Persistent::StreamK),
                 "hybrid" => Some(Persistent::Hybrid),
                 "tail_split" => Some(Persistent::TailSplit),
@@ -200,7 +201,7 @@ pub const DRAWN: &[&str] = &[
     "fragments=1", "fragments=2",
     "edges=whole", "edges=guarded",
     "epilogue=direct", "epilogue=vector", "epilogue=smem", "epilogue=smem_elements", "epilogue=tma",
-    "schedule=tiles", "schedule=persistent", "schedule=stream_k", "schedule=hybrid", "schedule=tail_split",
+    "schedule=tiles", "schedule=persistent", "schedule=queue", "schedule=stream_k", "schedule=hybrid", "schedule=tail_split",
     "zeroed=true", "zeroed=false",
     "arrivals=thread", "arrivals=warpgroup",
     "sweep=m", "sweep=n",

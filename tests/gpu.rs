@@ -140,12 +140,38 @@ fn hopper_layouts_roles_swizzles_and_c_types_match_cublas() {
 #[ignore = "needs a CUDA GPU"]
 fn overlapped_epilogues_match_cublas_across_every_tile_of_the_walk() {
     use gemm_runtime::internal::realign::narrowed_spec;
-    let bench = bench();
     let specs = gemm_ladder::combos::hopper_overlap();
     assert_eq!(specs.len(), 4);
-    for (i, spec) in specs.into_iter().enumerate() {
-        let ring = narrowed_spec(&spec, 4).unwrap_or_else(|| panic!("{}: no cp.async variant", spec.kernel_name()));
-        for (j, k) in [Kernel::from_spec(spec).unwrap(), Kernel::from_spec(ring).unwrap()].iter().enumerate() {
+    assert!(specs.iter().all(|s| narrowed_spec(s, 4).is_some()), "each has its cp.async variant");
+    walks_match_cublas(&bench(), specs);
+}
+
+/// The persistent walks on a queue of tiles (`combos::hopper_queue`: the
+/// overlapped consumers, which read their next tile early, and every
+/// thread's arrivals) at the sizes, batches and variants above; every
+/// launch leaves the stream's queue counts at zero for the next.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn queued_walks_match_cublas_and_leave_the_queue_at_zero() {
+    let bench = bench();
+    let specs = gemm_ladder::combos::hopper_queue();
+    assert_eq!(specs.len(), 7);
+    walks_match_cublas(&bench, specs.clone());
+    let k = Kernel::from_spec(specs[0].clone()).unwrap();
+    let counts = k.stream_k_scratch(bench.stream(), Dims::new(128, 256, 64)).unwrap().flag_words(bench.stream()).unwrap();
+    assert!(counts.iter().all(|&c| c == 0), "the queue's counts left at {counts:?}");
+}
+
+/// Each of `specs` (persistent walks of 128 x 256 tiles) and its launcher
+/// variant that fills the stages by cp.async of 4 elements, where it has
+/// one, against cuBLAS at sizes where every block walks several tiles,
+/// then at odd leading dimensions.
+fn walks_match_cublas(bench: &Bench, specs: Vec<gemm_runtime::spec::KernelSpec>) {
+    use gemm_runtime::internal::realign::narrowed_spec;
+    for (i, spec) in specs.iter().enumerate() {
+        let kernels: Vec<Kernel> =
+            [Some(spec.clone()), narrowed_spec(spec, 4)].into_iter().flatten().map(|s| Kernel::from_spec(s).unwrap()).collect();
+        for (j, k) in kernels.iter().enumerate() {
             let l = layouts_of(&k.spec);
             let sc = Scalars { alpha: 1.25, beta: 0.5 };
             let seed = 200 + 20 * i as u64 + 10 * j as u64;
@@ -154,7 +180,7 @@ fn overlapped_epilogues_match_cublas_across_every_tile_of_the_walk() {
                 [(2048, 4096, 192), (2048, 4096, 64), (2048, 4096, 100), (1024, 8192, 17), (1999, 3001, 200)].into_iter().enumerate()
             {
                 let dims = gemm_ladder::measure::padded_dims(m, n, kk, l);
-                verify_fused(&bench, k, dims, seed + d as u64, sc).unwrap_or_else(|e| panic!("{e}"));
+                verify_fused(bench, k, dims, seed + d as u64, sc).unwrap_or_else(|e| panic!("{e}"));
             }
             // three problems with gaps between them, B shared: 3 x 8 x 8 tiles
             let (m, n, kk) = (1000, 2000, 136);
@@ -162,11 +188,11 @@ fn overlapped_epilogues_match_cublas_across_every_tile_of_the_walk() {
             let one = |ld: Option<usize>, rows: usize, cols: usize, l: Layout| ld.unwrap() * if l == Layout::RowMajor { rows } else { cols };
             let (sa, sc_) = (one(dims.lda, m, kk, l[0]) + 64, one(dims.ldc, m, n, l[2]) + 8);
             let dims = dims.batched(3, sa, 0, sc_).bias_stride(2001);
-            verify_fused(&bench, k, dims, seed + 5, sc).unwrap_or_else(|e| panic!("{e}"));
+            verify_fused(bench, k, dims, seed + 5, sc).unwrap_or_else(|e| panic!("{e}"));
         }
         // lines as long as the sides: C's (3001) and an N- or M-major operand's odd
-        let k = Kernel::from_spec(gemm_ladder::combos::hopper_overlap().swap_remove(i)).unwrap();
-        verify_fused(&bench, &k, Dims::new(1999, 3001, 200), 290 + i as u64, Scalars { alpha: 1.25, beta: 0.5 }).unwrap_or_else(|e| panic!("{e}"));
+        let k = Kernel::from_spec(specs[i].clone()).unwrap();
+        verify_fused(bench, &k, Dims::new(1999, 3001, 200), 290 + i as u64, Scalars { alpha: 1.25, beta: 0.5 }).unwrap_or_else(|e| panic!("{e}"));
     }
 }
 

@@ -286,6 +286,12 @@ fn every_hopper_combination_compiles_for_sm_90a() {
         let ptx = compile_clean(&k.source, &k.name, "sm_90a").to_src();
         assert!(ptx.contains("wgmma.mma_async.sync.aligned.m64n128k16") && ptx.contains("wgmma.wait_group.sync.aligned 2"), "{}", k.name);
     }
+    // the walks on a queue: the producer takes each tile by an atomic, hands it on through shared memory
+    for spec in gemm_ladder::combos::hopper_queue() {
+        let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+        let ptx = compile_clean(&k.source, &k.name, "sm_90a").to_src();
+        assert!(ptx.contains("atom.global.add.u32") && ptx.contains("st.shared.u32") && ptx.contains("ld.shared.u32"), "{}", k.name);
+    }
     // the ladder's "before" forms: every thread's arrivals, waits on their tokens
     let before = gemm_ladder::combos::hopper_before();
     assert_eq!(before.len(), 3);
@@ -501,6 +507,10 @@ fn ladder_steps_and_tuned_hopper_points_do_not_spill_or_serialize_their_wgmmas()
     overlap_specs.push(KernelSpec { fused: Fused { activation: Some(Activation::Gelu), ..overlap_specs[0].fused }, ..overlap_specs[0].clone() });
     let overlap: Vec<gemm_runtime::Kernel> = overlap_specs.into_iter().map(|s| gemm_runtime::Kernel::from_spec(s).unwrap()).collect();
     kernels.extend(&overlap);
+    // and the walks on a queue
+    let queue: Vec<gemm_runtime::Kernel> =
+        gemm_ladder::combos::hopper_queue().into_iter().map(|s| gemm_runtime::Kernel::from_spec(s).unwrap()).collect();
+    kernels.extend(&queue);
     let (mut spilled, mut serialized, mut injected) = (Vec::new(), Vec::new(), Vec::new());
     for k in kernels {
         // the GPU the figures come from: sm_90 (sm_90a for Hopper's own kernels)

@@ -5,7 +5,9 @@
 //! run one at a time, in the order they start, and the GEMM must still
 //! finish, with the same bits as on an idle GPU. (Shares handed out by
 //! block index would wait forever here: the owner of the first tile, block
-//! 0, waits on block 1, which cannot start until block 0 leaves.)
+//! 0, waits on block 1, which cannot start until block 0 leaves.) A
+//! persistent walk on a queue of tiles must finish there too, its first
+//! block taking every tile.
 //!
 //! Its own test binary, so its own process: nothing else runs on the GPU
 //! while the hogs hold it.
@@ -38,7 +40,7 @@ const LIMIT: Duration = Duration::from_secs(20);
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn stream_k_and_hybrid_gemms_finish_when_the_gpu_holds_one_of_their_blocks_at_a_time() {
+fn stream_k_hybrid_and_queued_gemms_finish_when_the_gpu_holds_one_of_their_blocks_at_a_time() {
     let ctx = CudaContext::new(0).expect("a CUDA GPU");
     // the streams below must not wait on each other behind the test's back
     // SAFETY: no buffer here is used on two streams without the test's own ordering.
@@ -54,7 +56,13 @@ fn stream_k_and_hybrid_gemms_finish_when_the_gpu_holds_one_of_their_blocks_at_a_
         let tma_store = &gemm_ladder::steps::tma_store::KERNEL.spec;
         let under = |p| Kernel::from_spec(KernelSpec { persistent: Some(p), ..tma_store.clone() }).unwrap();
         let waves = Dims::new(2048, 4608, 512);
-        vec![(under(Persistent::StreamK), Dims::new(256, 512, 8192)), (under(Persistent::Hybrid), waves), (under(Persistent::TailSplit), waves)]
+        // and on a queue: the first block to run takes every tile, the others none
+        vec![
+            (under(Persistent::StreamK), Dims::new(256, 512, 8192)),
+            (under(Persistent::Hybrid), waves),
+            (under(Persistent::TailSplit), waves),
+            (under(Persistent::Queue), waves),
+        ]
     } else {
         Vec::new()
     };

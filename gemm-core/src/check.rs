@@ -1428,8 +1428,8 @@ fn overlap_walk(spec: &KernelSpec, sp: Specialize) -> Option<&'static str> {
         Some("consumers that share each tile, not pingpong")
     } else if sp.arrivals == Arrivals::Thread {
         Some("the elected arrivals (arrivals = warpgroup)")
-    } else if spec.persistent != Some(Persistent::Tiles) {
-        Some("the persistent walk of whole tiles (persistent = tiles), whose next tile's first wgmmas it issues early")
+    } else if !spec.persistent.is_some_and(Persistent::whole_tiles) {
+        Some("the persistent walk of whole tiles (persistent = tiles or queue), whose next tile's first wgmmas it issues early")
     } else if spec.cluster.is_some() {
         Some("a block without a cluster")
     } else {

@@ -380,6 +380,12 @@ pub enum Raster {
 pub enum Persistent {
     /// Each block takes whole C tiles in turn.
     Tiles,
+    /// Each block takes whole C tiles from a queue (a count in global
+    /// memory) as it is ready for the next one: a block that starts late,
+    /// its SM held by another kernel's CTAs (a collective's beside it),
+    /// takes fewer tiles, where under `Tiles` its fixed share would hold
+    /// the launch's end back.
+    Queue,
     /// Stream-K: the K steps of all tiles are split evenly over the blocks, so
     /// no last wave runs part-full; a tile split between blocks is summed by
     /// the block holding its first K step, in a fixed order.
@@ -401,6 +407,11 @@ impl Persistent {
     /// partial sums and flags).
     pub fn splits_k(self) -> bool {
         matches!(self, Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit)
+    }
+
+    /// Whether blocks walk whole C tiles (`Tiles` or `Queue`).
+    pub fn whole_tiles(self) -> bool {
+        matches!(self, Persistent::Tiles | Persistent::Queue)
     }
 }
 
@@ -1039,8 +1050,19 @@ impl KernelSpec {
     fn ring_barrier_bytes(&self) -> u32 {
         let turns = self.specialize.filter(|sp| sp.pingpong).map_or(0, |sp| 8 * sp.consumers);
         match self.staging {
-            Staging::Tma { stages, .. } => 16 * stages + turns,
+            Staging::Tma { stages, .. } => 16 * stages + turns + self.queue_bytes(),
             _ => 0,
+        }
+    }
+
+    /// `persistent = queue`: the ring of two tile numbers the producer
+    /// hands the consumers, past the stages' barriers (a full and an empty
+    /// barrier a slot, then the slots).
+    pub fn queue_bytes(&self) -> u32 {
+        if self.persistent == Some(Persistent::Queue) {
+            40
+        } else {
+            0
         }
     }
 
@@ -1583,6 +1605,7 @@ impl KernelSpec {
         match self.persistent {
             None => {}
             Some(Persistent::Tiles) => s += "__persistent",
+            Some(Persistent::Queue) => s += "__queue",
             Some(Persistent::StreamK) => s += "__stream_k",
             Some(Persistent::Hybrid) => s += "__hybrid",
             Some(Persistent::TailSplit) => s += "__tail_split",

@@ -134,6 +134,18 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
             no("persistent", format!("persistent = {name} {with}"), instead)
         }
         Some(Persistent::Tiles) if tma && spec.specialize.is_some() => {}
+        Some(Persistent::Queue) if tma && spec.specialize.is_some() && spec.cluster.is_none() && spec.groups.is_none() => {}
+        Some(Persistent::Queue) if tma && spec.specialize.is_some() => {
+            let with =
+                if spec.cluster.is_some() { "in a cluster".to_string() } else { format!("with groups = {}", spec.groups.map_or("", |g| g.name())) };
+            let instead = if spec.cluster.is_some() { "remove `cluster(..)`, or use persistent = tiles" } else { "use persistent = tiles" };
+            no("persistent", format!("persistent = queue {with}"), instead)
+        }
+        Some(Persistent::Queue) => no(
+            "persistent",
+            "persistent = queue without staging = tma and specialize(..)".into(),
+            if tma { "add specialize(consumers = ..)" } else { "use staging = tma(..) with specialize(..)" },
+        ),
         Some(Persistent::Tiles) => no(
             "persistent",
             "persistent = tiles without staging = tma and specialize(..)".into(),
@@ -147,7 +159,8 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         ),
     }
     if spec.specialize.is_some_and(|sp| sp.pingpong) && spec.persistent != Some(Persistent::Tiles) {
-        no("specialize.pingpong", "pingpong without persistent = tiles".into(), "add `persistent`, or remove pingpong");
+        let instead = if spec.persistent == Some(Persistent::Queue) { "use persistent = tiles" } else { "add `persistent`" };
+        no("specialize.pingpong", "pingpong without persistent = tiles".into(), &format!("{instead}, or remove pingpong"));
     }
     if spec.cluster.is_some() && spec.specialize.is_none() {
         no("cluster", "a cluster without specialize(..)".into(), "add specialize(consumers = ..), or remove `cluster(..)`");

@@ -495,8 +495,9 @@ fn raster(cx: &mut Ctxt, value: &Node) -> Option<Raster> {
 }
 
 fn persistent(cx: &mut Ctxt, value: &Node) -> Option<Persistent> {
-    Some(match word(cx, value, "persistent", &["tiles", "stream_k", "hybrid", "tail_split"])?.as_str() {
+    Some(match word(cx, value, "persistent", &["tiles", "queue", "stream_k", "hybrid", "tail_split"])?.as_str() {
         "tiles" => Persistent::Tiles,
+        "queue" => Persistent::Queue,
         "hybrid" => Persistent::Hybrid,
         "tail_split" => Persistent::TailSplit,
         _ => Persistent::StreamK,

@@ -489,6 +489,7 @@ fn spec_tokens(s: &KernelSpec) -> TokenStream {
     };
     let persistent = opt(s.persistent, |ps| match ps {
         Persistent::Tiles => quote!(#p::Persistent::Tiles),
+        Persistent::Queue => quote!(#p::Persistent::Queue),
         Persistent::StreamK => quote!(#p::Persistent::StreamK),
         Persistent::Hybrid => quote!(#p::Persistent::Hybrid),
         Persistent::TailSplit => quote!(#p::Persistent::TailSplit),

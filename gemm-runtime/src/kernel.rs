@@ -298,7 +298,9 @@ impl Kernel {
         // (checked: only a persistent kernel takes a cap, at least 1)
         let resident = epilogue.max_blocks.map_or(resident, |cap| resident.min(cap));
         let stream_k = match self.spec.persistent {
-            Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit) => Some(self.stream_k_scratch_for(stream, resident, dims)?),
+            Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit | Persistent::Queue) => {
+                Some(self.stream_k_scratch_for(stream, resident, dims)?)
+            }
             _ => None,
         };
         let grid_dim = self.grid_for(resident, dims);
@@ -335,13 +337,17 @@ impl Kernel {
             launch.arg(groups_ptr);
         }
         let batches = b.count as i32;
-        let scratch_ptrs = stream_k.as_ref().map(|s| [s.partials(), s.flags()]);
+        let scratch_ptrs: Vec<u64> = match &stream_k {
+            Some(s) if self.spec.persistent == Some(Persistent::Queue) => vec![s.flags()],
+            Some(s) => vec![s.partials(), s.flags()],
+            None => Vec::new(),
+        };
         // (indexed and contiguous groups on a grid of a block per tile take the count beside their array)
         let placed = self.spec.groups.is_some_and(gemm_core::spec::Groups::one_a_and_c);
         if self.spec.persistent.is_some() || placed {
             launch.arg(&batches);
         }
-        for p in scratch_ptrs.iter().flatten() {
+        for p in &scratch_ptrs {
             launch.arg(p);
         }
         let mut maps = Vec::new();
@@ -383,7 +389,8 @@ impl Kernel {
         // ldb, ldc, batch strides of A, B and C), then the epilogue's (alpha,
         // beta, bias and its batch stride) where the spec declares them, the
         // groups' array under groups = .., then under persistent = tiles
-        // (batches), under stream-K (batches,
+        // (batches), under persistent = queue (batches, its two counts),
+        // under stream-K (batches,
         // partials, flags) with the scratch sized for its grid, and under TMA
         // staging A's and B's tensor maps unless cp.async fills the stages
         // (and C's under epilogue = tma), in `KernelSpec::tma_maps`'s order, or
@@ -460,7 +467,7 @@ impl Kernel {
         match self.spec.persistent {
             Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit) => (self.stream_k_blocks(resident, dims), 1, 1),
             // at most a block per SM (or what occupancy allows), each walking tiles
-            Some(Persistent::Tiles) => (self.persistent_blocks(resident, dims), 1, 1),
+            Some(Persistent::Tiles | Persistent::Queue) => (self.persistent_blocks(resident, dims), 1, 1),
             // a block per tile (grouped problems placing their own in one A and C: one deep)
             None => {
                 let (x, y, z) = gemm_core::block_grid(&self.spec, dims.m, dims.n, dims.batch.count);
@@ -501,13 +508,18 @@ impl Kernel {
     /// A stream-K launch's scratch for its grid: a partial sum per block, a
     /// zeroed flag per block that says its partial sum is complete, and the
     /// zeroed count of tickets that hands out the shares as blocks start
-    /// (the stream's, kept from launch to launch: see [`StreamKScratch`]).
+    /// (the stream's, kept from launch to launch: see [`StreamKScratch`]);
+    /// under `persistent = queue` the queue's two zeroed counts.
     #[doc(hidden)]
     pub fn stream_k_scratch(&self, stream: &CudaStream, dims: Dims) -> Result<StreamKScratch, GemmError> {
         self.stream_k_scratch_for(stream, self.load(stream.context())?.resident, dims)
     }
 
     fn stream_k_scratch_for(&self, stream: &CudaStream, resident: u32, dims: Dims) -> Result<StreamKScratch, GemmError> {
+        if self.spec.persistent == Some(Persistent::Queue) {
+            // the queue's two counts, kept zero between launches as stream-K's flags are
+            return StreamKScratch::get(stream, 2, 0);
+        }
         let blocks = self.stream_k_blocks(resident, dims) as usize;
         let tile = (self.spec.block.m * self.spec.block.n) as usize;
         StreamKScratch::get(stream, blocks + 1, blocks * tile * 4)

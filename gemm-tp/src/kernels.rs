@@ -6,12 +6,12 @@
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use gemm_runtime::{bf16, gemm_kernel, Bias, ColMajor, Dims, EpilogueArgs, GemmError, Mat, MatMut, RowMajor};
 
-/// For one epilogue, its persistent kernel (one block an SM, each walking
-/// its tiles; the next tile's first K steps beside this one's epilogue)
-/// and its kernel of a block a tile (the 4-stage ring and a C tile do not
-/// both fit without the persistent overlap: 3 stages).
+/// For one epilogue, its two persistent kernels (one block an SM, each
+/// walking tiles, the next tile's first K steps beside this one's
+/// epilogue): each block a fixed share of the tiles, or each taking them
+/// from a queue.
 macro_rules! linear_kernels {
-    ($(#[doc = $doc:literal])* $persistent:ident, $per_tile:ident, epilogue = [$($ep:tt)+] $(, $arg:ident: $ty:ty)?) => {
+    ($(#[doc = $doc:literal])* $persistent:ident, $queued:ident, epilogue = [$($ep:tt)+] $(, $arg:ident: $ty:ty)?) => {
         $(#[doc = $doc])*
         #[gemm_kernel(
             block(m = 128, n = 256, k = 64, threads = 384),
@@ -29,38 +29,39 @@ macro_rules! linear_kernels {
 
         $(#[doc = $doc])*
         ///
-        /// A block a tile: beside a collective, whose CTAs take SMs as blocks end.
+        /// Its tiles from a queue: beside a collective, whose CTAs hold SMs for a while.
         #[gemm_kernel(
             block(m = 128, n = 256, k = 64, threads = 384),
             warp(m = 64, n = 256),
             atom = wgmma(m64n128k16),
-            staging = tma(stages = 3),
-            specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240),
+            staging = tma(stages = 4),
+            specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, overlap),
             swizzle = b128,
             raster = grouped(8),
+            persistent = queue,
             epilogue = $($ep)+,
             edges = guarded,
         )]
-        pub fn $per_tile(x: Mat<bf16, RowMajor>, w: Mat<bf16, ColMajor>, y: MatMut<bf16, RowMajor> $(, $arg: $ty)?);
+        pub fn $queued(x: Mat<bf16, RowMajor>, w: Mat<bf16, ColMajor>, y: MatMut<bf16, RowMajor> $(, $arg: $ty)?);
     };
 }
 
 linear_kernels!(
     /// `x W^T`: a row-parallel layer's partial sum on every rank but the first.
-    linear, linear_per_tile, epilogue = [tma]
+    linear, linear_queued, epilogue = [tma]
 );
 linear_kernels!(
     /// `x W^T + b`: a column-parallel layer with a bias, and the first rank's
     /// partial sum of a row-parallel one (the bias the sum takes once).
-    linear_bias, linear_bias_per_tile, epilogue = [tma(bias = n)], bias: Bias<bf16>
+    linear_bias, linear_bias_queued, epilogue = [tma(bias = n)], bias: Bias<bf16>
 );
 linear_kernels!(
     /// `gelu(x W^T)`, the exact GELU as PyTorch's `GELU()`.
-    linear_gelu, linear_gelu_per_tile, epilogue = [tma(activation = gelu)]
+    linear_gelu, linear_gelu_queued, epilogue = [tma(activation = gelu)]
 );
 linear_kernels!(
     /// `gelu(x W^T + b)`: the MLP's column-parallel layer.
-    linear_bias_gelu, linear_bias_gelu_per_tile, epilogue = [tma(bias = n, activation = gelu)], bias: Bias<bf16>
+    linear_bias_gelu, linear_bias_gelu_queued, epilogue = [tma(bias = n, activation = gelu)], bias: Bias<bf16>
 );
 
 /// The tile height of the kernels above: chunks of tokens are cut at
@@ -70,16 +71,16 @@ pub const TILE_M: usize = 128;
 /// How a GEMM's blocks take its C tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Grid {
-    /// One block an SM, each walking a fixed share of the tiles: the
-    /// fastest where the GEMM has the GPU to itself.
+    /// One block an SM, each walking a fixed share of the tiles: where
+    /// the GEMM has the GPU to itself.
     Persistent,
-    /// A block a tile: where a collective runs beside the GEMM. A
-    /// persistent grid holds every SM until its end, so the collective's
-    /// CTAs (which spin until their peers on the other GPUs run) wait for
-    /// it on one GPU while they hold SMs on another; blocks of a tile end
-    /// every few microseconds and let the collective in
+    /// One block an SM, each taking its next tile from a queue: where a
+    /// collective runs beside the GEMM. The collective's CTAs (the comm
+    /// stream's priority places them first) hold SMs while they run; the
+    /// GEMM's blocks that wait for those SMs start late and take fewer
+    /// tiles, where a fixed share would hold the GEMM's end back
     /// (docs/src/tensor-parallel.md).
-    PerTile,
+    Queue,
 }
 
 /// One rank's GEMM: `y = act(x W^T + b)` for `dims` (W `[n, k]`), on the
@@ -101,9 +102,9 @@ pub(crate) fn rank_linear(
         (Grid::Persistent, Some(b), false) => linear_bias::KERNEL.launch_with(s, x, w, y, dims, ep.bias(b)),
         (Grid::Persistent, None, true) => linear_gelu::KERNEL.launch_with(s, x, w, y, dims, ep),
         (Grid::Persistent, None, false) => linear::KERNEL.launch_with(s, x, w, y, dims, ep),
-        (Grid::PerTile, Some(b), true) => linear_bias_gelu_per_tile::KERNEL.launch_with(s, x, w, y, dims, ep.bias(b)),
-        (Grid::PerTile, Some(b), false) => linear_bias_per_tile::KERNEL.launch_with(s, x, w, y, dims, ep.bias(b)),
-        (Grid::PerTile, None, true) => linear_gelu_per_tile::KERNEL.launch_with(s, x, w, y, dims, ep),
-        (Grid::PerTile, None, false) => linear_per_tile::KERNEL.launch_with(s, x, w, y, dims, ep),
+        (Grid::Queue, Some(b), true) => linear_bias_gelu_queued::KERNEL.launch_with(s, x, w, y, dims, ep.bias(b)),
+        (Grid::Queue, Some(b), false) => linear_bias_queued::KERNEL.launch_with(s, x, w, y, dims, ep.bias(b)),
+        (Grid::Queue, None, true) => linear_gelu_queued::KERNEL.launch_with(s, x, w, y, dims, ep),
+        (Grid::Queue, None, false) => linear_queued::KERNEL.launch_with(s, x, w, y, dims, ep),
     }
 }

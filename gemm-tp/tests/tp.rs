@@ -46,7 +46,7 @@ fn gpus() -> usize {
 }
 
 /// Every GPU count the machine allows, M not a multiple of the chunk, one
-/// chunk and several (those after the first on GEMMs of a block a tile):
+/// chunk and several (those after the first on GEMMs whose blocks take tiles from a queue):
 /// every rank's output matches the one-GPU block within
 /// bf16's rounding (each rank's partial sum is rounded to bf16 before the
 /// all-reduce adds them).
@@ -71,7 +71,7 @@ fn the_tensor_parallel_mlp_matches_the_block_on_one_gpu() {
         let mlp = TpMlp::from_host(&group, shape, &w.w1, &w.b1, &w.w2, &w.b2).unwrap();
         for (m, x, reference) in &cases {
             let m = *m;
-            // (chunks after the first run on GEMMs of a block a tile)
+            // (chunks after the first run on GEMMs whose blocks take tiles from a queue)
             for chunks in [1, 3] {
                 let xs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(x).unwrap()).collect();
                 let poison = vec![bf16::NAN; m * shape.hidden];

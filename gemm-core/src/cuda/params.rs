@@ -66,6 +66,11 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
             lines.push("// persistent: the problems of the batch, whose tiles the blocks walk".to_string());
             lines.push("int batches".to_string());
         }
+        Some(Persistent::Queue) => {
+            lines.push("// persistent = queue: the problems of the batch, and the queue: the count of tiles taken, then".to_string());
+            lines.push("// of blocks done taking (zero at launch, left zero by the last block)".to_string());
+            lines.push("int batches, unsigned* __restrict__ queue".to_string());
+        }
         None => {}
     }
     let maps = spec.tma_maps();

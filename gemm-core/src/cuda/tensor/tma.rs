@@ -47,6 +47,16 @@ use crate::cuda::schedule;
 use crate::cuda::writer::Writer;
 use crate::spec::{Arrivals, Epilogue, EvictFirst, Persistent, Specialize, Staging, Which, EDGE_BOX_LINES};
 
+/// Who walks a block's tiles: under `persistent = queue` the producer takes
+/// each tile from the queue and the consumers read it from the producer,
+/// where every other walk's roles work their tiles out alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Walker {
+    Every,
+    Producer,
+    Consumer,
+}
+
 /// Stages a promoted consumer's K loop takes in one run ([`Tc::promoted_k_loop`]).
 const PROMOTED_RUN: u32 = 8;
 
@@ -60,10 +70,15 @@ impl Tc<'_> {
         let loads = [Which::A, Which::B].into_iter().any(|which| self.spec.tma_loads(which));
         // kernels whose every thread arrives wait on their tokens alone (the rules: no cluster, ping-pong or stream-K)
         let first = self.evict_first();
-        ptx::tma(w, loads || self.spec.epilogue == Epilogue::Tma, loads, !self.thread_arrivals(), first.a || first.b);
+        // (the queue's slots are waited on by parity, whatever the stages' arrivals)
+        let parity_waits = !self.thread_arrivals() || self.spec.persistent == Some(Persistent::Queue);
+        ptx::tma(w, loads || self.spec.epilogue == Epilogue::Tma, loads, parity_waits, first.a || first.b);
         ptx::griddep(w, self.prefetch() > 0);
         if let Some(r) = self.ring() {
             self.ring_copy_helpers(w, r.vector);
+        }
+        if self.spec.persistent == Some(Persistent::Queue) {
+            Self::queue_helpers(w);
         }
         if self.spec.block_scale_bytes() > 0 {
             ptx::block_scale_copies(w);
@@ -108,6 +123,66 @@ impl Tc<'_> {
         }
     }
 
+    /// `persistent = queue`'s device functions: thread 0 takes each tile
+    /// number from the launch's count and hands it, through two slots of
+    /// shared memory (each with a full and an empty barrier), to every
+    /// thread that walks the tiles, itself included.
+    fn queue_helpers(w: &mut Writer) {
+        w.line("// persistent = queue: tile q's number in slot q % 2 (a full barrier the writer arrives on, an empty one");
+        w.line("// every reader arrives on), waited on in round q / 2");
+        w.block("__device__ __forceinline__ int queue_peek(unsigned qbar, int q)", |w| {
+            w.line("mbar_wait(qbar + 8 * (q & 1), (q >> 1) & 1);  // thread 0 has written tile q's number");
+            w.line("int t;");
+            w.line("asm volatile(\"ld.shared.u32 %0, [%1];\\n\" : \"=r\"(t) : \"r\"(qbar + 32 + 4 * (q & 1)) : \"memory\");");
+            w.line("return t;");
+        });
+        w.block("__device__ __forceinline__ int queue_next(unsigned qbar, int q)", |w| {
+            w.line("const int t = queue_peek(qbar, q);");
+            w.line("mbar_arrive(qbar + 16 + 8 * (q & 1));  // this thread is done with the slot");
+            w.line("return t;");
+        });
+        w.block("__device__ __forceinline__ int queue_take(unsigned* queue, unsigned qbar, int q)", |w| {
+            w.block("if (threadIdx.x == 0)", |w| {
+                w.line("const unsigned t = atomicAdd(queue, 1u);  // (past the last tile once all are taken)");
+                w.line("mbar_wait(qbar + 16 + 8 * (q & 1), ((q >> 1) & 1) ^ 1);  // every walker has read the slot's tile before");
+                w.line("asm volatile(\"st.shared.u32 [%0], %1;\\n\" :: \"r\"(qbar + 32 + 4 * (q & 1)), \"r\"(t) : \"memory\");");
+                w.line("mbar_arrive(qbar + 8 * (q & 1));  // (releases the store to the threads that wait on the barrier)");
+            });
+            w.line("return queue_next(qbar, q);");
+        });
+        w.line("");
+    }
+
+    /// The threads that walk a queue's tiles: the producer's (one, or its
+    /// copiers under cp.async staging; `roles`) and every consumer's.
+    fn queue_walkers(&self) -> u32 {
+        let sp = self.spec.specialize.expect("the rules: persistent = queue is specialized");
+        let producers = match self.ring() {
+            Some(_) if sp.producers == 1 => 128,
+            Some(_) => COPIERS,
+            None => 1,
+        };
+        producers + 128 * sp.consumers
+    }
+
+    /// After the producer's walk under `persistent = queue`: the last block
+    /// done taking tiles puts the queue's counts back to zero for the
+    /// stream's next launch (every block's last take comes before its count
+    /// of blocks done).
+    fn queue_done(&self, w: &mut Writer) {
+        if self.spec.persistent != Some(Persistent::Queue) {
+            return;
+        }
+        w.line("// the queue's counts back to zero for the next launch, by the last block done taking tiles");
+        w.block("if (threadIdx.x == 0)", |w| {
+            w.line("__threadfence();  // this block's last take before its count of blocks done");
+            w.block("if (atomicAdd(queue + 1, 1u) == gridDim.x - 1)", |w| {
+                w.line("queue[0] = 0u;");
+                w.line("queue[1] = 0u;");
+            });
+        });
+    }
+
     /// Bytes of one stage of both tiles: what a filling's barrier expects.
     pub(super) fn stage_bytes(&self) -> (u32, u32) {
         let s = self.spec;
@@ -145,8 +220,15 @@ impl Tc<'_> {
         if pingpong.is_some() {
             w.line(format!("const unsigned turns = empty + {};  // consumer c's turn with the ring done: turns + 8 * c", 8 * stages));
         }
+        let queue = self.spec.queue_bytes() > 0;
+        if queue {
+            w.line(format!(
+                "const unsigned qbar = empty + {};  // persistent = queue: its slots' full barriers, their empty ones, then the two slots",
+                8 * stages + pingpong.map_or(0, |c| 8 * c)
+            ));
+        }
         if self.spec.block_scale_bytes() > 0 {
-            let turns = pingpong.map_or(0, |c| 8 * c);
+            let turns = pingpong.map_or(0, |c| 8 * c) + self.spec.queue_bytes();
             let rows = self.spec.block_scale_rows();
             w.line(format!(
                 "// each stage's scales (scale = block): A's {rows} rows of the K block, then B's of the tile's 128-column blocks (4 floats a stage)"
@@ -183,6 +265,13 @@ impl Tc<'_> {
             });
             if let Some(c) = pingpong {
                 w.line(format!("for (int c = 0; c < {c}; ++c) mbar_init(turns + 8 * c, 1);"));
+            }
+            if queue {
+                let walkers = self.queue_walkers();
+                w.block("for (int s = 0; s < 2; ++s)", |w| {
+                    w.line("mbar_init(qbar + 8 * s, 1);  // thread 0's arrival once it has written the slot");
+                    w.line(format!("mbar_init(qbar + 16 + 8 * s, {walkers});  // every thread that walks the tiles, once it has read it"));
+                });
             }
             w.line("mbar_fence_init();");
         });
@@ -232,16 +321,18 @@ impl Tc<'_> {
     /// `map_batches`): one per block, or under `persistent = tiles`
     /// every `gridDim.x`-th tile of all problems' in the raster's order.
     fn for_each_tile(&self, w: &mut Writer, body: impl FnOnce(&mut Writer)) {
-        self.for_each_tile_of(w, None, body)
+        self.for_each_tile_of(w, None, Walker::Every, body)
     }
 
     /// [`Self::for_each_tile`]; with `turns` (ping-pong consumers, persistent
     /// only) this consumer's tiles alone: every `turns`-th of the block's
     /// walk (of its cluster's, in a cluster) from its own place (`group`),
-    /// each with its place `turn` in scope.
-    fn for_each_tile_of(&self, w: &mut Writer, turns: Option<u32>, body: impl FnOnce(&mut Writer)) {
+    /// each with its place `turn` in scope. Under `persistent = queue` the
+    /// producer takes each tile from the queue and the consumers read it
+    /// (`walker`), its count `q` in scope.
+    fn for_each_tile_of(&self, w: &mut Writer, turns: Option<u32>, walker: Walker, body: impl FnOnce(&mut Writer)) {
         let s = self.spec;
-        let persistent = s.persistent == Some(Persistent::Tiles);
+        let persistent = s.persistent.is_some_and(Persistent::whole_tiles);
         // the raster places block tiles, or cluster tiles of which a block takes its rank's
         let place = |w: &mut Writer| match s.cluster {
             None => schedule::tile_origin(w, s.raster, self.bm, self.bn, "tile", ["block_m", "block_n"]),
@@ -290,6 +381,15 @@ impl Tc<'_> {
         }
         if persistent && s.groups == Some(crate::spec::Groups::Indexed) {
             return self.indexed_walk(w, &mut once);
+        }
+        if s.persistent == Some(Persistent::Queue) {
+            let (next, who) = match walker {
+                Walker::Producer => ("queue_take(queue, qbar, q)", "the producer takes from the queue"),
+                Walker::Consumer => ("queue_next(qbar, q)", "the consumers read from the producer"),
+                Walker::Every => unreachable!("the rules: persistent = queue is specialized, with no prefetch"),
+            };
+            w.line(format!("// schedule (persistent, queue): this block's tiles, one at a time as {who}, until one lies past the last"));
+            return walk(w, format!("for (int q = 0, t = {next}; t < tiles_m * tiles_n * batches; ++q, t = {next})"), &mut once);
         }
         if persistent {
             if s.cluster.is_some() {
@@ -389,7 +489,7 @@ impl Tc<'_> {
     /// which runs on through every tile of a persistent block, so that the
     /// ring's stages and phases carry over from tile to tile.
     fn fill_counter(&self) -> &'static str {
-        if self.spec.persistent == Some(Persistent::Tiles) {
+        if self.spec.persistent.is_some_and(Persistent::whole_tiles) {
             "it"
         } else {
             "kt"
@@ -826,7 +926,7 @@ impl Tc<'_> {
         let per = if self.warp_releases() { 4 } else { 1 };
         let arrivals = if self.thread_arrivals() { 1 + 128 * sp.consumers } else { releasing * readers * per };
         self.tma_setup(w, stages, arrivals);
-        let persistent = self.spec.persistent == Some(Persistent::Tiles);
+        let persistent = self.spec.persistent.is_some_and(Persistent::whole_tiles);
         if persistent && self.spec.cluster.is_none() {
             // (the contiguous walk counts each group's tiles along M itself)
             if self.spec.groups != Some(crate::spec::Groups::Contiguous) {
@@ -849,7 +949,7 @@ impl Tc<'_> {
             if persistent {
                 w.line("int it = 0;  // stages filled so far, over every tile");
             }
-            self.for_each_tile(w, |w| {
+            self.for_each_tile_of(w, None, Walker::Producer, |w| {
                 Self::map_batches(w, "batch");
                 w.block(k_loop, |w| {
                     w.line(format!("const int stage = {stage};"));
@@ -866,6 +966,7 @@ impl Tc<'_> {
             if self.spec.block_scale_bytes() > 0 {
                 w.line("asm volatile(\"cp.async.wait_all;\\n\" ::: \"memory\");  // its scale copies have landed before it leaves");
             }
+            self.queue_done(w);
         };
         let consumers = |w: &mut Writer| {
             if sp.overlap && self.spec.promoted() {
@@ -884,7 +985,7 @@ impl Tc<'_> {
                 w.line(format!("for (int s = 0; s < {stages}; ++s) mbar_arrive(empty + 8 * s);"));
             }
             let turns = sp.pingpong.then_some(sp.consumers);
-            self.for_each_tile_of(w, turns, |w| {
+            self.for_each_tile_of(w, turns, Walker::Consumer, |w| {
                 self.wgmma_accumulators(w);
                 if let Some(c) = turns {
                     w.line("// ping-pong: tile `turn` of the block's walk fills the ring from stage count turn * k_tiles;");
@@ -1059,7 +1160,7 @@ impl Tc<'_> {
         w.line("int ahead = 0;  // 1 where the tile's first stage's sums are in part0 already (issued beside the previous tile's epilogue)");
         w.line("// declared once: the next tile's first stage's sums are made before this tile is done");
         self.sum_declarations(w);
-        self.for_each_tile_of(w, None, |w| {
+        self.for_each_tile_of(w, None, Walker::Consumer, |w| {
             self.acc_declaration(w);
             w.block("if (ahead)", |w| {
                 w.line("// the first stage, done beside the previous tile's epilogue: its scales, its release and its sums");
@@ -1091,6 +1192,12 @@ impl Tc<'_> {
     /// expression, after any lines it needs. The contiguous walk moves a
     /// copy of its cursor on to the next tile's place.
     fn next_tile_exists(&self, w: &mut Writer) -> String {
+        if self.spec.persistent == Some(Persistent::Queue) {
+            w.line("// this block's next tile from the queue, once the producer has taken it (read again, and the slot");
+            w.line("// released, at the walk's next turn)");
+            w.line("const int t_next = queue_peek(qbar, q + 1);");
+            return "t_next < tiles_m * tiles_n * batches".into();
+        }
         if self.spec.groups != Some(crate::spec::Groups::Contiguous) {
             return "t + gridDim.x < tiles_m * tiles_n * batches".into();
         }
@@ -1134,7 +1241,7 @@ impl Tc<'_> {
         w.line("int ahead = 0;");
         // declared once: the next tile's first wgmmas are issued into them before this tile is done
         self.wgmma_accumulators(w);
-        self.for_each_tile_of(w, None, |w| {
+        self.for_each_tile_of(w, None, Walker::Consumer, |w| {
             w.line("// block tier: walk K a tile at a time, each half's wgmmas a group");
             w.block("for (int kt = 0; kt < k_tiles; ++kt, ++it)", |w| {
                 w.line(format!("const int stage = {stage};"));
@@ -1160,7 +1267,8 @@ impl Tc<'_> {
             self.release(w, "", &format!("((it - 1) % {stages})"));
             w.line(format!("// the next tile's first K steps for the first half ({ahead_most} of the ring's {stages} stages, all free now),"));
             w.line("// beside this tile's second half's epilogue");
-            w.line(format!("ahead = t + gridDim.x < tiles_m * tiles_n * batches ? (k_tiles < {ahead_most} ? k_tiles : {ahead_most}) : 0;"));
+            let more = self.next_tile_exists(w);
+            w.line(format!("ahead = {more} ? (k_tiles < {ahead_most} ? k_tiles : {ahead_most}) : 0;"));
             w.block("for (int kt = 0; kt < ahead; ++kt)", |w| {
                 w.line(format!("const int stage = (it + kt) % {stages};"));
                 self.wait_full(w, "stage", &format!("((it + kt) / {stages}) & 1"));

@@ -248,6 +248,7 @@ pub fn guarded() -> Vec<KernelSpec> {
                 _ => {}
             }
             s.name = "guarded".into();
+            s.edges = Edges::Guarded;
             let wmma = matches!(s.atom, Atom::Wmma { .. });
             if layouts[2] == Layout::RowMajor && !wmma {
                 s.epilogue = Epilogue::Vector;
@@ -363,6 +364,7 @@ pub fn hopper() -> Vec<KernelSpec> {
                 s.raster = Raster::Hilbert;
             }
             if n % 2 == 0 {
+                s.edges = Edges::Guarded;
             }
             if n % 3 == 0 {
                 let bias = Bias { along: if n % 2 == 0 { Dim::N } else { Dim::M }, elem: [Elem::F32, Elem::Bf16, Elem::F16][n % 3] };
@@ -464,6 +466,7 @@ pub fn hopper_overlap() -> Vec<KernelSpec> {
             s.persistent = Some(Persistent::Tiles);
             s.epilogue = Epilogue::Tma;
             s.fused = fused;
+            s.edges = Edges::Guarded;
             s
         })
         .collect()
@@ -472,14 +475,16 @@ pub fn hopper_overlap() -> Vec<KernelSpec> {
 /// The persistent walks of whole tiles on a queue (`persistent = queue`):
 /// [`hopper_overlap`]'s consumers (their halves beside each other's
 /// wgmmas, the next tile read from the queue early) and
-/// [`hopper_before`]'s (every thread's arrivals, one tile at a time).
+/// [`hopper_before`]'s (every thread's arrivals, one tile at a time) but
+/// the gated one (its C holds n / 2 columns: other sizes), edges guarded.
 pub fn hopper_queue() -> Vec<KernelSpec> {
     hopper_overlap()
         .into_iter()
-        .chain(hopper_before())
+        .chain(hopper_before().into_iter().filter(|s| !s.fused.gated))
         .map(|mut s| {
             s.name = "wgmma_queue".into();
             s.persistent = Some(Persistent::Queue);
+            s.edges = Edges::Guarded;
             s
         })
         .collect()

@@ -155,7 +155,7 @@ fn overlapped_epilogues_match_cublas_across_every_tile_of_the_walk() {
 fn queued_walks_match_cublas_and_leave_the_queue_at_zero() {
     let bench = bench();
     let specs = gemm_ladder::combos::hopper_queue();
-    assert_eq!(specs.len(), 7);
+    assert_eq!(specs.len(), 6);
     walks_match_cublas(&bench, specs.clone());
     let k = Kernel::from_spec(specs[0].clone()).unwrap();
     let counts = k.stream_k_scratch(bench.stream(), Dims::new(128, 256, 64)).unwrap().flag_words(bench.stream()).unwrap();

@@ -3,6 +3,7 @@
 //! (`cargo run --release -p gemm-lab -- variants --help`); every kernel a
 //! tool times is checked against cuBLAS first, in the same process.
 
+mod beside;
 mod ceiling;
 mod copy_speed;
 mod cuda;
@@ -33,6 +34,9 @@ enum Tool {
     /// Print the generated CUDA of a ladder step or of a variant of its spec
     #[command(disable_help_flag = true)]
     Cuda(Args),
+    /// A GEMM beside CTAs that hold SMs for a while: the persistent walk's fixed shares against its queue
+    #[command(disable_help_flag = true)]
+    Beside(Args),
     /// The mma.sync m16n8k16 ceiling at several occupancies
     #[command(disable_help_flag = true)]
     Ceiling(Args),
@@ -72,6 +76,7 @@ fn main() {
         Tool::Variants(a) => ("variants", a, reports_itself(variants::main)),
         Tool::Search(a) => ("search", a, reports_itself(search::main)),
         Tool::Cuda(a) => ("cuda", a, reports_itself(cuda::main)),
+        Tool::Beside(a) => ("beside", a, reports_itself(beside::main)),
         Tool::Ceiling(a) => ("ceiling", a, Box::new(ceiling::main)),
         Tool::CopySpeed(a) => ("copy-speed", a, Box::new(|argv| copy_speed::main(argv).map_err(Into::into))),
         Tool::Prefetch(a) => ("prefetch", a, reports_itself(prefetch::main)),

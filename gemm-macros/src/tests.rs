@@ -125,7 +125,11 @@ fn simt_and_ampere_settings_parse() {
     let (_, errors) = parse(quote!(thread(m = 8, n = 4, sweep = k)));
     assert!(errors.iter().any(|e| e.contains("`sweep` in `thread(..)` is one of `m`, `n`")), "{errors:?}");
     let (_, errors) = parse(quote!(persistent = streamk));
-    assert!(errors.iter().any(|e| e.contains("expected one of `tiles`, `stream_k`")), "{errors:?}");
+    assert!(errors.iter().any(|e| e.contains("expected one of `tiles`, `queue`, `stream_k`")), "{errors:?}");
+    // the persistent walk on a queue of tiles
+    let (a, errors) = parse(quote!(persistent = queue));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.persistent, Some(Persistent::Queue));
     let (a, errors) = parse(quote!(atom = mma(m16n8k16), staging = cp_async(stages = 3, vector = 8), swizzle = xor));
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(a.atom, Some(Atom::Mma { m: 16, n: 8, k: 16 }));

@@ -204,7 +204,7 @@ fn tuned(cx: &mut Ctxt, base: &KernelSpec, sig: &sig::Sig, t: &attr::Tune) -> Op
         gemm_core::tune::TuneKey::Pow2 => quote!(::gemm_runtime::gemm_core::tune::TuneKey::Pow2),
         gemm_core::tune::TuneKey::Eighths => quote!(::gemm_runtime::gemm_core::tune::TuneKey::Eighths),
     };
-    let computes = format!(" Computes {}.", base.formula());
+    let computes = format!(" Computes `{}`.", base.formula());
     let doc_space = format!(" Tuned: {summary}.");
     let doc_key = format!(
         " The first launch for a new shape group (key `{}`) on a device times every point on the given buffers and keeps the fastest, in the process and on disk beside the kernel cache; `GEMM_TILES_TUNE=off` runs the first point.",
@@ -317,7 +317,7 @@ fn expand(spec: &KernelSpec, sig: &sig::Sig, g: &gemm_core::Generated) -> TokenS
     );
     // the epilogue's arguments, as the spec declares them
     let (extra_params, ep, doc_epilogue) = epilogue_params(spec, bias);
-    let computes = format!(" Computes {}.", spec.formula());
+    let computes = format!(" Computes `{}`.", spec.formula());
     quote! {
         #(#attrs)*
         #[doc = ""]

@@ -1,35 +1,32 @@
 //! The layers' GEMMs: bf16, each weight stored as `torch.nn.Linear` keeps
 //! it (`[out, in]`: B column-major, `y = x W^T`), on `linear_overlap`'s
 //! Hopper tiling (examples/linear.rs), any size; for each combination of
-//! bias and GELU a layer takes, two grids ([`Grid`]).
+//! bias and GELU a layer takes, two walks of its tiles: fixed shares, and
+//! a queue (for GEMMs beside a collective).
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use gemm_runtime::{bf16, gemm_kernel, Bias, ColMajor, Dims, EpilogueArgs, GemmError, Mat, MatMut, RowMajor};
 
 /// For one epilogue, its two persistent kernels (one block an SM, each
 /// walking tiles, the next tile's first K steps beside this one's
-/// epilogue): each block a fixed share of the tiles, or each taking them
-/// from a queue.
+/// epilogue): each block a fixed share of the tiles (`persistent =
+/// tiles`), or each taking them from a queue (`persistent = queue`).
 macro_rules! linear_kernels {
     ($(#[doc = $doc:literal])* $persistent:ident, $queued:ident, epilogue = [$($ep:tt)+] $(, $arg:ident: $ty:ty)?) => {
-        $(#[doc = $doc])*
-        #[gemm_kernel(
-            block(m = 128, n = 256, k = 64, threads = 384),
-            warp(m = 64, n = 256),
-            atom = wgmma(m64n128k16),
-            staging = tma(stages = 4),
-            specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, overlap),
-            swizzle = b128,
-            raster = grouped(8),
-            persistent = tiles,
-            epilogue = $($ep)+,
-            edges = guarded,
-        )]
-        pub fn $persistent(x: Mat<bf16, RowMajor>, w: Mat<bf16, ColMajor>, y: MatMut<bf16, RowMajor> $(, $arg: $ty)?);
+        linear_kernel!($(#[doc = $doc])* $persistent, tiles, [$($ep)+] $(, $arg: $ty)?);
+        linear_kernel!(
+            $(#[doc = $doc])*
+            ///
+            /// Its tiles from a queue: beside a collective, whose CTAs hold SMs for a while.
+            $queued, queue, [$($ep)+] $(, $arg: $ty)?
+        );
+    };
+}
 
+/// One kernel of [`linear_kernels`]: `linear_overlap`'s tiling on the walk `$walk`.
+macro_rules! linear_kernel {
+    ($(#[doc = $doc:literal])* $name:ident, $walk:ident, [$($ep:tt)+] $(, $arg:ident: $ty:ty)?) => {
         $(#[doc = $doc])*
-        ///
-        /// Its tiles from a queue: beside a collective, whose CTAs hold SMs for a while.
         #[gemm_kernel(
             block(m = 128, n = 256, k = 64, threads = 384),
             warp(m = 64, n = 256),
@@ -38,11 +35,11 @@ macro_rules! linear_kernels {
             specialize(producers = 1, consumers = 2, producer_regs = 24, consumer_regs = 240, overlap),
             swizzle = b128,
             raster = grouped(8),
-            persistent = queue,
+            persistent = $walk,
             epilogue = $($ep)+,
             edges = guarded,
         )]
-        pub fn $queued(x: Mat<bf16, RowMajor>, w: Mat<bf16, ColMajor>, y: MatMut<bf16, RowMajor> $(, $arg: $ty)?);
+        pub fn $name(x: Mat<bf16, RowMajor>, w: Mat<bf16, ColMajor>, y: MatMut<bf16, RowMajor> $(, $arg: $ty)?);
     };
 }
 

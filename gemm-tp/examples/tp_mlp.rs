@@ -8,11 +8,12 @@
 //! all-reduce beside the next chunk's GEMMs): the block's time, TFLOP/s a
 //! GPU, the speed-up over one GPU (holding the whole block), and how much
 //! of the all-reduce's time alone the overlap hid: (one chunk - this) /
-//! all-reduce alone. Then the all-reduce of the output alone, and its bus
+//! all-reduce alone. These forms and the all-reduce alone are timed in
+//! turns, a run of each a round, each round in another order, so that the
+//! GPUs' clocks drifting under their power cap move them all alike. Then
+//! one chunk again, timed on its own as `examples/tp_mlp.py` times
+//! PyTorch's block, and the all-reduce of the output alone with its bus
 //! bandwidth as nccl-tests reports it (bytes x 2 (p - 1) / p / time).
-//! The forms are timed in turns, a run of each a round, so that the GPUs'
-//! clocks drifting under their power cap move them all alike, each round
-//! in another order.
 //!
 //! `examples/tp_mlp.py` times the same block in PyTorch, written the plain
 //! way (the GEMMs, an unfused GELU, a blocking all-reduce), for a
@@ -137,14 +138,24 @@ fn run() -> Result<(), TpError> {
                     100.0 * (serial - ms) / comm
                 );
             }
+            // one chunk again, timed on its own as tp_mlp.py times PyTorch's block
+            let own = medians_in_turns(
+                15,
+                1,
+                |_| {
+                    let mut or: Vec<&mut CudaSlice<bf16>> = outs.iter_mut().collect();
+                    mlp.forward(&group, &xr, &mut or, m, 1)
+                },
+                &|| group.synchronize(),
+            )?[0];
             let bytes = (m * h * 2) as f64;
-            alone.push((m, world, comm, bytes * 2.0 * (world - 1) as f64 / world as f64 / (comm * 1e-3) / 1e9));
+            alone.push((m, world, own, comm, bytes * 2.0 * (world - 1) as f64 / world as f64 / (comm * 1e-3) / 1e9));
         }
     }
-    println!("\n| tokens | GPUs | all-reduce of the output alone: ms | bus GB/s |");
-    println!("|---:|---:|---:|---:|");
-    for (m, world, comm, bus) in alone {
-        println!("| {m} | {world} | {comm:.3} | {bus:.0} |");
+    println!("\n| tokens | GPUs | one chunk, timed on its own: ms | all-reduce of the output alone: ms | bus GB/s |");
+    println!("|---:|---:|---:|---:|---:|");
+    for (m, world, own, comm, bus) in alone {
+        println!("| {m} | {world} | {own:.3} | {comm:.3} | {bus:.0} |");
     }
     Ok(())
 }

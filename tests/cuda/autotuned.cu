@@ -149,11 +149,12 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
         const int tile = copy_tile;
         const int batch = tile / (tiles_m * tiles_n);
         const int in_batch = tile - batch * (tiles_m * tiles_n);
-        // raster (row): tiles in row-major order, or column by column where M alone ends in a partial
-        // tile, so that the partial row's tiles spread over the blocks' shares instead of ending them
-        const bool by_columns = M % 128 != 0 && N % 256 == 0;
-        const int block_m = (by_columns ? in_batch % tiles_m : in_batch / tiles_n) * 128;
-        const int block_n = (by_columns ? in_batch / tiles_m : in_batch % tiles_n) * 256;
+        // raster (row): tiles in row-major order; where M ends in a partial tile, column by column (each
+        // column shifted a tile along N a row where N does too), so that the partial row's (and column's)
+        // tiles spread over the blocks' shares instead of ending them
+        const bool ragged_m = M % 128 != 0, ragged_n = N % 256 != 0;
+        const int block_m = (ragged_m ? in_batch % tiles_m : in_batch / tiles_n) * 128;
+        const int block_n = (ragged_m ? (in_batch / tiles_m + (ragged_n ? in_batch % tiles_m : 0)) % tiles_n : in_batch % tiles_n) * 256;
         copy_m = block_m;
         copy_n = block_n;
     };
@@ -162,11 +163,12 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
         const int tile = copy_tile;
         const int batch = tile / (tiles_m * tiles_n);
         const int in_batch = tile - batch * (tiles_m * tiles_n);
-        // raster (row): tiles in row-major order, or column by column where M alone ends in a partial
-        // tile, so that the partial row's tiles spread over the blocks' shares instead of ending them
-        const bool by_columns = M % 128 != 0 && N % 256 == 0;
-        const int block_m = (by_columns ? in_batch % tiles_m : in_batch / tiles_n) * 128;
-        const int block_n = (by_columns ? in_batch / tiles_m : in_batch % tiles_n) * 256;
+        // raster (row): tiles in row-major order; where M ends in a partial tile, column by column (each
+        // column shifted a tile along N a row where N does too), so that the partial row's (and column's)
+        // tiles spread over the blocks' shares instead of ending them
+        const bool ragged_m = M % 128 != 0, ragged_n = N % 256 != 0;
+        const int block_m = (ragged_m ? in_batch % tiles_m : in_batch / tiles_n) * 128;
+        const int block_n = (ragged_m ? (in_batch / tiles_m + (ragged_n ? in_batch % tiles_m : 0)) % tiles_n : in_batch % tiles_n) * 256;
         a_src = &A[(block_m + a_row) * lda + (copy_k * 16 + a_col)] + batch * batch_a;
         b_src = &B[(copy_k * 16 + b_row) * ldb + (block_n + b_col)] + batch * batch_b;
         copy_whole = block_m + 128 <= M && block_n + 256 <= N ? K / 16 : 0;
@@ -369,11 +371,12 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
             const int k_step = (int)((it - tiles) % k_tiles);
             const int batch = tile / (tiles_m * tiles_n);
             const int in_batch = tile - batch * (tiles_m * tiles_n);
-            // raster (row): tiles in row-major order, or column by column where M alone ends in a partial
-            // tile, so that the partial row's tiles spread over the blocks' shares instead of ending them
-            const bool by_columns = M % 128 != 0 && N % 256 == 0;
-            const int block_m = (by_columns ? in_batch % tiles_m : in_batch / tiles_n) * 128;
-            const int block_n = (by_columns ? in_batch / tiles_m : in_batch % tiles_n) * 256;
+            // raster (row): tiles in row-major order; where M ends in a partial tile, column by column (each
+            // column shifted a tile along N a row where N does too), so that the partial row's (and column's)
+            // tiles spread over the blocks' shares instead of ending them
+            const bool ragged_m = M % 128 != 0, ragged_n = N % 256 != 0;
+            const int block_m = (ragged_m ? in_batch % tiles_m : in_batch / tiles_n) * 128;
+            const int block_n = (ragged_m ? (in_batch / tiles_m + (ragged_n ? in_batch % tiles_m : 0)) % tiles_n : in_batch % tiles_n) * 256;
 
             if (k_step > 0) {
                 // the tile's first K step is an earlier share's: leave this partial sum for it
@@ -591,11 +594,12 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
             const int k_step = (int)((it - tiles) % k_tiles);
             const int batch = tile / (tiles_m * tiles_n);
             const int in_batch = tile - batch * (tiles_m * tiles_n);
-            // raster (row): tiles in row-major order, or column by column where M alone ends in a partial
-            // tile, so that the partial row's tiles spread over the blocks' shares instead of ending them
-            const bool by_columns = M % 128 != 0 && N % 256 == 0;
-            const int block_m = (by_columns ? in_batch % tiles_m : in_batch / tiles_n) * 128;
-            const int block_n = (by_columns ? in_batch / tiles_m : in_batch % tiles_n) * 256;
+            // raster (row): tiles in row-major order; where M ends in a partial tile, column by column (each
+            // column shifted a tile along N a row where N does too), so that the partial row's (and column's)
+            // tiles spread over the blocks' shares instead of ending them
+            const bool ragged_m = M % 128 != 0, ragged_n = N % 256 != 0;
+            const int block_m = (ragged_m ? in_batch % tiles_m : in_batch / tiles_n) * 128;
+            const int block_n = (ragged_m ? (in_batch / tiles_m + (ragged_n ? in_batch % tiles_m : 0)) % tiles_n : in_batch % tiles_n) * 256;
 
             if (k_step > 0) {
                 // the tile's first K step is an earlier share's: leave this partial sum for it

@@ -159,11 +159,12 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
         const int tile = copy_tile;
         const int batch = tile / (tiles_m * tiles_n);
         const int in_batch = tile - batch * (tiles_m * tiles_n);
-        // raster (row): tiles in row-major order, or column by column where M alone ends in a partial
-        // tile, so that the partial row's tiles spread over the blocks' shares instead of ending them
-        const bool by_columns = M % 64 != 0 && N % 64 == 0;
-        const int block_m = (by_columns ? in_batch % tiles_m : in_batch / tiles_n) * 64;
-        const int block_n = (by_columns ? in_batch / tiles_m : in_batch % tiles_n) * 64;
+        // raster (row): tiles in row-major order; where M ends in a partial tile, column by column (each
+        // column shifted a tile along N a row where N does too), so that the partial row's (and column's)
+        // tiles spread over the blocks' shares instead of ending them
+        const bool ragged_m = M % 64 != 0, ragged_n = N % 64 != 0;
+        const int block_m = (ragged_m ? in_batch % tiles_m : in_batch / tiles_n) * 64;
+        const int block_n = (ragged_m ? (in_batch / tiles_m + (ragged_n ? in_batch % tiles_m : 0)) % tiles_n : in_batch % tiles_n) * 64;
         a_src = &A[block_m * lda + copy_k * 64] + batch * batch_a;
         b_src = &B[block_n + copy_k * 64 * ldb] + batch * batch_b;
     };
@@ -329,11 +330,12 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
         const int k_step = (int)((it - tiles) % k_tiles);
         const int batch = tile / (tiles_m * tiles_n);
         const int in_batch = tile - batch * (tiles_m * tiles_n);
-        // raster (row): tiles in row-major order, or column by column where M alone ends in a partial
-        // tile, so that the partial row's tiles spread over the blocks' shares instead of ending them
-        const bool by_columns = M % 64 != 0 && N % 64 == 0;
-        const int block_m = (by_columns ? in_batch % tiles_m : in_batch / tiles_n) * 64;
-        const int block_n = (by_columns ? in_batch / tiles_m : in_batch % tiles_n) * 64;
+        // raster (row): tiles in row-major order; where M ends in a partial tile, column by column (each
+        // column shifted a tile along N a row where N does too), so that the partial row's (and column's)
+        // tiles spread over the blocks' shares instead of ending them
+        const bool ragged_m = M % 64 != 0, ragged_n = N % 64 != 0;
+        const int block_m = (ragged_m ? in_batch % tiles_m : in_batch / tiles_n) * 64;
+        const int block_n = (ragged_m ? (in_batch / tiles_m + (ragged_n ? in_batch % tiles_m : 0)) % tiles_n : in_batch % tiles_n) * 64;
 
         if (k_step > 0) {
             // the tile's first K step is an earlier share's: leave this partial sum for it

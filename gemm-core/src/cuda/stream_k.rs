@@ -116,12 +116,15 @@ impl Tiling {
     /// `batch`, `block_m` and `block_n` of C tile number `tile` (in scope)
     /// of all batches' tiles laid end to end.
     ///
-    /// In the row raster, where M alone ends in a partial tile, the tiles
-    /// go column by column instead: in rows, the partial row's tiles (their
+    /// In the row raster, where M ends in a partial tile, the tiles go
+    /// column by column instead, and where N does too, each column shifted
+    /// along N by a tile a row: in rows, the partial row's tiles (their
     /// copies checked) all fell in the last blocks' shares, which the
-    /// launch then waited for; column by column, one ends each column.
-    /// `autotuned` at 4095 x 11008 x 4096 ran 45.3 TFLOP/s in rows, 48.2
-    /// by columns (H200, `gemm-lab variants` with the edit by hand).
+    /// launch then waited for; column by column one ends each column, and
+    /// shifted the partial column's spread too. `autotuned` (H200, `gemm-lab
+    /// variants` with each edit by hand) at 4095 x 11008 x 4096: 45.1
+    /// TFLOP/s in rows, 48.1 by columns; at 4095 x 4097 x 4100: 39.8 in
+    /// rows, 41.5 shifted (4095 x 4097 x 4096: 40.3, 42.2).
     pub fn tile_origin(&self, w: &mut Writer) {
         w.line("const int batch = tile / (tiles_m * tiles_n);");
         w.line("const int in_batch = tile - batch * (tiles_m * tiles_n);");
@@ -129,11 +132,14 @@ impl Tiling {
             return schedule::tile_origin(w, self.raster, self.bm, self.bn, "in_batch", ["block_m", "block_n"]);
         }
         let (bm, bn) = (self.bm, self.bn);
-        w.line("// raster (row): tiles in row-major order, or column by column where M alone ends in a partial");
-        w.line("// tile, so that the partial row's tiles spread over the blocks' shares instead of ending them");
-        w.line(format!("const bool by_columns = M % {bm} != 0 && N % {bn} == 0;"));
-        w.line(format!("const int block_m = (by_columns ? in_batch % tiles_m : in_batch / tiles_n) * {bm};"));
-        w.line(format!("const int block_n = (by_columns ? in_batch / tiles_m : in_batch % tiles_n) * {bn};"));
+        w.line("// raster (row): tiles in row-major order; where M ends in a partial tile, column by column (each");
+        w.line("// column shifted a tile along N a row where N does too), so that the partial row's (and column's)");
+        w.line("// tiles spread over the blocks' shares instead of ending them");
+        w.line(format!("const bool ragged_m = M % {bm} != 0, ragged_n = N % {bn} != 0;"));
+        w.line(format!("const int block_m = (ragged_m ? in_batch % tiles_m : in_batch / tiles_n) * {bm};"));
+        w.line(format!(
+            "const int block_n = (ragged_m ? (in_batch / tiles_m + (ragged_n ? in_batch % tiles_m : 0)) % tiles_n : in_batch % tiles_n) * {bn};"
+        ));
     }
 
     /// This block's share of the K steps, `[first, last)`, and the size of a
@@ -523,9 +529,10 @@ mod tests {
     use super::*;
 
     /// The row raster's walk (compiled as host C++ and run): every tile of
-    /// C once whichever sides end in a partial tile; where M alone does,
-    /// column by column, the partial row's tiles one at the end of each
-    /// column, spread over the walk; else in rows.
+    /// C once whichever sides end in a partial tile; where M does, column
+    /// by column (the partial row's tiles one at the end of each column),
+    /// each column shifted a tile along N a row where N does too (the
+    /// partial column's tiles one in each column's run); else in rows.
     #[test]
     fn the_row_walk_takes_every_tile_once_and_spreads_a_partial_row() {
         let t = Tiling {
@@ -548,7 +555,7 @@ mod tests {
                 w.line("std::printf(\"%d %d %d %d %d\\n\", M, N, tile, block_m, block_n);");
             });
         });
-        let sizes: [(usize, usize); 6] = [(4096, 4096), (4095, 11008), (4096, 11007), (4095, 4097), (1, 256), (129, 512)];
+        let sizes: [(usize, usize); 7] = [(4096, 4096), (4095, 11008), (4096, 11007), (4095, 4097), (1, 256), (129, 512), (300, 700)];
         let calls: String = sizes.iter().map(|(m, n)| format!("  walk({m}, {n});\n")).collect();
         let program = format!("#include <cstdio>\n{}\nint main() {{\n{calls}}}\n", w.finish());
         let text = crate::cuda::host::run_cpp("stream-k-row-walk", &program);
@@ -566,10 +573,21 @@ mod tests {
                 seen[bm / 128 * tn + bn / 256] += 1;
             }
             assert!(walk.len() == tm * tn && seen.iter().all(|&s| s == 1), "{m} x {n}: {seen:?}");
-            let by_columns = m % 128 != 0 && n % 256 == 0;
+            let (ragged_m, ragged_n) = (m % 128 != 0, n % 256 != 0);
             for &(tile, bm, bn) in &walk {
-                let want = if by_columns { (tile % tm * 128, tile / tm * 256) } else { (tile / tn * 128, tile % tn * 256) };
+                let want = match (ragged_m, ragged_n) {
+                    (true, false) => (tile % tm * 128, tile / tm * 256),
+                    (true, true) => (tile % tm * 128, (tile / tm + tile % tm) % tn * 256),
+                    _ => (tile / tn * 128, tile % tn * 256),
+                };
                 assert_eq!((bm, bn), want, "{m} x {n}, tile {tile}");
+            }
+            // where both sides are partial, each run of tiles_m tiles holds few of the partial column's
+            // (one each tiles_n of it), where column by column unshifted one run would hold them all
+            if ragged_m && ragged_n {
+                for run in walk.chunks(tm) {
+                    assert!(run.iter().filter(|t| t.2 / 256 == tn - 1).count() <= tm.div_ceil(tn), "{m} x {n}: {run:?}");
+                }
             }
         }
     }

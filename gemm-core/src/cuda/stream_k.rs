@@ -528,6 +528,12 @@ impl Tiling {
 mod tests {
     use super::*;
 
+    /// 128 x 256 x 64 tiles of a block of 256 threads in the row raster.
+    fn tiling(shares: Shares, guarded: bool) -> Tiling {
+        let team = Team::block(256);
+        Tiling { raster: Raster::Row, bm: 128, bn: 256, bk: 64, team, acc: "acc", loops: vec![("i", 1)], guarded, shares }
+    }
+
     /// The row raster's walk (compiled as host C++ and run): every tile of
     /// C once whichever sides end in a partial tile; where M does, column
     /// by column (the partial row's tiles one at the end of each column),
@@ -535,17 +541,7 @@ mod tests {
     /// partial column's tiles one in each column's run); else in rows.
     #[test]
     fn the_row_walk_takes_every_tile_once_and_spreads_a_partial_row() {
-        let t = Tiling {
-            raster: Raster::Row,
-            bm: 128,
-            bn: 256,
-            bk: 64,
-            team: Team::block(256),
-            acc: "acc",
-            loops: vec![("i", 1)],
-            guarded: true,
-            shares: Shares::StreamK,
-        };
+        let t = tiling(Shares::StreamK, true);
         let mut w = Writer::default();
         w.block("static void walk(int M, int N)", |w| {
             w.line("const int tiles_m = (M + 127) / 128, tiles_n = (N + 255) / 256;");
@@ -608,17 +604,7 @@ mod tests {
     #[test]
     fn every_k_step_of_every_tile_falls_to_one_block() {
         for shares in [Shares::StreamK, Shares::Hybrid, Shares::TailSplit] {
-            let t = Tiling {
-                raster: Raster::Row,
-                bm: 128,
-                bn: 256,
-                bk: 64,
-                team: Team::block(256),
-                acc: "acc",
-                loops: vec![("i", 1)],
-                guarded: false,
-                shares,
-            };
+            let t = tiling(shares, false);
             let mut w = Writer::default();
             let head = "static void schedule(int M, int N, int K, int batches, unsigned* flags, int* seen, int* whole, int* sharers, int* written, int* claimed, int* drift)";
             w.block(head, |w| {

@@ -52,13 +52,15 @@ pub enum Setting {
 }
 
 /// The schedules `tune(schedule = [..])` takes, by name: a block per C
-/// tile, a persistent grid walking tiles, stream-K.
-pub const SCHEDULES: [(&str, Option<Persistent>); 5] = [
+/// tile, a persistent grid walking tiles, stream-K and its hybrids, the
+/// persistent walk on a queue (last: a point's index stays what it was).
+pub const SCHEDULES: [(&str, Option<Persistent>); 6] = [
     ("tiles", None),
     ("persistent", Some(Persistent::Tiles)),
     ("stream_k", Some(Persistent::StreamK)),
     ("hybrid", Some(Persistent::Hybrid)),
     ("tail_split", Some(Persistent::TailSplit)),
+    ("queue", Some(Persistent::Queue)),
 ];
 
 /// Every setting by the name `tune(..)` takes, in the order the help lists them.

@@ -262,6 +262,11 @@ fn a_tuning_space_lists_schedules_by_name() {
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(a.tune.expect("a space").lists, vec![(Setting::Schedule, vec![1, 2])]);
     assert_eq!(SCHEDULES[1].0, "persistent");
+    // the queue, last of them
+    let (a, errors) = parse(quote! { tune(schedule = [persistent, queue]) });
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.tune.expect("a space").lists, vec![(Setting::Schedule, vec![1, 5])]);
+    assert_eq!(SCHEDULES[5], ("queue", Some(Persistent::Queue)));
     let (_, errors) = parse(quote! { tune(schedule = [persistant]) });
     assert!(errors.iter().any(|e| e.contains("unknown schedule (did you mean `persistent`?)")), "{errors:?}");
     let (_, errors) = parse(quote! { tune(schedule = [1]) });

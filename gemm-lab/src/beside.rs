@@ -13,15 +13,19 @@
 //! on each of S SMs, each taking all of its SM's shared memory so that no
 //! GEMM block shares it, and spins for T microseconds. Printed for each
 //! hold: the GEMM's time from the launch of both to its end (CUDA events;
-//! medians of runs in turns), and the bound a walk that loses only the SMs
-//! held would reach: its time alone plus S / SMs x T.
+//! medians of runs in turns, cuBLAS alone among them for scale), and the
+//! bound a walk that loses only the SMs held would reach: its time alone
+//! plus S / SMs x T.
+
+use std::sync::Arc;
 
 use gemm_ladder::measure::{verify_on, Bench, Problem};
 use gemm_ladder::variants::apply_all;
 use gemm_runtime::cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
-use gemm_runtime::cudarc::driver::{result, LaunchConfig, PushKernelArg};
-use gemm_runtime::cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
-use gemm_runtime::Kernel;
+use gemm_runtime::cudarc::driver::{result, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use gemm_runtime::internal::compile;
+use gemm_runtime::spec::Arch;
+use gemm_runtime::{GemmError, Kernel};
 
 /// Thread 0 of each block spins until `ns` nanoseconds have passed on the
 /// GPU's global timer; the block's dynamic shared memory keeps its SM.
@@ -43,15 +47,19 @@ extern "C" __global__ void hold(unsigned long long ns) {
 const HOLDS: [(u32, u64); 5] = [(0, 0), (16, 250), (32, 250), (16, 1000), (32, 1000)];
 const ROUNDS: usize = 15;
 
-/// cudarc's driver and NVRTC errors as messages.
-trait Said<T> {
-    fn said(self) -> Result<T, String>;
-}
-
-impl<T, E: std::fmt::Debug> Said<T> for Result<T, E> {
-    fn said(self) -> Result<T, String> {
-        self.map_err(|e| format!("{e:?}"))
-    }
+/// The holding kernel (compiled and cached for this GPU) with room for
+/// all of an SM's shared memory, a stream of the GPU's highest priority to
+/// run it on, and the shared memory a block of it takes.
+fn holder(bench: &Bench) -> Result<(CudaFunction, Arc<CudaStream>, u32), GemmError> {
+    let ctx = bench.stream().context();
+    let per_block = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as u32;
+    let target = compile::device_target(Arch::Sm80, ctx.compute_capability()?);
+    let hold = compile::load(ctx, HOLD, "hold", target, per_block)?;
+    // all of the SM's memory as shared memory, or the L1 leaves room for a GEMM block beside it
+    hold.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100)?;
+    // (lower numbers are higher priorities: the range's second is the highest)
+    let (_, highest) = result::stream::get_priority_range()?;
+    Ok((hold, ctx.new_stream_with_priority(highest)?, per_block))
 }
 
 pub fn main(args: Vec<String>) {
@@ -87,43 +95,44 @@ fn run(args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
         println!("{variant}: relative error {err:.1e} against cuBLAS at {m}x{n}x{k}");
     }
 
-    // the holding kernel, on a stream of the GPU's highest priority
-    let ctx = bench.stream().context().clone();
-    let attr = |a: CUdevice_attribute| ctx.attribute(a).map(|v| v as u32);
-    let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).said()?;
-    let per_block = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN).said()?;
-    let opts = CompileOptions { arch: Some("sm_90"), ..Default::default() };
-    let module = ctx.load_module(compile_ptx_with_opts(HOLD, opts).said()?).said()?;
-    let hold = module.load_function("hold").said()?;
-    hold.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, per_block as i32).said()?;
-    hold.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100).said()?;
-    let (_, highest) = result::stream::get_priority_range().said()?;
-    let holder = ctx.new_stream_with_priority(highest).said()?;
+    let sms = bench.facts.sms;
+    let (hold, holder, per_block) = holder(&bench)?;
 
     let gemm = bench.stream();
     let timed = Some(CUevent_flags::CU_EVENT_DEFAULT);
     let mut c = p.poisoned_c(&bench)?;
     // one run: the hold (if any) and the GEMM launched together, the GEMM timed from their launch to its end
-    let mut once = |kernel: &Kernel, (held, us): (u32, u64)| -> Result<f64, Box<dyn std::error::Error>> {
-        let start = gemm.record_event(timed).said()?;
+    let mut once = |kernel: &Kernel, (held, us): (u32, u64)| -> Result<f64, GemmError> {
+        let start = gemm.record_event(timed)?;
         if held > 0 {
-            holder.wait(&start).said()?;
+            holder.wait(&start)?;
             let cfg = LaunchConfig { grid_dim: (held, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: per_block };
             let ns = us * 1000;
             // SAFETY: hold(unsigned long long), a value.
-            unsafe { holder.launch_builder(&hold).arg(&ns).launch(cfg) }.said()?;
+            unsafe { holder.launch_builder(&hold).arg(&ns).launch(cfg) }?;
         }
         p.launch(&bench, kernel, &mut c)?;
-        let end = gemm.record_event(timed).said()?;
-        end.synchronize().said()?;
-        holder.synchronize().said()?;
-        Ok(start.elapsed_ms(&end).said()? as f64)
+        let end = gemm.record_event(timed)?;
+        end.synchronize()?;
+        holder.synchronize()?;
+        Ok(start.elapsed_ms(&end)? as f64)
     };
     for (_, kernel) in &kernels {
         once(kernel, (0, 0))?;
     }
+    // cuBLAS alone in the same turns, for scale
+    let mut cublas_c = p.poisoned_c(&bench)?;
+    let mut cublas = || -> Result<f64, GemmError> {
+        let start = gemm.record_event(timed)?;
+        p.cublas(&bench, &mut cublas_c)?;
+        let end = gemm.record_event(timed)?;
+        end.synchronize()?;
+        Ok(start.elapsed_ms(&end)? as f64)
+    };
     let mut times = vec![vec![Vec::with_capacity(ROUNDS); kernels.len()]; HOLDS.len()];
+    let mut cublas_times = Vec::with_capacity(ROUNDS);
     for _ in 0..ROUNDS {
+        cublas_times.push(cublas()?);
         for (h, &hold) in HOLDS.iter().enumerate() {
             for (i, (_, kernel)) in kernels.iter().enumerate() {
                 times[h][i].push(once(kernel, hold)?);
@@ -135,7 +144,7 @@ fn run(args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
         t[t.len() / 2]
     };
     let med: Vec<Vec<f64>> = times.into_iter().map(|per| per.into_iter().map(median).collect()).collect();
-    println!("\n{m} x {n} x {k}, bf16, {sms} SMs; medians of {ROUNDS} runs in turns\n");
+    println!("\n{m} x {n} x {k}, bf16, {sms} SMs; medians of {ROUNDS} runs in turns; cuBLAS alone {:.3} ms\n", median(cublas_times));
     println!("| SMs held | for us | fixed shares: ms | queue: ms | alone + the SM-time held: ms (shares, queue) |");
     println!("|---:|---:|---:|---:|---:|");
     for (&(held, us), t) in HOLDS.iter().zip(&med) {

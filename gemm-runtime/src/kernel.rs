@@ -297,7 +297,8 @@ impl Kernel {
         let Loaded { f, resident, .. } = self.load(stream.context())?;
         // (checked: only a persistent kernel takes a cap, at least 1)
         let resident = epilogue.max_blocks.map_or(resident, |cap| resident.min(cap));
-        let stream_k = match self.spec.persistent {
+        // stream-K's flags and partial sums, or the queue's counts: the stream's kept scratch
+        let scratch = match self.spec.persistent {
             Some(Persistent::StreamK | Persistent::Hybrid | Persistent::TailSplit | Persistent::Queue) => {
                 Some(self.stream_k_scratch_for(stream, resident, dims)?)
             }
@@ -337,7 +338,7 @@ impl Kernel {
             launch.arg(groups_ptr);
         }
         let batches = b.count as i32;
-        let scratch_ptrs: Vec<u64> = match &stream_k {
+        let scratch_ptrs: Vec<u64> = match &scratch {
             Some(s) if self.spec.persistent == Some(Persistent::Queue) => vec![s.flags()],
             Some(s) => vec![s.partials(), s.flags()],
             None => Vec::new(),

@@ -11,6 +11,7 @@ mod prefetch;
 mod read_orders;
 mod search;
 mod tma_lines;
+mod tp_rank;
 mod variants;
 
 use clap::{Parser, Subcommand};
@@ -52,6 +53,9 @@ enum Tool {
     /// What TMA makes of lines that are not 128 bytes apart, and maps by line class
     #[command(disable_help_flag = true)]
     TmaLines(Args),
+    /// One rank's GEMMs of gemm-tp's MLP block on each walk beside cuBLAS, and cut into chunks
+    #[command(disable_help_flag = true)]
+    TpRank(Args),
 }
 
 #[derive(Debug, clap::Args)]
@@ -82,6 +86,7 @@ fn main() {
         Tool::Prefetch(a) => ("prefetch", a, reports_itself(prefetch::main)),
         Tool::ReadOrders(a) => ("read-orders", a, reports_itself(read_orders::main)),
         Tool::TmaLines(a) => ("tma-lines", a, Box::new(|argv| tma_lines::main(argv).map_err(Into::into))),
+        Tool::TpRank(a) => ("tp-rank", a, reports_itself(tp_rank::main)),
     };
     // each tool sees `gemm-lab TOOL ARGS...`, as its own command line
     let argv = std::iter::once(format!("gemm-lab {name}")).chain(args.args).collect();

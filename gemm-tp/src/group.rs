@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use cudarc::nccl::safe::{Comm, Id, ReduceOp};
 use gemm_runtime::bf16;
@@ -21,6 +22,8 @@ use crate::TpError;
 pub struct TpGroup {
     world: usize,
     local: Vec<Local>,
+    /// The fewest SMs of any rank's GPU, the whole group's.
+    sms: usize,
 }
 
 /// A rank this process drives.
@@ -107,7 +110,7 @@ impl TpGroup {
         }
         let comms = Comm::from_devices(made.iter().map(|m| m.1.clone()).collect())?;
         let local = made.into_iter().zip(comms).enumerate().map(|(rank, ((compute, _), comm))| Local { rank, compute, comm }).collect();
-        Ok(TpGroup { world: ordinals.len(), local })
+        TpGroup { world: ordinals.len(), local, sms: 0 }.with_fewest_sms()
     }
 
     /// Every GPU of the machine, in order, driven by this process.
@@ -127,7 +130,29 @@ impl TpGroup {
         nccl_present()?;
         let (compute, comm_stream) = streams(ordinal)?;
         let comm = Comm::from_rank(comm_stream, rank, world, Id::uninit(id.0.map(|b| b as _)))?;
-        Ok(TpGroup { world, local: vec![Local { rank, compute, comm }] })
+        TpGroup { world, local: vec![Local { rank, compute, comm }], sms: 0 }.with_fewest_sms()
+    }
+
+    /// The group with its SM count: the fewest of its GPUs', over every
+    /// rank (an all-reduce, as ranks may run in other processes), so that
+    /// every rank cuts a layer's tokens into the same chunks.
+    fn with_fewest_sms(mut self) -> Result<Self, TpError> {
+        let mut counts = Vec::with_capacity(self.local.len());
+        for l in &self.local {
+            let sms = l.compute.context().attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+            counts.push(l.comm.stream().clone_htod(&[sms as u32])?);
+        }
+        self.each_in_nccl_group(|i| Ok(self.comm(i).all_reduce_in_place(&mut counts[i], &ReduceOp::Min).map(drop)?))?;
+        // (read on the stream that summed it)
+        let fewest = self.local[0].comm.stream().clone_dtoh(&counts[0])?;
+        self.sms = fewest[0] as usize;
+        Ok(self)
+    }
+
+    /// The fewest SMs of the group's GPUs: what chunks are fitted to
+    /// ([`crate::ChunkPlan::fitted`]).
+    pub fn sms(&self) -> usize {
+        self.sms
     }
 
     /// The number of ranks of the whole group.

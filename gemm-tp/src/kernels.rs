@@ -65,6 +65,10 @@ linear_kernels!(
 /// multiples of it.
 pub const TILE_M: usize = 128;
 
+/// The tile width of the kernels above: how many tiles a chunk's row of
+/// tiles holds, which its waves follow.
+pub const TILE_N: usize = 256;
+
 /// How a GEMM's blocks take its C tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Grid {

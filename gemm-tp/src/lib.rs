@@ -41,4 +41,4 @@ pub use error::TpError;
 pub use group::{GroupId, TpGroup};
 pub use layers::{ColumnParallel, Reduce, RowParallel};
 pub use mlp::{MlpShape, TpMlp};
-pub use plan::ChunkPlan;
+pub use plan::{ChunkGemm, ChunkPlan, FITTED_TILES};

@@ -8,10 +8,10 @@ use cudarc::driver::CudaSlice;
 use cudarc::nccl::safe::ReduceOp;
 use gemm_runtime::bf16;
 
-use crate::kernels::{Grid, TILE_M};
+use crate::kernels::{Grid, TILE_M, TILE_N};
 use crate::layers::check_ranks;
 use crate::scratch::Kept;
-use crate::{ChunkPlan, ColumnParallel, RowParallel, TpError, TpGroup};
+use crate::{ChunkGemm, ChunkPlan, ColumnParallel, RowParallel, TpError, TpGroup};
 
 /// An MLP block's sizes: `hidden` (the model's width, the block's input and
 /// output) and `ffn` (the hidden activations' width).
@@ -53,18 +53,42 @@ impl TpMlp {
     /// The block on `m` tokens: `x[i]` holds them (`[m, hidden]`, the same
     /// on every rank, on the GPU of the i-th rank this process drives) and
     /// `out[i]` receives the block's output (`[m, hidden]`, all-reduced: the
-    /// same on every rank). The
-    /// tokens go in `chunks` chunks of whole 128-row tiles (fewer where m
-    /// has fewer tiles), each chunk's all-reduce on the communicators'
-    /// streams while the next chunk's GEMMs run on the compute streams;
-    /// one chunk is the plain order, the all-reduce after both GEMMs. Read
-    /// `out` on the group's compute streams: cudarc orders them after the
-    /// collectives that wrote it.
+    /// same on every rank). The tokens go in at most `chunks` chunks of
+    /// whole 128-row tiles, cut where the chunks' GEMMs take no more waves
+    /// of tiles than need be ([`Self::plan`]), each chunk's all-reduce on
+    /// the communicators' streams while the next chunk's GEMMs run on the
+    /// compute streams; one chunk is the plain order, the all-reduce after
+    /// both GEMMs. Read `out` on the group's compute streams: cudarc orders
+    /// them after the collectives that wrote it.
     pub fn forward(&self, group: &TpGroup, x: &[&CudaSlice<bf16>], out: &mut [&mut CudaSlice<bf16>], m: usize, chunks: usize) -> Result<(), TpError> {
-        let h = self.shape.hidden;
-        check_ranks(group, &self.up.slices, x, out, m, [h, h])?;
-        let plan = ChunkPlan::new(m, chunks, TILE_M)?;
-        let fp = self.up.out_per_rank();
+        // (the arguments checked before the plan, whose errors say less of them)
+        check_ranks(group, &self.up.slices, x, out, m, [self.shape.hidden; 2])?;
+        let plan = self.plan(group, m, chunks)?;
+        self.forward_planned(group, x, out, &plan)
+    }
+
+    /// How [`Self::forward`] cuts `m` tokens asked to go in `chunks`
+    /// chunks on `group` ([`ChunkPlan::fitted`] for the block's two GEMMs
+    /// on the group's fewest SMs): fewer chunks, or chunks of other sizes,
+    /// where equal ones would leave the GEMMs' last waves part-full.
+    pub fn plan(&self, group: &TpGroup, m: usize, chunks: usize) -> Result<ChunkPlan, TpError> {
+        let (h, fp) = (self.shape.hidden, self.up.out_per_rank());
+        // the up-projection's tiles across its fp columns, then the down-projection's across h
+        let gemms = [ChunkGemm { tiles_n: fp.div_ceil(TILE_N), k: h }, ChunkGemm { tiles_n: h.div_ceil(TILE_N), k: fp }];
+        ChunkPlan::fitted(m, chunks, TILE_M, &gemms, group.sms())
+    }
+
+    /// [`Self::forward`] on the chunks of `plan` (any plan: equal chunks
+    /// from [`ChunkPlan::new`], say), whose rows are the tokens.
+    pub fn forward_planned(
+        &self,
+        group: &TpGroup,
+        x: &[&CudaSlice<bf16>],
+        out: &mut [&mut CudaSlice<bf16>],
+        plan: &ChunkPlan,
+    ) -> Result<(), TpError> {
+        let (h, fp) = (self.shape.hidden, self.up.out_per_rank());
+        check_ranks(group, &self.up.slices, x, out, plan.rows(), [h, h])?;
         let mut lens = vec![plan.largest() * fp];
         lens.extend(plan.ranges().iter().map(|(a, b)| (b - a) * h));
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());

@@ -1,6 +1,21 @@
 //! How a layer's M rows (tokens) are split into chunks, each computed and
 //! then communicated while the next one computes.
 
+/// One GEMM every chunk runs, as the chunk plan sees it: its tiles along N
+/// (for the chunk's m rows) and its K, which a tile's time follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkGemm {
+    /// Tiles across N: `n` over the tile's width, rounded up.
+    pub tiles_n: usize,
+    /// The GEMM's K.
+    pub k: usize,
+}
+
+/// [`ChunkPlan::fitted`] plans chunks of at most this many tiles' rows
+/// with equal chunks instead: with as many rows, each chunk's GEMMs run
+/// many waves, and what a part-full last wave costs them is small.
+pub const FITTED_TILES: usize = 256;
+
 /// `m` rows in `chunks` chunks of nearly equal size (the first `m %
 /// chunks` one row longer), each a multiple of `align` rows where it can be
 /// (the GEMMs' tile height: a chunk ending mid-tile leaves that tile's rows
@@ -34,14 +49,102 @@ impl ChunkPlan {
         Ok(ChunkPlan { ranges })
     }
 
+    /// The plan of at most `chunks` chunks of whole `align`-row tiles (the
+    /// last takes what is left) on which `gemms` run in the fewest waves of
+    /// tiles on `sms` SMs, each wave as long as the GEMM's K. The chunks'
+    /// GEMMs run one after another, each a whole number of waves: cut
+    /// evenly, a chunk can leave most of a GEMM's last wave idle where the
+    /// whole layer fills it (1024 of 4096 tokens on two H200s: 448 tiles of
+    /// the up-projection, 3.4 waves, 15% slower than a quarter of the
+    /// 13.6 waves of the whole; docs/src/tensor-parallel.md). Among plans
+    /// of the fewest waves: the most chunks, then the most even, then the
+    /// larger chunks first. Every rank must cut alike, so `sms` is the
+    /// group's fewest. Past [`FITTED_TILES`] tiles' rows, equal chunks
+    /// ([`Self::new`]).
+    pub fn fitted(m: usize, chunks: usize, align: usize, gemms: &[ChunkGemm], sms: usize) -> Result<Self, crate::TpError> {
+        let even = Self::new(m, chunks, align)?;
+        let tiles = m.div_ceil(align);
+        if tiles > FITTED_TILES || gemms.is_empty() || sms == 0 {
+            return Ok(even);
+        }
+        let chunks = chunks.min(tiles);
+        // a chunk of r tile rows: its GEMMs' waves, each as long as its K
+        let cost = |r: usize| -> u64 { gemms.iter().map(|g| ((r * g.tiles_n).div_ceil(sms) * g.k) as u64).sum() };
+        // the fewest waves for each chunk count, then the smallest largest chunk that keeps them
+        let any = Waves::new(tiles, chunks, tiles, &cost);
+        let least = (1..=chunks).filter_map(|j| any.after(0, j)).min().expect("one chunk can always be cut");
+        let count = (1..=chunks).rev().find(|&j| any.after(0, j) == Some(least)).expect("the least is some count's");
+        // (a larger bound on the chunks never takes more waves: search it by halves)
+        let (mut lo, mut hi) = (tiles.div_ceil(count), tiles);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if Waves::new(tiles, count, mid, &cost).total() == least {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let largest = lo;
+        let waves = Waves::new(tiles, count, largest, &cost);
+        // from the front, each chunk the largest that the rest can follow at the least total
+        let (mut ranges, mut at, mut left) = (Vec::with_capacity(count), 0, least);
+        for j in (1..=count).rev() {
+            let r = (1..=largest.min(tiles - at))
+                .rev()
+                .find(|&r| waves.after(at + r, j - 1).is_some_and(|rest| cost(r) + rest == left))
+                .expect("the least total is reachable");
+            left -= cost(r);
+            ranges.push((at * align, ((at + r) * align).min(m)));
+            at += r;
+        }
+        Ok(ChunkPlan { ranges })
+    }
+
     /// Each chunk's rows, `start..end`, in order, covering `0..m` once.
     pub fn ranges(&self) -> &[(usize, usize)] {
         &self.ranges
     }
 
+    /// The rows all the chunks hold: the layer's m.
+    pub fn rows(&self) -> usize {
+        self.ranges.last().map_or(0, |&(_, end)| end)
+    }
+
     /// The most rows a chunk holds.
     pub fn largest(&self) -> usize {
         self.ranges.iter().map(|(s, e)| e - s).max().unwrap_or(0)
+    }
+}
+
+/// The fewest waves that tile rows `i..tiles` take in exactly `j` chunks
+/// of at most `largest` rows each, for every `i` and `j` (none where they
+/// cannot be cut so).
+struct Waves {
+    tiles: usize,
+    /// `least[j][i]`
+    least: Vec<Vec<Option<u64>>>,
+}
+
+impl Waves {
+    fn new(tiles: usize, chunks: usize, largest: usize, cost: &impl Fn(usize) -> u64) -> Self {
+        let mut least = vec![vec![None; tiles + 1]; chunks + 1];
+        least[0][tiles] = Some(0);
+        for j in 1..=chunks {
+            for i in (0..tiles).rev() {
+                least[j][i] = (1..=largest.min(tiles - i)).filter_map(|r| least[j - 1][i + r].map(|rest| cost(r) + rest)).min();
+            }
+        }
+        Waves { tiles, least }
+    }
+
+    /// The fewest waves of the whole, in all its chunks.
+    fn total(&self) -> u64 {
+        self.least.last().and_then(|l| l[0]).unwrap_or(u64::MAX)
+    }
+
+    /// The fewest waves from tile row `i` on, in `j` chunks.
+    fn after(&self, i: usize, j: usize) -> Option<u64> {
+        self.least.get(j).and_then(|l| l.get(i.min(self.tiles))).copied().flatten()
     }
 }
 
@@ -84,6 +187,83 @@ mod tests {
     fn an_empty_plan_is_an_error() {
         for (m, c, a) in [(0, 4, 128), (100, 0, 128), (100, 4, 0)] {
             assert!(ChunkPlan::new(m, c, a).is_err());
+        }
+    }
+
+    /// One rank's GEMMs of the 70B-class MLP block on two GPUs (hidden
+    /// 8192, ffn 28672 over 2: the up-projection 56 tiles of 256 across and
+    /// K 8192, the down-projection 32 across and K 14336), 132 SMs.
+    const TWO_H200: [ChunkGemm; 2] = [ChunkGemm { tiles_n: 56, k: 8192 }, ChunkGemm { tiles_n: 32, k: 14336 }];
+
+    fn waves(p: &ChunkPlan, gemms: &[ChunkGemm], sms: usize) -> u64 {
+        p.ranges().iter().map(|(a, b)| gemms.iter().map(|g| ((b - a).div_ceil(128) * g.tiles_n).div_ceil(sms) as u64 * g.k as u64).sum::<u64>()).sum()
+    }
+
+    /// Where equal chunks fill the waves as the whole does, the plan is
+    /// theirs; where they would leave waves part-full, it cuts otherwise
+    /// or fewer, and never takes more waves than equal chunks.
+    #[test]
+    fn fitted_chunks_take_no_more_waves_than_equal_ones() {
+        let fitted = |m, c| ChunkPlan::fitted(m, c, 128, &TWO_H200, 132).unwrap();
+        assert_eq!(fitted(8192, 2), ChunkPlan::new(8192, 2, 128).unwrap());
+        assert_eq!(fitted(8192, 4), ChunkPlan::new(8192, 4, 128).unwrap());
+        // 4 x 256 tokens: the down-projection's 64 tiles a chunk leave half the GPU idle
+        assert_eq!(fitted(1024, 4).ranges(), &[(0, 512), (512, 1024)]);
+        // 4 x 1024 of 4096: the up-projection's 3.4 waves a chunk run as 4
+        let p = fitted(4096, 4);
+        assert!(waves(&p, &TWO_H200, 132) < waves(&ChunkPlan::new(4096, 4, 128).unwrap(), &TWO_H200, 132), "{p:?}");
+        assert_eq!(waves(&p, &TWO_H200, 132), waves(&ChunkPlan::new(4096, 1, 128).unwrap(), &TWO_H200, 132), "{p:?}");
+        for m in [1, 127, 128, 1000, 1024, 3000, 4096, 8191, 8192, 16384, 40000] {
+            for c in 1..=6 {
+                let p = fitted(m, c);
+                assert!(covers(&p, m) && p.ranges().len() <= c, "{m} rows in {c}: {p:?}");
+                for &(s, e) in &p.ranges()[..p.ranges().len() - 1] {
+                    assert!(s % 128 == 0 && (e - s) % 128 == 0, "{m} rows in {c}: {p:?}");
+                }
+                assert!(waves(&p, &TWO_H200, 132) <= waves(&ChunkPlan::new(m, c, 128).unwrap(), &TWO_H200, 132), "{m} rows in {c}: {p:?}");
+            }
+        }
+    }
+
+    /// Every way to cut a few tiles' rows, tried: the plan takes the
+    /// fewest waves, then the most chunks, then the smallest largest
+    /// chunk, then the larger chunks first.
+    #[test]
+    fn the_fitted_plan_is_the_best_of_every_cut() {
+        fn cuts(left: usize, most: usize, at: &mut Vec<usize>, all: &mut Vec<Vec<usize>>) {
+            if left == 0 {
+                all.push(at.clone());
+                return;
+            }
+            if at.len() == most {
+                return;
+            }
+            for r in 1..=left {
+                at.push(r);
+                cuts(left - r, most, at, all);
+                at.pop();
+            }
+        }
+        let shapes: [&[ChunkGemm]; 3] =
+            [&TWO_H200, &[ChunkGemm { tiles_n: 3, k: 10 }], &[ChunkGemm { tiles_n: 5, k: 7 }, ChunkGemm { tiles_n: 2, k: 30 }]];
+        for gemms in shapes {
+            for sms in [4, 7, 132] {
+                for tiles in 1..=12 {
+                    for chunks in 1..=4 {
+                        let mut all = Vec::new();
+                        cuts(tiles, chunks, &mut Vec::new(), &mut all);
+                        let key = |c: &Vec<usize>| {
+                            let w: u64 =
+                                c.iter().map(|&r| gemms.iter().map(|g| (r * g.tiles_n).div_ceil(sms) as u64 * g.k as u64).sum::<u64>()).sum();
+                            (w, std::cmp::Reverse(c.len()), *c.iter().max().unwrap(), std::cmp::Reverse(c.clone()))
+                        };
+                        let best = all.iter().min_by_key(|c| key(c)).unwrap();
+                        let p = ChunkPlan::fitted(tiles * 128, chunks, 128, gemms, sms).unwrap();
+                        let got: Vec<usize> = p.ranges().iter().map(|(a, b)| (b - a) / 128).collect();
+                        assert_eq!(&got, best, "{tiles} tiles in {chunks}, {sms} SMs, {gemms:?}");
+                    }
+                }
+            }
         }
     }
 }

@@ -6,7 +6,7 @@ use gemm_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use gemm_runtime::internal::data::relative_error;
 use gemm_runtime::{bf16, Dims};
 use gemm_tp::kernels::{linear, linear_bias, linear_bias_gelu, linear_gelu};
-use gemm_tp::{ColumnParallel, GroupId, MlpShape, Reduce, RowParallel, TpError, TpGroup, TpMlp};
+use gemm_tp::{ChunkGemm, ChunkPlan, ColumnParallel, GroupId, MlpShape, Reduce, RowParallel, TpError, TpGroup, TpMlp};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rand_distr::StandardNormal;
 use std::sync::Arc;
@@ -71,18 +71,20 @@ fn the_tensor_parallel_mlp_matches_the_block_on_one_gpu() {
         let mlp = TpMlp::from_host(&group, shape, &w.w1, &w.b1, &w.w2, &w.b2).unwrap();
         for (m, x, reference) in &cases {
             let m = *m;
-            // (chunks after the first run on GEMMs whose blocks take tiles from a queue)
-            for chunks in [1, 3] {
+            // the plan forward fits to the GPU (at these sizes, one chunk), then 3 equal chunks
+            // (those after the first on GEMMs whose blocks take tiles from a queue)
+            let plans = [mlp.plan(&group, m, 3).unwrap(), ChunkPlan::new(m, 3, 128).unwrap()];
+            for plan in &plans {
                 let xs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(x).unwrap()).collect();
                 let poison = vec![bf16::NAN; m * shape.hidden];
                 let mut outs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&poison).unwrap()).collect();
                 let xr: Vec<&CudaSlice<bf16>> = xs.iter().collect();
                 let mut or: Vec<&mut CudaSlice<bf16>> = outs.iter_mut().collect();
-                mlp.forward(&group, &xr, &mut or, m, chunks).unwrap();
+                mlp.forward_planned(&group, &xr, &mut or, plan).unwrap();
                 for (r, out) in outs.iter().enumerate() {
                     let got: Vec<f32> = group.stream(r).clone_dtoh(out).unwrap().into_iter().map(|v| v.to_f32()).collect();
                     let err = relative_error(&got, reference).unwrap();
-                    assert!(err < 1e-2, "{world} GPUs, m = {m}, {chunks} chunk(s), rank {r}: relative error {err:.2e}");
+                    assert!(err < 1e-2, "{world} GPUs, m = {m}, chunks {:?}, rank {r}: relative error {err:.2e}", plan.ranges());
                 }
             }
         }
@@ -105,8 +107,9 @@ fn smaller_calls_allocate_nothing() {
     let big = 4096;
     let x = group.stream(0).clone_htod(&normal(big * shape.hidden, 7, 1.0)).unwrap();
     let mut out = group.stream(0).alloc_zeros::<bf16>(big * shape.hidden).unwrap();
+    // (equal chunks: at this size the plan forward fits to the GPU is one chunk)
     let mut call = |m: usize, chunks: usize| {
-        mlp.forward(&group, &[&x], &mut [&mut out], m, chunks).unwrap();
+        mlp.forward_planned(&group, &[&x], &mut [&mut out], &ChunkPlan::new(m, chunks, 128).unwrap()).unwrap();
         group.synchronize().unwrap();
         group.stream(0).context().bind_to_thread().unwrap();
         result::mem_get_info().unwrap().0
@@ -116,6 +119,31 @@ fn smaller_calls_allocate_nothing() {
     for (m, chunks) in [(big, 1), (1000, 1), (big, 2), (128, 3), (big, 4)] {
         assert_eq!(call(m, chunks), free, "m = {m} in {chunks} chunk(s) allocated");
     }
+}
+
+/// A group knows the fewest SMs of its GPUs (what every rank's chunks are
+/// fitted to), and forward's chunks are fitted to them: at a block whose
+/// chunks of a tile each would leave most of the GPU idle, fewer chunks.
+#[test]
+#[ignore = "needs a CUDA GPU and NCCL"]
+fn a_group_fits_chunks_to_its_fewest_sms() {
+    use gemm_runtime::cudarc::driver::sys::CUdevice_attribute;
+    let n = gpus();
+    assert!(n >= 1, "this test needs a GPU");
+    let group = TpGroup::new(&(0..n).collect::<Vec<_>>()).unwrap();
+    let sms = (0..n)
+        .map(|o| CudaContext::new(o).unwrap().attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).unwrap() as usize)
+        .min()
+        .unwrap();
+    assert_eq!(group.sms(), sms);
+    let shape = MlpShape { hidden: 512, ffn: 512 * n };
+    let w = weights(shape);
+    let mlp = TpMlp::from_host(&group, shape, &w.w1, &w.b1, &w.w2, &w.b2).unwrap();
+    // 4 tiles' rows, 2 tiles across each GEMM: one wave each, in one chunk or in four
+    let plan = mlp.plan(&group, 512, 4).unwrap();
+    assert_eq!(plan.ranges(), &[(0, 512)]);
+    let gemms = [ChunkGemm { tiles_n: 2, k: 512 }, ChunkGemm { tiles_n: 2, k: 512 }];
+    assert_eq!(plan, ChunkPlan::fitted(512, 4, 128, &gemms, sms).unwrap());
 }
 
 /// Each rank's collectives run on a stream of its GPU's highest priority

@@ -15,7 +15,8 @@
 //! One process drives every GPU ([`TpGroup`]: a communicator per device,
 //! from one NCCL id, each beside a compute stream), or one process each
 //! ([`TpGroup::from_rank`]). The collective can run behind the GEMMs with
-//! the tokens (M) split into chunks ([`ChunkPlan`]): chunk i's all-reduce
+//! the tokens (M) split into chunks ([`ChunkPlan`], cut where the GEMMs
+//! take no more waves of tiles than one chunk would): chunk i's all-reduce
 //! runs on the communicator's stream (the GPU's highest priority) while
 //! chunk i + 1's GEMMs, their blocks taking tiles from a queue, run on the
 //! compute stream, each chunk's partial sums in a buffer of their own, so

@@ -25,7 +25,7 @@
 //! check that one against the single-GPU layer).
 
 use clap::Parser;
-use gemm_ladder::measure::{random_normal, Bench};
+use gemm_ladder::measure::{random_normal, time_rotation, Bench, Reps};
 use gemm_ladder::variants::apply_all;
 use std::sync::Arc;
 use std::time::Instant;
@@ -33,7 +33,6 @@ use std::time::Instant;
 use gemm_runtime::cudarc::driver::sys::CUevent_flags;
 use gemm_runtime::cudarc::driver::{CudaSlice, CudaStream};
 use gemm_runtime::internal::data::{relative_error, tolerance};
-use gemm_runtime::internal::timing::time;
 use gemm_runtime::spec::{Elem, Layout};
 use gemm_runtime::{bf16, Dims, EpilogueArgs, GemmError, Kernel};
 use gemm_tp::kernels::{linear_bias, linear_bias_gelu, linear_bias_gelu_queued, linear_bias_queued, TILE_M, TILE_N};
@@ -62,6 +61,9 @@ struct Cli {
 /// Variants of gemm-tp's kernel spec timed beside it (`gemm-lab variants`' settings).
 const VARIANTS: [&str; 3] = ["overlap=false", "overlap=false,schedule=tail_split", "overlap=false,schedule=hybrid"];
 
+/// Table 1's forms: cuBLAS, gemm-tp's two kernels, the variants.
+const FORMS: usize = 3 + VARIANTS.len();
+
 pub fn main(args: Vec<String>) {
     if let Err(e) = run(Cli::parse_from(args)) {
         eprintln!("error: {e}");
@@ -76,18 +78,6 @@ fn bf16_normal(s: &Arc<CudaStream>, len: usize, seed: u64, scale: f32) -> Result
 
 fn to_f32(s: &Arc<CudaStream>, c: &CudaSlice<bf16>) -> Result<Vec<f32>, GemmError> {
     Ok(s.clone_dtoh(c)?.into_iter().map(|x| x.to_f32()).collect())
-}
-
-/// Each form's median time in ms, the forms launched in rotation.
-fn medians(s: &CudaStream, forms: usize, rounds: usize, mut run: impl FnMut(usize) -> Result<(), GemmError>) -> Result<Vec<f64>, GemmError> {
-    let all = time(s, forms * 2, forms * rounds, |i| run(i % forms))?;
-    Ok((0..forms)
-        .map(|f| {
-            let mut t: Vec<f64> = all.runs_ms.iter().skip(f).step_by(forms).map(|&ms| f64::from(ms)).collect();
-            t.sort_by(f64::total_cmp);
-            t[t.len() / 2]
-        })
-        .collect())
 }
 
 /// One of the rank's two GEMMs: its operands, bias and output.
@@ -182,11 +172,11 @@ fn each_walk(bench: &Bench, g: &Gemm<'_>, rounds: usize) -> Result<(), Box<dyn s
         }
     }
     let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
-    let t = medians(s, all.len() + 1, rounds, |i| match i.checked_sub(1) {
+    let t = time_rotation::<FORMS>(s, Reps { warmup: 2, runs: rounds }, |i| match i.checked_sub(1) {
         None => bench.blas.gemm(layouts, &g.x, &g.w, &mut c, d),
         Some(k) => all[k].launch_with(s, &g.x, &g.w, &mut c, d, ep()),
     })?;
-    let cols: Vec<String> = t.iter().map(|ms| format!("{ms:.3}")).collect();
+    let cols: Vec<String> = t.iter().map(|t| format!("{:.3}", t.median_ms())).collect();
     println!("| {} | {}x{}x{} | {} |", g.name, d.m, d.n, d.k, cols.join(" | "));
     Ok(())
 }

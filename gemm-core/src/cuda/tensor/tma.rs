@@ -153,16 +153,22 @@ impl Tc<'_> {
         w.line("");
     }
 
-    /// The threads that walk a queue's tiles: the producer's (one, or its
-    /// copiers under cp.async staging; `roles`) and every consumer's.
+    /// The threads that walk a queue's tiles: the producer's
+    /// ([`Self::producer_threads`]) and every consumer's.
     fn queue_walkers(&self) -> u32 {
         let sp = self.spec.specialize.expect("the rules: persistent = queue is specialized");
-        let producers = match self.ring() {
-            Some(_) if sp.producers == 1 => 128,
-            Some(_) => COPIERS,
-            None => 1,
-        };
-        producers + 128 * sp.consumers
+        self.producer_threads(sp).0 + 128 * sp.consumers
+    }
+
+    /// The threads of the producer warpgroups that run the producer: their
+    /// count, and the condition that picks them out (none where the one
+    /// producer warpgroup copies by cp.async, all of it).
+    fn producer_threads(&self, sp: Specialize) -> (u32, Option<String>) {
+        match self.ring() {
+            Some(_) if sp.producers == 1 => (128, None),
+            Some(_) => (COPIERS, Some(format!("threadIdx.x < {COPIERS}"))),
+            None => (1, Some("threadIdx.x == 0".into())),
+        }
     }
 
     /// After the producer's walk under `persistent = queue`: the last block
@@ -849,19 +855,16 @@ impl Tc<'_> {
     /// `consumers` (taking registers, their warpgroup tier in scope), then
     /// wait for their last TMA stores.
     fn roles(&self, w: &mut Writer, sp: Specialize, producer: impl FnOnce(&mut Writer), consumers: impl FnOnce(&mut Writer)) {
-        let (who, copier) = match self.ring() {
-            Some(_) => ("its threads copy by cp.async", Some(format!("threadIdx.x < {COPIERS}"))),
-            None => ("one thread issues the copies", None),
-        };
+        let who = if self.ring().is_some() { "its threads copy by cp.async" } else { "one thread issues the copies" };
         w.line(format!("// roles: warpgroup 0 produces ({who}), {} consume", sp.consumers));
         w.block(format!("if (threadIdx.x < {})", 128 * sp.producers), |w| {
             if let Some(r) = sp.producer_regs {
                 w.line(format!("regs_dec<{r}>();  // the producer needs few registers: give them to the consumers"));
             }
-            match copier {
+            match self.producer_threads(sp).1 {
                 // the whole (only) producer warpgroup copies
-                Some(_) if sp.producers == 1 => producer(w),
-                _ => w.block(format!("if ({})", copier.unwrap_or("threadIdx.x == 0".into())), producer),
+                None => producer(w),
+                Some(those) => w.block(format!("if ({those})"), producer),
             }
         });
         w.block("else", |w| {

@@ -7,15 +7,17 @@
 //! For each token count m and group size p, a rank computes the
 //! up-projection `gelu(x W1^T + b1)` on its `ffn / p` columns (m x ffn/p x
 //! hidden) and its partial down-projection (m x hidden x ffn/p). Printed:
-//! 1. each GEMM on gemm-tp's kernel (fixed shares of whole tiles, each
-//!    consumer's halves overlapped), on its queued twin (what chunks after
-//!    the first run on), and on variants of its spec (the halves not
-//!    overlapped: whole tiles, the last wave split along K, the hybrid),
+//! 1. each GEMM on gemm-tp's three kernels (fixed shares of whole tiles,
+//!    each consumer's halves overlapped; the same with the last wave split
+//!    along K; the queue, what chunks after the first run on), and on
+//!    variants of its spec (the halves not overlapped: whole tiles, the
+//!    hybrid),
 //!    beside cuBLAS's plain GEMM of the same operands (no bias or GELU:
 //!    the bound a separate epilogue pass would add to);
 //! 2. the rank's GEMMs of the whole block cut into 1, 2 and 4 chunks of
 //!    tokens as `TpMlp::forward` runs them (the first chunk on fixed
-//!    shares, the others on the queue), cut equally and as
+//!    shares or their tail split, the others on the queue), cut equally
+//!    and as
 //!    `ChunkPlan::fitted` cuts them, with nothing beside them: what the
 //!    chunks cost before any all-reduce hides behind them.
 //!
@@ -35,7 +37,10 @@ use gemm_runtime::cudarc::driver::{CudaSlice, CudaStream};
 use gemm_runtime::internal::data::{relative_error, tolerance};
 use gemm_runtime::spec::{Elem, Layout};
 use gemm_runtime::{bf16, Dims, EpilogueArgs, GemmError, Kernel};
-use gemm_tp::kernels::{linear_bias, linear_bias_gelu, linear_bias_gelu_queued, linear_bias_queued, TILE_M, TILE_N};
+use gemm_tp::kernels::{
+    linear_bias, linear_bias_gelu, linear_bias_gelu_queued, linear_bias_gelu_tail_split, linear_bias_queued, linear_bias_tail_split, tail_split_pays,
+    TILE_M, TILE_N,
+};
 use gemm_tp::{ChunkGemm, ChunkPlan};
 
 #[derive(Debug, Parser)]
@@ -59,10 +64,10 @@ struct Cli {
 }
 
 /// Variants of gemm-tp's kernel spec timed beside it (`gemm-lab variants`' settings).
-const VARIANTS: [&str; 3] = ["overlap=false", "overlap=false,schedule=tail_split", "overlap=false,schedule=hybrid"];
+const VARIANTS: [&str; 2] = ["overlap=false", "overlap=false,schedule=hybrid"];
 
-/// Table 1's forms: cuBLAS, gemm-tp's two kernels, the variants.
-const FORMS: usize = 3 + VARIANTS.len();
+/// Table 1's forms: cuBLAS, gemm-tp's three kernels, the variants.
+const FORMS: usize = 4 + VARIANTS.len();
 
 pub fn main(args: Vec<String>) {
     if let Err(e) = run(Cli::parse_from(args)) {
@@ -87,7 +92,8 @@ struct Gemm<'a> {
     x: CudaSlice<bf16>,
     w: CudaSlice<bf16>,
     b: CudaSlice<bf16>,
-    shipped: [&'static Kernel; 2],
+    /// gemm-tp's: fixed shares, their last wave split along K, the queue.
+    shipped: [&'static Kernel; 3],
     variants: &'a [Kernel],
 }
 
@@ -128,7 +134,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     x: bf16_normal(&s, m * h, 1, 1.0)?,
                     w: bf16_normal(&s, f * h, 2, 1.0 / (h as f32).sqrt())?,
                     b: bf16_normal(&s, f, 3, 0.1)?,
-                    shipped: [&linear_bias_gelu::KERNEL, &linear_bias_gelu_queued::KERNEL],
+                    shipped: [&linear_bias_gelu::KERNEL, &linear_bias_gelu_tail_split::KERNEL, &linear_bias_gelu_queued::KERNEL],
                     variants: &up_variants,
                 },
                 Gemm {
@@ -137,13 +143,13 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     x: bf16_normal(&s, m * f, 4, 1.0)?,
                     w: bf16_normal(&s, h * f, 5, 1.0 / (f as f32).sqrt())?,
                     b: bf16_normal(&s, h, 6, 0.1)?,
-                    shipped: [&linear_bias::KERNEL, &linear_bias_queued::KERNEL],
+                    shipped: [&linear_bias::KERNEL, &linear_bias_tail_split::KERNEL, &linear_bias_queued::KERNEL],
                     variants: &down_variants,
                 },
             ];
             println!("p = {p}, {m} tokens\n");
-            println!("| GEMM | m x n x k | cuBLAS, no epilogue | gemm-tp's | its queue | {} |", VARIANTS.join(" | "));
-            println!("|---|---|---:|---:|---:|{}", "---:|".repeat(VARIANTS.len()));
+            println!("| GEMM | m x n x k | cuBLAS, no epilogue | gemm-tp's | its tail split | its queue | {} |", VARIANTS.join(" | "));
+            println!("|---|---|---:|---:|---:|---:|{}", "---:|".repeat(VARIANTS.len()));
             for g in &gemms {
                 each_walk(&bench, g, cli.rounds)?;
             }
@@ -163,7 +169,7 @@ fn each_walk(bench: &Bench, g: &Gemm<'_>, rounds: usize) -> Result<(), Box<dyn s
     // gemm-tp's kernel's C, the reference of the others
     all[0].launch_with(s, &g.x, &g.w, &mut c, d, ep())?;
     let reference = to_f32(s, &c)?;
-    for (k, v) in all[1..].iter().zip(std::iter::once("its queue").chain(VARIANTS)) {
+    for (k, v) in all[1..].iter().zip(["its tail split", "its queue"].into_iter().chain(VARIANTS)) {
         s.memset_zeros(&mut c).map_err(GemmError::from)?;
         k.launch_with(s, &g.x, &g.w, &mut c, d, ep())?;
         let err = relative_error(&to_f32(s, &c)?, &reference)?;
@@ -182,7 +188,7 @@ fn each_walk(bench: &Bench, g: &Gemm<'_>, rounds: usize) -> Result<(), Box<dyn s
 }
 
 /// Table 2: the rank's two GEMMs over m tokens in 1, 2 and 4 chunks, as
-/// `TpMlp::forward` launches them (the first chunk on fixed shares, the
+/// `TpMlp::forward` launches them (the first chunk on fixed shares or their tail split, the
 /// rest on the queue), cut equally and as `ChunkPlan::fitted` cuts them,
 /// nothing beside them. Each run records an event after every launch, so
 /// the table also gives the up- and down-projections' share of the time,
@@ -209,13 +215,23 @@ fn chunks(s: &Arc<CudaStream>, gemms: &[Gemm<'_>; 2], m: usize, sms: usize, roun
             let mut events = vec![s.record_event(timed).map_err(GemmError::from)?];
             for (c, &(start, end)) in plan.ranges().iter().enumerate() {
                 let rows = end - start;
-                let walk = usize::from(c > 0);
+                // (as gemm-tp's layers pick: the queue beside a collective, else fixed shares or their tail split)
+                let pick = |g: &Gemm<'_>, n: usize| {
+                    let tiles = rows.div_ceil(TILE_M) * n.div_ceil(TILE_N);
+                    if c > 0 {
+                        g.shipped[2]
+                    } else if tail_split_pays(tiles, sms) {
+                        g.shipped[1]
+                    } else {
+                        g.shipped[0]
+                    }
+                };
                 let xs = up.x.slice(start * h..end * h);
                 let mut a = act.slice_mut(0..rows * f);
-                up.shipped[walk].launch_with(s, &xs, &up.w, &mut a, Dims::new(rows, f, h), EpilogueArgs::new().bias(&up.b))?;
+                pick(up, f).launch_with(s, &xs, &up.w, &mut a, Dims::new(rows, f, h), EpilogueArgs::new().bias(&up.b))?;
                 events.push(s.record_event(timed).map_err(GemmError::from)?);
                 let mut o = out.slice_mut(start * h..end * h);
-                down.shipped[walk].launch_with(s, &a, &down.w, &mut o, Dims::new(rows, h, f), EpilogueArgs::new().bias(&down.b))?;
+                pick(down, h).launch_with(s, &a, &down.w, &mut o, Dims::new(rows, h, f), EpilogueArgs::new().bias(&down.b))?;
                 events.push(s.record_event(timed).map_err(GemmError::from)?);
             }
             let host = issue.elapsed().as_secs_f64() * 1e3;

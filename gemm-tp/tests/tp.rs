@@ -5,7 +5,7 @@
 use gemm_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use gemm_runtime::internal::data::relative_error;
 use gemm_runtime::{bf16, Dims};
-use gemm_tp::kernels::{linear, linear_bias, linear_bias_gelu, linear_gelu};
+use gemm_tp::kernels::{linear, linear_bias, linear_bias_gelu, linear_gelu, tail_split_pays};
 use gemm_tp::{ChunkGemm, ChunkPlan, ColumnParallel, GroupId, MlpShape, Reduce, RowParallel, TpError, TpGroup, TpMlp};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rand_distr::StandardNormal;
@@ -273,6 +273,49 @@ fn column_parallel_slices_and_gathered_outputs_match_the_layer_on_one_gpu() {
                 assert!(err < 1e-2, "{world} GPUs, bias {bias}, gelu {gelu}, rank {r}'s gathered output: relative error {err:.2e}");
             }
         }
+    }
+}
+
+/// Where a GEMM's last wave is at most half full its tiles split along K
+/// there (`tail_split_pays`): a column-parallel layer of such a shape, with
+/// each epilogue, matches cuBLAS's product with the bias and GELU applied
+/// on the host (m ragged, so the split tiles include an edge's).
+#[test]
+#[ignore = "needs a CUDA GPU and NCCL"]
+fn a_layer_whose_last_wave_splits_matches_cublas() {
+    use gemm_runtime::cudarc::driver::sys::CUdevice_attribute;
+    use gemm_runtime::internal::reference::Cublas;
+    use gemm_runtime::spec::{Activation, Layout};
+    assert!(gpus() >= 1, "this test needs a GPU");
+    let group = TpGroup::new(&[0]).unwrap();
+    let s = group.stream(0).clone();
+    let sms = s.context().attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).unwrap() as usize;
+    // 2 tiles across, sms / 2 + 1 tiles down, the last 77 rows: a last wave of 2 tiles
+    let (k, out) = (384usize, 512usize);
+    let m = 128 * (sms / 2) + 77;
+    assert!(tail_split_pays(m.div_ceil(128) * out.div_ceil(256), sms));
+    let (w, b, x) = (normal(out * k, 31, 1.0 / (k as f32).sqrt()), normal(out, 32, 0.1), normal(m * k, 33, 1.0));
+    let (wd, xd) = (s.clone_htod(&w).unwrap(), s.clone_htod(&x).unwrap());
+    let mut product = s.alloc_zeros::<f32>(m * out).unwrap();
+    Cublas::new(s.clone())
+        .unwrap()
+        .gemm([Layout::RowMajor, Layout::ColMajor, Layout::RowMajor], &xd, &wd, &mut product, Dims::new(m, out, k))
+        .unwrap();
+    let product = s.clone_dtoh(&product).unwrap();
+    for (bias, gelu) in [(true, true), (true, false), (false, false), (false, true)] {
+        let reference: Vec<f32> = product
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| {
+                let v = p as f64 + if bias { b[i % out].to_f64() } else { 0.0 };
+                bf16::from_f64(if gelu { Activation::Gelu.apply(v) } else { v }).to_f32()
+            })
+            .collect();
+        let layer = ColumnParallel::from_host(&group, k, out, &w, bias.then_some(&b[..]), gelu).unwrap();
+        let mut ys = poisoned(&group, m * out);
+        layer.forward(&group, &[&xd], &mut ys.iter_mut().collect::<Vec<_>>(), m).unwrap();
+        let err = relative_error(&host(&group, 0, &ys[0]), &reference).unwrap();
+        assert!(err < 1e-2, "bias {bias}, gelu {gelu}: relative error {err:.2e}");
     }
 }
 

@@ -83,6 +83,7 @@ fn run() -> Result<(), TpError> {
     println!("| tokens | GPUs | chunks | ms | TFLOP/s a GPU | speed-up over one GPU | all-reduce hidden |");
     println!("|---:|---:|---:|---:|---:|---:|---:|");
     let mut alone = Vec::new();
+    let mut nccl = None;
     for m in [8192usize, 1024] {
         let flops = 2.0 * 2.0 * (m * h * f) as f64;
         let x = normal(m * h, 5, 1.0);
@@ -105,6 +106,8 @@ fn run() -> Result<(), TpError> {
             // ANCHOR: setup
             // ranks 0..world on GPUs 0..world; each rank's slices of the weights on its GPU
             let group = TpGroup::new(&(0..world).collect::<Vec<_>>())?;
+            // (NCCL is loaded by now: the group made its communicators)
+            nccl = Some(gemm_runtime::cudarc::nccl::result::get_nccl_version()?);
             let mlp = TpMlp::from_host(&group, shape, &w1, &b1, &w2, &b2)?;
             // the tokens on every rank, and a buffer there for the block's output
             let xs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&x)).collect::<Result<_, _>>()?;
@@ -156,6 +159,9 @@ fn run() -> Result<(), TpError> {
     println!("|---:|---:|---:|---:|---:|");
     for (m, world, own, comm, bus) in alone {
         println!("| {m} | {world} | {own:.3} | {comm:.3} | {bus:.0} |");
+    }
+    if let Some(v) = nccl {
+        println!("\nNCCL {}.{}.{}", v / 10000, v % 10000 / 100, v % 100);
     }
     Ok(())
 }

@@ -608,7 +608,8 @@ pub fn unix_ms() -> u128 {
 /// Two kernels sustained, each alone for `secs` seconds (`launch(true)`
 /// the first, `launch(false)` the second), in the order first, second,
 /// second, first, so that the GPU's warming weighs on both; each soak
-/// printed, and the two means of TFLOP/s.
+/// printed with the clock and power it ran at (where NVML answers), and
+/// the two means of TFLOP/s.
 pub fn time_sustained(
     s: &CudaStream,
     secs: f64,
@@ -616,29 +617,56 @@ pub fn time_sustained(
     names: [&str; 2],
     mut launch: impl FnMut(bool) -> Result<(), GemmError>,
 ) -> Result<[f64; 2], GemmError> {
+    let nvml = crate::nvml::Nvml::open(s.context());
     let mut tflops = [0.0; 2];
     for first in [true, false, false, true] {
-        let (start, t) = soak(s, secs, flops, || launch(first))?;
+        let soaked = soak(s, nvml.as_ref(), secs, flops, || launch(first))?;
         let name = names[usize::from(!first)];
-        println!("{name} alone for {secs} s: {t:.1} TFLOP/s (from {start} to {} ms, Unix time)", unix_ms());
-        tflops[usize::from(!first)] += t / 2.0;
+        println!("{name} alone for {secs} s: {}", soaked.describe());
+        tflops[usize::from(!first)] += soaked.tflops / 2.0;
     }
     Ok(tflops)
 }
 
-/// `launch` back to back for `secs` seconds (one timed batch at least), in
-/// timed batches of 100: when it began (Unix ms) and the median batch's TFLOP/s.
-fn soak(s: &CudaStream, secs: f64, flops: f64, mut launch: impl FnMut() -> Result<(), GemmError>) -> Result<(u128, f64), GemmError> {
-    let (start, clock) = (unix_ms(), std::time::Instant::now());
-    let mut batches = Vec::new();
-    loop {
-        batches.push(gemm_runtime::internal::timing::time_back_to_back(s, 0, 1, 100, |_| launch())?.tflops(flops));
-        if clock.elapsed().as_secs_f64() >= secs {
-            break;
-        }
+/// A launch run back to back for a while: when it began and ended (Unix
+/// ms), the median batch's TFLOP/s and what the clock did meanwhile.
+pub struct Soaked {
+    pub start_ms: u128,
+    pub end_ms: u128,
+    pub tflops: f64,
+    pub clock: Option<crate::nvml::Sample>,
+}
+
+impl Soaked {
+    /// `"651.2 TFLOP/s at 1455 MHz, 699 W, .. (from .. to .. ms, Unix time)"`
+    pub fn describe(&self) -> String {
+        let clock = self.clock.map_or(String::new(), |c| format!(" {}", c.describe()));
+        format!("{:.1} TFLOP/s{clock} (from {} to {} ms, Unix time)", self.tflops, self.start_ms, self.end_ms)
     }
+}
+
+/// `launch` back to back for `secs` seconds (one timed batch at least), in
+/// timed batches of 100, `nvml`'s GPU sampled meanwhile.
+pub fn soak(
+    s: &CudaStream,
+    nvml: Option<&crate::nvml::Nvml>,
+    secs: f64,
+    flops: f64,
+    mut launch: impl FnMut() -> Result<(), GemmError>,
+) -> Result<Soaked, GemmError> {
+    let (start_ms, clock) = (unix_ms(), std::time::Instant::now());
+    let (batches, sample) = crate::nvml::sampled(nvml, || -> Result<Vec<f64>, GemmError> {
+        let mut batches = Vec::new();
+        loop {
+            batches.push(gemm_runtime::internal::timing::time_back_to_back(s, 0, 1, 100, |_| launch())?.tflops(flops));
+            if clock.elapsed().as_secs_f64() >= secs {
+                return Ok(batches);
+            }
+        }
+    });
+    let mut batches = batches?;
     batches.sort_by(f64::total_cmp);
-    Ok((start, batches[batches.len() / 2]))
+    Ok(Soaked { start_ms, end_ms: unix_ms(), tflops: batches[batches.len() / 2], clock: sample })
 }
 
 /// `kernel` and cuBLAS (in the kernel's types and layouts) at `dims`,

@@ -8,7 +8,8 @@ use gemm_runtime::internal::launch::{Order, Params};
 use gemm_runtime::internal::timing::{time, time_back_to_back};
 use gemm_runtime::GemmError;
 
-use crate::measure::Bench;
+use crate::measure::{soak, Bench, Soaked};
+use crate::nvml::Nvml;
 
 /// Independent accumulators per warp: enough mmas in flight to cover the
 /// tensor pipe's latency.
@@ -56,27 +57,61 @@ pub fn mma_sync_ceiling(bench: &Bench) -> Result<f64, GemmError> {
 /// ceiling at a kernel's own occupancy (`mma_autotuned`: 1 block, 32 mmas
 /// between dependent ones).
 pub fn mma_sync_ceiling_at(bench: &Bench, blocks_per_sm: u32, chains: u32) -> Result<f64, GemmError> {
-    let f = load(bench, &source(chains), &format!("mma_peak_{chains}"))?;
-    time_mmas(bench, &f, blocks_per_sm * sm_count(bench)?, 0, ITERS, chains)
+    ceiling_mmas(bench, blocks_per_sm, chains)?.median()
 }
 
-/// TFLOP/s of an mma kernel `f(out, iters)` on `blocks` blocks of [`THREADS`]
-/// threads with `shared` bytes of dynamic shared memory, whose warps each run
-/// `mmas_an_iter` m16n8k16 mmas an iteration and write one float a thread to
-/// `out`: the median of 20 timed launches after 3 warm-up ones.
-fn time_mmas(bench: &Bench, f: &CudaFunction, blocks: u32, shared: u32, iters: i32, mmas_an_iter: u32) -> Result<f64, GemmError> {
-    let mut out = bench.stream().alloc_zeros::<f32>((blocks * THREADS) as usize)?;
-    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: shared };
-    let t = time(bench.stream(), 3, 20, |_| {
-        let mut l = bench.stream().launch_builder(f);
-        l.arg(&mut out).arg(&iters);
+/// [`mma_sync_ceiling_at`] run back to back for `secs` seconds: the rate
+/// the GPU holds at the clock its power cap leaves the mmas (sampled by
+/// `nvml`), to set beside a kernel's sustained rate.
+pub fn mma_sync_ceiling_sustained(bench: &Bench, blocks_per_sm: u32, chains: u32, secs: f64, nvml: Option<&Nvml>) -> Result<Soaked, GemmError> {
+    ceiling_mmas(bench, blocks_per_sm, chains)?.sustained(secs, nvml)
+}
+
+fn ceiling_mmas(bench: &Bench, blocks_per_sm: u32, chains: u32) -> Result<Mmas<'_>, GemmError> {
+    let f = load(bench, &source(chains), &format!("mma_peak_{chains}"))?;
+    Mmas::new(bench, f, blocks_per_sm * sm_count(bench)?, 0, ITERS, chains)
+}
+
+/// An mma kernel `f(out, iters)` on `blocks` blocks of [`THREADS`] threads
+/// with `shared` bytes of dynamic shared memory, whose warps each run
+/// `mmas_an_iter` m16n8k16 mmas an iteration and write one float a thread
+/// to `out`.
+struct Mmas<'a> {
+    bench: &'a Bench,
+    f: CudaFunction,
+    out: CudaSlice<f32>,
+    cfg: LaunchConfig,
+    iters: i32,
+    flops: f64,
+}
+
+impl<'a> Mmas<'a> {
+    fn new(bench: &'a Bench, f: CudaFunction, blocks: u32, shared: u32, iters: i32, mmas_an_iter: u32) -> Result<Self, GemmError> {
+        let out = bench.stream().alloc_zeros::<f32>((blocks * THREADS) as usize)?;
+        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: shared };
+        let flops = blocks as f64 * (THREADS / 32) as f64 * iters as f64 * mmas_an_iter as f64 * (2.0 * 16.0 * 8.0 * 16.0);
+        Ok(Mmas { bench, f, out, cfg, iters, flops })
+    }
+
+    fn launch(&mut self) -> Result<(), GemmError> {
+        let mut l = self.bench.stream().launch_builder(&self.f);
+        l.arg(&mut self.out).arg(&self.iters);
         // SAFETY: the kernel writes one float per thread of the grid, which `out` holds, and
         // uses no more shared memory than it is launched with.
-        unsafe { l.launch(cfg) }?;
+        unsafe { l.launch(self.cfg) }?;
         Ok(())
-    })?;
-    let flops = blocks as f64 * (THREADS / 32) as f64 * iters as f64 * mmas_an_iter as f64 * (2.0 * 16.0 * 8.0 * 16.0);
-    Ok(t.tflops(flops))
+    }
+
+    /// TFLOP/s: the median of 20 timed launches after 3 warm-up ones.
+    fn median(&mut self) -> Result<f64, GemmError> {
+        let t = time(self.bench.stream(), 3, 20, |_| self.launch())?;
+        Ok(t.tflops(self.flops))
+    }
+
+    fn sustained(&mut self, secs: f64, nvml: Option<&Nvml>) -> Result<Soaked, GemmError> {
+        let (stream, flops) = (self.bench.stream().clone(), self.flops);
+        soak(&stream, nvml, secs, flops, || self.launch())
+    }
 }
 
 /// The mma.sync loop of a 64 x 64 warp tile with its fragments from shared
@@ -161,10 +196,20 @@ pub fn smem_loop_name(barrier: bool) -> &'static str {
 /// TFLOP/s of [`smem_loop_source`] on `bench`'s GPU, one block an SM, the
 /// median of 20 timed launches after 3 warm-up ones.
 pub fn mma_smem_loop(bench: &Bench, barrier: bool) -> Result<f64, GemmError> {
+    smem_loop_mmas(bench, barrier)?.median()
+}
+
+/// [`mma_smem_loop`] run back to back for `secs` seconds (see
+/// [`mma_sync_ceiling_sustained`]).
+pub fn mma_smem_loop_sustained(bench: &Bench, barrier: bool, secs: f64, nvml: Option<&Nvml>) -> Result<Soaked, GemmError> {
+    smem_loop_mmas(bench, barrier)?.sustained(secs, nvml)
+}
+
+fn smem_loop_mmas(bench: &Bench, barrier: bool) -> Result<Mmas<'_>, GemmError> {
     let f = load(bench, &smem_loop_source(barrier), smem_loop_name(barrier))?;
     // A's and B's tiles: 48 KiB of dynamic shared memory, within the default limit;
     // 4 K steps an iteration, 32 mmas a K step
-    time_mmas(bench, &f, sm_count(bench)?, 2 * (8192 + 16384), ITERS / 8, 4 * 32)
+    Mmas::new(bench, f, sm_count(bench)?, 2 * (8192 + 16384), ITERS / 8, 4 * 32)
 }
 
 /// `kernel` of `source`, compiled (and cached) for `bench`'s GPU as sm_80 code.

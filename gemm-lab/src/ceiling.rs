@@ -7,19 +7,28 @@
 //! shared memory a K step ahead, without and with the tile's barrier, no
 //! copies from global memory (`peak::smem_loop_source`): what is left
 //! between the registers' ceiling and the kernel is the loop's own or the
-//! copies'. `cargo run --release -p gemm-lab -- ceiling`
+//! copies'. `--soak SECONDS` then runs the registers' ceiling at
+//! `mma_autotuned`'s occupancy and the loop alone back to back for that
+//! long each, with the SM clock and power they ran at: the rates the GPU
+//! holds at its power cap, to set beside `gemm-lab variants mma_autotuned
+//! --soak SECONDS`. `cargo run --release -p gemm-lab -- ceiling [--soak SECONDS]`
 
 use clap::Parser;
 use gemm_ladder::measure::Bench;
-use gemm_ladder::peak::{mma_smem_loop, mma_sync_ceiling_at};
+use gemm_ladder::nvml::Nvml;
+use gemm_ladder::peak::{mma_smem_loop, mma_smem_loop_sustained, mma_sync_ceiling_at, mma_sync_ceiling_sustained};
 
 /// Prints the mma.sync ceiling (TFLOP/s) for blocks per SM x independent mmas a warp.
 #[derive(Debug, Parser)]
 #[command(name = "gemm-lab ceiling")]
-struct Cli {}
+struct Cli {
+    /// Also run the ceiling and the loop alone sustained, this many seconds each
+    #[arg(long, value_name = "SECONDS")]
+    soak: Option<f64>,
+}
 
 pub fn main(args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
-    Cli::parse_from(args);
+    let cli = Cli::parse_from(args);
     let bench = Bench::open()?;
     let chains = [8u32, 16, 32];
     println!("mma.sync m16n8k16 bf16 ceiling on {}, TFLOP/s (blocks of 8 warps launched per SM x independent mmas a warp)\n", bench.gpu.name);
@@ -33,5 +42,12 @@ pub fn main(args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
     let (plain, barrier) = (mma_smem_loop(&bench, false)?, mma_smem_loop(&bench, true)?);
     println!("\nmma_autotuned's loop alone, fragments from shared memory a K step ahead (1 block of 8 warps of 64 x 64 per SM, no copies):");
     println!("{plain:.1} TFLOP/s; with the tile's barrier every 4 K steps {barrier:.1}");
+    if let Some(secs) = cli.soak {
+        let nvml = Nvml::open(bench.stream().context());
+        println!("\nsustained, {secs} s each:");
+        println!("- registers, 1 block of 8 warps an SM, 32 chains: {}", mma_sync_ceiling_sustained(&bench, 1, 32, secs, nvml.as_ref())?.describe());
+        println!("- registers, 4 blocks of 8 warps an SM, 8 chains: {}", mma_sync_ceiling_sustained(&bench, 4, 8, secs, nvml.as_ref())?.describe());
+        println!("- the loop alone, with the tile's barrier: {}", mma_smem_loop_sustained(&bench, true, secs, nvml.as_ref())?.describe());
+    }
     Ok(())
 }

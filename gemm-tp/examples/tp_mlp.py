@@ -4,8 +4,12 @@ random normal inputs; one process per GPU.
 
     torchrun --nproc_per_node=N gemm-tp/examples/tp_mlp.py
 
-Prints, on rank 0, a row per size: the block's median time (CUDA events,
-after warm-up) and the all-reduce of its output alone.
+Prints, on rank 0, a row per size: the block's time, the same block without
+its all-reduce (the GEMMs, GELU and biases alone) and the all-reduce of its
+output alone. The three are timed in turns, a run of each a round, each
+round in another order (as `tp_mlp.rs` times its forms: with the GPUs at
+their power cap, a form timed first runs at cooler clocks), CUDA events on
+each rank, medians; a row gives the slowest rank's (the block spans them).
 """
 
 import torch
@@ -13,21 +17,20 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 
-def median_ms(fn, warmup=3, runs=15):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        dist.barrier()
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[runs // 2]
+def medians_in_turns(forms, rounds=20):
+    times = [[] for _ in forms]
+    for r in range(rounds + 1):
+        for i in ((j + r) % len(forms) for j in range(len(forms))):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            dist.barrier()
+            torch.cuda.synchronize()
+            start.record()
+            forms[i]()
+            end.record()
+            torch.cuda.synchronize()
+            if r > 0:
+                times[i].append(start.elapsed_time(end))
+    return [sorted(t)[len(t) // 2] for t in times]
 
 
 def main():
@@ -42,22 +45,25 @@ def main():
     b2 = torch.randn(hidden, **kw) * 0.1
     if rank == 0:
         print(f"PyTorch {torch.__version__}, NCCL {'.'.join(map(str, torch.cuda.nccl.version()))}, {world} GPU(s)")
-        print("| tokens | GPUs | PyTorch: ms | all-reduce alone: ms |")
-        print("|---:|---:|---:|---:|")
+        print("| tokens | GPUs | PyTorch: ms | without the all-reduce: ms | all-reduce alone: ms |")
+        print("|---:|---:|---:|---:|---:|")
     for tokens in (8192, 1024):
         x = torch.randn(tokens, hidden, **kw)
+        z = torch.randn(tokens, hidden, **kw)
 
-        def block():
+        def block(reduce=True):
             y = F.gelu(F.linear(x, w1, b1))
             z = F.linear(y, w2)
-            dist.all_reduce(z)
+            if reduce:
+                dist.all_reduce(z)
             return z + b2
 
-        z = torch.randn(tokens, hidden, **kw)
-        ms = median_ms(block)
-        comm = median_ms(lambda: dist.all_reduce(z))
+        ms = medians_in_turns([block, lambda: block(reduce=False), lambda: dist.all_reduce(z)])
+        every = [None] * world
+        dist.all_gather_object(every, ms)
         if rank == 0:
-            print(f"| {tokens} | {world} | {ms:.3f} | {comm:.3f} |")
+            slowest = [max(r[i] for r in every) for i in range(3)]
+            print(f"| {tokens} | {world} | " + " | ".join(f"{t:.3f}" for t in slowest) + " |")
     dist.destroy_process_group()
 
 

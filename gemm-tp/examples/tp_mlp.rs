@@ -4,8 +4,10 @@
 //!
 //! For each size (8192 and 1024 tokens, hidden 8192, ffn 28672: a
 //! 70B-class layer) and GPU count it prints, for one chunk (the GEMMs,
-//! then the all-reduce) and for the tokens in 2 and 4 chunks (each chunk's
-//! all-reduce beside the next chunk's GEMMs): the block's time, TFLOP/s a
+//! then the all-reduce), for 2 and 4 chunks asked for (each chunk's
+//! all-reduce beside the next chunk's GEMMs, the tokens cut as
+//! `TpMlp::plan` cuts them: the rows of each chunk printed) and for 2
+//! equal chunks: the block's time, TFLOP/s a
 //! GPU, the speed-up over one GPU (holding the whole block), and how much
 //! of the all-reduce's time alone the overlap hid: (one chunk - this) /
 //! all-reduce alone. These forms and the all-reduce alone are timed in
@@ -24,8 +26,8 @@ use std::time::Instant;
 
 use gemm_runtime::cudarc::driver::{CudaContext, CudaSlice};
 use gemm_runtime::{bf16, Dims};
-use gemm_tp::kernels::{linear_bias, linear_bias_gelu};
-use gemm_tp::{MlpShape, TpError, TpGroup, TpMlp};
+use gemm_tp::kernels::{linear_bias, linear_bias_gelu, TILE_M};
+use gemm_tp::{ChunkPlan, MlpShape, TpError, TpGroup, TpMlp};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rand_distr::StandardNormal;
 
@@ -80,8 +82,8 @@ fn run() -> Result<(), TpError> {
     let b1 = normal(f, 2, 0.1);
     let w2 = normal(h * f, 3, 1.0 / (f as f32).sqrt());
     let b2 = normal(h, 4, 0.1);
-    println!("| tokens | GPUs | chunks | ms | TFLOP/s a GPU | speed-up over one GPU | all-reduce hidden |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| tokens | GPUs | chunks asked for | rows a chunk | ms | TFLOP/s a GPU | speed-up over one GPU | all-reduce hidden |");
+    println!("|---:|---:|---:|---|---:|---:|---:|---:|");
     let mut alone = Vec::new();
     let mut nccl = None;
     for m in [8192usize, 1024] {
@@ -100,7 +102,7 @@ fn run() -> Result<(), TpError> {
         };
         if gpus == 1 {
             let one = medians_in_turns(20, 1, |_| one(), &|| Ok(()))?[0];
-            println!("| {m} | 1 | 1 | {one:.3} | {:.1} | 1.00 | |", flops / (one * 1e-3) / 1e12);
+            println!("| {m} | 1 | 1 | {m} | {one:.3} | {:.1} | 1.00 | |", flops / (one * 1e-3) / 1e12);
         }
         for world in (2..=gpus).filter(|w| w.is_power_of_two()) {
             // ANCHOR: setup
@@ -117,7 +119,10 @@ fn run() -> Result<(), TpError> {
             // the all-reduce of the block's output alone
             let mut bufs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).alloc_zeros::<bf16>(m * h)).collect::<Result<_, _>>()?;
             let chunk_counts = [1, 2, 4];
-            let forms = chunk_counts.len() + 2;
+            // then 2 equal chunks, as forward cut them before it fitted them to the waves
+            let equal = ChunkPlan::new(m, 2, TILE_M)?;
+            let forms = chunk_counts.len() + 3;
+            let (reduce, single) = (chunk_counts.len() + 1, chunk_counts.len() + 2);
             let run = |i: usize| match chunk_counts.get(i) {
                 Some(&c) => {
                     // ANCHOR: forward
@@ -125,17 +130,22 @@ fn run() -> Result<(), TpError> {
                     mlp.forward(&group, &xr, &mut or, m, c)
                     // ANCHOR_END: forward
                 }
-                None if i == chunk_counts.len() => group.all_reduce(&mut bufs.iter_mut().collect::<Vec<_>>(), m * h),
+                None if i == chunk_counts.len() => mlp.forward_planned(&group, &xr, &mut outs.iter_mut().collect::<Vec<_>>(), &equal),
+                None if i == reduce => group.all_reduce(&mut bufs.iter_mut().collect::<Vec<_>>(), m * h),
                 None => one(),
             };
             let t = medians_in_turns(20, forms, run, &|| group.synchronize())?;
-            let (serial, comm, one) = (t[0], t[chunk_counts.len()], t[chunk_counts.len() + 1]);
+            let (serial, comm, one) = (t[0], t[reduce], t[single]);
             if world == 2 {
-                println!("| {m} | 1 | 1 | {one:.3} | {:.1} | 1.00 | |", flops / (one * 1e-3) / 1e12);
+                println!("| {m} | 1 | 1 | {m} | {one:.3} | {:.1} | 1.00 | |", flops / (one * 1e-3) / 1e12);
             }
-            for (&chunks, &ms) in chunk_counts.iter().zip(&t) {
+            let mut plans = chunk_counts.iter().map(|&c| Ok((c.to_string(), mlp.plan(&group, m, c)?))).collect::<Result<Vec<_>, TpError>>()?;
+            plans.push(("2 equal".into(), equal));
+            for ((asked, plan), &ms) in plans.iter().zip(&t) {
+                let rows: Vec<String> = plan.ranges().iter().map(|(a, b)| (b - a).to_string()).collect();
                 println!(
-                    "| {m} | {world} | {chunks} | {ms:.3} | {:.1} | {:.2} | {:.0}% |",
+                    "| {m} | {world} | {asked} | {} | {ms:.3} | {:.1} | {:.2} | {:.0}% |",
+                    rows.join(", "),
                     flops / world as f64 / (ms * 1e-3) / 1e12,
                     one / ms,
                     100.0 * (serial - ms) / comm

@@ -1,6 +1,8 @@
 //! How a layer's M rows (tokens) are split into chunks, each computed and
 //! then communicated while the next one computes.
 
+use crate::kernels::tail_split_pays;
+
 /// One GEMM every chunk runs, as the chunk plan sees it: its tiles along N
 /// (for the chunk's m rows) and its K, which a tile's time follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -9,6 +11,21 @@ pub struct ChunkGemm {
     pub tiles_n: usize,
     /// The GEMM's K.
     pub k: usize,
+}
+
+impl ChunkGemm {
+    /// What this GEMM costs a chunk of `rows` tile rows on `sms` SMs, in
+    /// quarter waves of tiles times K (a wave's tiles each run the whole
+    /// K). The chunks' GEMMs run one after another, each a whole number of
+    /// waves, but the `first` chunk's, on fixed shares, split a last wave at
+    /// most half full along K ([`tail_split_pays`]), which costs about
+    /// three quarters of a wave (0.62-0.72 measured on H200s:
+    /// docs/src/performance.md).
+    pub fn cost(&self, rows: usize, sms: usize, first: bool) -> u64 {
+        let tiles = rows * self.tiles_n;
+        let quarters = if first && tail_split_pays(tiles, sms) { 4 * (tiles / sms) + 3 } else { 4 * tiles.div_ceil(sms) };
+        (quarters * self.k) as u64
+    }
 }
 
 /// [`ChunkPlan::fitted`] plans chunks of at most this many tiles' rows
@@ -51,16 +68,17 @@ impl ChunkPlan {
 
     /// The plan of at most `chunks` chunks of whole `align`-row tiles (the
     /// last takes what is left) on which `gemms` run in the fewest waves of
-    /// tiles on `sms` SMs, each wave as long as the GEMM's K. The chunks'
-    /// GEMMs run one after another, each a whole number of waves: cut
-    /// evenly, a chunk can leave most of a GEMM's last wave idle where the
-    /// whole layer fills it (1024 of 4096 tokens on two H200s: 448 tiles of
-    /// the up-projection, 3.4 waves, 15% slower than a quarter of the
-    /// 13.6 waves of the whole; docs/src/tensor-parallel.md). Among plans
-    /// of the fewest waves: the most chunks, then the most even, then the
-    /// larger chunks first. Every rank must cut alike, so `sms` is the
-    /// group's fewest. Past [`FITTED_TILES`] tiles' rows, equal chunks
-    /// ([`Self::new`]).
+    /// tiles on `sms` SMs, each wave as long as the GEMM's K
+    /// ([`ChunkGemm::cost`]). The chunks' GEMMs run one after another, each
+    /// a whole number of waves: cut evenly, a chunk can leave most of a
+    /// GEMM's last wave idle where the whole layer fills it (1024 of 4096
+    /// tokens on two H200s: 448 tiles of the up-projection, 3.4 waves, 15%
+    /// slower than a quarter of the 13.6 waves of the whole;
+    /// docs/src/tensor-parallel.md), and only the first chunk splits a
+    /// last wave along K. Among plans of the fewest waves: the most
+    /// chunks, then the most even, then the larger chunks first. Every
+    /// rank must cut alike, so `sms` is the group's fewest. Past
+    /// [`FITTED_TILES`] tiles' rows, equal chunks ([`Self::new`]).
     pub fn fitted(m: usize, chunks: usize, align: usize, gemms: &[ChunkGemm], sms: usize) -> Result<Self, crate::TpError> {
         let even = Self::new(m, chunks, align)?;
         let tiles = m.div_ceil(align);
@@ -68,8 +86,8 @@ impl ChunkPlan {
             return Ok(even);
         }
         let chunks = chunks.min(tiles);
-        // a chunk of r tile rows: its GEMMs' waves, each as long as its K
-        let cost = |r: usize| -> u64 { gemms.iter().map(|g| ((r * g.tiles_n).div_ceil(sms) * g.k) as u64).sum() };
+        // a chunk of r tile rows, the first or another: its GEMMs' waves, each as long as its K
+        let cost = |first: bool, r: usize| -> u64 { gemms.iter().map(|g| g.cost(r, sms, first)).sum() };
         // the fewest waves for each chunk count, then the smallest largest chunk that keeps them
         let any = Waves::new(tiles, chunks, tiles, &cost);
         let least = (1..=chunks).filter_map(|j| any.after(0, j)).min().expect("one chunk can always be cut");
@@ -91,9 +109,9 @@ impl ChunkPlan {
         for j in (1..=count).rev() {
             let r = (1..=largest.min(tiles - at))
                 .rev()
-                .find(|&r| waves.after(at + r, j - 1).is_some_and(|rest| cost(r) + rest == left))
+                .find(|&r| waves.after(at + r, j - 1).is_some_and(|rest| cost(at == 0, r) + rest == left))
                 .expect("the least total is reachable");
-            left -= cost(r);
+            left -= cost(at == 0, r);
             ranges.push((at * align, ((at + r) * align).min(m)));
             at += r;
         }
@@ -126,12 +144,13 @@ struct Waves {
 }
 
 impl Waves {
-    fn new(tiles: usize, chunks: usize, largest: usize, cost: &impl Fn(usize) -> u64) -> Self {
+    /// `cost(first, r)`: a chunk of `r` tile rows, the first or another.
+    fn new(tiles: usize, chunks: usize, largest: usize, cost: &impl Fn(bool, usize) -> u64) -> Self {
         let mut least = vec![vec![None; tiles + 1]; chunks + 1];
         least[0][tiles] = Some(0);
         for j in 1..=chunks {
             for i in (0..tiles).rev() {
-                least[j][i] = (1..=largest.min(tiles - i)).filter_map(|r| least[j - 1][i + r].map(|rest| cost(r) + rest)).min();
+                least[j][i] = (1..=largest.min(tiles - i)).filter_map(|r| least[j - 1][i + r].map(|rest| cost(i == 0, r) + rest)).min();
             }
         }
         Waves { tiles, least }
@@ -195,24 +214,47 @@ mod tests {
     /// K 8192, the down-projection 32 across and K 14336), 132 SMs.
     const TWO_H200: [ChunkGemm; 2] = [ChunkGemm { tiles_n: 56, k: 8192 }, ChunkGemm { tiles_n: 32, k: 14336 }];
 
+    /// A plan's GEMMs in quarter waves times K.
     fn waves(p: &ChunkPlan, gemms: &[ChunkGemm], sms: usize) -> u64 {
-        p.ranges().iter().map(|(a, b)| gemms.iter().map(|g| ((b - a).div_ceil(128) * g.tiles_n).div_ceil(sms) as u64 * g.k as u64).sum::<u64>()).sum()
+        p.ranges().iter().enumerate().map(|(c, (a, b))| gemms.iter().map(|g| g.cost((b - a).div_ceil(128), sms, c == 0)).sum::<u64>()).sum()
+    }
+
+    /// A wave is four quarters of K; the first chunk's last wave, split
+    /// along K where it is at most half full, three; no other chunk's.
+    #[test]
+    fn a_gemm_costs_its_waves_and_a_first_chunk_its_split_tail_less() {
+        let g = ChunkGemm { tiles_n: 56, k: 8192 };
+        // 8 tile rows: 448 tiles on 132 SMs, 3 waves and 52 tiles (at most half of 132)
+        assert_eq!(g.cost(8, 132, false), 16 * 8192);
+        assert_eq!(g.cost(8, 132, true), 15 * 8192);
+        // 4 tile rows: 224 tiles, the last wave 92 tiles, more than half: not split
+        assert_eq!(g.cost(4, 132, true), 8 * 8192);
+        // one wave or less is never split
+        assert_eq!(g.cost(2, 132, true), 4 * 8192);
+        // whole waves: nothing to split
+        assert_eq!(ChunkGemm { tiles_n: 33, k: 7 }.cost(8, 132, true), 8 * 7);
     }
 
     /// Where equal chunks fill the waves as the whole does, the plan is
-    /// theirs; where they would leave waves part-full, it cuts otherwise
-    /// or fewer, and never takes more waves than equal chunks.
+    /// theirs; where they would leave waves part-full, or lose the one
+    /// chunk's split last wave, it cuts otherwise or fewer, and never takes
+    /// more waves than equal chunks.
     #[test]
     fn fitted_chunks_take_no_more_waves_than_equal_ones() {
         let fitted = |m, c| ChunkPlan::fitted(m, c, 128, &TWO_H200, 132).unwrap();
-        assert_eq!(fitted(8192, 2), ChunkPlan::new(8192, 2, 128).unwrap());
-        assert_eq!(fitted(8192, 4), ChunkPlan::new(8192, 4, 128).unwrap());
-        // 4 x 256 tokens: the down-projection's 64 tiles a chunk leave half the GPU idle
-        assert_eq!(fitted(1024, 4).ranges(), &[(0, 512), (512, 1024)]);
-        // 4 x 1024 of 4096: the up-projection's 3.4 waves a chunk run as 4
-        let p = fitted(4096, 4);
-        assert!(waves(&p, &TWO_H200, 132) < waves(&ChunkPlan::new(4096, 4, 128).unwrap(), &TWO_H200, 132), "{p:?}");
-        assert_eq!(waves(&p, &TWO_H200, 132), waves(&ChunkPlan::new(4096, 1, 128).unwrap(), &TWO_H200, 132), "{p:?}");
+        // 4 x 1024 of 4096: the up-projection's 3.4 waves a chunk run as 4; 2 x 2048 take the whole's
+        assert_eq!(fitted(4096, 4), ChunkPlan::new(4096, 2, 128).unwrap());
+        let one = |m| waves(&ChunkPlan::new(m, 1, 128).unwrap(), &TWO_H200, 132);
+        assert!(one(4096) < waves(&ChunkPlan::new(4096, 4, 128).unwrap(), &TWO_H200, 132));
+        // 1024 tokens: one chunk's up-projection (448 tiles) splits its last wave, which
+        // 2 x 512 (224 tiles each, the last wave 92) cannot: one chunk
+        assert_eq!(fitted(1024, 2), ChunkPlan::new(1024, 1, 128).unwrap());
+        assert_eq!(fitted(1024, 4), ChunkPlan::new(1024, 1, 128).unwrap());
+        assert!(one(1024) < waves(&ChunkPlan::new(1024, 2, 128).unwrap(), &TWO_H200, 132));
+        // 8192 tokens: equal halves lose the split; a first chunk of 31 tile rows splits its own
+        assert!(one(8192) < waves(&ChunkPlan::new(8192, 2, 128).unwrap(), &TWO_H200, 132));
+        assert_eq!(fitted(8192, 2).ranges(), &[(0, 3968), (3968, 8192)]);
+        assert_eq!(waves(&fitted(8192, 2), &TWO_H200, 132), one(8192));
         for m in [1, 127, 128, 1000, 1024, 3000, 4096, 8191, 8192, 16384, 40000] {
             for c in 1..=6 {
                 let p = fitted(m, c);
@@ -226,8 +268,9 @@ mod tests {
     }
 
     /// Every way to cut a few tiles' rows, tried: the plan takes the
-    /// fewest waves, then the most chunks, then the smallest largest
-    /// chunk, then the larger chunks first.
+    /// fewest waves (the first chunk's last wave split where that pays),
+    /// then the most chunks, then the smallest largest chunk, then the
+    /// larger chunks first.
     #[test]
     fn the_fitted_plan_is_the_best_of_every_cut() {
         fn cuts(left: usize, most: usize, at: &mut Vec<usize>, all: &mut Vec<Vec<usize>>) {
@@ -253,8 +296,7 @@ mod tests {
                         let mut all = Vec::new();
                         cuts(tiles, chunks, &mut Vec::new(), &mut all);
                         let key = |c: &Vec<usize>| {
-                            let w: u64 =
-                                c.iter().map(|&r| gemms.iter().map(|g| (r * g.tiles_n).div_ceil(sms) as u64 * g.k as u64).sum::<u64>()).sum();
+                            let w: u64 = c.iter().enumerate().map(|(i, &r)| gemms.iter().map(|g| g.cost(r, sms, i == 0)).sum::<u64>()).sum();
                             (w, std::cmp::Reverse(c.len()), *c.iter().max().unwrap(), std::cmp::Reverse(c.clone()))
                         };
                         let best = all.iter().min_by_key(|c| key(c)).unwrap();

@@ -15,16 +15,19 @@ pub struct ChunkGemm {
 
 impl ChunkGemm {
     /// What this GEMM costs a chunk of `rows` tile rows on `sms` SMs, in
-    /// quarter waves of tiles times K (a wave's tiles each run the whole
-    /// K). The chunks' GEMMs run one after another, each a whole number of
-    /// waves, but the `first` chunk's, on fixed shares, split a last wave at
-    /// most half full along K ([`tail_split_pays`]), which costs about
-    /// three quarters of a wave (0.62-0.72 measured on H200s:
+    /// units of K / (2 sms): a wave of tiles (each running the whole K) is
+    /// 2 sms. The chunks' GEMMs run one after another, each a whole number
+    /// of waves, but the `first` chunk's, on fixed shares, split a last
+    /// wave of `last` tiles, at most half full, along K
+    /// ([`tail_split_pays`]): half a wave for the halves of K, and the
+    /// partial sums' fixup, which grows with the tiles split: sms + `last`
+    /// (measured on H200s: 0.62 and 0.72 of a wave where the last wave was
+    /// 27% and 39% full, where this gives 0.64 and 0.70;
     /// docs/src/performance.md).
     pub fn cost(&self, rows: usize, sms: usize, first: bool) -> u64 {
-        let tiles = rows * self.tiles_n;
-        let quarters = if first && tail_split_pays(tiles, sms) { 4 * (tiles / sms) + 3 } else { 4 * tiles.div_ceil(sms) };
-        (quarters * self.k) as u64
+        let (tiles, sms) = (rows * self.tiles_n, sms.max(1));
+        let units = if first && tail_split_pays(tiles, sms) { 2 * sms * (tiles / sms) + sms + tiles % sms } else { 2 * sms * tiles.div_ceil(sms) };
+        (units * self.k) as u64
     }
 }
 
@@ -214,25 +217,26 @@ mod tests {
     /// K 8192, the down-projection 32 across and K 14336), 132 SMs.
     const TWO_H200: [ChunkGemm; 2] = [ChunkGemm { tiles_n: 56, k: 8192 }, ChunkGemm { tiles_n: 32, k: 14336 }];
 
-    /// A plan's GEMMs in quarter waves times K.
+    /// A plan's GEMMs in units of K / (2 sms) ([`ChunkGemm::cost`]).
     fn waves(p: &ChunkPlan, gemms: &[ChunkGemm], sms: usize) -> u64 {
         p.ranges().iter().enumerate().map(|(c, (a, b))| gemms.iter().map(|g| g.cost((b - a).div_ceil(128), sms, c == 0)).sum::<u64>()).sum()
     }
 
-    /// A wave is four quarters of K; the first chunk's last wave, split
-    /// along K where it is at most half full, three; no other chunk's.
+    /// A wave is 2 sms units of K / (2 sms); the first chunk's last wave,
+    /// split along K where it is at most half full, sms and its tiles; no
+    /// other chunk's.
     #[test]
     fn a_gemm_costs_its_waves_and_a_first_chunk_its_split_tail_less() {
         let g = ChunkGemm { tiles_n: 56, k: 8192 };
         // 8 tile rows: 448 tiles on 132 SMs, 3 waves and 52 tiles (at most half of 132)
-        assert_eq!(g.cost(8, 132, false), 16 * 8192);
-        assert_eq!(g.cost(8, 132, true), 15 * 8192);
+        assert_eq!(g.cost(8, 132, false), 4 * 264 * 8192);
+        assert_eq!(g.cost(8, 132, true), (3 * 264 + 132 + 52) * 8192);
         // 4 tile rows: 224 tiles, the last wave 92 tiles, more than half: not split
-        assert_eq!(g.cost(4, 132, true), 8 * 8192);
+        assert_eq!(g.cost(4, 132, true), 2 * 264 * 8192);
         // one wave or less is never split
-        assert_eq!(g.cost(2, 132, true), 4 * 8192);
+        assert_eq!(g.cost(2, 132, true), 264 * 8192);
         // whole waves: nothing to split
-        assert_eq!(ChunkGemm { tiles_n: 33, k: 7 }.cost(8, 132, true), 8 * 7);
+        assert_eq!(ChunkGemm { tiles_n: 33, k: 7 }.cost(8, 132, true), 2 * 264 * 7);
     }
 
     /// Where equal chunks fill the waves as the whole does, the plan is

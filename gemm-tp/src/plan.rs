@@ -19,11 +19,10 @@ impl ChunkGemm {
     /// 2 sms. The chunks' GEMMs run one after another, each a whole number
     /// of waves, but the `first` chunk's, on fixed shares, split a last
     /// wave of `last` tiles, at most half full, along K
-    /// ([`tail_split_pays`]): half a wave for the halves of K, and the
-    /// partial sums' fixup, which grows with the tiles split: sms + `last`
-    /// (measured on H200s: 0.62 and 0.72 of a wave where the last wave was
-    /// 27% and 39% full, where this gives 0.64 and 0.70;
-    /// docs/src/performance.md).
+    /// ([`tail_split_pays`]): counted as half a wave for the halves of K
+    /// and a fixup growing with the tiles split, sms + `last`. A rough
+    /// count: such waves ran 0.55-0.89 of a wave on H200s, where this
+    /// gives 0.55-0.70 (docs/src/performance.md).
     pub fn cost(&self, rows: usize, sms: usize, first: bool) -> u64 {
         let (tiles, sms) = (rows * self.tiles_n, sms.max(1));
         let units = if first && tail_split_pays(tiles, sms) { 2 * sms * (tiles / sms) + sms + tiles % sms } else { 2 * sms * tiles.div_ceil(sms) };

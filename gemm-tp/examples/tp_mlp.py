@@ -12,6 +12,8 @@ their power cap, a form timed first runs at cooler clocks), CUDA events on
 each rank, medians; a row gives the slowest rank's (the block spans them).
 """
 
+import os
+
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
@@ -34,9 +36,11 @@ def medians_in_turns(forms, rounds=20):
 
 
 def main():
-    dist.init_process_group("nccl")
+    # (the device named up front, so that NCCL's barrier need not guess it)
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    torch.cuda.set_device(local)
+    dist.init_process_group("nccl", device_id=torch.device("cuda", local))
     rank, world = dist.get_rank(), dist.get_world_size()
-    torch.cuda.set_device(rank)
     hidden, ffn = 8192, 28672
     kw = dict(device="cuda", dtype=torch.bfloat16)
     w1 = torch.randn(ffn // world, hidden, **kw) * hidden**-0.5

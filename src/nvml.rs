@@ -104,20 +104,31 @@ impl Nvml {
 /// meanwhile; its result, and the samples' means (`None` without NVML or
 /// samples).
 pub fn sampled<T>(nvml: Option<&Nvml>, f: impl FnOnce() -> T) -> (T, Option<Sample>) {
-    let Some(nvml) = nvml else { return (f(), None) };
+    let (out, mut means) = sampled_each(&nvml.into_iter().collect::<Vec<_>>(), f);
+    (out, means.pop().flatten())
+}
+
+/// [`sampled`] for several GPUs at once: each one's means, in order.
+pub fn sampled_each<T>(gpus: &[&Nvml], f: impl FnOnce() -> T) -> (T, Vec<Option<Sample>>) {
+    if gpus.is_empty() {
+        return (f(), Vec::new());
+    }
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let sampler = scope.spawn(|| {
-            let mut samples = Vec::new();
+            let mut samples = vec![Vec::new(); gpus.len()];
             while !stop.load(Ordering::Relaxed) {
-                samples.extend(nvml.sample());
+                for (gpu, s) in gpus.iter().zip(&mut samples) {
+                    s.extend(gpu.sample());
+                }
                 std::thread::sleep(PERIOD);
             }
             samples
         });
         let out = f();
         stop.store(true, Ordering::Relaxed);
-        (out, Sample::mean(&sampler.join().unwrap_or_default()))
+        let samples = sampler.join().unwrap_or_default();
+        (out, (0..gpus.len()).map(|i| samples.get(i).and_then(|s| Sample::mean(s))).collect())
     })
 }
 

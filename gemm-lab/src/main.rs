@@ -11,6 +11,7 @@ mod prefetch;
 mod read_orders;
 mod search;
 mod tma_lines;
+mod tp_clocks;
 mod tp_rank;
 mod variants;
 
@@ -56,6 +57,9 @@ enum Tool {
     /// One rank's GEMMs of gemm-tp's MLP block on each walk beside cuBLAS, and cut into chunks
     #[command(disable_help_flag = true)]
     TpRank(Args),
+    /// gemm-tp's MLP block on two or more GPUs, each form with its GPUs' SM clocks: the all-reduce hidden in cycles
+    #[command(disable_help_flag = true)]
+    TpClocks(Args),
 }
 
 #[derive(Debug, clap::Args)]
@@ -87,6 +91,7 @@ fn main() {
         Tool::ReadOrders(a) => ("read-orders", a, reports_itself(read_orders::main)),
         Tool::TmaLines(a) => ("tma-lines", a, Box::new(|argv| tma_lines::main(argv).map_err(Into::into))),
         Tool::TpRank(a) => ("tp-rank", a, reports_itself(tp_rank::main)),
+        Tool::TpClocks(a) => ("tp-clocks", a, reports_itself(tp_clocks::main)),
     };
     // each tool sees `gemm-lab TOOL ARGS...`, as its own command line
     let argv = std::iter::once(format!("gemm-lab {name}")).chain(args.args).collect();

@@ -1,0 +1,167 @@
+//! gemm-tp's MLP block on two or more GPUs of this machine, each form run
+//! back to back for a while with every GPU's SM clock sampled (NVML): how
+//! much of the all-reduce chunks hide in the GEMMs' cycles, and what the
+//! clock takes back at the GPUs' power cap (docs/src/performance.md,
+//! "Tensor parallelism"; `gemm-lab/probes/tp_clocks.py` does the same with
+//! cuBLAS's block through PyTorch).
+//! `cargo run --release -p gemm-lab -- tp-clocks [--tokens 8192,1024] [--gpus 2] [--secs 0.6] [--rounds 5]`
+//!
+//! Forms, in rotation, one run of `--secs` seconds each a round: each
+//! rank's GEMMs alone (the kernels `TpMlp` runs, on its slices of the
+//! weights, no collective), the all-reduce of the block's output alone,
+//! the block in one chunk (the plain order), and in 2 and 4 equal chunks
+//! (`TpMlp::forward_planned`). For each form and GPU: the time a run of
+//! the form (the median round) and the mean SM clock; for the chunked
+//! forms, what a GPU's GEMMs would take at the form's clock (their cycles
+//! alone, time x clock, over it) and what is left of the form's time past
+//! that: the all-reduce left exposed; and for one chunk, the clock its
+//! GEMMs ran at (their cycles over the time the all-reduce leaves them).
+
+use clap::Parser;
+use gemm_ladder::measure::random_normal;
+use gemm_ladder::nvml::{sampled_each, Nvml};
+use std::time::Instant;
+
+use gemm_runtime::cudarc::driver::CudaSlice;
+use gemm_runtime::{bf16, Dims};
+use gemm_tp::kernels::{linear_bias, linear_bias_gelu, linear_bias_gelu_tail_split, linear_bias_tail_split, tail_split_pays, TILE_M, TILE_N};
+use gemm_tp::{ChunkPlan, MlpShape, TpError, TpGroup, TpMlp};
+
+#[derive(Debug, Parser)]
+#[command(name = "gemm-lab tp-clocks")]
+struct Cli {
+    /// Token counts (rows of x)
+    #[arg(long, value_delimiter = ',', default_values_t = [8192usize, 1024])]
+    tokens: Vec<usize>,
+    /// GPUs in the group (the first ones of the machine)
+    #[arg(long, default_value_t = 2)]
+    gpus: usize,
+    /// Seconds a form runs back to back in a round
+    #[arg(long, default_value_t = 0.6)]
+    secs: f64,
+    /// Rounds (each form once a round, each round in another order; one more untimed first)
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+}
+
+const FORMS: [&str; 5] = ["the GEMMs alone", "the all-reduce alone", "one chunk", "2 chunks", "4 chunks"];
+
+pub fn main(args: Vec<String>) {
+    if let Err(e) = run(Cli::parse_from(args)) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn normal(len: usize, seed: u64, scale: f32) -> Vec<bf16> {
+    random_normal(len, seed).into_iter().map(|x| bf16::from_f32(x * scale)).collect()
+}
+
+fn run(cli: Cli) -> Result<(), TpError> {
+    let shape = MlpShape { hidden: 8192, ffn: 28672 };
+    let (h, f, p) = (shape.hidden, shape.ffn, cli.gpus);
+    let group = TpGroup::new(&(0..p).collect::<Vec<_>>())?;
+    let nvml: Vec<Nvml> = (0..p).filter_map(|i| Nvml::open(group.stream(i).context())).collect();
+    if nvml.len() != p {
+        return Err(TpError::Args("NVML (libnvidia-ml.so.1) does not answer for every GPU: no clocks to sample".into()));
+    }
+    let gpus: Vec<&Nvml> = nvml.iter().collect();
+    let (w1, b1, w2, b2) =
+        (normal(f * h, 1, 1.0 / (h as f32).sqrt()), normal(f, 2, 0.1), normal(h * f, 3, 1.0 / (f as f32).sqrt()), normal(h, 4, 0.1));
+    let mlp = TpMlp::from_host(&group, shape, &w1, &b1, &w2, &b2)?;
+    let fp = f / p;
+    // each rank's slices for its GEMMs alone: W1's rows and W2's columns (only their time counts)
+    let up_w: Vec<CudaSlice<bf16>> = (0..p).map(|r| group.stream(r).clone_htod(&w1[r * fp * h..(r + 1) * fp * h])).collect::<Result<_, _>>()?;
+    let up_b: Vec<CudaSlice<bf16>> = (0..p).map(|r| group.stream(r).clone_htod(&b1[r * fp..(r + 1) * fp])).collect::<Result<_, _>>()?;
+    let down_w: Vec<CudaSlice<bf16>> =
+        (0..p).map(|r| group.stream(r).clone_htod(&normal(h * fp, 5 + r as u64, 1.0 / (f as f32).sqrt()))).collect::<Result<_, _>>()?;
+    let down_b: Vec<CudaSlice<bf16>> = (0..p).map(|r| group.stream(r).clone_htod(&b2)).collect::<Result<_, _>>()?;
+    let sms = group.sms();
+    println!(
+        "gemm-tp's MLP block (hidden {h}, ffn {f}) on {p} GPUs: {}; {} rounds of {} s a form\n",
+        group.stream(0).context().name()?,
+        cli.rounds,
+        cli.secs
+    );
+    for &m in &cli.tokens {
+        let x = normal(m * h, 9, 1.0);
+        let xs: Vec<CudaSlice<bf16>> = (0..p).map(|r| group.stream(r).clone_htod(&x)).collect::<Result<_, _>>()?;
+        let mut outs: Vec<CudaSlice<bf16>> = (0..p).map(|r| group.stream(r).alloc_zeros::<bf16>(m * h)).collect::<Result<_, _>>()?;
+        let mut acts: Vec<CudaSlice<bf16>> = (0..p).map(|r| group.stream(r).alloc_zeros::<bf16>(m * fp)).collect::<Result<_, _>>()?;
+        let plans = [ChunkPlan::new(m, 1, TILE_M)?, ChunkPlan::new(m, 2, TILE_M)?, ChunkPlan::new(m, 4, TILE_M)?];
+        let xr: Vec<&CudaSlice<bf16>> = xs.iter().collect();
+        let split = |n: usize| tail_split_pays(m.div_ceil(TILE_M) * n.div_ceil(TILE_N), sms);
+        let mut form = |i: usize| -> Result<(), TpError> {
+            match i {
+                0 => {
+                    for r in 0..p {
+                        let s = group.stream(r);
+                        // (the kernels `forward` picks for one chunk: the tail split where it pays)
+                        if split(fp) {
+                            linear_bias_gelu_tail_split(s, &xs[r], &up_w[r], &mut acts[r], &up_b[r], Dims::new(m, fp, h))?;
+                        } else {
+                            linear_bias_gelu(s, &xs[r], &up_w[r], &mut acts[r], &up_b[r], Dims::new(m, fp, h))?;
+                        }
+                        if split(h) {
+                            linear_bias_tail_split(s, &acts[r], &down_w[r], &mut outs[r], &down_b[r], Dims::new(m, h, fp))?;
+                        } else {
+                            linear_bias(s, &acts[r], &down_w[r], &mut outs[r], &down_b[r], Dims::new(m, h, fp))?;
+                        }
+                    }
+                    Ok(())
+                }
+                1 => group.all_reduce(&mut outs.iter_mut().collect::<Vec<_>>(), m * h),
+                _ => mlp.forward_planned(&group, &xr, &mut outs.iter_mut().collect::<Vec<_>>(), &plans[i - 2]),
+            }
+        };
+        // per form, per round: (ms a run, each GPU's mean MHz)
+        let mut runs: Vec<Vec<(f64, Vec<f64>)>> = vec![Vec::new(); FORMS.len()];
+        for round in 0..=cli.rounds {
+            for i in (0..FORMS.len()).map(|i| (i + round) % FORMS.len()) {
+                group.synchronize()?;
+                let start = Instant::now();
+                let (n, clocks) = sampled_each(&gpus, || -> Result<usize, TpError> {
+                    let mut n = 0;
+                    while start.elapsed().as_secs_f64() < cli.secs {
+                        for _ in 0..8 {
+                            form(i)?;
+                        }
+                        group.synchronize()?;
+                        n += 8;
+                    }
+                    Ok(n)
+                });
+                let ms = start.elapsed().as_secs_f64() * 1e3 / n? as f64;
+                if round > 0 {
+                    runs[i].push((ms, clocks.iter().map(|c| c.map_or(f64::NAN, |c| c.sm_mhz)).collect()));
+                }
+            }
+        }
+        let median = |v: &[(f64, Vec<f64>)], g: Option<usize>| {
+            let mut t: Vec<f64> = v.iter().map(|(ms, mhz)| g.map_or(*ms, |g| mhz[g])).collect();
+            t.sort_by(f64::total_cmp);
+            t[t.len() / 2]
+        };
+        println!("{m} tokens: a run's ms (the median round), each GPU's mean SM clock (MHz)\n");
+        println!("| form | ms | {} |", (0..p).map(|g| format!("GPU {g}: MHz")).collect::<Vec<_>>().join(" | "));
+        println!("|---|---:|{}", "---:|".repeat(p));
+        for (i, name) in FORMS.iter().enumerate() {
+            let mhz: Vec<String> = (0..p).map(|g| format!("{:.0}", median(&runs[i], Some(g)))).collect();
+            println!("| {name} | {:.3} | {} |", median(&runs[i], None), mhz.join(" | "));
+        }
+        let (gemms, reduce) = (median(&runs[0], None), median(&runs[1], None));
+        println!("\n| form | GPU | its GEMMs at the form's clock: ms | all-reduce exposed: ms | of the all-reduce alone hidden |");
+        println!("|---|---:|---:|---:|---:|");
+        for g in 0..p {
+            let cycles = gemms * median(&runs[0], Some(g));
+            let one = median(&runs[2], None);
+            println!("| one chunk: its GEMMs at {:.0} MHz | {g} | {:.3} | {reduce:.3} | |", cycles / (one - reduce), one - reduce);
+            for i in 3..FORMS.len() {
+                let (ms, at) = (median(&runs[i], None), cycles / median(&runs[i], Some(g)));
+                println!("| {} | {g} | {at:.3} | {:.3} | {:.0}% |", FORMS[i], ms - at, 100.0 * (1.0 - (ms - at) / reduce));
+            }
+        }
+        println!();
+    }
+    Ok(())
+}

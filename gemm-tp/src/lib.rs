@@ -22,10 +22,10 @@
 //! compute stream, each chunk's partial sums in a buffer of their own, so
 //! that the only waits between the streams are those of the chunk's own
 //! data (cudarc's event tracking orders them; no host synchronization
-//! inside a layer). On two H200s chunking did not pay: the overlap hides
-//! the collective, but at the GPUs' power cap the GEMMs beside it run at a
-//! lower clock and lose what it wins. Use one chunk there, the plain order
-//! (docs/src/tensor-parallel.md).
+//! inside a layer). On two H200s chunking did not pay: the GEMMs beside
+//! the collective lose what the overlap wins (cuBLAS's too, there to a
+//! lower clock at the GPUs' power cap). Use one chunk there, the plain
+//! order (docs/src/tensor-parallel.md).
 //!
 //! NCCL is loaded at run time: without it [`TpGroup::new`] is an `Err`
 //! saying so. This crate keeps NCCL out of what single-GPU users build.

@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use gemm_runtime::cudarc::driver::CudaSlice;
 use gemm_runtime::{bf16, Dims};
-use gemm_tp::kernels::{linear_bias, linear_bias_gelu, linear_bias_gelu_tail_split, linear_bias_tail_split, tail_split_pays, TILE_M, TILE_N};
+use gemm_tp::kernels::{rank_linear, Grid, TILE_M};
 use gemm_tp::{ChunkPlan, MlpShape, TpError, TpGroup, TpMlp};
 
 #[derive(Debug, Parser)]
@@ -40,7 +40,7 @@ struct Cli {
     #[arg(long, default_value_t = 0.6)]
     secs: f64,
     /// Rounds (each form once a round, each round in another order; one more untimed first)
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     rounds: usize,
 }
 
@@ -76,7 +76,6 @@ fn run(cli: Cli) -> Result<(), TpError> {
     let down_w: Vec<CudaSlice<bf16>> =
         (0..p).map(|r| group.stream(r).clone_htod(&normal(h * fp, 5 + r as u64, 1.0 / (f as f32).sqrt()))).collect::<Result<_, _>>()?;
     let down_b: Vec<CudaSlice<bf16>> = (0..p).map(|r| group.stream(r).clone_htod(&b2)).collect::<Result<_, _>>()?;
-    let sms = group.sms();
     println!(
         "gemm-tp's MLP block (hidden {h}, ffn {f}) on {p} GPUs: {}; {} rounds of {} s a form\n",
         group.stream(0).context().name()?,
@@ -90,23 +89,14 @@ fn run(cli: Cli) -> Result<(), TpError> {
         let mut acts: Vec<CudaSlice<bf16>> = (0..p).map(|r| group.stream(r).alloc_zeros::<bf16>(m * fp)).collect::<Result<_, _>>()?;
         let plans = [ChunkPlan::new(m, 1, TILE_M)?, ChunkPlan::new(m, 2, TILE_M)?, ChunkPlan::new(m, 4, TILE_M)?];
         let xr: Vec<&CudaSlice<bf16>> = xs.iter().collect();
-        let split = |n: usize| tail_split_pays(m.div_ceil(TILE_M) * n.div_ceil(TILE_N), sms);
         let mut form = |i: usize| -> Result<(), TpError> {
             match i {
                 0 => {
                     for r in 0..p {
+                        // (the kernels `forward` launches for one chunk)
                         let s = group.stream(r);
-                        // (the kernels `forward` picks for one chunk: the tail split where it pays)
-                        if split(fp) {
-                            linear_bias_gelu_tail_split(s, &xs[r], &up_w[r], &mut acts[r], &up_b[r], Dims::new(m, fp, h))?;
-                        } else {
-                            linear_bias_gelu(s, &xs[r], &up_w[r], &mut acts[r], &up_b[r], Dims::new(m, fp, h))?;
-                        }
-                        if split(h) {
-                            linear_bias_tail_split(s, &acts[r], &down_w[r], &mut outs[r], &down_b[r], Dims::new(m, h, fp))?;
-                        } else {
-                            linear_bias(s, &acts[r], &down_w[r], &mut outs[r], &down_b[r], Dims::new(m, h, fp))?;
-                        }
+                        rank_linear(s, &xs[r], &up_w[r], &mut acts[r], Some(&up_b[r]), true, Dims::new(m, fp, h), Grid::Persistent)?;
+                        rank_linear(s, &acts[r], &down_w[r], &mut outs[r], Some(&down_b[r]), false, Dims::new(m, h, fp), Grid::Persistent)?;
                     }
                     Ok(())
                 }
@@ -121,15 +111,18 @@ fn run(cli: Cli) -> Result<(), TpError> {
                 group.synchronize()?;
                 let start = Instant::now();
                 let (n, clocks) = sampled_each(&gpus, || -> Result<usize, TpError> {
+                    // batches of 8 runs, one at least
                     let mut n = 0;
-                    while start.elapsed().as_secs_f64() < cli.secs {
+                    loop {
                         for _ in 0..8 {
                             form(i)?;
                         }
                         group.synchronize()?;
                         n += 8;
+                        if start.elapsed().as_secs_f64() >= cli.secs {
+                            return Ok(n);
+                        }
                     }
-                    Ok(n)
                 });
                 let ms = start.elapsed().as_secs_f64() * 1e3 / n? as f64;
                 if round > 0 {

@@ -38,8 +38,8 @@ use gemm_runtime::internal::data::{relative_error, tolerance};
 use gemm_runtime::spec::{Elem, Layout};
 use gemm_runtime::{bf16, Dims, EpilogueArgs, GemmError, Kernel};
 use gemm_tp::kernels::{
-    linear_bias, linear_bias_gelu, linear_bias_gelu_queued, linear_bias_gelu_tail_split, linear_bias_queued, linear_bias_tail_split, tail_split_pays,
-    TILE_M, TILE_N,
+    linear_bias, linear_bias_gelu, linear_bias_gelu_queued, linear_bias_gelu_tail_split, linear_bias_queued, linear_bias_tail_split, rank_linear,
+    Grid, TILE_M, TILE_N,
 };
 use gemm_tp::{ChunkGemm, ChunkPlan};
 
@@ -59,7 +59,7 @@ struct Cli {
     #[arg(long, default_value_t = 28672)]
     ffn: usize,
     /// Timed rounds (each form once a round)
-    #[arg(long, default_value_t = 15)]
+    #[arg(long, default_value_t = 15, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     rounds: usize,
 }
 
@@ -215,23 +215,14 @@ fn chunks(s: &Arc<CudaStream>, gemms: &[Gemm<'_>; 2], m: usize, sms: usize, roun
             let mut events = vec![s.record_event(timed).map_err(GemmError::from)?];
             for (c, &(start, end)) in plan.ranges().iter().enumerate() {
                 let rows = end - start;
-                // (as gemm-tp's layers pick: the queue beside a collective, else fixed shares or their tail split)
-                let pick = |g: &Gemm<'_>, n: usize| {
-                    let tiles = rows.div_ceil(TILE_M) * n.div_ceil(TILE_N);
-                    if c > 0 {
-                        g.shipped[2]
-                    } else if tail_split_pays(tiles, sms) {
-                        g.shipped[1]
-                    } else {
-                        g.shipped[0]
-                    }
-                };
+                // (as `TpMlp::forward` runs them: the queue beside a collective, else fixed shares or their tail split)
+                let grid = if c > 0 { Grid::Queue } else { Grid::Persistent };
                 let xs = up.x.slice(start * h..end * h);
                 let mut a = act.slice_mut(0..rows * f);
-                pick(up, f).launch_with(s, &xs, &up.w, &mut a, Dims::new(rows, f, h), EpilogueArgs::new().bias(&up.b))?;
+                rank_linear(s, &xs, &up.w, &mut a, Some(&up.b), true, Dims::new(rows, f, h), grid)?;
                 events.push(s.record_event(timed).map_err(GemmError::from)?);
                 let mut o = out.slice_mut(start * h..end * h);
-                pick(down, h).launch_with(s, &a, &down.w, &mut o, Dims::new(rows, h, f), EpilogueArgs::new().bias(&down.b))?;
+                rank_linear(s, &a, &down.w, &mut o, Some(&down.b), false, Dims::new(rows, h, f), grid)?;
                 events.push(s.record_event(timed).map_err(GemmError::from)?);
             }
             let host = issue.elapsed().as_secs_f64() * 1e3;

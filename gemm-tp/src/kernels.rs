@@ -95,7 +95,7 @@ pub const TILE_N: usize = 256;
 
 /// How a GEMM's blocks take its C tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Grid {
+pub enum Grid {
     /// One block an SM, each walking a fixed share of the tiles (the last
     /// wave split along K where that pays): where the GEMM has the GPU to
     /// itself.
@@ -112,9 +112,10 @@ pub(crate) enum Grid {
 /// One rank's GEMM: `y = act(x W^T + b)` for `dims` (W `[n, k]`, one
 /// problem), on the kernel for the bias, activation and grid given; on
 /// fixed shares, the tail-split walk where [`tail_split_pays`] on this
-/// GPU's SMs.
+/// GPU's SMs. The kernel the layers launch for a rank: the lab's tools time
+/// it through this.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn rank_linear(
+pub fn rank_linear(
     s: &CudaStream,
     x: &impl DevicePtr<bf16>,
     w: &CudaSlice<bf16>,

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use cudarc::nccl::safe::{Comm, Id, ReduceOp};
 use gemm_runtime::bf16;
@@ -183,6 +183,20 @@ impl TpGroup {
     /// The i-th rank's device ordinal.
     pub fn ordinal(&self, i: usize) -> usize {
         self.local[i].compute.context().ordinal()
+    }
+
+    /// Each compute stream made to wait for the collectives enqueued so far
+    /// on its communicator's stream. Every layer's call starts so: its
+    /// GEMMs never run beside an earlier call's collective, which they
+    /// would where nothing reads that collective's output in between (a
+    /// loop over the same input), on the fixed shares that assume SMs to
+    /// themselves. In a model the next layer reads that output anyway.
+    pub(crate) fn after_collectives(&self) -> Result<(), TpError> {
+        for l in &self.local {
+            let done = l.comm.stream().record_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))?;
+            l.compute.wait(&done)?;
+        }
+        Ok(())
     }
 
     /// `call(i)` for every rank this process drives, in one NCCL group: one

@@ -103,6 +103,7 @@ impl ColumnParallel {
     /// layer's output.
     pub fn forward(&self, group: &TpGroup, x: &[&CudaSlice<bf16>], y: &mut [&mut CudaSlice<bf16>], m: usize) -> Result<(), TpError> {
         check_ranks(group, &self.slices, x, y, m, [self.in_features, self.out_per_rank()])?;
+        group.after_collectives()?;
         for i in 0..group.local_ranks() {
             self.rank_forward(i, group.stream(i), x[i], y[i], m, Grid::Persistent)?;
         }
@@ -120,6 +121,7 @@ impl ColumnParallel {
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
         let mut bufs = Kept::get(&mut kept, group, &[m * op, p * m * op])?;
         let [own, all] = bufs.as_mut_slice() else { unreachable!("two buffers a rank") };
+        group.after_collectives()?;
         for i in 0..group.local_ranks() {
             self.rank_forward(i, group.stream(i), x[i], &mut own[i], m, Grid::Persistent)?;
         }
@@ -220,6 +222,7 @@ impl RowParallel {
             }
         }
         let here = group.local_ranks();
+        group.after_collectives()?;
         match reduce {
             Reduce::AllReduce => {
                 // each rank's partial sum in its output, summed there

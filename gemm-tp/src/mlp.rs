@@ -95,6 +95,7 @@ impl TpMlp {
         lens.extend(plan.ranges().iter().map(|(a, b)| (b - a) * h));
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
         let mut bufs = Kept::get(&mut kept, group, &lens)?;
+        group.after_collectives()?;
         let (acts, partials) = bufs.split_at_mut(1);
         let acts = &mut acts[0];
         for (c, &(start, end)) in plan.ranges().iter().enumerate() {

@@ -16,13 +16,21 @@
 //! alone, time x clock, over it) and what is left of the form's time past
 //! that: the all-reduce left exposed; and for one chunk, the clock its
 //! GEMMs ran at (their cycles over the time the all-reduce leaves them).
+//!
+//! Then one call of each chunked form at a time, traced by events (the
+//! form's launches as `forward_planned` issues them, with an event after
+//! each GEMM and around each chunk's all-reduce): when each chunk's GEMMs
+//! and all-reduce start and end, beside the same GEMMs with no collective
+//! and the same all-reduces alone: what the GEMMs lose beside the
+//! collective, and how long the collective takes beside them.
 
 use clap::Parser;
 use gemm_ladder::measure::random_normal;
 use gemm_ladder::nvml::{sampled_each, Nvml};
 use std::time::Instant;
 
-use gemm_runtime::cudarc::driver::CudaSlice;
+use gemm_runtime::cudarc::driver::sys::CUevent_flags;
+use gemm_runtime::cudarc::driver::{CudaEvent, CudaSlice};
 use gemm_runtime::{bf16, Dims};
 use gemm_tp::kernels::{rank_linear, Grid, TILE_M};
 use gemm_tp::{ChunkPlan, MlpShape, TpError, TpGroup, TpMlp};
@@ -155,6 +163,114 @@ fn run(cli: Cli) -> Result<(), TpError> {
             }
         }
         println!();
+        let gemms = Gemms { xs: &xs, up_w: &up_w, up_b: &up_b, down_w: &down_w, down_b: &down_b, acts: &mut acts, h, fp };
+        traced(&group, gemms, &plans[1..], cli.rounds)?;
     }
+    Ok(())
+}
+
+/// Each rank's inputs and weights for the block's GEMMs, and its activations.
+struct Gemms<'a> {
+    xs: &'a [CudaSlice<bf16>],
+    up_w: &'a [CudaSlice<bf16>],
+    up_b: &'a [CudaSlice<bf16>],
+    down_w: &'a [CudaSlice<bf16>],
+    down_b: &'a [CudaSlice<bf16>],
+    acts: &'a mut [CudaSlice<bf16>],
+    h: usize,
+    fp: usize,
+}
+
+/// One call of each plan's block at a time, its launches as
+/// `TpMlp::forward_planned` issues them (the first chunk's GEMMs on fixed
+/// shares, the rest on the queue; chunk c's all-reduce on the
+/// communicators' streams once its GEMMs are done), with events after
+/// every GEMM and around every all-reduce; then the same with no
+/// all-reduce, and the all-reduces alone. Prints each chunk's times on
+/// GPU 0 (the medians of `rounds` calls) from the start of the call.
+fn traced(group: &TpGroup, g: Gemms<'_>, plans: &[ChunkPlan], rounds: usize) -> Result<(), TpError> {
+    let p = group.local_ranks();
+    let (h, fp) = (g.h, g.fp);
+    let ev = |s: &gemm_runtime::cudarc::driver::CudaStream| s.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
+    println!("One call at a time, traced by events on GPU 0 (ms from the call's start; medians of {rounds} calls):\n");
+    println!("| chunks | rows | form | chunk | GEMMs start | up-projection ends | down-projection ends | all-reduce starts | all-reduce ends |");
+    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|");
+    for plan in plans {
+        let m = plan.rows();
+        let mut partials: Vec<Vec<CudaSlice<bf16>>> = plan
+            .ranges()
+            .iter()
+            .map(|(a, b)| (0..p).map(|r| group.stream(r).alloc_zeros::<bf16>((b - a) * h)).collect::<Result<_, _>>())
+            .collect::<Result<_, _>>()?;
+        // form 0: the block; 1: its GEMMs alone; 2: its all-reduces alone. Per form, per call: each chunk's five times
+        let mut times: Vec<Vec<Vec<[f64; 5]>>> = vec![Vec::new(); 3];
+        for round in 0..=rounds {
+            for (form, per_form) in times.iter_mut().enumerate() {
+                group.synchronize()?;
+                let start: Vec<CudaEvent> = (0..p).map(|r| ev(group.stream(r))).collect::<Result<_, _>>()?;
+                // per chunk: GPU 0's events (GEMMs start, up end, down end, all-reduce start, end)
+                let mut marks: Vec<[Option<CudaEvent>; 5]> = Vec::new();
+                for (c, &(a, b)) in plan.ranges().iter().enumerate() {
+                    let (rows, grid) = (b - a, if c > 0 { Grid::Queue } else { Grid::Persistent });
+                    let mut mark: [Option<CudaEvent>; 5] = Default::default();
+                    let mut done = Vec::with_capacity(p);
+                    for (r, part) in partials[c].iter_mut().enumerate() {
+                        let s = group.stream(r);
+                        if form != 2 {
+                            let t0 = ev(s)?;
+                            let mut act = g.acts[r].slice_mut(0..rows * fp);
+                            rank_linear(s, &g.xs[r].slice(a * h..b * h), &g.up_w[r], &mut act, Some(&g.up_b[r]), true, Dims::new(rows, fp, h), grid)?;
+                            let t1 = ev(s)?;
+                            rank_linear(s, &act, &g.down_w[r], part, Some(&g.down_b[r]), false, Dims::new(rows, h, fp), grid)?;
+                            let t2 = ev(s)?;
+                            if r == 0 {
+                                (mark[0], mark[1], mark[2]) = (Some(t0), Some(t1), Some(t2));
+                            }
+                        }
+                        done.push(ev(s)?);
+                    }
+                    if form != 1 {
+                        let mut starts = Vec::with_capacity(p);
+                        for (r, d) in done.iter().enumerate() {
+                            let cs = group.comm(r).stream();
+                            cs.wait(d)?;
+                            starts.push(ev(&cs)?);
+                        }
+                        group.all_reduce(&mut partials[c].iter_mut().collect::<Vec<_>>(), rows * h)?;
+                        mark[3] = starts.into_iter().next();
+                        mark[4] = Some(ev(&group.comm(0).stream())?);
+                    }
+                    marks.push(mark);
+                }
+                group.synchronize()?;
+                if round > 0 {
+                    let at = |e: &Option<CudaEvent>| e.as_ref().map_or(Ok(f64::NAN), |e| start[0].elapsed_ms(e).map(f64::from));
+                    let call =
+                        marks.iter().map(|m| Ok([at(&m[0])?, at(&m[1])?, at(&m[2])?, at(&m[3])?, at(&m[4])?])).collect::<Result<_, TpError>>()?;
+                    per_form.push(call);
+                }
+            }
+        }
+        let names = ["the block", "its GEMMs alone", "its all-reduces alone"];
+        for (form, calls) in times.iter().enumerate() {
+            for c in 0..plan.ranges().len() {
+                let cols: Vec<String> = (0..5)
+                    .map(|k| {
+                        let mut t: Vec<f64> = calls.iter().map(|call| call[c][k]).collect();
+                        t.sort_by(f64::total_cmp);
+                        let v = t[t.len() / 2];
+                        if v.is_nan() {
+                            String::new()
+                        } else {
+                            format!("{v:.3}")
+                        }
+                    })
+                    .collect();
+                let (a, b) = plan.ranges()[c];
+                println!("| {} | {m} | {} | {c} ({} rows) | {} |", plan.ranges().len(), names[form], b - a, cols.join(" | "));
+            }
+        }
+    }
+    println!();
     Ok(())
 }

@@ -184,9 +184,12 @@ struct Gemms<'a> {
 /// One call of each plan's block at a time, its launches as
 /// `TpMlp::forward_planned` issues them (the first chunk's GEMMs on fixed
 /// shares, the rest on the queue; chunk c's all-reduce on the
-/// communicators' streams once its GEMMs are done), with events after
-/// every GEMM and around every all-reduce; then the same with no
-/// all-reduce, and the all-reduces alone. Prints each chunk's times on
+/// communicators' streams once its GEMMs are done, and the next chunk's
+/// GEMMs ready with it), with events after every GEMM and around every
+/// all-reduce; then the same with the next chunk's GEMMs ready as soon as
+/// the kernel before them on their stream ends (as before
+/// `TpGroup::collective_first`), with no all-reduce, and the all-reduces
+/// alone. Prints each chunk's times on
 /// GPU 0 (the medians of `rounds` calls) from the start of the call.
 fn traced(group: &TpGroup, g: Gemms<'_>, plans: &[ChunkPlan], rounds: usize) -> Result<(), TpError> {
     let p = group.local_ranks();
@@ -202,8 +205,10 @@ fn traced(group: &TpGroup, g: Gemms<'_>, plans: &[ChunkPlan], rounds: usize) -> 
             .iter()
             .map(|(a, b)| (0..p).map(|r| group.stream(r).alloc_zeros::<bf16>((b - a) * h)).collect::<Result<_, _>>())
             .collect::<Result<_, _>>()?;
-        // form 0: the block; 1: its GEMMs alone; 2: its all-reduces alone. Per form, per call: each chunk's five times
-        let mut times: Vec<Vec<Vec<[f64; 5]>>> = vec![Vec::new(); 3];
+        // form 0: the block as `forward_planned` issues it; 1: the same with each chunk's GEMMs
+        // waiting only for cudarc's tracking; 2: its GEMMs alone; 3: its all-reduces alone.
+        // Per form, per call: each chunk's five times
+        let mut times: Vec<Vec<Vec<[f64; 5]>>> = vec![Vec::new(); 4];
         for round in 0..=rounds {
             for (form, per_form) in times.iter_mut().enumerate() {
                 group.synchronize()?;
@@ -216,7 +221,7 @@ fn traced(group: &TpGroup, g: Gemms<'_>, plans: &[ChunkPlan], rounds: usize) -> 
                     let mut done = Vec::with_capacity(p);
                     for (r, part) in partials[c].iter_mut().enumerate() {
                         let s = group.stream(r);
-                        if form != 2 {
+                        if form != 3 {
                             let t0 = ev(s)?;
                             let mut act = g.acts[r].slice_mut(0..rows * fp);
                             rank_linear(s, &g.xs[r].slice(a * h..b * h), &g.up_w[r], &mut act, Some(&g.up_b[r]), true, Dims::new(rows, fp, h), grid)?;
@@ -229,12 +234,16 @@ fn traced(group: &TpGroup, g: Gemms<'_>, plans: &[ChunkPlan], rounds: usize) -> 
                         }
                         done.push(ev(s)?);
                     }
-                    if form != 1 {
+                    if form != 2 {
                         let mut starts = Vec::with_capacity(p);
                         for (r, d) in done.iter().enumerate() {
                             let cs = group.comm(r).stream();
                             cs.wait(d)?;
                             starts.push(ev(&cs)?);
+                            if form == 0 && c + 1 < plan.ranges().len() {
+                                // (as `TpGroup::collective_first`: the next chunk's GEMMs ready with the collective)
+                                group.stream(r).wait(&starts[r])?;
+                            }
                         }
                         group.all_reduce(&mut partials[c].iter_mut().collect::<Vec<_>>(), rows * h)?;
                         mark[3] = starts.into_iter().next();
@@ -251,7 +260,7 @@ fn traced(group: &TpGroup, g: Gemms<'_>, plans: &[ChunkPlan], rounds: usize) -> 
                 }
             }
         }
-        let names = ["the block", "its GEMMs alone", "its all-reduces alone"];
+        let names = ["the block", "the block, its GEMMs ready first", "its GEMMs alone", "its all-reduces alone"];
         for (form, calls) in times.iter().enumerate() {
             for c in 0..plan.ranges().len() {
                 let cols: Vec<String> = (0..5)

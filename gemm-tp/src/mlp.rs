@@ -108,6 +108,9 @@ impl TpMlp {
                 self.up.rank_forward(i, group.stream(i), &xs, &mut act, rows, grid)?;
                 self.down.rank_partial(i, group, &act, &mut partials[c][i], rows, grid)?;
             }
+            if c + 1 < plan.ranges().len() {
+                group.collective_first()?;
+            }
             group.each_in_nccl_group(|i| {
                 let mut dst = out[i].slice_mut(start * h..end * h);
                 Ok(group.comm(i).all_reduce(&partials[c][i], &mut dst, &ReduceOp::Sum).map(drop)?)

@@ -19,13 +19,15 @@
 //! take no more waves of tiles than one chunk would): chunk i's all-reduce
 //! runs on the communicator's stream (the GPU's highest priority) while
 //! chunk i + 1's GEMMs, their blocks taking tiles from a queue, run on the
-//! compute stream, each chunk's partial sums in a buffer of their own, so
-//! that the only waits between the streams are those of the chunk's own
-//! data (cudarc's event tracking orders them; no host synchronization
-//! inside a layer). On two H200s chunking did not pay: the GEMMs beside
-//! the collective lose what the overlap wins (cuBLAS's too, there to a
-//! lower clock at the GPUs' power cap). Use one chunk there, the plain
-//! order (docs/src/tensor-parallel.md).
+//! compute stream, each chunk's partial sums in a buffer of their own. The
+//! two are made ready at once, so that the collective's priority places its
+//! CTAs before the GEMM's blocks take every SM, and a call's first GEMMs
+//! wait for the group's earlier collectives (events between the streams; no
+//! host synchronization inside a layer). On two H200s chunking pays little:
+//! timed a call at a time, 2 chunks hide 5-13% of the all-reduce; run back
+//! to back at the GPUs' power cap, GEMMs beside the collective run at a
+//! lower clock and 2 chunks lose 6% (cuBLAS's block too). Use one chunk
+//! there, the plain order (docs/src/tensor-parallel.md).
 //!
 //! NCCL is loaded at run time: without it [`TpGroup::new`] is an `Err`
 //! saying so. This crate keeps NCCL out of what single-GPU users build.

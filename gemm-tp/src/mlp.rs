@@ -72,7 +72,7 @@ impl TpMlp {
     /// on the group's fewest SMs): fewer chunks, or chunks of other sizes,
     /// where equal ones would leave the GEMMs' last waves part-full, or
     /// lose the split along K that the first chunk's last wave takes where
-    /// it is at most half full.
+    /// it is at most half full, by half a wave or more.
     pub fn plan(&self, group: &TpGroup, m: usize, chunks: usize) -> Result<ChunkPlan, TpError> {
         let (h, fp) = (self.shape.hidden, self.up.out_per_rank());
         // the up-projection's tiles across its fp columns, then the down-projection's across h

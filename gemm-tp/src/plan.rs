@@ -133,8 +133,8 @@ impl ChunkPlan {
     /// The first chunk's split wave is counted roughly, and the rest of the
     /// block is not counted at all (the last chunk's collective, exposed):
     /// at 8192 tokens on two H200s, a first chunk of 3968 rows, counted a
-    /// tenth of a wave ahead of equal halves, ran the block 1-3% slower
-    /// than they did in each of six runs (docs/src/performance.md).
+    /// tenth of a wave ahead of equal halves, ran the block 1.0-2.9% slower
+    /// than they did in each of four runs (docs/src/performance.md).
     pub fn slack(gemms: &[ChunkGemm], sms: usize) -> u64 {
         gemms.iter().map(|g| (sms * g.k) as u64).min().unwrap_or(0)
     }

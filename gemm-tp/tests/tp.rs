@@ -167,6 +167,65 @@ fn collectives_run_at_the_gpus_highest_priority() {
     assert_eq!(priority(group.stream(0)), least);
 }
 
+/// Every layer's call starts after the collectives already on the
+/// group's communicator streams: a kernel spinning for a while there (as
+/// a collective of an earlier call would run) is done by the time the
+/// call's GEMMs are, for each entry point whose compute stream reads
+/// nothing a collective of the call writes (`forward_gathered`'s copies
+/// read the gathered output, and a chunked block's next GEMMs wait for
+/// the communicators' streams anyway). Without the wait, the GEMMs of
+/// these small layers end long before the spin.
+#[test]
+#[ignore = "needs a CUDA GPU and NCCL"]
+fn a_call_starts_after_the_groups_earlier_collectives() {
+    use gemm_runtime::cudarc::driver::{LaunchConfig, PushKernelArg};
+    use gemm_runtime::cudarc::nvrtc::compile_ptx;
+    assert!(gpus() >= 1, "this test needs a GPU");
+    let group = TpGroup::new(&[0]).unwrap();
+    let ptx = compile_ptx(
+        "extern \"C\" __global__ void spin(unsigned long long cycles) {\n\
+         long long t0 = clock64();\n\
+         while ((unsigned long long)(clock64() - t0) < cycles) {}\n}",
+    )
+    .unwrap();
+    let spin = group.stream(0).context().load_module(ptx).unwrap().load_function("spin").unwrap();
+    let comm = group.comm(0).stream();
+    let shape = MlpShape { hidden: 256, ffn: 512 };
+    let w = weights(shape);
+    let mlp = TpMlp::from_host(&group, shape, &w.w1, &w.b1, &w.w2, &w.b2).unwrap();
+    let column = ColumnParallel::from_host(&group, 256, 512, &w.w1, Some(&w.b1), true).unwrap();
+    let row = RowParallel::from_host(&group, 512, 256, &w.w2, Some(&w.b2)).unwrap();
+    let m = 128;
+    let alloc = |len: usize| group.stream(0).alloc_zeros::<bf16>(len).unwrap();
+    let (x, act) = (group.stream(0).clone_htod(&normal(m * 256, 5, 1.0)).unwrap(), alloc(m * 512));
+    let names = ["ColumnParallel::forward", "RowParallel::forward, all-reduce", "RowParallel::forward, reduce-scatter", "TpMlp::forward"];
+    // (the outputs kept to the end: a buffer dropped makes its stream wait for its last use)
+    let mut ys = [alloc(m * 512), alloc(m * 256), alloc(m * 256), alloc(m * 256)];
+    let call = |i: usize, y: &mut CudaSlice<bf16>| match i {
+        0 => column.forward(&group, &[&x], &mut [y], m),
+        1 => row.forward(&group, &[&act], &mut [y], m, Reduce::AllReduce),
+        2 => row.forward(&group, &[&act], &mut [y], m, Reduce::ReduceScatter),
+        _ => mlp.forward(&group, &[&x], &mut [y], m, 1),
+    };
+    for (i, (name, y)) in names.iter().zip(ys.iter_mut()).enumerate() {
+        // warmed first (kernels compiled, scratch allocated), then run after the spin
+        call(i, y).unwrap();
+        group.synchronize().unwrap();
+        // about 0.2 s at 2 GHz
+        let cycles: u64 = 400_000_000;
+        let mut launch = comm.launch_builder(&spin);
+        launch.arg(&cycles);
+        // SAFETY: one thread reading its argument, writing nothing.
+        unsafe { launch.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
+        let spun = comm.record_event(None).unwrap();
+        assert!(!spun.try_is_complete().unwrap(), "{name}: the spin ended before the call was made: nothing to check");
+        call(i, y).unwrap();
+        group.stream(0).synchronize().unwrap();
+        assert!(spun.try_is_complete().unwrap(), "{name}: its GEMMs ended before the collectives enqueued before the call");
+        group.synchronize().unwrap();
+    }
+}
+
 /// Misuse is an `Err`, before anything runs: a buffer on another rank's
 /// GPU, too few inputs, a short output, a layer split for another group,
 /// an ffn that does not split over the ranks, no tokens.

@@ -119,7 +119,7 @@ fn run() -> Result<(), TpError> {
             // the all-reduce of the block's output alone
             let mut bufs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).alloc_zeros::<bf16>(m * h)).collect::<Result<_, _>>()?;
             let chunk_counts = [1, 2, 4];
-            // then 2 equal chunks, as forward cut them before it fitted them to the waves
+            // then 2 equal chunks, where the plan cuts otherwise (or keeps one chunk)
             let equal = ChunkPlan::new(m, 2, TILE_M)?;
             let forms = chunk_counts.len() + 3;
             let (reduce, single) = (chunk_counts.len() + 1, chunk_counts.len() + 2);

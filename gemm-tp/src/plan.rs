@@ -79,9 +79,8 @@ impl ChunkPlan {
     /// docs/src/tensor-parallel.md), and only the first chunk splits a
     /// last wave along K. Among plans of the fewest waves: the most
     /// chunks, then the most even, then the larger chunks first; and equal
-    /// chunks of that count where they count at most [`Self::slack`]
-    /// more. Every
-    /// rank must cut alike, so `sms` is the group's fewest. Past
+    /// chunks of that count where they count at most [`Self::slack`] more.
+    /// Every rank must cut alike, so `sms` is the group's fewest. Past
     /// [`FITTED_TILES`] tiles' rows, equal chunks ([`Self::new`]).
     pub fn fitted(m: usize, chunks: usize, align: usize, gemms: &[ChunkGemm], sms: usize) -> Result<Self, crate::TpError> {
         let even = Self::new(m, chunks, align)?;

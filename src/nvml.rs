@@ -27,6 +27,8 @@ pub struct Nvml {
     clock: unsafe extern "C" fn(Device, c_int, *mut c_uint) -> Ret,
     power: unsafe extern "C" fn(Device, *mut c_uint) -> Ret,
     reasons: unsafe extern "C" fn(Device, *mut c_ulonglong) -> Ret,
+    /// Undoes this handle's `nvmlInit_v2` (NVML counts them) before the library is unloaded.
+    shutdown: unsafe extern "C" fn() -> Ret,
     /// (keeps the calls above loaded)
     _lib: Library,
 }
@@ -84,8 +86,16 @@ impl Nvml {
             let clock = *lib.get(b"nvmlDeviceGetClockInfo\0").ok()?;
             let power = *lib.get(b"nvmlDeviceGetPowerUsage\0").ok()?;
             let reasons = *lib.get(b"nvmlDeviceGetCurrentClocksEventReasons\0").ok()?;
+            let shutdown: unsafe extern "C" fn() -> Ret = *lib.get(b"nvmlShutdown\0").ok()?;
+            if init() != 0 {
+                return None;
+            }
             let mut dev: Device = std::ptr::null_mut();
-            (init() == 0 && by_bus(bus_id.as_ptr(), &mut dev) == 0).then_some(Nvml { dev, clock, power, reasons, _lib: lib })
+            if by_bus(bus_id.as_ptr(), &mut dev) != 0 {
+                shutdown();
+                return None;
+            }
+            Some(Nvml { dev, clock, power, reasons, shutdown, _lib: lib })
         }
     }
 
@@ -97,6 +107,13 @@ impl Nvml {
             (self.clock)(self.dev, CLOCK_SM, &mut mhz) == 0 && (self.power)(self.dev, &mut mw) == 0 && (self.reasons)(self.dev, &mut why) == 0
         };
         ok.then(|| (f64::from(mhz), f64::from(mw) / 1e3, why & SW_POWER_CAP != 0))
+    }
+}
+
+impl Drop for Nvml {
+    fn drop(&mut self) {
+        // SAFETY: pairs the `nvmlInit_v2` that `open` made; the handle is not used after.
+        unsafe { (self.shutdown)() };
     }
 }
 

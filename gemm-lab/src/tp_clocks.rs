@@ -30,7 +30,7 @@ use gemm_ladder::nvml::{sampled_each, Nvml};
 use std::time::Instant;
 
 use gemm_runtime::cudarc::driver::sys::CUevent_flags;
-use gemm_runtime::cudarc::driver::{CudaEvent, CudaSlice};
+use gemm_runtime::cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use gemm_runtime::{bf16, Dims};
 use gemm_tp::kernels::{rank_linear, Grid, TILE_M};
 use gemm_tp::{ChunkPlan, MlpShape, TpError, TpGroup, TpMlp};
@@ -194,7 +194,7 @@ struct Gemms<'a> {
 fn traced(group: &TpGroup, g: Gemms<'_>, plans: &[ChunkPlan], rounds: usize) -> Result<(), TpError> {
     let p = group.local_ranks();
     let (h, fp) = (g.h, g.fp);
-    let ev = |s: &gemm_runtime::cudarc::driver::CudaStream| s.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
+    let ev = |s: &CudaStream| s.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
     println!("One call at a time, traced by events on GPU 0 (ms from the call's start; medians of {rounds} calls):\n");
     println!("| chunks | rows | form | chunk | GEMMs start | up-projection ends | down-projection ends | all-reduce starts | all-reduce ends |");
     println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|");
@@ -216,7 +216,7 @@ fn traced(group: &TpGroup, g: Gemms<'_>, plans: &[ChunkPlan], rounds: usize) -> 
                 // per chunk: GPU 0's events (GEMMs start, up end, down end, all-reduce start, end)
                 let mut marks: Vec<[Option<CudaEvent>; 5]> = Vec::new();
                 for (c, &(a, b)) in plan.ranges().iter().enumerate() {
-                    let (rows, grid) = (b - a, if c > 0 { Grid::Queue } else { Grid::Persistent });
+                    let (rows, grid) = (b - a, Grid::of_chunk(c));
                     let mut mark: [Option<CudaEvent>; 5] = Default::default();
                     let mut done = Vec::with_capacity(p);
                     for (r, part) in partials[c].iter_mut().enumerate() {

@@ -216,7 +216,7 @@ fn chunks(s: &Arc<CudaStream>, gemms: &[Gemm<'_>; 2], m: usize, sms: usize, roun
             for (c, &(start, end)) in plan.ranges().iter().enumerate() {
                 let rows = end - start;
                 // (as `TpMlp::forward` runs them: the queue beside a collective, else fixed shares or their tail split)
-                let grid = if c > 0 { Grid::Queue } else { Grid::Persistent };
+                let grid = Grid::of_chunk(c);
                 let xs = up.x.slice(start * h..end * h);
                 let mut a = act.slice_mut(0..rows * f);
                 rank_linear(s, &xs, &up.w, &mut a, Some(&up.b), true, Dims::new(rows, f, h), grid)?;

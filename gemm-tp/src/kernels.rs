@@ -109,6 +109,19 @@ pub enum Grid {
     Queue,
 }
 
+impl Grid {
+    /// The grid of chunk `c`'s GEMMs in a chunked block: the first chunk's
+    /// run with nothing beside them, every later one's beside the chunk
+    /// before's collective.
+    pub fn of_chunk(c: usize) -> Grid {
+        if c > 0 {
+            Grid::Queue
+        } else {
+            Grid::Persistent
+        }
+    }
+}
+
 /// One rank's GEMM: `y = act(x W^T + b)` for `dims` (W `[n, k]`, one
 /// problem), on the kernel for the bias, activation and grid given; on
 /// fixed shares, the tail-split walk where [`tail_split_pays`] on this

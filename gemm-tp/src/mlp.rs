@@ -102,7 +102,7 @@ impl TpMlp {
             let rows = end - start;
             for i in 0..group.local_ranks() {
                 // chunk c's GEMMs run beside chunk c - 1's all-reduce, the first chunk's beside none
-                let grid = if c > 0 { Grid::Queue } else { Grid::Persistent };
+                let grid = Grid::of_chunk(c);
                 let xs = x[i].slice(start * h..end * h);
                 let mut act = acts[i].slice_mut(0..rows * fp);
                 self.up.rank_forward(i, group.stream(i), &xs, &mut act, rows, grid)?;

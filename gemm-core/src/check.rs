@@ -1257,6 +1257,16 @@ fn edges(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
 }
 
+/// The largest of k / 2, k / 4, ... (at least 8) whose staged tiles fit
+/// `limit` bytes of shared memory; `None` where the spec has no K tile or
+/// none of them fits. [`check`] proposes it only where every rule holds.
+fn shallower_k(spec: &KernelSpec, limit: u32) -> Option<u32> {
+    let k = spec.block.k?;
+    std::iter::successors(Some(k / 2), |&k| Some(k / 2))
+        .take_while(|&k| k >= 8)
+        .find(|&k| apply(spec, Fix { path: "block.k", value: k }).is_some_and(|s| s.smem_bytes() <= limit))
+}
+
 fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let smem = spec.smem_bytes();
     let limit = spec.arch.smem_limit();
@@ -1298,7 +1308,11 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 fit,
                 "at most {} stages fit at this tile size: use stages = {}, or shrink the tiles",
             )),
-            _ => out.push(Diag::new("block", format!("{problem}; shrink the tiles{}", if tiles > 1 { " or the buffers" } else { "" }))),
+            _ => match shallower_k(spec, limit) {
+                // a K tile halved (once or more) keeps the C tile, the warps and the stages
+                Some(k) => out.push(Diag::proposing("block.k", problem, "block.k", k, "a K tile of {} fits: use k = {}, or shrink the tiles")),
+                None => out.push(Diag::new("block", format!("{problem}; shrink the tiles{}", if tiles > 1 { " or the buffers" } else { "" }))),
+            },
         }
     }
     if let Some(o) = spec.block.min_blocks {

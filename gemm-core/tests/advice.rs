@@ -167,3 +167,37 @@ fn the_issues_case_gets_advice_at_each_argument_that_does_not_contradict() {
     let threads = d.iter().find(|d| d.at == "block.threads").unwrap();
     assert!(!threads.msg.contains("use threads = 256"), "{}", threads.msg);
 }
+
+#[test]
+fn tiles_over_shared_memory_that_no_stage_count_fits_propose_a_halved_k_tile() {
+    // one buffer of 256 x 128 and 128 x 256 f32 tiles (256 KB): no stage count helps,
+    // a K tile of 64 fits (128 KB) and keeps every other rule
+    let mut s = smem_spec();
+    s.block = Block { m: 256, n: 256, k: Some(128), threads: 1024, min_blocks: None };
+    s.thread = Some(ThreadTile { m: 8, n: 8, lanes: Dim::N, sweep: Dim::N });
+    s.staging = Staging::Smem { vector: 4, transpose_a: false, buffers: 1 };
+    let d = check(&s);
+    let k = d.iter().find(|d| d.at == "block.k").expect("a shared-memory error at the K tile");
+    assert_eq!(k.fix.map(|f| f.value), Some(64), "{}", k.msg);
+    assert!(k.msg.contains("a K tile of 64 fits: use k = 64"), "{}", k.msg);
+    assert_eq!(check(&apply(&s, k.fix.unwrap()).unwrap()), vec![]);
+    // a pipeline of two stages (128 x 256 and 256 x 128 bf16 tiles, 256 KB): fewer stages
+    // would not pipeline, so the K tile is halved
+    let op = Operand { elem: Elem::Bf16, layout: Layout::RowMajor };
+    let mma = KernelSpec {
+        a: op,
+        b: op,
+        c: op,
+        block: Block { m: 128, n: 128, k: Some(256), threads: 128, min_blocks: None },
+        warp: Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 }),
+        thread: None,
+        atom: Atom::Mma { m: 16, n: 8, k: 16 },
+        staging: Staging::CpAsync { stages: 2, vector: 8, transpose_a: false, fragments: 1 },
+        swizzle: Swizzle::Pad(8),
+        ..smem_spec()
+    };
+    let d = check(&mma);
+    let k = d.iter().find(|d| d.at == "block.k").expect("a shared-memory error at the K tile");
+    assert!(k.msg.contains("a K tile of 128 fits: use k = 128"), "{}", k.msg);
+    assert_eq!(check(&apply(&mma, k.fix.unwrap()).unwrap()), vec![]);
+}

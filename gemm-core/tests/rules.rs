@@ -204,7 +204,7 @@ fn shared_memory_and_registers_are_bounded() {
     let mut s = smem_spec();
     s.block = Block { m: 256, n: 256, k: Some(128), threads: 1024, min_blocks: None };
     s.thread = Some(ThreadTile { m: 8, n: 8, lanes: Dim::N, sweep: Dim::N });
-    assert!(errors_at(&s).contains(&"block"), "256 KB of tiles on sm_80");
+    assert!(errors_at(&s).contains(&"block.k"), "256 KB of tiles on sm_80: a K tile of 64 fits");
     let mut s = smem_spec();
     s.block = Block { m: 256, n: 256, k: Some(16), threads: 256, min_blocks: None };
     s.thread = Some(ThreadTile { m: 16, n: 16, lanes: Dim::N, sweep: Dim::N });

@@ -68,8 +68,8 @@ struct Cli {
     check: bool,
     /// Also time each kernel sustained beside cuBLAS: each alone, launched
     /// back to back for this many seconds, in the order kernel, cuBLAS,
-    /// cuBLAS, kernel (the H100 runs these GEMMs at its power cap, where
-    /// each kernel's clock follows its own draw)
+    /// cuBLAS, kernel (a GPU that runs these GEMMs at its power cap sets
+    /// each kernel's clock by its own draw)
     #[arg(long, value_name = "SECONDS")]
     soak: Option<f64>,
 }

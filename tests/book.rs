@@ -147,7 +147,7 @@ fn the_guides_quoted_errors_are_the_compile_fail_cases_own() {
 }
 
 #[test]
-fn every_page_is_in_the_summary_and_every_link_of_it_exists() {
+fn every_page_is_in_the_summary_and_every_link_of_it_reaches_a_page_and_heading() {
     let summary = std::fs::read_to_string(root().join("docs/src/SUMMARY.md")).unwrap();
     let src = root().join("docs/src");
     for (page, _) in pages() {
@@ -160,7 +160,38 @@ fn every_page_is_in_the_summary_and_every_link_of_it_exists() {
             if path.is_empty() || path.starts_with("http") {
                 continue;
             }
-            assert!(page.parent().unwrap().join(path).exists(), "{}: link to {link}, which does not exist", page.display());
+            let target = page.parent().unwrap().join(path);
+            assert!(target.exists(), "{}: link to {link}, which does not exist", page.display());
+            // a link into a page names one of its headings
+            if let Some((_, anchor)) = link.split_once('#').filter(|_| path.ends_with(".md")) {
+                let headings = heading_ids(&std::fs::read_to_string(&target).unwrap());
+                assert!(headings.iter().any(|h| h == anchor), "{}: link to {link}, whose page has no such heading", page.display());
+            }
         }
     }
+}
+
+/// The ids mdBook gives a page's headings: lower case, spaces as `-`, only
+/// letters, digits, `-` and `_` kept.
+fn heading_ids(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut ids = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        let Some(title) = line.strip_prefix('#').filter(|_| !fenced) else { continue };
+        let title = title.trim_start_matches('#').trim();
+        ids.push(
+            title
+                .chars()
+                .filter_map(|c| match c {
+                    c if c.is_alphanumeric() || c == '_' || c == '-' => Some(c.to_ascii_lowercase()),
+                    c if c.is_whitespace() => Some('-'),
+                    _ => None,
+                })
+                .collect(),
+        );
+    }
+    ids
 }

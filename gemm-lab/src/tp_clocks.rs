@@ -1,8 +1,8 @@
 //! gemm-tp's MLP block on two or more GPUs of this machine, each form run
 //! back to back for a while with every GPU's SM clock sampled (NVML): how
 //! much of the all-reduce chunks hide in the GEMMs' cycles, and what the
-//! clock takes back at the GPUs' power cap (docs/src/performance.md,
-//! "Tensor parallelism"; `gemm-lab/probes/tp_clocks.py` does the same with
+//! clock takes back at the GPUs' power cap
+//! (docs/src/performance/tensor-parallel.md; `gemm-lab/probes/tp_clocks.py` does the same with
 //! cuBLAS's block through PyTorch).
 //! `cargo run --release -p gemm-lab -- tp-clocks [--tokens 8192,1024] [--gpus 2] [--secs 0.6] [--rounds 5]`
 //!

@@ -209,7 +209,7 @@ impl TpGroup {
     /// (its persistent blocks hold a whole register file each), and the
     /// collective waited for its blocks to exit: on two H200s a chunk's
     /// all-reduce of 0.30 ms ended 1.6-1.9 ms after it was ready
-    /// (docs/src/performance.md, "Tensor parallelism"). The compute
+    /// (docs/src/performance/tensor-parallel.md). The compute
     /// streams' next GEMMs so also wait for the collectives before this
     /// one, long done where a chunk's GEMMs outlast its collective.
     pub(crate) fn collective_first(&self) -> Result<(), TpError> {

@@ -79,7 +79,7 @@ linear_kernels!(
 /// wave before it and that wave is at most half full. On an H200, over 28
 /// GEMMs of the tensor-parallel MLP's ranks (512 to 3072 tokens, two and
 /// four ranks), the split ran faster in all 12 such GEMMs (by 4-19%) and
-/// slower in all 16 others (by up to 10%; docs/src/performance.md).
+/// slower in all 16 others (by up to 10%; docs/src/performance/tensor-parallel.md).
 pub fn tail_split_pays(tiles: usize, sms: usize) -> bool {
     let last = tiles % sms.max(1);
     tiles > sms && last > 0 && 2 * last <= sms

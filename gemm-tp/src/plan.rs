@@ -22,7 +22,7 @@ impl ChunkGemm {
     /// ([`tail_split_pays`]): counted as half a wave for the halves of K
     /// and a fixup growing with the tiles split, sms + `last`. A rough
     /// count: such waves ran 0.55-0.89 of a wave on H200s, where this
-    /// gives 0.55-0.70 (docs/src/performance.md).
+    /// gives 0.55-0.70 (docs/src/performance/tensor-parallel.md).
     pub fn cost(&self, rows: usize, sms: usize, first: bool) -> u64 {
         let (tiles, sms) = (rows * self.tiles_n, sms.max(1));
         let units = if first && tail_split_pays(tiles, sms) { 2 * sms * (tiles / sms) + sms + tiles % sms } else { 2 * sms * tiles.div_ceil(sms) };
@@ -133,7 +133,7 @@ impl ChunkPlan {
     /// block is not counted at all (the last chunk's collective, exposed):
     /// at 8192 tokens on two H200s, a first chunk of 3968 rows, counted a
     /// tenth of a wave ahead of equal halves, ran the block 1.0-2.9% slower
-    /// than they did in each of four runs (docs/src/performance.md).
+    /// than they did in each of four runs (docs/src/performance/tensor-parallel.md).
     pub fn slack(gemms: &[ChunkGemm], sms: usize) -> u64 {
         gemms.iter().map(|g| (sms * g.k) as u64).min().unwrap_or(0)
     }

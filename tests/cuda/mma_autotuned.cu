@@ -132,32 +132,36 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
         // copies of the A tile (row-major): 4 round(s) of one 16-byte copy per thread along its lines
         const unsigned short* a_src = &A[block_m * lda];  // K = 0; each copy moves it one tile along K
         unsigned a_off[4];  // each round's offset from a_src
+        // (clamped along m inside M: a copy past the edge reads the edge's last line or
+        // copy instead, which only rows or columns of the product past C's edges use)
         unsigned a_dst[4];  // and its place (a byte address) in stage 0
         #pragma unroll
         for (int r = 0; r < 4; ++r) {
             const int i = threadIdx.x + r * 256;
             const int line = i / 8;
             const int e = (i % 8) * 8;
-            a_off[r] = line * lda + e;
+            a_off[r] = min(line, M - 1 - block_m) * lda + e;
             a_dst[r] = as_addr + 2 * a_at(line, e);
         }
 
         // copies of the B tile (row-major): 8 round(s) of one 16-byte copy per thread along its lines
         const unsigned short* b_src = &B[block_n];  // K = 0; each copy moves it one tile along K
         unsigned b_off[8];  // each round's offset from b_src
+        // (clamped along n inside N: a copy past the edge reads the edge's last line or
+        // copy instead, which only rows or columns of the product past C's edges use)
         unsigned b_dst[8];  // and its place (a byte address) in stage 0
         #pragma unroll
         for (int r = 0; r < 8; ++r) {
             const int i = threadIdx.x + r * 256;
             const int line = i / 32;
             const int e = (i % 32) * 8;
-            b_off[r] = line * ldb + e;
+            b_off[r] = line * ldb + min(e, (N - 1 - block_n) / 8 * 8);
             b_dst[r] = bs_addr + 2 * b_at(line, e);
         }
 
         const int tiles = (K + 63) / 64;  // the last may be partial
         // the K tiles whose copies need no edge checks
-        const int whole_tiles = block_m + 128 <= M && block_n + 256 <= N ? K / 64 : 0;
+        const int whole_tiles = block_m + 128 <= M && block_n + 256 <= N ? K / 64 : (K - 1) / 64;
         if (whole_tiles == tiles) {
             // every tile of this block lies inside A and B: no copy needs a check
             // pipeline fill: the first 2 tile(s) start to travel, one commit group each
@@ -291,8 +295,7 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
             }
         }
         else {
-            // the K tiles whose refills (tile kt + 2) lie wholly inside A and B: none at an
-            // edge of M or N, all but the last few where only K's last tile is partial
+            // the K tiles whose refills (tile kt + 2) read inside A and B: all but the last few
             const int unchecked = whole_tiles > 2 ? whole_tiles - 2 : 0;
             // pipeline fill: the first 2 tile(s) start to travel, one commit group each
             #pragma unroll

@@ -181,10 +181,35 @@ fn advance_producer(w: &mut Writer) {
 }
 
 /// `{var} = ...`: the K tiles of the C tile at (`m`, `n`) whose copies lie
-/// wholly inside A and B: all whole ones in an interior C tile, none at an
-/// edge of M or N. One comparison per tile then picks the unchecked copies.
-pub fn whole_tiles(var: &str, m: &str, n: &str, (bm, bn, bk): (u32, u32, u32)) -> String {
-    format!("{var} = {m} + {bm} <= M && {n} + {bn} <= N ? K / {bk} : 0;")
+/// wholly inside A and B: all whole ones in an interior C tile; at an edge
+/// of M or N none, or, where the copies' sources are [`clamped`], all whole
+/// ones but the last K tile (which holds the operands' last lines). One
+/// comparison per tile then picks the unchecked copies.
+pub fn whole_tiles(var: &str, m: &str, n: &str, (bm, bn, bk): (u32, u32, u32), clamped: bool) -> String {
+    let edge = if clamped { format!("(K - 1) / {bk}") } else { "0".to_string() };
+    format!("{var} = {m} + {bm} <= M && {n} + {bn} <= N ? K / {bk} : {edge};")
+}
+
+/// The offset of a copy at `line` and `e` along it (tile coordinates) from
+/// its operand's tile origin, with the side along M or N (`limit` of the
+/// matrix, the tile starting at `origin`) clamped inside the matrix: a copy
+/// past that edge reads the edge's last line, or the line's last copy,
+/// instead. What it reads lands only in rows or columns of the product past
+/// C's edge, which are never stored, so a block at an edge of M or N copies
+/// every K tile but the last without a check (a copy across the edge, the
+/// line's last, may read up to a vector past it: inside the line's pitch,
+/// a multiple of the vector, so inside the operand where another line
+/// follows; the last K tile, which holds the operand's last line, is
+/// checked). `lines_along_mn`: the operand's lines run along M or N (A
+/// row-major, B column-major), else the elements along a line do.
+pub fn clamped(line: &str, e: &str, ld: &str, vector: u32, lines_along_mn: bool, (origin, limit): (&str, &str)) -> String {
+    if lines_along_mn {
+        format!("min({line}, {limit} - 1 - {origin}) * {ld} + {e}")
+    } else if vector == 1 {
+        format!("{line} * {ld} + min({e}, {limit} - 1 - {origin})")
+    } else {
+        format!("{line} * {ld} + min({e}, ({limit} - 1 - {origin}) / {vector} * {vector})")
+    }
 }
 
 /// One operand's copies at the edges of a guarded kernel: the tile's first

@@ -417,7 +417,7 @@ impl Tiling {
             w.line(format!("a_src = &{} + batch * batch_a;", sources[0]));
             w.line(format!("b_src = &{} + batch * batch_b;", sources[1]));
             if self.guarded {
-                w.line(super::copy::whole_tiles("copy_whole", "block_m", "block_n", (self.bm, self.bn, self.bk)));
+                w.line(super::copy::whole_tiles("copy_whole", "block_m", "block_n", (self.bm, self.bn, self.bk), false));
             }
         });
         w.line("aim();");

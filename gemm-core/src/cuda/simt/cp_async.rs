@@ -133,7 +133,7 @@ impl Kernel<'_> {
             if self.spec.edges == Edges::Guarded {
                 w.line(format!("const int tiles = (K + {}) / {bk};  // the last may be partial", bk - 1));
                 w.line("// the K tiles whose copies need no edge checks");
-                w.line(whole_tiles("const int whole_tiles", "block_m", "block_n", (self.bm, self.bn, bk)));
+                w.line(whole_tiles("const int whole_tiles", "block_m", "block_n", (self.bm, self.bn, bk), false));
             } else {
                 w.line(format!("const int tiles = K / {bk};"));
             }

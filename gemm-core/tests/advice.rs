@@ -32,8 +32,17 @@ fn bases() -> Vec<KernelSpec> {
     warps.thread = Some(ThreadTile { m: 8, n: 4, lanes: Dim::N, sweep: Dim::N });
     warps.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 2 });
     warps.staging = Staging::CpAsync { stages: 3, vector: 4, transpose_a: false, fragments: 1 };
+    let mma = mma_spec();
+    for s in [&simt, &warps, &mma] {
+        assert_eq!(check(s), vec![], "{s:?} is legal");
+    }
+    vec![simt, warps, mma]
+}
+
+/// A bf16 mma spec of 128 x 128 x 32 tiles, 4 warps of 64 x 64, 4 cp.async stages.
+fn mma_spec() -> KernelSpec {
     let op = Operand { elem: Elem::Bf16, layout: Layout::RowMajor };
-    let mma = KernelSpec {
+    KernelSpec {
         a: op,
         b: op,
         c: op,
@@ -44,11 +53,7 @@ fn bases() -> Vec<KernelSpec> {
         staging: Staging::CpAsync { stages: 4, vector: 8, transpose_a: false, fragments: 1 },
         swizzle: Swizzle::Pad(8),
         ..smem_spec()
-    };
-    for s in [&simt, &warps, &mma] {
-        assert_eq!(check(s), vec![], "{s:?} is legal");
     }
-    vec![simt, warps, mma]
 }
 
 /// Breaks one to three numeric settings of `spec` at random.
@@ -183,19 +188,9 @@ fn tiles_over_shared_memory_that_no_stage_count_fits_propose_a_halved_k_tile() {
     assert_eq!(check(&apply(&s, k.fix.unwrap()).unwrap()), vec![]);
     // a pipeline of two stages (128 x 256 and 256 x 128 bf16 tiles, 256 KB): fewer stages
     // would not pipeline, so the K tile is halved
-    let op = Operand { elem: Elem::Bf16, layout: Layout::RowMajor };
-    let mma = KernelSpec {
-        a: op,
-        b: op,
-        c: op,
-        block: Block { m: 128, n: 128, k: Some(256), threads: 128, min_blocks: None },
-        warp: Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 }),
-        thread: None,
-        atom: Atom::Mma { m: 16, n: 8, k: 16 },
-        staging: Staging::CpAsync { stages: 2, vector: 8, transpose_a: false, fragments: 1 },
-        swizzle: Swizzle::Pad(8),
-        ..smem_spec()
-    };
+    let mut mma = mma_spec();
+    mma.block.k = Some(256);
+    mma.staging = Staging::CpAsync { stages: 2, vector: 8, transpose_a: false, fragments: 1 };
     let d = check(&mma);
     let k = d.iter().find(|d| d.at == "block.k").expect("a shared-memory error at the K tile");
     assert!(k.msg.contains("a K tile of 128 fits: use k = 128"), "{}", k.msg);

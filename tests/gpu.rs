@@ -830,6 +830,33 @@ fn nvrtc_failures_reach_the_caller_with_the_log() {
 )]
 fn for_blackwell(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, RowMajor>);
 
+/// A block's shared memory past what the device gives (99 KB on GPUs of
+/// compute capability 8.6, 8.9 and 12.0, where an sm_80 kernel is checked
+/// against the A100's 163 KB) is an `Err` naming both, before the driver
+/// is asked: here a kernel said to need 1 KB over this GPU's limit.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_kernel_over_the_devices_shared_memory_is_an_error_that_says_so() {
+    use gemm_runtime::cudarc::driver::sys::CUdevice_attribute_enum as Attr;
+    let bench = bench();
+    let ctx = bench.stream().context();
+    let limit = ctx.attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN).unwrap() as u32;
+    let mut k = Kernel::from_spec(gemm_ladder::steps::mma_autotuned::KERNEL.spec.clone()).unwrap();
+    k.smem_bytes = limit + 1024;
+    let (a, b, mut c) = (
+        bench.stream().alloc_zeros::<bf16>(64 * 64).unwrap(),
+        bench.stream().alloc_zeros::<bf16>(64 * 64).unwrap(),
+        bench.stream().alloc_zeros::<bf16>(64 * 64).unwrap(),
+    );
+    match k.launch(bench.stream(), &a, &b, &mut c, Dims::new(64, 64, 64)) {
+        Err(e @ GemmError::SharedMemory { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains(&format!("needs {} bytes", limit + 1024)) && msg.contains(&format!("at most {limit}")), "{msg}");
+        }
+        other => panic!("expected a shared-memory error, got {other:?}"),
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_kernel_for_a_newer_arch_is_refused() {

@@ -1267,6 +1267,31 @@ fn shallower_k(spec: &KernelSpec, limit: u32) -> Option<u32> {
         .find(|&k| apply(spec, Fix { path: "block.k", value: k }).is_some_and(|s| s.smem_bytes() <= limit))
 }
 
+/// The most stages, fewer than the spec's, whose tiles fit `limit` bytes of
+/// shared memory (found by the spec's own count: a TMA store's C tile goes
+/// out in parts where stages need its room); 0 where none does.
+fn stages_that_fit(spec: &KernelSpec, limit: u32) -> u32 {
+    (1..spec.staging.smem_tiles())
+        .rev()
+        .find(|&n| apply(spec, Fix { path: "staging.stages", value: n }).is_some_and(|s| s.smem_bytes() <= limit))
+        .unwrap_or(0)
+}
+
+/// A change that fits `spec`'s shared memory into `limit` bytes, a device's
+/// (GPUs of compute capability 8.6, 8.9 and 12.0 give a block 99 KB, where
+/// the A100 that `arch = sm_80` is checked against gives 163 KB), and what
+/// to write: the most stages that fit, else a halved K tile, each only
+/// where the spec so changed breaks no rule. `None` if neither does.
+pub fn fit_shared_memory(spec: &KernelSpec, limit: u32) -> Option<(Fix, String)> {
+    let pipelined = matches!(spec.staging, Staging::CpAsync { .. } | Staging::Tma { .. });
+    let stages = Some(stages_that_fit(spec, limit)).filter(|&n| pipelined && n >= 2);
+    let fixes = [
+        stages.map(|n| (Fix { path: "staging.stages", value: n }, format!("stages = {n}"))),
+        shallower_k(spec, limit).map(|k| (Fix { path: "block.k", value: k }, format!("block(k = {k})"))),
+    ];
+    fixes.into_iter().flatten().find(|(fix, _)| apply(spec, *fix).is_some_and(|s| s.smem_bytes() <= limit && check(&s).is_empty()))
+}
+
 fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
     let smem = spec.smem_bytes();
     let limit = spec.arch.smem_limit();
@@ -1292,10 +1317,8 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 "the staged tiles ({tiles_text}, {staged} bytes) and {what} past them ({scratch} bytes) need {smem} bytes of shared memory, {over}"
             )
         };
-        // a pipeline says how deep it can go at this tile size, beside the scratch (found by
-        // the spec's own count: a TMA store's C tile goes out in parts where stages need its room)
-        let fit =
-            (1..tiles).rev().find(|&n| apply(spec, Fix { path: "staging.stages", value: n }).is_some_and(|s| s.smem_bytes() <= limit)).unwrap_or(0);
+        // a pipeline says how deep it can go at this tile size, beside the scratch
+        let fit = stages_that_fit(spec, limit);
         match spec.staging {
             _ if in_place && scratch > limit => {
                 out.push(Diag::new("block", format!("{problem}; shrink the block tile, or use epilogue = vector or direct")))

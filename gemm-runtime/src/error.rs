@@ -21,6 +21,8 @@ pub enum GemmError {
     ArchTooOld { kernel: String, kernel_arch: String, major: i32, minor: i32 },
     #[error("`{kernel}` targets {kernel_arch}, whose instructions (wgmma, TMA, setmaxnreg) only compute capability 9.0 has, but the device is sm_{major}{minor}; run it on a Hopper GPU (H100, H200) or describe the kernel without them (atom = mma, staging = cp_async)")]
     ArchSpecific { kernel: String, kernel_arch: String, major: i32, minor: i32 },
+    #[error("`{kernel}` needs {needs} bytes of shared memory a block, but this GPU (sm_{major}{minor}) gives a block at most {limit}; {advice}")]
+    SharedMemory { kernel: String, needs: u32, limit: u32, major: i32, minor: i32, advice: String },
     #[error("`{kernel}` reads {operand} as {expected} but was given a buffer of {given}")]
     ElemMismatch { kernel: String, operand: char, expected: &'static str, given: &'static str },
     #[error("zero size: m = {m}, n = {n}, k = {k}; every size must be at least 1")]

@@ -111,6 +111,17 @@ impl Kernel {
         })
     }
 
+    /// The error of a kernel whose shared memory a device of compute
+    /// capability `(major, minor)` with `limit` bytes a block cannot give,
+    /// with the change to its description that fits it, where one does.
+    fn over_shared_memory(&self, limit: u32, (major, minor): (i32, i32)) -> GemmError {
+        let advice = match gemm_core::check::fit_shared_memory(&self.spec, limit) {
+            Some((_, setting)) => format!("describe it with {setting}, which fits"),
+            None => "describe it with smaller tiles or fewer stages".to_string(),
+        };
+        GemmError::SharedMemory { kernel: self.name.to_string(), needs: self.smem_bytes, limit, major, minor, advice }
+    }
+
     /// Compiles (once per process and device) and loads the kernel for `ctx`'s device.
     pub fn function(&self, ctx: &Arc<CudaContext>) -> Result<CudaFunction, GemmError> {
         Ok(self.load(ctx)?.f)
@@ -130,6 +141,12 @@ impl Kernel {
                 return Err(GemmError::ArchSpecific { kernel, kernel_arch, major, minor });
             }
             return Err(GemmError::ArchTooOld { kernel, kernel_arch, major, minor });
+        }
+        // (the rules hold a kernel to its arch's largest GPU: an sm_80 kernel to the A100's 163 KB,
+        // where GPUs of compute capability 8.6, 8.9 and 12.0 give 99 KB)
+        let limit = ctx.attribute(DevAttr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        if self.smem_bytes > limit.max(0) as u32 {
+            return Err(self.over_shared_memory(limit.max(0) as u32, (major, minor)));
         }
         let target = compile::device_target(self.spec.arch, (major, minor));
         let f = compile::load(ctx, &self.source, &self.name, target, self.smem_bytes)?;
@@ -565,6 +582,31 @@ mod tests {
                 assert!(blocks == 1 || tiles.div_ceil(blocks - 1) > rounds, "{tiles}, {resident}: {blocks}");
             }
         }
+    }
+
+    /// `mma_autotuned`'s tiling (128 x 256 x 64, 3 stages, 144 KB) passes
+    /// the A100's 163 KB, not the 99 KB a block gets on GPUs of compute
+    /// capability 8.6, 8.9 and 12.0: there its launch says so and names the
+    /// stages that fit, 2 (96 KB, the C tile in their place); a single
+    /// buffer of tiles too large at any stage count is told to halve K.
+    #[test]
+    fn a_kernel_over_the_devices_shared_memory_says_what_fits() {
+        let spec = KernelSpec {
+            block: gemm_core::spec::Block { m: 128, n: 256, k: Some(64), threads: 256, min_blocks: None },
+            warp: Some(gemm_core::spec::Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 }),
+            ..crate::test_specs::mma()
+        };
+        let k = Kernel::from_spec(spec).unwrap();
+        assert!(k.smem_bytes > 99 * 1024 && k.smem_bytes <= 163 * 1024, "{}", k.smem_bytes);
+        let msg = k.over_shared_memory(99 * 1024, (8, 9)).to_string();
+        assert!(msg.contains(&format!("needs {} bytes", k.smem_bytes)) && msg.contains("sm_89") && msg.contains("at most 101376"), "{msg}");
+        assert!(msg.ends_with("describe it with stages = 2, which fits"), "{msg}");
+        // two stages are the fewest a pipeline takes: at 80 KB a block, K is halved instead
+        // (3 stages of 24 KB); at 48 KB the C tile alone (66 KB) is too large
+        let msg = k.over_shared_memory(80 * 1024, (8, 6)).to_string();
+        assert!(msg.ends_with("describe it with block(k = 32), which fits"), "{msg}");
+        let msg = k.over_shared_memory(48 * 1024, (8, 6)).to_string();
+        assert!(msg.ends_with("describe it with smaller tiles or fewer stages"), "{msg}");
     }
 
     /// sm_80 kernels run on every newer GPU; sm_90a kernels on Hopper (9.0)

@@ -200,7 +200,12 @@ fn run(steps: &[&Step], name: &str, dims: Dims) -> Result<(), Box<dyn std::error
             Err(Failure::Gpu(gemm_runtime::GemmError::UnsupportedSize { rule, .. })) => {
                 format!("| {} | skipped: {rule} | | | | {} |", step.name, step.seed)
             }
-            Err(Failure::Gpu(e @ (gemm_runtime::GemmError::ArchTooOld { .. } | gemm_runtime::GemmError::ArchSpecific { .. }))) => {
+            // (a step this GPU cannot run: its arch, or shared memory past what it gives a block)
+            Err(Failure::Gpu(
+                e @ (gemm_runtime::GemmError::ArchTooOld { .. }
+                | gemm_runtime::GemmError::ArchSpecific { .. }
+                | gemm_runtime::GemmError::SharedMemory { .. }),
+            )) => {
                 format!("| {} | skipped: {e} | | | | {} |", step.name, step.seed)
             }
             Err(e) => return Err(e.into()),

@@ -26,6 +26,39 @@ fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
     }
 }
 
+/// `mma_autotuned`'s tiling in the two stages that fit the 99 KB a block
+/// gets on GPUs of compute capability 8.6, 8.9 and 12.0, declared for each.
+macro_rules! for_99_kb {
+    ($name:ident, $arch:ident) => {
+        #[gemm_runtime::gemm_kernel(
+                    block(m = 128, n = 256, k = 64, threads = 256),
+                    warp(m = 64, n = 64),
+                    atom = mma(m16n8k16),
+                    staging = cp_async(stages = 2, vector = 8, fragments = 2),
+                    swizzle = xor,
+                    raster = grouped(8),
+                    epilogue = smem,
+                    edges = guarded,
+                    arch = $arch,
+                )]
+        pub fn $name(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
+    };
+}
+use gemm_runtime::{bf16, Mat, MatMut, RowMajor};
+for_99_kb!(for_ampere, sm_86);
+for_99_kb!(for_ada, sm_89);
+for_99_kb!(for_blackwell, sm_120);
+
+#[test]
+fn kernels_for_gpus_of_99_kb_a_block_compile_for_their_arch_and_fit_it() {
+    for k in [&for_ampere::KERNEL, &for_ada::KERNEL, &for_blackwell::KERNEL] {
+        let arch = k.spec.arch.nvrtc_name();
+        let ptx = compile_clean(&k.source, &k.name, arch).to_src();
+        assert!(ptx.contains(&format!(".target {arch}")) && k.name.ends_with(arch), "{}", k.name);
+        assert!(k.smem_bytes <= 99 * 1024, "{}: {} bytes", k.name, k.smem_bytes);
+    }
+}
+
 /// The read microbenchmarks beside the decode kernels compile without a
 /// warning, their loads 16 bytes wide through the read-only path (the
 /// sweep waiting, launched dependent, for the kernel before): the

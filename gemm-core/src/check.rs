@@ -1340,14 +1340,19 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
     if let Some(o) = spec.block.min_blocks {
         let sm = spec.arch.smem_per_sm();
-        if o == 0 || o * spec.block.threads > 2048 {
+        let most = spec.arch.threads_per_sm();
+        if o == 0 || o * spec.block.threads > most {
             out.push(Diag::new(
                 "block.min_blocks",
-                format!(
-                    "min_blocks = {o}: an SM holds 1 to {} blocks of {} threads (2048 threads at most)",
-                    2048 / spec.block.threads.max(1),
-                    spec.block.threads
-                ),
+                match most / spec.block.threads.max(1) {
+                    1 => {
+                        format!("min_blocks = {o}: an SM holds one block of {} threads ({most} threads at most on {})", spec.block.threads, spec.arch)
+                    }
+                    fit => format!(
+                        "min_blocks = {o}: an SM holds 1 to {fit} blocks of {} threads ({most} threads at most on {})",
+                        spec.block.threads, spec.arch
+                    ),
+                },
             ));
         } else if o * smem > sm {
             out.push(Diag::new(

@@ -673,12 +673,19 @@ pub enum Edges {
 /// Target architecture: the oldest GPU the kernel runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Arch {
+    /// Ampere's A100 (and A30), 163 KB of shared memory a block.
     Sm80,
+    /// Ampere's consumer and workstation GPUs (RTX 30 series, A6000), 99 KB a block.
+    Sm86,
+    /// Ada (RTX 40 series, L4, L40S), 99 KB a block.
+    Sm89,
     Sm90,
     /// Hopper with its arch-specific features (wgmma, setmaxnreg); runs on sm_90 only.
     Sm90a,
     /// Blackwell.
     Sm100,
+    /// Blackwell's consumer GPUs (RTX 50 series), 99 KB a block.
+    Sm120,
 }
 
 impl Arch {
@@ -686,9 +693,12 @@ impl Arch {
     pub const fn nvrtc_name(self) -> &'static str {
         match self {
             Arch::Sm80 => "sm_80",
+            Arch::Sm86 => "sm_86",
+            Arch::Sm89 => "sm_89",
             Arch::Sm90 => "sm_90",
             Arch::Sm90a => "sm_90a",
             Arch::Sm100 => "sm_100",
+            Arch::Sm120 => "sm_120",
         }
     }
 
@@ -696,24 +706,44 @@ impl Arch {
     pub const fn capability(self) -> (u32, u32) {
         match self {
             Arch::Sm80 => (8, 0),
+            Arch::Sm86 => (8, 6),
+            Arch::Sm89 => (8, 9),
             Arch::Sm90 | Arch::Sm90a => (9, 0),
             Arch::Sm100 => (10, 0),
+            Arch::Sm120 => (12, 0),
         }
+    }
+
+    /// Whether GPUs of this arch give a block 99 KB of shared memory and an
+    /// SM 1536 threads (compute capability 8.6, 8.9 and 12.0).
+    const fn small_sm(self) -> bool {
+        matches!(self, Arch::Sm86 | Arch::Sm89 | Arch::Sm120)
     }
 
     /// Shared memory of one SM, shared by its resident blocks.
     pub const fn smem_per_sm(self) -> u32 {
         match self {
+            _ if self.small_sm() => 100 * 1024,
             Arch::Sm80 => 164 * 1024,
-            Arch::Sm90 | Arch::Sm90a | Arch::Sm100 => 228 * 1024,
+            _ => 228 * 1024,
         }
     }
 
     /// Most shared memory one block may use (opt-in dynamic limit).
     pub const fn smem_limit(self) -> u32 {
         match self {
+            _ if self.small_sm() => 99 * 1024,
             Arch::Sm80 => 163 * 1024,
-            Arch::Sm90 | Arch::Sm90a | Arch::Sm100 => 227 * 1024,
+            _ => 227 * 1024,
+        }
+    }
+
+    /// Most threads an SM holds at once.
+    pub const fn threads_per_sm(self) -> u32 {
+        if self.small_sm() {
+            1536
+        } else {
+            2048
         }
     }
 }

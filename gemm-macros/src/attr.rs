@@ -564,11 +564,14 @@ fn groups(cx: &mut Ctxt, value: &Node) -> Option<Groups> {
 }
 
 fn arch(cx: &mut Ctxt, value: &Node) -> Option<Arch> {
-    Some(match word(cx, value, "arch", &["sm_80", "sm_90", "sm_90a", "sm_100"])?.as_str() {
+    Some(match word(cx, value, "arch", &["sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_120"])?.as_str() {
         "sm_80" => Arch::Sm80,
+        "sm_86" => Arch::Sm86,
+        "sm_89" => Arch::Sm89,
         "sm_90" => Arch::Sm90,
         "sm_90a" => Arch::Sm90a,
-        _ => Arch::Sm100,
+        "sm_100" => Arch::Sm100,
+        _ => Arch::Sm120,
     })
 }
 

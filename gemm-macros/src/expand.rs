@@ -386,9 +386,12 @@ fn elem_tokens(e: Elem) -> TokenStream {
 fn arch_tokens(a: Arch) -> TokenStream {
     match a {
         Arch::Sm80 => quote!(::gemm_runtime::spec::Arch::Sm80),
+        Arch::Sm86 => quote!(::gemm_runtime::spec::Arch::Sm86),
+        Arch::Sm89 => quote!(::gemm_runtime::spec::Arch::Sm89),
         Arch::Sm90 => quote!(::gemm_runtime::spec::Arch::Sm90),
         Arch::Sm90a => quote!(::gemm_runtime::spec::Arch::Sm90a),
         Arch::Sm100 => quote!(::gemm_runtime::spec::Arch::Sm100),
+        Arch::Sm120 => quote!(::gemm_runtime::spec::Arch::Sm120),
     }
 }
 

@@ -620,4 +620,13 @@ mod tests {
             assert!(!runs_on(Arch::Sm90a, other), "sm_90a on {other:?}");
         }
     }
+
+    /// A kernel for the GPUs of 99 KB a block runs on its compute capability
+    /// and newer ones: sm_89's on an RTX 4090 or an H200, not on an A6000.
+    #[test]
+    fn kernels_for_consumer_gpus_run_on_their_capability_and_newer() {
+        assert!(runs_on(Arch::Sm86, (8, 6)) && runs_on(Arch::Sm86, (8, 9)) && !runs_on(Arch::Sm86, (8, 0)));
+        assert!(runs_on(Arch::Sm89, (8, 9)) && runs_on(Arch::Sm89, (9, 0)) && !runs_on(Arch::Sm89, (8, 6)));
+        assert!(runs_on(Arch::Sm120, (12, 0)) && !runs_on(Arch::Sm120, (10, 0)));
+    }
 }

@@ -266,8 +266,11 @@ pub fn device_target(arch: Arch, cap: (i32, i32)) -> &'static str {
         // PTX of the kernel's own arch: the driver finishes it for the device.
         _ => match arch {
             Arch::Sm80 => "compute_80",
+            Arch::Sm86 => "compute_86",
+            Arch::Sm89 => "compute_89",
+            Arch::Sm90 | Arch::Sm90a => "compute_90",
             Arch::Sm100 => "compute_100",
-            _ => "compute_90",
+            Arch::Sm120 => "compute_120",
         },
     }
 }
@@ -356,5 +359,8 @@ ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loa
         assert_eq!(device_target(Arch::Sm80, (8, 6)), "sm_86");
         assert_eq!(device_target(Arch::Sm90a, (9, 0)), "sm_90a");
         assert_eq!(device_target(Arch::Sm80, (11, 0)), "compute_80");
+        // a device NVRTC has no name for: PTX of the kernel's own arch
+        assert_eq!(device_target(Arch::Sm89, (11, 0)), "compute_89");
+        assert_eq!(device_target(Arch::Sm120, (12, 1)), "compute_120");
     }
 }

@@ -31,16 +31,16 @@ fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
 macro_rules! for_99_kb {
     ($name:ident, $arch:ident) => {
         #[gemm_runtime::gemm_kernel(
-                    block(m = 128, n = 256, k = 64, threads = 256),
-                    warp(m = 64, n = 64),
-                    atom = mma(m16n8k16),
-                    staging = cp_async(stages = 2, vector = 8, fragments = 2),
-                    swizzle = xor,
-                    raster = grouped(8),
-                    epilogue = smem,
-                    edges = guarded,
-                    arch = $arch,
-                )]
+                            block(m = 128, n = 256, k = 64, threads = 256),
+                            warp(m = 64, n = 64),
+                            atom = mma(m16n8k16),
+                            staging = cp_async(stages = 2, vector = 8, fragments = 2),
+                            swizzle = xor,
+                            raster = grouped(8),
+                            epilogue = smem,
+                            edges = guarded,
+                            arch = $arch,
+                        )]
         pub fn $name(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
     };
 }

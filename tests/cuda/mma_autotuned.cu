@@ -132,8 +132,8 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
         // copies of the A tile (row-major): 4 round(s) of one 16-byte copy per thread along its lines
         const unsigned short* a_src = &A[block_m * lda];  // K = 0; each copy moves it one tile along K
         unsigned a_off[4];  // each round's offset from a_src
-        // (clamped along m inside M: a copy past the edge reads the edge's last line or
-        // copy instead, which only rows or columns of the product past C's edges use)
+        // (a line past M's edge reads the edge's last line instead, which only
+        // rows of the product past C's edge use: never stored)
         unsigned a_dst[4];  // and its place (a byte address) in stage 0
         #pragma unroll
         for (int r = 0; r < 4; ++r) {
@@ -147,8 +147,8 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
         // copies of the B tile (row-major): 8 round(s) of one 16-byte copy per thread along its lines
         const unsigned short* b_src = &B[block_n];  // K = 0; each copy moves it one tile along K
         unsigned b_off[8];  // each round's offset from b_src
-        // (clamped along n inside N: a copy past the edge reads the edge's last line or
-        // copy instead, which only rows or columns of the product past C's edges use)
+        // (a copy past N's edge reads the line's last copy inside it instead, which only
+        // columns of the product past C's edge use: never stored)
         unsigned b_dst[8];  // and its place (a byte address) in stage 0
         #pragma unroll
         for (int r = 0; r < 8; ++r) {

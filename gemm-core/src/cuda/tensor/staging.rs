@@ -76,9 +76,13 @@ impl Tc<'_> {
         // are shared-memory byte addresses, a stage's offset added once a copy.
         w.line(format!("unsigned {p}_off[{rounds}];  // each round's offset from {p}_src"));
         if self.clamps_copies() {
-            let (side, limit) = if p == 'a' { ("m", "M") } else { ("n", "N") };
-            w.line(format!("// (clamped along {side} inside {limit}: a copy past the edge reads the edge's last line or"));
-            w.line("// copy instead, which only rows or columns of the product past C's edges use)");
+            let (limit, product) = if p == 'a' { ("M", "rows") } else { ("N", "columns") };
+            if c.lines_along_k {
+                w.line(format!("// (a copy past {limit}'s edge reads the line's last copy inside it instead, which only"));
+            } else {
+                w.line(format!("// (a line past {limit}'s edge reads the edge's last line instead, which only"));
+            }
+            w.line(format!("// {product} of the product past C's edge use: never stored)"));
         }
         if self.cp_async() {
             w.line(format!("unsigned {p}_dst[{rounds}];  // and its place (a byte address) in stage 0"));

@@ -78,7 +78,7 @@ __device__ __forceinline__ void st_release(unsigned* p, unsigned v) {
 
 extern "C" __global__ void
 __launch_bounds__(256)
-autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async_v4_s4_at__pad8__stream_k__ev__guarded__sm_80(
+autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async_v4_s4_at__pad4__stream_k__ev__guarded__sm_80(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
     int M, int N, int K, int lda, int ldb, int ldc,
     // batches: each problem's A, B and C lie these many elements after the one before
@@ -104,7 +104,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
     // the share: the block that starts first takes the last share, the next the one
     // before, so that an owner only ever waits on blocks that started before it
     extern __shared__ unsigned smem_words[];  // the dynamic shared memory, in words
-    unsigned& ticket = smem_words[25600];  // past the tiles
+    unsigned& ticket = smem_words[25088];  // past the tiles
     if (threadIdx.x == 0) {
         ticket = atomicAdd(&flags[gridDim.x], 1u);
         // the last block to take one puts the count back to zero for the next launch
@@ -119,9 +119,9 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
 
     // staging (cp.async): shared-memory tiles (dynamic shared memory, 16-byte aligned)
     extern __shared__ float4 smem_raw[];
-    // 4 stages of each tile: A [16][128], each row padded by 8, then B [16][256]
+    // 4 stages of each tile: A [16][128], each row padded by 4, then B [16][256]
     float* const As = reinterpret_cast<float*>(smem_raw);
-    float* const Bs = As + 8704;
+    float* const Bs = As + 8448;
     // this thread's fragments start here; they are read at constant offsets from it
     const float* const a_rd0 = &As[thread_m];
     const float* const b_rd0 = &Bs[thread_n];
@@ -130,12 +130,12 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
     const int a_row = threadIdx.x / 16;
     const int a_col = threadIdx.x % 16;
     const float* a_src;  // aimed by the producer below; each issue moves it one tile along K
-    const unsigned a_dst = (unsigned)__cvta_generic_to_shared(&As[a_col * 136 + a_row]);  // in stage 0
+    const unsigned a_dst = (unsigned)__cvta_generic_to_shared(&As[a_col * 132 + a_row]);  // in stage 0
     // B tile 16x256: 4 round(s) of one 16-byte copy per thread
     const int b_row = threadIdx.x / 64;
     const int b_col = (threadIdx.x % 64) * 4;
     const float* b_src;  // aimed by the producer below; each issue moves it one tile along K
-    const unsigned b_dst = (unsigned)__cvta_generic_to_shared(&Bs[b_row * 264 + b_col]);  // in stage 0
+    const unsigned b_dst = (unsigned)__cvta_generic_to_shared(&Bs[b_row * 260 + b_col]);  // in stage 0
 
     // the producer: copies run ahead of the math through this block's whole share,
     // across its units, so the pipeline does not drain and refill between C tiles
@@ -182,12 +182,12 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
             if (copy_k < copy_whole) {
                 #pragma unroll
                 for (int r = 0; r < 8; ++r) {
-                    cp_async_4(a_dst + s * 8704 + r * 64, a_src + r * 16 * lda);
+                    cp_async_4(a_dst + s * 8448 + r * 64, a_src + r * 16 * lda);
                 }
                 a_src += 16;
                 #pragma unroll
                 for (int r = 0; r < 4; ++r) {
-                    cp_async_16(b_dst + s * 16896 + r * 4224, b_src + r * 4 * ldb);
+                    cp_async_16(b_dst + s * 16640 + r * 4160, b_src + r * 4 * ldb);
                 }
                 b_src += 16 * ldb;
             }
@@ -197,55 +197,55 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
                 copy_origin(copy_m, copy_n);
                 {
                     const int n = copy_m + a_row < M && copy_k * 16 + a_col < K;
-                    cp_async_4_zfill(a_dst + s * 8704, n > 0 ? a_src : A, n * 4);
+                    cp_async_4_zfill(a_dst + s * 8448, n > 0 ? a_src : A, n * 4);
                 }
                 {
                     const int n = copy_m + a_row + 16 < M && copy_k * 16 + a_col < K;
-                    cp_async_4_zfill(a_dst + s * 8704 + 64, n > 0 ? a_src + 16 * lda : A, n * 4);
+                    cp_async_4_zfill(a_dst + s * 8448 + 64, n > 0 ? a_src + 16 * lda : A, n * 4);
                 }
                 {
                     const int n = copy_m + a_row + 32 < M && copy_k * 16 + a_col < K;
-                    cp_async_4_zfill(a_dst + s * 8704 + 128, n > 0 ? a_src + 32 * lda : A, n * 4);
+                    cp_async_4_zfill(a_dst + s * 8448 + 128, n > 0 ? a_src + 32 * lda : A, n * 4);
                 }
                 {
                     const int n = copy_m + a_row + 48 < M && copy_k * 16 + a_col < K;
-                    cp_async_4_zfill(a_dst + s * 8704 + 192, n > 0 ? a_src + 48 * lda : A, n * 4);
+                    cp_async_4_zfill(a_dst + s * 8448 + 192, n > 0 ? a_src + 48 * lda : A, n * 4);
                 }
                 {
                     const int n = copy_m + a_row + 64 < M && copy_k * 16 + a_col < K;
-                    cp_async_4_zfill(a_dst + s * 8704 + 256, n > 0 ? a_src + 64 * lda : A, n * 4);
+                    cp_async_4_zfill(a_dst + s * 8448 + 256, n > 0 ? a_src + 64 * lda : A, n * 4);
                 }
                 {
                     const int n = copy_m + a_row + 80 < M && copy_k * 16 + a_col < K;
-                    cp_async_4_zfill(a_dst + s * 8704 + 320, n > 0 ? a_src + 80 * lda : A, n * 4);
+                    cp_async_4_zfill(a_dst + s * 8448 + 320, n > 0 ? a_src + 80 * lda : A, n * 4);
                 }
                 {
                     const int n = copy_m + a_row + 96 < M && copy_k * 16 + a_col < K;
-                    cp_async_4_zfill(a_dst + s * 8704 + 384, n > 0 ? a_src + 96 * lda : A, n * 4);
+                    cp_async_4_zfill(a_dst + s * 8448 + 384, n > 0 ? a_src + 96 * lda : A, n * 4);
                 }
                 {
                     const int n = copy_m + a_row + 112 < M && copy_k * 16 + a_col < K;
-                    cp_async_4_zfill(a_dst + s * 8704 + 448, n > 0 ? a_src + 112 * lda : A, n * 4);
+                    cp_async_4_zfill(a_dst + s * 8448 + 448, n > 0 ? a_src + 112 * lda : A, n * 4);
                 }
                 {
                     const int n_left = N - (copy_n + b_col);
                     const int n = copy_k * 16 + b_row < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                    copy_edge_16(b_dst + s * 16896, b_src, n, copy_k * 16 + b_row + 1 < K);
+                    copy_edge_16(b_dst + s * 16640, b_src, n, copy_k * 16 + b_row + 1 < K);
                 }
                 {
                     const int n_left = N - (copy_n + b_col);
                     const int n = copy_k * 16 + b_row + 4 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                    copy_edge_16(b_dst + s * 16896 + 4224, b_src + 4 * ldb, n, copy_k * 16 + b_row + 4 + 1 < K);
+                    copy_edge_16(b_dst + s * 16640 + 4160, b_src + 4 * ldb, n, copy_k * 16 + b_row + 4 + 1 < K);
                 }
                 {
                     const int n_left = N - (copy_n + b_col);
                     const int n = copy_k * 16 + b_row + 8 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                    copy_edge_16(b_dst + s * 16896 + 8448, b_src + 8 * ldb, n, copy_k * 16 + b_row + 8 + 1 < K);
+                    copy_edge_16(b_dst + s * 16640 + 8320, b_src + 8 * ldb, n, copy_k * 16 + b_row + 8 + 1 < K);
                 }
                 {
                     const int n_left = N - (copy_n + b_col);
                     const int n = copy_k * 16 + b_row + 12 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                    copy_edge_16(b_dst + s * 16896 + 12672, b_src + 12 * ldb, n, copy_k * 16 + b_row + 12 + 1 < K);
+                    copy_edge_16(b_dst + s * 16640 + 12480, b_src + 12 * ldb, n, copy_k * 16 + b_row + 12 + 1 < K);
                 }
                 a_src += 16;
                 b_src += 16 * ldb;
@@ -309,12 +309,12 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
                         if (copies_left > 0) {
                             #pragma unroll
                             for (int r = 0; r < 8; ++r) {
-                                cp_async_4(a_dst + wr * 8704 + r * 64, a_src + r * 16 * lda);
+                                cp_async_4(a_dst + wr * 8448 + r * 64, a_src + r * 16 * lda);
                             }
                             a_src += 16;
                             #pragma unroll
                             for (int r = 0; r < 4; ++r) {
-                                cp_async_16(b_dst + wr * 16896 + r * 4224, b_src + r * 4 * ldb);
+                                cp_async_16(b_dst + wr * 16640 + r * 4160, b_src + r * 4 * ldb);
                             }
                             b_src += 16 * ldb;
                             --copies_left;
@@ -334,13 +334,13 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
                         cp_async_wait<2>();
                         __syncthreads();
                         rd = rd == 3 ? 0 : rd + 1;
-                        a_rd = a_rd0 + rd * 2176;
-                        b_rd = b_rd0 + rd * 4224;
+                        a_rd = a_rd0 + rd * 2112;
+                        b_rd = b_rd0 + rd * 4160;
                     }
                     // fragments of k + 1 (after the last tile: from a stage no copy fills, never used)
                     #pragma unroll
                     for (int q = 0; q < 2; ++q) {
-                        const float4 a_frag4 = lds128(&a_rd[((p + 1) % 16) * 136 + q * 4]);
+                        const float4 a_frag4 = lds128(&a_rd[((p + 1) % 16) * 132 + q * 4]);
                         a_frag[(p + 1) % 2][q * 4] = a_frag4.x;
                         a_frag[(p + 1) % 2][q * 4 + 1] = a_frag4.y;
                         a_frag[(p + 1) % 2][q * 4 + 2] = a_frag4.z;
@@ -348,7 +348,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
                     }
                     #pragma unroll
                     for (int jn = 0; jn < 4; ++jn) {
-                        const float4 b_frag4 = lds128(&b_rd[((p + 1) % 16) * 264 + jn * 16]);
+                        const float4 b_frag4 = lds128(&b_rd[((p + 1) % 16) * 260 + jn * 16]);
                         b_frag[(p + 1) % 2][jn * 4] = b_frag4.x;
                         b_frag[(p + 1) % 2][jn * 4 + 1] = b_frag4.y;
                         b_frag[(p + 1) % 2][jn * 4 + 2] = b_frag4.z;
@@ -472,12 +472,12 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
                             if (copy_k < copy_whole) {
                                 #pragma unroll
                                 for (int r = 0; r < 8; ++r) {
-                                    cp_async_4(a_dst + wr * 8704 + r * 64, a_src + r * 16 * lda);
+                                    cp_async_4(a_dst + wr * 8448 + r * 64, a_src + r * 16 * lda);
                                 }
                                 a_src += 16;
                                 #pragma unroll
                                 for (int r = 0; r < 4; ++r) {
-                                    cp_async_16(b_dst + wr * 16896 + r * 4224, b_src + r * 4 * ldb);
+                                    cp_async_16(b_dst + wr * 16640 + r * 4160, b_src + r * 4 * ldb);
                                 }
                                 b_src += 16 * ldb;
                             }
@@ -487,55 +487,55 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
                                 copy_origin(copy_m, copy_n);
                                 {
                                     const int n = copy_m + a_row < M && copy_k * 16 + a_col < K;
-                                    cp_async_4_zfill(a_dst + wr * 8704, n > 0 ? a_src : A, n * 4);
+                                    cp_async_4_zfill(a_dst + wr * 8448, n > 0 ? a_src : A, n * 4);
                                 }
                                 {
                                     const int n = copy_m + a_row + 16 < M && copy_k * 16 + a_col < K;
-                                    cp_async_4_zfill(a_dst + wr * 8704 + 64, n > 0 ? a_src + 16 * lda : A, n * 4);
+                                    cp_async_4_zfill(a_dst + wr * 8448 + 64, n > 0 ? a_src + 16 * lda : A, n * 4);
                                 }
                                 {
                                     const int n = copy_m + a_row + 32 < M && copy_k * 16 + a_col < K;
-                                    cp_async_4_zfill(a_dst + wr * 8704 + 128, n > 0 ? a_src + 32 * lda : A, n * 4);
+                                    cp_async_4_zfill(a_dst + wr * 8448 + 128, n > 0 ? a_src + 32 * lda : A, n * 4);
                                 }
                                 {
                                     const int n = copy_m + a_row + 48 < M && copy_k * 16 + a_col < K;
-                                    cp_async_4_zfill(a_dst + wr * 8704 + 192, n > 0 ? a_src + 48 * lda : A, n * 4);
+                                    cp_async_4_zfill(a_dst + wr * 8448 + 192, n > 0 ? a_src + 48 * lda : A, n * 4);
                                 }
                                 {
                                     const int n = copy_m + a_row + 64 < M && copy_k * 16 + a_col < K;
-                                    cp_async_4_zfill(a_dst + wr * 8704 + 256, n > 0 ? a_src + 64 * lda : A, n * 4);
+                                    cp_async_4_zfill(a_dst + wr * 8448 + 256, n > 0 ? a_src + 64 * lda : A, n * 4);
                                 }
                                 {
                                     const int n = copy_m + a_row + 80 < M && copy_k * 16 + a_col < K;
-                                    cp_async_4_zfill(a_dst + wr * 8704 + 320, n > 0 ? a_src + 80 * lda : A, n * 4);
+                                    cp_async_4_zfill(a_dst + wr * 8448 + 320, n > 0 ? a_src + 80 * lda : A, n * 4);
                                 }
                                 {
                                     const int n = copy_m + a_row + 96 < M && copy_k * 16 + a_col < K;
-                                    cp_async_4_zfill(a_dst + wr * 8704 + 384, n > 0 ? a_src + 96 * lda : A, n * 4);
+                                    cp_async_4_zfill(a_dst + wr * 8448 + 384, n > 0 ? a_src + 96 * lda : A, n * 4);
                                 }
                                 {
                                     const int n = copy_m + a_row + 112 < M && copy_k * 16 + a_col < K;
-                                    cp_async_4_zfill(a_dst + wr * 8704 + 448, n > 0 ? a_src + 112 * lda : A, n * 4);
+                                    cp_async_4_zfill(a_dst + wr * 8448 + 448, n > 0 ? a_src + 112 * lda : A, n * 4);
                                 }
                                 {
                                     const int n_left = N - (copy_n + b_col);
                                     const int n = copy_k * 16 + b_row < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                    copy_edge_16(b_dst + wr * 16896, b_src, n, copy_k * 16 + b_row + 1 < K);
+                                    copy_edge_16(b_dst + wr * 16640, b_src, n, copy_k * 16 + b_row + 1 < K);
                                 }
                                 {
                                     const int n_left = N - (copy_n + b_col);
                                     const int n = copy_k * 16 + b_row + 4 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                    copy_edge_16(b_dst + wr * 16896 + 4224, b_src + 4 * ldb, n, copy_k * 16 + b_row + 4 + 1 < K);
+                                    copy_edge_16(b_dst + wr * 16640 + 4160, b_src + 4 * ldb, n, copy_k * 16 + b_row + 4 + 1 < K);
                                 }
                                 {
                                     const int n_left = N - (copy_n + b_col);
                                     const int n = copy_k * 16 + b_row + 8 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                    copy_edge_16(b_dst + wr * 16896 + 8448, b_src + 8 * ldb, n, copy_k * 16 + b_row + 8 + 1 < K);
+                                    copy_edge_16(b_dst + wr * 16640 + 8320, b_src + 8 * ldb, n, copy_k * 16 + b_row + 8 + 1 < K);
                                 }
                                 {
                                     const int n_left = N - (copy_n + b_col);
                                     const int n = copy_k * 16 + b_row + 12 < K ? (n_left < 0 ? 0 : n_left < 4 ? n_left : 4) : 0;
-                                    copy_edge_16(b_dst + wr * 16896 + 12672, b_src + 12 * ldb, n, copy_k * 16 + b_row + 12 + 1 < K);
+                                    copy_edge_16(b_dst + wr * 16640 + 12480, b_src + 12 * ldb, n, copy_k * 16 + b_row + 12 + 1 < K);
                                 }
                                 a_src += 16;
                                 b_src += 16 * ldb;
@@ -557,13 +557,13 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
                         cp_async_wait<2>();
                         __syncthreads();
                         rd = rd == 3 ? 0 : rd + 1;
-                        a_rd = a_rd0 + rd * 2176;
-                        b_rd = b_rd0 + rd * 4224;
+                        a_rd = a_rd0 + rd * 2112;
+                        b_rd = b_rd0 + rd * 4160;
                     }
                     // fragments of k + 1 (after the last tile: from a stage no copy fills, never used)
                     #pragma unroll
                     for (int q = 0; q < 2; ++q) {
-                        const float4 a_frag4 = lds128(&a_rd[((p + 1) % 16) * 136 + q * 4]);
+                        const float4 a_frag4 = lds128(&a_rd[((p + 1) % 16) * 132 + q * 4]);
                         a_frag[(p + 1) % 2][q * 4] = a_frag4.x;
                         a_frag[(p + 1) % 2][q * 4 + 1] = a_frag4.y;
                         a_frag[(p + 1) % 2][q * 4 + 2] = a_frag4.z;
@@ -571,7 +571,7 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
                     }
                     #pragma unroll
                     for (int jn = 0; jn < 4; ++jn) {
-                        const float4 b_frag4 = lds128(&b_rd[((p + 1) % 16) * 264 + jn * 16]);
+                        const float4 b_frag4 = lds128(&b_rd[((p + 1) % 16) * 260 + jn * 16]);
                         b_frag[(p + 1) % 2][jn * 4] = b_frag4.x;
                         b_frag[(p + 1) % 2][jn * 4 + 1] = b_frag4.y;
                         b_frag[(p + 1) % 2][jn * 4 + 2] = b_frag4.z;

@@ -268,6 +268,25 @@ pub fn mma_swizzle(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf1
 pub fn mma_autotuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
 // ANCHOR_END: mma_autotuned
 
+/// `mma_autotuned` in two stages (96 KB), declared for Ada: it fits the 99
+/// KB of shared memory a block gets on GPUs of compute capability 8.6, 8.9
+/// and 12.0, where the step's three stages (144 KB) do not, and runs on any
+/// GPU of compute capability 8.9 or newer. Not a ladder step.
+// ANCHOR: mma_two_stages_sm89
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 256),
+    warp(m = 64, n = 64),
+    atom = mma(m16n8k16),
+    staging = cp_async(stages = 2, vector = 8, fragments = 2),
+    swizzle = xor,
+    raster = grouped(8),
+    epilogue = smem,
+    edges = guarded,
+    arch = sm_89,
+)]
+pub fn mma_two_stages_sm89(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: mma_two_stages_sm89
+
 /// Seed 003's skinny shape, 128 x 128 x 16384: a grid of one block per C
 /// tile leaves most SMs idle. The tiled kernel: 64x64 tiles (4 blocks at
 /// this shape), 4 warps of 32x32, K steps of 64 through 4 cp.async stages.

@@ -27,26 +27,10 @@ fn every_ladder_kernel_compiles_with_nvrtc_for_its_target_arch() {
 }
 
 /// `mma_autotuned`'s tiling in the two stages that fit the 99 KB a block
-/// gets on GPUs of compute capability 8.6, 8.9 and 12.0, declared for Ada.
-#[gemm_runtime::gemm_kernel(
-    block(m = 128, n = 256, k = 64, threads = 256),
-    warp(m = 64, n = 64),
-    atom = mma(m16n8k16),
-    staging = cp_async(stages = 2, vector = 8, fragments = 2),
-    swizzle = xor,
-    raster = grouped(8),
-    epilogue = smem,
-    edges = guarded,
-    arch = sm_89,
-)]
-pub fn for_ada(
-    a: gemm_runtime::Mat<gemm_runtime::bf16, gemm_runtime::RowMajor>,
-    b: gemm_runtime::Mat<gemm_runtime::bf16, gemm_runtime::RowMajor>,
-    c: gemm_runtime::MatMut<gemm_runtime::bf16, gemm_runtime::RowMajor>,
-);
-
+/// gets on GPUs of compute capability 8.6, 8.9 and 12.0, for each of them.
 #[test]
 fn kernels_for_gpus_of_99_kb_a_block_compile_for_their_arch_and_fit_it() {
+    use gemm_ladder::steps::mma_two_stages_sm89 as for_ada;
     use gemm_runtime::spec::{Arch, KernelSpec};
     assert_eq!(for_ada::KERNEL.spec.arch, Arch::Sm89);
     for arch in [Arch::Sm86, Arch::Sm89, Arch::Sm120] {

@@ -587,8 +587,8 @@ mod tests {
     /// `mma_autotuned`'s tiling (128 x 256 x 64, 3 stages, 144 KB) passes
     /// the A100's 163 KB, not the 99 KB a block gets on GPUs of compute
     /// capability 8.6, 8.9 and 12.0: there its launch says so and names the
-    /// stages that fit, 2 (96 KB, the C tile in their place); a single
-    /// buffer of tiles too large at any stage count is told to halve K.
+    /// stages that fit, 2 (96 KB, the C tile in their place); where two
+    /// stages do not fit either, a halved K tile.
     #[test]
     fn a_kernel_over_the_devices_shared_memory_says_what_fits() {
         let spec = KernelSpec {

@@ -1277,19 +1277,23 @@ fn stages_that_fit(spec: &KernelSpec, limit: u32) -> u32 {
         .unwrap_or(0)
 }
 
-/// A change that fits `spec`'s shared memory into `limit` bytes, a device's
-/// (GPUs of compute capability 8.6, 8.9 and 12.0 give a block 99 KB, where
-/// the A100 that `arch = sm_80` is checked against gives 163 KB), and what
-/// to write: the most stages that fit, else a halved K tile, each only
-/// where the spec so changed breaks no rule. `None` if neither does.
-pub fn fit_shared_memory(spec: &KernelSpec, limit: u32) -> Option<(Fix, String)> {
+/// What to write so that `spec`'s shared memory fits `limit` bytes, a
+/// device's (GPUs of compute capability 8.6, 8.9 and 12.0 give a block 99
+/// KB, where the A100 that `arch = sm_80` is checked against gives 163 KB):
+/// the most stages that fit, else a halved K tile, each only where the spec
+/// so changed breaks no rule. `None` if neither does.
+pub fn fit_shared_memory(spec: &KernelSpec, limit: u32) -> Option<String> {
     let pipelined = matches!(spec.staging, Staging::CpAsync { .. } | Staging::Tma { .. });
     let stages = Some(stages_that_fit(spec, limit)).filter(|&n| pipelined && n >= 2);
     let fixes = [
         stages.map(|n| (Fix { path: "staging.stages", value: n }, format!("stages = {n}"))),
         shallower_k(spec, limit).map(|k| (Fix { path: "block.k", value: k }, format!("block(k = {k})"))),
     ];
-    fixes.into_iter().flatten().find(|(fix, _)| apply(spec, *fix).is_some_and(|s| s.smem_bytes() <= limit && check(&s).is_empty()))
+    fixes
+        .into_iter()
+        .flatten()
+        .find(|(fix, _)| apply(spec, *fix).is_some_and(|s| s.smem_bytes() <= limit && check(&s).is_empty()))
+        .map(|(_, setting)| setting)
 }
 
 fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {

@@ -116,7 +116,7 @@ impl Kernel {
     /// with the change to its description that fits it, where one does.
     fn over_shared_memory(&self, limit: u32, (major, minor): (i32, i32)) -> GemmError {
         let advice = match gemm_core::check::fit_shared_memory(&self.spec, limit) {
-            Some((_, setting)) => format!("describe it with {setting}, which fits"),
+            Some(setting) => format!("describe it with {setting}, which fits"),
             None => "describe it with smaller tiles or fewer stages".to_string(),
         };
         GemmError::SharedMemory { kernel: self.name.to_string(), needs: self.smem_bytes, limit, major, minor, advice }

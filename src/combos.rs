@@ -116,6 +116,84 @@ pub fn mma() -> Vec<KernelSpec> {
     out
 }
 
+/// mma.sync on 8-bit floats (m16n8k32, sm_89): A row-major and B
+/// column-major (K-major, as ldmatrix needs them), every pair of e4m3 and
+/// e5m2, each C type and layout, through both stagings (one and two
+/// synchronous buffers, 2- to 4-stage cp.async, copies of 4 to 16 bytes),
+/// each swizzle, warps with an odd number of 8-wide atoms (the last loaded
+/// by ldmatrix .x2), fragments a K step ahead over one to three 32-wide
+/// steps a tile, C through shared memory, per-tensor and per-channel
+/// scales, the fused math, guarded edges on most and stream-K on some.
+pub fn mma_fp8() -> Vec<KernelSpec> {
+    use Elem::{F8E4M3 as E4, F8E5M2 as E5};
+    let stagings = [
+        Staging::CpAsync { stages: 3, vector: 16, transpose_a: false, fragments: 2 },
+        Staging::Smem { vector: 16, transpose_a: false, buffers: 2 },
+        Staging::CpAsync { stages: 2, vector: 8, transpose_a: false, fragments: 1 },
+        Staging::Smem { vector: 4, transpose_a: false, buffers: 1 },
+        Staging::CpAsync { stages: 4, vector: 4, transpose_a: false, fragments: 2 },
+    ];
+    let swizzles = [Swizzle::Xor, Swizzle::Pad(16), Swizzle::None];
+    let pairs = [(E4, E4), (E5, E5), (E4, E5), (E5, E4)];
+    let mut out = Vec::new();
+    for (i, c) in [Elem::Bf16, Elem::F32, Elem::F16].into_iter().enumerate() {
+        for (j, (a, b)) in pairs.into_iter().enumerate() {
+            let n = i * pairs.len() + j;
+            let c_layout = if n % 3 == 2 { Layout::ColMajor } else { Layout::RowMajor };
+            let mut s = spec("mma_fp8_combo", [a, b, c], [Layout::RowMajor, Layout::ColMajor, c_layout], Atom::Mma { m: 16, n: 8, k: 32 });
+            s.arch = Arch::Sm89;
+            s.block.k = Some(64);
+            s.staging = stagings[n % stagings.len()];
+            s.swizzle = swizzles[n % swizzles.len()];
+            if n % 4 == 1 {
+                // 64x24 warps: three 8-wide atoms, the last loaded by ldmatrix .x2
+                s.block = Block { m: 128, n: 48, k: Some(64), threads: 128, min_blocks: None };
+                s.warp = Some(Warp { m: 64, n: 24, m_iters: 1, n_iters: 1 });
+            }
+            if let Staging::CpAsync { fragments: 2, .. } = s.staging {
+                // one K step a tile, or three (an odd number moves the next tile's first fragments)
+                s.block.k = Some([32, 64, 96][n % 3]);
+                if s.block.k == Some(96) && s.swizzle == Swizzle::Xor {
+                    s.swizzle = Swizzle::Pad(16);
+                }
+            }
+            if c_layout == Layout::RowMajor && n % 2 == 1 {
+                s.epilogue = Epilogue::Vector;
+            }
+            if n % 5 == 0 {
+                s.epilogue = Epilogue::Smem;
+            }
+            s.fused.scale = match n % 3 {
+                0 => Some(Scale::Tensor),
+                1 => Some(Scale::Channel),
+                _ => None,
+            };
+            if n % 4 == 3 {
+                s.fused = Fused {
+                    alpha: true,
+                    beta: true,
+                    bias: Some(Bias { along: if n % 8 == 3 { Dim::N } else { Dim::M }, elem: Elem::Bf16 }),
+                    activation: Some(Activation::GeluTanh),
+                    ..s.fused
+                };
+            }
+            s.edges = if n % 6 == 5 { Edges::Whole } else { Edges::Guarded };
+            // the widest copies that split both tiles evenly (B's 48 x 64 is 1.5 rounds of 16 bytes)
+            let (t, k) = (s.block.threads, s.block.k.unwrap_or(0));
+            if let Staging::CpAsync { vector, .. } | Staging::Smem { vector, .. } = &mut s.staging {
+                while *vector > 4 && [s.block.m, s.block.n].iter().any(|side| (side * k) % (*vector * t) != 0) {
+                    *vector /= 2;
+                }
+            }
+            if matches!(s.staging, Staging::CpAsync { .. }) && n % 4 == 2 {
+                s.persistent = Some(Persistent::StreamK);
+            }
+            out.push(s);
+        }
+    }
+    out
+}
+
 /// wmma specs: each of the 8 layouts of A and B (C row- or column-major by
 /// turns) straight from global memory and through both stagings, with each
 /// atom shape the layouts allow, f16 and bf16 operands, stream-K on half of

@@ -20,6 +20,20 @@ const ITERS: i32 = 4096;
 /// The microbenchmark with `chains` independent accumulators a warp
 /// (kernel `mma_peak_{chains}`).
 pub fn source(chains: u32) -> String {
+    bf16_source(chains)
+}
+
+/// [`source`] on e4m3 operands (sm_89 and newer): m16n8k32 mmas, kernel
+/// `mma_peak_e4m3_{chains}`. The same registers hold bytes in place of
+/// bf16 pairs (finite e4m3 values), so only the instruction and its K differ.
+pub fn e4m3_source(chains: u32) -> String {
+    bf16_source(chains)
+        .replace("mma.sync m16n8k16 bf16 -> f32", "mma.sync m16n8k32 e4m3 -> f32")
+        .replace("m16n8k16.row.col.f32.bf16.bf16.f32", "m16n8k32.row.col.f32.e4m3.e4m3.f32")
+        .replace(&format!("mma_peak_{chains}("), &format!("mma_peak_e4m3_{chains}("))
+}
+
+fn bf16_source(chains: u32) -> String {
     format!(
         r#"// mma.sync m16n8k16 bf16 -> f32 throughput: {chains} independent chains a warp
 __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {{
@@ -65,6 +79,16 @@ pub fn mma_sync_ceiling_at(bench: &Bench, blocks_per_sm: u32, chains: u32) -> Re
 /// `nvml`), to set beside a kernel's sustained rate.
 pub fn mma_sync_ceiling_sustained(bench: &Bench, blocks_per_sm: u32, chains: u32, secs: f64, nvml: Option<&Nvml>) -> Result<Soaked, GemmError> {
     ceiling_mmas(bench, blocks_per_sm, chains)?.sustained(secs, nvml)
+}
+
+/// [`mma_sync_ceiling_at`] on e4m3 operands (`mma.sync.m16n8k32`): the
+/// rate Ada's 8-bit kernels (`mma_fp8_sm89`) are measured against.
+pub fn mma_sync_e4m3_ceiling_at(bench: &Bench, blocks_per_sm: u32, chains: u32) -> Result<f64, GemmError> {
+    let f = load(bench, &e4m3_source(chains), &format!("mma_peak_e4m3_{chains}"))?;
+    let mut mmas = Mmas::new(bench, f, blocks_per_sm * sm_count(bench)?, 0, ITERS, chains)?;
+    // (each mma twice the K of m16n8k16's)
+    mmas.flops *= 2.0;
+    mmas.median()
 }
 
 fn ceiling_mmas(bench: &Bench, blocks_per_sm: u32, chains: u32) -> Result<Mmas<'_>, GemmError> {

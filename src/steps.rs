@@ -2,7 +2,7 @@
 //! change alone; read top to bottom, they teach the optimizations.
 
 // ANCHOR: imports
-use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
+use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor, F8E4M3};
 // ANCHOR_END: imports
 use gemm_runtime::{f16, Kernel};
 
@@ -286,6 +286,29 @@ pub fn mma_autotuned(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<b
 )]
 pub fn mma_two_stages_sm89(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
 // ANCHOR_END: mma_two_stages_sm89
+
+/// 8-bit floats on Ada's tensor cores (sm_89: the RTX 40 series, L4, L40S;
+/// Hopper and Blackwell run it too): `mma_two_stages_sm89`'s tiling on
+/// e4m3 operands, `mma.sync.m16n8k32` in place of m16n8k16. A K tile of
+/// 128 is the same 128 bytes of a line as the 16-bit kernel's 64, so the
+/// copies, the swizzle and the ldmatrix loads are its own; A row-major and
+/// B column-major (ldmatrix does not transpose 8-bit elements), the
+/// per-tensor scales applied in the epilogue. Two stages, 96 KB. Not a
+/// ladder step.
+// ANCHOR: mma_fp8_sm89
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 128, threads = 256),
+    warp(m = 64, n = 64),
+    atom = mma(m16n8k32),
+    staging = cp_async(stages = 2, vector = 16, fragments = 2),
+    swizzle = xor,
+    raster = grouped(8),
+    epilogue = smem(scale = tensor),
+    edges = guarded,
+    arch = sm_89,
+)]
+pub fn mma_fp8_sm89(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: mma_fp8_sm89
 
 /// Seed 003's skinny shape, 128 x 128 x 16384: a grid of one block per C
 /// tile leaves most SMs idle. The tiled kernel: 64x64 tiles (4 blocks at
@@ -756,10 +779,29 @@ pub static FP8_STEPS: [Step; 5] = [
     },
 ];
 
-/// Every step: the four ladders, then the split-K row.
+/// Every step: the four ladders, then the split-K row and the kernels for
+/// GPUs of 99 KB a block.
 pub fn all() -> impl Iterator<Item = &'static Step> {
-    STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&FP8_STEPS).chain(&SPLIT_K_STEPS)
+    STEPS.iter().chain(&TENSOR_STEPS).chain(&HOPPER_STEPS).chain(&FP8_STEPS).chain(&SPLIT_K_STEPS).chain(&SMALL_SM_STEPS)
 }
+
+/// Beside the sm_80 ladder, for GPUs that give a block 99 KB of shared
+/// memory (compute capability 8.6, 8.9, 12.0): its tuned step in two
+/// stages, and the same tiling on 8-bit floats (sm_89 and newer).
+pub static SMALL_SM_STEPS: [Step; 2] = [
+    Step {
+        name: "mma_two_stages_sm89",
+        change: "mma_autotuned in two stages: 96 KB, within the 99 KB a block gets on Ampere's and Ada's consumer GPUs",
+        seed: "",
+        kernel: &mma_two_stages_sm89::KERNEL,
+    },
+    Step {
+        name: "mma_fp8_sm89",
+        change: "e4m3 operands by mma.sync m16n8k32 (sm_89): K tiles of 128, the same bytes a line",
+        seed: "",
+        kernel: &mma_fp8_sm89::KERNEL,
+    },
+];
 
 /// The example that runs step `name` alone: its ladder (`simt`, `tensor`,
 /// `hopper`, `fp8`), its place on it and its name, as

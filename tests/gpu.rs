@@ -1769,16 +1769,19 @@ fn lines_8_bytes_aligned_are_read_where_they_lie_by_class_of_lines() {
 
 /// 8-bit operands (`combos::hopper_fp8`: e4m3, e5m2 and mixed, every C type,
 /// each epilogue store, the fused math, whole and guarded edges, and
-/// `fp8::fp8_tma_store`) against sgemm on the same operands widened to f32
-/// (exactly), at sizes from one element to a deep K, odd ones with lines
-/// padded to 16 bytes. Lines only 8 bytes apart are no wrong answer either:
-/// the launch runs them correctly or refuses them with an `Err`.
+/// `fp8::fp8_tma_store`; on mma.sync `combos::mma_fp8` and `mma_fp8_sm89`)
+/// against sgemm on the same operands widened to f32 (exactly), at sizes
+/// from one element to a deep K, odd ones with lines padded to 16 bytes.
+/// Lines only 8 bytes apart are no wrong answer either: the launch runs
+/// them correctly or refuses them with an `Err`.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn fp8_kernels_match_the_product_of_their_operands_widened_to_f32() {
     use gemm_ladder::measure::{dims_with_ld_multiple, Failure};
     let bench = bench();
-    let mut kernels: Vec<Kernel> = gemm_ladder::combos::hopper_fp8().into_iter().map(|s| Kernel::from_spec(s).unwrap()).collect();
+    let specs = gemm_ladder::combos::hopper_fp8().into_iter().chain(gemm_ladder::combos::mma_fp8());
+    let mut kernels: Vec<Kernel> = specs.map(|s| Kernel::from_spec(s).unwrap()).collect();
+    kernels.push(Kernel::from_spec(gemm_ladder::steps::mma_fp8_sm89::SPEC).unwrap());
     kernels.push(Kernel::from_spec(gemm_ladder::fp8::fp8_tma_store::SPEC).unwrap());
     kernels.push(Kernel::from_spec(gemm_ladder::fp8::fp8_promoted::SPEC).unwrap());
     kernels.push(Kernel::from_spec(gemm_ladder::fp8::fp8_wgmma::SPEC).unwrap());
@@ -1915,8 +1918,9 @@ fn channel_and_block_scaled_fp8_kernels_match_the_host_product_of_the_dequantize
         let f = k.fused;
         matches!(f.scale, Some(Scale::Channel | Scale::Block)) && !f.alpha && !f.beta && f.bias.is_none() && f.activation.is_none()
     };
-    let specs: Vec<_> = gemm_ladder::combos::hopper_fp8().into_iter().filter(plain).collect();
+    let specs: Vec<_> = gemm_ladder::combos::hopper_fp8().into_iter().chain(gemm_ladder::combos::mma_fp8()).filter(plain).collect();
     assert!(specs.iter().any(|k| k.fused.scale == Some(Scale::Block)) && specs.iter().any(|k| k.fused.scale == Some(Scale::Channel)));
+    assert!(specs.iter().any(|k| matches!(k.atom, gemm_runtime::spec::Atom::Mma { .. })), "channel scales on mma.sync");
     for (i, spec) in specs.iter().enumerate() {
         let kernel = Kernel::from_spec(spec.clone()).unwrap();
         let scale = spec.fused.scale.unwrap();

@@ -83,6 +83,8 @@ fn the_read_kernels_compile_to_16_byte_loads() {
 fn the_mma_sync_ceilings_compile_and_the_shared_memory_loop_does_not_spill() {
     let peak = compile_clean(&gemm_ladder::peak::source(32), "mma_peak_32", "sm_90").to_src();
     assert!(peak.contains("mma.sync.aligned.m16n8k16"), "{peak}");
+    let e4m3 = compile_clean(&gemm_ladder::peak::e4m3_source(32), "mma_peak_e4m3_32", "sm_89").to_src();
+    assert!(e4m3.contains("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"), "{e4m3}");
     let mut barriers = Vec::new();
     for barrier in [false, true] {
         let (source, name) = (gemm_ladder::peak::smem_loop_source(barrier), gemm_ladder::peak::smem_loop_name(barrier));
@@ -681,6 +683,35 @@ fn fp8_kernels_compile_to_k32_wgmmas_for_sm_90a() {
         let wgmma = format!("wgmma.mma_async.sync.aligned.m64n{}k32.f32.{ta}.{tb}", spec.atom.shape().1);
         assert!(ptx.contains(&wgmma), "{}: no {wgmma} in the PTX", k.name);
     }
+}
+
+/// mma.sync on 8-bit floats (`combos::mma_fp8`) compiles for sm_89 to
+/// m16n8k32 mmas of its operands' types, without spills; one kernel also
+/// for Hopper and consumer Blackwell, which run it too.
+#[test]
+fn fp8_mma_kernels_compile_to_k32_mma_syncs_for_sm_89() {
+    use gemm_runtime::internal::compile::usage;
+    use gemm_runtime::spec::{Arch, Elem, KernelSpec};
+    let specs = gemm_ladder::combos::mma_fp8();
+    assert!(specs.len() >= 12);
+    for spec in &specs {
+        let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+        let ptx = compile_clean(&k.source, &k.name, "sm_89").to_src();
+        let ptx_type = |e: Elem| if e == Elem::F8E4M3 { "e4m3" } else { "e5m2" };
+        let mma = format!("mma.sync.aligned.m16n8k32.row.col.f32.{}.{}.f32", ptx_type(spec.a.elem), ptx_type(spec.b.elem));
+        assert!(ptx.contains(&mma), "{}: no {mma} in the PTX", k.name);
+        assert!(!ptx.contains("ldmatrix.sync.aligned.m8n8.x4.trans"), "{}: 8-bit fragments are never transposed", k.name);
+    }
+    let first = &specs[0];
+    for arch in [Arch::Sm90, Arch::Sm120] {
+        let k = gemm_runtime::Kernel::from_spec(KernelSpec { arch, ..first.clone() }).unwrap();
+        compile_clean(&k.source, &k.name, arch.nvrtc_name());
+    }
+    // the Ada kernel beside the sm_80 ladder: 128 accumulators and two sets of fragments a thread, no spills
+    let ada = &gemm_ladder::steps::mma_fp8_sm89::KERNEL;
+    let u = usage(&ada.source, &ada.name, "sm_89").unwrap();
+    assert_eq!(u.spill_stores + u.spill_loads, 0, "{}: {u:?}", ada.name);
+    assert!(ada.smem_bytes <= 99 * 1024, "{}: {} bytes", ada.name, ada.smem_bytes);
 }
 
 /// The grouped kernels compile for sm_90a without spills: the masked one

@@ -452,18 +452,19 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
             }
         }
         Atom::Mma { .. } | Atom::Wmma { .. } | Atom::Wgmma { .. } => {
+            let mma = matches!(spec.atom, Atom::Mma { .. });
             for (at, op) in [("a", spec.a), ("b", spec.b)] {
-                if op.elem.is_fp8() && !wgmma {
+                if op.elem.is_fp8() && !wgmma && !mma {
                     out.push(Diag::new(
                         at,
                         format!(
-                            "{at} is {}: 8-bit floats are multiplied by wgmma alone; use atom = wgmma(m64nNk32) with staging = tma(..), or f16/bf16 operands for atom = {}",
+                            "{at} is {}: 8-bit floats are multiplied by mma.sync (sm_89 and newer) or wgmma; use atom = mma(m16n8k32), or f16/bf16 operands for atom = {}",
                             op.elem.rust_name(),
                             spec.atom.name()
                         ),
                     ));
                 } else if !sixteen_bit(op.elem) && !op.elem.is_fp8() {
-                    let which = if wgmma { "f16, bf16 or 8-bit float" } else { "f16 or bf16" };
+                    let which = if wgmma || mma { "f16, bf16 or 8-bit float" } else { "f16 or bf16" };
                     out.push(Diag::new(
                         at,
                         format!(
@@ -482,7 +483,7 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 out.push(Diag::new(
                     "b",
                     format!(
-                        "a is {} and b {}: a wgmma multiplies two 16-bit operands or two 8-bit ones; quantize both, or neither",
+                        "a is {} and b {}: the tensor cores multiply two 16-bit operands or two 8-bit ones; quantize both, or neither",
                         a.rust_name(),
                         b.rust_name()
                     ),
@@ -494,7 +495,10 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
         }
     }
     match spec.atom {
-        Atom::Mma { .. } if (am, an, ak) != (16, 8, 16) => {
+        Atom::Mma { .. } if spec.a.elem.is_fp8() && (am, an, ak) != (16, 8, 32) => {
+            out.push(Diag::new("atom", format!("mma shape m{am}n{an}k{ak}: mma.sync multiplies 8-bit floats 32 along K; use mma(m16n8k32)")))
+        }
+        Atom::Mma { .. } if !spec.a.elem.is_fp8() && (am, an, ak) != (16, 8, 16) => {
             out.push(Diag::new("atom", format!("mma shape m{am}n{an}k{ak} is not supported for f16/bf16; use mma(m16n8k16)")))
         }
         Atom::Wmma { .. } if ![(16, 16, 16), (32, 8, 16), (8, 32, 16)].contains(&(am, an, ak)) => {
@@ -562,14 +566,32 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
     }
 }
 
-/// What 8-bit operands need: wgmma reads them K-major only (no transpose
-/// for 8-bit types), and C and the bias stay 16 or 32 bits.
+/// What 8-bit operands need: wgmma and ldmatrix read them K-major only (no
+/// transpose for 8-bit types); mma.sync multiplies them from sm_89 on, and
+/// its copies move 4 bytes or more; C and the bias stay 16 or 32 bits.
 fn fp8(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    if matches!(spec.atom, Atom::Mma { .. }) {
+        if spec.arch.capability() < (8, 9) {
+            out.push(Diag::new(
+                "arch",
+                format!("arch = {}: mma.sync multiplies 8-bit floats on sm_89 and newer (Ada, Hopper, Blackwell); use arch = sm_89", spec.arch),
+            ));
+        }
+        let v = spec.staging.vector();
+        if (1..4).contains(&v) {
+            out.push(Diag::new(
+                "staging.vector",
+                format!(
+                    "vector = {v}: 8-bit operands are copied 4, 8 or 16 bytes at a time; use vector = 16 (or 4, 8 where the lines are less aligned)"
+                ),
+            ));
+        }
+    }
     if spec.a.elem.is_fp8() && spec.a.layout != Layout::RowMajor {
         out.push(Diag::new(
             "a",
             format!(
-                "an 8-bit A is read K-major (wgmma does not transpose 8-bit operands), but a is column-major; write `Mat<{}, RowMajor>` and store A row-major",
+                "an 8-bit A is read K-major (ldmatrix and wgmma transpose 16-bit elements only), but a is column-major; write `Mat<{}, RowMajor>` and store A row-major",
                 spec.a.elem.rust_name()
             ),
         ));
@@ -578,7 +600,7 @@ fn fp8(spec: &KernelSpec, out: &mut Vec<Diag>) {
         out.push(Diag::new(
             "b",
             format!(
-                "an 8-bit B is read K-major (wgmma does not transpose 8-bit operands), but b is row-major; write `Mat<{}, ColMajor>`: C = A * W^T with W stored [N, K]",
+                "an 8-bit B is read K-major (ldmatrix and wgmma transpose 16-bit elements only), but b is row-major; write `Mat<{}, ColMajor>`: C = A * W^T with W stored [N, K]",
                 spec.b.elem.rust_name()
             ),
         ));
@@ -766,9 +788,10 @@ fn tensor(spec: &KernelSpec, out: &mut Vec<Diag>) {
         }
     }
     if matches!(spec.atom, Atom::Mma { .. }) && spec.staging == Staging::Direct {
+        let v = spec.a.elem.max_vector();
         out.push(Diag::new(
             "staging",
-            "atom = mma loads its fragments from shared memory with ldmatrix: stage the tiles with smem(vector = 8) or cp_async(stages = .., vector = 8)",
+            format!("atom = mma loads its fragments from shared memory with ldmatrix: stage the tiles with smem(vector = {v}) or cp_async(stages = .., vector = {v})"),
         ));
     }
     if spec.staging.transpose_a() {

@@ -28,7 +28,7 @@ impl Elem {
         }
     }
 
-    /// One of the 8-bit floats, which wgmma alone multiplies (K = 32 an atom).
+    /// One of the 8-bit floats, which wgmma and (from sm_89) mma.sync multiply (K = 32 an atom).
     pub const fn is_fp8(self) -> bool {
         matches!(self, Elem::F8E4M3 | Elem::F8E5M2)
     }
@@ -123,7 +123,7 @@ pub struct ThreadTile {
 pub enum Atom {
     /// One fused multiply-add per thread (SIMT).
     Fma,
-    /// `mma.sync` (sm_80): m16n8k16 for f16/bf16.
+    /// `mma.sync` (sm_80): m16n8k16 for f16/bf16; m16n8k32 for 8-bit floats (sm_89).
     Mma { m: u32, n: u32, k: u32 },
     /// `wmma` fragments: 16x16x16.
     Wmma { m: u32, n: u32, k: u32 },
@@ -914,8 +914,8 @@ impl SmemTile {
 }
 
 impl KernelSpec {
-    /// The oldest arch the spec's features need (mma: sm_80; wgmma, TMA,
-    /// clusters, setmaxnreg: sm_90a).
+    /// The oldest arch the spec's features need (mma: sm_80, on 8-bit
+    /// floats sm_89; wgmma, TMA, clusters, setmaxnreg: sm_90a).
     pub fn min_arch(&self) -> Arch {
         let hopper = matches!(self.atom, Atom::Wgmma { .. })
             || matches!(self.staging, Staging::Tma { .. })
@@ -924,6 +924,9 @@ impl KernelSpec {
             || matches!(self.epilogue, Epilogue::Tma);
         if hopper {
             Arch::Sm90a
+        } else if matches!(self.atom, Atom::Mma { .. }) && self.a.elem.is_fp8() {
+            // mma.sync's 8-bit floats came with Ada
+            Arch::Sm89
         } else {
             Arch::Sm80
         }
@@ -1433,7 +1436,8 @@ impl KernelSpec {
     /// 16-bit values a register); 0 for SIMT, whose fragments the thread tile covers.
     pub fn fragment_registers(&self) -> u32 {
         match (self.atom, self.warp) {
-            (Atom::Mma { k, .. } | Atom::Wmma { k, .. }, Some(w)) => (w.m * k + k * w.n) / 64 * self.staging.fragment_sets(),
+            // a K step's A and B fragments of the warp tile, in 4-byte registers over 32 lanes
+            (Atom::Mma { k, .. } | Atom::Wmma { k, .. }, Some(w)) => (w.m * k + k * w.n) * self.a.elem.bytes() / 128 * self.staging.fragment_sets(),
             _ => 0,
         }
     }

@@ -75,6 +75,45 @@ fn fma_reads_f32_and_tensor_cores_read_16_bit_types() {
     assert!(at.contains(&"a") && at.contains(&"b"), "{at:?}");
 }
 
+/// mma.sync multiplies 8-bit floats from sm_89 on, K-major, 32 along K an
+/// atom, copied 4 bytes or more at a time; wmma not at all.
+#[test]
+fn mma_takes_8_bit_floats_on_sm_89_and_newer_at_k_32() {
+    let mut s = smem_spec();
+    (s.a.elem, s.b.elem, s.c.elem) = (Elem::F8E4M3, Elem::F8E5M2, Elem::Bf16);
+    (s.a.layout, s.b.layout) = (Layout::RowMajor, Layout::ColMajor);
+    s.atom = Atom::Mma { m: 16, n: 8, k: 32 };
+    s.thread = None;
+    s.warp = Some(Warp { m: 32, n: 32, m_iters: 1, n_iters: 1 });
+    s.block = Block { m: 64, n: 64, k: Some(64), threads: 128, min_blocks: None };
+    s.staging = Staging::CpAsync { stages: 3, vector: 16, transpose_a: false, fragments: 2 };
+    s.swizzle = Swizzle::Xor;
+    assert_eq!(s.min_arch(), Arch::Sm89);
+    for arch in [Arch::Sm89, Arch::Sm90, Arch::Sm120] {
+        assert_eq!(check(&KernelSpec { arch, ..s.clone() }), vec![], "{arch}");
+    }
+    for arch in [Arch::Sm80, Arch::Sm86] {
+        assert_eq!(errors_at(&KernelSpec { arch, ..s.clone() }), vec!["arch"], "{arch}");
+    }
+    s.arch = Arch::Sm89;
+    let at = |f: &dyn Fn(&mut KernelSpec)| {
+        let mut t = s.clone();
+        f(&mut t);
+        errors_at(&t)
+    };
+    assert_eq!(at(&|t| t.atom = Atom::Mma { m: 16, n: 8, k: 16 }), vec!["atom"]);
+    assert!(at(&|t| t.a.layout = Layout::ColMajor).contains(&"a"));
+    assert!(at(&|t| t.b.layout = Layout::RowMajor).contains(&"b"));
+    assert!(at(&|t| t.staging = Staging::Smem { vector: 2, transpose_a: false, buffers: 2 }).contains(&"staging.vector"));
+    assert_eq!(at(&|t| t.staging = Staging::Smem { vector: 4, transpose_a: false, buffers: 2 }), Vec::<&str>::new());
+    // a K step's fragments are 32 bytes a line, as m16n8k16's: 8 registers of A and 8 of B a set
+    assert_eq!(s.fragment_registers(), 2 * (32 * 32 + 32 * 32) / 128);
+    let mut w = s.clone();
+    w.atom = Atom::Wmma { m: 16, n: 16, k: 16 };
+    w.fused.scale = None;
+    assert!(errors_at(&w).contains(&"a"));
+}
+
 /// A producer warpgroup and two consumers, `setmaxnreg` to `producer_regs`
 /// and `consumer_regs`, the elected arrivals, no ping-pong or overlap.
 fn two_consumers(producer_regs: u32, consumer_regs: u32) -> Specialize {

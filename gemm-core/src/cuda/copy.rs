@@ -266,14 +266,24 @@ impl Edge {
 
 /// The register type of a synchronous copy of `vector` elements of `bytes` each.
 pub fn load_type(bytes: u32, vector: u32) -> &'static str {
-    match (bytes, vector) {
-        (4, 1) => "float",
-        (4, 2) => "float2",
+    match (bytes, bytes * vector) {
+        (4, 4) => "float",
+        (4, 8) => "float2",
         (4, _) => "float4",
-        (_, 8) => "uint4",
-        (_, 4) => "uint2",
-        (_, 2) => "unsigned",
-        _ => "unsigned short",
+        (_, 16) => "uint4",
+        (_, 8) => "uint2",
+        (_, 4) => "unsigned",
+        (_, 2) => "unsigned short",
+        _ => "unsigned char",
+    }
+}
+
+/// The C type of one element of `bytes` bytes, as the copies read it.
+fn elem_type(bytes: u32) -> &'static str {
+    match bytes {
+        4 => "float",
+        2 => "unsigned short",
+        _ => "unsigned char",
     }
 }
 
@@ -285,7 +295,7 @@ pub fn load_edge_helper(w: &mut crate::cuda::writer::Writer, bytes: u32, vector:
         return;
     }
     let ty = load_type(bytes, vector);
-    let elem = if bytes == 4 { "float" } else { "unsigned short" };
+    let elem = elem_type(bytes);
     let inline = if out_of_line {
         w.line("// a copy across an edge of A or B: the n elements inside it, then zeros (out of line:");
         w.line("// it runs only at the edges, and inlined it took registers from the K loop)");
@@ -306,6 +316,17 @@ pub fn load_edge_helper(w: &mut crate::cuda::writer::Writer, bytes: u32, vector:
                 w.line(format!("v.{l} = {i} < n ? p[{i}] : 0.0f;"));
             }
             w.line("return v;");
+        } else if bytes == 1 {
+            // 8-bit elements go in fours, lowest byte first (the rules keep a vector at 4 or more)
+            let word = |i: u32| (0..4).map(|j| format!("({} < n ? (unsigned)p[{}] : 0u) << {}", i + j, i + j, 8 * j)).collect::<Vec<_>>().join(" | ");
+            if vector == 4 {
+                return w.line(format!("return {};", word(0)));
+            }
+            w.line(format!("return {ty}{{"));
+            for q in 0..vector / 4 {
+                w.line(format!("    {}{}", word(4 * q), if q + 1 < vector / 4 { "," } else { "" }));
+            }
+            w.line("};");
         } else {
             // 16-bit elements go in pairs, low half first
             let pair = |i: u32| format!("({i} < n ? (unsigned)p[{i}] : 0u) | ({} < n ? (unsigned)p[{}] : 0u) << 16", i + 1, i + 1);
@@ -336,7 +357,7 @@ pub fn load_edge_helper(w: &mut crate::cuda::writer::Writer, bytes: u32, vector:
 /// elements inside, then zeros, stored to shared memory.
 pub fn copy_edge_helpers(w: &mut crate::cuda::writer::Writer, bytes: u32, vector: u32) {
     load_edge_helper(w, bytes, vector, false);
-    let (ty, elem) = (load_type(bytes, vector), if bytes == 4 { "float" } else { "unsigned short" });
+    let (ty, elem) = (load_type(bytes, vector), elem_type(bytes));
     let size = bytes * vector;
     // the vector's 32-bit words, as st.shared takes them
     let (kind, words): (&str, Vec<String>) = match ty {
@@ -354,7 +375,8 @@ pub fn copy_edge_helpers(w: &mut crate::cuda::writer::Writer, bytes: u32, vector
     w.line("// last line, its n elements by a load, then zeros (nothing past the operand is read)");
     w.block(format!("__device__ __forceinline__ void copy_edge_{size}(unsigned dst, const {elem}* src, int n, bool follows)"), |w| {
         w.block(format!("if (n == {vector})"), |w| w.line(format!("cp_async_{size}(dst, src);")));
-        w.block("else if (n > 0 && follows)", |w| w.line(format!("cp_async_{size}_zfill(dst, src, n * {bytes});")));
+        let n_bytes = if bytes == 1 { "n".to_string() } else { format!("n * {bytes}") };
+        w.block("else if (n > 0 && follows)", |w| w.line(format!("cp_async_{size}_zfill(dst, src, {n_bytes});")));
         w.block("else", |w| {
             w.line(format!("const {ty} v = n > 0 ? load_edge(src, n) : {ty}{{}};"));
             w.line(format!("asm volatile(\"st.shared.{kind} [%0], {regs};\\n\" :: \"r\"(dst), {});", words.join(", ")));
@@ -368,7 +390,7 @@ pub fn load_edge(bytes: u32, vector: u32, src: &str, n: &str) -> String {
     let ty = load_type(bytes, vector);
     match vector {
         1 if bytes == 4 => format!("{n} > 0 ? {src} : 0.0f"),
-        1 => format!("(unsigned short)({n} > 0 ? {src} : 0)"),
+        1 => format!("({})({n} > 0 ? {src} : 0)", elem_type(bytes)),
         v => format!("{n} == {v} ? *reinterpret_cast<const {ty}*>(&{src}) : load_edge(&{src}, {n})"),
     }
 }

@@ -86,14 +86,19 @@ pub fn ldmatrix(w: &mut Writer, variants: &[(u32, bool)]) {
     w.line("");
 }
 
-/// `mma.sync` m16n8k16 with f32 accumulators, for `elem` operands.
-pub fn mma_m16n8k16(w: &mut Writer, elem: Elem) {
-    let t = ptx_type(elem);
-    w.line(format!("// mma.sync m16n8k16: D = A (16x16 {t}, row) * B (16x8 {t}, col) + D, in f32"));
-    w.block("__device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)", |w| {
+/// `mma.sync` with f32 accumulators, for `a` and `b` operands: m16n8k16 for
+/// f16/bf16, m16n8k32 for 8-bit floats (sm_89 and newer; A and B may be
+/// either 8-bit type). Either way a lane holds 4 registers of A, 2 of B and
+/// the same 4 accumulators: the fragments are the same bytes of a K step of
+/// 32 bytes, so ldmatrix loads both alike.
+pub fn mma_sync(w: &mut Writer, a: Elem, b: Elem) {
+    let (ta, tb) = (ptx_type(a), ptx_type(b));
+    let k = if a.is_fp8() { 32 } else { 16 };
+    w.line(format!("// mma.sync m16n8k{k}: D = A (16x{k} {ta}, row) * B ({k}x8 {tb}, col) + D, in f32"));
+    w.block(format!("__device__ __forceinline__ void mma_m16n8k{k}(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)"), |w| {
         w.line("asm volatile(");
         w.line(format!(
-            "    \"mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\\n\""
+            "    \"mma.sync.aligned.m16n8k{k}.row.col.f32.{ta}.{tb}.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\\n\""
         ));
         w.line("    : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])");
         w.line("    : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b0), \"r\"(b1));");

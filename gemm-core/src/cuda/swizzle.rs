@@ -7,19 +7,22 @@ use super::writer::Writer;
 use crate::spec::{SmemTile, Swizzle};
 
 /// Emits `__device__ int {name}(int line, int e)`, the element offset of
-/// (line, e) in one stage of `tile`, for 16-bit elements.
-pub fn offset_fn(w: &mut Writer, name: &str, what: &str, tile: SmemTile, swizzle: Swizzle) {
+/// (line, e) in one stage of `tile`, for elements of `bytes` bytes (2, or 1
+/// for 8-bit floats: a 16-byte chunk holds 8 or 16).
+pub fn offset_fn(w: &mut Writer, name: &str, what: &str, tile: SmemTile, swizzle: Swizzle, bytes: u32) {
     let SmemTile { lines, len, row } = tile;
     match swizzle {
         Swizzle::Xor => {
-            let chunks = len / 8;
+            let per_chunk = 16 / bytes;
+            let bits = per_chunk.trailing_zeros();
+            let chunks = len / per_chunk;
             let (period, mask) = xor_pattern(chunks);
             w.line(format!("// {what}: {lines} lines of {len} elements ({chunks} 16-byte chunks); chunk c of line l is stored"));
             let shift = if period == 1 { "line".to_string() } else { format!("(line / {period})") };
             w.line(format!("// at chunk c ^ {shift} % {}: the 8 rows an ldmatrix reads at one chunk land in 8 different bank groups", mask + 1));
             w.block(format!("__device__ __forceinline__ int {name}(int line, int e)"), |w| {
                 let term = if period == 1 { format!("(line & {mask})") } else { format!("((line >> {}) & {mask})", period.trailing_zeros()) };
-                w.line(format!("return line * {row} + (((e >> 3) ^ {term}) << 3) + (e & 7);"));
+                w.line(format!("return line * {row} + (((e >> {bits}) ^ {term}) << {bits}) + (e & {});", per_chunk - 1));
             });
         }
         _ => {

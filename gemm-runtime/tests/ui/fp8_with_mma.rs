@@ -1,11 +1,11 @@
 use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor, F8E4M3};
 
-// 8-bit floats are multiplied by wgmma alone: mma.sync takes 16-bit operands.
+// mma.sync multiplies 8-bit floats 32 along K: m16n8k32, not the 16-bit atom's m16n8k16.
 #[gemm_kernel(
     block(m = 128, n = 128, k = 64, threads = 128),
     warp(m = 64, n = 64),
     atom = mma(m16n8k16),
-    staging = cp_async(stages = 3, vector = 8),
+    staging = cp_async(stages = 3, vector = 16),
 )]
 fn kernel(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
 

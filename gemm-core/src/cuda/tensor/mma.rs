@@ -1,5 +1,6 @@
-//! The mma atom: `mma.sync.m16n8k16`, operand fragments loaded from shared
-//! memory by `ldmatrix`, accumulators in registers in the mma fragment layout.
+//! The mma atom: `mma.sync.m16n8k16` (f16/bf16) or `m16n8k32` (8-bit
+//! floats), operand fragments loaded from shared memory by `ldmatrix`,
+//! accumulators in registers in the mma fragment layout.
 //!
 //! An operand whose shared lines run along K (A row-major, B column-major)
 //! is read by plain `ldmatrix`; one whose lines run along M or N by
@@ -7,7 +8,9 @@
 //! lane `i` addresses row `i % 8` of 8x8 matrix `i / 8`, in the order the
 //! fragment registers take them: A's (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7,
 //! k 8-15), (m 8-15, k 8-15); B's (k 0-7, n 0-7), (k 8-15, n 0-7), and for a
-//! second atom along n the same 8 columns on.
+//! second atom along n the same 8 columns on. An 8x8 matrix is 8 lines of 16
+//! bytes: for 8-bit operands (K-major, as the rules require) its k runs 0-15
+//! and 16-31, the bytes m16n8k32's fragments hold.
 
 use super::pairs::PairMap;
 use super::{index, plus, times, Source, Tc};
@@ -36,7 +39,7 @@ impl Tc<'_> {
         variants.sort_unstable();
         variants.dedup();
         ptx::ldmatrix(w, &variants);
-        ptx::mma_m16n8k16(w, self.spec.a.elem);
+        ptx::mma_sync(w, self.spec.a.elem, self.spec.b.elem);
     }
 
     pub(super) fn mma_accumulators(&self, w: &mut Writer) {
@@ -45,15 +48,21 @@ impl Tc<'_> {
         w.line("");
     }
 
-    /// The shared-memory line and element each lane's ldmatrix address starts from.
+    /// The shared-memory line and element each lane's ldmatrix address
+    /// starts from. (A K-major operand's second matrix along K starts 16
+    /// bytes on: 8 elements of 16 bits, 16 of 8.)
     pub(super) fn ldmatrix_lanes(&self, w: &mut Writer) {
         w.line("// ldmatrix: the line and element of the shared tile this lane addresses");
-        let (a_line, a_elem) =
-            if self.trans('A') { ("(lane / 16) * 8 + lane % 8", "warp_m + (lane / 8 % 2) * 8") } else { ("warp_m + lane % 16", "(lane / 16) * 8") };
-        let (b_line, b_elem) = if self.trans('B') {
-            ("(lane / 8 % 2) * 8 + lane % 8", "warp_n + (lane / 16) * 8")
+        let (a16, b16) = (16 / self.spec.a.elem.bytes(), 16 / self.spec.b.elem.bytes());
+        let (a_line, a_elem) = if self.trans('A') {
+            ("(lane / 16) * 8 + lane % 8".to_string(), "warp_m + (lane / 8 % 2) * 8".to_string())
         } else {
-            ("warp_n + (lane / 16) * 8 + lane % 8", "(lane / 8 % 2) * 8")
+            ("warp_m + lane % 16".to_string(), format!("(lane / 16) * {a16}"))
+        };
+        let (b_line, b_elem) = if self.trans('B') {
+            ("(lane / 8 % 2) * 8 + lane % 8".to_string(), "warp_n + (lane / 16) * 8".to_string())
+        } else {
+            ("warp_n + (lane / 16) * 8 + lane % 8".to_string(), format!("(lane / 8 % 2) * {b16}"))
         };
         w.line(format!("const int a_line = {a_line}, a_elem = {a_elem};"));
         w.line(format!("const int b_line = {b_line}, b_elem = {b_elem};"));
@@ -67,15 +76,22 @@ impl Tc<'_> {
         let (along_line, along_elem) = if self.trans(which) { (k, mn) } else { (mn, k) };
         let line = plus(&[Some(format!("{p}_line")), along_line]);
         let elem = plus(&[Some(format!("{p}_elem")), along_elem]);
-        let stage_elems = if which == 'A' { self.spec.smem_a().elems() } else { self.spec.smem_b().elems() };
+        let (stage_elems, bytes) = if which == 'A' {
+            (self.spec.smem_a().elems(), self.spec.a.elem.bytes())
+        } else {
+            (self.spec.smem_b().elems(), self.spec.b.elem.bytes())
+        };
         let at = plus(&[times(stage, stage_elems), Some(format!("{p}_at({line}, {elem})"))]);
-        format!("{p}s_addr + 2 * ({at})")
+        match bytes {
+            1 => format!("{p}s_addr + {at}"),
+            b => format!("{p}s_addr + {b} * ({at})"),
+        }
     }
 
-    /// One K step of 16: A and B fragments by ldmatrix, then every atom's mma.
+    /// One K step of the atom's K: A and B fragments by ldmatrix, then every atom's mma.
     pub(super) fn mma_k_step(&self, w: &mut Writer, src: Source) {
         let Source::Smem { stage } = src else { unreachable!("checked: mma needs staged tiles") };
-        let ks = (self.bk > 16).then(|| "ks * 16".to_string());
+        let ks = (self.bk > self.ak).then(|| format!("ks * {}", self.ak));
         self.mma_fragment_registers(w, None);
         self.mma_fragments(w, stage, ks, None);
         self.mma_products(w, None);
@@ -117,7 +133,7 @@ impl Tc<'_> {
         let set = set.map_or(String::new(), |s| format!("[{s}]"));
         w.unrolled("im", self.ami, |w| {
             w.unrolled("jn", self.ani, |w| {
-                w.line(format!("mma_m16n8k16(acc[im][jn], a_frag{set}[im], b_frag{set}[jn][0], b_frag{set}[jn][1]);"));
+                w.line(format!("mma_m16n8k{}(acc[im][jn], a_frag{set}[im], b_frag{set}[jn][0], b_frag{set}[jn][1]);", self.ak));
             });
         });
     }

@@ -416,8 +416,8 @@ impl Tc<'_> {
             let side = |l: Layout, along: &str, other: &str| if l == Layout::RowMajor { along.to_string() } else { other.to_string() };
             let a_what = format!("the A tile in shared memory, lines along {}", side(s.a.layout, "m (each a row of k)", "k (each a column of m)"));
             let b_what = format!("the B tile in shared memory, lines along {}", side(s.b.layout, "k (each a row of n)", "n (each a column of k)"));
-            super::swizzle::offset_fn(w, "a_at", &a_what, a, s.swizzle);
-            super::swizzle::offset_fn(w, "b_at", &b_what, b, s.swizzle);
+            super::swizzle::offset_fn(w, "a_at", &a_what, a, s.swizzle, s.a.elem.bytes());
+            super::swizzle::offset_fn(w, "b_at", &b_what, b, s.swizzle, s.b.elem.bytes());
             w.line("");
         }
     }

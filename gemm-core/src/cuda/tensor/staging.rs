@@ -6,6 +6,7 @@
 
 use super::{plus, times, Source, Tc};
 use crate::cuda::copy::{self, load_edge, load_type, whole_tiles, Checks, CopyAt, CopyPlan, Edge};
+use crate::cuda::ptx::storage_type;
 use crate::cuda::stream_k::Tiling;
 use crate::cuda::writer::Writer;
 use crate::spec::{Edges, Layout, Staging};
@@ -17,6 +18,8 @@ pub(super) struct Copies {
     plan: CopyPlan,
     /// Elements of one stage of the shared tile.
     stage: u32,
+    /// Bytes of one element (2, or 1 for 8-bit floats).
+    elem_bytes: u32,
     /// Whether the operand's lines run along K (A column-major, B row-major).
     lines_along_k: bool,
 }
@@ -29,6 +32,7 @@ impl Tc<'_> {
             p: which.to_ascii_lowercase(),
             plan: CopyPlan::new(rows, cols, op.layout, vector, self.threads),
             stage: tile.elems(),
+            elem_bytes: op.elem.bytes(),
             lines_along_k: (which == 'A') == (op.layout == Layout::ColMajor),
         }
     }
@@ -40,8 +44,10 @@ impl Tc<'_> {
         w.line("// staging: tiles in dynamic shared memory");
         w.line("extern __shared__ __align__(128) unsigned char smem_raw[];");
         w.line(format!("// {stages} stage(s) of the A tile ({} elements each), then of the B tile ({})", a.stage, b.stage));
-        w.line("unsigned short* const As = reinterpret_cast<unsigned short*>(smem_raw);");
-        w.line(format!("unsigned short* const Bs = As + {};", stages * a.stage));
+        // (8-bit A and B may differ in type, never in size: one storage type for both)
+        let ty = storage_type(self.spec.a.elem);
+        w.line(format!("{ty}* const As = reinterpret_cast<{ty}*>(smem_raw);"));
+        w.line(format!("{ty}* const Bs = As + {};", stages * a.stage));
         w.line("const unsigned as_addr = (unsigned)__cvta_generic_to_shared(As);");
         w.line("const unsigned bs_addr = (unsigned)__cvta_generic_to_shared(Bs);");
         w.line("");
@@ -64,10 +70,11 @@ impl Tc<'_> {
             crate::cuda::layout::describe(op.layout),
             plan.rounds
         ));
+        let ty = storage_type(op.elem);
         if self.stream_k {
-            w.line(format!("const unsigned short* {p}_src;  // aimed by the producer below; each copy moves it one tile along K"));
+            w.line(format!("const {ty}* {p}_src;  // aimed by the producer below; each copy moves it one tile along K"));
         } else {
-            w.line(format!("const unsigned short* {p}_src = &{};  // K = 0; each copy moves it one tile along K", self.source(c, None)));
+            w.line(format!("const {ty}* {p}_src = &{};  // K = 0; each copy moves it one tile along K", self.source(c, None)));
         }
         let rounds = plan.rounds;
         // Unsigned, an offset widens to 64 bits without its sign: one LEA pair a copy where an
@@ -105,7 +112,8 @@ impl Tc<'_> {
                     w.line(format!("{p}_off[r] = line * {ld} + e;"));
                 }
                 if self.cp_async() {
-                    w.line(format!("{p}_dst[r] = {p}s_addr + 2 * {p}_at(line, e);"));
+                    let scale = if c.elem_bytes == 1 { String::new() } else { format!("{} * ", c.elem_bytes) };
+                    w.line(format!("{p}_dst[r] = {p}s_addr + {scale}{p}_at(line, e);"));
                 } else {
                     w.line(format!("{p}_dst[r] = {p}_at(line, e);"));
                 }
@@ -156,7 +164,7 @@ impl Tc<'_> {
 
     /// Where copy `r` of operand `c` lands in stage `stage`: a shared-memory byte address.
     fn copy_dst(c: &Copies, stage: &str) -> String {
-        plus(&[Some(format!("{}_dst[r]", c.p)), times(stage, 2 * c.stage)])
+        plus(&[Some(format!("{}_dst[r]", c.p)), times(stage, c.elem_bytes * c.stage)])
     }
 
     /// cp.async copies of the next tile of one operand into stage `stage`.
@@ -204,7 +212,7 @@ impl Tc<'_> {
 
     /// The vector type of one copy.
     fn copy_type(c: &Copies) -> &'static str {
-        load_type(2, c.plan.vector)
+        load_type(c.elem_bytes, c.plan.vector)
     }
 
     /// Synchronous copies of one operand's next tile, K tile `k_tile`, into
@@ -225,7 +233,7 @@ impl Tc<'_> {
                     w.line(format!("const int e = (i % {}) * {};", plan.per_line, plan.vector));
                     let (row, col) = if op.layout == Layout::RowMajor { ("line", "e") } else { ("e", "line") };
                     edge.inside(w, "n", row, col);
-                    w.line(format!("{p}_ld[r] = {};", load_edge(2, plan.vector, &format!("{p}_src[{p}_off[r]]"), "n")));
+                    w.line(format!("{p}_ld[r] = {};", load_edge(c.elem_bytes, plan.vector, &format!("{p}_src[{p}_off[r]]"), "n")));
                 });
             });
         } else {
@@ -449,8 +457,8 @@ impl Tc<'_> {
         segments: &[(&str, &str, Checks)],
         refill: impl Fn(&mut Writer, Checks),
     ) {
-        let steps = self.bk / 16;
-        let ks = |k: u32| (k > 0).then(|| (k * 16).to_string());
+        let steps = self.bk / self.ak;
+        let ks = |k: u32| (k > 0).then(|| (k * self.ak).to_string());
         w.line(format!("{wait}  // the loop's first tile has landed"));
         w.line("__syncthreads();");
         w.line("// fragments, two sets: a K step's mmas use one while the next step's load into the other");
@@ -462,7 +470,7 @@ impl Tc<'_> {
             Self::segment_comment(w, segments.len(), checks);
             w.block(format!("for (int kt = {from}; kt < {to}; ++kt)"), |w| {
                 refill(w, checks);
-                w.line(format!("// atom (mma): {steps} K step(s) of 16 per tile, the fragments one step ahead"));
+                w.line(format!("// atom (mma): {steps} K step(s) of {} per tile, the fragments one step ahead", self.ak));
                 for k in 0..steps - 1 {
                     w.block("", |w| {
                         w.line(format!("// K step {k}: step {}'s fragments load while this one's mmas run", k + 1));

@@ -82,13 +82,23 @@ pub fn mma_sync_ceiling_sustained(bench: &Bench, blocks_per_sm: u32, chains: u32
 }
 
 /// [`mma_sync_ceiling_at`] on e4m3 operands (`mma.sync.m16n8k32`): the
-/// rate Ada's 8-bit kernels (`mma_fp8_sm89`) are measured against.
+/// rate Ada's 8-bit kernels (`mma_fp8_sm89`) are measured against, on the
+/// GPUs whose SMs have the instruction ([`native_e4m3_mma`]). (Elsewhere
+/// ptxas emulates it with f16 mmas, and sums the chains' common products
+/// once: a figure past any kernel's.)
 pub fn mma_sync_e4m3_ceiling_at(bench: &Bench, blocks_per_sm: u32, chains: u32) -> Result<f64, GemmError> {
     let f = load(bench, &e4m3_source(chains), &format!("mma_peak_e4m3_{chains}"))?;
     let mut mmas = Mmas::new(bench, f, blocks_per_sm * sm_count(bench)?, 0, ITERS, chains)?;
     // (each mma twice the K of m16n8k16's)
     mmas.flops *= 2.0;
     mmas.median()
+}
+
+/// Whether the GPU of compute capability `cap` runs 8-bit mma.sync
+/// natively: Ada (8.9) and consumer Blackwell (12.x); Hopper and
+/// datacenter Blackwell convert the operands to f16 for f16 mmas.
+pub fn native_e4m3_mma(cap: (i32, i32)) -> bool {
+    cap == (8, 9) || cap.0 == 12
 }
 
 fn ceiling_mmas(bench: &Bench, blocks_per_sm: u32, chains: u32) -> Result<Mmas<'_>, GemmError> {

@@ -288,13 +288,15 @@ pub fn mma_two_stages_sm89(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: Ma
 // ANCHOR_END: mma_two_stages_sm89
 
 /// 8-bit floats on Ada's tensor cores (sm_89: the RTX 40 series, L4, L40S;
-/// Hopper and Blackwell run it too): `mma_two_stages_sm89`'s tiling on
-/// e4m3 operands, `mma.sync.m16n8k32` in place of m16n8k16. A K tile of
+/// consumer Blackwell too): `mma_two_stages_sm89`'s tiling on e4m3
+/// operands, `mma.sync.m16n8k32` in place of m16n8k16. A K tile of
 /// 128 is the same 128 bytes of a line as the 16-bit kernel's 64, so the
 /// copies, the swizzle and the ldmatrix loads are its own; A row-major and
 /// B column-major (ldmatrix does not transpose 8-bit elements), the
 /// per-tensor scales applied in the epilogue. Two stages, 96 KB. Not a
-/// ladder step.
+/// ladder step. An H100 or H200 runs it emulated (f16 mmas on converted
+/// operands; 328 TFLOP/s on an H200, its bf16 twin 420): their 8-bit path
+/// is wgmma (the fp8 ladder).
 // ANCHOR: mma_fp8_sm89
 #[gemm_kernel(
     block(m = 128, n = 256, k = 128, threads = 256),
@@ -787,7 +789,7 @@ pub fn all() -> impl Iterator<Item = &'static Step> {
 
 /// Beside the sm_80 ladder, for GPUs that give a block 99 KB of shared
 /// memory (compute capability 8.6, 8.9, 12.0): its tuned step in two
-/// stages, and the same tiling on 8-bit floats (sm_89 and newer).
+/// stages, and the same tiling on 8-bit floats (Ada, consumer Blackwell).
 pub static SMALL_SM_STEPS: [Step; 2] = [
     Step {
         name: "mma_two_stages_sm89",

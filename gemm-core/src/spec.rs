@@ -28,7 +28,7 @@ impl Elem {
         }
     }
 
-    /// One of the 8-bit floats, which wgmma and (from sm_89) mma.sync multiply (K = 32 an atom).
+    /// One of the 8-bit floats, which wgmma and (on sm_89 and sm_120) mma.sync multiply (K = 32 an atom).
     pub const fn is_fp8(self) -> bool {
         matches!(self, Elem::F8E4M3 | Elem::F8E5M2)
     }
@@ -123,7 +123,7 @@ pub struct ThreadTile {
 pub enum Atom {
     /// One fused multiply-add per thread (SIMT).
     Fma,
-    /// `mma.sync` (sm_80): m16n8k16 for f16/bf16; m16n8k32 for 8-bit floats (sm_89).
+    /// `mma.sync` (sm_80): m16n8k16 for f16/bf16; m16n8k32 for 8-bit floats (sm_89, sm_120).
     Mma { m: u32, n: u32, k: u32 },
     /// `wmma` fragments: 16x16x16.
     Wmma { m: u32, n: u32, k: u32 },

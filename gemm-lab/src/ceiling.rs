@@ -1,8 +1,9 @@
 //! The mma.sync ceiling at several occupancies: back-to-back m16n8k16 bf16
 //! mmas from registers, with 1, 2 or 4 blocks of 8 warps launched per SM
 //! (2, 4 or 8 warps per scheduler where they fit) and 8, 16 or 32
-//! independent mmas a warp between dependent ones; on GPUs of compute
-//! capability 8.9 and newer the same for m16n8k32 e4m3 mmas. `mma_autotuned` runs 1
+//! independent mmas a warp between dependent ones; on the GPUs whose SMs
+//! multiply 8-bit floats by mma.sync (Ada, consumer Blackwell) the same for
+//! m16n8k32 e4m3 mmas. `mma_autotuned` runs 1
 //! block of 8 warps per SM with 32 independent mmas a K step. Then its loop
 //! alone: a 64 x 64 warp tile's mmas with their fragments loaded from
 //! shared memory a K step ahead, without and with the tile's barrier, no
@@ -17,7 +18,9 @@
 use clap::Parser;
 use gemm_ladder::measure::Bench;
 use gemm_ladder::nvml::Nvml;
-use gemm_ladder::peak::{mma_smem_loop, mma_smem_loop_sustained, mma_sync_ceiling_at, mma_sync_ceiling_sustained, mma_sync_e4m3_ceiling_at};
+use gemm_ladder::peak::{
+    mma_smem_loop, mma_smem_loop_sustained, mma_sync_ceiling_at, mma_sync_ceiling_sustained, mma_sync_e4m3_ceiling_at, native_e4m3_mma,
+};
 
 /// Prints the mma.sync ceiling (TFLOP/s) for blocks per SM x independent mmas a warp.
 #[derive(Debug, Parser)]
@@ -40,8 +43,8 @@ pub fn main(args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
             chains.iter().map(|&c| mma_sync_ceiling_at(&bench, blocks, c).map(|t| format!("{t:.1}"))).collect::<Result<_, _>>()?;
         println!("| {blocks} | {} |", cells.join(" | "));
     }
-    if bench.gpu.capability >= (8, 9) {
-        println!("\nmma.sync m16n8k32 e4m3 ceiling (8-bit floats, sm_89 and newer), TFLOP/s\n");
+    if native_e4m3_mma(bench.gpu.capability) {
+        println!("\nmma.sync m16n8k32 e4m3 ceiling, TFLOP/s\n");
         println!("| blocks per SM | {} |", chains.map(|c| format!("{c} chains")).join(" | "));
         println!("|---:|{}", "---:|".repeat(chains.len()));
         for blocks in [1u32, 4] {

@@ -1,6 +1,6 @@
 use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor, F8E4M3};
 
-// mma.sync's 8-bit floats came with Ada (sm_89): an A100 has none.
+// mma.sync multiplies 8-bit floats on Ada (sm_89) and consumer Blackwell: an A100 has none.
 #[gemm_kernel(
     block(m = 128, n = 128, k = 64, threads = 128),
     warp(m = 64, n = 64),

@@ -160,7 +160,7 @@ pub fn mma_fp8() -> Vec<KernelSpec> {
             if c_layout == Layout::RowMajor && n % 2 == 1 {
                 s.epilogue = Epilogue::Vector;
             }
-            if n % 5 == 0 {
+            if n.is_multiple_of(5) {
                 s.epilogue = Epilogue::Smem;
             }
             s.fused.scale = match n % 3 {

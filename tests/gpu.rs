@@ -2338,6 +2338,81 @@ fn contiguous_groups_on(bench: &Bench, kernel: &Kernel) {
     assert!(matches!(strided, Err(GemmError::EpilogueArgs { .. })), "{strided:?}");
 }
 
+/// e4m3 groups on mma.sync: the sm_80 path's contiguous and masked kernels
+/// as Ada runs them (8-bit operands, m16n8k32, per-tensor scales; a Hopper
+/// GPU emulates the instruction), each group's rows of C against an f64
+/// product on the host of its operands; empty and one-row groups, a group
+/// a tile and one long, a partial last K tile; C's rows outside the groups
+/// keep their poison.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn fp8_groups_on_mma_sync_match_the_host_product_and_write_only_their_rows() {
+    use gemm_ladder::grouped::{grouped_contiguous_sm80, grouped_masked_sm80};
+    use gemm_runtime::spec::{Arch, Atom, Elem, KernelSpec, Scale};
+    use gemm_runtime::{EpilogueArgs, F8E4M3};
+    let bench = bench();
+    if bench.gpu.capability < (8, 9) {
+        return;
+    }
+    let s = bench.stream();
+    let on_ada = |spec: &KernelSpec| {
+        let mut t = spec.clone();
+        (t.a.elem, t.b.elem, t.arch, t.atom) = (Elem::F8E4M3, Elem::F8E4M3, Arch::Sm89, Atom::Mma { m: 16, n: 8, k: 32 });
+        (t.block.k, t.staging) = (Some(128), Staging::CpAsync { stages: 2, vector: 16, transpose_a: false, fragments: 2 });
+        t.fused.scale = Some(Scale::Tensor);
+        Kernel::from_spec(t).unwrap()
+    };
+    // (K: a whole tile of 128, then 80; lines 16 bytes aligned, as the copies need)
+    let (g, n, k) = (3usize, 264usize, 208usize);
+    let e4m3 = |len: usize, seed: u64| -> Vec<F8E4M3> { gemm_ladder::measure::random_normal(len, seed).into_iter().map(F8E4M3::from_f32).collect() };
+    let w = e4m3(g * n * k, 95);
+    let (scale_a, scale_b) = (0.5f32, 4.0f32);
+    let (w_d, sa, sb) = (s.clone_htod(&w).unwrap(), s.clone_htod(&[scale_a]).unwrap(), s.clone_htod(&[scale_b]).unwrap());
+    // row `r` of `a` times group `e`'s W (stored [N, K]), scaled
+    let want = |a: &[F8E4M3], r: usize, e: usize| -> Vec<f32> {
+        let dot = |c: usize| (0..k).map(|p| a[r * k + p].to_f32() as f64 * w[(e * n + c) * k + p].to_f32() as f64).sum::<f64>();
+        (0..n).map(|c| (dot(c) * (scale_a * scale_b) as f64) as f32).collect()
+    };
+    let check_rows = |out: &[f32], a: &[F8E4M3], rows: std::ops::Range<usize>, e: usize, what: &str| {
+        for r in rows {
+            let err = gemm_runtime::internal::data::relative_error(&out[r * n..(r + 1) * n], &want(a, r, e)).unwrap();
+            assert!(err < 6e-3, "{what}, group {e}, row {r}: relative error {err:.3e}");
+        }
+    };
+    // contiguous: groups of 1, 0 and 129 rows, then 70 rows past the last end
+    let m = 200;
+    let ends = [1i32, 1, 130];
+    let a = e4m3(m * k, 96);
+    let (a_d, ends_d) = (s.clone_htod(&a).unwrap(), s.clone_htod(&ends).unwrap());
+    let mut c = s.clone_htod(&vec![bf16::NAN; m * n]).unwrap();
+    let kernel = on_ada(&grouped_contiguous_sm80::SPEC);
+    kernel
+        .launch_with(s, &a_d, &w_d, &mut c, Dims::new(m, n, k).batched(g, 0, n * k, 0), EpilogueArgs::new().groups(&ends_d).scales(&sa, &sb))
+        .unwrap();
+    let out: Vec<f32> = s.clone_dtoh(&c).unwrap().into_iter().map(|x| x.to_f32()).collect();
+    let mut start = 0;
+    for (e, &end) in ends.iter().enumerate() {
+        check_rows(&out, &a, start..end as usize, e, &kernel.name);
+        start = end as usize;
+    }
+    assert!(out[start * n..].iter().all(|x| x.is_nan()), "{}: a row past the last group's end was written", kernel.name);
+    // masked: room for 150 rows each; 150, 0 and 1 of them hold tokens
+    let m_max = 150;
+    let counts = [150i32, 0, 1];
+    let a = e4m3(g * m_max * k, 97);
+    let (a_d, counts_d) = (s.clone_htod(&a).unwrap(), s.clone_htod(&counts).unwrap());
+    let mut c = s.clone_htod(&vec![bf16::NAN; g * m_max * n]).unwrap();
+    let kernel = on_ada(&grouped_masked_sm80::SPEC);
+    let dims = Dims::new(m_max, n, k).batched(g, m_max * k, n * k, m_max * n);
+    kernel.launch_with(s, &a_d, &w_d, &mut c, dims, EpilogueArgs::new().groups(&counts_d).scales(&sa, &sb)).unwrap();
+    let out: Vec<f32> = s.clone_dtoh(&c).unwrap().into_iter().map(|x| x.to_f32()).collect();
+    for (e, &count) in counts.iter().enumerate() {
+        let first = e * m_max;
+        check_rows(&out, &a, first..first + count as usize, e, &kernel.name);
+        assert!(out[(first + count as usize) * n..(first + m_max) * n].iter().all(|x| x.is_nan()), "{}: group {e} wrote past its rows", kernel.name);
+    }
+}
+
 /// e4m3 grouped launches with block scales per group and SwiGLU
 /// (`grouped_fp8_swiglu`, `grouped_masked_fp8_swiglu`): scales that differ
 /// by row, K block, 128-column block and group, each group's rows of C

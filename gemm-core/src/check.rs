@@ -458,7 +458,7 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
                     out.push(Diag::new(
                         at,
                         format!(
-                            "{at} is {}: 8-bit floats are multiplied by mma.sync (sm_89 and newer) or wgmma; use atom = mma(m16n8k32), or f16/bf16 operands for atom = {}",
+                            "{at} is {}: 8-bit floats are multiplied by mma.sync on sm_89 and sm_120, or by wgmma on sm_90a; use atom = mma(m16n8k32), or f16/bf16 operands for atom = {}",
                             op.elem.rust_name(),
                             spec.atom.name()
                         ),
@@ -567,8 +567,9 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
 }
 
 /// What 8-bit operands need: wgmma and ldmatrix read them K-major only (no
-/// transpose for 8-bit types); mma.sync multiplies them from sm_89 on, and
-/// its copies move 4 bytes or more; C and the bias stay 16 or 32 bits.
+/// transpose for 8-bit types); mma.sync multiplies them on sm_89 and
+/// sm_120, and its copies move 4 bytes or more; C and the bias stay 16 or
+/// 32 bits.
 fn fp8(spec: &KernelSpec, out: &mut Vec<Diag>) {
     if matches!(spec.atom, Atom::Mma { .. }) {
         // Hopper's and datacenter Blackwell's SMs have no 8-bit mma.sync: ptxas converts each

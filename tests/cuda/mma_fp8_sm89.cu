@@ -27,10 +27,10 @@ __device__ __forceinline__ void cp_async_wait() {
 // a copy across an edge of A or B: the n elements inside it, then zeros
 __device__ __forceinline__ uint4 load_edge(const unsigned char* p, int n) {
     return uint4{
-        (0 < n ? (unsigned)p[0] : 0u) << 0 | (1 < n ? (unsigned)p[1] : 0u) << 8 | (2 < n ? (unsigned)p[2] : 0u) << 16 | (3 < n ? (unsigned)p[3] : 0u) << 24,
-        (4 < n ? (unsigned)p[4] : 0u) << 0 | (5 < n ? (unsigned)p[5] : 0u) << 8 | (6 < n ? (unsigned)p[6] : 0u) << 16 | (7 < n ? (unsigned)p[7] : 0u) << 24,
-        (8 < n ? (unsigned)p[8] : 0u) << 0 | (9 < n ? (unsigned)p[9] : 0u) << 8 | (10 < n ? (unsigned)p[10] : 0u) << 16 | (11 < n ? (unsigned)p[11] : 0u) << 24,
-        (12 < n ? (unsigned)p[12] : 0u) << 0 | (13 < n ? (unsigned)p[13] : 0u) << 8 | (14 < n ? (unsigned)p[14] : 0u) << 16 | (15 < n ? (unsigned)p[15] : 0u) << 24
+        (0 < n ? (unsigned)p[0] : 0u) | (1 < n ? (unsigned)p[1] : 0u) << 8 | (2 < n ? (unsigned)p[2] : 0u) << 16 | (3 < n ? (unsigned)p[3] : 0u) << 24,
+        (4 < n ? (unsigned)p[4] : 0u) | (5 < n ? (unsigned)p[5] : 0u) << 8 | (6 < n ? (unsigned)p[6] : 0u) << 16 | (7 < n ? (unsigned)p[7] : 0u) << 24,
+        (8 < n ? (unsigned)p[8] : 0u) | (9 < n ? (unsigned)p[9] : 0u) << 8 | (10 < n ? (unsigned)p[10] : 0u) << 16 | (11 < n ? (unsigned)p[11] : 0u) << 24,
+        (12 < n ? (unsigned)p[12] : 0u) | (13 < n ? (unsigned)p[13] : 0u) << 8 | (14 < n ? (unsigned)p[14] : 0u) << 16 | (15 < n ? (unsigned)p[15] : 0u) << 24
     };
 }
 // a 16-byte copy at an edge: whole, by cp.async; across the end of a line another line follows, by

@@ -316,26 +316,24 @@ pub fn load_edge_helper(w: &mut crate::cuda::writer::Writer, bytes: u32, vector:
                 w.line(format!("v.{l} = {i} < n ? p[{i}] : 0.0f;"));
             }
             w.line("return v;");
-        } else if bytes == 1 {
-            // 8-bit elements go in fours, lowest byte first (the rules keep a vector at 4 or more)
-            let word = |i: u32| (0..4).map(|j| format!("({} < n ? (unsigned)p[{}] : 0u) << {}", i + j, i + j, 8 * j)).collect::<Vec<_>>().join(" | ");
-            if vector == 4 {
+        } else {
+            // 16-bit elements go in pairs, 8-bit ones in fours (the rules keep their vector at 4
+            // or more), into 32-bit words, lowest first
+            let per_word = 4 / bytes;
+            let word = |i: u32| {
+                let terms = (0..per_word).map(|j| match (i + j, 8 * bytes * j) {
+                    (e, 0) => format!("({e} < n ? (unsigned)p[{e}] : 0u)"),
+                    (e, shift) => format!("({e} < n ? (unsigned)p[{e}] : 0u) << {shift}"),
+                });
+                terms.collect::<Vec<_>>().join(" | ")
+            };
+            let words = vector / per_word;
+            if words == 1 {
                 return w.line(format!("return {};", word(0)));
             }
             w.line(format!("return {ty}{{"));
-            for q in 0..vector / 4 {
-                w.line(format!("    {}{}", word(4 * q), if q + 1 < vector / 4 { "," } else { "" }));
-            }
-            w.line("};");
-        } else {
-            // 16-bit elements go in pairs, low half first
-            let pair = |i: u32| format!("({i} < n ? (unsigned)p[{i}] : 0u) | ({} < n ? (unsigned)p[{}] : 0u) << 16", i + 1, i + 1);
-            if vector == 2 {
-                return w.line(format!("return {};", pair(0)));
-            }
-            w.line(format!("return {ty}{{"));
-            for q in 0..vector / 2 {
-                w.line(format!("    {}{}", pair(2 * q), if q + 1 < vector / 2 { "," } else { "" }));
+            for q in 0..words {
+                w.line(format!("    {}{}", word(per_word * q), if q + 1 < words { "," } else { "" }));
             }
             w.line("};");
         }

@@ -87,7 +87,7 @@ pub fn ldmatrix(w: &mut Writer, variants: &[(u32, bool)]) {
 }
 
 /// `mma.sync` with f32 accumulators, for `a` and `b` operands: m16n8k16 for
-/// f16/bf16, m16n8k32 for 8-bit floats (sm_89 and newer; A and B may be
+/// f16/bf16, m16n8k32 for 8-bit floats (sm_89 and sm_120; A and B may be
 /// either 8-bit type). Either way a lane holds 4 registers of A, 2 of B and
 /// the same 4 accumulators: the fragments are the same bytes of a K step of
 /// 32 bytes, so ldmatrix loads both alike.

@@ -1,12 +1,13 @@
-//! Tensor-core kernels (atom = mma or wmma) on 16-bit operands with f32
-//! accumulators. One skeleton for both atoms:
+//! Tensor-core kernels (atom = mma or wmma) on 16-bit operands, or 8-bit
+//! ones for mma (sm_89), with f32 accumulators. One skeleton for both atoms:
 //!
 //! - raster: the block's C tile (`schedule`);
 //! - warp tier: each warp owns a `wm x wn` sub-tile, covered by atoms;
 //! - staging (`staging`): straight from global memory (wmma only), or
 //!   through shared memory kept in each operand's global layout, by
 //!   synchronous 16-byte copies (1 or 2 buffers) or a cp.async pipeline;
-//! - K loop: per 16-wide K step, the atom loads its fragments (from global
+//! - K loop: per K step of the atom's (16 wide, 32 on 8-bit operands: 32
+//!   bytes of each line either way), the atom loads its fragments (from global
 //!   memory, or shared memory through the tile's `swizzle` function) and
 //!   does its math;
 //! - epilogue: the atom's accumulators to C (`epilogue` for mma's register

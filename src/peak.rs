@@ -23,7 +23,7 @@ pub fn source(chains: u32) -> String {
     bf16_source(chains)
 }
 
-/// [`source`] on e4m3 operands (sm_89 and newer): m16n8k32 mmas, kernel
+/// [`source`] on e4m3 operands (Ada, consumer Blackwell): m16n8k32 mmas, kernel
 /// `mma_peak_e4m3_{chains}`. The same registers hold bytes in place of
 /// bf16 pairs (finite e4m3 values), so only the instruction and its K differ.
 pub fn e4m3_source(chains: u32) -> String {
@@ -84,8 +84,8 @@ pub fn mma_sync_ceiling_sustained(bench: &Bench, blocks_per_sm: u32, chains: u32
 /// [`mma_sync_ceiling_at`] on e4m3 operands (`mma.sync.m16n8k32`): the
 /// rate Ada's 8-bit kernels (`mma_fp8_sm89`) are measured against, on the
 /// GPUs whose SMs have the instruction ([`native_e4m3_mma`]). (Elsewhere
-/// ptxas emulates it with f16 mmas, and sums the chains' common products
-/// once: a figure past any kernel's.)
+/// ptxas emulates it with f16 mmas and computes the chains' shared
+/// products once, which overstates the rate.)
 pub fn mma_sync_e4m3_ceiling_at(bench: &Bench, blocks_per_sm: u32, chains: u32) -> Result<f64, GemmError> {
     let f = load(bench, &e4m3_source(chains), &format!("mma_peak_e4m3_{chains}"))?;
     let mut mmas = Mmas::new(bench, f, blocks_per_sm * sm_count(bench)?, 0, ITERS, chains)?;

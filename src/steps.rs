@@ -291,7 +291,7 @@ pub fn mma_two_stages_sm89(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: Ma
 /// consumer Blackwell too): `mma_two_stages_sm89`'s tiling on e4m3
 /// operands, `mma.sync.m16n8k32` in place of m16n8k16. A K tile of
 /// 128 is the same 128 bytes of a line as the 16-bit kernel's 64, so the
-/// copies, the swizzle and the ldmatrix loads are its own; A row-major and
+/// copies, the swizzle and the ldmatrix loads are the 16-bit kernel's; A row-major and
 /// B column-major (ldmatrix does not transpose 8-bit elements), the
 /// per-tensor scales applied in the epilogue. Two stages, 96 KB. Not a
 /// ladder step. An H100 or H200 runs it emulated (f16 mmas on converted

@@ -12,6 +12,11 @@
 //!
 //! Accuracy: each fp8 GEMM into an f32 C against sgemm on the same operands
 //! widened to f32 (exactly), on random normal values quantized to e4m3.
+//!
+//! On Ada and consumer Blackwell (compute capability 8.9, 12.x), whose SMs
+//! multiply 8-bit floats by mma.sync, it runs `steps::mma_fp8_sm89` beside
+//! cuBLASLt's fp8 GEMM and cuBLAS's bf16 one instead; `--mma` runs that
+//! table on other GPUs too (a Hopper GPU emulates the instruction).
 
 use gemm_ladder::fp8::{fp8_block_scaled, fp8_channel, fp8_promoted, fp8_tma_store};
 use gemm_ladder::lt_fp8::LtFp8;
@@ -25,8 +30,9 @@ use gemm_runtime::{Dims, EpilogueArgs, GemmError, Kernel};
 fn main() {
     let defaults: Vec<(usize, usize, usize)> =
         [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 11008, 4096)].into_iter().chain(DEEPGEMM.iter().map(|d| d.0)).collect();
-    let sizes = gemm_ladder::cli::sizes_or(&defaults);
-    if let Err(e) = run(&sizes) {
+    let mma = std::env::args().any(|a| a == "--mma");
+    let sizes = gemm_ladder::cli::sizes_or_without(&defaults, &["--mma"]);
+    if let Err(e) = run(&sizes, mma) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
@@ -38,8 +44,11 @@ fn main() {
 const DEEPGEMM: [((usize, usize, usize), f64); 4] =
     [((64, 2112, 7168), 206.0), ((128, 4096, 7168), 533.0), ((4096, 7168, 16384), 1520.0), ((4096, 32768, 512), 775.0)];
 
-fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>> {
+fn run(sizes: &[(usize, usize, usize)], mma: bool) -> Result<(), Box<dyn std::error::Error>> {
     let bench = Bench::open()?;
+    if mma || gemm_ladder::peak::native_e4m3_mma(bench.gpu.capability) {
+        return run_mma(&bench, sizes);
+    }
     if bench.gpu.capability != (9, 0) {
         return Err(format!(
             "the fp8 kernels are sm_90a: {} is compute capability {}.{}",
@@ -192,6 +201,63 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
     println!("|---|{}", "---:|".repeat(forms.len()));
     for row in interval_rows {
         println!("{row}");
+    }
+    Ok(())
+}
+
+/// Ada's path: `mma_fp8_sm89` (e4m3 by mma.sync, per-tensor scales)
+/// beside cuBLASLt's fp8 GEMM with the same scales and cuBLAS's bf16 GEMM,
+/// its error (f32 C) against sgemm on the operands widened to f32.
+fn run_mma(bench: &Bench, sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>> {
+    use gemm_ladder::steps::mma_fp8_sm89;
+    let s = bench.stream();
+    let reps = Reps::default();
+    let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
+    let e4m3 = Elem::F8E4M3;
+    let mut wide = mma_fp8_sm89::SPEC;
+    (wide.c.elem, wide.epilogue) = (Elem::F32, gemm_runtime::spec::Epilogue::Vector);
+    let wide = Kernel::from_spec(wide)?;
+    let (scale_a, scale_b) = (0.5f32, 4.0f32);
+    let scales = (s.clone_htod(&[scale_a]).map_err(GemmError::from)?, s.clone_htod(&[scale_b]).map_err(GemmError::from)?);
+    let native = gemm_ladder::peak::native_e4m3_mma(bench.gpu.capability);
+    println!(
+        "{} (driver {}), e4m3 A (row-major) and B (column-major) by mma.sync{}, f32 accumulators; median of {} runs\n",
+        bench.gpu.name,
+        gemm_runtime::device::driver_version()?,
+        if native { "" } else { " (emulated by this GPU with f16 mmas)" },
+        reps.runs
+    );
+    println!("| M x N x K | kernel | TFLOP/s (bf16 C) | % of cuBLASLt fp8 | relative error (f32 C) |");
+    println!("|---|---|---:|---:|---:|");
+    for &(m, n, k) in sizes {
+        let dims = Dims::new(m, n, k);
+        let flops = dims.flops();
+        let p = Problem::typed(bench, [e4m3, e4m3, Elem::Bf16], layouts, dims, 21)?;
+        let (DevMat::F8E4M3(a), DevMat::F8E4M3(b)) = (&p.a, &p.b) else { unreachable!("e4m3 operands") };
+        let widened = Problem::typed(bench, [e4m3, e4m3, Elem::F32], layouts, dims, 21)?;
+        let reference: Vec<f32> = widened.reference(bench)?.into_iter().map(|x| x * scale_a * scale_b).collect();
+        let mut c32 = s.alloc_zeros::<f32>(m * n).map_err(GemmError::from)?;
+        wide.launch_with(s, a, b, &mut c32, dims, EpilogueArgs::new().scales(&scales.0, &scales.1))?;
+        let error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
+        let mut c = s.alloc_zeros::<gemm_runtime::bf16>(m * n).map_err(GemmError::from)?;
+        let ours = time(s, reps.warmup, reps.runs, |_| mma_fp8_sm89(s, a, b, &mut c, &scales.0, &scales.1, dims))?.tflops(flops);
+        // cuBLASLt's fp8 GEMM, where it has an algorithm for these sizes (lines 16 bytes aligned)
+        let lt = (|| -> Result<(f64, f64), Box<dyn std::error::Error>> {
+            let mut lt = LtFp8::new::<gemm_runtime::F8E4M3, gemm_runtime::F8E4M3, f32>(s, dims, (&scales.0, &scales.1), false)?;
+            lt.run(a, b, &mut c32)?;
+            let error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
+            let mut lt = LtFp8::new::<gemm_runtime::F8E4M3, gemm_runtime::F8E4M3, gemm_runtime::bf16>(s, dims, (&scales.0, &scales.1), false)?;
+            Ok((time(s, reps.warmup, reps.runs, |_| lt.run(a, b, &mut c))?.tflops(flops), error))
+        })();
+        let bf16 = time_cublas_typed(bench, [Elem::Bf16; 3], layouts, dims, reps)?.tflops(flops);
+        let size = format!("{m} x {n} x {k}");
+        let pct = |x: f64| lt.as_ref().map_or(String::new(), |(theirs, _)| format!("{:.1}%", 100.0 * x / theirs));
+        match &lt {
+            Ok((theirs, lt_error)) => println!("| {size} | cuBLASLt fp8 | {theirs:.1} | 100.0% | {lt_error:.2e} |"),
+            Err(e) => println!("| {size} | cuBLASLt fp8 | | | ({e}) |"),
+        }
+        println!("| {size} | `mma_fp8_sm89` | {ours:.1} | {} | {error:.2e} |", pct(ours));
+        println!("| {size} | cuBLAS bf16 (bf16 operands) | {bf16:.1} | {} | |", pct(bf16));
     }
     Ok(())
 }

@@ -25,7 +25,12 @@ pub fn parse_layouts(s: &str) -> Result<[Layout; 3], String> {
 /// The sizes a program's command line names (`N` or `MxNxK` each), or
 /// `default` where it names none; a bad one ends the process with status 2.
 pub fn sizes_or(default: &[(usize, usize, usize)]) -> Vec<(usize, usize, usize)> {
-    let sizes: Result<Vec<_>, String> = std::env::args().skip(1).map(|a| parse_mnk(&a)).collect();
+    sizes_or_without(default, &[])
+}
+
+/// [`sizes_or`] past the program's `flags`, which its command line may also hold.
+pub fn sizes_or_without(default: &[(usize, usize, usize)], flags: &[&str]) -> Vec<(usize, usize, usize)> {
+    let sizes: Result<Vec<_>, String> = std::env::args().skip(1).filter(|a| !flags.contains(&a.as_str())).map(|a| parse_mnk(&a)).collect();
     match sizes {
         Ok(s) if s.is_empty() => default.to_vec(),
         Ok(s) => s,

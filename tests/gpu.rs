@@ -2338,6 +2338,11 @@ fn contiguous_groups_on(bench: &Bench, kernel: &Kernel) {
     assert!(matches!(strided, Err(GemmError::EpilogueArgs { .. })), "{strided:?}");
 }
 
+/// `len` random normal values rounded to e4m3, from `seed`.
+fn random_e4m3(len: usize, seed: u64) -> Vec<gemm_runtime::F8E4M3> {
+    gemm_ladder::measure::random_normal(len, seed).into_iter().map(gemm_runtime::F8E4M3::from_f32).collect()
+}
+
 /// e4m3 groups on mma.sync: the sm_80 path's contiguous and masked kernels
 /// as Ada runs them (8-bit operands, m16n8k32, per-tensor scales; a Hopper
 /// GPU emulates the instruction), each group's rows of C against an f64
@@ -2364,7 +2369,7 @@ fn fp8_groups_on_mma_sync_match_the_host_product_and_write_only_their_rows() {
     };
     // (K: a whole tile of 128, then 80; lines 16 bytes aligned, as the copies need)
     let (g, n, k) = (3usize, 264usize, 208usize);
-    let e4m3 = |len: usize, seed: u64| -> Vec<F8E4M3> { gemm_ladder::measure::random_normal(len, seed).into_iter().map(F8E4M3::from_f32).collect() };
+    let e4m3 = random_e4m3;
     let w = e4m3(g * n * k, 95);
     let (scale_a, scale_b) = (0.5f32, 4.0f32);
     let (w_d, sa, sb) = (s.clone_htod(&w).unwrap(), s.clone_htod(&[scale_a]).unwrap(), s.clone_htod(&[scale_b]).unwrap());
@@ -2436,7 +2441,7 @@ fn fp8_groups_take_each_experts_block_scales_and_gate() {
     let (g, n, k) = (3usize, 264usize, 1200usize);
     let (kb, nb) = (k.div_ceil(128), n.div_ceil(128));
     // e4m3 operands (random normal, rounded) and power-of-two scales from 2^-2 to 2^2
-    let e4m3 = |len: usize, seed: u64| -> Vec<F8E4M3> { gemm_ladder::measure::random_normal(len, seed).into_iter().map(F8E4M3::from_f32).collect() };
+    let e4m3 = random_e4m3;
     let pow2 = |i: usize| ((i % 5) as f32 - 2.0).exp2();
     // the host's product of group `e`'s row `r` of A (at a_row(r), its scale of K block b at
     // sa_at(b, r)) with its W, gated

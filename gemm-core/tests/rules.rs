@@ -108,6 +108,11 @@ fn mma_takes_8_bit_floats_on_sm_89_and_newer_at_k_32() {
     assert!(at(&|t| t.b.layout = Layout::RowMajor).contains(&"b"));
     assert!(at(&|t| t.staging = Staging::Smem { vector: 2, transpose_a: false, buffers: 2 }).contains(&"staging.vector"));
     assert_eq!(at(&|t| t.staging = Staging::Smem { vector: 4, transpose_a: false, buffers: 2 }), Vec::<&str>::new());
+    // one error for one cause: cp.async's copies under 4 bytes are its own rule's, staging = direct the atom's
+    let mut narrow = s.clone();
+    narrow.staging = Staging::CpAsync { stages: 3, vector: 2, transpose_a: false, fragments: 1 };
+    assert_eq!(check(&narrow).len(), 1, "{:?}", check(&narrow));
+    assert!(!at(&|t| t.staging = Staging::Direct).contains(&"staging.vector"));
     // a K step's fragments are 32 bytes a line, as m16n8k16's: 8 registers of A and 8 of B a set
     assert_eq!(s.fragment_registers(), 2 * (32 * 32 + 32 * 32) / 128);
     let mut w = s.clone();

@@ -14,9 +14,10 @@
 //! widened to f32 (exactly), on random normal values quantized to e4m3.
 //!
 //! On Ada and consumer Blackwell (compute capability 8.9, 12.x), whose SMs
-//! multiply 8-bit floats by mma.sync, it runs `steps::mma_fp8_sm89` beside
-//! cuBLASLt's fp8 GEMM and cuBLAS's bf16 one instead; `--mma` runs that
-//! table on other GPUs too (a Hopper GPU emulates the instruction).
+//! multiply 8-bit floats by mma.sync, it runs `steps::mma_fp8_sm89` and
+//! `steps::mma_fp8_block_sm89` beside cuBLASLt's fp8 GEMM and cuBLAS's bf16
+//! one instead; `--mma` runs that table on other GPUs too (a Hopper GPU
+//! emulates the instruction).
 
 use gemm_ladder::fp8::{fp8_block_scaled, fp8_channel, fp8_promoted, fp8_tma_store};
 use gemm_ladder::lt_fp8::LtFp8;
@@ -205,18 +206,23 @@ fn run(sizes: &[(usize, usize, usize)], mma: bool) -> Result<(), Box<dyn std::er
     Ok(())
 }
 
-/// Ada's path: `mma_fp8_sm89` (e4m3 by mma.sync, per-tensor scales)
-/// beside cuBLASLt's fp8 GEMM with the same scales and cuBLAS's bf16 GEMM,
-/// its error (f32 C) against sgemm on the operands widened to f32.
+/// Ada's path: `mma_fp8_sm89` (e4m3 by mma.sync, per-tensor scales) and
+/// `mma_fp8_block_sm89` (block scales, each the same here, so that one
+/// reference serves) beside cuBLASLt's fp8 GEMM with the same scales and
+/// cuBLAS's bf16 GEMM, each one's error (f32 C) against sgemm on the
+/// operands widened to f32.
 fn run_mma(bench: &Bench, sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>> {
-    use gemm_ladder::steps::mma_fp8_sm89;
+    use gemm_ladder::steps::{mma_fp8_block_sm89, mma_fp8_sm89};
     let s = bench.stream();
     let reps = Reps::default();
     let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
     let e4m3 = Elem::F8E4M3;
-    let mut wide = mma_fp8_sm89::SPEC;
-    (wide.c.elem, wide.epilogue) = (Elem::F32, gemm_runtime::spec::Epilogue::Vector);
-    let wide = Kernel::from_spec(wide)?;
+    // each kernel into an f32 C, for its error
+    let wide = |mut spec: gemm_runtime::spec::KernelSpec| {
+        (spec.c.elem, spec.epilogue) = (Elem::F32, gemm_runtime::spec::Epilogue::Vector);
+        Kernel::from_spec(spec)
+    };
+    let (wide, wide_block) = (wide(mma_fp8_sm89::SPEC)?, wide(mma_fp8_block_sm89::SPEC)?);
     let (scale_a, scale_b) = (0.5f32, 4.0f32);
     let scales = (s.clone_htod(&[scale_a]).map_err(GemmError::from)?, s.clone_htod(&[scale_b]).map_err(GemmError::from)?);
     let native = gemm_ladder::peak::native_e4m3_mma(bench.gpu.capability);
@@ -239,8 +245,14 @@ fn run_mma(bench: &Bench, sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn
         let mut c32 = s.alloc_zeros::<f32>(m * n).map_err(GemmError::from)?;
         wide.launch_with(s, a, b, &mut c32, dims, EpilogueArgs::new().scales(&scales.0, &scales.1))?;
         let error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
+        // block scales of the same values throughout
+        let (la, lb) = Scale::Block.lens(m, n, k);
+        let blocks = (s.clone_htod(&vec![scale_a; la]).map_err(GemmError::from)?, s.clone_htod(&vec![scale_b; lb]).map_err(GemmError::from)?);
+        wide_block.launch_with(s, a, b, &mut c32, dims, EpilogueArgs::new().scales(&blocks.0, &blocks.1))?;
+        let block_error = relative_error(&s.clone_dtoh(&c32).map_err(GemmError::from)?, &reference)?;
         let mut c = s.alloc_zeros::<gemm_runtime::bf16>(m * n).map_err(GemmError::from)?;
         let ours = time(s, reps.warmup, reps.runs, |_| mma_fp8_sm89(s, a, b, &mut c, &scales.0, &scales.1, dims))?.tflops(flops);
+        let block = time(s, reps.warmup, reps.runs, |_| mma_fp8_block_sm89(s, a, b, &mut c, &blocks.0, &blocks.1, dims))?.tflops(flops);
         // cuBLASLt's fp8 GEMM, where it has an algorithm for these sizes (lines 16 bytes aligned)
         let lt = (|| -> Result<(f64, f64), Box<dyn std::error::Error>> {
             let mut lt = LtFp8::new::<gemm_runtime::F8E4M3, gemm_runtime::F8E4M3, f32>(s, dims, (&scales.0, &scales.1), false)?;
@@ -257,6 +269,7 @@ fn run_mma(bench: &Bench, sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn
             Err(e) => println!("| {size} | cuBLASLt fp8 | | | ({e}) |"),
         }
         println!("| {size} | `mma_fp8_sm89` | {ours:.1} | {} | {error:.2e} |", pct(ours));
+        println!("| {size} | `mma_fp8_block_sm89` (block scales) | {block:.1} | {} | {block_error:.2e} |", pct(block));
         println!("| {size} | cuBLAS bf16 (bf16 operands) | {bf16:.1} | {} | |", pct(bf16));
     }
     Ok(())

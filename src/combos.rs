@@ -191,7 +191,43 @@ pub fn mma_fp8() -> Vec<KernelSpec> {
             out.push(s);
         }
     }
+    out.extend(mma_fp8_block_scaled());
     out
+}
+
+/// `scale = block` on mma.sync: each K tile (one K block of scales) summed
+/// apart, so warp tiles of 64 accumulators; fragments one step ahead or
+/// not, two and three stages, each C type, every edge guarded.
+fn mma_fp8_block_scaled() -> Vec<KernelSpec> {
+    use Elem::{F8E4M3 as E4, F8E5M2 as E5};
+    let rows = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
+    let tiles = [
+        // 8 warps of 32 x 64
+        (E4, Elem::Bf16, Block { m: 128, n: 128, k: Some(128), threads: 256, min_blocks: None }, Warp { m: 32, n: 64, m_iters: 1, n_iters: 1 }),
+        // 4 warps of 64 x 32
+        (E5, Elem::F32, Block { m: 128, n: 64, k: Some(128), threads: 128, min_blocks: None }, Warp { m: 64, n: 32, m_iters: 1, n_iters: 1 }),
+        // 4 warps of 16 x 128: one 16-row atom each
+        (E4, Elem::F16, Block { m: 64, n: 128, k: Some(128), threads: 128, min_blocks: None }, Warp { m: 16, n: 128, m_iters: 1, n_iters: 1 }),
+    ];
+    let stagings = [
+        Staging::CpAsync { stages: 3, vector: 16, transpose_a: false, fragments: 2 },
+        Staging::CpAsync { stages: 2, vector: 8, transpose_a: false, fragments: 2 },
+        // (16 x 128 warps' B fragments a step ahead spill: 72 registers of fragments beside 128 of sums)
+        Staging::CpAsync { stages: 2, vector: 16, transpose_a: false, fragments: 1 },
+    ];
+    let epilogues = [Epilogue::Vector, Epilogue::Smem, Epilogue::Direct];
+    let swizzles = [Swizzle::Xor, Swizzle::Pad(16), Swizzle::Xor];
+    tiles
+        .into_iter()
+        .enumerate()
+        .map(|(i, (ab, c, block, warp))| {
+            let mut s = spec("mma_fp8_block_combo", [ab, ab, c], rows, Atom::Mma { m: 16, n: 8, k: 32 });
+            (s.arch, s.block, s.warp, s.staging) = (Arch::Sm89, block, Some(warp), stagings[i]);
+            (s.swizzle, s.epilogue, s.edges) = (swizzles[i], epilogues[i], Edges::Guarded);
+            s.fused.scale = Some(Scale::Block);
+            s
+        })
+        .collect()
 }
 
 /// wmma specs: each of the 8 layouts of A and B (C row- or column-major by

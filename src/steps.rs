@@ -312,6 +312,28 @@ pub fn mma_two_stages_sm89(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: Ma
 pub fn mma_fp8_sm89(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
 // ANCHOR_END: mma_fp8_sm89
 
+/// DeepGEMM's block scales on Ada's mma.sync: one f32 per row of A and
+/// 128-wide K block, one per 128 x 128 block of B. A K tile is one K block,
+/// whose mmas sum apart and are added into the accumulators times their
+/// scales, so a thread holds two sets of sums: warps of 32 x 64 (64 floats
+/// each) where `mma_fp8_sm89`'s 64 x 64 would need 256. Three stages of
+/// 128 x 128 x 128, 96 KB. Not a ladder step; emulated on Hopper, as its
+/// per-tensor twin is.
+// ANCHOR: mma_fp8_block_sm89
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 128, threads = 256),
+    warp(m = 32, n = 64),
+    atom = mma(m16n8k32),
+    staging = cp_async(stages = 3, vector = 16, fragments = 2),
+    swizzle = xor,
+    raster = grouped(8),
+    epilogue = smem(scale = block),
+    edges = guarded,
+    arch = sm_89,
+)]
+pub fn mma_fp8_block_sm89(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: mma_fp8_block_sm89
+
 /// Seed 003's skinny shape, 128 x 128 x 16384: a grid of one block per C
 /// tile leaves most SMs idle. The tiled kernel: 64x64 tiles (4 blocks at
 /// this shape), 4 warps of 32x32, K steps of 64 through 4 cp.async stages.
@@ -789,8 +811,9 @@ pub fn all() -> impl Iterator<Item = &'static Step> {
 
 /// Beside the sm_80 ladder, for GPUs that give a block 99 KB of shared
 /// memory (compute capability 8.6, 8.9, 12.0): its tuned step in two
-/// stages, and the same tiling on 8-bit floats (Ada, consumer Blackwell).
-pub static SMALL_SM_STEPS: [Step; 2] = [
+/// stages, and the same tiling on 8-bit floats (Ada, consumer Blackwell),
+/// then those with DeepGEMM's block scales.
+pub static SMALL_SM_STEPS: [Step; 3] = [
     Step {
         name: "mma_two_stages_sm89",
         change: "mma_autotuned in two stages: 96 KB, within the 99 KB a block gets on Ampere's and Ada's consumer GPUs",
@@ -802,6 +825,12 @@ pub static SMALL_SM_STEPS: [Step; 2] = [
         change: "e4m3 operands by mma.sync m16n8k32 (sm_89): K tiles of 128, the same bytes a line",
         seed: "",
         kernel: &mma_fp8_sm89::KERNEL,
+    },
+    Step {
+        name: "mma_fp8_block_sm89",
+        change: "DeepGEMM's 1 x 128 and 128 x 128 scales: each K tile's sums scaled into the accumulators, warps of 32 x 64",
+        seed: "",
+        kernel: &mma_fp8_block_sm89::KERNEL,
     },
 ];
 

@@ -1769,7 +1769,8 @@ fn lines_8_bytes_aligned_are_read_where_they_lie_by_class_of_lines() {
 
 /// 8-bit operands (`combos::hopper_fp8`: e4m3, e5m2 and mixed, every C type,
 /// each epilogue store, the fused math, whole and guarded edges, and
-/// `fp8::fp8_tma_store`; on mma.sync `combos::mma_fp8` and `mma_fp8_sm89`)
+/// `fp8::fp8_tma_store`; on mma.sync `combos::mma_fp8`, `mma_fp8_sm89` and
+/// `mma_fp8_block_sm89`)
 /// against sgemm on the same operands widened to f32 (exactly), at sizes
 /// from one element to a deep K, odd ones with lines padded to 16 bytes.
 /// Lines only 8 bytes apart are no wrong answer either: the launch runs
@@ -1782,6 +1783,7 @@ fn fp8_kernels_match_the_product_of_their_operands_widened_to_f32() {
     let specs = gemm_ladder::combos::hopper_fp8().into_iter().chain(gemm_ladder::combos::mma_fp8());
     let mut kernels: Vec<Kernel> = specs.map(|s| Kernel::from_spec(s).unwrap()).collect();
     kernels.push(Kernel::from_spec(gemm_ladder::steps::mma_fp8_sm89::SPEC).unwrap());
+    kernels.push(Kernel::from_spec(gemm_ladder::steps::mma_fp8_block_sm89::SPEC).unwrap());
     kernels.push(Kernel::from_spec(gemm_ladder::fp8::fp8_tma_store::SPEC).unwrap());
     kernels.push(Kernel::from_spec(gemm_ladder::fp8::fp8_promoted::SPEC).unwrap());
     kernels.push(Kernel::from_spec(gemm_ladder::fp8::fp8_wgmma::SPEC).unwrap());
@@ -1922,7 +1924,12 @@ fn channel_and_block_scaled_fp8_kernels_match_the_host_product_of_the_dequantize
     let specs: Vec<_> =
         gemm_ladder::combos::hopper_fp8().into_iter().chain(gemm_ladder::combos::mma_fp8()).filter(plain).filter(|k| k.a.elem == k.b.elem).collect();
     assert!(specs.iter().any(|k| k.fused.scale == Some(Scale::Block)) && specs.iter().any(|k| k.fused.scale == Some(Scale::Channel)));
-    assert!(specs.iter().any(|k| matches!(k.atom, gemm_runtime::spec::Atom::Mma { .. })), "channel scales on mma.sync");
+    for scale in [Scale::Channel, Scale::Block] {
+        assert!(
+            specs.iter().any(|k| matches!(k.atom, gemm_runtime::spec::Atom::Mma { .. }) && k.fused.scale == Some(scale)),
+            "{scale:?} on mma.sync"
+        );
+    }
     for (i, spec) in specs.iter().enumerate() {
         let kernel = Kernel::from_spec(spec.clone()).unwrap();
         let scale = spec.fused.scale.unwrap();
@@ -2426,16 +2433,38 @@ fn fp8_groups_on_mma_sync_match_the_host_product_and_write_only_their_rows() {
 /// they share A; each masked expert's A scales and every expert's B scales
 /// follow the one before's); a partial last K block and 128-column block,
 /// empty and one-row groups; C's rows outside the groups keep their poison.
+/// The same on mma.sync (sm_89; emulated on Hopper): the sm_80 path's
+/// contiguous and masked kernels on e4m3 with the same epilogue.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn fp8_groups_take_each_experts_block_scales_and_gate() {
-    use gemm_ladder::grouped::{grouped_fp8_swiglu, grouped_masked_fp8_swiglu};
-    use gemm_runtime::spec::{block_scales_a_ld, block_scales_a_len, block_scales_b_len, Activation};
-    use gemm_runtime::F8E4M3;
+    use gemm_ladder::grouped::{grouped_contiguous_sm80, grouped_fp8_swiglu, grouped_masked_fp8_swiglu, grouped_masked_sm80};
+    use gemm_runtime::spec::{Activation, Arch, Atom, Block, Elem, KernelSpec, Scale, Warp};
     let bench = bench();
-    if bench.gpu.capability != (9, 0) {
-        return;
+    let mut pairs = Vec::new();
+    if bench.gpu.capability == (9, 0) {
+        pairs.push((Kernel::from_spec(grouped_fp8_swiglu::SPEC).unwrap(), Kernel::from_spec(grouped_masked_fp8_swiglu::SPEC).unwrap()));
     }
+    if bench.gpu.capability >= (8, 9) {
+        let on_ada = |spec: &KernelSpec| {
+            let mut t = spec.clone();
+            (t.a.elem, t.b.elem, t.arch, t.atom) = (Elem::F8E4M3, Elem::F8E4M3, Arch::Sm89, Atom::Mma { m: 16, n: 8, k: 32 });
+            t.block = Block { m: 128, n: 128, k: Some(128), threads: 256, min_blocks: None };
+            t.warp = Some(Warp { m: 32, n: 64, m_iters: 1, n_iters: 1 });
+            t.staging = Staging::CpAsync { stages: 3, vector: 16, transpose_a: false, fragments: 2 };
+            (t.fused.scale, t.fused.activation, t.fused.gated) = (Some(Scale::Block), Some(Activation::Silu), true);
+            Kernel::from_spec(t).unwrap()
+        };
+        pairs.push((on_ada(&grouped_contiguous_sm80::SPEC), on_ada(&grouped_masked_sm80::SPEC)));
+    }
+    for (contiguous, masked) in &pairs {
+        fp8_groups_with_block_scales(&bench, contiguous, masked);
+    }
+}
+
+fn fp8_groups_with_block_scales(bench: &Bench, contiguous: &Kernel, masked: &Kernel) {
+    use gemm_runtime::spec::{block_scales_a_ld, block_scales_a_len, block_scales_b_len, Activation};
+    use gemm_runtime::{EpilogueArgs, F8E4M3};
     let s = bench.stream();
     // (10 K blocks, the last partial: a run of the promoted loop's, then a pair or, a stage gone ahead, one)
     let (g, n, k) = (3usize, 264usize, 1200usize);
@@ -2473,19 +2502,19 @@ fn fp8_groups_take_each_experts_block_scales_and_gate() {
         let (a_d, sa_d, ends_d) = (s.clone_htod(&a).unwrap(), s.clone_htod(&sa).unwrap(), s.clone_htod(&ends).unwrap());
         let mut c = s.clone_htod(&vec![bf16::NAN; m * ldc]).unwrap();
         let dims = Dims::new(m, n, k).with_ld(k, k, ldc).batched(g, 0, n * k, 0);
-        grouped_fp8_swiglu(s, &a_d, &w_d, &mut c, &ends_d, &sa_d, &sb_d, dims).unwrap();
+        contiguous.launch_with(s, &a_d, &w_d, &mut c, dims, EpilogueArgs::new().groups(&ends_d).scales(&sa_d, &sb_d)).unwrap();
         let out: Vec<f32> = s.clone_dtoh(&c).unwrap().into_iter().map(|x| x.to_f32()).collect();
         let mut start = 0;
         for (e, &end) in ends.iter().enumerate() {
             for r in start..end as usize {
                 let want = reference(&a, &w, &sa, &sb, (&|r| r, &|b, r| b * block_scales_a_ld(m) + r), e, r);
                 let err = gemm_runtime::internal::data::relative_error(&out[r * ldc..r * ldc + n / 2], &want).unwrap();
-                assert!(err < tol, "contiguous group {e}, row {r}: relative error {err:.3e}");
+                assert!(err < tol, "{}: contiguous group {e}, row {r}: relative error {err:.3e}", contiguous.name);
                 assert!(out[r * ldc + n / 2..(r + 1) * ldc].iter().all(|x| x.is_nan()), "row {r}: the line's padding was written");
             }
             start = end as usize;
         }
-        assert!(out[start * ldc..].iter().all(|x| x.is_nan()), "a row past the last group's end was written");
+        assert!(out[start * ldc..].iter().all(|x| x.is_nan()), "{}: a row past the last group's end was written", contiguous.name);
     }
     // masked: room for 150 rows each; 150, 0 and 1 of them hold tokens
     {
@@ -2497,20 +2526,20 @@ fn fp8_groups_take_each_experts_block_scales_and_gate() {
         let (a_d, sa_d, counts_d) = (s.clone_htod(&a).unwrap(), s.clone_htod(&sa).unwrap(), s.clone_htod(&counts).unwrap());
         let mut c = s.clone_htod(&vec![bf16::NAN; g * m_max * n / 2]).unwrap();
         let dims = Dims::new(m_max, n, k).batched(g, m_max * k, n * k, m_max * n / 2);
-        grouped_masked_fp8_swiglu(s, &a_d, &w_d, &mut c, &counts_d, &sa_d, &sb_d, dims).unwrap();
+        masked.launch_with(s, &a_d, &w_d, &mut c, dims, EpilogueArgs::new().groups(&counts_d).scales(&sa_d, &sb_d)).unwrap();
         let out: Vec<f32> = s.clone_dtoh(&c).unwrap().into_iter().map(|x| x.to_f32()).collect();
         for (e, &count) in counts.iter().enumerate() {
             let rows = &out[e * m_max * n / 2..(e + 1) * m_max * n / 2];
             for r in 0..count as usize {
                 let want = reference(&a, &w, &sa, &sb, (&|r| e * m_max + r, &|b, r| e * la + b * block_scales_a_ld(m_max) + r), e, r);
                 let err = gemm_runtime::internal::data::relative_error(&rows[r * n / 2..(r + 1) * n / 2], &want).unwrap();
-                assert!(err < tol, "masked expert {e}, row {r}: relative error {err:.3e}");
+                assert!(err < tol, "{}: masked expert {e}, row {r}: relative error {err:.3e}", masked.name);
             }
-            assert!(rows[count as usize * n / 2..].iter().all(|x| x.is_nan()), "expert {e}: a row past its count was written");
+            assert!(rows[count as usize * n / 2..].iter().all(|x| x.is_nan()), "{}: expert {e}: a row past its count was written", masked.name);
         }
         // B's scales for every expert: one short is refused
         let short = s.clone_htod(&sb[..sb.len() - 1]).unwrap();
-        let e = grouped_masked_fp8_swiglu(s, &a_d, &w_d, &mut c, &counts_d, &sa_d, &short, dims).unwrap_err();
+        let e = masked.launch_with(s, &a_d, &w_d, &mut c, dims, EpilogueArgs::new().groups(&counts_d).scales(&sa_d, &short)).unwrap_err();
         assert!(matches!(e, GemmError::EpilogueArgs { .. }) && e.to_string().contains("scale buffers hold"), "{e}");
     }
 }

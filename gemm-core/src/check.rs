@@ -730,11 +730,12 @@ fn block_scales(spec: &KernelSpec, out: &mut Vec<Diag>) {
         return;
     }
     let b = SCALE_BLOCK;
-    if !matches!(spec.atom, Atom::Wgmma { .. }) || !spec.a.elem.is_fp8() {
+    let mma = matches!(spec.atom, Atom::Mma { .. });
+    if !(mma || matches!(spec.atom, Atom::Wgmma { .. })) || !spec.a.elem.is_fp8() {
         out.push(Diag::new(
             "epilogue.scale",
             format!(
-                "scale = block scales each {b}-wide K block's wgmma sums of 8-bit operands, but this kernel multiplies {} by atom = {}; use scale = tensor or channel, or F8E4M3 operands on atom = wgmma(m64nNk32)",
+                "scale = block scales each {b}-wide K block's tensor-core sums of 8-bit operands, but this kernel multiplies {} by atom = {}; use scale = tensor or channel, or F8E4M3 operands on atom = wgmma(m64nNk32) or mma(m16n8k32)",
                 spec.a.elem.rust_name(),
                 spec.atom.name()
             ),
@@ -744,21 +745,33 @@ fn block_scales(spec: &KernelSpec, out: &mut Vec<Diag>) {
     if let Some(k) = spec.block.k.filter(|&k| k != b) {
         out.push(Diag::proposing(
             "block.k",
-            format!("scale = block promotes each {b}-wide K block's sums: a stage is one K block, but block k = {k}"),
+            format!("scale = block promotes each {b}-wide K block's sums: a K tile (a stage) is one K block, but block k = {k}"),
             "block.k",
             b,
             format!("use k = {b}"),
         ));
     }
-    // (a wider warpgroup tile's two sets of sums would not fit a thread's registers)
+    // (a wider warpgroup tile's two sets of sums would not fit a thread's registers; a warp
+    // reads one scale of B a K block)
     if let Some(w) = spec.warp.filter(|w| !b.is_multiple_of(w.n)) {
+        let who = if mma { "warp" } else { "warpgroup" };
         out.push(Diag::new(
             "warp.n",
-            format!("scale = block: a warpgroup's columns lie in one {b}-column block of B's scales, but warp n = {}; use a divisor of {b}", w.n),
+            format!("scale = block: a {who}'s columns lie in one {b}-column block of B's scales, but warp n = {}; use a divisor of {b}", w.n),
         ));
     }
     if spec.persistent.is_some_and(Persistent::splits_k) {
         out.push(Diag::new("persistent", "scale = block is generated for whole tiles a block, not shares of K: use persistent = tiles"));
+    }
+    if mma {
+        // (each K tile's scales are read beside a cp.async pipeline's loop, the one the sm_89 kernels run)
+        if !matches!(spec.staging, Staging::CpAsync { .. }) {
+            out.push(Diag::new(
+                "staging",
+                "scale = block on atom = mma is generated over cp.async stages: use staging = cp_async(stages = 3, vector = 16)",
+            ));
+        }
+        return;
     }
     // (the stages bring the scales in beside the tiles)
     if !matches!(spec.staging, Staging::Tma { cp_async: None, by_class: false, .. }) {
@@ -1430,8 +1443,10 @@ fn resources(spec: &KernelSpec, out: &mut Vec<Diag>) {
         };
         let (held, shrink) = if spec.tensor_core() {
             (
-                if spec.promoted() && acc == total {
+                if spec.promoted() && acc == total && frags == 0 {
                     format!("{acc} f32 accumulators{}", promoted_share(spec))
+                } else if spec.promoted() && acc == total {
+                    format!("{acc} f32 accumulators{} and {frags} registers of operand fragments", promoted_share(spec))
                 } else {
                     format!("{acc} f32 accumulators and {frags} registers of operand fragments")
                 },

@@ -1401,7 +1401,8 @@ impl KernelSpec {
 
     /// Whether each stage's wgmma sums of 8-bit operands are added into the
     /// f32 accumulators apart (promoted): `wgmma(.., promote)`, or
-    /// `scale = block`, which scales each K block's sums as it adds them.
+    /// `scale = block`, which scales each K block's sums as it adds them
+    /// (on mma.sync too, each K tile's).
     pub fn promoted(&self) -> bool {
         // (`promote` on 16-bit operands is refused, and generates nothing)
         let eight_bit = self.a.elem.is_fp8() && self.b.elem.is_fp8();
@@ -1426,7 +1427,8 @@ impl KernelSpec {
             }
             // promoted: a set more for each stage's sums, two in a producer's ring
             (Atom::Wgmma { .. }, Some(w)) => w.m * w.n / 128 * (1 + self.promoted() as u32 + self.paired_sums() as u32),
-            (_, Some(w)) => w.m * w.n / 32,
+            // (mma: promoted, a set more for each K block's sums)
+            (_, Some(w)) => w.m * w.n / 32 * (1 + self.promoted() as u32),
             (_, None) => 0,
         }
     }

@@ -121,6 +121,58 @@ fn mma_takes_8_bit_floats_on_sm_89_and_newer_at_k_32() {
     assert!(errors_at(&w).contains(&"a"));
 }
 
+/// Block scales on mma.sync: a K tile of 128 is one K block, summed apart,
+/// so a thread holds two sets of sums (the register rule counts both), a
+/// warp's columns lie in one 128-column block of B, and the K loop is a
+/// cp.async pipeline's.
+#[test]
+fn block_scales_on_mma_sync_sum_each_k_block_apart() {
+    let mut s = smem_spec();
+    (s.a.elem, s.b.elem, s.c.elem) = (Elem::F8E4M3, Elem::F8E4M3, Elem::Bf16);
+    (s.a.layout, s.b.layout) = (Layout::RowMajor, Layout::ColMajor);
+    s.atom = Atom::Mma { m: 16, n: 8, k: 32 };
+    s.thread = None;
+    s.block = Block { m: 128, n: 128, k: Some(128), threads: 256, min_blocks: None };
+    s.warp = Some(Warp { m: 32, n: 64, m_iters: 1, n_iters: 1 });
+    s.staging = Staging::CpAsync { stages: 3, vector: 16, transpose_a: false, fragments: 2 };
+    (s.swizzle, s.edges, s.arch) = (Swizzle::Xor, Edges::Guarded, Arch::Sm89);
+    s.fused.scale = Some(Scale::Block);
+    assert_eq!(check(&s), vec![]);
+    assert!(s.promoted());
+    assert_eq!(s.accumulators_per_thread(), 2 * 32 * 64 / 32, "the accumulators and one K block's sums");
+    let at = |f: &dyn Fn(&mut KernelSpec)| {
+        let mut t = s.clone();
+        f(&mut t);
+        check(&t)
+    };
+    // 64 x 64 warps: 128 accumulators and 128 sums
+    let wide = at(&|t| {
+        t.block.threads = 128;
+        t.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
+    });
+    assert_eq!(wide.iter().map(|d| d.at).collect::<Vec<_>>(), vec!["warp"], "{wide:?}");
+    assert!(wide[0].msg.contains("256 f32 accumulators (half of them promoted sums)"), "{}", wide[0].msg);
+    let ats = |f: &dyn Fn(&mut KernelSpec)| at(f).into_iter().map(|d| d.at).collect::<Vec<_>>();
+    assert_eq!(ats(&|t| t.block.k = Some(64)), vec!["block.k"]);
+    assert_eq!(
+        ats(&|t| {
+            (t.block.m, t.block.n) = (64, 192);
+            t.warp = Some(Warp { m: 32, n: 48, m_iters: 1, n_iters: 1 });
+        }),
+        vec!["warp.n"]
+    );
+    assert_eq!(ats(&|t| t.staging = Staging::Smem { vector: 16, transpose_a: false, buffers: 2 }), vec!["staging"]);
+    assert_eq!(ats(&|t| t.persistent = Some(Persistent::StreamK)), vec!["persistent"]);
+    // 16-bit operands have no scales by block
+    assert_eq!(
+        ats(&|t| {
+            (t.a.elem, t.b.elem, t.block.k, t.atom) = (Elem::Bf16, Elem::Bf16, Some(64), Atom::Mma { m: 16, n: 8, k: 16 });
+            (t.arch, t.staging) = (Arch::Sm80, Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 2 });
+        }),
+        vec!["epilogue.scale"]
+    );
+}
+
 /// A producer warpgroup and two consumers, `setmaxnreg` to `producer_regs`
 /// and `consumer_regs`, the elected arrivals, no ping-pong or overlap.
 fn two_consumers(producer_regs: u32, consumer_regs: u32) -> Specialize {

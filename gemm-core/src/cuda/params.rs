@@ -6,7 +6,7 @@
 use super::ptx::storage_type;
 use super::stream_k;
 use super::writer::Writer;
-use crate::spec::{Groups, KernelSpec, Persistent};
+use crate::spec::{Groups, KernelSpec, Persistent, Scale};
 
 /// Writes the parameter list, `(` to `)`, after the kernel's name.
 pub fn signature(w: &mut Writer, spec: &KernelSpec) {
@@ -111,8 +111,9 @@ pub fn signature(w: &mut Writer, spec: &KernelSpec) {
 ///
 /// Under `groups = indexed | contiguous` the launch is one problem of A and C (a
 /// block per tile of them, the grid one deep) whose tile takes the B (and
-/// bias) of its group, `group` (in scope): the body is called once, with
-/// those moved there.
+/// bias, and B's block scales) of its group, `group` (in scope): the body is
+/// called once, with those moved there. Under `scale = block` the scales
+/// move with their operands.
 pub fn per_problem(w: &mut Writer, spec: &KernelSpec, body: impl FnOnce(&mut Writer)) {
     // (type, name, batch stride) of each pointer the batch moves
     let mut pointers = vec![
@@ -123,6 +124,16 @@ pub fn per_problem(w: &mut Writer, spec: &KernelSpec, body: impl FnOnce(&mut Wri
     if let Some(bias) = spec.fused.bias {
         pointers.push((format!("const {}*", storage_type(bias.elem)), "bias", "batch_bias"));
     }
+    if spec.fused.scale == Some(Scale::Block) {
+        // (the sizes of the launch's problems: a problem's own M may shadow M in the body)
+        w.line("// scale = block: A's scales K block after K block, M rounded up to 4 rows apart; each problem's");
+        w.line("// scales after the one before's, where the batch does not share its operand (stride 0)");
+        w.line("const int sfa_ld = (M + 3) / 4 * 4;");
+        w.line("const long long sfa_batch = batch_a != 0 ? (long long)sfa_ld * ((K + 127) / 128) : 0;");
+        w.line("const long long sfb_batch = batch_b != 0 ? (long long)((N + 127) / 128) * ((K + 127) / 128) : 0;");
+        pointers.push(("const float*".to_string(), "scale_a", "sfa_batch"));
+        pointers.push(("const float*".to_string(), "scale_b", "sfb_batch"));
+    }
     let list = |f: &dyn Fn(&(String, &str, &str)) -> String| pointers.iter().map(f).collect::<Vec<_>>().join(", ");
     w.line("// the kernel's body, over one problem's operands: called with the parameters themselves");
     w.line("// where the launch is one problem, which the compiler then addresses from the constant bank");
@@ -130,7 +141,7 @@ pub fn per_problem(w: &mut Writer, spec: &KernelSpec, body: impl FnOnce(&mut Wri
     if matches!(spec.groups, Some(Groups::Indexed | Groups::Contiguous)) {
         w.line("// the tile's group's B (and bias)");
         let moved = |(_, name, stride): &(String, &str, &str)| match *name {
-            "B" | "bias" => format!("{name} + group * {stride}"),
+            "B" | "bias" | "scale_b" => format!("{name} + group * {stride}"),
             _ => name.to_string(),
         };
         return w.line(format!("body({});", list(&moved)));

@@ -48,6 +48,59 @@ impl Tc<'_> {
         w.line("");
     }
 
+    /// Whether each K tile's sums are scaled apart, then added into the
+    /// accumulators (`scale = block`: a K tile is one K block of scales).
+    fn mma_block_scaled(&self) -> bool {
+        self.spec.fused.scale == Some(crate::spec::Scale::Block)
+    }
+
+    /// Where a K tile's mmas sum: the accumulators, or under `scale = block`
+    /// the tile's own sums.
+    fn mma_sums(&self) -> &'static str {
+        if self.mma_block_scaled() {
+            "part"
+        } else {
+            "acc"
+        }
+    }
+
+    /// `scale = block`, before K tile `kt`'s mmas: its sums start at zero,
+    /// and the scales they take are read, to be used once the mmas are done
+    /// (the loads in flight beside them): A's of this lane's rows (lane / 4
+    /// and + 8 of each 16-row atom; past M, the last row's) times B's of the
+    /// warp's 128-column block (past N, the last block's). C's rows and
+    /// columns past the edges are never stored.
+    pub(super) fn mma_tile_start(&self, w: &mut Writer) {
+        if !self.mma_block_scaled() {
+            return;
+        }
+        let guarded = self.spec.edges == crate::spec::Edges::Guarded;
+        w.line("// scale = block: this K block's sums start at zero, and their scales load beside its mmas");
+        w.line(format!("float part[{}][{}][4] = {{}};", self.ami, self.ani));
+        w.line(format!("float sc[{}][2];", self.ami));
+        w.block("", |w| {
+            let nb = if guarded { "min((block_n + warp_n) / 128, (N - 1) / 128)" } else { "(block_n + warp_n) / 128" };
+            w.line(format!("const float sb = __ldg(scale_b + {nb} * ((K + 127) / 128) + kt);"));
+            w.unrolled("im", self.ami, |w| {
+                w.unrolled("h", 2, |w| {
+                    let row =
+                        plus(&[Some("block_m + warp_m".into()), times(index("im", self.ami), 16), Some("lane / 4".into()), Some("h * 8".into())]);
+                    let row = if guarded { format!("min({row}, M - 1)") } else { row };
+                    w.line(format!("sc[im][h] = __ldg(scale_a + kt * sfa_ld + {row}) * sb;"));
+                });
+            });
+        });
+    }
+
+    /// `scale = block`, after K tile `kt`'s mmas: its sums, scaled, into the accumulators.
+    pub(super) fn mma_tile_end(&self, w: &mut Writer) {
+        if !self.mma_block_scaled() {
+            return;
+        }
+        w.line("// scale = block: the K block's sums, scaled, into the accumulators");
+        w.unrolled_nest(&[("im", self.ami), ("jn", self.ani), ("r", 4)], "acc[im][jn][r] += sc[im][r / 2] * part[im][jn][r];");
+    }
+
     /// The shared-memory line and element each lane's ldmatrix address
     /// starts from. (A K-major operand's second matrix along K starts 16
     /// bytes on: 8 elements of 16 bits, 16 of 8.)
@@ -133,7 +186,7 @@ impl Tc<'_> {
         let set = set.map_or(String::new(), |s| format!("[{s}]"));
         w.unrolled("im", self.ami, |w| {
             w.unrolled("jn", self.ani, |w| {
-                w.line(format!("mma_m16n8k{}(acc[im][jn], a_frag{set}[im], b_frag{set}[jn][0], b_frag{set}[jn][1]);", self.ak));
+                w.line(format!("mma_m16n8k{}({}[im][jn], a_frag{set}[im], b_frag{set}[jn][0], b_frag{set}[jn][1]);", self.ak, self.mma_sums()));
             });
         });
     }

@@ -427,7 +427,9 @@ impl Tc<'_> {
                 w.line(format!("{wait}  // this thread's copies of tile kt have landed"));
                 w.line("__syncthreads();  // everyone's have; and everyone is done reading the stage refilled next");
                 refill(w, checks);
+                self.mma_tile_start(w);
                 self.k_tile(w, Source::Smem { stage: "rd" });
+                self.mma_tile_end(w);
                 w.line(&next_rd);
             });
         }
@@ -470,6 +472,7 @@ impl Tc<'_> {
             Self::segment_comment(w, segments.len(), checks);
             w.block(format!("for (int kt = {from}; kt < {to}; ++kt)"), |w| {
                 refill(w, checks);
+                self.mma_tile_start(w);
                 w.line(format!("// atom (mma): {steps} K step(s) of {} per tile, the fragments one step ahead", self.ak));
                 for k in 0..steps - 1 {
                     w.block("", |w| {
@@ -488,6 +491,7 @@ impl Tc<'_> {
                     w.block("if (kt + 1 < tiles)", |w| self.mma_fragments(w, "rd", None, Some(steps % 2)));
                     self.mma_products(w, Some(last % 2));
                 });
+                self.mma_tile_end(w);
                 if steps % 2 == 1 {
                     w.line("// an odd number of K steps: the next tile's first fragments move to set 0");
                     w.unrolled("im", self.ami, |w| w.unrolled("r", 4, |w| w.line("a_frag[0][im][r] = a_frag[1][im][r];")));

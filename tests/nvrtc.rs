@@ -688,8 +688,8 @@ fn fp8_kernels_compile_to_k32_wgmmas_for_sm_90a() {
 /// mma.sync on 8-bit floats (`combos::mma_fp8`) compiles for sm_89 to
 /// m16n8k32 mmas of its operands' types; one kernel also for consumer
 /// Blackwell (sm_120), and for Hopper, where the runtime builds it for an
-/// sm_89 kernel on an H100 or H200 (which emulate it); the Ada kernel
-/// without spills.
+/// sm_89 kernel on an H100 or H200 (which emulate it); the Ada kernels
+/// (per-tensor and block scales) without spills for sm_89 and sm_120.
 #[test]
 fn fp8_mma_kernels_compile_to_k32_mma_syncs_for_sm_89() {
     use gemm_runtime::internal::compile::usage;
@@ -708,11 +708,15 @@ fn fp8_mma_kernels_compile_to_k32_mma_syncs_for_sm_89() {
     compile_clean(&first.source, &first.name, "sm_90");
     let k = gemm_runtime::Kernel::from_spec(KernelSpec { arch: Arch::Sm120, ..specs[0].clone() }).unwrap();
     compile_clean(&k.source, &k.name, "sm_120");
-    // the Ada kernel beside the sm_80 ladder: 128 accumulators and two sets of fragments a thread, no spills
-    let ada = &gemm_ladder::steps::mma_fp8_sm89::KERNEL;
-    let u = usage(&ada.source, &ada.name, "sm_89").unwrap();
-    assert_eq!(u.spill_stores + u.spill_loads, 0, "{}: {u:?}", ada.name);
-    assert!(ada.smem_bytes <= 99 * 1024, "{}: {} bytes", ada.name, ada.smem_bytes);
+    // the Ada kernels beside the sm_80 ladder: 128 accumulators and two sets of fragments a thread
+    // (per tensor), or 64 twice (block scales: each K block's sums apart); no spills on either arch
+    for ada in [&gemm_ladder::steps::mma_fp8_sm89::KERNEL, &gemm_ladder::steps::mma_fp8_block_sm89::KERNEL] {
+        for arch in ["sm_89", "sm_120"] {
+            let u = usage(&ada.source, &ada.name, arch).unwrap();
+            assert_eq!(u.spill_stores + u.spill_loads, 0, "{} on {arch}: {u:?}", ada.name);
+        }
+        assert!(ada.smem_bytes <= 99 * 1024, "{}: {} bytes", ada.name, ada.smem_bytes);
+    }
 }
 
 /// The grouped kernels compile for sm_90a without spills: the masked one

@@ -2350,6 +2350,69 @@ fn random_e4m3(len: usize, seed: u64) -> Vec<gemm_runtime::F8E4M3> {
     gemm_ladder::measure::random_normal(len, seed).into_iter().map(gemm_runtime::F8E4M3::from_f32).collect()
 }
 
+/// Block scales over a batch (`Scale::batch_lens`): each problem reads its
+/// own scales, after the one before's, where its operand is its own, and
+/// the one problem's where the batch shares the operand (stride 0): A
+/// shared, then B shared, each problem's C against an f64 product on the
+/// host; on wgmma (`fp8_block_scaled`, Hopper) and mma.sync
+/// (`mma_fp8_block_sm89`, sm_89 and newer), at sizes whose last tile and K
+/// block are partial.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn block_scales_follow_each_problem_of_a_batch_and_stay_with_a_shared_operand() {
+    use gemm_runtime::spec::{block_scales_a_ld, Scale};
+    use gemm_runtime::{bf16, EpilogueArgs};
+    let bench = bench();
+    let mut kernels = Vec::new();
+    if bench.gpu.capability == (9, 0) {
+        kernels.push(Kernel::from_spec(gemm_ladder::fp8::fp8_block_scaled::SPEC).unwrap());
+    }
+    if bench.gpu.capability >= (8, 9) {
+        kernels.push(Kernel::from_spec(gemm_ladder::steps::mma_fp8_block_sm89::SPEC).unwrap());
+    }
+    let s = bench.stream();
+    let (count, m, n, k) = (3usize, 200usize, 264usize, 336usize);
+    let (kb, lda_s) = (k.div_ceil(128), block_scales_a_ld(m));
+    let pow2 = |i: usize| ((i % 5) as f32 - 2.0).exp2();
+    for kernel in &kernels {
+        for a_shared in [true, false] {
+            let (stride_a, stride_b) = if a_shared { (0, n * k) } else { (m * k, 0) };
+            let dims = Dims::new(m, n, k).batched(count, stride_a, stride_b, m * n);
+            let (la, lb) = Scale::Block.batch_lens(m, n, k, (count, stride_a, stride_b));
+            let (problems_a, problems_b) = if a_shared { (1, count) } else { (count, 1) };
+            let a = random_e4m3(problems_a * m * k, 81);
+            let b = random_e4m3(problems_b * n * k, 82);
+            let sa: Vec<f32> = (0..la).map(|i| pow2(i * 7 + 1)).collect();
+            let sb: Vec<f32> = (0..lb).map(|i| pow2(i * 3 + 2)).collect();
+            assert_eq!((la, lb), (problems_a * kb * lda_s, problems_b * n.div_ceil(128) * kb));
+            let (a_d, b_d, sa_d, sb_d) =
+                (s.clone_htod(&a).unwrap(), s.clone_htod(&b).unwrap(), s.clone_htod(&sa).unwrap(), s.clone_htod(&sb).unwrap());
+            let mut c = s.clone_htod(&vec![bf16::NAN; count * m * n]).unwrap();
+            kernel.launch_with(s, &a_d, &b_d, &mut c, dims, EpilogueArgs::new().scales(&sa_d, &sb_d)).unwrap();
+            let out: Vec<f32> = s.clone_dtoh(&c).unwrap().into_iter().map(|x| x.to_f32()).collect();
+            for p in 0..count {
+                let (pa, pb) = if a_shared { (0, p) } else { (p, 0) };
+                let want: Vec<f32> = (0..m * n)
+                    .map(|e| {
+                        let (r, col) = (e / n, e % n);
+                        let sum: f64 = (0..k)
+                            .map(|q| {
+                                let x = a[(pa * m + r) * k + q].to_f32() as f64 * sa[pa * kb * lda_s + q / 128 * lda_s + r] as f64;
+                                let y = b[(pb * n + col) * k + q].to_f32() as f64 * sb[pb * n.div_ceil(128) * kb + col / 128 * kb + q / 128] as f64;
+                                x * y
+                            })
+                            .sum();
+                        sum as f32
+                    })
+                    .collect();
+                let err = gemm_runtime::internal::data::relative_error(&out[p * m * n..(p + 1) * m * n], &want).unwrap();
+                let shared = if a_shared { "A" } else { "B" };
+                assert!(err < 6e-3, "{}: problem {p} of a batch sharing {shared}: relative error {err:.3e}", kernel.name);
+            }
+        }
+    }
+}
+
 /// e4m3 groups on mma.sync: the sm_80 path's contiguous and masked kernels
 /// as Ada runs them (8-bit operands, m16n8k32, per-tensor scales; a Hopper
 /// GPU emulates the instruction), each group's rows of C against an f64

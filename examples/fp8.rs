@@ -15,9 +15,9 @@
 //!
 //! On Ada and consumer Blackwell (compute capability 8.9, 12.x), whose SMs
 //! multiply 8-bit floats by mma.sync, it runs `steps::mma_fp8_sm89` and
-//! `steps::mma_fp8_block_sm89` beside cuBLASLt's fp8 GEMM and cuBLAS's bf16
-//! one instead; `--mma` runs that table on other GPUs too (a Hopper GPU
-//! emulates the instruction).
+//! `steps::mma_fp8_block_sm89`, and their tuned spaces, beside cuBLASLt's
+//! fp8 GEMM and cuBLAS's bf16 one instead; `--mma` runs that table on other
+//! GPUs too (a Hopper GPU emulates the instruction).
 
 use gemm_ladder::fp8::{fp8_block_scaled, fp8_channel, fp8_promoted, fp8_tma_store};
 use gemm_ladder::lt_fp8::LtFp8;
@@ -208,11 +208,12 @@ fn run(sizes: &[(usize, usize, usize)], mma: bool) -> Result<(), Box<dyn std::er
 
 /// Ada's path: `mma_fp8_sm89` (e4m3 by mma.sync, per-tensor scales) and
 /// `mma_fp8_block_sm89` (block scales, each the same here, so that one
-/// reference serves) beside cuBLASLt's fp8 GEMM with the same scales and
-/// cuBLAS's bf16 GEMM, each one's error (f32 C) against sgemm on the
-/// operands widened to f32.
+/// reference serves), each beside its tuned space, cuBLASLt's fp8 GEMM with
+/// the same scales and cuBLAS's bf16 GEMM; the two kernels' errors (f32 C)
+/// against sgemm on the operands widened to f32.
 fn run_mma(bench: &Bench, sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>> {
     use gemm_ladder::steps::{mma_fp8_block_sm89, mma_fp8_sm89};
+    use gemm_ladder::tuned::{mma_fp8_block_tuned_sm89, mma_fp8_tuned_sm89};
     let s = bench.stream();
     let reps = Reps::default();
     let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
@@ -253,6 +254,19 @@ fn run_mma(bench: &Bench, sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn
         let mut c = s.alloc_zeros::<gemm_runtime::bf16>(m * n).map_err(GemmError::from)?;
         let ours = time(s, reps.warmup, reps.runs, |_| mma_fp8_sm89(s, a, b, &mut c, &scales.0, &scales.1, dims))?.tflops(flops);
         let block = time(s, reps.warmup, reps.runs, |_| mma_fp8_block_sm89(s, a, b, &mut c, &blocks.0, &blocks.1, dims))?.tflops(flops);
+        // their tuned spaces: the first launch at a size tunes, then the chosen point's speed
+        let mut tuned_run = |tuned: &gemm_runtime::Tuned, ep: EpilogueArgs<'_, f32>| -> Result<(f64, String), GemmError> {
+            tuned.launch_with(s, a, b, &mut c, dims, ep)?;
+            let speed = time(s, reps.warmup, reps.runs, |_| tuned.launch_with(s, a, b, &mut c, dims, ep))?.tflops(flops);
+            let point = tuned.chosen_for(s, dims)?.expect("chosen by its launches");
+            let stages = match point.spec.staging {
+                gemm_runtime::spec::Staging::CpAsync { stages, .. } => stages,
+                _ => unreachable!("Ada's tuned kernels stage by cp.async"),
+            };
+            Ok((speed, format!("{} x {}, {stages} stages", point.spec.block.m, point.spec.block.n)))
+        };
+        let tuned = tuned_run(&mma_fp8_tuned_sm89::KERNEL, EpilogueArgs::new().scales(&scales.0, &scales.1))?;
+        let block_tuned = tuned_run(&mma_fp8_block_tuned_sm89::KERNEL, EpilogueArgs::new().scales(&blocks.0, &blocks.1))?;
         // cuBLASLt's fp8 GEMM, where it has an algorithm for these sizes (lines 16 bytes aligned)
         let lt = (|| -> Result<(f64, f64), Box<dyn std::error::Error>> {
             let mut lt = LtFp8::new::<gemm_runtime::F8E4M3, gemm_runtime::F8E4M3, f32>(s, dims, (&scales.0, &scales.1), false)?;
@@ -269,7 +283,9 @@ fn run_mma(bench: &Bench, sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn
             Err(e) => println!("| {size} | cuBLASLt fp8 | | | ({e}) |"),
         }
         println!("| {size} | `mma_fp8_sm89` | {ours:.1} | {} | {error:.2e} |", pct(ours));
+        println!("| {size} | `mma_fp8_tuned_sm89` (chose {}) | {:.1} | {} | |", tuned.1, tuned.0, pct(tuned.0));
         println!("| {size} | `mma_fp8_block_sm89` (block scales) | {block:.1} | {} | {block_error:.2e} |", pct(block));
+        println!("| {size} | `mma_fp8_block_tuned_sm89` (chose {}) | {:.1} | {} | |", block_tuned.1, block_tuned.0, pct(block_tuned.0));
         println!("| {size} | cuBLAS bf16 (bf16 operands) | {bf16:.1} | {} | |", pct(bf16));
     }
     Ok(())

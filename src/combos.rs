@@ -123,7 +123,8 @@ pub fn mma() -> Vec<KernelSpec> {
 /// each swizzle, warps with an odd number of 8-wide atoms (the last loaded
 /// by ldmatrix .x2), fragments a K step ahead over one to three 32-wide
 /// steps a tile, C through shared memory, per-tensor and per-channel
-/// scales, the fused math, guarded edges on most and stream-K on some.
+/// scales, the fused math, guarded edges on most and stream-K on some; then
+/// block scales (`mma_fp8_block_scaled`).
 pub fn mma_fp8() -> Vec<KernelSpec> {
     use Elem::{F8E4M3 as E4, F8E5M2 as E5};
     let stagings = [

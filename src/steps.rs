@@ -811,8 +811,8 @@ pub fn all() -> impl Iterator<Item = &'static Step> {
 
 /// Beside the sm_80 ladder, for GPUs that give a block 99 KB of shared
 /// memory (compute capability 8.6, 8.9, 12.0): its tuned step in two
-/// stages, and the same tiling on 8-bit floats (Ada, consumer Blackwell),
-/// then those with DeepGEMM's block scales.
+/// stages, the same tiling on 8-bit floats (Ada, consumer Blackwell), and
+/// 8-bit floats with DeepGEMM's block scales.
 pub static SMALL_SM_STEPS: [Step; 3] = [
     Step {
         name: "mma_two_stages_sm89",

@@ -144,3 +144,59 @@ pub fn fp8_tuned(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<b
 #[allow(deprecated)]
 pub fn fp8_block_tuned(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
 // ANCHOR_END: fp8_block_tuned
+
+/// Ada's 8-bit path (sm_89; consumer Blackwell too): `mma_fp8_sm89` (e4m3
+/// by mma.sync, per-tensor scales) with its block tile and stages tuned
+/// within the 99 KB a block gets there, its 8 warps keeping their 2 x 4
+/// arrangement: 128 x 256 in two stages, 128 x 128 and 64 x 256 down to 64
+/// x 128 in up to four (7 points). An L4's 58 SMs and an RTX 4090's 128
+/// take a shape's tiles in different waves, which the tuning times.
+// ANCHOR: mma_fp8_tuned_sm89
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 128, threads = 256),
+    warp(m = 64, n = 64),
+    atom = mma(m16n8k32),
+    staging = cp_async(stages = 2, vector = 16, fragments = 2),
+    swizzle = xor,
+    raster = grouped(8),
+    epilogue = smem(scale = tensor),
+    edges = guarded,
+    arch = sm_89,
+    tune(
+        block = [block(m = 128, n = 256), block(m = 128, n = 128), block(m = 64, n = 256), block(m = 64, n = 128)],
+        stages = [2, 3, 4],
+    ),
+)]
+// the deeper rings of the larger tiles pass the shared memory: the macro
+// prunes those points, and says so in a warning silenced here
+#[allow(deprecated)]
+pub fn mma_fp8_tuned_sm89(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: mma_fp8_tuned_sm89
+
+/// `mma_fp8_block_sm89` (DeepGEMM's block scales on mma.sync) with its
+/// block tile and stages tuned, its 8 warps keeping their 4 x 2
+/// arrangement: 128 x 128 down to 64 x 64 (warps of 16 x 32), in two to
+/// four stages (11 points). Wider tiles are not listed: their warps' two
+/// sets of sums would take 256 registers (128 x 256), or their B fragments
+/// a step ahead spill beside them (64 x 256, warps of 16 x 128).
+// ANCHOR: mma_fp8_block_tuned_sm89
+#[gemm_kernel(
+    block(m = 128, n = 128, k = 128, threads = 256),
+    warp(m = 32, n = 64),
+    atom = mma(m16n8k32),
+    staging = cp_async(stages = 3, vector = 16, fragments = 2),
+    swizzle = xor,
+    raster = grouped(8),
+    epilogue = smem(scale = block),
+    edges = guarded,
+    arch = sm_89,
+    tune(
+        block = [block(m = 128, n = 128), block(m = 64, n = 128), block(m = 128, n = 64), block(m = 64, n = 64)],
+        stages = [2, 3, 4],
+    ),
+)]
+// the deepest ring of the largest tiles passes the shared memory: the macro
+// prunes that point, and says so in a warning silenced here
+#[allow(deprecated)]
+pub fn mma_fp8_block_tuned_sm89(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: mma_fp8_block_tuned_sm89

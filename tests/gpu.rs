@@ -1789,7 +1789,13 @@ fn fp8_kernels_match_the_product_of_their_operands_widened_to_f32() {
     kernels.push(Kernel::from_spec(gemm_ladder::fp8::fp8_wgmma::SPEC).unwrap());
     // the first, middle and last points of the tuned fp8 kernels and of the fp8 decode kernels
     // (K tiles of 128 to 512)
-    for tuned in [&gemm_ladder::tuned::fp8_tuned::KERNEL, &gemm_ladder::tuned::fp8_block_tuned::KERNEL, &gemm_ladder::decode::decode_fp8::KERNEL] {
+    for tuned in [
+        &gemm_ladder::tuned::fp8_tuned::KERNEL,
+        &gemm_ladder::tuned::fp8_block_tuned::KERNEL,
+        &gemm_ladder::decode::decode_fp8::KERNEL,
+        &gemm_ladder::tuned::mma_fp8_tuned_sm89::KERNEL,
+        &gemm_ladder::tuned::mma_fp8_block_tuned_sm89::KERNEL,
+    ] {
         let points = tuned.points();
         for i in [0, points.len() / 2, points.len() - 1] {
             kernels.push(Kernel::from_spec(points[i].clone()).unwrap());

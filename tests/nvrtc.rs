@@ -689,7 +689,8 @@ fn fp8_kernels_compile_to_k32_wgmmas_for_sm_90a() {
 /// m16n8k32 mmas of its operands' types; one kernel also for consumer
 /// Blackwell (sm_120), and for Hopper, where the runtime builds it for an
 /// sm_89 kernel on an H100 or H200 (which emulate it); the Ada kernels
-/// (per-tensor and block scales) without spills for sm_89 and sm_120.
+/// (per-tensor and block scales) and their tuned spaces' points without
+/// spills for sm_89 and sm_120.
 #[test]
 fn fp8_mma_kernels_compile_to_k32_mma_syncs_for_sm_89() {
     use gemm_runtime::internal::compile::usage;
@@ -710,7 +711,10 @@ fn fp8_mma_kernels_compile_to_k32_mma_syncs_for_sm_89() {
     compile_clean(&k.source, &k.name, "sm_120");
     // the Ada kernels beside the sm_80 ladder: 128 accumulators and two sets of fragments a thread
     // (per tensor), or 64 twice (block scales: each K block's sums apart); no spills on either arch
-    for ada in [&gemm_ladder::steps::mma_fp8_sm89::KERNEL, &gemm_ladder::steps::mma_fp8_block_sm89::KERNEL] {
+    // and every point of their tuned spaces
+    let tuned = [&gemm_ladder::tuned::mma_fp8_tuned_sm89::KERNEL, &gemm_ladder::tuned::mma_fp8_block_tuned_sm89::KERNEL];
+    let points = tuned.iter().flat_map(|t| t.kernels());
+    for ada in [&gemm_ladder::steps::mma_fp8_sm89::KERNEL, &gemm_ladder::steps::mma_fp8_block_sm89::KERNEL].into_iter().chain(points) {
         for arch in ["sm_89", "sm_120"] {
             let u = usage(&ada.source, &ada.name, arch).unwrap();
             assert_eq!(u.spill_stores + u.spill_loads, 0, "{} on {arch}: {u:?}", ada.name);

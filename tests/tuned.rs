@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use gemm_ladder::fused::{verify_tuned_fused, Scalars};
 use gemm_ladder::measure::{kernel_tolerance, Bench, Problem};
-use gemm_ladder::tuned::{fp8_block_tuned, fp8_tuned, hopper_tuned, mma_tuned, simt_tuned};
+use gemm_ladder::tuned::{fp8_block_tuned, fp8_tuned, hopper_tuned, mma_fp8_block_tuned_sm89, mma_fp8_tuned_sm89, mma_tuned, simt_tuned};
 use gemm_runtime::internal::data::relative_error;
 use gemm_runtime::{bf16, gemm_kernel, Bias, Dims, Kernel, Mat, MatMut, RowMajor, Tuned};
 
@@ -22,8 +22,15 @@ fn temp_dir(name: &str) -> PathBuf {
 /// generates, and its step's own spec among them.
 #[test]
 fn the_tuned_kernels_spaces_hold_legal_points_only() {
-    let spaces =
-        [(&simt_tuned::KERNEL, 8), (&mma_tuned::KERNEL, 8), (&hopper_tuned::KERNEL, 48), (&fp8_tuned::KERNEL, 33), (&fp8_block_tuned::KERNEL, 62)];
+    let spaces = [
+        (&simt_tuned::KERNEL, 8),
+        (&mma_tuned::KERNEL, 8),
+        (&hopper_tuned::KERNEL, 48),
+        (&fp8_tuned::KERNEL, 33),
+        (&fp8_block_tuned::KERNEL, 62),
+        (&mma_fp8_tuned_sm89::KERNEL, 7),
+        (&mma_fp8_block_tuned_sm89::KERNEL, 11),
+    ];
     for (tuned, points) in spaces {
         assert_eq!(tuned.points().len(), points, "{}", tuned.name());
         for k in tuned.kernels() {
@@ -36,6 +43,14 @@ fn the_tuned_kernels_spaces_hold_legal_points_only() {
     let step = &gemm_ladder::fp8::fp8_autotuned::KERNEL.spec;
     let same = |s: &gemm_runtime::spec::KernelSpec| gemm_runtime::spec::KernelSpec { name: step.name.clone(), ..s.clone() } == *step;
     assert!(fp8_tuned::KERNEL.points().iter().any(same), "fp8_autotuned is a point of fp8_tuned");
+    // Ada's 8-bit kernels are points of their tuned spaces
+    for (step, tuned) in [
+        (&gemm_ladder::steps::mma_fp8_sm89::KERNEL, &mma_fp8_tuned_sm89::KERNEL),
+        (&gemm_ladder::steps::mma_fp8_block_sm89::KERNEL, &mma_fp8_block_tuned_sm89::KERNEL),
+    ] {
+        let same = |s: &gemm_runtime::spec::KernelSpec| gemm_runtime::spec::KernelSpec { name: step.spec.name.clone(), ..s.clone() } == step.spec;
+        assert!(tuned.points().iter().any(same), "{} is a point of {}", step.name, tuned.name());
+    }
     // the Hopper space's schedules: persistent walks, the hybrid and the tail split, a third each
     use gemm_runtime::spec::Persistent;
     for schedule in [Persistent::Tiles, Persistent::Hybrid, Persistent::TailSplit] {
@@ -102,7 +117,7 @@ fn cases() -> Vec<(&'static Tuned, Vec<Dims>)> {
         let s = &t.points()[0];
         gemm_ladder::measure::dims_with_ld_multiple(m, n, k, [s.a.layout, s.b.layout, s.c.layout], 16)
     };
-    for t in [&fp8_tuned::KERNEL, &fp8_block_tuned::KERNEL] {
+    for t in [&fp8_tuned::KERNEL, &fp8_block_tuned::KERNEL, &mma_fp8_tuned_sm89::KERNEL, &mma_fp8_block_tuned_sm89::KERNEL] {
         out.push((t, vec![lines16(1024, 1024, 1024, t), lines16(1000, 777, 333, t)]));
     }
     let fp8 = &gemm_ladder::decode::decode_fp8::KERNEL;
@@ -110,11 +125,23 @@ fn cases() -> Vec<(&'static Tuned, Vec<Dims>)> {
     out
 }
 
+/// Whether this GPU runs a kernel built for `spec.arch`: sm_90a's on
+/// Hopper alone, the others from their compute capability on.
+fn runs_on(spec: &gemm_runtime::spec::KernelSpec, bench: &Bench) -> bool {
+    match spec.arch {
+        gemm_runtime::spec::Arch::Sm90a => bench.gpu.capability == (9, 0),
+        a => {
+            let (major, minor) = a.capability();
+            (major as i32, minor as i32) <= bench.gpu.capability
+        }
+    }
+}
+
 /// Launches every case into a poisoned C and compares with cuBLAS.
 fn check_cases(bench: &Bench) {
     for (tuned, sizes) in cases() {
         let first: &Kernel = tuned.kernel(0);
-        if first.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
+        if !runs_on(&first.spec, bench) {
             continue;
         }
         for (i, dims) in sizes.into_iter().enumerate() {
@@ -203,7 +230,7 @@ fn tuned_kernels_match_cublas_and_a_second_process_does_not_tune_again() {
 fn every_point_of_every_tuned_space_matches_cublas() {
     use gemm_ladder::decode::{decode_cluster, decode_mma, decode_split, decode_swapped};
     let bench = Bench::open().unwrap();
-    let spaces: [(&Tuned, (usize, usize, usize)); 10] = [
+    let spaces: [(&Tuned, (usize, usize, usize)); 12] = [
         (&simt_tuned::KERNEL, (1000, 777, 333)),
         (&mma_tuned::KERNEL, (1000, 777, 333)),
         (&hopper_tuned::KERNEL, (1000, 777, 333)),
@@ -216,12 +243,15 @@ fn every_point_of_every_tuned_space_matches_cublas() {
         (&fp8_tuned::KERNEL, (1000, 777, 333)),
         (&fp8_block_tuned::KERNEL, (1000, 777, 333)),
         (&gemm_ladder::decode::decode_fp8::KERNEL, (777, 37, 1000)),
+        // Ada's, by mma.sync (emulated on Hopper)
+        (&mma_fp8_tuned_sm89::KERNEL, (1000, 777, 333)),
+        (&mma_fp8_block_tuned_sm89::KERNEL, (1000, 777, 333)),
     ];
     let (mut checked, mut failed) = (0, Vec::new());
     for (tuned, (m, n, k)) in spaces {
         for (i, kernel) in tuned.kernels().enumerate() {
             let spec = &kernel.spec;
-            if spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
+            if !runs_on(spec, &bench) {
                 continue;
             }
             // 16-byte lines: 8 elements of 16 bits, 16 of 8

@@ -75,20 +75,26 @@ fn fma_reads_f32_and_tensor_cores_read_16_bit_types() {
     assert!(at.contains(&"a") && at.contains(&"b"), "{at:?}");
 }
 
+/// 8-bit A (`a`) and B (`b`), K-major, into a bf16 C by `mma(m16n8k32)`
+/// over a 3-stage cp.async pipeline of 16-byte copies, the xor swizzle.
+fn fp8_mma_spec(a: Elem, b: Elem, block: Block, warp: Warp) -> KernelSpec {
+    let mut s = smem_spec();
+    (s.a.elem, s.b.elem, s.c.elem) = (a, b, Elem::Bf16);
+    (s.a.layout, s.b.layout) = (Layout::RowMajor, Layout::ColMajor);
+    s.atom = Atom::Mma { m: 16, n: 8, k: 32 };
+    (s.thread, s.block, s.warp) = (None, block, Some(warp));
+    s.staging = Staging::CpAsync { stages: 3, vector: 16, transpose_a: false, fragments: 2 };
+    s.swizzle = Swizzle::Xor;
+    s
+}
+
 /// mma.sync multiplies 8-bit floats on sm_89 and sm_120 (the GPUs whose SMs
 /// have it), K-major, 32 along K an atom, copied 4 bytes or more at a
 /// time; wmma not at all.
 #[test]
 fn mma_takes_8_bit_floats_on_sm_89_and_newer_at_k_32() {
-    let mut s = smem_spec();
-    (s.a.elem, s.b.elem, s.c.elem) = (Elem::F8E4M3, Elem::F8E5M2, Elem::Bf16);
-    (s.a.layout, s.b.layout) = (Layout::RowMajor, Layout::ColMajor);
-    s.atom = Atom::Mma { m: 16, n: 8, k: 32 };
-    s.thread = None;
-    s.warp = Some(Warp { m: 32, n: 32, m_iters: 1, n_iters: 1 });
-    s.block = Block { m: 64, n: 64, k: Some(64), threads: 128, min_blocks: None };
-    s.staging = Staging::CpAsync { stages: 3, vector: 16, transpose_a: false, fragments: 2 };
-    s.swizzle = Swizzle::Xor;
+    let block = Block { m: 64, n: 64, k: Some(64), threads: 128, min_blocks: None };
+    let mut s = fp8_mma_spec(Elem::F8E4M3, Elem::F8E5M2, block, Warp { m: 32, n: 32, m_iters: 1, n_iters: 1 });
     assert_eq!(s.min_arch(), Arch::Sm89);
     for arch in [Arch::Sm89, Arch::Sm120] {
         assert_eq!(check(&KernelSpec { arch, ..s.clone() }), vec![], "{arch}");
@@ -127,15 +133,9 @@ fn mma_takes_8_bit_floats_on_sm_89_and_newer_at_k_32() {
 /// cp.async pipeline's.
 #[test]
 fn block_scales_on_mma_sync_sum_each_k_block_apart() {
-    let mut s = smem_spec();
-    (s.a.elem, s.b.elem, s.c.elem) = (Elem::F8E4M3, Elem::F8E4M3, Elem::Bf16);
-    (s.a.layout, s.b.layout) = (Layout::RowMajor, Layout::ColMajor);
-    s.atom = Atom::Mma { m: 16, n: 8, k: 32 };
-    s.thread = None;
-    s.block = Block { m: 128, n: 128, k: Some(128), threads: 256, min_blocks: None };
-    s.warp = Some(Warp { m: 32, n: 64, m_iters: 1, n_iters: 1 });
-    s.staging = Staging::CpAsync { stages: 3, vector: 16, transpose_a: false, fragments: 2 };
-    (s.swizzle, s.edges, s.arch) = (Swizzle::Xor, Edges::Guarded, Arch::Sm89);
+    let block = Block { m: 128, n: 128, k: Some(128), threads: 256, min_blocks: None };
+    let mut s = fp8_mma_spec(Elem::F8E4M3, Elem::F8E4M3, block, Warp { m: 32, n: 64, m_iters: 1, n_iters: 1 });
+    (s.edges, s.arch) = (Edges::Guarded, Arch::Sm89);
     s.fused.scale = Some(Scale::Block);
     assert_eq!(check(&s), vec![]);
     assert!(s.promoted());

@@ -1,6 +1,6 @@
 use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor};
 
-// Block scales multiply each 128-wide K block's wgmma sums of 8-bit operands.
+// Block scales multiply each 128-wide K block's tensor-core sums of 8-bit operands.
 #[gemm_kernel(
     block(m = 128, n = 128, k = 64, threads = 384),
     warp(m = 64, n = 128),

@@ -21,6 +21,9 @@
 //! `decode_fp8` (e4m3 weight and tokens, a scale per output channel and per
 //! token) runs the swapped form too, timed the same three ways beside
 //! cuBLAS's bf16 GEMM on the same problem: the step it replaces.
+//! `decode_fp8_sm89` (the same on Ada's mma.sync, the product as written)
+//! is timed there two ways, on GPUs of compute capability 8.9 and later (a
+//! Hopper GPU emulates its mmas).
 
 use gemm_ladder::measure::{padded_dims, Bench, Problem, Reps};
 use gemm_runtime::internal::timing::{time, time_back_to_back};
@@ -83,10 +86,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     println!();
-    let fp8: &Tuned = &gemm_ladder::decode::decode_fp8::KERNEL;
-    let known = |n: &str| kernels.iter().any(|(t, _)| t.name() == n) || fp8.name() == n;
+    // the 8-bit kernels: Hopper's (swapped), Ada's (as written)
+    let fp8: [(&Tuned, bool); 2] = [(&gemm_ladder::decode::decode_fp8::KERNEL, true), (&gemm_ladder::decode::decode_fp8_sm89::KERNEL, false)];
+    let known = |n: &str| kernels.iter().chain(&fp8).any(|(t, _)| t.name() == n);
     if let Some(unknown) = only.iter().find(|n| !known(n)) {
-        return Err(format!("no kernel {unknown} (decode_mma, decode_swapped, decode_split, decode_cluster, decode_fp8)").into());
+        return Err(format!("no kernel {unknown} (decode_mma, decode_swapped, decode_split, decode_cluster, decode_fp8, decode_fp8_sm89)").into());
     }
     for (tuned, swapped) in kernels.into_iter().filter(|(t, _)| only.is_empty() || only.iter().any(|n| n == t.name())) {
         let first = tuned.kernel(0);
@@ -193,16 +197,28 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let dependent_mean = if dependent { format!(" | | {:.1}% |", mean(log_sum_dependent)) } else { String::new() };
         println!("| geometric mean | | | | | {:.1}% | | | | {:.1}% |{dependent_mean} |\n", mean(log_sum), mean(log_sum_batched));
     }
-    if (only.is_empty() || only.iter().any(|n| n == fp8.name())) && bench.gpu.capability == (9, 0) {
-        fp8_table(&bench, fp8, &tokens, reps)?;
+    for (tuned, swapped) in fp8.into_iter().filter(|(t, _)| only.is_empty() || only.iter().any(|n| n == t.name())) {
+        let arch = tuned.kernel(0).spec.arch;
+        let (major, minor) = arch.capability();
+        let runs = match arch {
+            gemm_runtime::spec::Arch::Sm90a => bench.gpu.capability == (9, 0),
+            _ => (major as i32, minor as i32) <= bench.gpu.capability,
+        };
+        if runs {
+            fp8_table(&bench, tuned, swapped, &tokens, reps)?;
+        } else {
+            println!("{}: skipped ({arch} kernels do not run on {})\n", tuned.name(), bench.gpu.name);
+        }
     }
     Ok(())
 }
 
-/// `decode_fp8` at each weight and token count, checked against sgemm on
-/// its operands widened to f32 (times their scales) and timed three ways
-/// beside cuBLAS's bf16 GEMM on the same transposed problem.
-fn fp8_table(bench: &Bench, tuned: &Tuned, tokens: &[usize], reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
+/// An 8-bit decode kernel at each weight and token count, checked against
+/// sgemm on its operands widened to f32 (times their scales) and timed
+/// beside cuBLAS's bf16 GEMM on the same problem (transposed where the
+/// kernel is `swapped`): a launch alone, back to back, and (Hopper's)
+/// back to back as dependent launches.
+fn fp8_table(bench: &Bench, tuned: &Tuned, swapped: bool, tokens: &[usize], reps: Reps) -> Result<(), Box<dyn std::error::Error>> {
     let hbm = bench.facts.memory_bytes_per_s();
     let rotate = 4.0 * bench.facts.l2_bytes as f64;
     let first = tuned.kernel(0);
@@ -221,7 +237,8 @@ fn fp8_table(bench: &Bench, tuned: &Tuned, tokens: &[usize], reps: Reps) -> Resu
     let mut count = 0;
     for &(n, k) in &WEIGHTS {
         for &m in tokens {
-            let dims = gemm_ladder::measure::dims_with_ld_multiple(n, m, k, layouts, 16);
+            let (rows, cols) = if swapped { (n, m) } else { (m, n) };
+            let dims = gemm_ladder::measure::dims_with_ld_multiple(rows, cols, k, layouts, 16);
             let p = Problem::for_kernel(bench, first, dims, 5)?;
             let mut reference = p.reference(bench)?;
             let product = p.scales.as_ref().map_or(1.0, |s| s.2);
@@ -245,10 +262,15 @@ fn fp8_table(bench: &Bench, tuned: &Tuned, tokens: &[usize], reps: Reps) -> Resu
                 let (p, c) = &mut sets[i % copies];
                 p.launch_tuned(bench, tuned, c)
             })?;
-            let t_dependent = time_back_to_back(bench.stream(), reps.warmup, reps.runs, BATCH, |i| {
-                let (p, c) = &mut sets[i % copies];
-                p.launch_tuned_dependent(bench, tuned, c)
-            })?;
+            // (dependent launches: Hopper's kernels alone wait for the one before in the kernel)
+            let t_dependent = if first.waits_for_previous() {
+                Some(time_back_to_back(bench.stream(), reps.warmup, reps.runs, BATCH, |i| {
+                    let (p, c) = &mut sets[i % copies];
+                    p.launch_tuned_dependent(bench, tuned, c)
+                })?)
+            } else {
+                None
+            };
             drop(sets);
             // the bf16 step it replaces: cuBLAS on bf16 operands of the same shape
             let bf16 = [gemm_runtime::spec::Elem::Bf16; 3];
@@ -272,14 +294,13 @@ fn fp8_table(bench: &Bench, tuned: &Tuned, tokens: &[usize], reps: Reps) -> Resu
             if let Some(k) = tuned.chosen_for_dependent(bench.stream(), dims)?.filter(|k| !point.contains(k.name.as_ref())) {
                 point += &format!("; dependent: `{}`", k.name);
             }
+            let dependent = t_dependent.as_ref().map_or(" | ".to_string(), |t| format!("{:.0} | {:.1}%", rate(t) / 1e9, 100.0 * rate(t) / hbm));
             println!(
-                "| {m} x {n} x {k} | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.0} | {:.1}% | {:.1} | {:.1} | {speedup:.2} | {point} |",
+                "| {m} x {n} x {k} | {:.0} | {:.1}% | {:.0} | {:.1}% | {dependent} | {:.1} | {:.1} | {speedup:.2} | {point} |",
                 rate(&t) / 1e9,
                 100.0 * rate(&t) / hbm,
                 rate(&t_batched) / 1e9,
                 100.0 * rate(&t_batched) / hbm,
-                rate(&t_dependent) / 1e9,
-                100.0 * rate(&t_dependent) / hbm,
                 1e3 * t_batched.median_ms(),
                 1e3 * cublas.median_ms(),
             );

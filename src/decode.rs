@@ -138,3 +138,30 @@ pub fn decode_cluster(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<
 #[allow(deprecated)]
 pub fn decode_fp8(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, ColMajor>);
 // ANCHOR_END: decode_fp8
+
+/// `decode_mma` on 8-bit floats, for Ada and consumer Blackwell (mma.sync
+/// m16n8k32, sm_89): the tokens in e4m3 with one scale each (a row of A),
+/// W in e4m3 `[N, K]` with one scale per output channel (a column of B),
+/// `scale = channel`, C in bf16. The weight is read at one byte an element,
+/// half of bf16's. K tiles of 128 are the 128 bytes of each line that
+/// `decode_mma`'s 64 are; tiles of 16 or 32 tokens, K tiles of 128 or 256
+/// and the stages are tuned within the 99 KB a block gets there (9 points).
+/// Quantize W per row and x per token with `gemm_runtime::quantize::per_row`.
+// ANCHOR: decode_fp8_sm89
+#[gemm_kernel(
+    block(m = 16, n = 128, k = 128, threads = 128),
+    warp(m = 16, n = 32),
+    atom = mma(m16n8k32),
+    staging = cp_async(stages = 4, vector = 16),
+    swizzle = xor,
+    persistent = stream_k,
+    epilogue = vector(scale = channel),
+    edges = guarded,
+    arch = sm_89,
+    tune(block.m = [16, 32], block.k = [128, 256], stages = [2, 3, 4, 5], key = exact),
+)]
+// the deeper rings of the larger tiles pass the shared memory: the macro
+// prunes those points, and says so in a warning silenced here
+#[allow(deprecated)]
+pub fn decode_fp8_sm89(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
+// ANCHOR_END: decode_fp8_sm89

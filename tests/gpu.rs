@@ -1793,6 +1793,7 @@ fn fp8_kernels_match_the_product_of_their_operands_widened_to_f32() {
         &gemm_ladder::tuned::fp8_tuned::KERNEL,
         &gemm_ladder::tuned::fp8_block_tuned::KERNEL,
         &gemm_ladder::decode::decode_fp8::KERNEL,
+        &gemm_ladder::decode::decode_fp8_sm89::KERNEL,
         &gemm_ladder::tuned::mma_fp8_tuned_sm89::KERNEL,
         &gemm_ladder::tuned::mma_fp8_block_tuned_sm89::KERNEL,
     ] {

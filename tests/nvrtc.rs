@@ -390,6 +390,7 @@ fn every_ladder_kernels_variants_compile() {
 #[test]
 fn every_point_of_the_tuned_and_decode_kernels_compiles() {
     use gemm_ladder::{decode, tuned};
+    // (Ada's 8-bit spaces compile in `the_ada_kernels_and_their_tuned_points_do_not_spill`)
     let spaces: [&gemm_runtime::Tuned; 10] = [
         &tuned::simt_tuned::KERNEL,
         &tuned::mma_tuned::KERNEL,
@@ -404,8 +405,7 @@ fn every_point_of_the_tuned_and_decode_kernels_compiles() {
     ];
     for t in spaces {
         for k in t.kernels() {
-            let arch = if k.spec.arch == gemm_runtime::spec::Arch::Sm90a { "sm_90a" } else { "sm_80" };
-            compile_clean(&k.source, &k.name, arch);
+            compile_clean(&k.source, &k.name, k.spec.arch.nvrtc_name());
         }
     }
 }
@@ -712,12 +712,16 @@ fn fp8_mma_kernels_compile_to_k32_mma_syncs_for_sm_89() {
 /// and fit the 99 KB a block gets: 128 accumulators and two sets of
 /// fragments a thread (per tensor), or 64 twice (block scales: each K
 /// block's sums apart), no spills for sm_89 or sm_120; every point of their
-/// tuned spaces none for sm_89.
+/// tuned spaces and of the 8-bit decode kernel none for sm_89.
 #[test]
 fn the_ada_kernels_and_their_tuned_points_do_not_spill() {
     use gemm_runtime::internal::compile::usage;
     let steps = [&gemm_ladder::steps::mma_fp8_sm89::KERNEL, &gemm_ladder::steps::mma_fp8_block_sm89::KERNEL];
-    let tuned = [&gemm_ladder::tuned::mma_fp8_tuned_sm89::KERNEL, &gemm_ladder::tuned::mma_fp8_block_tuned_sm89::KERNEL];
+    let tuned = [
+        &gemm_ladder::tuned::mma_fp8_tuned_sm89::KERNEL,
+        &gemm_ladder::tuned::mma_fp8_block_tuned_sm89::KERNEL,
+        &gemm_ladder::decode::decode_fp8_sm89::KERNEL,
+    ];
     let points = tuned.iter().flat_map(|t| t.kernels());
     for (ada, archs) in steps.into_iter().map(|k| (k, &["sm_89", "sm_120"][..])).chain(points.map(|k| (k, &["sm_89"][..]))) {
         for arch in archs {

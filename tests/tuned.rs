@@ -122,6 +122,9 @@ fn cases() -> Vec<(&'static Tuned, Vec<Dims>)> {
     }
     let fp8 = &gemm_ladder::decode::decode_fp8::KERNEL;
     out.push((fp8, vec![Dims::new(4096, 1, 4096), lines16(777, 37, 1000, fp8)]));
+    // and Ada's, the product as written
+    let ada = &gemm_ladder::decode::decode_fp8_sm89::KERNEL;
+    out.push((ada, vec![Dims::new(1, 4096, 4096), lines16(37, 777, 1000, ada)]));
     out
 }
 
@@ -230,7 +233,7 @@ fn tuned_kernels_match_cublas_and_a_second_process_does_not_tune_again() {
 fn every_point_of_every_tuned_space_matches_cublas() {
     use gemm_ladder::decode::{decode_cluster, decode_mma, decode_split, decode_swapped};
     let bench = Bench::open().unwrap();
-    let spaces: [(&Tuned, (usize, usize, usize)); 12] = [
+    let spaces: [(&Tuned, (usize, usize, usize)); 13] = [
         (&simt_tuned::KERNEL, (1000, 777, 333)),
         (&mma_tuned::KERNEL, (1000, 777, 333)),
         (&hopper_tuned::KERNEL, (1000, 777, 333)),
@@ -246,6 +249,7 @@ fn every_point_of_every_tuned_space_matches_cublas() {
         // Ada's, by mma.sync (emulated on Hopper)
         (&mma_fp8_tuned_sm89::KERNEL, (1000, 777, 333)),
         (&mma_fp8_block_tuned_sm89::KERNEL, (1000, 777, 333)),
+        (&gemm_ladder::decode::decode_fp8_sm89::KERNEL, (37, 777, 1000)),
     ];
     let (mut checked, mut failed) = (0, Vec::new());
     for (tuned, (m, n, k)) in spaces {

@@ -199,12 +199,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     for (tuned, swapped) in fp8.into_iter().filter(|(t, _)| only.is_empty() || only.iter().any(|n| n == t.name())) {
         let arch = tuned.kernel(0).spec.arch;
-        let (major, minor) = arch.capability();
-        let runs = match arch {
-            gemm_runtime::spec::Arch::Sm90a => bench.gpu.capability == (9, 0),
-            _ => (major as i32, minor as i32) <= bench.gpu.capability,
-        };
-        if runs {
+        if arch.runs_on(bench.gpu.capability) {
             fp8_table(&bench, tuned, swapped, &tokens, reps)?;
         } else {
             println!("{}: skipped ({arch} kernels do not run on {})\n", tuned.name(), bench.gpu.name);

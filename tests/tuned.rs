@@ -128,23 +128,11 @@ fn cases() -> Vec<(&'static Tuned, Vec<Dims>)> {
     out
 }
 
-/// Whether this GPU runs a kernel built for `spec.arch`: sm_90a's on
-/// Hopper alone, the others from their compute capability on.
-fn runs_on(spec: &gemm_runtime::spec::KernelSpec, bench: &Bench) -> bool {
-    match spec.arch {
-        gemm_runtime::spec::Arch::Sm90a => bench.gpu.capability == (9, 0),
-        a => {
-            let (major, minor) = a.capability();
-            (major as i32, minor as i32) <= bench.gpu.capability
-        }
-    }
-}
-
 /// Launches every case into a poisoned C and compares with cuBLAS.
 fn check_cases(bench: &Bench) {
     for (tuned, sizes) in cases() {
         let first: &Kernel = tuned.kernel(0);
-        if !runs_on(&first.spec, bench) {
+        if !first.spec.arch.runs_on(bench.gpu.capability) {
             continue;
         }
         for (i, dims) in sizes.into_iter().enumerate() {
@@ -255,7 +243,7 @@ fn every_point_of_every_tuned_space_matches_cublas() {
     for (tuned, (m, n, k)) in spaces {
         for (i, kernel) in tuned.kernels().enumerate() {
             let spec = &kernel.spec;
-            if !runs_on(spec, &bench) {
+            if !spec.arch.runs_on(bench.gpu.capability) {
                 continue;
             }
             // 16-byte lines: 8 elements of 16 bits, 16 of 8

@@ -702,6 +702,20 @@ impl Arch {
         }
     }
 
+    /// Whether a kernel built for this arch runs on a device of compute
+    /// capability `device` (as the driver reports it): one at least as new,
+    /// and for sm_90a (wgmma, TMA, setmaxnreg: features of Hopper alone)
+    /// exactly 9.0.
+    pub fn runs_on(self, device: (i32, i32)) -> bool {
+        self.new_enough(device) && (self != Arch::Sm90a || device == (9, 0))
+    }
+
+    /// Whether a device of compute capability `device` is at least as new as this arch.
+    pub fn new_enough(self, device: (i32, i32)) -> bool {
+        let (major, minor) = self.capability();
+        device >= (major as i32, minor as i32)
+    }
+
     /// Compute capability (major, minor).
     pub const fn capability(self) -> (u32, u32) {
         match self {

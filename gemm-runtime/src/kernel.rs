@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::CUdevice_attribute_enum as DevAttr;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig};
-use gemm_core::spec::{Arch, KernelSpec, Persistent, Staging, Which};
+use gemm_core::spec::{KernelSpec, Persistent, Staging, Which};
 
 use crate::args::{self, Dims, Element};
 use crate::compile;
@@ -41,19 +41,6 @@ struct Loaded {
     f: CudaFunction,
     /// Blocks resident at once on the whole device (occupancy x SMs), at least 1.
     resident: u32,
-}
-
-/// Whether a kernel built for `arch` runs on a device of compute capability
-/// `(major, minor)`: one at least as new, and for sm_90a (wgmma, TMA,
-/// setmaxnreg: features of Hopper alone) exactly 9.0.
-fn runs_on(arch: Arch, (major, minor): (i32, i32)) -> bool {
-    new_enough(arch, (major, minor)) && (arch != Arch::Sm90a || (major, minor) == (9, 0))
-}
-
-/// Whether the device is at least as new as `arch`.
-fn new_enough(arch: Arch, (major, minor): (i32, i32)) -> bool {
-    let (need_major, need_minor) = arch.capability();
-    (major, minor) >= (need_major as i32, need_minor as i32)
 }
 
 /// Blocks that may share one C tile under stream-K. A tile's owner adds the
@@ -135,9 +122,9 @@ impl Kernel {
             return Ok(l.clone());
         }
         let (major, minor) = ctx.compute_capability()?;
-        if !runs_on(self.spec.arch, (major, minor)) {
+        if !self.spec.arch.runs_on((major, minor)) {
             let (kernel, kernel_arch) = (self.name.to_string(), self.spec.arch.to_string());
-            if new_enough(self.spec.arch, (major, minor)) {
+            if self.spec.arch.new_enough((major, minor)) {
                 return Err(GemmError::ArchSpecific { kernel, kernel_arch, major, minor });
             }
             return Err(GemmError::ArchTooOld { kernel, kernel_arch, major, minor });
@@ -560,6 +547,7 @@ fn balanced_blocks(tiles: usize, resident: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gemm_core::spec::Arch;
 
     /// The persistent grid keeps the rounds of a block per SM and gives
     /// every block the same count of tiles, or one fewer: 512 tiles on 132
@@ -613,6 +601,7 @@ mod tests {
     /// alone: an A100 or a Blackwell GPU gets `ArchTooOld`, not a launch.
     #[test]
     fn hopper_kernels_run_on_compute_capability_9_0_only() {
+        let runs_on = |arch: Arch, device| arch.runs_on(device);
         assert!(runs_on(Arch::Sm80, (8, 0)) && runs_on(Arch::Sm80, (9, 0)) && runs_on(Arch::Sm80, (10, 0)));
         assert!(!runs_on(Arch::Sm80, (7, 5)));
         assert!(runs_on(Arch::Sm90a, (9, 0)));
@@ -625,6 +614,7 @@ mod tests {
     /// and newer ones: sm_89's on an RTX 4090 or an H200, not on an A6000.
     #[test]
     fn kernels_for_consumer_gpus_run_on_their_capability_and_newer() {
+        let runs_on = |arch: Arch, device| arch.runs_on(device);
         assert!(runs_on(Arch::Sm86, (8, 6)) && runs_on(Arch::Sm86, (8, 9)) && !runs_on(Arch::Sm86, (8, 0)));
         assert!(runs_on(Arch::Sm89, (8, 9)) && runs_on(Arch::Sm89, (9, 0)) && !runs_on(Arch::Sm89, (8, 6)));
         assert!(runs_on(Arch::Sm120, (12, 0)) && !runs_on(Arch::Sm120, (10, 0)));

@@ -262,7 +262,19 @@ impl Kernel {
             // (grouped problems are read and written where they lie: a copy of C would write its rows
             // past each problem's)
             Ok(shapes) if grouped => ([false; 3], Some(shapes)),
-            Ok(shapes) => (realign::repitched(&self.spec, &shapes, dims), Some(shapes)),
+            Ok(shapes) => {
+                let slow = realign::repitched(&self.spec, &shapes, dims);
+                if !self.variant && slow != [false; 3] {
+                    let by_class = realign::slow_lines_by_class(&self.spec, dims, given, slow, realign::Machine::of(stream.context())?);
+                    if let Some(spec) = by_class {
+                        // A and B where they lie, a class of lines at a time, in place of their copies
+                        let variant = self.variant_of(spec)?;
+                        drop((_a_sync, _b_sync, _c_sync));
+                        return variant.launch_in(order, stream, a, b, c, dims, epilogue);
+                    }
+                }
+                (slow, Some(shapes))
+            }
             Err(e @ GemmError::Misaligned { .. }) if grouped => {
                 // (a C the kernel cannot write where it lies by a variant that can; A and B as they lie)
                 let spec = if self.variant { None } else { realign::grouped_c_spec(&self.spec, dims, given) };

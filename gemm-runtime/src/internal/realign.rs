@@ -25,7 +25,9 @@
 //! TFLOP/s with such lines, 717 at 32-byte multiples and 761 at 128-byte
 //! ones (BENCHMARKS.md). Where the product is wide enough to pay for it
 //! ([`REPITCH_MIN`]), such an A or B is copied too, its lines 128 bytes
-//! apart, as every copy of A or B for TMA is.
+//! apart, as every copy of A or B for TMA is; or, where the spec has a
+//! by-class variant and it costs less, read where it lies by that variant,
+//! whose maps start every box 128 bytes aligned ([`slow_lines_by_class`]).
 //!
 //! What it costs is the copies' traffic (each copied operand read and
 //! written once more, C twice under `beta`, against a GEMM's 2mnk flops),
@@ -77,6 +79,7 @@ pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3], ma
         },
         Ok(shapes) => Ok(match repitched(spec, &shapes, dims) {
             [false, false, _] => Plan::Direct,
+            slow if slow_lines_by_class(spec, dims, addrs, slow, machine).is_some() => Plan::ByClass,
             [a, b, c] => Plan::Copied { a, b, c },
         }),
         Err(GemmError::Misaligned { .. }) => Ok(route(spec, dims, addrs, machine).0),
@@ -399,6 +402,20 @@ fn by_class_pays(spec: &KernelSpec, variant: &KernelSpec, dims: Dims, addrs: [u6
     let tiles = dims.m.div_ceil(spec.block.m as usize).saturating_mul(dims.n.div_ceil(spec.block.n as usize));
     let copies = copy_seconds(spec, dims, copied, machine) + waves(tiles) * dims.k.div_ceil(64) as f64 * TILE_STEP_S;
     by_class < copies
+}
+
+/// The by-class variant of `spec` for a launch whose A or B (`slow`, as
+/// [`repitched`] finds them) lie where TMA reads them slowly, where it costs
+/// less than copying them: each class map starts at a 128-byte boundary
+/// and holds lines 32 x ld bytes apart (a multiple of 128 for lines 16
+/// bytes apart modulo 32), so every box starts 128 bytes aligned. At 4095
+/// x 4097 x 4100 with lines padded to 8 elements, `hopper_tuned` ran 542.5
+/// TFLOP/s with A and B copied (H200, BENCHMARKS.md).
+pub(crate) fn slow_lines_by_class(spec: &KernelSpec, dims: Dims, addrs: [u64; 3], slow: [bool; 3], machine: Machine) -> Option<KernelSpec> {
+    if variants() != Variants::On || !(slow[0] || slow[1]) {
+        return None;
+    }
+    by_class_spec(spec).filter(|v| by_class_pays(spec, v, dims, addrs, [slow[0], slow[1]], machine))
 }
 
 /// `spec`'s variant that reads A and B and writes C where they lie, a class
@@ -915,10 +932,12 @@ mod tests {
 
     /// TMA reads lines 16 bytes apart modulo 32 at 58% of its speed: such
     /// an A or B is copied at a 128-byte pitch where the product is wide
-    /// enough to pay for the copy, and read where it lies otherwise; lines
-    /// 32 bytes apart, and cp.async kernels, read them where they lie.
+    /// enough to pay for the copy, or read by class of lines where the
+    /// spec's by-class variant costs less, and read where it lies
+    /// otherwise; lines 32 bytes apart, and cp.async kernels, read them
+    /// where they lie.
     #[test]
-    fn tma_lines_16_bytes_apart_modulo_32_are_copied_where_the_product_pays() {
+    fn tma_lines_16_bytes_apart_modulo_32_are_copied_or_read_by_class_where_the_product_pays() {
         let tma = crate::test_specs::tma_store();
         let addrs = [BASE, BASE << 1, BASE << 2];
         let big = [1 << 26; 3];
@@ -939,6 +958,11 @@ mod tests {
         assert_eq!(plan(&tma, odd_c, big, addrs).unwrap(), Plan::Variant { vector: None, only: None, scalar_c: true, a: true, b: true, c: false });
         let four = KernelSpec { staging: Staging::tma(4), ..tma.clone() };
         assert_eq!(plan(&four, odd_c, big, addrs).unwrap(), Plan::ByClass);
+        // C aligned: the same, the by-class variant in place of A's and B's copies
+        assert_eq!(plan(&four, padded8, big, addrs).unwrap(), Plan::ByClass);
+        assert_eq!(plan(&four, Dims::new(4095, 4097, 4100).with_ld(4104, 4104, 4104), big, addrs).unwrap(), Plan::ByClass);
+        assert!(variant_spec(&four, padded8, addrs).is_some_and(|v| v.by_class()), "the variant the launch runs");
+        assert_eq!(plan(&four, narrow, big, addrs).unwrap(), Plan::Copied { a: false, b: true, c: false }, "by class loses to B's copy");
         // copies of A and B for TMA: lines 128 bytes apart; C's the vector's
         let shapes = crate::args::shapes(tma.a, tma.b, tma.c, Dims::new(4095, 4097, 4100));
         assert_eq!(shapes.each_ref().map(|s| aligned_ld(&tma, s)), [4160, 4160, 4104]);

@@ -800,15 +800,93 @@ fn runtime_misuse_is_an_error_not_a_panic_or_a_wrong_answer() {
     assert!(matches!(elem, GemmError::ElemMismatch { operand: 'A', .. }), "{elem}");
 }
 
+/// Every epilogue addresses C in 64 bits: a C past 2^31 elements on the
+/// Hopper path (TMA stores; a C tile stored by threads; C's lines odd,
+/// written by the scalar variant), the sm_80 path and the f32 SIMT path
+/// (stream-K) matches cuBLAS, run on the same rows alone, in its first rows
+/// and in those on both sides of element 2^31, with nothing written past
+/// C. TMA reads A by coordinates: an A past 2^31 elements runs on the
+/// Hopper path, its rows past 2^31 checked, and is refused where loads
+/// address it by 32-bit offsets.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn sizes_past_32_bit_offsets_are_refused() {
+fn operands_past_2_31_elements_match_cublas_or_are_refused() {
+    use gemm_ladder::steps::{autotuned, hopper_autotuned, mma_autotuned, persistent};
     let bench = bench();
-    // C of 65536 x 32768 = 2^31 elements: one past the largest int offset.
-    let (m, n, k) = (65536, 32768, 1);
-    let (a, b, mut c) = (buffer(&bench, m * k), buffer(&bench, k * n), buffer(&bench, m * n));
-    let err = naive(bench.stream(), &a, &b, &mut c, Dims::new(m, n, k)).unwrap_err();
-    assert!(matches!(err, GemmError::IndexOverflow { operand: 'C', .. }), "{err}");
+    let hopper = bench.gpu.capability == (9, 0);
+    // 16384 x 131104: 2,148,007,936 elements of C, element 2^31 in row 16380
+    let (m, n, k) = (16384, 131104, 64);
+    let rows = [(0, 32), (m - 64, m)];
+    if hopper {
+        big_rows(&bench, &hopper_autotuned::KERNEL, Dims::new(m, n, k), &rows, bf16::from_f32).unwrap();
+        big_rows(&bench, &persistent::KERNEL, Dims::new(m, n, k), &rows, bf16::from_f32).unwrap();
+        // C's lines 131073 elements apart: 2,147,500,032 elements, written by the scalar variant
+        big_rows(&bench, &hopper_autotuned::KERNEL, Dims::new(m, 131073, k), &rows, bf16::from_f32).unwrap();
+    }
+    big_rows(&bench, &mma_autotuned::KERNEL, Dims::new(m, n, k), &rows, bf16::from_f32).unwrap();
+    big_rows(&bench, &autotuned::KERNEL, Dims::new(m, n, k), &rows, |x| x).unwrap();
+    // A of 524416 x 4096: rows from 524288 on lie past element 2^31
+    let tall = Dims::new(524416, 256, 4096);
+    let refused = big_rows(&bench, &mma_autotuned::KERNEL, tall, &[], bf16::from_f32).unwrap_err();
+    assert!(refused.contains("A spans 2148007936 elements, past the 32-bit offsets"), "{refused}");
+    if hopper {
+        big_rows(&bench, &hopper_autotuned::KERNEL, tall, &[(0, 32), (524288 - 32, 524416)], bf16::from_f32).unwrap();
+    }
+}
+
+/// Launches `k` (A and C row-major) at `dims` on random operands (A's
+/// first 1000 rows repeated down its length: A may be too long to fill
+/// from the host) and checks C's `rows` (ranges) against cuBLAS run on
+/// those rows of A alone, and that nothing is written past C; the launch's
+/// `Err` as text where it refuses.
+fn big_rows<T>(bench: &Bench, k: &Kernel, dims: Dims, rows: &[(usize, usize)], from_f32: fn(f32) -> T) -> Result<(), String>
+where
+    T: gemm_runtime::Element + Copy + gemm_runtime::cudarc::driver::DeviceRepr + gemm_runtime::cudarc::driver::ValidAsZeroBits,
+{
+    use gemm_ladder::measure::random_normal;
+    let s = bench.stream();
+    let layouts = layouts_of(&k.spec);
+    assert_eq!((layouts[0], layouts[2]), (Layout::RowMajor, Layout::RowMajor), "{}: rows of A and C are contiguous", k.name);
+    let (m, n, kk) = (dims.m, dims.n, dims.k);
+    let host = |len: usize, seed: u64| random_normal(len, seed).into_iter().map(from_f32).collect::<Vec<T>>();
+    let block = 1000.min(m) * kk;
+    // SAFETY: every element is written below before any is read.
+    let mut a = unsafe { s.alloc::<T>(m * kk) }.unwrap();
+    s.memcpy_htod(&host(block, 11), &mut a.slice_mut(..block)).unwrap();
+    let mut filled = block;
+    while filled < m * kk {
+        let len = filled.min(m * kk - filled);
+        let (from, mut to) = a.split_at_mut(filled);
+        s.memcpy_dtod(&from.slice(..len), &mut to.slice_mut(..len)).unwrap();
+        filled += len;
+    }
+    let b = s.clone_htod(&host(kk * n, 12)).unwrap();
+    // C's checked rows and 4096 elements past C poisoned
+    let (len, guard) = (m * n, 4096);
+    let nan = from_f32(f32::NAN);
+    // SAFETY: C is only read where it was poisoned, or after the kernel wrote it.
+    let mut c = unsafe { s.alloc::<T>(len + guard) }.unwrap();
+    for &(r0, r1) in rows {
+        s.memcpy_htod(&vec![nan; (r1 - r0) * n], &mut c.slice_mut(r0 * n..r1 * n)).unwrap();
+    }
+    s.memcpy_htod(&vec![nan; guard], &mut c.slice_mut(len..)).unwrap();
+    k.launch(s, &a, &b, &mut c.slice_mut(..len), dims).map_err(|e| e.to_string())?;
+    let tol = gemm_runtime::internal::data::tolerance(k.spec.c.elem);
+    for &(r0, r1) in rows {
+        let mut want = s.alloc_zeros::<f32>((r1 - r0) * n).unwrap();
+        bench.blas.gemm(layouts, &a.slice(r0 * kk..r1 * kk), &b, &mut want, Dims::new(r1 - r0, n, kk)).unwrap();
+        let want: Vec<f32> = s.clone_dtoh(&want).unwrap().into_iter().map(|x| from_f32(x).to_f32()).collect();
+        let got: Vec<f32> = s.clone_dtoh(&c.slice(r0 * n..r1 * n)).unwrap().into_iter().map(T::to_f32).collect();
+        let rms = (want.iter().map(|&r| (r as f64).powi(2)).sum::<f64>() / want.len() as f64).sqrt();
+        for (i, (&o, &r)) in got.iter().zip(&want).enumerate() {
+            if !o.is_finite() || (o - r).abs() as f64 > 4.0 * tol * (r.abs() as f64) + tol * rms {
+                panic!("{} at {m} x {n} x {kk}: C[{}][{}] = {o} where cuBLAS has {r}", k.name, r0 + i / n, i % n);
+            }
+        }
+    }
+    let past = s.clone_dtoh(&c.slice(len..)).unwrap();
+    assert!(past.into_iter().all(|x| x.to_f32().is_nan()), "{}: written past C", k.name);
+    Ok(())
 }
 
 #[test]

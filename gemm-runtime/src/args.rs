@@ -160,7 +160,8 @@ impl Element for float8::F8E5M2 {
     }
 }
 
-/// Largest offset the generated kernels compute in 32-bit `int`.
+/// Largest offset the generated kernels compute in 32-bit `int`: into A
+/// and B where no TMA loads them (see [`check`]).
 pub const MAX_OFFSET: usize = i32::MAX as usize;
 
 /// Each buffer (lengths in elements, A, B, C) holds its matrix, every batch's.
@@ -212,11 +213,29 @@ fn check_batch(d: &Dims, c: &Shape, grid_z: bool, contiguous: bool) -> Result<()
     Ok(())
 }
 
-/// Every offset and leading dimension fits the 32-bit ints that the kernels
-/// (and cuBLAS's `int` sizes) compute with.
+/// Every offset and leading dimension fits the 32-bit ints that cuBLAS's
+/// sizes take.
 pub(crate) fn fit_i32(shapes: &[Shape; 3]) -> Result<(), GemmError> {
+    fit_offsets(shapes, |_| false)
+}
+
+/// Every leading dimension fits the kernels' `int` parameters, and every
+/// operand they address by 32-bit offsets spans at most [`MAX_OFFSET`]
+/// elements. Every epilogue addresses C in 64 bits, and TMA reads A and B
+/// by coordinates (its stages filled by cp.async, in 64 bits), so those
+/// may span more: the logits of 16384 tokens over a 152064-word vocabulary,
+/// or a weight of 2^31 elements.
+fn fit_spec_offsets(spec: &KernelSpec, shapes: &[Shape; 3]) -> Result<(), GemmError> {
+    let tma = matches!(spec.staging, gemm_core::spec::Staging::Tma { .. });
+    fit_offsets(shapes, |name| name == 'C' || tma)
+}
+
+/// [`fit_i32`] but for the operands `wide` names, whose sides and leading
+/// dimension alone must fit.
+fn fit_offsets(shapes: &[Shape; 3], wide: impl Fn(char) -> bool) -> Result<(), GemmError> {
     for s in shapes {
-        if s.span() > MAX_OFFSET || s.ld > MAX_OFFSET {
+        let sides = s.rows.max(s.cols).max(s.ld);
+        if sides > MAX_OFFSET || (s.span() > MAX_OFFSET && !wide(s.name)) {
             return Err(GemmError::IndexOverflow { operand: s.name, elements: s.span(), max: MAX_OFFSET });
         }
     }
@@ -225,7 +244,7 @@ pub(crate) fn fit_i32(shapes: &[Shape; 3]) -> Result<(), GemmError> {
 
 /// Everything a launch must satisfy that can be known before it runs: sizes,
 /// leading dimensions, buffer lengths, the kernel's size rules, alignment and
-/// 32-bit offsets. `lens` and `addrs` are the buffers' lengths (elements) and
+/// 32-bit offsets (A and B, where no TMA loads them). `lens` and `addrs` are the buffers' lengths (elements) and
 /// device addresses, in the order A, B, C.
 pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> Result<[Shape; 3], GemmError> {
     if d.m == 0 || d.n == 0 || d.k == 0 {
@@ -248,7 +267,7 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
     fit_buffers(&shapes, lens, d.batch)?;
     // (early: the rules below, and the copies and variants a launch refused for alignment goes
     // on to, work out tiles, pitches and spans that only sizes within these bounds keep finite)
-    fit_i32(&shapes)?;
+    fit_spec_offsets(spec, &shapes)?;
     // (indexed and contiguous groups on a grid of a block per tile place tiles in one problem's rows)
     let one_a_and_c = spec.groups.is_some_and(gemm_core::spec::Groups::one_a_and_c);
     check_batch(&d, &shapes[2], spec.persistent.is_none() && !one_a_and_c, one_a_and_c)?;
@@ -469,5 +488,33 @@ mod tests {
         let many = Dims::new(128, 128, 64).batched(1 << 31, 0, 0, 128 * 128);
         let err = check(&persistent, many, big, [0, 0, 0]).unwrap_err().to_string();
         assert!(err.contains("32-bit count"), "{err}");
+    }
+
+    /// Every epilogue addresses C in 64 bits and TMA reads A and B by
+    /// coordinates, so those may span past 2^31 elements; an A or B that
+    /// shared or global loads address by 32-bit offsets may not, and no
+    /// side or leading dimension may pass the kernels' `int` parameters.
+    #[test]
+    fn c_and_operands_tma_loads_may_span_past_32_bit_offsets() {
+        let big = [usize::MAX; 3];
+        let (tma, mma) = (crate::test_specs::tma_store(), crate::test_specs::mma());
+        // logits: 16384 tokens over a 152064-word vocabulary, 2.49e9 elements of C
+        let logits = Dims::new(16384, 152064, 4096);
+        assert!(check(&tma, logits, big, [0; 3]).is_ok());
+        assert!(check(&mma, logits, big, [0; 3]).is_ok());
+        // A of 524416 x 4096: past 2^31 elements
+        let tall = Dims::new(524416, 256, 4096);
+        assert!(check(&tma, tall, big, [0; 3]).is_ok());
+        let err = check(&mma, tall, big, [0; 3]).unwrap_err();
+        assert!(matches!(err, GemmError::IndexOverflow { operand: 'A', .. }), "{err}");
+        // B stored K-major for TMA: its span passes 2^31 too; the mma spec's row-major B refused
+        let wide = Dims::new(256, 524416, 4096);
+        assert!(check(&tma, wide, big, [0; 3]).is_ok());
+        assert!(matches!(check(&mma, wide, big, [0; 3]).unwrap_err(), GemmError::IndexOverflow { operand: 'B', .. }));
+        // a side or a leading dimension past an int: refused on every path
+        let long = Dims::new(1 << 31, 8, 64).with_ld(64, 64, 8);
+        assert!(matches!(check(&tma, long, big, [0; 3]).unwrap_err(), GemmError::IndexOverflow { .. }));
+        let far = Dims::new(128, 256, 64).with_ld(64, 64, 1 << 31);
+        assert!(matches!(check(&tma, far, big, [0; 3]).unwrap_err(), GemmError::IndexOverflow { operand: 'C', .. }));
     }
 }

@@ -430,21 +430,21 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
                 #pragma unroll
                 for (int i = 0; i < 8; ++i) {
                     if (block_m + thread_m + i < M && block_n + thread_n + jn * 16 + 3 < N) {
-                        *reinterpret_cast<float4*>(&C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16)]) = float4{acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
+                        *reinterpret_cast<float4*>(&C_batch[(long long)(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16)]) = float4{acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
                     }
                     else {
                         // across an edge of C: the elements inside it, one at a time
                         if (block_m + thread_m + i < M && block_n + thread_n + jn * 16 < N) {
-                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16)] = acc[i][jn * 4];
+                            C_batch[(long long)(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16)] = acc[i][jn * 4];
                         }
                         if (block_m + thread_m + i < M && block_n + thread_n + jn * 16 + 1 < N) {
-                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16 + 1)] = acc[i][jn * 4 + 1];
+                            C_batch[(long long)(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16 + 1)] = acc[i][jn * 4 + 1];
                         }
                         if (block_m + thread_m + i < M && block_n + thread_n + jn * 16 + 2 < N) {
-                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16 + 2)] = acc[i][jn * 4 + 2];
+                            C_batch[(long long)(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16 + 2)] = acc[i][jn * 4 + 2];
                         }
                         if (block_m + thread_m + i < M && block_n + thread_n + jn * 16 + 3 < N) {
-                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16 + 3)] = acc[i][jn * 4 + 3];
+                            C_batch[(long long)(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16 + 3)] = acc[i][jn * 4 + 3];
                         }
                     }
                 }
@@ -653,21 +653,21 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
                 #pragma unroll
                 for (int i = 0; i < 8; ++i) {
                     if (block_m + thread_m + i < M && block_n + thread_n + jn * 16 + 3 < N) {
-                        *reinterpret_cast<float4*>(&C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16)]) = float4{acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
+                        *reinterpret_cast<float4*>(&C_batch[(long long)(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16)]) = float4{acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
                     }
                     else {
                         // across an edge of C: the elements inside it, one at a time
                         if (block_m + thread_m + i < M && block_n + thread_n + jn * 16 < N) {
-                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16)] = acc[i][jn * 4];
+                            C_batch[(long long)(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16)] = acc[i][jn * 4];
                         }
                         if (block_m + thread_m + i < M && block_n + thread_n + jn * 16 + 1 < N) {
-                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16 + 1)] = acc[i][jn * 4 + 1];
+                            C_batch[(long long)(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16 + 1)] = acc[i][jn * 4 + 1];
                         }
                         if (block_m + thread_m + i < M && block_n + thread_n + jn * 16 + 2 < N) {
-                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16 + 2)] = acc[i][jn * 4 + 2];
+                            C_batch[(long long)(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16 + 2)] = acc[i][jn * 4 + 2];
                         }
                         if (block_m + thread_m + i < M && block_n + thread_n + jn * 16 + 3 < N) {
-                            C_batch[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16 + 3)] = acc[i][jn * 4 + 3];
+                            C_batch[(long long)(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16 + 3)] = acc[i][jn * 4 + 3];
                         }
                     }
                 }

@@ -89,7 +89,7 @@ bank_conflicts__f32f32f32_rrr__b128x128x8_t256__r8x8n__fma__smem_v4_x1_at__pad4_
         for (int i = 0; i < 8; ++i) {
             #pragma unroll
             for (int q = 0; q < 2; ++q) {
-                *reinterpret_cast<float4*>(&C[(block_m + thread_m + i) * ldc + (block_n + thread_n + q * 4)]) = float4{acc[i][q * 4], acc[i][q * 4 + 1], acc[i][q * 4 + 2], acc[i][q * 4 + 3]};
+                *reinterpret_cast<float4*>(&C[(long long)(block_m + thread_m + i) * ldc + (block_n + thread_n + q * 4)]) = float4{acc[i][q * 4], acc[i][q * 4 + 1], acc[i][q * 4 + 2], acc[i][q * 4 + 3]};
             }
         }
     };

@@ -66,7 +66,7 @@ blocktiling_1d__f32f32f32_rrr__b64x64x8_t512__r8x1n__fma__smem_v1_x1__sm_80(
         // epilogue (direct): C = A * B
         #pragma unroll
         for (int i = 0; i < 8; ++i) {
-            C[(block_m + thread_m + i) * ldc + (block_n + thread_n)] = acc[i][0];
+            C[(long long)(block_m + thread_m + i) * ldc + (block_n + thread_n)] = acc[i][0];
         }
     };
     // one problem, or blockIdx.z's of a batch

@@ -84,7 +84,7 @@ blocktiling_2d__f32f32f32_rrr__b128x128x8_t256__r8x8n__fma__smem_v1_x1__sm_80(
         for (int i = 0; i < 8; ++i) {
             #pragma unroll
             for (int j = 0; j < 8; ++j) {
-                C[(block_m + thread_m + i) * ldc + (block_n + thread_n + j)] = acc[i][j];
+                C[(long long)(block_m + thread_m + i) * ldc + (block_n + thread_n + j)] = acc[i][j];
             }
         }
     };

@@ -37,7 +37,7 @@ coalesced__f32f32f32_rrr__b32x32_t1024__r1x1n__fma__direct__guarded__sm_80(
 
         // epilogue (direct): C = A * B; nothing is stored past C's edges
         if (row0 < M && col0 < N) {
-            C[row0 * ldc + col0] = acc[0][0];
+            C[(long long)row0 * ldc + col0] = acc[0][0];
         }
     };
     // one problem, or blockIdx.z's of a batch

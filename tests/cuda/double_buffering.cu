@@ -162,7 +162,7 @@ double_buffering__f32f32f32_rrr__b128x128x8_t128__w64x64_i1x4__r8x4n__fma__smem_
         for (int jn = 0; jn < 4; ++jn) {
             #pragma unroll
             for (int i = 0; i < 8; ++i) {
-                *reinterpret_cast<float4*>(&C[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16)]) = float4{acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
+                *reinterpret_cast<float4*>(&C[(long long)(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 16)]) = float4{acc[i][jn * 4], acc[i][jn * 4 + 1], acc[i][jn * 4 + 2], acc[i][jn * 4 + 3]};
             }
         }
     };

@@ -542,7 +542,7 @@ fp8_autotuned__F8E4M3F8E4M3bf16_rcr__b128x128x128_t384__w64x128_i1x1__wgmma64x12
                     const int line = i / 128, e = i % 128;
                     const int row = block_m + line, col = block_n + e;
                     if (row < M && col < N) {
-                        C_batch[row * ldc + col] = c_tile[c_tile_at(line, e)];
+                        C_batch[(long long)row * ldc + col] = c_tile[c_tile_at(line, e)];
                     }
                 }
             }

@@ -360,7 +360,7 @@ fp8_tma_store__F8E4M3F8E4M3bf16_rcr__b128x256x128_t384__w64x256_i1x1__wgmma64x25
                         const int line = i / 128, e = i % 128;
                         const int row = block_m + line, col = block_n + part * 128 + e;
                         if (row < M && col < N) {
-                            C_batch[row * ldc + col] = c_tile[c_tile_at(line, e)];
+                            C_batch[(long long)row * ldc + col] = c_tile[c_tile_at(line, e)];
                         }
                     }
                 }

@@ -265,7 +265,7 @@ fp8_wgmma__F8E4M3F8E4M3bf16_rcr__b128x128x128_t128__w128x128_i1x1__wgmma64x128x3
                         const float scale = __ldg(scale_a) * __ldg(scale_b);  // A's and B's scales
                         float v0 = scale * acc[im][0][q][2 * h];
                         float v1 = scale * acc[im][0][q][2 * h + 1];
-                        *reinterpret_cast<unsigned*>(&C_batch[(c_row + im * 64 + h * 8) * ldc + (c_col + q * 8)]) = to_bf16x2(v0, v1);
+                        *reinterpret_cast<unsigned*>(&C_batch[(long long)(c_row + im * 64 + h * 8) * ldc + (c_col + q * 8)]) = to_bf16x2(v0, v1);
                     }
                 }
                 else {
@@ -274,14 +274,14 @@ fp8_wgmma__F8E4M3F8E4M3bf16_rcr__b128x128x128_t128__w128x128_i1x1__wgmma64x128x3
                         {
                             const float scale = __ldg(scale_a) * __ldg(scale_b);  // A's and B's scales
                             float v0 = scale * acc[im][0][q][2 * h];
-                            C_batch[(c_row + im * 64 + h * 8) * ldc + (c_col + q * 8)] = to_bf16(v0);
+                            C_batch[(long long)(c_row + im * 64 + h * 8) * ldc + (c_col + q * 8)] = to_bf16(v0);
                         }
                     }
                     if (c_row + im * 64 + h * 8 < M && c_col + q * 8 + 1 < N) {
                         {
                             const float scale = __ldg(scale_a) * __ldg(scale_b);  // A's and B's scales
                             float v0 = scale * acc[im][0][q][2 * h + 1];
-                            C_batch[(c_row + im * 64 + h * 8) * ldc + (c_col + q * 8 + 1)] = to_bf16(v0);
+                            C_batch[(long long)(c_row + im * 64 + h * 8) * ldc + (c_col + q * 8 + 1)] = to_bf16(v0);
                         }
                     }
                 }

@@ -598,12 +598,12 @@ mma_autotuned__bf16bf16bf16_rrr__b128x256x64_t256__w64x64_i1x1__mma16x8x16__cp_a
             const int e = (i % 32) * 8;
             const int row = block_m + line, col = block_n + e;
             if (row < M && col + 8 <= N) {
-                *reinterpret_cast<uint4*>(&C[row * ldc + col]) = *reinterpret_cast<const uint4*>(&c_tile[line * 264 + e]);
+                *reinterpret_cast<uint4*>(&C[(long long)row * ldc + col]) = *reinterpret_cast<const uint4*>(&c_tile[line * 264 + e]);
             }
             else if (row < M) {
                 // across an edge of C: the elements inside it
                 for (int q = 0; q < 8 && col + q < N; ++q) {
-                    C[row * ldc + (col + q)] = c_tile[line * 264 + e + q];
+                    C[(long long)row * ldc + (col + q)] = c_tile[line * 264 + e + q];
                 }
             }
         }

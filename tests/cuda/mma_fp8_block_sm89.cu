@@ -680,12 +680,12 @@ mma_fp8_block_sm89__F8E4M3F8E4M3bf16_rcr__b128x128x128_t256__w32x64_i1x1__mma16x
             const int e = (i % 16) * 8;
             const int row = block_m + line, col = block_n + e;
             if (row < M && col + 8 <= N) {
-                *reinterpret_cast<uint4*>(&C[row * ldc + col]) = *reinterpret_cast<const uint4*>(&c_tile[line * 136 + e]);
+                *reinterpret_cast<uint4*>(&C[(long long)row * ldc + col]) = *reinterpret_cast<const uint4*>(&c_tile[line * 136 + e]);
             }
             else if (row < M) {
                 // across an edge of C: the elements inside it
                 for (int q = 0; q < 8 && col + q < N; ++q) {
-                    C[row * ldc + (col + q)] = c_tile[line * 136 + e + q];
+                    C[(long long)row * ldc + (col + q)] = c_tile[line * 136 + e + q];
                 }
             }
         }

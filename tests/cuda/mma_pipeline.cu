@@ -193,7 +193,7 @@ mma_pipeline__bf16bf16bf16_rrr__b128x128x32_t256__w64x32_i1x1__mma16x8x16__cp_as
             for (int jn = 0; jn < 4; ++jn) {
                 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
-                    *reinterpret_cast<unsigned*>(&C[(c_row + im * 16 + h * 8) * ldc + (c_col + jn * 8)]) = to_bf16x2(acc[im][jn][2 * h], acc[im][jn][2 * h + 1]);
+                    *reinterpret_cast<unsigned*>(&C[(long long)(c_row + im * 16 + h * 8) * ldc + (c_col + jn * 8)]) = to_bf16x2(acc[im][jn][2 * h], acc[im][jn][2 * h + 1]);
                 }
             }
         }

@@ -400,7 +400,7 @@ mma_skinny_stream_k__bf16bf16bf16_rrr__b64x64x64_t128__w32x32_i1x1__mma16x8x16__
             for (int jn = 0; jn < 4; ++jn) {
                 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
-                    *reinterpret_cast<unsigned*>(&C_batch[(c_row + im * 16 + h * 8) * ldc + (c_col + jn * 8)]) = to_bf16x2(acc[im][jn][2 * h], acc[im][jn][2 * h + 1]);
+                    *reinterpret_cast<unsigned*>(&C_batch[(long long)(c_row + im * 16 + h * 8) * ldc + (c_col + jn * 8)]) = to_bf16x2(acc[im][jn][2 * h], acc[im][jn][2 * h + 1]);
                 }
             }
         }

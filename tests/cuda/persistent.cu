@@ -313,12 +313,12 @@ persistent__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16z__t
                 const int e = (i % 32) * 8;
                 const int row = block_m + line, col = block_n + e;
                 if (row < M && col + 8 <= N) {
-                    *reinterpret_cast<uint4*>(&C_batch[row * ldc + col]) = *reinterpret_cast<const uint4*>(&c_tile[line * 264 + e]);
+                    *reinterpret_cast<uint4*>(&C_batch[(long long)row * ldc + col]) = *reinterpret_cast<const uint4*>(&c_tile[line * 264 + e]);
                 }
                 else if (row < M) {
                     // across an edge of C: the elements inside it
                     for (int q = 0; q < 8 && col + q < N; ++q) {
-                        C_batch[row * ldc + (col + q)] = c_tile[line * 264 + e + q];
+                        C_batch[(long long)row * ldc + (col + q)] = c_tile[line * 264 + e + q];
                     }
                 }
             }

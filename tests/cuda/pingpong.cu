@@ -347,7 +347,7 @@ pingpong__bf16bf16bf16_rcr__b128x128x64_t384__w128x128_i1x1__wgmma64x128x16__tma
                     const int line = i / 128, e = i % 128;
                     const int row = block_m + line, col = block_n + e;
                     if (row < M && col < N) {
-                        C_batch[row * ldc + col] = c_tile[c_tile_at(line, e)];
+                        C_batch[(long long)row * ldc + col] = c_tile[c_tile_at(line, e)];
                     }
                 }
             }

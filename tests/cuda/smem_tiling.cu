@@ -58,7 +58,7 @@ smem_tiling__f32f32f32_rrr__b32x32x32_t1024__r1x1n__fma__smem_v1_x1__sm_80(
         }
 
         // epilogue (direct): C = A * B
-        C[(block_m + thread_m) * ldc + (block_n + thread_n)] = acc[0][0];
+        C[(long long)(block_m + thread_m) * ldc + (block_n + thread_n)] = acc[0][0];
     };
     // one problem, or blockIdx.z's of a batch
     if (gridDim.z == 1) body(A, B, C);

@@ -346,7 +346,7 @@ tma_store__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x16__tma
                     const int line = i / 256, e = i % 256;
                     const int row = block_m + line, col = block_n + e;
                     if (row < M && col < N) {
-                        C_batch[row * ldc + col] = c_tile[c_tile_at(line, e)];
+                        C_batch[(long long)row * ldc + col] = c_tile[c_tile_at(line, e)];
                     }
                 }
             }

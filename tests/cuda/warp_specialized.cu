@@ -266,15 +266,15 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
                 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
                     if (c_row + im * 64 + h * 8 < M && c_col + q * 8 + 1 < N) {
-                        *reinterpret_cast<unsigned*>(&C_batch[(c_row + im * 64 + h * 8) * ldc + (c_col + q * 8)]) = to_bf16x2(acc[im][0][q][2 * h], acc[im][0][q][2 * h + 1]);
+                        *reinterpret_cast<unsigned*>(&C_batch[(long long)(c_row + im * 64 + h * 8) * ldc + (c_col + q * 8)]) = to_bf16x2(acc[im][0][q][2 * h], acc[im][0][q][2 * h + 1]);
                     }
                     else {
                         // across an edge of C: the elements inside it, one at a time
                         if (c_row + im * 64 + h * 8 < M && c_col + q * 8 < N) {
-                            C_batch[(c_row + im * 64 + h * 8) * ldc + (c_col + q * 8)] = to_bf16(acc[im][0][q][2 * h]);
+                            C_batch[(long long)(c_row + im * 64 + h * 8) * ldc + (c_col + q * 8)] = to_bf16(acc[im][0][q][2 * h]);
                         }
                         if (c_row + im * 64 + h * 8 < M && c_col + q * 8 + 1 < N) {
-                            C_batch[(c_row + im * 64 + h * 8) * ldc + (c_col + q * 8 + 1)] = to_bf16(acc[im][0][q][2 * h + 1]);
+                            C_batch[(long long)(c_row + im * 64 + h * 8) * ldc + (c_col + q * 8 + 1)] = to_bf16(acc[im][0][q][2 * h + 1]);
                         }
                     }
                 }

@@ -106,7 +106,7 @@ warptiling__f32f32f32_rrr__b64x128x16_t128__w32x64_i1x2__r8x4n_sm__fma__smem_v4_
             for (int jn = 0; jn < 2; ++jn) {
                 #pragma unroll
                 for (int j = 0; j < 4; ++j) {
-                    C[(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32 + j)] = acc[i][jn * 4 + j];
+                    C[(long long)(block_m + thread_m + i) * ldc + (block_n + thread_n + jn * 32 + j)] = acc[i][jn * 4 + j];
                 }
             }
         }

@@ -244,15 +244,15 @@ wgmma_tma__bf16bf16bf16_rcr__b64x64x64_t128__w64x64_i1x1__wgmma64x64x16z__tma_s1
         #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (c_row + h * 8 < M && c_col + q * 8 + 1 < N) {
-                *reinterpret_cast<unsigned*>(&C_batch[(c_row + h * 8) * ldc + (c_col + q * 8)]) = to_bf16x2(acc[0][0][q][2 * h], acc[0][0][q][2 * h + 1]);
+                *reinterpret_cast<unsigned*>(&C_batch[(long long)(c_row + h * 8) * ldc + (c_col + q * 8)]) = to_bf16x2(acc[0][0][q][2 * h], acc[0][0][q][2 * h + 1]);
             }
             else {
                 // across an edge of C: the elements inside it, one at a time
                 if (c_row + h * 8 < M && c_col + q * 8 < N) {
-                    C_batch[(c_row + h * 8) * ldc + (c_col + q * 8)] = to_bf16(acc[0][0][q][2 * h]);
+                    C_batch[(long long)(c_row + h * 8) * ldc + (c_col + q * 8)] = to_bf16(acc[0][0][q][2 * h]);
                 }
                 if (c_row + h * 8 < M && c_col + q * 8 + 1 < N) {
-                    C_batch[(c_row + h * 8) * ldc + (c_col + q * 8 + 1)] = to_bf16(acc[0][0][q][2 * h + 1]);
+                    C_batch[(long long)(c_row + h * 8) * ldc + (c_col + q * 8 + 1)] = to_bf16(acc[0][0][q][2 * h + 1]);
                 }
             }
         }

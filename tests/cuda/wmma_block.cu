@@ -63,7 +63,7 @@ wmma_block__f16f16f32_rcr__b64x64_t128__w16x64_i1x1__wmma16x16x16__direct__sm_80
         // epilogue: each atom's accumulators to C by wmma.store
         #pragma unroll
         for (int jn = 0; jn < 4; ++jn) {
-            wmma_store(&C[(block_m + warp_m) * ldc + (block_n + warp_n + jn * 16)], acc[0][jn], ldc);
+            wmma_store(&C[(long long)(block_m + warp_m) * ldc + (block_n + warp_n + jn * 16)], acc[0][jn], ldc);
         }
     };
     // one problem, or blockIdx.z's of a batch

@@ -54,7 +54,7 @@ wmma_warp__f16f16f32_rcr__b16x16_t32__w16x16_i1x1__wmma16x16x16__direct__sm_80(
         }
 
         // epilogue: each atom's accumulators to C by wmma.store
-        wmma_store(&C[(block_m + warp_m) * ldc + (block_n + warp_n)], acc[0][0], ldc);
+        wmma_store(&C[(long long)(block_m + warp_m) * ldc + (block_n + warp_n)], acc[0][0], ldc);
     };
     // one problem, or blockIdx.z's of a batch
     if (gridDim.z == 1) body(A, B, C);

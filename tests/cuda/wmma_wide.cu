@@ -63,7 +63,7 @@ wmma_wide__f16f16f32_rcr__b128x128_t256__w16x128_i1x1__wmma16x16x16__direct__sm_
         // epilogue: each atom's accumulators to C by wmma.store
         #pragma unroll
         for (int jn = 0; jn < 8; ++jn) {
-            wmma_store(&C[(block_m + warp_m) * ldc + (block_n + warp_n + jn * 16)], acc[0][jn], ldc);
+            wmma_store(&C[(long long)(block_m + warp_m) * ldc + (block_n + warp_n + jn * 16)], acc[0][jn], ldc);
         }
     };
     // one problem, or blockIdx.z's of a batch

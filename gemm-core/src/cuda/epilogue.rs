@@ -12,7 +12,7 @@
 //! [`copy_out`] then stores the tile to C in 16-byte chunks, a warp's
 //! chunks side by side along C's rows.
 
-use super::layout::{offset, sum};
+use super::layout::{offset, sum, wide_offset};
 use super::ptx::ptx_type;
 use super::writer::Writer;
 use crate::spec::{Activation, CTile, Dim, Edges, Elem, Epilogue, Groups, KernelSpec, Layout, Scale};
@@ -370,7 +370,7 @@ impl<'a> Output<'a> {
         let elem = |i: usize| neighbour(at.0, at.1, along, i);
         let c_at = |i: usize| {
             let (r, c) = if gated { neighbour(at.0, &format!("(({}) >> 1)", at.1), along, i) } else { elem(i) };
-            format!("{}[{}]", self.c, offset(s.c.layout, "ldc", &r, &c))
+            format!("{}[{}]", self.c, wide_offset(s.c.layout, "ldc", &r, &c))
         };
         let dest = |i: usize| match (self.tile, in_tile) {
             (Some(t), Some((tr, tc))) => {
@@ -576,7 +576,7 @@ pub fn copy_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Team) {
         };
         w.line(format!("const int row = {row}, col = {col};"));
         let from = format!("c_tile[line * {} + e]", t.ld);
-        let c = |r: &str, c: &str| format!("{}[{}]", out.c, offset(spec.c.layout, "ldc", r, c));
+        let c = |r: &str, c: &str| format!("{}[{}]", out.c, wide_offset(spec.c.layout, "ldc", r, c));
         let guarded = spec.edges == Edges::Guarded;
         let (whole, line_inside, along, extent) = if row_major {
             (format!("row < M && col + {vector} <= {n}"), "row < M".to_string(), "col", n.to_string())
@@ -665,7 +665,7 @@ fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Te
     };
     // where chunk j of the line goes: `to + e`, from the tile line's element e
     let chunk_origin = |w: &mut Writer| {
-        w.line(format!("{ty}* const to = &{}[{}];", out.c, offset(spec.c.layout, "ldc", &origin.0, origin.1)));
+        w.line(format!("{ty}* const to = &{}[{}];", out.c, wide_offset(spec.c.layout, "ldc", &origin.0, origin.1)));
         w.line(format!("// C's {along} starts s elements past a 16-byte boundary; its chunk j starts e elements into it,"));
         w.line("// which the tile's line holds s & 6 elements further along (tile_shift)");
         w.line("const int s = (int)((reinterpret_cast<unsigned long long>(to) >> 1) & 7);");
@@ -743,7 +743,7 @@ pub fn tile_shift(w: &mut Writer, spec: &KernelSpec, out: &Output) {
         return;
     }
     let origin = if spec.c.layout == Layout::RowMajor { ("block_m + line", "block_n") } else { ("block_m", "block_n + line") };
-    let line_start = format!("&{}[{}]", out.c, offset(spec.c.layout, "ldc", origin.0, origin.1));
+    let line_start = format!("&{}[{}]", out.c, wide_offset(spec.c.layout, "ldc", origin.0, origin.1));
     w.line("// how far along the tile holds each line of C: s & 6 elements, s where C's line starts past");
     w.line("// a 16-byte boundary, so that C's 16-byte chunks read whole from the tile (or two, shifted by one)");
     w.line(format!("const auto tile_shift = [&](int line) {{ return (int)((reinterpret_cast<unsigned long long>({line_start}) >> 1) & 6); }};"));
@@ -851,7 +851,7 @@ pub fn tma_store_out(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Tea
     let (extent, origin, side) = if row_major { (n, block_n, bn) } else { ("M", "block_m", spec.block.m) };
     let chunk = 16 / spec.c.elem.bytes();
     let lines_end = format!("{origin} + {side} <= {extent} || {extent} % {chunk} == 0");
-    let c_at = |row: &str, col: &str| format!("{}[{}]", out.c, offset(spec.c.layout, "ldc", row, col));
+    let c_at = |row: &str, col: &str| format!("{}[{}]", out.c, wide_offset(spec.c.layout, "ldc", row, col));
     let by_element = |w: &mut Writer| {
         w.block(format!("for (int i = {}; i < {}; i += {})", team.thread, t.lines * line, team.threads), |w| {
             w.line(format!("const int line = i / {line}, e = i % {line};"));

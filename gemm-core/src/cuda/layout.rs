@@ -19,6 +19,16 @@ pub fn offset(layout: Layout, ld: &str, row: &str, col: &str) -> String {
     }
 }
 
+/// [`offset`] computed in 64 bits: C's, whose span may pass 2^31 elements
+/// (logits of 16384 tokens over a 152064-word vocabulary), though each of
+/// its sides and its leading dimension fits an `int`.
+pub fn wide_offset(layout: Layout, ld: &str, row: &str, col: &str) -> String {
+    match layout {
+        Layout::RowMajor => format!("(long long){} * {ld} + {}", term(row), term(col)),
+        Layout::ColMajor => format!("{} + (long long){} * {ld}", term(row), term(col)),
+    }
+}
+
 /// Describes a layout in a comment.
 pub fn describe(layout: Layout) -> &'static str {
     match layout {

@@ -6,7 +6,7 @@
 
 use super::{index, plus, times, Source, Tc};
 use crate::cuda::epilogue::{Output, Value};
-use crate::cuda::layout::offset;
+use crate::cuda::layout::{offset, wide_offset};
 use crate::cuda::ptx::ptx_type;
 use crate::cuda::writer::Writer;
 use crate::spec::{Dim, Elem, Layout};
@@ -153,7 +153,7 @@ impl Tc<'_> {
             w.unrolled("jn", ni, |w| {
                 let row = plus(&[Some("block_m + warp_m".into()), times(index("im", mi), self.am)]);
                 let col = plus(&[Some("block_n + warp_n".into()), times(index("jn", ni), self.an)]);
-                w.line(format!("wmma_store(&{}[{}], acc[im][jn], ldc);", out.c(), offset(self.spec.c.layout, "ldc", &row, &col)));
+                w.line(format!("wmma_store(&{}[{}], acc[im][jn], ldc);", out.c(), wide_offset(self.spec.c.layout, "ldc", &row, &col)));
             });
         });
     }

@@ -244,8 +244,9 @@ fn fit_offsets(shapes: &[Shape; 3], wide: impl Fn(char) -> bool) -> Result<(), G
 
 /// Everything a launch must satisfy that can be known before it runs: sizes,
 /// leading dimensions, buffer lengths, the kernel's size rules, alignment and
-/// 32-bit offsets (A and B, where no TMA loads them). `lens` and `addrs` are the buffers' lengths (elements) and
-/// device addresses, in the order A, B, C.
+/// 32-bit offsets (A's and B's, where no TMA loads them). `lens` and `addrs`
+/// are the buffers' lengths (elements) and device addresses, in the order A,
+/// B, C.
 pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> Result<[Shape; 3], GemmError> {
     if d.m == 0 || d.n == 0 || d.k == 0 {
         return Err(GemmError::ZeroSize { m: d.m, n: d.n, k: d.k });

@@ -409,8 +409,9 @@ fn by_class_pays(spec: &KernelSpec, variant: &KernelSpec, dims: Dims, addrs: [u6
 /// less than copying them: each class map starts at a 128-byte boundary
 /// and holds lines 32 x ld bytes apart (a multiple of 128 for lines 16
 /// bytes apart modulo 32), so every box starts 128 bytes aligned. At 4095
-/// x 4097 x 4100 with lines padded to 8 elements, `hopper_tuned` ran 542.5
-/// TFLOP/s with A and B copied (H200, BENCHMARKS.md).
+/// x 4097 x 4100 with lines padded to 8 elements, `hopper_tuned` ran 705.3
+/// TFLOP/s so, and 542.5 with A and B copied (H200; the guide's Hopper
+/// performance notes).
 pub(crate) fn slow_lines_by_class(spec: &KernelSpec, dims: Dims, addrs: [u64; 3], slow: [bool; 3], machine: Machine) -> Option<KernelSpec> {
     if variants() != Variants::On || !(slow[0] || slow[1]) {
         return None;

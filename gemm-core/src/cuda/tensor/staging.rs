@@ -79,7 +79,7 @@ impl Tc<'_> {
         let rounds = plan.rounds;
         // Unsigned, an offset widens to 64 bits without its sign: one LEA pair a copy where an
         // int's took five instructions, the 12 copies of `mma_autotuned`'s tile 60 of its loop's
-        // 340 (an offset inside a tile is below 2^31: `args::fit_i32`). cp.async's destinations
+        // 340 (an offset inside a tile is below 2^31: `args::check`). cp.async's destinations
         // are shared-memory byte addresses, a stage's offset added once a copy.
         w.line(format!("unsigned {p}_off[{rounds}];  // each round's offset from {p}_src"));
         if self.clamps_copies() {

@@ -624,7 +624,9 @@ fn an_smem_epilogue_stores_into_a_c_tile_that_goes_out_in_16_byte_chunks() {
     assert_eq!(g.smem_bytes, staged);
     assert!(g.source.contains("unsigned short* const c_tile = reinterpret_cast<unsigned short*>(smem_raw);"), "{}", g.source);
     assert!(g.source.contains("*reinterpret_cast<unsigned*>(&c_tile[(t_row + "), "{}", g.source);
-    assert!(g.source.contains("*reinterpret_cast<uint4*>(&C[row * ldc + col]) = *reinterpret_cast<const uint4*>(&c_tile[line * 72 + e]);"));
+    assert!(g
+        .source
+        .contains("*reinterpret_cast<uint4*>(&C[(long long)row * ldc + col]) = *reinterpret_cast<const uint4*>(&c_tile[line * 72 + e]);"));
     assert!(!g.source.contains("&C[(c_row"), "no lane stores to C itself");
     // the C tile for each layout and type: ld, and 16-byte aligned lines
     for (layout, elem, ld) in
@@ -1183,7 +1185,7 @@ fn a_tma_store_epilogue_fences_meets_and_stores_each_box_from_one_thread() {
     // guarded: by TMA unless the tile's lines run past the end of C's inside
     // a 16-byte chunk (bf16: 8 elements); then element by element
     assert!(src.contains("if (block_n + 256 <= N || N % 8 == 0) {"), "{src}");
-    assert!(src.contains("C_batch[row * ldc + col] = c_tile[c_tile_at(line, e)];"), "{src}");
+    assert!(src.contains("C_batch[(long long)row * ldc + col] = c_tile[c_tile_at(line, e)];"), "{src}");
     // a column-major C's lines run along M
     s.c.layout = Layout::ColMajor;
     let src = generate(&s).unwrap().source;
@@ -1355,14 +1357,14 @@ fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shift
     s.epilogue = Epilogue::SmemElements;
     let src = generate(&s).unwrap().source;
     for line in [
-        "const auto tile_shift = [&](int line) { return (int)((reinterpret_cast<unsigned long long>(&C_batch[(block_m + line) * ldc + block_n]) >> 1) & 6); };",
+        "const auto tile_shift = [&](int line) { return (int)((reinterpret_cast<unsigned long long>(&C_batch[(long long)(block_m + line) * ldc + block_n]) >> 1) & 6); };",
         "+ tile_shift(t_row + h * 8)]) = to_bf16x2(",
         "// the C tile to C in 16-byte chunks aligned to each row of C (C at any alignment): first those inside a row",
         "const int line = i / 32, j = i % 32;",
         // chunk 0 lies inside a row that starts on a 16-byte boundary
         "if (e >= 0) {",
         "if (block_m + line < M) {",
-        "unsigned short* const to = &C_batch[(block_m + line) * ldc + block_n];",
+        "unsigned short* const to = &C_batch[(long long)(block_m + line) * ldc + block_n];",
         "const int s = (int)((reinterpret_cast<unsigned long long>(to) >> 1) & 7);",
         "if (block_n + e + 8 <= N) {",
         // the ends: a chunk's eight places on eight threads side by side, none where chunk 0 went whole
@@ -1380,7 +1382,7 @@ fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shift
     // column-major C: lines are columns
     s.c.layout = Layout::ColMajor;
     let src = generate(&s).unwrap().source;
-    assert!(src.contains("unsigned short* const to = &C_batch[block_m + (block_n + line) * ldc];"), "{src}");
+    assert!(src.contains("unsigned short* const to = &C_batch[block_m + (long long)(block_n + line) * ldc];"), "{src}");
     assert!(src.contains("if (block_n + line < N) {"), "{src}");
     // f32 (a 128x128 tile, which fits beside the stages): one element a thread
     s.c = Operand { elem: Elem::F32, layout: Layout::RowMajor };
@@ -1388,7 +1390,7 @@ fn smem_elements_stores_16_byte_chunks_aligned_to_cs_own_lines_from_a_tile_shift
     s.warp = Some(Warp { m: 64, n: 128, m_iters: 1, n_iters: 1 });
     s.atom = Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: false, promote: false };
     let src = generate(&s).unwrap().source;
-    assert!(src.contains("chunks of 1 elements") && src.contains("C_batch[row * ldc + col] = c_tile["), "{src}");
+    assert!(src.contains("chunks of 1 elements") && src.contains("C_batch[(long long)row * ldc + col] = c_tile["), "{src}");
     assert!(!src.contains("tile_shift"), "{src}");
 }
 
@@ -1413,7 +1415,7 @@ fn smem_elements_goes_out_in_bands_where_the_whole_tile_leaves_the_stages_too_li
         "consumers_sync();  // every consumer has copied the previous band out of the buffer",
         "if (group_m / 64 == c_band) {",
         "&c_tile[((t_row - c_band * 64) + h * 8) * 264 + (t_col + q * 8) + tile_shift((t_row - c_band * 64) + h * 8 + c_band * 64)]",
-        "unsigned short* const to = &C_batch[(block_m + c_band * 64 + line) * ldc + block_n];",
+        "unsigned short* const to = &C_batch[(long long)(block_m + c_band * 64 + line) * ldc + block_n];",
         "if (block_m + c_band * 64 + line < M) {",
     ] {
         assert!(g.source.contains(line), "{line}\n{}", g.source);
@@ -1605,7 +1607,7 @@ fn a_gated_epilogue_stores_silu_of_the_gate_times_up_at_half_the_column() {
     let src = generate(&s).unwrap().source;
     assert!(src.contains("const float g0 = silu(v0) * v1;"), "{src}");
     assert!(!src.contains("v0 = silu(v0);"), "the up-projection takes no activation\n{src}");
-    assert!(src.contains("C_batch[(c_row + h * 8) * ldc + (((c_col + q * 8) >> 1))] = to_bf16(g0);"), "{src}");
+    assert!(src.contains("C_batch[(long long)(c_row + h * 8) * ldc + (((c_col + q * 8) >> 1))] = to_bf16(g0);"), "{src}");
     assert!(src.contains("C: M x N / 2 bf16"), "{src}");
     assert!(!src.contains("to_bf16x2(g0"), "C is aligned to its element only\n{src}");
     let mut beta = s.clone();
@@ -1644,10 +1646,10 @@ fn contiguous_groups_store_whole_tiles_by_tma_and_tiles_across_a_groups_end_by_t
     assert!(tma < chunks && src[tma..chunks].contains("tma_store(tmap_c, c_tile_addr, block_n, block_m, 0);"), "{src}");
     let by_chunks = &src[chunks..elements];
     assert!(
-        by_chunks.contains("if (row < M && col < N)") && by_chunks.contains("*reinterpret_cast<uint4*>(&C_batch[row * ldc + col])"),
+        by_chunks.contains("if (row < M && col < N)") && by_chunks.contains("*reinterpret_cast<uint4*>(&C_batch[(long long)row * ldc + col])"),
         "{by_chunks}"
     );
-    assert!(src[elements..].contains("C_batch[row * ldc + col] = c_tile[c_tile_at(line, e)];"), "{src}");
+    assert!(src[elements..].contains("C_batch[(long long)row * ldc + col] = c_tile[c_tile_at(line, e)];"), "{src}");
     for other in [Groups::Masked, Groups::Indexed] {
         let mut t = s.clone();
         t.groups = Some(other);

@@ -213,10 +213,10 @@ fn check_batch(d: &Dims, c: &Shape, grid_z: bool, contiguous: bool) -> Result<()
     Ok(())
 }
 
-/// Every offset and leading dimension fits the 32-bit ints that cuBLAS's
-/// sizes take.
+/// Every side and leading dimension fits the `int` sizes cuBLAS takes (it
+/// addresses spans past 2^31 elements itself).
 pub(crate) fn fit_i32(shapes: &[Shape; 3]) -> Result<(), GemmError> {
-    fit_offsets(shapes, |_| false)
+    fit_offsets(shapes, |_| true)
 }
 
 /// Every leading dimension fits the kernels' `int` parameters, and every
@@ -230,8 +230,8 @@ fn fit_spec_offsets(spec: &KernelSpec, shapes: &[Shape; 3]) -> Result<(), GemmEr
     fit_offsets(shapes, |name| name == 'C' || tma)
 }
 
-/// [`fit_i32`] but for the operands `wide` names, whose sides and leading
-/// dimension alone must fit.
+/// Every side and leading dimension fits an `int`, and every operand but
+/// those `wide` names spans at most [`MAX_OFFSET`] elements.
 fn fit_offsets(shapes: &[Shape; 3], wide: impl Fn(char) -> bool) -> Result<(), GemmError> {
     for s in shapes {
         let sides = s.rows.max(s.cols).max(s.ld);

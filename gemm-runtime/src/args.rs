@@ -161,7 +161,7 @@ impl Element for float8::F8E5M2 {
 }
 
 /// Largest offset the generated kernels compute in 32-bit `int`: into A
-/// and B where no TMA loads them (see [`check`]).
+/// and B where no TMA loads them.
 pub const MAX_OFFSET: usize = i32::MAX as usize;
 
 /// Each buffer (lengths in elements, A, B, C) holds its matrix, every batch's.

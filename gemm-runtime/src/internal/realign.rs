@@ -27,7 +27,7 @@
 //! ([`REPITCH_MIN`]), such an A or B is copied too, its lines 128 bytes
 //! apart, as every copy of A or B for TMA is; or, where the spec has a
 //! by-class variant and it costs less, read where it lies by that variant,
-//! whose maps start every box 128 bytes aligned ([`slow_lines_by_class`]).
+//! whose maps start every box 128 bytes aligned (`slow_lines_by_class`).
 //!
 //! What it costs is the copies' traffic (each copied operand read and
 //! written once more, C twice under `beta`, against a GEMM's 2mnk flops),

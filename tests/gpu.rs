@@ -828,7 +828,7 @@ fn operands_past_2_31_elements_match_cublas_or_are_refused() {
     // A of 524416 x 4096: rows from 524288 on lie past element 2^31
     let tall = Dims::new(524416, 256, 4096);
     let refused = big_rows(&bench, &mma_autotuned::KERNEL, tall, &[], bf16::from_f32).unwrap_err();
-    assert!(refused.contains("A spans 2148007936 elements, past the 32-bit offsets"), "{refused}");
+    assert!(refused.contains("A's span in elements is 2148007936, past the 32-bit offsets"), "{refused}");
     if hopper {
         big_rows(&bench, &hopper_autotuned::KERNEL, tall, &[(0, 32), (524288 - 32, 524416)], bf16::from_f32).unwrap();
     }

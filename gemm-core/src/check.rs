@@ -755,9 +755,15 @@ fn block_scales(spec: &KernelSpec, out: &mut Vec<Diag>) {
     // reads one scale of B a K block)
     if let Some(w) = spec.warp.filter(|w| !b.is_multiple_of(w.n)) {
         let who = if mma { "warp" } else { "warpgroup" };
-        out.push(Diag::new(
+        // the widest divisor of the scale block that tiles the block's columns; [`check`] says
+        // what else it breaks (the warp count), where it breaks something
+        let fit = (1..=b / 8).rev().map(|i| i * 8).find(|d| b.is_multiple_of(*d) && spec.block.n.is_multiple_of(*d)).unwrap_or(8);
+        out.push(Diag::proposing(
             "warp.n",
-            format!("scale = block: a {who}'s columns lie in one {b}-column block of B's scales, but warp n = {}; use a divisor of {b}", w.n),
+            format!("scale = block: a {who}'s columns lie in one {b}-column block of B's scales, but warp n = {}", w.n),
+            "warp.n",
+            fit,
+            format!("use a divisor of {b}, such as n = {{}}"),
         ));
     }
     if spec.persistent.is_some_and(Persistent::splits_k) {

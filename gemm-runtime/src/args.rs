@@ -234,9 +234,13 @@ fn fit_spec_offsets(spec: &KernelSpec, shapes: &[Shape; 3]) -> Result<(), GemmEr
 /// those `wide` names spans at most [`MAX_OFFSET`] elements.
 fn fit_offsets(shapes: &[Shape; 3], wide: impl Fn(char) -> bool) -> Result<(), GemmError> {
     for s in shapes {
-        let sides = s.rows.max(s.cols).max(s.ld);
-        if sides > MAX_OFFSET || (s.span() > MAX_OFFSET && !wide(s.name)) {
-            return Err(GemmError::IndexOverflow { operand: s.name, elements: s.span(), max: MAX_OFFSET });
+        let overflow = |what, value, bound| GemmError::IndexOverflow { operand: s.name, what, value, bound, max: MAX_OFFSET };
+        let sides = [("row count", s.rows), ("column count", s.cols), ("leading dimension", s.ld)];
+        if let Some(&(what, value)) = sides.iter().find(|(_, v)| *v > MAX_OFFSET) {
+            return Err(overflow(what, value, "ints the kernel takes its sizes in"));
+        }
+        if s.span() > MAX_OFFSET && !wide(s.name) {
+            return Err(overflow("span in elements", s.span(), "offsets the kernel's loads address it by"));
         }
     }
     Ok(())
@@ -507,15 +511,19 @@ mod tests {
         let tall = Dims::new(524416, 256, 4096);
         assert!(check(&tma, tall, big, [0; 3]).is_ok());
         let err = check(&mma, tall, big, [0; 3]).unwrap_err();
-        assert!(matches!(err, GemmError::IndexOverflow { operand: 'A', .. }), "{err}");
+        assert!(matches!(err, GemmError::IndexOverflow { operand: 'A', what: "span in elements", .. }), "{err}");
+        assert!(err.to_string().contains("span in elements is 2148007936"), "{err}");
         // B stored K-major for TMA: its span passes 2^31 too; the mma spec's row-major B refused
         let wide = Dims::new(256, 524416, 4096);
         assert!(check(&tma, wide, big, [0; 3]).is_ok());
         assert!(matches!(check(&mma, wide, big, [0; 3]).unwrap_err(), GemmError::IndexOverflow { operand: 'B', .. }));
         // a side or a leading dimension past an int: refused on every path
         let long = Dims::new(1 << 31, 8, 64).with_ld(64, 64, 8);
-        assert!(matches!(check(&tma, long, big, [0; 3]).unwrap_err(), GemmError::IndexOverflow { .. }));
+        let err = check(&tma, long, big, [0; 3]).unwrap_err();
+        assert!(matches!(err, GemmError::IndexOverflow { operand: 'A', what: "row count", .. }), "{err}");
+        assert!(err.to_string().contains("ints the kernel takes its sizes in"), "{err}");
         let far = Dims::new(128, 256, 64).with_ld(64, 64, 1 << 31);
-        assert!(matches!(check(&tma, far, big, [0; 3]).unwrap_err(), GemmError::IndexOverflow { operand: 'C', .. }));
+        let err = check(&tma, far, big, [0; 3]).unwrap_err();
+        assert!(matches!(err, GemmError::IndexOverflow { operand: 'C', what: "leading dimension", .. }), "{err}");
     }
 }

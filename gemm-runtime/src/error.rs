@@ -35,8 +35,8 @@ pub enum GemmError {
     UnsupportedSize { kernel: String, rule: String },
     #[error("`{kernel}` accesses {operand} in aligned pieces of {bytes} bytes: {what}")]
     Misaligned { kernel: String, operand: char, bytes: u32, what: String },
-    #[error("{operand} spans {elements} elements, past the 32-bit offsets the kernel computes with (at most {max}); split the problem")]
-    IndexOverflow { operand: char, elements: usize, max: usize },
+    #[error("{operand}'s {what} is {value}, past the 32-bit {bound} (at most {max}); split the problem")]
+    IndexOverflow { operand: char, what: &'static str, value: usize, bound: &'static str, max: usize },
     #[error("`{kernel}` {what}")]
     EpilogueArgs { kernel: String, what: String },
     #[error("the driver could not encode {operand}'s TMA tensor map: {what}")]

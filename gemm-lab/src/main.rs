@@ -7,6 +7,7 @@ mod beside;
 mod ceiling;
 mod copy_speed;
 mod cuda;
+mod deepgemm;
 mod prefetch;
 mod read_orders;
 mod search;
@@ -57,6 +58,9 @@ enum Tool {
     /// One rank's GEMMs of gemm-tp's MLP block on each walk beside cuBLAS, and cut into chunks
     #[command(disable_help_flag = true)]
     TpRank(Args),
+    /// DeepGEMM's fp8 GEMM with block scales (as its JIT built it) beside ours and cuBLASLt's, in one process
+    #[command(disable_help_flag = true)]
+    Deepgemm(Args),
     /// gemm-tp's MLP block on two or more GPUs, each form with its GPUs' SM clocks: the all-reduce hidden in cycles
     #[command(disable_help_flag = true)]
     TpClocks(Args),
@@ -91,6 +95,7 @@ fn main() {
         Tool::ReadOrders(a) => ("read-orders", a, reports_itself(read_orders::main)),
         Tool::TmaLines(a) => ("tma-lines", a, Box::new(|argv| tma_lines::main(argv).map_err(Into::into))),
         Tool::TpRank(a) => ("tp-rank", a, reports_itself(tp_rank::main)),
+        Tool::Deepgemm(a) => ("deepgemm", a, Box::new(deepgemm::main)),
         Tool::TpClocks(a) => ("tp-clocks", a, reports_itself(tp_clocks::main)),
     };
     // each tool sees `gemm-lab TOOL ARGS...`, as its own command line

@@ -1,0 +1,202 @@
+//! DeepGEMM's fp8 GEMM with block scales (e4m3, A per row and 128 of K, B
+//! per 128 x 128 block, bf16 C) timed beside ours and cuBLASLt's in one
+//! process, on one set of inputs: its kernels as its own JIT built them
+//! (`gemm-lab/probes/deepgemm/bench.py --compile` writes MANIFEST, one line a
+//! shape: `M N K KERNEL.so SMS SMEM TILING`), loaded by dlopen.
+//!
+//! `cargo run --release -p gemm-lab -- deepgemm MANIFEST` (on the GPU host:
+//! `scripts/gpu-run LOGDIR deepgemm`)
+//!
+//! Each shape: A and B random normal values quantized to e4m3 by their
+//! blocks' largest magnitudes, as DeepGEMM's tests quantize them (the two
+//! libraries' scale layouts are the same buffers where M is a multiple of
+//! 4); `fp8_block_scaled`, `fp8_block_tuned` (the point its first launch
+//! picks), DeepGEMM's kernel, cuBLASLt by block and cuBLASLt per tensor
+//! (scales of 1, its default accumulation), each checked against cuBLASLt
+//! by block, then timed in rotation, each sample a CUDA graph of
+//! [`LAUNCHES`] launches (so that no launch's host cost reaches the GPU's
+//! time at small shapes).
+
+use std::ffi::c_void;
+
+use gemm_ladder::fp8::fp8_block_scaled;
+use gemm_ladder::lt_fp8::LtFp8;
+use gemm_ladder::measure::{random_normal, time_rotation, Bench, Reps};
+use gemm_ladder::tuned::fp8_block_tuned;
+use gemm_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use gemm_runtime::cudarc::driver::{CudaGraph, CudaSlice, CudaStream, DevicePtr};
+use gemm_runtime::internal::data::relative_error;
+use gemm_runtime::{bf16, Dims, EpilogueArgs, GemmError, F8E4M3};
+
+/// Launches a graph holds: one sample's.
+const LAUNCHES: usize = 10;
+const E4M3_MAX: f32 = 448.0;
+
+/// DeepGEMM's JIT entry (its `jit/template.py` at 327ec92): lhs, lhs_scales,
+/// rhs, rhs_scales, out, m, stream, num_sms, smem_size, return code.
+type Launch = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_void, *mut c_void, *mut c_void, i32, *mut c_void, i32, i32, *mut i32);
+
+/// One shape's kernel, as the manifest names it.
+struct Entry {
+    dims: (usize, usize, usize),
+    so: String,
+    sms: i32,
+    smem: i32,
+    tiling: String,
+}
+
+fn parse(line: &str) -> Result<Entry, String> {
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let num = |i: usize| f.get(i).and_then(|v| v.parse::<usize>().ok()).ok_or_else(|| format!("manifest line `{line}`: field {i}"));
+    Ok(Entry {
+        dims: (num(0)?, num(1)?, num(2)?),
+        so: f.get(3).ok_or_else(|| format!("manifest line `{line}`: no kernel"))?.to_string(),
+        sms: num(4)? as i32,
+        smem: num(5)? as i32,
+        tiling: f[6..].join(" "),
+    })
+}
+
+/// `rows` x `k` values (row-major) quantized to e4m3 by blocks of
+/// `block_rows` rows and 128 of K, each block's scale its largest magnitude
+/// over e4m3's: the values and the scales, `[row block][k block]`.
+fn quantize(values: &[f32], rows: usize, k: usize, block_rows: usize) -> (Vec<F8E4M3>, Vec<f32>) {
+    let (kb, rb) = (k.div_ceil(128), rows.div_ceil(block_rows));
+    let mut scales = vec![0f32; rb * kb];
+    for r in 0..rows {
+        for (j, chunk) in values[r * k..(r + 1) * k].chunks(128).enumerate() {
+            let s = &mut scales[(r / block_rows) * kb + j];
+            *s = chunk.iter().fold(*s, |m, x| m.max(x.abs()));
+        }
+    }
+    scales.iter_mut().for_each(|s| *s = s.max(1e-4) / E4M3_MAX);
+    let q = values.iter().enumerate().map(|(i, &x)| F8E4M3::from_f32(x / scales[(i / k / block_rows) * kb + (i % k) / 128])).collect();
+    (q, scales)
+}
+
+/// `[rows][cols]` as `[cols][rows]`.
+fn transpose(v: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    (0..rows * cols).map(|i| v[(i % rows) * cols + i / rows]).collect()
+}
+
+/// `launch` captured [`LAUNCHES`] times into a graph on `stream`.
+fn graph_of(stream: &std::sync::Arc<CudaStream>, mut launch: impl FnMut() -> Result<(), GemmError>) -> Result<CudaGraph, GemmError> {
+    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+    let launched = (0..LAUNCHES).try_for_each(|_| launch());
+    let graph = stream.end_capture(CUgraphInstantiate_flags(0))?;
+    launched?;
+    graph.ok_or_else(|| GemmError::Unsupported("an empty capture".into()))
+}
+
+pub fn main(args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
+    let manifest = args.get(1).ok_or("usage: gemm-lab deepgemm MANIFEST")?;
+    let entries: Vec<Entry> = std::fs::read_to_string(manifest)?.lines().filter(|l| !l.trim().is_empty()).map(parse).collect::<Result<_, _>>()?;
+    Ok(run(&entries)?)
+}
+
+fn run(entries: &[Entry]) -> Result<(), GemmError> {
+    let say = |what: String| GemmError::Unsupported(what);
+    let bench = Bench::open()?;
+    let ctx = bench.stream().context().clone();
+    // A capture refuses the events cudarc would make its launches wait on: every
+    // stream here is ordered by synchronizing instead.
+    // SAFETY: each buffer's use on the capture stream follows a synchronize of the stream that wrote it.
+    unsafe { ctx.disable_event_tracking() };
+    let s = ctx.new_stream()?;
+    println!(
+        "{} ({} SMs), DeepGEMM 327ec92 as its JIT built it; graphs of {LAUNCHES} launches timed in rotation, medians\n",
+        bench.gpu.name, bench.facts.sms
+    );
+    println!("| M x N x K | `fp8_block_scaled` | `fp8_block_tuned` (its point) | DeepGEMM (its tiling: SMs, block m x n, stages, multicast) | cuBLASLt by block | cuBLASLt per tensor | DeepGEMM / our faster |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    let mut errors = Vec::new();
+    for e in entries {
+        let (m, n, k) = e.dims;
+        if !m.is_multiple_of(4) {
+            return Err(say(format!("{m} x {n} x {k}: M must be a multiple of 4 for the two libraries' A scales to be one buffer")));
+        }
+        let dims = Dims::new(m, n, k);
+        // A [m][k] by 1 x 128 blocks, its scales [k block][m]; B stored [n][k] by 128 x 128 blocks, [n block][k block]
+        let (a_q, a_s) = quantize(&random_normal(m * k, 1), m, k, 1);
+        let (b_q, b_s) = quantize(&random_normal(n * k, 2), n, k, 128);
+        let a_s = transpose(&a_s, m, k.div_ceil(128));
+        let a = s.clone_htod(&a_q)?;
+        let b = s.clone_htod(&b_q)?;
+        let (sa, sb) = (s.clone_htod(&a_s)?, s.clone_htod(&b_s)?);
+        let ones = (s.clone_htod(&[1.0f32])?, s.clone_htod(&[1.0f32])?);
+        // (C poisoned: a kernel that leaves an element unwritten fails the check)
+        let mut cs: Vec<CudaSlice<bf16>> = (0..5).map(|_| s.clone_htod(&vec![bf16::NAN; m * n])).collect::<Result<_, _>>()?;
+        let ep = EpilogueArgs::new().scales(&sa, &sb);
+        let mut lt_block = LtFp8::block_scaled::<F8E4M3, F8E4M3, bf16>(&s, dims, (&sa, &sb))?;
+        let mut lt_tensor = LtFp8::new::<F8E4M3, F8E4M3, bf16>(&s, dims, (&ones.0, &ones.1), false)?;
+        // the tuned kernel picks its point on its first launch at the shape (outside any capture)
+        fp8_block_tuned::KERNEL.launch_with(&s, &a, &b, &mut cs[1], dims, ep)?;
+        let tuned = fp8_block_tuned::KERNEL.chosen_for(&s, dims)?.ok_or_else(|| say("fp8_block_tuned chose no point".into()))?;
+        // SAFETY: DeepGEMM's JIT output: a library whose loading runs no code of consequence
+        let lib = unsafe { libloading::Library::new(&e.so) }.map_err(|err| say(format!("{}: {err}", e.so)))?;
+        // SAFETY: the symbol DeepGEMM's JIT exports, with the signature its template writes
+        let dg: libloading::Symbol<Launch> = unsafe { lib.get(b"launch") }.map_err(|err| say(format!("{}: {err}", e.so)))?;
+        let ptr = |p: u64| p as *mut c_void;
+        let (pa, pb, psa, psb) = (a.device_ptr(&s).0, b.device_ptr(&s).0, sa.device_ptr(&s).0, sb.device_ptr(&s).0);
+        let stream_ptr = s.cu_stream() as *mut c_void;
+        let sms = e.sms;
+        let deepgemm = |c: &mut CudaSlice<bf16>| -> Result<(), GemmError> {
+            let pc = c.device_ptr(&s).0;
+            let mut rc = 0i32;
+            // SAFETY: device buffers of the sizes DeepGEMM's wrapper checks, on one stream
+            unsafe { dg(ptr(pa), ptr(psa), ptr(pb), ptr(psb), ptr(pc), m as i32, stream_ptr, sms, e.smem, &mut rc) };
+            if rc != 0 {
+                return Err(GemmError::Unsupported(format!("DeepGEMM's launch returned {rc}")));
+            }
+            Ok(())
+        };
+        let [c0, c1, c2, c3, c4] = &mut cs[..] else { unreachable!() };
+        let mut launches: [Box<dyn FnMut() -> Result<(), GemmError>>; 5] = [
+            Box::new(|| fp8_block_scaled(&s, &a, &b, c0, &sa, &sb, dims)),
+            Box::new(|| tuned.launch_with(&s, &a, &b, c1, dims, ep)),
+            Box::new(|| deepgemm(c2)),
+            Box::new(|| lt_block.run(&a, &b, c3)),
+            Box::new(|| lt_tensor.run(&a, &b, c4)),
+        ];
+        // each once, then checked against cuBLASLt by block (per tensor: unscaled, not compared)
+        for l in launches.iter_mut() {
+            l()?;
+        }
+        s.synchronize()?;
+        drop(launches);
+        let outs: Vec<Vec<f32>> =
+            cs.iter().map(|c| Ok::<_, GemmError>(s.clone_dtoh(c)?.iter().map(|x| x.to_f32()).collect())).collect::<Result<_, _>>()?;
+        let reference = &outs[3];
+        let errs: Vec<f64> = outs[..3].iter().map(|o| relative_error(o, reference)).collect::<Result<_, _>>().map_err(say)?;
+        errors.push(format!(
+            "{m} x {n} x {k}: relative error against cuBLASLt by block: `fp8_block_scaled` {:.1e}, `fp8_block_tuned` {:.1e}, DeepGEMM {:.1e}",
+            errs[0], errs[1], errs[2]
+        ));
+        let [c0, c1, c2, c3, c4] = &mut cs[..] else { unreachable!() };
+        let graphs = [
+            graph_of(&s, || fp8_block_scaled(&s, &a, &b, c0, &sa, &sb, dims))?,
+            graph_of(&s, || tuned.launch_with(&s, &a, &b, c1, dims, ep))?,
+            graph_of(&s, || deepgemm(c2))?,
+            graph_of(&s, || lt_block.run(&a, &b, c3))?,
+            graph_of(&s, || lt_tensor.run(&a, &b, c4))?,
+        ];
+        let t = time_rotation::<5>(&s, Reps { warmup: 3, runs: 30 }, |i| Ok(graphs[i].launch()?))?;
+        let tf: Vec<f64> = t.iter().map(|t| dims.flops() / (t.median_ms() / LAUNCHES as f64 * 1e-3) / 1e12).collect();
+        println!(
+            "| {m} x {n} x {k} | {:.1} | {:.1} (`{}`) | {:.1} ({}) | {:.1} | {:.1} | {:.1}% |",
+            tf[0],
+            tf[1],
+            tuned.name,
+            tf[2],
+            e.tiling,
+            tf[3],
+            tf[4],
+            100.0 * tf[2] / tf[1].max(tf[0])
+        );
+        drop(graphs);
+        drop(lib);
+    }
+    println!();
+    errors.iter().for_each(|e| println!("{e}"));
+    Ok(())
+}

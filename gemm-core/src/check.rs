@@ -790,9 +790,10 @@ fn block_scales(spec: &KernelSpec, out: &mut Vec<Diag>) {
 
 /// How a promoted kernel's accumulators divide, for the register rules' messages.
 fn promoted_share(spec: &KernelSpec) -> &'static str {
-    match (spec.promoted(), spec.paired_sums()) {
-        (true, true) => " (two thirds of them two stages' sums)",
-        (true, false) => " (half of them promoted sums)",
+    match (spec.promoted(), spec.paired_sums(), spec.sums_by_atom_row()) {
+        (true, true, _) => " (two thirds of them two stages' sums)",
+        (true, false, true) => " (one atom row's promoted sums among them)",
+        (true, false, false) => " (half of them promoted sums)",
         _ => "",
     }
 }

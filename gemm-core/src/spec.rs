@@ -1427,7 +1427,19 @@ impl KernelSpec {
     /// consumers (all but the stream-K schedules) two stages at a time, the
     /// second's wgmmas running while the first's sums are promoted.
     pub fn paired_sums(&self) -> bool {
-        self.promoted() && self.specialize.is_some() && !self.persistent.is_some_and(Persistent::splits_k)
+        self.promoted() && self.specialize.is_some() && !self.persistent.is_some_and(Persistent::splits_k) && !self.sums_by_atom_row()
+    }
+
+    /// Whether a promoted consumer's warpgroup tile is taller than its
+    /// wgmma atom (128 rows or more): its sums then come one atom row at a
+    /// time into one set, each row's wgmmas waited on and promoted in turn
+    /// while the other consumers' wgmmas keep the tensor cores busy, where
+    /// two sets of the whole tile would not fit the registers. DeepGEMM's
+    /// 256 x 128 tiles take their consumers' 128 rows so, two halves of 64.
+    pub fn sums_by_atom_row(&self) -> bool {
+        let tall = matches!(self.atom, Atom::Wgmma { .. }) && self.warp.is_some_and(|w| w.m > 64);
+        let ring = self.specialize.is_some_and(|sp| !sp.overlap) && !self.persistent.is_some_and(Persistent::splits_k);
+        self.promoted() && tall && ring
     }
 
     /// Accumulators each thread holds (SIMT: thread tile times warp
@@ -1439,7 +1451,9 @@ impl KernelSpec {
                 let iters = self.warp.map_or(1, |w| w.m_iters * w.n_iters);
                 thread * iters
             }
-            // promoted: a set more for each stage's sums, two in a producer's ring
+            // promoted: a set more for each stage's sums, two in a producer's ring; one atom row's
+            // (64 x n over 128 threads) by atom rows
+            (Atom::Wgmma { .. }, Some(w)) if self.sums_by_atom_row() => w.m * w.n / 128 + w.n / 2,
             (Atom::Wgmma { .. }, Some(w)) => w.m * w.n / 128 * (1 + self.promoted() as u32 + self.paired_sums() as u32),
             // (mma: promoted, a set more for each K block's sums)
             (_, Some(w)) => w.m * w.n / 32 * (1 + self.promoted() as u32),

@@ -1063,6 +1063,15 @@ impl Tc<'_> {
     fn promoted_k_loop(&self, w: &mut Writer, stages: u32, count: &str, first: &str) {
         let it = self.fill_counter();
         let step = |n: u32| if it == "kt" { format!("kt += {n}") } else { format!("kt += {n}, it += {n}") };
+        if self.spec.sums_by_atom_row() {
+            // (a stage at a time: one set of one row's sums leaves no second stage to run under a promotion)
+            w.line("// block tier: walk K a stage at a time, each atom row's sums waited on and promoted in turn");
+            return w.block(format!("for (int kt = {first}; kt < {count}; {})", step(1)), |w| {
+                w.line(format!("const int s0 = {it} % {stages};"));
+                self.wait_full(w, "s0", &format!("({it} / {stages}) & 1"));
+                self.promoted_by_rows(w, "s0", &|w: &mut Writer| self.release(w, "", "s0"));
+            });
+        }
         w.line(format!(
             "// block tier: walk K {PROMOTED_RUN} stages at a time, then two, each stage's sums promoted while the next one's wgmmas run"
         ));

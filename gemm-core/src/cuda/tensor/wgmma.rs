@@ -100,13 +100,16 @@ impl Tc<'_> {
     pub(super) fn sum_declarations(&self, w: &mut Writer) {
         let q = self.an / 8;
         let sets = self.sum_sets();
+        let by_row = self.spec.sums_by_atom_row();
         match sets.len() {
             0 => {}
+            1 if by_row => w.line("// one atom row's sums at a time, promoted into its accumulators in f32 once its wgmmas are done"),
             1 => w.line("// each stage's sums, promoted into the accumulators in f32 once its wgmmas are done"),
             _ => w.line("// two stages' sums, each promoted into the accumulators in f32 while the other's wgmmas run"),
         }
+        let rows = if by_row { 1 } else { self.ami };
         for set in sets {
-            w.line(format!("float {set}[{}][{}][{q}][4];", self.ami, self.ani));
+            w.line(format!("float {set}[{rows}][{}][{q}][4];", self.ani));
         }
         if self.block_scaled() {
             w.line(
@@ -169,11 +172,49 @@ impl Tc<'_> {
     /// The stage's sums added into the accumulators (each times its scales
     /// under `scale = block`), which start the tile at zero.
     pub(super) fn promote(&self, w: &mut Writer, set: &str) {
+        self.promote_rows(w, set, None);
+    }
+
+    /// [`Self::promote`] of every atom row, or of atom row `row` alone from
+    /// a set of one row's sums ([`KernelSpec::sums_by_atom_row`]).
+    fn promote_rows(&self, w: &mut Writer, set: &str, row: Option<u32>) {
         let q = self.an / 8;
-        let value =
-            if self.block_scaled() { format!("{}[im][e / 2] * {set}[im][jn][q][e]", Self::scales_of(set)) } else { format!("{set}[im][jn][q][e]") };
+        let from = if row.is_some() { format!("{set}[0]") } else { format!("{set}[im]") };
+        let sc = Self::scales_of(set);
+        let value = if self.block_scaled() { format!("{sc}[im][e / 2] * {from}[jn][q][e]") } else { format!("{from}[jn][q][e]") };
         let fold = format!("acc[im][jn][q][e] += {value};");
-        w.unrolled_nest(&[("im", self.ami), ("jn", self.ani), ("q", q), ("e", 4)], &fold);
+        match row {
+            // (one row: `im` a constant of the generated code)
+            Some(r) => {
+                let fold = fold.replace("[im]", &format!("[{r}]"));
+                w.unrolled_nest(&[("jn", self.ani), ("q", q), ("e", 4)], &fold);
+            }
+            None => w.unrolled_nest(&[("im", self.ami), ("jn", self.ani), ("q", q), ("e", 4)], &fold),
+        }
+    }
+
+    /// A stage of a consumer whose sums come by atom rows
+    /// ([`KernelSpec::sums_by_atom_row`]), its copies landed: its scales,
+    /// then for each atom row its wgmmas into the one set, a wait for them
+    /// and their promotion; the stage goes back to the producer
+    /// (`release(w)`) once the last row's wgmmas are done.
+    pub(super) fn promoted_by_rows(&self, w: &mut Writer, stage: &str, release: &dyn Fn(&mut Writer)) {
+        if self.block_scaled() {
+            // (read before the stage's wgmmas, which every warp of the warpgroup issues)
+            self.read_block_scales(w, "sc", stage);
+        }
+        let steps = self.bk / self.ak;
+        for r in 0..self.ami {
+            w.line(format!("// atom (wgmma): row {r}, {steps} K step(s) of {} over its 1x{} atoms into `part`, one group", self.ak, self.ani));
+            w.line("wgmma_fence();");
+            self.wgmma_steps_of(w, stage, "part", if steps > 1 { "ks > 0" } else { "0" }, Some(r));
+            w.line("wgmma_commit();");
+            w.line(format!("wgmma_wait<0>();  // row {r}'s sums are whole (the other consumers' wgmmas run meanwhile)"));
+            if r + 1 == self.ami {
+                release(w);
+            }
+            self.promote_rows(w, "part", Some(r));
+        }
     }
 
     /// A promoted stage outside a producer's ring (every warpgroup alike,
@@ -296,18 +337,27 @@ impl Tc<'_> {
 
     /// Every K step of the stage over every atom into `target`, back to back.
     fn wgmma_steps(&self, w: &mut Writer, stage: &str, target: &str, accumulate: &str) {
+        self.wgmma_steps_of(w, stage, target, accumulate, None);
+    }
+
+    /// [`Self::wgmma_steps`] over every atom row, or over atom row `row`
+    /// alone into `target`'s one row of sums.
+    fn wgmma_steps_of(&self, w: &mut Writer, stage: &str, target: &str, accumulate: &str, row: Option<u32>) {
         let steps = self.bk / self.ak;
-        w.unrolled("ks", steps, |w| {
-            w.unrolled("im", self.ami, |w| {
-                w.unrolled("jn", self.ani, |w| {
-                    let m = plus(&[Some("group_m".into()), times(index("im", self.ami), 64)]);
-                    let n = plus(&[Some("group_n".into()), times(index("jn", self.ani), self.an)]);
-                    let ks = index("ks", steps);
-                    let da = self.descriptor(Which::A, stage, &m, ks);
-                    let db = self.descriptor(Which::B, stage, &n, ks);
-                    w.line(format!("wgmma_m64n{}k{}({target}[im][jn], {da}, {db}, {accumulate});", self.an, self.ak));
-                });
+        // (`rows`: the atom row's offset from the warpgroup's first, an expression)
+        let row_of = |w: &mut Writer, rows: Option<String>, to: &str| {
+            w.unrolled("jn", self.ani, |w| {
+                let m = plus(&[Some("group_m".into()), rows.clone()]);
+                let n = plus(&[Some("group_n".into()), times(index("jn", self.ani), self.an)]);
+                let ks = index("ks", steps);
+                let da = self.descriptor(Which::A, stage, &m, ks);
+                let db = self.descriptor(Which::B, stage, &n, ks);
+                w.line(format!("wgmma_m64n{}k{}({target}[{to}][jn], {da}, {db}, {accumulate});", self.an, self.ak));
             });
+        };
+        w.unrolled("ks", steps, |w| match row {
+            Some(r) => row_of(w, (r > 0).then(|| (r * 64).to_string()), "0"),
+            None => w.unrolled("im", self.ami, |w| row_of(w, times(index("im", self.ami), 64), "im")),
         });
     }
 

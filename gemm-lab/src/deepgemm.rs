@@ -4,8 +4,8 @@
 //! (`gemm-lab/probes/deepgemm/bench.py --compile` writes MANIFEST, one line a
 //! shape: `M N K KERNEL.so SMS SMEM TILING`), loaded by dlopen.
 //!
-//! `cargo run --release -p gemm-lab -- deepgemm MANIFEST` (on the GPU host:
-//! `scripts/gpu-run LOGDIR deepgemm`)
+//! `cargo run --release -p gemm-lab -- deepgemm MANIFEST [--soak SECONDS]`
+//! (on the GPU host: `scripts/gpu-run LOGDIR deepgemm`)
 //!
 //! Each shape: A and B random normal values quantized to e4m3 by their
 //! blocks' largest magnitudes, as DeepGEMM's tests quantize them (the two
@@ -15,7 +15,10 @@
 //! (scales of 1, its default accumulation), each checked against cuBLASLt
 //! by block, then timed in rotation, each sample a CUDA graph of
 //! [`LAUNCHES`] launches (so that no launch's host cost reaches the GPU's
-//! time at small shapes).
+//! time at small shapes). `--soak SECONDS` then runs DeepGEMM's graph and
+//! `fp8_block_tuned`'s back to back for that long each (DeepGEMM, ours,
+//! ours, DeepGEMM), with the SM clock and power NVML reports: on a GPU at
+//! its power cap, what each one's draw leaves its clock.
 
 use std::ffi::c_void;
 
@@ -89,12 +92,18 @@ fn graph_of(stream: &std::sync::Arc<CudaStream>, mut launch: impl FnMut() -> Res
 }
 
 pub fn main(args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
-    let manifest = args.get(1).ok_or("usage: gemm-lab deepgemm MANIFEST")?;
+    let usage = "usage: gemm-lab deepgemm MANIFEST [--soak SECONDS]";
+    let manifest = args.get(1).ok_or(usage)?;
+    let soak = match args.get(2).map(String::as_str) {
+        Some("--soak") => Some(args.get(3).and_then(|v| v.parse::<f64>().ok()).ok_or(usage)?),
+        Some(_) => return Err(usage.into()),
+        None => None,
+    };
     let entries: Vec<Entry> = std::fs::read_to_string(manifest)?.lines().filter(|l| !l.trim().is_empty()).map(parse).collect::<Result<_, _>>()?;
-    Ok(run(&entries)?)
+    Ok(run(&entries, soak)?)
 }
 
-fn run(entries: &[Entry]) -> Result<(), GemmError> {
+fn run(entries: &[Entry], soak: Option<f64>) -> Result<(), GemmError> {
     let say = |what: String| GemmError::Unsupported(what);
     let bench = Bench::open()?;
     let ctx = bench.stream().context().clone();
@@ -109,7 +118,7 @@ fn run(entries: &[Entry]) -> Result<(), GemmError> {
     );
     println!("| M x N x K | `fp8_block_scaled` | `fp8_block_tuned` (its point) | DeepGEMM (its tiling: SMs, block m x n, stages, multicast) | cuBLASLt by block | cuBLASLt per tensor | DeepGEMM / our faster |");
     println!("|---|---:|---:|---:|---:|---:|---:|");
-    let mut errors = Vec::new();
+    let (mut errors, mut soaks) = (Vec::new(), Vec::new());
     for e in entries {
         let (m, n, k) = e.dims;
         if !m.is_multiple_of(4) {
@@ -193,10 +202,18 @@ fn run(entries: &[Entry]) -> Result<(), GemmError> {
             tf[4],
             100.0 * tf[2] / tf[1].max(tf[0])
         );
+        if let Some(secs) = soak {
+            let nvml = gemm_ladder::nvml::Nvml::open(s.context());
+            for i in [2, 1, 1, 2] {
+                let soaked = gemm_ladder::measure::soak(&s, nvml.as_ref(), secs, dims.flops() * LAUNCHES as f64, || Ok(graphs[i].launch()?))?;
+                let who = if i == 2 { "DeepGEMM" } else { "fp8_block_tuned" };
+                soaks.push(format!("{m} x {n} x {k}, {who} alone for {secs} s: {}", soaked.describe()));
+            }
+        }
         drop(graphs);
         drop(lib);
     }
     println!();
-    errors.iter().for_each(|e| println!("{e}"));
+    errors.iter().chain(&soaks).for_each(|e| println!("{e}"));
     Ok(())
 }

@@ -27,7 +27,7 @@ fn the_tuned_kernels_spaces_hold_legal_points_only() {
         (&mma_tuned::KERNEL, 8),
         (&hopper_tuned::KERNEL, 48),
         (&fp8_tuned::KERNEL, 33),
-        (&fp8_block_tuned::KERNEL, 62),
+        (&fp8_block_tuned::KERNEL, 128),
         (&mma_fp8_tuned_sm89::KERNEL, 7),
         (&mma_fp8_block_tuned_sm89::KERNEL, 11),
     ];

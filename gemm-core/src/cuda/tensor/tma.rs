@@ -1572,25 +1572,19 @@ mod tests {
         s
     }
 
-    /// A promoted consumer's K loop as generated (runs, pairs, a last
-    /// stage), run on the host for every K count from 1 to 23 and 2 to 6
-    /// stages, with and without a first stage gone ahead (`overlap`), over
-    /// several tiles in a row: host stand-ins check that it waits for the
-    /// ring's fills in order with each one's parity, never for a fill the
-    /// producer could not have made (its stage not yet released), releases
-    /// each stage once and only after the wgmmas reading it are done, and
-    /// promotes each stage's sums once, whole (a set read while its
-    /// wgmmas run holds NaNs): the accumulators end at 2^K - 1 where stage
-    /// k's sums are 2^k.
-    #[test]
-    fn the_promoted_k_loop_waits_releases_and_promotes_every_stage_once() {
-        const SHIM: &str = r#"#include <cstdio>
+    /// Host stand-ins for a promoted consumer's K loop: the ring's waits and
+    /// releases checked in order, wgmma groups that land (their sums 2^k for
+    /// the tile's k-th stage) only when waited for, NaNs until then.
+    /// `STAGE_A`: the bytes of A a stage holds, which names a descriptor's
+    /// stage; `GROUPS`: the wgmma groups a stage takes (its atom rows', one
+    /// by one, or one), all done before its release.
+    const PROMOTED_SHIM: &str = r#"#include <cstdio>
 #include <cmath>
 #include <cstdlib>
 #include <vector>
 static const unsigned full = 0, empty = 1 << 12, a_smem = 1 << 20, b_smem = 1 << 26;
 static struct { unsigned x; } threadIdx = {128};
-static int S, waits, releases, tile_at, fills[64], done[1 << 12];
+static int S, STAGE_A, GROUPS, waits, releases, tile_at, fills[64], done[1 << 12];
 static bool released[1 << 12];
 struct Group { float (*d)[4]; int k, steps; };
 static std::vector<Group> pending;
@@ -1605,7 +1599,7 @@ static void mbar_wait(unsigned bar, int parity) {
 static void mbar_arrive(unsigned bar) {
     const int s = (int)(bar - empty) / 8, r = releases++;
     if (s != r % S || fills[s] != r) fail("release out of order", s, r);
-    if (!done[r]) fail("release before the stage's wgmmas are done", s, r);
+    if (done[r] < GROUPS) fail("release before the stage's wgmmas are done", s, r);
     released[r] = true;
 }
 static void fence_proxy_async() {}
@@ -1619,12 +1613,12 @@ template <int N> static void wgmma_wait() {
         const Group g = pending.front();
         pending.erase(pending.begin());
         for (int q = 0; q < 16; ++q) for (int e = 0; e < 4; ++e) g.d[q][e] = std::ldexp(1.0f, g.k - tile_at);
-        done[g.k] = 1;
+        ++done[g.k];
     }
 }
 static unsigned long long wgmma_desc(unsigned addr, int, int) { return addr; }
 static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long long, bool accumulate) {
-    const int k = fills[(int)(a - a_smem) / 16384];
+    const int k = fills[(int)(a - a_smem) / STAGE_A];
     if (!accumulate) {
         open_group = Group{d, k, 1};
         for (int q = 0; q < 16; ++q) for (int e = 0; e < 4; ++e) d[q][e] = NAN;
@@ -1632,6 +1626,19 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
     else ++open_group.steps;
 }
 "#;
+
+    /// A promoted consumer's K loop as generated (runs, pairs, a last
+    /// stage), run on the host for every K count from 1 to 23 and 2 to 6
+    /// stages, with and without a first stage gone ahead (`overlap`), over
+    /// several tiles in a row: host stand-ins check that it waits for the
+    /// ring's fills in order with each one's parity, never for a fill the
+    /// producer could not have made (its stage not yet released), releases
+    /// each stage once and only after the wgmmas reading it are done, and
+    /// promotes each stage's sums once, whole (a set read while its
+    /// wgmmas run holds NaNs): the accumulators end at 2^K - 1 where stage
+    /// k's sums are 2^k.
+    #[test]
+    fn the_promoted_k_loop_waits_releases_and_promotes_every_stage_once() {
         for stages in 2..=6u32 {
             let s = promoted_spec(stages);
             let tc = Tc::new(&s);
@@ -1655,7 +1662,7 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
                 w.line("return acc[0][0][0][0] == acc[0][0][15][3] ? acc[0][0][0][0] : NAN;");
             });
             let program = format!(
-                "{SHIM}{}\nint main() {{\n  S = {stages};\n  int it = 0;\n  for (int ahead = 0; ahead < 2; ++ahead)\n    for (int k = 1; k <= 23; ++k) {{\n      // this tile's stages are the ring's fills from tile_at on, their sums 2^0, 2^1, ...\n      tile_at = waits;\n      const float sum = tile(k, ahead, it);\n      std::printf(\"%d %d %d %.1f %d\\n\", ahead, k, waits - tile_at, sum, releases == waits && it == waits);\n    }}\n}}\n",
+                "{PROMOTED_SHIM}{}\nint main() {{\n  S = {stages};\n  STAGE_A = 16384;\n  GROUPS = 1;\n  int it = 0;\n  for (int ahead = 0; ahead < 2; ++ahead)\n    for (int k = 1; k <= 23; ++k) {{\n      // this tile's stages are the ring's fills from tile_at on, their sums 2^0, 2^1, ...\n      tile_at = waits;\n      const float sum = tile(k, ahead, it);\n      std::printf(\"%d %d %d %.1f %d\\n\", ahead, k, waits - tile_at, sum, releases == waits && it == waits);\n    }}\n}}\n",
                 w.finish()
             );
             let out = crate::cuda::host::run_cpp(&format!("promoted-loop-{stages}"), &program);
@@ -1668,6 +1675,49 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
                 assert_eq!(v[2].parse::<i32>().unwrap(), k, "{stages} stages, {l}: a wait a stage");
                 assert_eq!(v[3].parse::<f64>().unwrap(), f64::from((1 << k) - 1), "{stages} stages, {l}: every stage's sums once");
                 assert_eq!(v[4], "1", "{stages} stages, {l}: every stage released, the fill counter at the waits");
+            }
+        }
+    }
+
+    /// A consumer whose 128-row warpgroup tile takes its sums one atom row at
+    /// a time (256 x 128 tiles, `KernelSpec::sums_by_atom_row`), run on the
+    /// host as the paired loop is above, for every K count from 1 to 23 and
+    /// 2 to 4 stages over several tiles: each stage waited for in order and
+    /// released once, after both rows' wgmmas; each row's sums promoted
+    /// once, whole, into its own accumulators (both end at 2^K - 1).
+    #[test]
+    fn a_tall_consumer_promotes_each_atom_row_of_each_stage_once() {
+        for stages in 2..=4u32 {
+            let mut s = promoted_spec(stages);
+            (s.block.m, s.warp.as_mut().unwrap().m) = (256, 128);
+            assert!(s.sums_by_atom_row() && !s.paired_sums(), "{s:?}");
+            assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
+            let tc = Tc::new(&s);
+            let mut w = Writer::default();
+            w.block("static float tile(int k_tiles, int& it)", |w| {
+                w.line("const int group_m = 0, group_n = 0;");
+                tc.acc_declaration(w);
+                tc.sum_declarations(w);
+                tc.promoted_k_loop(w, stages, "k_tiles", "0");
+                w.line("if (!pending.empty()) fail(\"wgmmas left in flight\", (int)pending.size(), 0);");
+                w.line("const float v = acc[0][0][0][0];");
+                w.line("return v == acc[0][0][15][3] && v == acc[1][0][0][0] && v == acc[1][0][15][3] ? v : NAN;");
+            });
+            let program = format!(
+                "{PROMOTED_SHIM}{}\nint main() {{\n  S = {stages};\n  STAGE_A = {};\n  GROUPS = 2;\n  int it = 0;\n  for (int k = 1; k <= 23; ++k) {{\n    tile_at = waits;\n    const float sum = tile(k, it);\n    std::printf(\"%d %d %.1f %d\\n\", k, waits - tile_at, sum, releases == waits && it == waits);\n  }}\n}}\n",
+                w.finish(),
+                s.tma_tile(Which::A).bytes()
+            );
+            let out = crate::cuda::host::run_cpp(&format!("promoted-rows-{stages}"), &program);
+            assert!(!out.contains("FAIL"), "{stages} stages: {out}");
+            let lines: Vec<&str> = out.lines().collect();
+            assert_eq!(lines.len(), 23, "{stages} stages: {out}");
+            for l in lines {
+                let v: Vec<&str> = l.split_whitespace().collect();
+                let k: i32 = v[0].parse().unwrap();
+                assert_eq!(v[1].parse::<i32>().unwrap(), k, "{stages} stages, {l}: a wait a stage");
+                assert_eq!(v[2].parse::<f64>().unwrap(), f64::from((1 << k) - 1), "{stages} stages, {l}: each row's sums once a stage");
+                assert_eq!(v[3], "1", "{stages} stages, {l}: every stage released, the fill counter at the waits");
             }
         }
     }

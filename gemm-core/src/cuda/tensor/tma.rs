@@ -1692,6 +1692,12 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
             (s.block.m, s.warp.as_mut().unwrap().m) = (256, 128);
             assert!(s.sums_by_atom_row() && !s.paired_sums(), "{s:?}");
             assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
+            // the accumulators and one atom row's sums; the paired loop's three sets would not fit
+            assert_eq!(s.accumulators_per_thread(), 128 + 64);
+            let mut overlapped = s.clone();
+            overlapped.specialize.as_mut().unwrap().overlap = true;
+            assert!(!overlapped.sums_by_atom_row() && overlapped.accumulators_per_thread() == 3 * 128);
+            assert!(crate::check(&overlapped).iter().any(|d| d.msg.contains("384 f32 accumulators")), "{:?}", crate::check(&overlapped));
             let tc = Tc::new(&s);
             let mut w = Writer::default();
             w.block("static float tile(int k_tiles, int& it)", |w| {

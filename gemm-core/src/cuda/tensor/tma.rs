@@ -1666,16 +1666,23 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
                 w.finish()
             );
             let out = crate::cuda::host::run_cpp(&format!("promoted-loop-{stages}"), &program);
-            assert!(!out.contains("FAIL"), "{stages} stages: {out}");
-            let lines: Vec<&str> = out.lines().collect();
-            assert_eq!(lines.len(), 46, "{stages} stages: {out}");
-            for l in lines {
-                let v: Vec<&str> = l.split_whitespace().collect();
-                let k: i32 = v[1].parse().unwrap();
-                assert_eq!(v[2].parse::<i32>().unwrap(), k, "{stages} stages, {l}: a wait a stage");
-                assert_eq!(v[3].parse::<f64>().unwrap(), f64::from((1 << k) - 1), "{stages} stages, {l}: every stage's sums once");
-                assert_eq!(v[4], "1", "{stages} stages, {l}: every stage released, the fill counter at the waits");
-            }
+            each_stage_once(&out, stages, 46);
+        }
+    }
+
+    /// The host runs' lines, `ahead k waits sum released` a tile: none
+    /// failed, `tiles` of them, each tile with a wait a stage, every
+    /// stage's sums once (2^k - 1) and every stage released.
+    fn each_stage_once(out: &str, stages: u32, tiles: usize) {
+        assert!(!out.contains("FAIL"), "{stages} stages: {out}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), tiles, "{stages} stages: {out}");
+        for l in lines {
+            let v: Vec<&str> = l.split_whitespace().collect();
+            let k: i32 = v[1].parse().unwrap();
+            assert_eq!(v[2].parse::<i32>().unwrap(), k, "{stages} stages, {l}: a wait a stage");
+            assert_eq!(v[3].parse::<f64>().unwrap(), f64::from((1 << k) - 1), "{stages} stages, {l}: every stage's sums once");
+            assert_eq!(v[4], "1", "{stages} stages, {l}: every stage released, the fill counter at the waits");
         }
     }
 
@@ -1710,21 +1717,12 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
                 w.line("return v == acc[0][0][15][3] && v == acc[1][0][0][0] && v == acc[1][0][15][3] ? v : NAN;");
             });
             let program = format!(
-                "{PROMOTED_SHIM}{}\nint main() {{\n  S = {stages};\n  STAGE_A = {};\n  GROUPS = 2;\n  int it = 0;\n  for (int k = 1; k <= 23; ++k) {{\n    tile_at = waits;\n    const float sum = tile(k, it);\n    std::printf(\"%d %d %.1f %d\\n\", k, waits - tile_at, sum, releases == waits && it == waits);\n  }}\n}}\n",
+                "{PROMOTED_SHIM}{}\nint main() {{\n  S = {stages};\n  STAGE_A = {};\n  GROUPS = 2;\n  int it = 0;\n  for (int k = 1; k <= 23; ++k) {{\n    tile_at = waits;\n    const float sum = tile(k, it);\n    std::printf(\"0 %d %d %.1f %d\\n\", k, waits - tile_at, sum, releases == waits && it == waits);\n  }}\n}}\n",
                 w.finish(),
                 s.tma_tile(Which::A).bytes()
             );
             let out = crate::cuda::host::run_cpp(&format!("promoted-rows-{stages}"), &program);
-            assert!(!out.contains("FAIL"), "{stages} stages: {out}");
-            let lines: Vec<&str> = out.lines().collect();
-            assert_eq!(lines.len(), 23, "{stages} stages: {out}");
-            for l in lines {
-                let v: Vec<&str> = l.split_whitespace().collect();
-                let k: i32 = v[0].parse().unwrap();
-                assert_eq!(v[1].parse::<i32>().unwrap(), k, "{stages} stages, {l}: a wait a stage");
-                assert_eq!(v[2].parse::<f64>().unwrap(), f64::from((1 << k) - 1), "{stages} stages, {l}: each row's sums once a stage");
-                assert_eq!(v[3], "1", "{stages} stages, {l}: every stage released, the fill counter at the waits");
-            }
+            each_stage_once(&out, stages, 23);
         }
     }
 

@@ -145,9 +145,10 @@ impl Tc<'_> {
     /// accumulators into `sc`, from the stage's slots in shared memory: the
     /// rows of A (lane / 4 and + 8 of each 64-row atom) times B's for the
     /// warpgroup's 128-column block. No warp may read the slots once the
-    /// stage goes back to the producer: outside a producer's ring they are
-    /// read before the stage's wgmmas, which every warp of the warpgroup
-    /// issues; in it, each warp releases the stage itself. (Each thread
+    /// stage goes back to the producer: outside a producer's ring, and in
+    /// it by atom rows, they are read before the stage's wgmmas, which
+    /// every warp of the warpgroup issues; in the paired loop each warp
+    /// releases the stage itself. (Each thread
     /// loading its scales from global memory ran about as fast, 1120 TFLOP/s
     /// at 4096^3 on the H200 where per-tensor scales ran 1300, against the
     /// staged form's 1107-1179: staged, no consumer waits on a global load.)

@@ -1,7 +1,7 @@
 //! DeepGEMM's fp8 GEMM with block scales (e4m3, A per row and 128 of K, B
 //! per 128 x 128 block, bf16 C) timed beside ours and cuBLASLt's in one
 //! process, on one set of inputs: its kernels as its own JIT built them
-//! (`gemm-lab/probes/deepgemm/bench.py --compile` writes MANIFEST, one line a
+//! (`gemm-lab/probes/deepgemm/build.py` writes MANIFEST, one line a
 //! shape: `M N K KERNEL.so SMS SMEM TILING`), loaded by dlopen.
 //!
 //! `cargo run --release -p gemm-lab -- deepgemm MANIFEST [--soak SECONDS]`

@@ -8,7 +8,7 @@
 //! (on the GPU host: `scripts/gpu-run LOGDIR deepgemm`)
 //!
 //! Each shape: A and B random normal values quantized to e4m3 by their
-//! blocks' largest magnitudes, as DeepGEMM's tests quantize them (the two
+//! blocks' largest magnitudes (`gemm_runtime::quantize`, as DeepGEMM's tests quantize them; the two
 //! libraries' scale layouts are the same buffers where M is a multiple of
 //! 4); `fp8_block_scaled`, `fp8_block_tuned` (the point its first launch
 //! picks), DeepGEMM's kernel, cuBLASLt by block and cuBLASLt per tensor
@@ -29,11 +29,11 @@ use gemm_ladder::tuned::fp8_block_tuned;
 use gemm_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use gemm_runtime::cudarc::driver::{CudaGraph, CudaSlice, CudaStream, DevicePtr};
 use gemm_runtime::internal::data::relative_error;
-use gemm_runtime::{bf16, Dims, EpilogueArgs, GemmError, F8E4M3};
+use gemm_runtime::spec::{block_scales_a_len, block_scales_b_len};
+use gemm_runtime::{bf16, quantize, Dims, EpilogueArgs, GemmError, F8E4M3};
 
 /// Launches a graph holds: one sample's.
 const LAUNCHES: usize = 10;
-const E4M3_MAX: f32 = 448.0;
 
 /// DeepGEMM's JIT entry (its `jit/template.py` at 327ec92): lhs, lhs_scales,
 /// rhs, rhs_scales, out, m, stream, num_sms, smem_size, return code.
@@ -58,28 +58,6 @@ fn parse(line: &str) -> Result<Entry, String> {
         smem: num(5)? as i32,
         tiling: f[6..].join(" "),
     })
-}
-
-/// `rows` x `k` values (row-major) quantized to e4m3 by blocks of
-/// `block_rows` rows and 128 of K, each block's scale its largest magnitude
-/// over e4m3's: the values and the scales, `[row block][k block]`.
-fn quantize(values: &[f32], rows: usize, k: usize, block_rows: usize) -> (Vec<F8E4M3>, Vec<f32>) {
-    let (kb, rb) = (k.div_ceil(128), rows.div_ceil(block_rows));
-    let mut scales = vec![0f32; rb * kb];
-    for r in 0..rows {
-        for (j, chunk) in values[r * k..(r + 1) * k].chunks(128).enumerate() {
-            let s = &mut scales[(r / block_rows) * kb + j];
-            *s = chunk.iter().fold(*s, |m, x| m.max(x.abs()));
-        }
-    }
-    scales.iter_mut().for_each(|s| *s = s.max(1e-4) / E4M3_MAX);
-    let q = values.iter().enumerate().map(|(i, &x)| F8E4M3::from_f32(x / scales[(i / k / block_rows) * kb + (i % k) / 128])).collect();
-    (q, scales)
-}
-
-/// `[rows][cols]` as `[cols][rows]`.
-fn transpose(v: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    (0..rows * cols).map(|i| v[(i % rows) * cols + i / rows]).collect()
 }
 
 /// `launch` captured [`LAUNCHES`] times into a graph on `stream`.
@@ -126,12 +104,13 @@ fn run(entries: &[Entry], soak: Option<f64>) -> Result<(), GemmError> {
         }
         let dims = Dims::new(m, n, k);
         // A [m][k] by 1 x 128 blocks, its scales [k block][m]; B stored [n][k] by 128 x 128 blocks, [n block][k block]
-        let (a_q, a_s) = quantize(&random_normal(m * k, 1), m, k, 1);
-        let (b_q, b_s) = quantize(&random_normal(n * k, 2), n, k, 128);
-        let a_s = transpose(&a_s, m, k.div_ceil(128));
-        let a = s.clone_htod(&a_q)?;
-        let b = s.clone_htod(&b_q)?;
-        let (sa, sb) = (s.clone_htod(&a_s)?, s.clone_htod(&b_s)?);
+        let (x, w) = (s.clone_htod(&random_normal(m * k, 1))?, s.clone_htod(&random_normal(n * k, 2))?);
+        let (mut a, mut b) = (s.alloc_zeros::<F8E4M3>(m * k)?, s.alloc_zeros::<F8E4M3>(n * k)?);
+        let mut sa = s.alloc_zeros::<f32>(block_scales_a_len(m, k))?;
+        let mut sb = s.alloc_zeros::<f32>(block_scales_b_len(n, k))?;
+        quantize::rows_by_k_block(&s, &x, (m, k), &mut a, &mut sa)?;
+        quantize::blocks(&s, &w, (n, k), &mut b, &mut sb)?;
+        s.synchronize()?;
         let ones = (s.clone_htod(&[1.0f32])?, s.clone_htod(&[1.0f32])?);
         // (C poisoned: a kernel that leaves an element unwritten fails the check)
         let mut cs: Vec<CudaSlice<bf16>> = (0..5).map(|_| s.clone_htod(&vec![bf16::NAN; m * n])).collect::<Result<_, _>>()?;

@@ -705,15 +705,26 @@ pub fn time_turns(stream: &CudaStream, reps: Reps, mut launch: impl FnMut(bool) 
 pub fn time_rotation<const N: usize>(
     stream: &CudaStream,
     reps: Reps,
-    mut launch: impl FnMut(usize) -> Result<(), GemmError>,
+    launch: impl FnMut(usize) -> Result<(), GemmError>,
 ) -> Result<[Timing; N], GemmError> {
-    let all = time(stream, N * reps.warmup, N * reps.runs, |i| launch(i % N))?;
-    Ok(split_rotation(&all))
+    let all = time_rotation_of(stream, N, reps, launch)?;
+    Ok(all.try_into().unwrap_or_else(|_| unreachable!("one timing a launch")))
 }
 
-/// Launches timed in rotation, apart: each one's, every `N`th from its own.
-fn split_rotation<const N: usize>(all: &Timing) -> [Timing; N] {
-    std::array::from_fn(|k| Timing { runs_ms: all.runs_ms.iter().skip(k).step_by(N).copied().collect() })
+/// [`time_rotation`] of `n` launches, `n` known at run time.
+pub fn time_rotation_of(
+    stream: &CudaStream,
+    n: usize,
+    reps: Reps,
+    mut launch: impl FnMut(usize) -> Result<(), GemmError>,
+) -> Result<Vec<Timing>, GemmError> {
+    let all = time(stream, n * reps.warmup, n * reps.runs, |i| launch(i % n))?;
+    Ok(split_rotation(&all, n))
+}
+
+/// `n` launches timed in rotation, apart: each one's, every `n`th from its own.
+fn split_rotation(all: &Timing, n: usize) -> Vec<Timing> {
+    (0..n).map(|k| Timing { runs_ms: all.runs_ms.iter().skip(k).step_by(n).copied().collect() }).collect()
 }
 
 /// One step measured: correctness, then speed beside cuBLAS's.
@@ -815,11 +826,11 @@ mod tests {
     #[test]
     fn launches_timed_in_rotation_split_into_each_ones_runs() {
         let turns = Timing { runs_ms: vec![1.0, 2.0, 1.5, 2.5, 1.25, 2.25] };
-        let [first, second] = split_rotation(&turns);
+        let [first, second] = &split_rotation(&turns, 2)[..] else { panic!("two launches' timings") };
         assert_eq!(first.runs_ms, [1.0, 1.5, 1.25]);
         assert_eq!(second.runs_ms, [2.0, 2.5, 2.25]);
         assert_eq!((first.median_ms(), second.median_ms()), (1.25, 2.25));
-        let three: [Timing; 3] = split_rotation(&Timing { runs_ms: vec![1.0, 2.0, 3.0, 1.5, 2.5, 3.5] });
+        let three = split_rotation(&Timing { runs_ms: vec![1.0, 2.0, 3.0, 1.5, 2.5, 3.5] }, 3);
         assert_eq!(three.iter().map(|t| t.runs_ms.clone()).collect::<Vec<_>>(), [vec![1.0, 1.5], vec![2.0, 2.5], vec![3.0, 3.5]]);
     }
 

@@ -1430,16 +1430,23 @@ impl KernelSpec {
         self.promoted() && self.specialize.is_some() && !self.persistent.is_some_and(Persistent::splits_k) && !self.sums_by_atom_row()
     }
 
-    /// Whether a promoted consumer's warpgroup tile is taller than its
-    /// wgmma atom (128 rows or more): its sums then come one atom row at a
-    /// time into one set, each row's wgmmas waited on and promoted in turn
-    /// while the other consumers' wgmmas keep the tensor cores busy, where
-    /// two sets of the whole tile would not fit the registers. DeepGEMM's
-    /// 256 x 128 tiles take their consumers' 128 rows so, two halves of 64.
+    /// Whether a promoted consumer in a producer's ring takes its sums one
+    /// atom row at a time into one set, each row's wgmmas waited on and
+    /// promoted in turn, each stage released once its last row's wgmmas are
+    /// done:
+    /// - a warpgroup tile taller than its wgmma atom (128 rows or more), where
+    ///   two sets of the whole tile would not fit the registers, the other
+    ///   consumers' wgmmas keeping the tensor cores busy meanwhile
+    ///   (DeepGEMM's 256 x 128 tiles take their consumers' 128 rows so);
+    /// - a lone consumer (64-row tiles, for products of few rows), whose
+    ///   paired loop would hold each stage until the next one has landed
+    ///   where the copies, not the tensor cores, set the pace: 7% slower
+    ///   at 128 x 4096 x 7168 on 64 x 64 tiles (H200, 2026-11-30).
     pub fn sums_by_atom_row(&self) -> bool {
         let tall = matches!(self.atom, Atom::Wgmma { .. }) && self.warp.is_some_and(|w| w.m > 64);
+        let alone = self.specialize.is_some_and(|sp| sp.consumers == 1);
         let ring = self.specialize.is_some_and(|sp| !sp.overlap) && !self.persistent.is_some_and(Persistent::splits_k);
-        self.promoted() && tall && ring
+        self.promoted() && (tall || alone) && ring
     }
 
     /// Accumulators each thread holds (SIMT: thread tile times warp

@@ -4,7 +4,7 @@
 //! (`gemm-lab/probes/deepgemm/build.py` writes MANIFEST, one line a
 //! shape: `M N K KERNEL.so SMS SMEM TILING`), loaded by dlopen.
 //!
-//! `cargo run --release -p gemm-lab -- deepgemm MANIFEST [--soak SECONDS]`
+//! `cargo run --release -p gemm-lab -- deepgemm MANIFEST [--soak SECONDS] [--variant SETTINGS]...`
 //! (on the GPU host: `scripts/gpu-run LOGDIR deepgemm`)
 //!
 //! Each shape: A and B random normal values quantized to e4m3 by their
@@ -18,19 +18,22 @@
 //! time at small shapes). `--soak SECONDS` then runs DeepGEMM's graph and
 //! `fp8_block_tuned`'s back to back for that long each (DeepGEMM, ours,
 //! ours, DeepGEMM), with the SM clock and power NVML reports: on a GPU at
-//! its power cap, what each one's draw leaves its clock.
+//! its power cap, what each one's draw leaves its clock. Each `--variant`
+//! (settings as `gemm-lab variants` takes them, joined by commas) adds
+//! `fp8_block_scaled` so changed to the check and the rotation, under the
+//! shape's row.
 
 use std::ffi::c_void;
 
 use gemm_ladder::fp8::fp8_block_scaled;
 use gemm_ladder::lt_fp8::LtFp8;
-use gemm_ladder::measure::{random_normal, time_rotation, Bench, Reps};
+use gemm_ladder::measure::{random_normal, time_rotation_of, Bench, Reps};
 use gemm_ladder::tuned::fp8_block_tuned;
 use gemm_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use gemm_runtime::cudarc::driver::{CudaGraph, CudaSlice, CudaStream, DevicePtr};
 use gemm_runtime::internal::data::relative_error;
 use gemm_runtime::spec::{block_scales_a_len, block_scales_b_len};
-use gemm_runtime::{bf16, quantize, Dims, EpilogueArgs, GemmError, F8E4M3};
+use gemm_runtime::{bf16, quantize, Dims, EpilogueArgs, GemmError, Kernel, F8E4M3};
 
 /// Launches a graph holds: one sample's.
 const LAUNCHES: usize = 10;
@@ -70,18 +73,23 @@ fn graph_of(stream: &std::sync::Arc<CudaStream>, mut launch: impl FnMut() -> Res
 }
 
 pub fn main(args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: gemm-lab deepgemm MANIFEST [--soak SECONDS]";
+    let usage = "usage: gemm-lab deepgemm MANIFEST [--soak SECONDS] [--variant SETTINGS]...";
     let manifest = args.get(1).ok_or(usage)?;
-    let soak = match args.get(2).map(String::as_str) {
-        Some("--soak") => Some(args.get(3).and_then(|v| v.parse::<f64>().ok()).ok_or(usage)?),
-        Some(_) => return Err(usage.into()),
-        None => None,
-    };
+    let (mut soak, mut variants) = (None, Vec::new());
+    let mut rest = args[2..].iter();
+    while let Some(flag) = rest.next() {
+        let value = rest.next().ok_or(usage)?;
+        match flag.as_str() {
+            "--soak" => soak = Some(value.parse::<f64>().map_err(|_| usage)?),
+            "--variant" => variants.push((value.clone(), crate::variants::variant_kernel(&fp8_block_scaled::KERNEL.spec, value)?)),
+            _ => return Err(usage.into()),
+        }
+    }
     let entries: Vec<Entry> = std::fs::read_to_string(manifest)?.lines().filter(|l| !l.trim().is_empty()).map(parse).collect::<Result<_, _>>()?;
-    Ok(run(&entries, soak)?)
+    Ok(run(&entries, soak, &variants)?)
 }
 
-fn run(entries: &[Entry], soak: Option<f64>) -> Result<(), GemmError> {
+fn run(entries: &[Entry], soak: Option<f64>, variants: &[(String, Kernel)]) -> Result<(), GemmError> {
     let say = |what: String| GemmError::Unsupported(what);
     let bench = Bench::open()?;
     let ctx = bench.stream().context().clone();
@@ -114,6 +122,7 @@ fn run(entries: &[Entry], soak: Option<f64>) -> Result<(), GemmError> {
         let ones = (s.clone_htod(&[1.0f32])?, s.clone_htod(&[1.0f32])?);
         // (C poisoned: a kernel that leaves an element unwritten fails the check)
         let mut cs: Vec<CudaSlice<bf16>> = (0..5).map(|_| s.clone_htod(&vec![bf16::NAN; m * n])).collect::<Result<_, _>>()?;
+        let mut cv: Vec<CudaSlice<bf16>> = variants.iter().map(|_| s.clone_htod(&vec![bf16::NAN; m * n])).collect::<Result<_, _>>()?;
         let ep = EpilogueArgs::new().scales(&sa, &sb);
         let mut lt_block = LtFp8::block_scaled::<F8E4M3, F8E4M3, bf16>(&s, dims, (&sa, &sb))?;
         let mut lt_tensor = LtFp8::new::<F8E4M3, F8E4M3, bf16>(&s, dims, (&ones.0, &ones.1), false)?;
@@ -150,25 +159,34 @@ fn run(entries: &[Entry], soak: Option<f64>) -> Result<(), GemmError> {
         for l in launches.iter_mut() {
             l()?;
         }
+        for ((_, kernel), c) in variants.iter().zip(cv.iter_mut()) {
+            kernel.launch_with(&s, &a, &b, c, dims, ep)?;
+        }
         s.synchronize()?;
         drop(launches);
         let outs: Vec<Vec<f32>> =
-            cs.iter().map(|c| Ok::<_, GemmError>(s.clone_dtoh(c)?.iter().map(|x| x.to_f32()).collect())).collect::<Result<_, _>>()?;
+            cs.iter().chain(&cv).map(|c| Ok::<_, GemmError>(s.clone_dtoh(c)?.iter().map(|x| x.to_f32()).collect())).collect::<Result<_, _>>()?;
         let reference = &outs[3];
-        let errs: Vec<f64> = outs[..3].iter().map(|o| relative_error(o, reference)).collect::<Result<_, _>>().map_err(say)?;
+        let errs: Vec<f64> = outs.iter().map(|o| relative_error(o, reference)).collect::<Result<_, _>>().map_err(say)?;
         errors.push(format!(
-            "{m} x {n} x {k}: relative error against cuBLASLt by block: `fp8_block_scaled` {:.1e}, `fp8_block_tuned` {:.1e}, DeepGEMM {:.1e}",
-            errs[0], errs[1], errs[2]
+            "{m} x {n} x {k}: relative error against cuBLASLt by block: `fp8_block_scaled` {:.1e}, `fp8_block_tuned` {:.1e}, DeepGEMM {:.1e}{}",
+            errs[0],
+            errs[1],
+            errs[2],
+            variants.iter().zip(&errs[5..]).map(|((label, _), e)| format!(", `{label}` {e:.1e}")).collect::<String>()
         ));
         let [c0, c1, c2, c3, c4] = &mut cs[..] else { unreachable!() };
-        let graphs = [
+        let mut graphs = vec![
             graph_of(&s, || fp8_block_scaled(&s, &a, &b, c0, &sa, &sb, dims))?,
             graph_of(&s, || tuned.launch_with(&s, &a, &b, c1, dims, ep))?,
             graph_of(&s, || deepgemm(c2))?,
             graph_of(&s, || lt_block.run(&a, &b, c3))?,
             graph_of(&s, || lt_tensor.run(&a, &b, c4))?,
         ];
-        let t = time_rotation::<5>(&s, Reps { warmup: 3, runs: 30 }, |i| Ok(graphs[i].launch()?))?;
+        for ((_, kernel), c) in variants.iter().zip(cv.iter_mut()) {
+            graphs.push(graph_of(&s, || kernel.launch_with(&s, &a, &b, c, dims, ep))?);
+        }
+        let t = time_rotation_of(&s, graphs.len(), Reps { warmup: 3, runs: 30 }, |i| Ok(graphs[i].launch()?))?;
         let tf: Vec<f64> = t.iter().map(|t| dims.flops() / (t.median_ms() / LAUNCHES as f64 * 1e-3) / 1e12).collect();
         println!(
             "| {m} x {n} x {k} | {:.1} | {:.1} (`{}`) | {:.1} ({}) | {:.1} | {:.1} | {:.1}% |",
@@ -181,6 +199,9 @@ fn run(entries: &[Entry], soak: Option<f64>) -> Result<(), GemmError> {
             tf[4],
             100.0 * tf[2] / tf[1].max(tf[0])
         );
+        for ((label, _), v) in variants.iter().zip(&tf[5..]) {
+            println!("| (`fp8_block_scaled` with `{label}`) | {v:.1} | | | | | {:.1}% |", 100.0 * tf[2] / v);
+        }
         if let Some(secs) = soak {
             let nvml = gemm_ladder::nvml::Nvml::open(s.context());
             for i in [2, 1, 1, 2] {

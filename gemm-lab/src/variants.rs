@@ -195,7 +195,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 /// The kernel of `base` with a variant's settings; `source=FILE` among them
 /// puts FILE's CUDA in place of the generated source (the settings still
 /// give the launch: threads, shared memory, parameters).
-fn variant_kernel(base: &gemm_runtime::spec::KernelSpec, variant: &str) -> Result<Kernel, Box<dyn std::error::Error>> {
+pub(crate) fn variant_kernel(base: &gemm_runtime::spec::KernelSpec, variant: &str) -> Result<Kernel, Box<dyn std::error::Error>> {
     let mut spec = base.clone();
     let (mut source, mut smem, mut threads) = (None, None, None);
     for setting in variant.split(',') {

@@ -485,21 +485,24 @@ pub fn cluster(w: &mut Writer, multicast: bool) {
     w.line("");
 }
 
-/// `scale = block`'s copies beside the tiles: B's scales by a 4-byte
-/// cp.async whose landing is one of the arrivals the stage's full barrier
-/// counts (`cp.async.mbarrier.arrive.noinc`), and the bytes of A's, which
-/// TMA brings, added to what the barrier expects. (The form without
+/// `scale = block`'s copies beside the tiles: B's scales (`b_copies`;
+/// otherwise the consumers read them) by a 4-byte cp.async whose landing
+/// is one of the arrivals the stage's full barrier counts
+/// (`cp.async.mbarrier.arrive.noinc`), and the bytes of A's, which TMA
+/// brings, added to what the barrier expects. (The form without
 /// `.noinc`, which adds an arrival pending until the copies land, is as
 /// fast, but compute-sanitizer's synccheck stops the kernel at the
 /// thread's next arrival on the barrier: "Missing wait".)
-pub fn block_scale_copies(w: &mut Writer) {
-    w.line("// a 4-byte copy into shared memory, and an arrival on the barrier once this thread's copies land");
-    w.block("__device__ __forceinline__ void cp_async_4(unsigned dst, const void* src)", |w| {
-        w.line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4;\\n\" :: \"r\"(dst), \"l\"(src) : \"memory\");");
-    });
-    w.block("__device__ __forceinline__ void cp_async_arrive(unsigned bar)", |w| {
-        w.line("asm volatile(\"cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\\n\" :: \"r\"(bar) : \"memory\");");
-    });
+pub fn block_scale_copies(w: &mut Writer, b_copies: bool) {
+    if b_copies {
+        w.line("// a 4-byte copy into shared memory, and an arrival on the barrier once this thread's copies land");
+        w.block("__device__ __forceinline__ void cp_async_4(unsigned dst, const void* src)", |w| {
+            w.line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4;\\n\" :: \"r\"(dst), \"l\"(src) : \"memory\");");
+        });
+        w.block("__device__ __forceinline__ void cp_async_arrive(unsigned bar)", |w| {
+            w.line("asm volatile(\"cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\\n\" :: \"r\"(bar) : \"memory\");");
+        });
+    }
     w.line("// bytes more for the barrier's phase to wait for, without an arrival");
     w.block("__device__ __forceinline__ void mbar_expect_more(unsigned bar, unsigned bytes)", |w| {
         w.line("asm volatile(\"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\\n\" :: \"r\"(bar), \"r\"(bytes) : \"memory\");");

@@ -81,7 +81,7 @@ impl Tc<'_> {
             Self::queue_helpers(w);
         }
         if self.spec.block_scale_bytes() > 0 {
-            ptx::block_scale_copies(w);
+            ptx::block_scale_copies(w, self.b_scales_copied());
         }
         if self.spec.specialize.is_some_and(|sp| sp.producer_regs.is_some() || sp.consumer_regs.is_some()) {
             ptx::setmaxnreg(w);
@@ -240,11 +240,13 @@ impl Tc<'_> {
                 "// each stage's scales (scale = block): A's {rows} rows of the K block, then B's of the tile's 128-column blocks (4 floats a stage)"
             ));
             w.line(format!("const unsigned sfa_smem = (empty + {} + 127) & ~127u;", 8 * stages + turns));
-            w.line(format!("const unsigned sfb_smem = sfa_smem + {};", stages * self.spec.block_scale_slot()));
+            if self.b_scales_copied() {
+                w.line(format!("const unsigned sfb_smem = sfa_smem + {};", stages * self.spec.block_scale_slot()));
+            }
         }
         let per = if self.multicasts() { " of each block of the cluster" } else { "" };
         // (under `scale = block` the landing of B's scale copies is one arrival more: `cp_async_arrive`)
-        let (scale_copies, scales_note) = if self.spec.block_scale_bytes() > 0 { (1, ", and its scale copies' landing") } else { (0, "") };
+        let (scale_copies, scales_note) = if self.b_scales_copied() { (1, ", and its scale copies' landing") } else { (0, "") };
         w.block("if (threadIdx.x == 0)", |w| {
             w.block(format!("for (int s = 0; s < {stages}; ++s)"), |w| {
                 if let Some(r) = self.ring() {
@@ -566,9 +568,13 @@ impl Tc<'_> {
     fn scale_loads(&self, w: &mut Writer, kt: &str, stage: &str) {
         // (a TMA box side is at most 256 elements, so a tile spans at most 2 of B's blocks: a
         // stage's slot holds 4)
-        let blocks = self.bn.div_ceil(crate::spec::SCALE_BLOCK);
+        let blocks = if self.b_scales_copied() { self.bn.div_ceil(crate::spec::SCALE_BLOCK) } else { 0 };
         debug_assert!(blocks <= 4, "a stage's slot of B's scales holds 4");
-        w.line(format!("// K block {kt}'s scales of this tile's problem: B's by cp.async (the barrier waits for them), A's by TMA"));
+        if blocks > 0 {
+            w.line(format!("// K block {kt}'s scales of this tile's problem: B's by cp.async (the barrier waits for them), A's by TMA"));
+        } else {
+            w.line(format!("// K block {kt}'s scales of this tile's problem: A's by TMA (the consumers read B's)"));
+        }
         // (a batch's scales follow their operands': each problem's after the one before's, shared where it is)
         let b_batch = "b_batch * ((N + 127) / 128)";
         for j in 0..blocks {
@@ -577,7 +583,9 @@ impl Tc<'_> {
             let at = if j == 0 { format!("sfb_smem + 16 * {stage}") } else { format!("sfb_smem + 16 * {stage} + {}", 4 * j) };
             w.line(format!("cp_async_4({at}, scale_b + ({b_batch} + {nb}) * k_tiles + {kt});"));
         }
-        w.line("cp_async_arrive(bar);");
+        if blocks > 0 {
+            w.line("cp_async_arrive(bar);");
+        }
         let rows = self.spec.block_scale_rows();
         w.line(format!("mbar_expect_more(bar, {});", rows * 4));
         // (a box starts on 16 bytes: from the row below block_m on a multiple of 4, where a tile may start anywhere)
@@ -1058,6 +1066,14 @@ impl Tc<'_> {
     /// +1.4%, +1.8%; H200, 2026-11-29). A pair in flight across the loop's
     /// turn instead makes ptxas serialize the wgmmas (C7514: 1034).
     ///
+    /// By atom rows ([`crate::spec::KernelSpec::sums_by_atom_row`]) a stage at a time,
+    /// the loop unrolled a turn of the ring and each wgmma's descriptors
+    /// offsets from its stage's: a stage's wait then goes ahead of the last
+    /// one's promotion, and few instructions lie between the wgmmas. With
+    /// both, 256 x 128 tiles ran 5.3% faster at 4096 x 7168 x 16384 and 4%
+    /// at 4096^3 (1088 to 1146, 1073 to 1116 TFLOP/s), 64 x 64 tiles 6.6%
+    /// at 128 x 4096 x 7168 (H200, 2026-11-30).
+    ///
     /// The loop starts at K step `first` (an expression: 0, or 1 where the
     /// tile's first stage went ahead, [`Self::overlap_promoted`]).
     fn promoted_k_loop(&self, w: &mut Writer, stages: u32, count: &str, first: &str) {
@@ -1065,9 +1081,20 @@ impl Tc<'_> {
         let step = |n: u32| if it == "kt" { format!("kt += {n}") } else { format!("kt += {n}, it += {n}") };
         if self.spec.sums_by_atom_row() {
             // (a stage at a time: one set of one row's sums leaves no second stage to run under a promotion)
-            w.line("// block tier: walk K a stage at a time, each atom row's sums waited on and promoted in turn");
+            // (unrolled where a consumer thread has 128 registers or more: at the 96 of four consumers,
+            // 640 threads, ptxas spilled)
+            if self.spec.register_cap() >= 128 {
+                w.line("// block tier: walk K a stage at a time, each atom row's sums waited on and promoted in turn,");
+                w.line("// unrolled a turn of the ring (so that a stage's wait goes ahead of the last one's promotion)");
+                w.line(format!("#pragma unroll {stages}"));
+            } else {
+                w.line("// block tier: walk K a stage at a time, each atom row's sums waited on and promoted in turn");
+            }
             return w.block(format!("for (int kt = {first}; kt < {count}; {})", step(1)), |w| {
                 w.line(format!("const int s0 = {it} % {stages};"));
+                if self.block_scaled() && !self.b_scales_copied() {
+                    self.global_b_scale(w, "kt");
+                }
                 self.wait_full(w, "s0", &format!("({it} / {stages}) & 1"));
                 self.promoted_by_rows(w, "s0", &|w: &mut Writer| self.release(w, "", "s0"));
             });
@@ -1345,6 +1372,21 @@ impl Tc<'_> {
     /// promotion's speed at 4096^3 on the H200, against 86%.)
     pub(super) fn warp_releases(&self) -> bool {
         self.spec.block_scale_bytes() > 0 && self.spec.paired_sums()
+    }
+
+    /// Whether the producer copies B's block scales into each stage beside
+    /// the tiles (`scale = block`). A consumer whose sums come by atom rows
+    /// reads its one scale a stage from global memory itself instead, the
+    /// load issued before its wait for the stage: at 128 x 4096 x 7168 on
+    /// 64 x 64 tiles the copies' landing, one of the full barrier's two
+    /// arrivals, cost 15% (518 against 598 TFLOP/s); on 256 x 128 tiles
+    /// the reads ran as fast at 4096 x 7168 x 16384 (1130 against 1134)
+    /// and 11% slower at 4096 x 32768 x 512, whose tiles of four stages
+    /// each begin with a load's wait (763 against 852), where the copies
+    /// spill at the 168 registers ptxas compiles three warpgroups for
+    /// (H200, 2026-11-30).
+    pub(super) fn b_scales_copied(&self) -> bool {
+        self.spec.block_scale_bytes() > 0 && !self.spec.sums_by_atom_row()
     }
 
     /// Whether every thread arrives on the ring's barriers and waits on its
@@ -1686,25 +1728,36 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
         }
     }
 
-    /// A consumer whose 128-row warpgroup tile takes its sums one atom row at
-    /// a time (256 x 128 tiles, `KernelSpec::sums_by_atom_row`), run on the
-    /// host as the paired loop is above, for every K count from 1 to 23 and
-    /// 2 to 4 stages over several tiles: each stage waited for in order and
-    /// released once, after both rows' wgmmas; each row's sums promoted
-    /// once, whole, into its own accumulators (both end at 2^K - 1).
+    /// Consumers that take their sums one atom row at a time
+    /// (`KernelSpec::sums_by_atom_row`): one of a 128-row warpgroup tile
+    /// (256 x 128 tiles) and a lone consumer of 64 rows (64 x 128 tiles),
+    /// run on the host as the paired loop is above, for every K count from
+    /// 1 to 23 and 2 to 4 stages over several tiles: each stage waited for
+    /// in order and released once, after its last row's wgmmas; each row's
+    /// sums promoted once, whole, into its own accumulators (all end at
+    /// 2^K - 1).
     #[test]
-    fn a_tall_consumer_promotes_each_atom_row_of_each_stage_once() {
-        for stages in 2..=4u32 {
+    fn a_tall_or_lone_consumer_promotes_each_atom_row_of_each_stage_once() {
+        for (stages, tall) in (2..=4u32).flat_map(|s| [(s, true), (s, false)]) {
             let mut s = promoted_spec(stages);
-            (s.block.m, s.warp.as_mut().unwrap().m) = (256, 128);
+            if tall {
+                (s.block.m, s.warp.as_mut().unwrap().m) = (256, 128);
+            } else {
+                (s.block.m, s.block.threads) = (64, 256);
+                s.specialize.as_mut().unwrap().consumers = 1;
+            }
             assert!(s.sums_by_atom_row() && !s.paired_sums(), "{s:?}");
             assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
-            // the accumulators and one atom row's sums; the paired loop's three sets would not fit
-            assert_eq!(s.accumulators_per_thread(), 128 + 64);
-            let mut overlapped = s.clone();
-            overlapped.specialize.as_mut().unwrap().overlap = true;
-            assert!(!overlapped.sums_by_atom_row() && overlapped.accumulators_per_thread() == 3 * 128);
-            assert!(crate::check(&overlapped).iter().any(|d| d.msg.contains("384 f32 accumulators")), "{:?}", crate::check(&overlapped));
+            let rows = s.warp.unwrap().m / 64;
+            // the accumulators and one atom row's sums; for the tall tile the paired loop's three
+            // sets would not fit
+            assert_eq!(s.accumulators_per_thread(), 64 * rows + 64);
+            if tall {
+                let mut overlapped = s.clone();
+                overlapped.specialize.as_mut().unwrap().overlap = true;
+                assert!(!overlapped.sums_by_atom_row() && overlapped.accumulators_per_thread() == 3 * 128);
+                assert!(crate::check(&overlapped).iter().any(|d| d.msg.contains("384 f32 accumulators")), "{:?}", crate::check(&overlapped));
+            }
             let tc = Tc::new(&s);
             let mut w = Writer::default();
             w.block("static float tile(int k_tiles, int& it)", |w| {
@@ -1714,14 +1767,15 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
                 tc.promoted_k_loop(w, stages, "k_tiles", "0");
                 w.line("if (!pending.empty()) fail(\"wgmmas left in flight\", (int)pending.size(), 0);");
                 w.line("const float v = acc[0][0][0][0];");
-                w.line("return v == acc[0][0][15][3] && v == acc[1][0][0][0] && v == acc[1][0][15][3] ? v : NAN;");
+                let last = rows - 1;
+                w.line(format!("return v == acc[0][0][15][3] && v == acc[{last}][0][0][0] && v == acc[{last}][0][15][3] ? v : NAN;"));
             });
             let program = format!(
-                "{PROMOTED_SHIM}{}\nint main() {{\n  S = {stages};\n  STAGE_A = {};\n  GROUPS = 2;\n  int it = 0;\n  for (int k = 1; k <= 23; ++k) {{\n    tile_at = waits;\n    const float sum = tile(k, it);\n    std::printf(\"0 %d %d %.1f %d\\n\", k, waits - tile_at, sum, releases == waits && it == waits);\n  }}\n}}\n",
+                "{PROMOTED_SHIM}{}\nint main() {{\n  S = {stages};\n  STAGE_A = {};\n  GROUPS = {rows};\n  int it = 0;\n  for (int k = 1; k <= 23; ++k) {{\n    tile_at = waits;\n    const float sum = tile(k, it);\n    std::printf(\"0 %d %d %.1f %d\\n\", k, waits - tile_at, sum, releases == waits && it == waits);\n  }}\n}}\n",
                 w.finish(),
                 s.tma_tile(Which::A).bytes()
             );
-            let out = crate::cuda::host::run_cpp(&format!("promoted-rows-{stages}"), &program);
+            let out = crate::cuda::host::run_cpp(&format!("promoted-rows-{stages}-{rows}"), &program);
             each_stage_once(&out, stages, 23);
         }
     }
@@ -1747,6 +1801,43 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
         for i in releases {
             assert!(lines[i - 1].starts_with("__syncwarp();"), "a release without its warp's sync: {}", lines[i]);
         }
+    }
+
+    /// `scale = block` by atom rows (a lone consumer of 64 x 64, two of
+    /// 128 x 128): the producer copies no scale of B (a full barrier of one
+    /// arrival, no cp.async in the source) and each consumer reads its K
+    /// block's scale of B from global memory before it waits for the
+    /// stage, N's last block's where its columns lie past N.
+    #[test]
+    fn a_consumer_by_atom_rows_reads_b_scales_itself_before_its_wait() {
+        use crate::spec::{Atom, Fused, Scale};
+        let mut s = promoted_spec(6);
+        (s.block.m, s.block.n, s.block.threads) = (64, 64, 256);
+        s.staging = crate::spec::Staging::tma(8);
+        s.warp = s.warp.map(|w| crate::spec::Warp { n: 64, ..w });
+        s.specialize.as_mut().unwrap().consumers = 1;
+        s.atom = Atom::Wgmma { m: 64, n: 64, k: 32, zeroed: false, promote: false };
+        s.fused = Fused { scale: Some(Scale::Block), ..Fused::default() };
+        assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
+        assert!(s.sums_by_atom_row());
+        let reads_its_own = |s: &KernelSpec| {
+            assert!(crate::check(s).is_empty(), "{:?}", crate::check(s));
+            assert!(s.sums_by_atom_row());
+            let src = crate::generate(s).unwrap().source;
+            assert!(src.contains("mbar_init(full + 8 * s, 1);") && !src.contains("cp_async") && !src.contains("sfb_smem"), "{src}");
+            let lines: Vec<&str> = src.lines().map(str::trim).collect();
+            let read = lines.iter().position(|l| l.starts_with("const float sb = __ldg(scale_b + ")).expect("a global read of B's scale");
+            assert!(lines[read].contains("min((block_n + group_n) / 128, (N - 1) / 128)"), "{}", lines[read]);
+            assert!(lines[read + 1].starts_with("mbar_wait(full + 8 * s0"), "the read goes ahead of the wait: {}", lines[read + 1]);
+        };
+        reads_its_own(&s);
+        // 256 x 128 tiles of two 128 x 128 consumers
+        (s.block.m, s.block.n, s.block.threads) = (256, 128, 384);
+        s.warp = s.warp.map(|w| crate::spec::Warp { m: 128, n: 128, ..w });
+        s.specialize.as_mut().unwrap().consumers = 2;
+        s.atom = Atom::Wgmma { m: 64, n: 128, k: 32, zeroed: false, promote: false };
+        s.staging = crate::spec::Staging::tma(3);
+        reads_its_own(&s);
     }
 
     /// `groups = masked`: problem g's tiles up to its count (negative: none;

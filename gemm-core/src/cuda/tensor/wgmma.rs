@@ -144,7 +144,9 @@ impl Tc<'_> {
     /// `scale = block`: stage `stage`'s scales of this thread's
     /// accumulators into `sc`, from the stage's slots in shared memory: the
     /// rows of A (lane / 4 and + 8 of each 64-row atom) times B's for the
-    /// warpgroup's 128-column block. No warp may read the slots once the
+    /// warpgroup's 128-column block (a consumer by atom rows has read
+    /// `sb` from global memory before the stage's wait:
+    /// [`Self::global_b_scale`]). No warp may read the slots once the
     /// stage goes back to the producer: outside a producer's ring, and in
     /// it by atom rows, they are read before the stage's wgmmas, which
     /// every warp of the warpgroup issues; in the paired loop each warp
@@ -158,9 +160,12 @@ impl Tc<'_> {
             let shift = if self.spec.block_scale_rows() > self.bm { " + (block_m & 3)" } else { "" };
             let slot = self.spec.block_scale_slot() / 4;
             w.line(format!("const float* const sfa = reinterpret_cast<const float*>(smem_raw + (sfa_smem - smem_base)) + {stage} * {slot}{shift};"));
-            w.line(format!(
-                "const float sb = reinterpret_cast<const float*>(smem_raw + (sfb_smem - smem_base))[{stage} * 4 + (block_n + group_n) / 128 - block_n / 128];"
-            ));
+            // (a consumer by atom rows has read B's from global memory: `Self::global_b_scale`)
+            if self.b_scales_copied() {
+                w.line(format!(
+                    "const float sb = reinterpret_cast<const float*>(smem_raw + (sfb_smem - smem_base))[{stage} * 4 + (block_n + group_n) / 128 - block_n / 128];"
+                ));
+            }
             w.unrolled("im", self.ami, |w| {
                 w.unrolled("h", 2, |w| {
                     let row = plus(&[Some("warp_m".into()), times(index("im", self.ami), 64), Some("lane / 4".into()), Some("h * 8".into())]);
@@ -168,6 +173,18 @@ impl Tc<'_> {
                 });
             });
         });
+    }
+
+    /// `scale = block` by atom rows: K block `kt`'s scale of B for the
+    /// warpgroup's 128-column block, `sb`, loaded from global memory by each
+    /// thread (the warpgroup's one address) ahead of its wait for the stage,
+    /// in place of the producer's copy (`b_scales_copied`). A warpgroup
+    /// whose columns all lie past N (its results never stored) reads N's
+    /// last block's.
+    pub(super) fn global_b_scale(&self, w: &mut Writer, kt: &str) {
+        let block = "(block_n + group_n) / 128";
+        let block = if self.spec.edges == crate::spec::Edges::Guarded { format!("min({block}, (N - 1) / 128)") } else { block.to_string() };
+        w.line(format!("const float sb = __ldg(scale_b + ((batch_b != 0 ? batch : 0) * ((N + 127) / 128) + {block}) * k_tiles + {kt});"));
     }
 
     /// The stage's sums added into the accumulators (each times its scales
@@ -205,12 +222,20 @@ impl Tc<'_> {
             self.read_block_scales(w, "sc", stage);
         }
         let steps = self.bk / self.ak;
+        // (each atom's descriptor an offset from its stage's: fewer instructions between the wgmmas
+        // than each computed whole; measured with the loop's unrolling, `promoted_k_loop`)
+        w.line(format!(
+            "const unsigned long long da = {};  // the stage's tiles: each atom's descriptor an offset from these",
+            self.stage_descriptor(Which::A, stage)
+        ));
+        w.line(format!("const unsigned long long db = {};", self.stage_descriptor(Which::B, stage)));
         for r in 0..self.ami {
             w.line(format!("// atom (wgmma): row {r}, {steps} K step(s) of {} over its 1x{} atoms into `part`, one group", self.ak, self.ani));
             w.line("wgmma_fence();");
-            self.wgmma_steps_of(w, stage, "part", if steps > 1 { "ks > 0" } else { "0" }, Some(r));
+            self.wgmma_steps_of(w, stage, "part", if steps > 1 { "ks > 0" } else { "0" }, Some(r), Some(("da", "db")));
             w.line("wgmma_commit();");
-            w.line(format!("wgmma_wait<0>();  // row {r}'s sums are whole (the other consumers' wgmmas run meanwhile)"));
+            let others = if self.spec.specialize.is_some_and(|sp| sp.consumers > 1) { " (the other consumers' wgmmas run meanwhile)" } else { "" };
+            w.line(format!("wgmma_wait<0>();  // row {r}'s sums are whole{others}"));
             if r + 1 == self.ami {
                 release(w);
             }
@@ -286,6 +311,34 @@ impl Tc<'_> {
     /// columns of B from the block tile's origin) and K step `ks` of the
     /// tile in stage `stage`.
     fn descriptor(&self, which: Which, stage: &str, mn: &str, ks: &str) -> String {
+        let (stage_at, at, lbo, sbo) = self.descriptor_parts(which, stage, mn, ks);
+        format!("wgmma_desc({}, {lbo}, {sbo})", plus(&[Some(stage_at), Some(at)]))
+    }
+
+    /// The descriptor of the start of operand `which`'s tile in stage
+    /// `stage`, from which [`Self::descriptor_from`] offsets each atom's.
+    fn stage_descriptor(&self, which: Which, stage: &str) -> String {
+        let (stage_at, _, lbo, sbo) = self.descriptor_parts(which, stage, "0", "0");
+        format!("wgmma_desc({stage_at}, {lbo}, {sbo})")
+    }
+
+    /// [`Self::descriptor`] as an offset from `stage_desc`, the stage's
+    /// [`Self::stage_descriptor`]: the atom's bytes past the tile's start
+    /// over 16, added to the address field (a shared-memory address over 16
+    /// fits its 14 bits with no carry into the next field).
+    fn descriptor_from(&self, which: Which, stage_desc: &str, mn: &str, ks: &str) -> String {
+        let (_, at, _, _) = self.descriptor_parts(which, "0", mn, ks);
+        if at == "0" {
+            stage_desc.to_string()
+        } else {
+            format!("{stage_desc} + (({at}) >> 4)")
+        }
+    }
+
+    /// A descriptor's address as the stage's tile's start and the atom's
+    /// bytes past it (expressions), and its leading- and stride-dimension
+    /// byte offsets.
+    fn descriptor_parts(&self, which: Which, stage: &str, mn: &str, ks: &str) -> (String, String, u32, u32) {
         let t: TmaTile = self.spec.tma_tile(which);
         let base = if which == Which::A { "a_smem" } else { "b_smem" };
         let stage_bytes = t.bytes();
@@ -305,8 +358,7 @@ impl Tc<'_> {
             let chunk = format!("{} / {}", term(mn), t.inner);
             (plus(&[times(&format!("({chunk})"), t.box_bytes()), times(ks, 16 * row)]), t.box_bytes())
         };
-        let addr = plus(&[Some(base.to_string()), times(stage, stage_bytes), Some(at)]);
-        format!("wgmma_desc({addr}, {lbo}, {sbo})")
+        (plus(&[Some(base.to_string()), times(stage, stage_bytes)]), at, lbo, sbo)
     }
 
     /// One stage's math: every K step of 16 over every atom of the
@@ -338,12 +390,14 @@ impl Tc<'_> {
 
     /// Every K step of the stage over every atom into `target`, back to back.
     fn wgmma_steps(&self, w: &mut Writer, stage: &str, target: &str, accumulate: &str) {
-        self.wgmma_steps_of(w, stage, target, accumulate, None);
+        self.wgmma_steps_of(w, stage, target, accumulate, None, None);
     }
 
     /// [`Self::wgmma_steps`] over every atom row, or over atom row `row`
-    /// alone into `target`'s one row of sums.
-    fn wgmma_steps_of(&self, w: &mut Writer, stage: &str, target: &str, accumulate: &str, row: Option<u32>) {
+    /// alone into `target`'s one row of sums, with each atom's descriptors
+    /// whole or, given `from` (the stage's A and B descriptors, declared),
+    /// as offsets from the stage's.
+    fn wgmma_steps_of(&self, w: &mut Writer, stage: &str, target: &str, accumulate: &str, row: Option<u32>, from: Option<(&str, &str)>) {
         let steps = self.bk / self.ak;
         // (`rows`: the atom row's offset from the warpgroup's first, an expression)
         let row_of = |w: &mut Writer, rows: Option<String>, to: &str| {
@@ -351,8 +405,10 @@ impl Tc<'_> {
                 let m = plus(&[Some("group_m".into()), rows.clone()]);
                 let n = plus(&[Some("group_n".into()), times(index("jn", self.ani), self.an)]);
                 let ks = index("ks", steps);
-                let da = self.descriptor(Which::A, stage, &m, ks);
-                let db = self.descriptor(Which::B, stage, &n, ks);
+                let (da, db) = match from {
+                    Some((a, b)) => (self.descriptor_from(Which::A, a, &m, ks), self.descriptor_from(Which::B, b, &n, ks)),
+                    None => (self.descriptor(Which::A, stage, &m, ks), self.descriptor(Which::B, stage, &n, ks)),
+                };
                 w.line(format!("wgmma_m64n{}k{}({target}[{to}][jn], {da}, {db}, {accumulate});", self.an, self.ak));
             });
         };

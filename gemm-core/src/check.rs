@@ -542,7 +542,15 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 // a warpgroup's N is the atom's to choose (8 to 256): the fix is the atom
                 if an > 0 && !w.n.is_multiple_of(an) {
                     let fit = (1..=32).rev().map(|i| i * 8).find(|&d| w.n.is_multiple_of(d)).unwrap_or(8);
-                    out.push(Diag::proposing("atom", format!("atom n = {an} does not tile warp n = {}", w.n), "atom.n", fit, "use wgmma(m64n{}k16)"));
+                    // (the proposal keeps the K that the operands' type takes: 32 bytes of each line)
+                    let k = if spec.a.elem.is_fp8() { 32 } else { 16 };
+                    out.push(Diag::proposing(
+                        "atom",
+                        format!("atom n = {an} does not tile warp n = {}", w.n),
+                        "atom.n",
+                        fit,
+                        format!("use wgmma(m64n{{}}k{k})"),
+                    ));
                 }
             } else {
                 divides(out, "warp.n", ("warp n", w.n), ("atom n", an), Some("warp.n"));

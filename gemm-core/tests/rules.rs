@@ -489,3 +489,25 @@ fn the_by_class_variant_takes_hopper_autotuned_s_tiling_alone() {
         assert!(errors_at(&other).contains(&"staging"), "{:?}", check(&other));
     }
 }
+
+/// The atom proposed where its N does not tile the warpgroup's keeps the K
+/// the operands' type takes (32 on 8-bit floats, where a proposal of
+/// `k16` would be refused in turn), and applied it clears the error.
+#[test]
+fn an_atom_narrower_than_the_warp_is_told_the_atom_of_its_element_type() {
+    for (elem, k) in [(Elem::Bf16, 16), (Elem::F8E4M3, 32)] {
+        let mut s = wgmma_spec(256, 384, Staging::tma(3));
+        s.specialize = Some(two_consumers(24, 240));
+        (s.a.elem, s.b.elem) = (elem, elem);
+        if elem.is_fp8() {
+            s.block.k = Some(128);
+            (s.a.layout, s.b.layout) = (Layout::RowMajor, Layout::ColMajor);
+        }
+        s.atom = Atom::Wgmma { m: 64, n: 192, k, zeroed: false, promote: false };
+        let errors = check(&s);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].msg.ends_with(&format!("use wgmma(m64n256k{k})")), "{}", errors[0].msg);
+        let fixed = gemm_core::check::apply(&s, errors[0].fix.expect("a fix")).unwrap();
+        assert_eq!(check(&fixed), vec![], "{fixed:?}");
+    }
+}

@@ -1071,8 +1071,10 @@ impl Tc<'_> {
     /// offsets from its stage's: a stage's wait then goes ahead of the last
     /// one's promotion, and few instructions lie between the wgmmas. With
     /// both, 256 x 128 tiles ran 5.3% faster at 4096 x 7168 x 16384 and 4%
-    /// at 4096^3 (1088 to 1146, 1073 to 1116 TFLOP/s), 64 x 64 tiles 6.6%
-    /// at 128 x 4096 x 7168 (H200, 2026-11-30).
+    /// at 4096^3 (1088 to 1146, 1073 to 1116 TFLOP/s) and 4% slower at
+    /// 4096 x 32768 x 512, whose tiles take four stages each (888 to 852);
+    /// 64 x 64 tiles of a lone consumer, which had taken its sums in pairs,
+    /// 6.6% faster at 128 x 4096 x 7168 (H200, 2026-11-30).
     ///
     /// The loop starts at K step `first` (an expression: 0, or 1 where the
     /// tile's first stage went ahead, [`Self::overlap_promoted`]).

@@ -114,10 +114,11 @@ pub fn fp8_tuned(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<b
 /// sums an atom row of 64 at a time, three stages; 4-6% faster than
 /// 128 x 128 at 4096^3 to 8192^3 on the H200) through 128 x 128
 /// (`fp8_block_scaled`'s two consumers of 64 x 128) down to
-/// 64 x 64 (one consumer, or two of 64 x 32), so that products of few rows
+/// 64 x 64 (one consumer, its sums by atom rows as DeepGEMM's are, or two
+/// of 64 x 32), so that products of few rows
 /// spread over more SMs (64 x 2112 x 7168 makes 17 tiles of 128 x 128 for
 /// 132 SMs, 33 of 64 x 64). Tiles of 64 x 32 would spread them further,
-/// but the TMA store of C takes no consumer tile under 32 columns. Five
+/// but the TMA store of C takes block tiles of 64 columns or more. Five
 /// stages are among the points: the largest tiles' whole C tile fits
 /// beside five stages and their scales, not six (`fp8_block_scaled`).
 // ANCHOR: fp8_block_tuned

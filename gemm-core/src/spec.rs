@@ -1066,7 +1066,8 @@ impl KernelSpec {
     /// ring's barriers, from a 128-byte boundary: A's (a block tile's rows
     /// of one K block, by TMA) and B's (one per 128-column block of the
     /// tile, at most 4, by cp.async), which the stage's full barrier waits
-    /// for with its tiles.
+    /// for with its tiles. B's 16 bytes a stage stay unused where the
+    /// consumers read B's scales themselves ([`Self::b_scales_copied`]).
     pub fn block_scale_bytes(&self) -> u32 {
         match (self.fused.scale, self.staging) {
             (Some(Scale::Block), Staging::Tma { stages, .. }) => 128 + stages * (self.block_scale_slot() + 16),
@@ -1447,6 +1448,21 @@ impl KernelSpec {
         let alone = self.specialize.is_some_and(|sp| sp.consumers == 1);
         let ring = self.specialize.is_some_and(|sp| !sp.overlap) && !self.persistent.is_some_and(Persistent::splits_k);
         self.promoted() && (tall || alone) && ring
+    }
+
+    /// Whether a producer copies B's block scales into each stage beside
+    /// the tiles (`scale = block`). A consumer whose sums come by atom rows
+    /// reads its one scale a stage from global memory itself instead, the
+    /// load issued before its wait for the stage: at 128 x 4096 x 7168 on
+    /// 64 x 64 tiles the copies' landing, one of the full barrier's two
+    /// arrivals, cost 15% (518 against 598 TFLOP/s); on 256 x 128 tiles
+    /// the reads ran as fast at 4096 x 7168 x 16384 (1130 against 1134)
+    /// and 11% slower at 4096 x 32768 x 512, whose tiles of four stages
+    /// each begin with a load's wait (763 against 852), where the copies
+    /// spill at the 168 registers ptxas compiles three warpgroups for
+    /// (H200, 2026-11-30).
+    pub fn b_scales_copied(&self) -> bool {
+        self.block_scale_bytes() > 0 && !self.sums_by_atom_row()
     }
 
     /// Accumulators each thread holds (SIMT: thread tile times warp

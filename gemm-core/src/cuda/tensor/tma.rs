@@ -575,13 +575,11 @@ impl Tc<'_> {
         } else {
             w.line(format!("// K block {kt}'s scales of this tile's problem: A's by TMA (the consumers read B's)"));
         }
-        // (a batch's scales follow their operands': each problem's after the one before's, shared where it is)
-        let b_batch = "b_batch * ((N + 127) / 128)";
         for j in 0..blocks {
             let nb = if j == 0 { "block_n / 128".to_string() } else { format!("block_n / 128 + {j}") };
             let nb = if self.spec.edges == crate::spec::Edges::Guarded && j > 0 { format!("min({nb}, (N - 1) / 128)") } else { nb };
             let at = if j == 0 { format!("sfb_smem + 16 * {stage}") } else { format!("sfb_smem + 16 * {stage} + {}", 4 * j) };
-            w.line(format!("cp_async_4({at}, scale_b + ({b_batch} + {nb}) * k_tiles + {kt});"));
+            w.line(format!("cp_async_4({at}, {});", Self::b_scale_at("b_batch", &nb, kt)));
         }
         if blocks > 0 {
             w.line("cp_async_arrive(bar);");
@@ -591,6 +589,13 @@ impl Tc<'_> {
         // (a box starts on 16 bytes: from the row below block_m on a multiple of 4, where a tile may start anywhere)
         let first = if rows > self.bm { "block_m & ~3" } else { "block_m" };
         w.line(format!("tma_load(sfa_smem + {stage} * {}, tmap_sfa, {first}, {kt}, a_batch, bar);", self.spec.block_scale_slot()));
+    }
+
+    /// `scale = block`: where B's scale of K block `kt` and 128-column
+    /// block `block` of problem `batch` lies (a batch's scales follow their
+    /// operands': each problem's after the one before's, shared where it is).
+    pub(super) fn b_scale_at(batch: &str, block: &str, kt: &str) -> String {
+        format!("scale_b + ({batch} * ((N + 127) / 128) + {block}) * k_tiles + {kt}")
     }
 
     /// `edge_loads`, the copies of a K step of a tile that crosses M's or
@@ -1376,19 +1381,9 @@ impl Tc<'_> {
         self.spec.block_scale_bytes() > 0 && self.spec.paired_sums()
     }
 
-    /// Whether the producer copies B's block scales into each stage beside
-    /// the tiles (`scale = block`). A consumer whose sums come by atom rows
-    /// reads its one scale a stage from global memory itself instead, the
-    /// load issued before its wait for the stage: at 128 x 4096 x 7168 on
-    /// 64 x 64 tiles the copies' landing, one of the full barrier's two
-    /// arrivals, cost 15% (518 against 598 TFLOP/s); on 256 x 128 tiles
-    /// the reads ran as fast at 4096 x 7168 x 16384 (1130 against 1134)
-    /// and 11% slower at 4096 x 32768 x 512, whose tiles of four stages
-    /// each begin with a load's wait (763 against 852), where the copies
-    /// spill at the 168 registers ptxas compiles three warpgroups for
-    /// (H200, 2026-11-30).
+    /// [`KernelSpec::b_scales_copied`](crate::spec::KernelSpec::b_scales_copied).
     pub(super) fn b_scales_copied(&self) -> bool {
-        self.spec.block_scale_bytes() > 0 && !self.spec.sums_by_atom_row()
+        self.spec.b_scales_copied()
     }
 
     /// Whether every thread arrives on the ring's barriers and waits on its

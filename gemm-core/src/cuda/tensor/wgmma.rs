@@ -184,7 +184,7 @@ impl Tc<'_> {
     pub(super) fn global_b_scale(&self, w: &mut Writer, kt: &str) {
         let block = "(block_n + group_n) / 128";
         let block = if self.spec.edges == crate::spec::Edges::Guarded { format!("min({block}, (N - 1) / 128)") } else { block.to_string() };
-        w.line(format!("const float sb = __ldg(scale_b + ((batch_b != 0 ? batch : 0) * ((N + 127) / 128) + {block}) * k_tiles + {kt});"));
+        w.line(format!("const float sb = __ldg({});", Self::b_scale_at("(batch_b != 0 ? batch : 0)", &block, kt)));
     }
 
     /// The stage's sums added into the accumulators (each times its scales

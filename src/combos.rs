@@ -625,7 +625,8 @@ pub fn hopper_deep_k() -> Vec<KernelSpec> {
 /// column-major): every C type, e4m3, e5m2 and the two mixed, tiles of one
 /// and two consumers and none, each epilogue store, the fused math, both
 /// edge modes, scales per tensor, per channel and by block, sums promoted
-/// (some with the next tile's first stage beside the epilogue, `overlap`).
+/// (some with the next tile's first stage beside the epilogue, `overlap`),
+/// block scales on tiles split along K over a cluster.
 /// From `fp8_tma_store`'s spec, a setting or two changed each.
 pub fn hopper_fp8() -> Vec<KernelSpec> {
     use gemm_runtime::spec::Fused;
@@ -725,10 +726,35 @@ pub fn hopper_fp8() -> Vec<KernelSpec> {
         s.specialize = s.specialize.map(|sp| Specialize { overlap: true, ..sp });
         s
     };
+    // each tile's K split over a cluster: two blocks of a lone consumer's 64 x 64 (B's scales read by
+    // the consumer), four of them (ranks with no K step at small K), and two blocks of two consumers
+    // of 64 x 64 into an f32 C (B's scales copied by the producer)
+    let split = |s: &KernelSpec, name: &'static str, k: u32| {
+        let mut s = s.clone();
+        s.name = name.into();
+        s.persistent = None;
+        s.cluster = Some(Cluster { m: 1, n: 1, k, multicast: None });
+        s.specialize = s.specialize.map(|sp| Specialize { producer_regs: Some(48), ..sp });
+        s
+    };
+    let mut lone = block.clone();
+    lone.block = Block { m: 64, n: 64, k: Some(128), threads: 256, min_blocks: None };
+    lone.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
+    lone.atom = Atom::Wgmma { m: 64, n: 64, k: 32, zeroed: false, promote: false };
+    lone.specialize = lone.specialize.map(|sp| Specialize { consumers: 1, ..sp });
+    lone.staging = Staging::tma(8);
+    let mut pair = block.clone();
+    pair.block = Block { m: 128, n: 64, k: Some(128), threads: 384, min_blocks: None };
+    pair.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
+    pair.atom = Atom::Wgmma { m: 64, n: 64, k: 32, zeroed: false, promote: false };
+    pair.specialize = pair.specialize.map(|sp| Specialize { consumer_regs: Some(224), ..sp });
+    (pair.staging, pair.c.elem, pair.epilogue) = (Staging::tma(4), Elem::F32, Epilogue::Vector);
+    let splits = [split(&lone, "wgmma_fp8_block_k2", 2), split(&lone, "wgmma_fp8_block_k4", 4), split(&pair, "wgmma_fp8_block_pair_k2", 2)];
     let mut promoted_wide = promoted.clone();
     (promoted_wide.c.elem, promoted_wide.epilogue) = (Elem::F32, Epilogue::Vector);
     let overlapped = [ahead(&promoted_wide, "wgmma_fp8_promoted_ov"), ahead(&narrow, "wgmma_fp8_block_n64_ov")];
     out.extend([block, wide, fused, alike, narrow, crate::fp8::fp8_channel::SPEC]);
     out.extend(overlapped);
+    out.extend(splits);
     out
 }

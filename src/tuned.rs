@@ -140,6 +140,7 @@ pub fn fp8_tuned(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<b
         warp.n = [128, 64, 32],
         stages = [3, 4, 5, 6, 8],
         grouped = [8, 16],
+        cluster.k = [1, 2],
     ),
 )]
 // warp tiles taller than the block tile are not, four consumers past 512

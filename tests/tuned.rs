@@ -27,7 +27,7 @@ fn the_tuned_kernels_spaces_hold_legal_points_only() {
         (&mma_tuned::KERNEL, 8),
         (&hopper_tuned::KERNEL, 48),
         (&fp8_tuned::KERNEL, 33),
-        (&fp8_block_tuned::KERNEL, 128),
+        (&fp8_block_tuned::KERNEL, 216),
         (&mma_fp8_tuned_sm89::KERNEL, 7),
         (&mma_fp8_block_tuned_sm89::KERNEL, 11),
     ];
@@ -51,6 +51,11 @@ fn the_tuned_kernels_spaces_hold_legal_points_only() {
         let same = |s: &gemm_runtime::spec::KernelSpec| gemm_runtime::spec::KernelSpec { name: step.spec.name.clone(), ..s.clone() } == step.spec;
         assert!(tuned.points().iter().any(same), "{} is a point of {}", step.name, tuned.name());
     }
+    // the block-scaled space's tiles split along K over a cluster of two: a block a tile (no
+    // persistent walk), their producers at the registers a split needs
+    let split: Vec<_> = fp8_block_tuned::KERNEL.points().iter().filter(|s| s.k_split() == 2).collect();
+    assert_eq!(split.len(), 88);
+    assert!(split.iter().all(|s| s.persistent.is_none() && s.specialize.unwrap().producer_regs == Some(gemm_runtime::gemm_core::tune::SPLIT_PRODUCER_REGS)));
     // the Hopper space's schedules: persistent walks, the hybrid and the tail split, a third each
     use gemm_runtime::spec::Persistent;
     for schedule in [Persistent::Tiles, Persistent::Hybrid, Persistent::TailSplit] {

@@ -791,9 +791,6 @@ fn block_scales(spec: &KernelSpec, out: &mut Vec<Diag>) {
     if !matches!(spec.staging, Staging::Tma { cp_async: None, by_class: false, .. }) {
         out.push(Diag::new("staging", "scale = block loads each K block's scales with its stage, by TMA: use staging = tma(stages = ..)"));
     }
-    if spec.k_split() > 1 {
-        out.push(Diag::new("cluster.k", "scale = block is generated for whole tiles a block, not a cluster's split of K: remove k from the cluster"));
-    }
 }
 
 /// How a promoted kernel's accumulators divide, for the register rules' messages.

@@ -1011,7 +1011,7 @@ impl KernelSpec {
     }
 
     /// The staged tiles and the epilogue's scratch, from the tiles' start.
-    fn tiles_bytes(&self) -> u32 {
+    pub(crate) fn tiles_bytes(&self) -> u32 {
         if self.by_class() {
             // C's two buffers of 64 x 64 past the stages (the cuda module `by_class`)
             return self.staged_bytes() + BY_CLASS_C_BYTES;
@@ -1035,9 +1035,11 @@ impl KernelSpec {
     }
 
     /// Where that buffer starts, from the tiles' (1024-byte aligned) start:
-    /// past the tiles and the ring's barriers.
+    /// past the tiles, the ring's barriers and the stages' block scales
+    /// (the other ranks' sums may land while rank 0 still reads its last
+    /// stages' scales).
     pub fn k_split_offset(&self) -> u32 {
-        (self.tiles_bytes() + self.ring_barrier_bytes()).next_multiple_of(16)
+        (self.tiles_bytes() + self.ring_barrier_bytes() + self.block_scale_bytes()).next_multiple_of(16)
     }
 
     /// Stream-K's ticket (the order in which blocks start: the schedule's

@@ -49,6 +49,9 @@ pub enum Setting {
     Grouped,
     /// The schedule, by its index in [`SCHEDULES`].
     Schedule,
+    /// `cluster(k = ..)`: the blocks that split each tile's K steps (1: a
+    /// tile's whole K in one block).
+    ClusterK,
 }
 
 /// The schedules `tune(schedule = [..])` takes, by name: a block per C
@@ -85,6 +88,7 @@ pub const SETTINGS: &[(&str, Setting)] = &[
     ("consumer_regs", Setting::ConsumerRegs),
     ("grouped", Setting::Grouped),
     ("schedule", Setting::Schedule),
+    ("cluster.k", Setting::ClusterK),
 ];
 
 impl Setting {
@@ -195,6 +199,14 @@ pub fn inert(setting: Setting, base: &KernelSpec) -> Option<String> {
     }
 }
 
+/// The registers a point that splits K over a cluster leaves its producer
+/// where the spec leaves it fewer (`setmaxnreg`): at 24, ptxas spilled up
+/// to 100 bytes in its K loop (the part's bounds beside an edge tile's
+/// out-of-line loads), at 40 4 bytes, at 48 none (`fp8_block_scaled` on
+/// 64 x 64 tiles split in two, NVRTC 13.0). The consumers' registers then
+/// follow as [`point`] says.
+pub const SPLIT_PRODUCER_REGS: u32 = 48;
+
 /// The most points a `tune(..)` space may span: every one is checked as
 /// the crate builds, and every legal one compiled with NVRTC and timed on
 /// a shape's first launch (the largest spaces here hold a few hundred).
@@ -291,6 +303,23 @@ fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
             Setting::Schedule => {
                 if let Some((_, p)) = SCHEDULES.get(v as usize) {
                     s.persistent = *p;
+                }
+            }
+            Setting::ClusterK => {
+                s.cluster = match s.cluster {
+                    Some(c) => Some(Cluster { k: v, ..c }),
+                    None if v == 1 => None,
+                    None => Some(Cluster { m: 1, n: 1, k: v, multicast: None }),
+                };
+                // a split along K takes one tile a cluster: its points leave the persistent walk,
+                // unless the schedule is listed too
+                if v > 1 && !chosen.iter().any(|c| c.0 == Setting::Schedule) {
+                    s.persistent = None;
+                }
+                // and its producer, which streams one part of the tile's K steps, keeps the
+                // registers it needs for that ([`SPLIT_PRODUCER_REGS`])
+                if let Some(sp) = s.specialize.as_mut().filter(|sp| v > 1 && sp.producer_regs.is_some_and(|r| r < SPLIT_PRODUCER_REGS)) {
+                    sp.producer_regs = Some(SPLIT_PRODUCER_REGS);
                 }
             }
         }
@@ -544,6 +573,46 @@ mod tests {
         // warpgroups of 32 rows: no wgmma atom is that short
         assert!(!points[2].refused.is_empty());
         assert_eq!(block_of(block_value(256, 128)), (256, 128));
+    }
+
+    /// `cluster.k`: 1 keeps a tile's K in one block; more splits it over a
+    /// cluster of that many blocks, which takes one tile a cluster, so the
+    /// point leaves the persistent walk unless the schedule is listed (and
+    /// the rules then refuse the pair), and its producer keeps the
+    /// registers a split needs.
+    #[test]
+    fn a_split_along_k_leaves_the_persistent_walk_unless_the_schedule_is_listed() {
+        let mut base = mma_base();
+        (base.c.elem, base.b.layout, base.swizzle, base.arch) = (Elem::Bf16, Layout::ColMajor, Swizzle::B128, Arch::Sm90a);
+        base.block = Block { m: 64, n: 64, k: Some(64), threads: 256, min_blocks: None };
+        base.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
+        base.atom = Atom::Wgmma { m: 64, n: 64, k: 16, zeroed: false, promote: false };
+        base.staging = Staging::tma(4);
+        base.specialize = Some(Specialize {
+            producers: 1,
+            consumers: 1,
+            producer_regs: None,
+            consumer_regs: None,
+            pingpong: false,
+            arrivals: Arrivals::Warpgroup,
+            overlap: false,
+        });
+        base.specialize = base.specialize.map(|sp| Specialize { producer_regs: Some(24), consumer_regs: Some(240), ..sp });
+        base.persistent = Some(Persistent::Tiles);
+        let points = expand(&base, &[(Setting::ClusterK, vec![1, 2, 4])]);
+        // the split's producer keeps SPLIT_PRODUCER_REGS, its consumer what it had
+        let regs: Vec<(Option<u32>, Option<u32>)> =
+            points.iter().map(|p| p.spec.specialize.map(|sp| (sp.producer_regs, sp.consumer_regs)).unwrap()).collect();
+        assert_eq!(regs, [(Some(24), Some(240)), (Some(SPLIT_PRODUCER_REGS), Some(240)), (Some(SPLIT_PRODUCER_REGS), Some(240))]);
+        let got: Vec<(Option<Cluster>, Option<Persistent>)> = points.iter().map(|p| (p.spec.cluster, p.spec.persistent)).collect();
+        let split = |k| Some(Cluster { m: 1, n: 1, k, multicast: None });
+        assert_eq!(got, [(None, Some(Persistent::Tiles)), (split(2), None), (split(4), None)]);
+        assert!(points.iter().all(|p| p.refused.is_empty()), "{:?}", points.iter().map(|p| &p.refused).collect::<Vec<_>>());
+        // the schedule listed: the split keeps it, and the rules refuse a persistent one
+        let points = expand(&base, &[(Setting::Schedule, vec![0, 1]), (Setting::ClusterK, vec![2])]);
+        let got: Vec<(Option<Persistent>, bool)> = points.iter().map(|p| (p.spec.persistent, p.refused.is_empty())).collect();
+        assert_eq!(got, [(None, true), (Some(Persistent::Tiles), false)]);
+        assert_eq!(Setting::from_name("cluster.k"), Some(Setting::ClusterK));
     }
 
     #[test]

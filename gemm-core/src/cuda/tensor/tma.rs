@@ -959,8 +959,7 @@ impl Tc<'_> {
             (false, true) => "for (int kt = 0; kt < k_count; ++kt)",
             (false, false) => "for (int kt = 0; kt < k_tiles; ++kt)",
         };
-        // the K step a stage holds: the tile's, or under a split along K this rank's part's
-        let k_step = if split { "(k_first + kt)" } else { "kt" };
+        let k_step = self.k_step();
         let producer = |w: &mut Writer| {
             if persistent {
                 w.line("int it = 0;  // stages filled so far, over every tile");
@@ -1055,6 +1054,16 @@ impl Tc<'_> {
         }
     }
 
+    /// The K step the K loops' stage `kt` holds: the tile's, or under a
+    /// split along K this rank's part's.
+    fn k_step(&self) -> &'static str {
+        if self.spec.k_split() > 1 {
+            "(k_first + kt)"
+        } else {
+            "kt"
+        }
+    }
+
     /// A promoted consumer's K loop (`wgmma(.., promote)`, `scale = block`):
     /// runs of [`PROMOTED_RUN`] stages, then pairs, then an odd count's last
     /// stage alone ([`Self::promoted_run`]: the sums of one stage promoted
@@ -1100,7 +1109,7 @@ impl Tc<'_> {
             return w.block(format!("for (int kt = {first}; kt < {count}; {})", step(1)), |w| {
                 w.line(format!("const int s0 = {it} % {stages};"));
                 if self.block_scaled() && !self.b_scales_copied() {
-                    self.global_b_scale(w, "kt");
+                    self.global_b_scale(w, self.k_step());
                 }
                 self.wait_full(w, "s0", &format!("({it} / {stages}) & 1"));
                 self.promoted_by_rows(w, "s0", &|w: &mut Writer| self.release(w, "", "s0"));
@@ -1152,7 +1161,7 @@ impl Tc<'_> {
         w.line(format!("// cluster split along K: {others} in rank 0's shared memory and {exits};"));
         w.line("// rank 0 adds them in rank order (a fixed order) and stores the tile");
         w.line(format!(
-            "const unsigned part = a_smem + {} + (threadIdx.x - {first}) * 4;  // this thread's first float of a part",
+            "const unsigned sums = a_smem + {} + (threadIdx.x - {first}) * 4;  // this thread's first float of the ranks' sums",
             self.spec.k_split_offset()
         ));
         // the accumulators' loops (those of one pass go), their index in acc and their place in
@@ -1183,12 +1192,12 @@ impl Tc<'_> {
             nest(w, &loops, &line)
         };
         w.block("if (rank_k != 0)", |w| {
-            each(w, format!("st_cluster_f32(part + ((rank_k - 1) * {per} + {flat}) * {}, 0, {acc});", threads * 4));
+            each(w, format!("st_cluster_f32(sums + ((rank_k - 1) * {per} + {flat}) * {}, 0, {acc});", threads * 4));
         });
         w.line("cluster_sync();  // every rank's sum is in rank 0's shared memory");
         w.line("if (rank_k != 0) return;");
         w.block(format!("for (int r = 1; r < {split}; ++r)"), |w| {
-            each(w, format!("{acc} += ld_shared_f32(part + ((r - 1) * {per} + {flat}) * {});", threads * 4));
+            each(w, format!("{acc} += ld_shared_f32(sums + ((r - 1) * {per} + {flat}) * {});", threads * 4));
         });
     }
 
@@ -1835,6 +1844,35 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
         s.atom = Atom::Wgmma { m: 64, n: 128, k: 32, zeroed: false, promote: false };
         s.staging = crate::spec::Staging::tma(3);
         reads_its_own(&s);
+    }
+
+    /// Block scales under a cluster split along K (64 x 64 tiles of a lone
+    /// consumer, four ranks): the producer loads A's scales and the
+    /// consumer reads B's at the rank's K step, not the part's, and the
+    /// other ranks' sums land in rank 0's shared memory past every stage's
+    /// scales, which rank 0 may still be reading.
+    #[test]
+    fn a_split_along_k_reads_each_ranks_scales_and_sums_past_them() {
+        use crate::spec::{Atom, Cluster, Fused, Scale, Staging, Warp};
+        let mut s = promoted_spec(6);
+        (s.block.m, s.block.n, s.block.threads) = (64, 64, 256);
+        s.warp = s.warp.map(|w| Warp { n: 64, ..w });
+        s.specialize.as_mut().unwrap().consumers = 1;
+        s.atom = Atom::Wgmma { m: 64, n: 64, k: 32, zeroed: false, promote: false };
+        s.fused = Fused { scale: Some(Scale::Block), ..Fused::default() };
+        (s.staging, s.persistent) = (Staging::tma(8), None);
+        s.cluster = Some(Cluster { m: 1, n: 1, k: 4, multicast: None });
+        assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
+        let src = crate::generate(&s).unwrap().source;
+        let lines: Vec<&str> = src.lines().map(str::trim).collect();
+        let has = |p: &str| lines.iter().any(|l| l.starts_with(p) && l.contains("(k_first + kt)"));
+        assert!(has("tma_load(sfa_smem + stage * "), "A's scales at the rank's K step: {src}");
+        assert!(has("const float sb = __ldg(scale_b + "), "B's scale at the rank's K step: {src}");
+        // every stage's scales end before the other ranks' sums begin
+        let scales_end = s.tiles_bytes() + 16 * 8 + s.block_scale_bytes();
+        assert!(s.k_split_offset() >= scales_end, "{} < {scales_end}", s.k_split_offset());
+        // (the 1024 bytes of slack before the tiles' start)
+        assert!(s.smem_bytes() >= s.k_split_offset() + s.k_split_bytes() + 1024 - 16);
     }
 
     /// `groups = masked`: problem g's tiles up to its count (negative: none;

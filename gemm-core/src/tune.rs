@@ -15,7 +15,10 @@
 //! squarest split); a warp tile as wide (or tall) as the block tile stays so unless
 //! its own side is listed, a wgmma atom as wide as the warpgroup tile
 //! stays as wide, and consumers that had all the registers the producer
-//! left keep having all of them.
+//! left keep having all of them. A point that splits K over a cluster
+//! (`cluster.k`) takes one tile a cluster, so it leaves the persistent walk
+//! unless `schedule` is listed, and its producer keeps at least
+//! [`SPLIT_PRODUCER_REGS`].
 
 use std::collections::BTreeMap;
 
@@ -204,7 +207,7 @@ pub fn inert(setting: Setting, base: &KernelSpec) -> Option<String> {
 /// to 100 bytes in its K loop (the part's bounds beside an edge tile's
 /// out-of-line loads), at 40 4 bytes, at 48 none (`fp8_block_scaled` on
 /// 64 x 64 tiles split in two, NVRTC 13.0). The consumers' registers then
-/// follow as [`point`] says.
+/// follow as the module says.
 pub const SPLIT_PRODUCER_REGS: u32 = 48;
 
 /// The most points a `tune(..)` space may span: every one is checked as
@@ -521,13 +524,11 @@ mod tests {
         assert_eq!(pruned(&points).values().sum::<usize>(), 2);
     }
 
-    /// A specialized wgmma kernel: the consumers, threads and the atom's
-    /// width follow the warpgroup tile.
-    #[test]
-    fn a_specialized_point_takes_the_consumers_and_atom_its_tiles_need() {
+    /// A specialized wgmma kernel for sm_90a: 128 x 256 tiles of two
+    /// consumers of 64 x 256, three TMA stages, 24 / 240 registers.
+    fn wgmma_base() -> KernelSpec {
         let mut base = mma_base();
-        base.c.elem = Elem::Bf16;
-        base.b.layout = Layout::ColMajor;
+        (base.c.elem, base.b.layout, base.swizzle, base.arch) = (Elem::Bf16, Layout::ColMajor, Swizzle::B128, Arch::Sm90a);
         base.block = Block { m: 128, n: 256, k: Some(64), threads: 384, min_blocks: None };
         base.warp = Some(Warp { m: 64, n: 256, m_iters: 1, n_iters: 1 });
         base.atom = Atom::Wgmma { m: 64, n: 256, k: 16, zeroed: false, promote: false };
@@ -541,8 +542,14 @@ mod tests {
             arrivals: Arrivals::Warpgroup,
             overlap: false,
         });
-        base.swizzle = Swizzle::B128;
-        base.arch = Arch::Sm90a;
+        base
+    }
+
+    /// A specialized wgmma kernel: the consumers, threads and the atom's
+    /// width follow the warpgroup tile.
+    #[test]
+    fn a_specialized_point_takes_the_consumers_and_atom_its_tiles_need() {
+        let base = wgmma_base();
         let points = expand(&base, &[(Setting::BlockN, vec![128]), (Setting::WarpN, vec![128]), (Setting::WarpM, vec![64, 128])]);
         let p = &points[0].spec;
         assert_eq!(
@@ -582,22 +589,13 @@ mod tests {
     /// registers a split needs.
     #[test]
     fn a_split_along_k_leaves_the_persistent_walk_unless_the_schedule_is_listed() {
-        let mut base = mma_base();
-        (base.c.elem, base.b.layout, base.swizzle, base.arch) = (Elem::Bf16, Layout::ColMajor, Swizzle::B128, Arch::Sm90a);
+        // 64 x 64 tiles of one consumer, four stages
+        let mut base = wgmma_base();
         base.block = Block { m: 64, n: 64, k: Some(64), threads: 256, min_blocks: None };
         base.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
         base.atom = Atom::Wgmma { m: 64, n: 64, k: 16, zeroed: false, promote: false };
         base.staging = Staging::tma(4);
-        base.specialize = Some(Specialize {
-            producers: 1,
-            consumers: 1,
-            producer_regs: None,
-            consumer_regs: None,
-            pingpong: false,
-            arrivals: Arrivals::Warpgroup,
-            overlap: false,
-        });
-        base.specialize = base.specialize.map(|sp| Specialize { producer_regs: Some(24), consumer_regs: Some(240), ..sp });
+        base.specialize = base.specialize.map(|sp| Specialize { consumers: 1, ..sp });
         base.persistent = Some(Persistent::Tiles);
         let points = expand(&base, &[(Setting::ClusterK, vec![1, 2, 4])]);
         // the split's producer keeps SPLIT_PRODUCER_REGS, its consumer what it had

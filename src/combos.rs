@@ -734,7 +734,7 @@ pub fn hopper_fp8() -> Vec<KernelSpec> {
         s.name = name.into();
         s.persistent = None;
         s.cluster = Some(Cluster { m: 1, n: 1, k, multicast: None });
-        s.specialize = s.specialize.map(|sp| Specialize { producer_regs: Some(48), ..sp });
+        s.specialize = s.specialize.map(|sp| Specialize { producer_regs: Some(gemm_runtime::gemm_core::tune::SPLIT_PRODUCER_REGS), ..sp });
         s
     };
     let mut lone = block.clone();

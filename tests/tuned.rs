@@ -55,7 +55,9 @@ fn the_tuned_kernels_spaces_hold_legal_points_only() {
     // persistent walk), their producers at the registers a split needs
     let split: Vec<_> = fp8_block_tuned::KERNEL.points().iter().filter(|s| s.k_split() == 2).collect();
     assert_eq!(split.len(), 88);
-    assert!(split.iter().all(|s| s.persistent.is_none() && s.specialize.unwrap().producer_regs == Some(gemm_runtime::gemm_core::tune::SPLIT_PRODUCER_REGS)));
+    assert!(split
+        .iter()
+        .all(|s| s.persistent.is_none() && s.specialize.unwrap().producer_regs == Some(gemm_runtime::gemm_core::tune::SPLIT_PRODUCER_REGS)));
     // the Hopper space's schedules: persistent walks, the hybrid and the tail split, a third each
     use gemm_runtime::spec::Persistent;
     for schedule in [Persistent::Tiles, Persistent::Hybrid, Persistent::TailSplit] {

@@ -621,12 +621,39 @@ pub fn hopper_deep_k() -> Vec<KernelSpec> {
         .collect()
 }
 
+/// C tiles narrower than a 128-byte line stored by TMA (boxes of their own
+/// width, in its swizzle), from `tma_store`'s spec: bf16 tiles of 32, 16
+/// and 8 columns and an f32 one of 8, a gated tile of 32 (C lines of 16),
+/// and 64 columns under `overlap` (each half of 32 its own store).
+/// (`hopper_fp8` has e4m3 tiles of 32 columns.)
+pub fn hopper_narrow_tma_store() -> Vec<KernelSpec> {
+    let narrow = |n: u32, elem: Elem, fused: Fused, overlap: bool| {
+        let mut s = crate::steps::tma_store::SPEC.clone();
+        s.name = "wgmma_narrow_tma_store".into();
+        (s.c.elem, s.block.n, s.fused) = (elem, n, fused);
+        s.warp = Some(Warp { m: 64, n, m_iters: 1, n_iters: 1 });
+        s.atom = Atom::Wgmma { m: 64, n: if overlap { n / 2 } else { n }, k: 16, zeroed: false, promote: false };
+        s.specialize = s.specialize.map(|sp| Specialize { overlap, ..sp });
+        s
+    };
+    let gated = Fused { activation: Some(Activation::Silu), gated: true, ..Fused::default() };
+    vec![
+        narrow(32, Elem::Bf16, Fused::default(), false),
+        narrow(16, Elem::Bf16, Fused::default(), false),
+        narrow(8, Elem::Bf16, Fused::default(), false),
+        narrow(8, Elem::F32, Fused::default(), false),
+        narrow(32, Elem::Bf16, gated, false),
+        narrow(64, Elem::Bf16, Fused::default(), true),
+    ]
+}
+
 /// 8-bit operands on the Hopper path (wgmma m64nNk32, A row-major, B
 /// column-major): every C type, e4m3, e5m2 and the two mixed, tiles of one
 /// and two consumers and none, each epilogue store, the fused math, both
 /// edge modes, scales per tensor, per channel and by block, sums promoted
 /// (some with the next tile's first stage beside the epilogue, `overlap`),
-/// block scales on tiles split along K over a cluster.
+/// block scales on tiles split along K over a cluster (one of them 64 x
+/// 32, its C out by TMA in 64-byte lines).
 /// From `fp8_tma_store`'s spec, a setting or two changed each.
 pub fn hopper_fp8() -> Vec<KernelSpec> {
     use gemm_runtime::spec::Fused;
@@ -749,7 +776,17 @@ pub fn hopper_fp8() -> Vec<KernelSpec> {
     pair.atom = Atom::Wgmma { m: 64, n: 64, k: 32, zeroed: false, promote: false };
     pair.specialize = pair.specialize.map(|sp| Specialize { consumer_regs: Some(224), ..sp });
     (pair.staging, pair.c.elem, pair.epilogue) = (Staging::tma(4), Elem::F32, Epilogue::Vector);
-    let splits = [split(&lone, "wgmma_fp8_block_k2", 2), split(&lone, "wgmma_fp8_block_k4", 4), split(&pair, "wgmma_fp8_block_pair_k2", 2)];
+    // (and 64 x 32, whose C tile goes out by TMA in boxes of 64-byte lines)
+    let mut thin = lone.clone();
+    thin.block.n = 32;
+    thin.warp = Some(Warp { m: 64, n: 32, m_iters: 1, n_iters: 1 });
+    thin.atom = Atom::Wgmma { m: 64, n: 32, k: 32, zeroed: false, promote: false };
+    let splits = [
+        split(&lone, "wgmma_fp8_block_k2", 2),
+        split(&lone, "wgmma_fp8_block_k4", 4),
+        split(&pair, "wgmma_fp8_block_pair_k2", 2),
+        split(&thin, "wgmma_fp8_block_n32_k2", 2),
+    ];
     let mut promoted_wide = promoted.clone();
     (promoted_wide.c.elem, promoted_wide.epilogue) = (Elem::F32, Epilogue::Vector);
     let overlapped = [ahead(&promoted_wide, "wgmma_fp8_promoted_ov"), ahead(&narrow, "wgmma_fp8_block_n64_ov")];

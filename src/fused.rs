@@ -116,7 +116,8 @@ fn verify_launch(
     }
     // the product at (row, col) of a problem with its bias: C's element at `at`, or gated, the product's
     let value = |at: usize, batch: usize, row: usize, col: usize| {
-        let mut v = product.map_or(wide[at], |p| wide[p(batch, row, col)]) as f64;
+        // (lazily: C's offset `at` may lie past the packed product's end)
+        let mut v = product.map_or_else(|| wide[at], |p| wide[p(batch, row, col)]) as f64;
         if let (Some(b), Some(bias)) = (f.bias, &bias_host) {
             let i = if b.along == Dim::N { col } else { row };
             v += bias[batch * dims.batch.stride_bias + i] as f64;

@@ -119,9 +119,9 @@ pub fn fp8_tuned(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<b
 /// spread over more SMs (64 x 2112 x 7168 makes 17 tiles of 128 x 128 for
 /// 132 SMs, 33 of 64 x 64), and each of those points with its tiles' K
 /// split over a cluster of two blocks (66 blocks of 64 x 64 there: 39%
-/// faster than 33 on the H200). Tiles of 64 x 32 would spread them
-/// further, but the TMA store of C takes block tiles of 64 columns or
-/// more. Five stages are among the points: the largest tiles' whole C
+/// faster than 33 on the H200). Tiles of 64 x 32 (132 blocks there) ran
+/// no faster than 64 x 64 split, and are not among the points. Five
+/// stages are among the points: the largest tiles' whole C
 /// tile fits beside five stages and their scales, not six
 /// (`fp8_block_scaled`).
 // ANCHOR: fp8_block_tuned

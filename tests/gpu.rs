@@ -1604,6 +1604,33 @@ fn tma_stores_at_c_edges_on_16_byte_boundaries_write_nothing_past_c() {
     }
 }
 
+/// C tiles narrower than a 128-byte line go out by TMA in boxes of their
+/// own width, in the swizzle of that width (`combos::hopper_narrow_tma_store`:
+/// 32, 16 and 8 columns, gated, halves under `overlap`, e4m3 block-scaled
+/// 64 x 32 tiles split along K) and match cuBLAS at odd sizes with padded
+/// lines, and nothing past C is written.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn narrow_c_tiles_stored_by_tma_match_cublas_and_write_nothing_past_c() {
+    let bench = bench();
+    for spec in gemm_ladder::combos::hopper_narrow_tma_store() {
+        let k = Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+        if !runs_here(&bench, &k) {
+            continue;
+        }
+        for (m, n, kk) in [(256, 256, 512), (200, 131, 136), (129, 77, 1000)] {
+            // (a gated epilogue pairs the product's columns)
+            let n = if k.spec.fused.gated { n + n % 2 } else { n };
+            let dims = gemm_ladder::measure::padded_dims(m, n, kk, layouts_of(&k.spec));
+            if k.spec.fused.any() {
+                verify_fused(&bench, &k, dims, 96, Scalars { alpha: 1.0, beta: 0.0 }).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            } else {
+                verify(&bench, &k, dims, 96).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            }
+        }
+    }
+}
+
 /// A C tile that goes out by TMA in parts (four stages of 128 x 256 tiles
 /// leave room for half of it): whole tiles, tiles across every edge (an
 /// odd n, stored element by element a part at a time), padded lines, a

@@ -310,6 +310,12 @@ fn every_hopper_combination_compiles_for_sm_90a() {
         let ptx = compile_clean(&k.source, &k.name, "sm_90a").to_src();
         assert!(ptx.contains("atom.global.add.u32") && ptx.contains("st.shared.u32") && ptx.contains("ld.shared.u32"), "{}", k.name);
     }
+    // C tiles narrower than a 128-byte line, stored by TMA in boxes of their width and its swizzle
+    for spec in gemm_ladder::combos::hopper_narrow_tma_store() {
+        let k = gemm_runtime::Kernel::from_spec(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+        let ptx = compile_clean(&k.source, &k.name, "sm_90a").to_src();
+        assert!(ptx.contains("cp.async.bulk.tensor.3d.global.shared::cta"), "{}: no TMA store", k.name);
+    }
     // the ladder's "before" forms: every thread's arrivals, waits on their tokens
     let before = gemm_ladder::combos::hopper_before();
     assert_eq!(before.len(), 3);

@@ -1629,14 +1629,17 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
             Layout::RowMajor => (spec.block.n, "block n (C is row-major)", 1),
             Layout::ColMajor => (spec.block.m, "block m (C is column-major)", 1),
         };
-        let box_line = spec.c_tile_box();
-        if !side_len.is_multiple_of(box_line * per) {
+        // (a box's line is a whole number of 16-byte chunks: c_tile_box is 0 where none fits)
+        if spec.c_tile_box() == 0 {
+            let halves = spec.specialize.is_some_and(|sp| sp.overlap) && !spec.promoted();
+            let chunk = 16 / spec.c.elem.bytes();
             out.push(Diag::new(
                 "epilogue",
                 format!(
-                    "epilogue = tma stores C in boxes of {box_line} {} elements (128-byte lines in the 128-byte swizzle), but {side} = {side_len}; use a multiple of {}, or epilogue = smem",
+                    "epilogue = tma stores C in boxes of whole 16-byte lines ({chunk} {} elements{}), but {side} = {side_len}; use a multiple of {}, or epilogue = smem",
                     spec.c.elem.rust_name(),
-                    box_line * per
+                    if halves { ", each half of the tile apart under overlap" } else { "" },
+                    chunk * per * if halves { 2 } else { 1 }
                 ),
             ));
         }

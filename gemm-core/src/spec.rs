@@ -1300,8 +1300,8 @@ impl KernelSpec {
         };
         match self.epilogue {
             Epilogue::Smem | Epilogue::SmemElements => {}
-            // `epilogue = tma`: boxes of 128-byte lines in the 128-byte
-            // swizzle, which the TMA store reads (see `c_tile_box`)
+            // `epilogue = tma`: boxes of lines of up to 128 bytes in the
+            // swizzle of their width, which the TMA store reads (see `c_tile_box`)
             Epilogue::Tma => return Some(CTile { lines, line, ld: line, parts: self.c_tile_parts(lines * line), bands: 1 }),
             _ => return None,
         }
@@ -1368,10 +1368,31 @@ impl KernelSpec {
         [1, 2, 4].into_iter().find(|&p| boxes.is_multiple_of(p) && elems * self.c.elem.bytes() / p <= room).unwrap_or(1)
     }
 
-    /// `epilogue = tma`: elements of C in one 128-byte line of a TMA store's
-    /// box; the C tile is `line / c_tile_box()` such boxes side by side.
+    /// `epilogue = tma`: elements of C in one line of a TMA store's box;
+    /// the C tile is `line / c_tile_box()` such boxes side by side. A box's
+    /// line is 128 bytes, or the tile's line where that is narrower (64, 32
+    /// or 16 bytes: tiles of 32, 16 or 8 columns of a 16-bit C), each in the
+    /// swizzle of its width ([`Self::c_tile_swizzle`]). Under
+    /// `specialize(.., overlap)` each half of the line goes out on its own,
+    /// so the box fits the half. 0 where the line is no whole number of
+    /// 16-byte chunks (the rules refuse it).
     pub fn c_tile_box(&self) -> u32 {
-        128 / self.c.elem.bytes()
+        let n = if self.fused.gated { self.block.n / 2 } else { self.block.n };
+        let line = if self.c.layout == Layout::RowMajor { n } else { self.block.m };
+        let halves = self.specialize.is_some_and(|sp| sp.overlap) && !self.promoted();
+        let unit = if halves { line / 2 } else { line } * self.c.elem.bytes();
+        [128, 64, 32, 16].into_iter().find(|b| unit.is_multiple_of(*b)).map_or(0, |b| b / self.c.elem.bytes())
+    }
+
+    /// `epilogue = tma`: the swizzle, in bytes, of the C tile's boxes and of
+    /// C's tensor map: the box's line width (128, 64 or 32 bytes), none (0)
+    /// for lines of 16 bytes. Either way a warp's stores of pairs along 8
+    /// lines land in 8 different 16-byte chunks of the banks.
+    pub fn c_tile_swizzle(&self) -> u32 {
+        match self.c_tile_box() * self.c.elem.bytes() {
+            b @ 32..=128 => b,
+            _ => 0,
+        }
     }
 
     /// Shared memory of the staged tiles of A and B.

@@ -113,7 +113,7 @@ __device__ __forceinline__ void fence_proxy_async() {
 }
 
 // the C tile for the TMA store: 2 box(es) of 128 lines of 64 elements (128 bytes), each line's
-// 16-byte chunks (8 elements) swizzled by the line's index mod 8
+// 16-byte chunks (8 elements) swizzled by the line's index mod 8 (the 128-byte swizzle)
 __device__ __forceinline__ int c_tile_at(int line, int e) {
     return (e / 64) * 8192 + line * 64 + ((((e % 64) / 8) ^ (line % 8)) * 8) + e % 8;
 }

@@ -770,23 +770,35 @@ impl Team {
 }
 
 /// `epilogue = tma`: where element `e` of line `l` of the C tile lies, in
-/// boxes of 128-byte lines in the 128-byte swizzle (the 16-byte chunk
-/// index XOR the line's index mod 8), as the TMA store reads them: a
-/// warp's pairs along 8 lines land in 8 different chunks of the banks.
+/// boxes of lines of up to 128 bytes in the swizzle of their width, as the
+/// TMA store reads them: 16-byte chunks of a box's line XOR the line's
+/// 128-byte row of the box mod the chunks a line holds (128-byte lines: the
+/// line's index mod 8; 64-byte: half of it mod 4; 32-byte: a quarter of it
+/// mod 2; 16-byte lines are not swizzled). A warp's pairs along 8 lines
+/// land in 8 different chunks of the banks.
 pub fn c_tile_at_fn(w: &mut Writer, spec: &KernelSpec) {
     let Some(t) = spec.c_tile() else { return };
     let (per_box, chunk) = (spec.c_tile_box(), 16 / spec.c.elem.bytes());
+    let bytes = per_box * spec.c.elem.bytes();
+    let swizzle = spec.c_tile_swizzle();
     w.line(format!(
-        "// the C tile for the TMA store: {} box(es) of {} lines of {per_box} elements (128 bytes), each line's",
+        "// the C tile for the TMA store: {} box(es) of {} lines of {per_box} elements ({bytes} bytes), each line's",
         t.line / per_box / t.parts,
         t.lines
     ));
-    w.line(format!("// 16-byte chunks ({chunk} elements) swizzled by the line's index mod 8"));
+    let chunk_at = if swizzle == 0 {
+        // (a line is one chunk)
+        w.line(format!("// 16-byte chunk ({chunk} elements) as it is: lines of 16 bytes take no swizzle"));
+        String::new()
+    } else {
+        let (row, chunks) = (128 / bytes, bytes / 16);
+        let line = if row == 1 { "line".to_string() } else { format!("(line / {row})") };
+        let which = if row == 1 { "the line's index mod 8".to_string() } else { format!("the line's index / {row} mod {chunks}") };
+        w.line(format!("// 16-byte chunks ({chunk} elements) swizzled by {which} (the {swizzle}-byte swizzle)"));
+        format!("((((e % {per_box}) / {chunk}) ^ ({line} % {chunks})) * {chunk}) + ")
+    };
     w.block("__device__ __forceinline__ int c_tile_at(int line, int e)", |w| {
-        w.line(format!(
-            "return (e / {per_box}) * {} + line * {per_box} + ((((e % {per_box}) / {chunk}) ^ (line % 8)) * {chunk}) + e % {chunk};",
-            t.lines * per_box
-        ));
+        w.line(format!("return (e / {per_box}) * {} + line * {per_box} + {chunk_at}e % {chunk};", t.lines * per_box));
     });
     w.line("");
 }
@@ -1069,5 +1081,68 @@ mod tests {
             last = t;
         }
         assert_eq!(last, 0.0);
+    }
+
+    /// `epilogue = tma`: the C tile's `c_tile_at`, compiled as host C++, puts
+    /// every element of tiles 8 to 256 columns wide (bf16 and f32, one box
+    /// and several) where the TMA store reads it: the box's line in the
+    /// copy engine's swizzle of its width (the 16-byte chunk's bits 4-6 of
+    /// the byte address XOR bits 7-9, two or one of them for 64- and
+    /// 32-byte lines, none for 16-byte lines), each place once; and a
+    /// warp's stores of bf16 pairs along 8 lines (4 lanes a line) hit 32
+    /// different banks.
+    #[test]
+    fn a_tma_stores_c_tile_lies_in_the_swizzle_of_its_box_width_without_bank_conflicts() {
+        for (elem, n, box_bytes) in [
+            (Elem::Bf16, 256, 128),
+            (Elem::Bf16, 64, 128),
+            (Elem::Bf16, 96, 64),
+            (Elem::Bf16, 32, 64),
+            (Elem::Bf16, 16, 32),
+            (Elem::Bf16, 8, 16),
+            (Elem::F32, 8, 32),
+            (Elem::F32, 32, 128),
+        ] {
+            let mut s = spec(Layout::RowMajor, Edges::Guarded);
+            (s.c.elem, s.block.n, s.epilogue) = (elem, n, Epilogue::Tma);
+            assert_eq!(s.c_tile_box() * elem.bytes(), box_bytes, "{elem:?} x {n}");
+            assert_eq!(s.c_tile_swizzle(), if box_bytes == 16 { 0 } else { box_bytes });
+            let mut w = Writer::default();
+            c_tile_at_fn(&mut w, &s);
+            let program = format!(
+                r#"#include <cstdio>
+#define __device__
+#define __forceinline__ inline
+{}
+int main() {{
+    const int lines = {lines}, line = {n}, bytes = {bytes}, box = {box_bytes}, per_box = box / bytes, swizzle = {swizzle};
+    static int seen[1 << 16];
+    for (int l = 0; l < lines; ++l)
+        for (int e = 0; e < line; ++e) {{
+            const int at = c_tile_at(l, e);
+            const int raw = l * box + (e % per_box) * bytes;
+            const int rows = swizzle / 16 - 1;  // the chunk bits the row's bits XOR
+            const int hw = (e / per_box) * lines * box + (swizzle ? raw ^ (((raw >> 7) & rows) << 4) : raw);
+            if (at * bytes != hw) {{ std::printf("at %d %d: %d, the swizzle's %d\n", l, e, at * bytes, hw); return 0; }}
+            if (seen[at]++) {{ std::printf("twice %d\n", at); return 0; }}
+        }}
+    if (bytes == 2)
+        for (int l0 = 0; l0 < lines; l0 += 8)
+            for (int c0 = 0; c0 < line; c0 += 8) {{
+                unsigned banks = 0;
+                for (int lane = 0; lane < 32; ++lane) banks |= 1u << (c_tile_at(l0 + lane / 4, c0 + lane % 4 * 2) * 2 / 4 % 32);
+                if (banks != 0xffffffffu) {{ std::printf("conflicts at %d %d\n", l0, c0); return 0; }}
+            }}
+    std::printf("ok\n");
+}}
+"#,
+                w.finish(),
+                lines = s.block.m,
+                bytes = elem.bytes(),
+                swizzle = s.c_tile_swizzle(),
+            );
+            let out = crate::cuda::host::run_cpp(&format!("c-tile-{n}-{}", elem.bytes()), &program);
+            assert_eq!(out.trim(), "ok", "{elem:?} x {n}");
+        }
     }
 }

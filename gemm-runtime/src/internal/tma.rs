@@ -42,12 +42,13 @@ pub fn operand_map(
     encode(op.elem, ptr, shape, (count, stride), [tile.inner, lines], tile.swizzle)
 }
 
-/// The tensor map of C for `epilogue = tma`: boxes of one 128-byte line by
-/// the C tile's lines, in the 128-byte swizzle the kernel writes its C tile
-/// in; the TMA store leaves out what lies past C's edges.
+/// The tensor map of C for `epilogue = tma`: boxes of one line of up to
+/// 128 bytes by the C tile's lines, in the swizzle the kernel writes its C
+/// tile in (`KernelSpec::c_tile_swizzle`); the TMA store leaves out what
+/// lies past C's edges.
 pub fn c_map(spec: &KernelSpec, ptr: u64, shape: &Shape, count: usize, stride: usize) -> Result<TensorMap, GemmError> {
     let lines = spec.c_tile().map_or(0, |t| t.lines);
-    encode(spec.c.elem, ptr, shape, (count, stride), [spec.c_tile_box(), lines], 128)
+    encode(spec.c.elem, ptr, shape, (count, stride), [spec.c_tile_box(), lines], spec.c_tile_swizzle())
 }
 
 /// The tensor map of a dense row-major matrix of `rows` x `cols` elements

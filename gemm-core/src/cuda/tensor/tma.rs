@@ -1907,4 +1907,38 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
         rows[0] = 3;
         assert!(walk(Groups::Indexed, (m, n, 3), &rows, 2).iter().all(|t| t.1 != 0), "a group past the batch's is skipped");
     }
+
+    /// `epilogue = tma` on narrow tiles: a C tile of 64, 32, 16 or 8 columns
+    /// of bf16 goes out in boxes of its own width (one TMA store a tile),
+    /// and under `overlap` a tile of 64 columns (two wgmma atoms of 32) in
+    /// boxes of 32 columns, one TMA store a half. (Boxes of 64 had taken
+    /// none: the half's 32 columns are no whole box.)
+    #[test]
+    fn narrow_c_tiles_go_out_by_tma_in_boxes_of_their_width_and_each_half_under_overlap() {
+        use crate::spec::*;
+        let store = "tma_store(tmap_c";
+        for n in [64, 32, 16, 8] {
+            let mut s = spec(Groups::Contiguous);
+            (s.groups, s.persistent, s.epilogue) = (None, None, Epilogue::Tma);
+            (s.block.m, s.block.n, s.block.threads) = (64, n, 256);
+            s.warp = Some(Warp { m: 64, n, m_iters: 1, n_iters: 1 });
+            s.atom = Atom::Wgmma { m: 64, n, k: 16, zeroed: false, promote: false };
+            s.specialize.as_mut().unwrap().consumers = 1;
+            assert!(crate::check(&s).is_empty(), "{n}: {:?}", crate::check(&s));
+            assert_eq!(s.c_tile_box(), n.min(64));
+            let src = crate::generate(&s).unwrap().source;
+            assert_eq!(src.matches(store).count(), 1, "{n}: {src}");
+            assert!(src.contains(&format!("1 TMA store(s) of a box of 64 x {n}")), "{n}: {src}");
+        }
+        let mut s = spec(Groups::Contiguous);
+        (s.groups, s.epilogue) = (None, Epilogue::Tma);
+        (s.block.m, s.block.n, s.block.threads) = (128, 64, 384);
+        s.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
+        s.atom = Atom::Wgmma { m: 64, n: 32, k: 16, zeroed: false, promote: false };
+        s.specialize.as_mut().unwrap().overlap = true;
+        assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
+        assert_eq!((s.c_tile_box(), s.c_tile_swizzle(), s.c_tile().map(|t| t.parts)), (32, 64, Some(2)));
+        let src = crate::generate(&s).unwrap().source;
+        assert!(src.contains("1 TMA store(s) of a box of 128 x 32") && src.matches(store).count() >= 1, "{src}");
+    }
 }

@@ -208,7 +208,7 @@ pub const DRAWN: &[&str] = &[
     "overlap=true", "overlap=false",
     "regs=40/232", "regs=24/240",
     "block.m=64", "block.m=128", "block.m=256",
-    "block.n=64", "block.n=128", "block.n=256",
+    "block.n=16", "block.n=32", "block.n=64", "block.n=128", "block.n=256",
     "block.k=32", "block.k=64",
     "warp.m=32", "warp.m=64",
     "warp.n=32", "warp.n=64", "warp.n=128",

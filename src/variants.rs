@@ -320,7 +320,7 @@ mod tests {
         // a tuning space's setting, with what follows from it
         apply(&mut h, "block.n=128").unwrap();
         assert_eq!((h.block.n, h.atom), (128, Atom::Wgmma { m: 64, n: 128, k: 16, zeroed: true, promote: false })); // zeroed, as set above
-        assert!(apply(&mut h, "block.n=96").unwrap_err().contains("block.n=96"));
+        assert!(apply(&mut h, "block.n=100").unwrap_err().contains("block.n=100"));
     }
 
     #[test]

@@ -1364,7 +1364,8 @@ impl KernelSpec {
             return 1;
         }
         let room = self.c_tile_room();
-        let boxes = self.block.n / self.c_tile_box();
+        // (no box fits a line that is no whole number of 16-byte chunks: the rules refuse it)
+        let boxes = self.block.n / self.c_tile_box().max(1);
         [1, 2, 4].into_iter().find(|&p| boxes.is_multiple_of(p) && elems * self.c.elem.bytes() / p <= room).unwrap_or(1)
     }
 

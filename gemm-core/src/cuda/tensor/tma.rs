@@ -1941,4 +1941,21 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
         let src = crate::generate(&s).unwrap().source;
         assert!(src.contains("1 TMA store(s) of a box of 128 x 32") && src.matches(store).count() >= 1, "{src}");
     }
+
+    /// A specialized tile whose C lines are no whole 16-byte chunk (a gated
+    /// C of 4 bf16 a line) is a rule's error, not a division by zero while
+    /// the rules size its shared memory.
+    #[test]
+    fn c_lines_of_no_whole_chunk_under_tma_stores_are_refused_not_a_panic() {
+        use crate::spec::*;
+        let mut s = spec(Groups::Contiguous);
+        (s.groups, s.epilogue) = (None, Epilogue::Tma);
+        s.fused = Fused { activation: Some(Activation::Silu), gated: true, ..Fused::default() };
+        s.block.n = 8;
+        s.warp = Some(Warp { m: 64, n: 8, m_iters: 1, n_iters: 1 });
+        s.atom = Atom::Wgmma { m: 64, n: 8, k: 16, zeroed: false, promote: false };
+        assert_eq!(s.c_tile_box(), 0);
+        let d = crate::check(&s);
+        assert!(d.iter().any(|d| d.at == "epilogue" && d.msg.contains("whole 16-byte lines")), "{d:?}");
+    }
 }

@@ -36,8 +36,9 @@ use gemm_runtime::{bf16, gemm_kernel, ColMajor, Mat, MatMut, RowMajor, F8E4M3};
     edges = guarded,
     tune(block.m = [16, 64], block.n = [64, 128, 256], block.k = [64, 128, 256], stages = [2, 3, 4, 6], key = exact),
 )]
-// the deepest rings of the widest tiles pass the shared memory: the macro
-// prunes those points, and says so in a warning silenced here
+// the deepest rings of the widest tiles pass the shared memory, and the
+// widest tiles of few K take no whole rounds of copies: the macro prunes
+// those points, and says so in a warning silenced here
 #[allow(deprecated)]
 pub fn decode_mma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
 

@@ -432,6 +432,16 @@ fn tiers(spec: &KernelSpec, out: &mut Vec<Diag>) {
 }
 
 fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
+    // (whatever A and B are: the epilogue reads and writes C and the bias in 16 or 32 bits)
+    if spec.c.elem.is_fp8() {
+        out.push(Diag::new("c", format!("C in {}: the accumulators are f32, and C is f32, f16 or bf16", spec.c.elem.rust_name())));
+    }
+    if let Some(bias) = spec.fused.bias.filter(|b| b.elem.is_fp8()) {
+        out.push(Diag::new(
+            "bias",
+            format!("a bias of {}: the bias is added in f32, from f32, f16 or bf16; write `Bias<bf16>` (or f32, f16)", bias.elem.rust_name()),
+        ));
+    }
     let (am, an, ak) = spec.atom.shape();
     let sixteen_bit = |e: Elem| matches!(e, Elem::F16 | Elem::Bf16);
     let wgmma = matches!(spec.atom, Atom::Wgmma { .. });
@@ -576,8 +586,8 @@ fn atom(spec: &KernelSpec, out: &mut Vec<Diag>) {
 
 /// What 8-bit operands need: wgmma and ldmatrix read them K-major only (no
 /// transpose for 8-bit types); mma.sync multiplies them on sm_89 and
-/// sm_120, and its copies move 4 bytes or more; C and the bias stay 16 or
-/// 32 bits.
+/// sm_120, and its copies move 4 bytes or more. (C and the bias stay 16
+/// or 32 bits whatever A and B are: [`atom`].)
 fn fp8(spec: &KernelSpec, out: &mut Vec<Diag>) {
     if matches!(spec.atom, Atom::Mma { .. }) {
         // Hopper's and datacenter Blackwell's SMs have no 8-bit mma.sync: ptxas converts each
@@ -622,15 +632,6 @@ fn fp8(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 "an 8-bit B is read K-major (ldmatrix and wgmma transpose 16-bit elements only), but b is row-major; write `Mat<{}, ColMajor>`: C = A * W^T with W stored [N, K]",
                 spec.b.elem.rust_name()
             ),
-        ));
-    }
-    if spec.c.elem.is_fp8() {
-        out.push(Diag::new("c", format!("C in {}: the accumulators are f32, and C is f32, f16 or bf16", spec.c.elem.rust_name())));
-    }
-    if let Some(bias) = spec.fused.bias.filter(|b| b.elem.is_fp8()) {
-        out.push(Diag::new(
-            "bias",
-            format!("a bias of {}: the bias is added in f32, from f32, f16 or bf16; write `Bias<bf16>` (or f32, f16)", bias.elem.rust_name()),
         ));
     }
 }

@@ -707,7 +707,7 @@ fn groups(spec: &KernelSpec, out: &mut Vec<Diag>) {
         ));
     }
     // (a promoted consumer's overlap checks its walk itself: see promoted_overlap)
-    if spec.specialize.is_some_and(|sp| sp.overlap) && !spec.promoted() {
+    if spec.overlaps_halves() {
         out.push(Diag::new(
             "specialize.overlap",
             format!("groups = {} places tiles by rows only the device knows, and overlapped consumers start the next tile's K steps before knowing where it lies: remove `overlap`", groups.name()),
@@ -1632,7 +1632,7 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
         };
         // (a box's line is a whole number of 16-byte chunks: c_tile_box is 0 where none fits)
         if spec.c_tile_box() == 0 {
-            let halves = spec.specialize.is_some_and(|sp| sp.overlap) && !spec.promoted();
+            let halves = spec.overlaps_halves();
             let chunk = 16 / spec.c.elem.bytes();
             out.push(Diag::new(
                 "epilogue",

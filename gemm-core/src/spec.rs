@@ -1292,12 +1292,7 @@ impl KernelSpec {
     /// bank once, and lines stay 16-byte aligned for the chunks that go
     /// out to C.
     pub fn c_tile(&self) -> Option<CTile> {
-        // (a gated C holds a column for each pair of the product's)
-        let n = if self.fused.gated { self.block.n / 2 } else { self.block.n };
-        let (lines, line) = match self.c.layout {
-            Layout::RowMajor => (self.block.m, n),
-            Layout::ColMajor => (n, self.block.m),
-        };
+        let (lines, line) = self.c_tile_shape();
         match self.epilogue {
             Epilogue::Smem | Epilogue::SmemElements => {}
             // `epilogue = tma`: boxes of lines of up to 128 bytes in the
@@ -1353,7 +1348,7 @@ impl KernelSpec {
     /// tile of its own; elsewhere 1. Under `specialize(.., overlap)` always
     /// 2: each half of a consumer's columns (one wgmma atom) is a part.
     pub fn c_tile_parts(&self, elems: u32) -> u32 {
-        if self.specialize.is_some_and(|sp| sp.overlap) && !self.promoted() {
+        if self.overlaps_halves() {
             return 2;
         }
         let spans = match (self.atom, self.warp, self.specialize) {
@@ -1364,8 +1359,9 @@ impl KernelSpec {
             return 1;
         }
         let room = self.c_tile_room();
-        // (no box fits a line that is no whole number of 16-byte chunks: the rules refuse it)
-        let boxes = self.block.n / self.c_tile_box().max(1);
+        // (the boxes along C's lines, a gated C's half the product's; no box fits a line that is
+        // no whole number of 16-byte chunks: the rules refuse it)
+        let boxes = self.c_tile_shape().1 / self.c_tile_box().max(1);
         [1, 2, 4].into_iter().find(|&p| boxes.is_multiple_of(p) && elems * self.c.elem.bytes() / p <= room).unwrap_or(1)
     }
 
@@ -1378,11 +1374,26 @@ impl KernelSpec {
     /// so the box fits the half. 0 where the line is no whole number of
     /// 16-byte chunks (the rules refuse it).
     pub fn c_tile_box(&self) -> u32 {
-        let n = if self.fused.gated { self.block.n / 2 } else { self.block.n };
-        let line = if self.c.layout == Layout::RowMajor { n } else { self.block.m };
-        let halves = self.specialize.is_some_and(|sp| sp.overlap) && !self.promoted();
-        let unit = if halves { line / 2 } else { line } * self.c.elem.bytes();
+        let line = self.c_tile_shape().1;
+        let unit = if self.overlaps_halves() { line / 2 } else { line } * self.c.elem.bytes();
         [128, 64, 32, 16].into_iter().find(|b| unit.is_multiple_of(*b)).map_or(0, |b| b / self.c.elem.bytes())
+    }
+
+    /// A C tile's lines and their length in C's elements, along C's layout
+    /// (a gated C holds a column for each pair of the product's).
+    fn c_tile_shape(&self) -> (u32, u32) {
+        let n = if self.fused.gated { self.block.n / 2 } else { self.block.n };
+        match self.c.layout {
+            Layout::RowMajor => (self.block.m, n),
+            Layout::ColMajor => (n, self.block.m),
+        }
+    }
+
+    /// `specialize(.., overlap)` on consumers of two wgmma atoms along n:
+    /// each half of C's tile goes out on its own. (A promoted consumer's
+    /// overlap is the next tile's first stage beside its epilogue instead.)
+    pub fn overlaps_halves(&self) -> bool {
+        self.specialize.is_some_and(|sp| sp.overlap) && !self.promoted()
     }
 
     /// `epilogue = tma`: the swizzle, in bytes, of the C tile's boxes and of

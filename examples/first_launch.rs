@@ -5,7 +5,7 @@
 //!
 //! Cases: no cache (`GEMM_TILES_CACHE=off`), an empty cache (NVRTC compiles
 //! and the entry is written), the same cache again (the entry is read).
-//! Beside the ladder's kernels, the tuned ones (`mma_tuned`, 8 points, and
+//! Beside the ladder's kernels, the tuned ones (`mma_tuned`, 15 points, and
 //! on an sm_90 GPU `hopper_tuned`, 48): on a miss a first launch compiles
 //! and times every point; on a hit it reads the choice back and compiles
 //! (or reads from the cache) only that point.
@@ -46,8 +46,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cases = [("no cache", "off".into()), ("empty cache", dir.clone().into_os_string()), ("cached", dir.clone().into_os_string())];
     println!("first launch of each kernel in a fresh process: compile (or read the cache), load, run once; milliseconds\n");
     println!(
-        "| case | {} | mma_tuned (8 points) | hopper_tuned ({} points, sm_90) | NVRTC compilations | tunings |",
+        "| case | {} | mma_tuned ({} points) | hopper_tuned ({} points, sm_90) | NVRTC compilations | tunings |",
         STEPS.join(" | "),
+        gemm_ladder::tuned::mma_tuned::KERNEL.points().len(),
         gemm_ladder::tuned::hopper_tuned::KERNEL.points().len()
     );
     println!("|---|{}---:|---:|---:|---:|", "---:|".repeat(STEPS.len()));

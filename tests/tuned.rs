@@ -24,7 +24,7 @@ fn temp_dir(name: &str) -> PathBuf {
 fn the_tuned_kernels_spaces_hold_legal_points_only() {
     let spaces = [
         (&simt_tuned::KERNEL, 8),
-        (&mma_tuned::KERNEL, 8),
+        (&mma_tuned::KERNEL, 15),
         (&hopper_tuned::KERNEL, 48),
         (&fp8_tuned::KERNEL, 33),
         (&fp8_block_tuned::KERNEL, 216),

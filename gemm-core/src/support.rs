@@ -123,6 +123,14 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         Some(Persistent::StreamK) => no("persistent", "persistent = stream_k with staging = direct".into(), "use staging = smem(..) or cp_async(..)"),
         // the hybrid's whole waves are the persistent walk's: a producer's ring
         Some(Persistent::Hybrid | Persistent::TailSplit) if tma && spec.specialize.is_some() && spec.cluster.is_none() => {}
+        // a cp.async pipeline of mma.sync tiles: stream-K's producer, walked in the tail split's order
+        Some(Persistent::TailSplit) if !simt && matches!(spec.staging, Staging::CpAsync { .. }) => {}
+        Some(Persistent::TailSplit) if !tma && !simt => no(
+            "persistent",
+            format!("persistent = tail_split with staging = {}", spec.staging.name()),
+            "its producer streams copies across tiles: use staging = cp_async(..)",
+        ),
+        Some(Persistent::TailSplit) if simt => no("persistent", "persistent = tail_split with atom = fma".into(), "use persistent = stream_k"),
         Some(p @ (Persistent::Hybrid | Persistent::TailSplit)) => {
             let name = if p == Persistent::Hybrid { "hybrid" } else { "tail_split" };
             let instead = if spec.cluster.is_some() && tma {

@@ -170,7 +170,7 @@ pub fn issue_next(
 
 /// Moves a stream-K producer's cursor on by the K step just issued (the
 /// cursor `stream_k` declares: copies left, K step, tile).
-fn advance_producer(w: &mut Writer) {
+pub(crate) fn advance_producer(w: &mut Writer) {
     w.line("--copies_left;");
     w.block("if (++copy_k == k_tiles)", |w| {
         w.line("// that was the C tile's last K step: the next copy starts the next tile");

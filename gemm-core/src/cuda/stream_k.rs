@@ -285,7 +285,7 @@ impl Tiling {
     /// 51.7 (H200, 2026-11-29, 097ba97).
     pub fn units(&self, w: &mut Writer, body: impl Fn(&mut Writer, Checks), epilogue: impl Fn(&mut Writer)) {
         // (the hybrid's indices are no tile-major run: its shares are TMA's, never checked)
-        debug_assert!(self.shares == Shares::StreamK, "the hybrids run on TMA stages alone (support.rs)");
+        debug_assert!(self.shares != Shares::Hybrid, "the hybrid runs on TMA stages alone (support.rs)");
         if !self.guarded {
             return self.unit_loop(w, Checks::Off, &body, &epilogue);
         }
@@ -391,11 +391,15 @@ impl Tiling {
     /// `sources` give them, in terms of `block_m`, `block_n` and `copy_k`)
     /// there.
     pub fn producer(&self, w: &mut Writer, sources: &[String; 2]) {
-        debug_assert!(self.shares == Shares::StreamK, "the hybrids run on TMA stages alone (support.rs)");
+        debug_assert!(self.shares != Shares::Hybrid, "the hybrid runs on TMA stages alone (support.rs)");
         w.line("// the producer: copies run ahead of the math through this block's whole share,");
         w.line("// across its units, so the pipeline does not drain and refill between C tiles");
-        w.line("int copy_tile = (int)(first / k_tiles);  // the C tile and K step the next copy fetches");
-        w.line("int copy_k = (int)(first - (long long)copy_tile * k_tiles);");
+        if self.shares == Shares::TailSplit {
+            w.line("int copy_tile, copy_k;  // the C tile and K step the next copy fetches (aim() works them out)");
+        } else {
+            w.line("int copy_tile = (int)(first / k_tiles);  // the C tile and K step the next copy fetches");
+            w.line("int copy_k = (int)(first - (long long)copy_tile * k_tiles);");
+        }
         w.line("int copies_left = (int)(last - first);  // K steps of the share not yet copied");
         if self.guarded {
             w.line("// the K tiles of that C tile that need no edge checks");
@@ -412,6 +416,13 @@ impl Tiling {
         }
         w.line("// points the copies' sources at K step copy_k of C tile copy_tile");
         w.statement_block("const auto aim = [&]()", |w| {
+            if self.shares == Shares::TailSplit {
+                w.line("// the tail split's tiles are no run: the cursor follows the share's index of the next copy");
+                w.line("if (copies_left == 0) return;  // past the share's last copy (where no tile is left)");
+                w.line("const long long v = last - copies_left;");
+                w.line(format!("copy_tile = {};", self.tile_of("v")));
+                w.line(format!("copy_k = {};", self.k_of("v")));
+            }
             w.line("const int tile = copy_tile;");
             self.tile_origin(w);
             w.line(format!("a_src = &{} + batch * batch_a;", sources[0]));
@@ -584,6 +595,57 @@ mod tests {
                 for run in walk.chunks(tm) {
                     assert!(run.iter().filter(|t| t.2 / 256 == tn - 1).count() <= tm.div_ceil(tn), "{m} x {n}: {run:?}");
                 }
+            }
+        }
+    }
+
+    /// The cp.async producer's cursor (compiled as host C++ and run for
+    /// every block of several grids): it copies the K steps of the block's
+    /// units, in the order the units compute them, under stream-K and under
+    /// the tail split, whose next tile after a block's whole waves is no
+    /// neighbour and whose piece starts inside its tile.
+    #[test]
+    fn the_producer_copies_the_k_steps_the_units_compute_in_their_order() {
+        for shares in [Shares::StreamK, Shares::TailSplit] {
+            let t = tiling(shares, false);
+            let mut w = Writer::default();
+            w.block("static int schedule(int M, int N, int K, int batches, unsigned* flags)", |w| {
+                t.share(w, 0);
+                w.line("const float* a_src; const float* b_src;");
+                t.producer(w, &["A[0 * block_m]".to_string(), "B[0 * block_n]".to_string()]);
+                w.line("std::vector<long long> copied, computed;");
+                w.block("while (copies_left > 0)", |w| {
+                    w.line("copied.push_back((long long)copy_tile * k_tiles + copy_k);");
+                    crate::cuda::copy::advance_producer(w);
+                });
+                w.block("for (long long it = first; it < last;)", |w| {
+                    t.unit_len(w, &t.k_of("it"));
+                    w.line("it += tiles;");
+                    t.unit_tile(w);
+                    w.line("for (int s = 0; s < tiles; ++s) computed.push_back((long long)tile * k_tiles + k_step + s);");
+                });
+                w.line("(void)a_src; (void)b_src;");
+                w.line("return copied != computed ? 1 : computed.empty() ? 2 : 0;  // 2: an empty share");
+            });
+            let shim = "#include <cstdio>\n#include <vector>\nstruct Dim3 { unsigned x, y, z; };\nstatic Dim3 gridDim, blockIdx, threadIdx;\n\
+                static unsigned smem_words[4];\nstatic unsigned atomicAdd(unsigned* p, unsigned v) { unsigned o = *p; *p += v; return o; }\n\
+                static void __syncthreads() {}\n#define __shared__\nstatic float A[1], B[1];\nstatic const long long batch_a = 0, batch_b = 0;\n";
+            // (tiles along m, along n, K steps, grid): fewer tiles than blocks, whole waves and a part
+            // left in pieces, one K step a tile
+            let cases = [(2, 3, 5, 132), (12, 11, 64, 132), (17, 29, 7, 100), (17, 29, 40, 100), (5, 5, 1, 7), (9, 20, 64, 132)];
+            let mut body = String::new();
+            for (tm, tn, kt, grid) in cases {
+                body += &format!(
+                    "  {{ gridDim.x = {grid}; unsigned flags[{grid} + 1] = {{0}}; int bad = 0, busy = 0;\n\
+                     for (int j = 0; j < {grid}; ++j) {{ blockIdx.x = (j * 13 + 3) % {grid}; const int r = schedule({tm} * 128, {tn} * 256, {kt} * 64, 1, flags); bad += r == 1; busy += r == 0; }}\n\
+                     std::printf(\"{tm}x{tn}x{kt} on {grid}: %d wrong of %d\\n\", bad, busy); }}\n",
+                );
+            }
+            let program = format!("{shim}{}\nint main() {{\n{body}}}\n", w.finish());
+            let text = crate::cuda::host::run_cpp(&format!("stream-k-producer-{shares:?}"), &program);
+            assert_eq!(text.lines().count(), cases.len(), "{text}");
+            for line in text.lines() {
+                assert!(line.contains(": 0 wrong of ") && !line.ends_with("of 0"), "{shares:?}: {line}");
             }
         }
     }

@@ -544,8 +544,23 @@ static HYBRID_WGMMA: std::sync::LazyLock<Kernel> = std::sync::LazyLock::new(|| t
 /// an owner for its first K steps and to helpers for the rest.
 static TAIL_SPLIT_WGMMA: std::sync::LazyLock<Kernel> = std::sync::LazyLock::new(|| tma_store_under(gemm_runtime::spec::Persistent::TailSplit));
 
-/// The stream-K kernels of every path, and the hybrid.
-fn stream_k_kernels() -> [&'static Kernel; 10] {
+// mma.sync under the tail split (mma_tuned's point, B column-major): whole waves a
+// block to a tile, the tiles left in pieces along K, C through its own shared memory
+#[gemm_kernel(
+    block(m = 128, n = 256, k = 64, threads = 256),
+    warp(m = 64, n = 64),
+    atom = mma(m16n8k16),
+    staging = cp_async(stages = 2, vector = 8, fragments = 2),
+    swizzle = xor,
+    raster = grouped(8),
+    persistent = tail_split,
+    epilogue = smem,
+    edges = guarded,
+)]
+fn tail_split_mma(a: Mat<bf16, RowMajor>, b: Mat<bf16, ColMajor>, c: MatMut<bf16, RowMajor>);
+
+/// The stream-K kernels of every path, and the hybrids.
+fn stream_k_kernels() -> [&'static Kernel; 11] {
     [
         &stream_k_cp_async::KERNEL,
         &stream_k_cp_async_grouped::KERNEL,
@@ -557,6 +572,7 @@ fn stream_k_kernels() -> [&'static Kernel; 10] {
         &stream_k_wgmma::KERNEL,
         &HYBRID_WGMMA,
         &TAIL_SPLIT_WGMMA,
+        &tail_split_mma::KERNEL,
     ]
 }
 
@@ -1401,7 +1417,7 @@ fn batched_problems_match_strided_batched_cublas_on_every_path() {
 #[ignore = "needs a CUDA GPU"]
 fn the_hybrid_schedules_walk_whole_waves_and_share_the_rest_across_a_batch() {
     let bench = bench();
-    for kernel in [&*HYBRID_WGMMA, &*TAIL_SPLIT_WGMMA].into_iter().filter(|k| runs_here(&bench, k)) {
+    for kernel in [&*HYBRID_WGMMA, &*TAIL_SPLIT_WGMMA, &tail_split_mma::KERNEL].into_iter().filter(|k| runs_here(&bench, k)) {
         let blocks = kernel.stream_k_grid(bench.stream(), Dims::new(64 * 128, 64 * 256, 64 * 64)).unwrap() as usize;
         // three problems of tiles_m x 4 tiles: about a third of a wave past a whole one
         let tiles_m = (blocks + blocks / 3).div_ceil(12);

@@ -42,7 +42,7 @@ fn layouts() -> impl Iterator<Item = [Layout; 3]> {
 /// raster, vector stores where C is row-major, C through shared memory
 /// (`epilogue = smem`) on a sixth of them, and fragments loaded a K
 /// step ahead (`fragments = 2`) over K tiles of one to three 16-wide steps,
-/// stream-K on some of the cp.async pipelines.
+/// stream-K and the tail split on some of the cp.async pipelines.
 pub fn mma() -> Vec<KernelSpec> {
     let stagings = [
         Staging::Smem { vector: 8, transpose_a: false, buffers: 1 },
@@ -106,9 +106,9 @@ pub fn mma() -> Vec<KernelSpec> {
                     _ => {}
                 }
             }
-            // stream-K on every third cp.async pipeline
+            // stream-K on every sixth cp.async pipeline, the tail split on another sixth
             if matches!(s.staging, Staging::CpAsync { .. }) && n % 3 == 2 {
-                s.persistent = Some(Persistent::StreamK);
+                s.persistent = Some(if n % 6 == 2 { Persistent::StreamK } else { Persistent::TailSplit });
             }
             out.push(s);
         }
@@ -233,8 +233,8 @@ fn mma_fp8_block_scaled() -> Vec<KernelSpec> {
 
 /// wmma specs: each of the 8 layouts of A and B (C row- or column-major by
 /// turns) straight from global memory and through both stagings, with each
-/// atom shape the layouts allow, f16 and bf16 operands, stream-K on half of
-/// the cp.async pipelines.
+/// atom shape the layouts allow, f16 and bf16 operands, stream-K on a
+/// quarter of the cp.async pipelines and the tail split on another.
 pub fn wmma() -> Vec<KernelSpec> {
     let mut out = Vec::new();
     for (i, layouts) in layouts().enumerate() {
@@ -254,7 +254,7 @@ pub fn wmma() -> Vec<KernelSpec> {
         cp.staging = Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 };
         cp.raster = Raster::Grouped(2);
         if i % 2 == 1 {
-            cp.persistent = Some(Persistent::StreamK);
+            cp.persistent = Some(if i % 4 == 1 { Persistent::StreamK } else { Persistent::TailSplit });
         }
         out.extend([direct, smem, cp]);
     }

@@ -599,6 +599,12 @@ mod tests {
         }
     }
 
+    /// Host stand-ins for what a share's code uses: the block and grid
+    /// indices, the ticket's word of shared memory, `atomicAdd`, the barrier.
+    const SHIM: &str = "#include <cstdio>\n#include <vector>\nstruct Dim3 { unsigned x, y, z; };\nstatic Dim3 gridDim, blockIdx, threadIdx;\n\
+        static unsigned smem_words[4];\nstatic unsigned atomicAdd(unsigned* p, unsigned v) { unsigned o = *p; *p += v; return o; }\n\
+        static void __syncthreads() {}\n#define __shared__\n";
+
     /// The cp.async producer's cursor (compiled as host C++ and run for
     /// every block of several grids): it copies the K steps of the block's
     /// units, in the order the units compute them, under stream-K and under
@@ -627,9 +633,7 @@ mod tests {
                 w.line("(void)a_src; (void)b_src;");
                 w.line("return copied != computed ? 1 : computed.empty() ? 2 : 0;  // 2: an empty share");
             });
-            let shim = "#include <cstdio>\n#include <vector>\nstruct Dim3 { unsigned x, y, z; };\nstatic Dim3 gridDim, blockIdx, threadIdx;\n\
-                static unsigned smem_words[4];\nstatic unsigned atomicAdd(unsigned* p, unsigned v) { unsigned o = *p; *p += v; return o; }\n\
-                static void __syncthreads() {}\n#define __shared__\nstatic float A[1], B[1];\nstatic const long long batch_a = 0, batch_b = 0;\n";
+            let shim = format!("{SHIM}static float A[1], B[1];\nstatic const long long batch_a = 0, batch_b = 0;\n");
             // (tiles along m, along n, K steps, grid): fewer tiles than blocks, whole waves and a part
             // left in pieces, one K step a tile
             let cases = [(2, 3, 5, 132), (12, 11, 64, 132), (17, 29, 7, 100), (17, 29, 40, 100), (5, 5, 1, 7), (9, 20, 64, 132)];
@@ -706,9 +710,7 @@ mod tests {
                     });
                 });
             });
-            let shim = "#include <cstdio>\n#include <vector>\nstruct Dim3 { unsigned x, y, z; };\nstatic Dim3 gridDim, blockIdx, threadIdx;\n\
-                static unsigned smem_words[4];\nstatic unsigned atomicAdd(unsigned* p, unsigned v) { unsigned o = *p; *p += v; return o; }\n\
-                static void __syncthreads() {}\n#define __shared__\n";
+            let shim = SHIM;
             // (tiles along m, along n, K steps, grid): fewer tiles than blocks, a whole
             // wave, waves and a part, too few tiles left (the hybrid shares a wave more)
             let cases = [

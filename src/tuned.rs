@@ -27,8 +27,10 @@ pub fn simt_tuned(a: Mat<f32, RowMajor>, b: Mat<f32, RowMajor>, c: MatMut<f32, R
 /// and schedule tuned (16 points less those past the shared memory): a block
 /// a tile, or the tail split, where a last wave left nearly empty (3072 x
 /// 3072 x 12288: 288 tiles of 128 x 256 on 132 SMs) goes in pieces along K
-/// over every SM (+23-25% there on the H200). Where the waves are whole or many
-/// it ran 3.5-9.5% slower than a block a tile: the tuner times both.
+/// over every SM (+23-25% there on the H200; +23-28% at 2047 x 2300 x 4100,
+/// one wave and 12 tiles). Where the waves are whole or many it ran 3.5-9.5%
+/// slower than a block a tile (at 4095 x 4096 x 4096, 12%): the tuner times
+/// both.
 // ANCHOR: mma_tuned
 #[gemm_kernel(
     block(m = 128, n = 256, k = 64, threads = 256),

@@ -182,9 +182,10 @@ pub(crate) fn advance_producer(w: &mut Writer) {
 
 /// `{var} = ...`: the K tiles of the C tile at (`m`, `n`) whose copies lie
 /// wholly inside A and B: all whole ones in an interior C tile; at an edge
-/// of M or N none, or, where the copies' sources are [`clamped`], all whole
-/// ones but the last K tile (which holds the operands' last lines). One
-/// comparison per tile then picks the unchecked copies.
+/// of M or N none, or, where the copies' sources are [`clamped`] (or the
+/// copies past those edges skipped), all whole ones but the last K tile
+/// (which holds the operands' last lines). One comparison per tile then
+/// picks the unchecked copies.
 pub fn whole_tiles(var: &str, m: &str, n: &str, (bm, bn, bk): (u32, u32, u32), clamped: bool) -> String {
     let edge = if clamped { format!("(K - 1) / {bk}") } else { "0".to_string() };
     format!("{var} = {m} + {bm} <= M && {n} + {bn} <= N ? K / {bk} : {edge};")

@@ -389,8 +389,13 @@ impl Tiling {
     /// The cp.async producer's cursor: the C tile and K step its next copy
     /// fetches, and `aim`, which points the copy sources (`a_src = ...`, as
     /// `sources` give them, in terms of `block_m`, `block_n` and `copy_k`)
-    /// there.
-    pub fn producer(&self, w: &mut Writer, sources: &[String; 2]) {
+    /// there. Guarded, `aim` also works out how many of that tile's K tiles
+    /// copy without checks: all whole ones where it lies inside M and N;
+    /// at those edges none, or where the copies `skip` lines past them,
+    /// all but the last (which holds the operands' last lines), with
+    /// `copy_rows` and `copy_cols`, the tile's rows inside M and columns
+    /// inside N, for the unchecked copies' tests.
+    pub fn producer(&self, w: &mut Writer, sources: &[String; 2], skip: bool) {
         debug_assert!(self.shares != Shares::Hybrid, "the hybrid runs on TMA stages alone (support.rs)");
         w.line("// the producer: copies run ahead of the math through this block's whole share,");
         w.line("// across its units, so the pipeline does not drain and refill between C tiles");
@@ -404,6 +409,10 @@ impl Tiling {
         if self.guarded {
             w.line("// the K tiles of that C tile that need no edge checks");
             w.line("int copy_whole = 0;");
+            if skip {
+                w.line("// that tile's rows inside M and columns inside N: copies past them are skipped");
+                w.line(format!("int copy_rows = {}, copy_cols = {};", self.bm, self.bn));
+            }
             // Kept in registers through the K loop, the origin slowed
             // `autotuned`'s loop (see `units`): the few checked tiles work it out.
             w.line("// the origin of that C tile, for the checked copies at its edges");
@@ -428,7 +437,11 @@ impl Tiling {
             w.line(format!("a_src = &{} + batch * batch_a;", sources[0]));
             w.line(format!("b_src = &{} + batch * batch_b;", sources[1]));
             if self.guarded {
-                w.line(super::copy::whole_tiles("copy_whole", "block_m", "block_n", (self.bm, self.bn, self.bk), false));
+                w.line(super::copy::whole_tiles("copy_whole", "block_m", "block_n", (self.bm, self.bn, self.bk), skip));
+                if skip {
+                    w.line("copy_rows = M - block_m;");
+                    w.line("copy_cols = N - block_n;");
+                }
             }
         });
         w.line("aim();");
@@ -618,7 +631,7 @@ mod tests {
             w.block("static int schedule(int M, int N, int K, int batches, unsigned* flags)", |w| {
                 t.share(w, 0);
                 w.line("const float* a_src; const float* b_src;");
-                t.producer(w, &["A[0 * block_m]".to_string(), "B[0 * block_n]".to_string()]);
+                t.producer(w, &["A[0 * block_m]".to_string(), "B[0 * block_n]".to_string()], false);
                 w.line("std::vector<long long> copied, computed;");
                 w.block("while (copies_left > 0)", |w| {
                     w.line("copied.push_back((long long)copy_tile * k_tiles + copy_k);");

@@ -128,7 +128,7 @@ impl Kernel<'_> {
         }
         if self.stream_k {
             w.line("");
-            self.stream_k().producer(w, &[self.copy_source(&a), self.copy_source(&b)]);
+            self.stream_k().producer(w, &[self.copy_source(&a), self.copy_source(&b)], false);
         } else {
             if self.spec.edges == Edges::Guarded {
                 w.line(format!("const int tiles = (K + {}) / {bk};  // the last may be partial", bk - 1));

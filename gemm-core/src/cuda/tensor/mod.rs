@@ -532,7 +532,7 @@ mod tests {
 
     /// `grouped_contiguous_sm80`'s tiling: 128 x 256 tiles on the sm_80
     /// path (a block per tile), in the grouped raster, groups contiguous.
-    fn sm80_contiguous() -> KernelSpec {
+    pub(in crate::cuda::tensor) fn sm80_contiguous() -> KernelSpec {
         let bf16 = |layout| Operand { elem: Elem::Bf16, layout };
         let s = KernelSpec {
             name: "place".into(),

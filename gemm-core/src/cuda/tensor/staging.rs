@@ -563,27 +563,15 @@ mod tests {
 
     /// `mma_tuned`'s tail-split point, its operands in `a` and `b`.
     fn tail_split(a: Layout, b: Layout) -> KernelSpec {
-        let bf16 = |layout| Operand { elem: Elem::Bf16, layout };
+        let base = super::super::tests::sm80_contiguous();
         let s = KernelSpec {
             name: "skips".into(),
-            a: bf16(a),
-            b: bf16(b),
-            c: bf16(Layout::RowMajor),
-            block: Block { m: 128, n: 256, k: Some(64), threads: 256, min_blocks: None },
-            warp: Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 }),
-            thread: None,
-            atom: Atom::Mma { m: 16, n: 8, k: 16 },
+            a: Operand { layout: a, ..base.a },
+            b: Operand { layout: b, ..base.b },
             staging: Staging::CpAsync { stages: 2, vector: 8, transpose_a: false, fragments: 2 },
-            specialize: None,
-            swizzle: Swizzle::Xor,
-            raster: Raster::Grouped(8),
             persistent: Some(Persistent::TailSplit),
-            cluster: None,
-            epilogue: Epilogue::Smem,
-            fused: Fused::default(),
-            edges: Edges::Guarded,
             groups: None,
-            arch: Arch::Sm80,
+            ..base
         };
         assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
         s

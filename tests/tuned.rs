@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use gemm_ladder::decode;
 use gemm_ladder::fused::{verify_tuned_fused, Scalars};
 use gemm_ladder::measure::{kernel_tolerance, Bench, Problem};
 use gemm_ladder::tuned::{fp8_block_tuned, fp8_tuned, hopper_tuned, mma_fp8_block_tuned_sm89, mma_fp8_tuned_sm89, mma_tuned, simt_tuned};
@@ -219,50 +220,61 @@ fn tuned_kernels_match_cublas_and_a_second_process_does_not_tune_again() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Every point of every tuned kernel's space and of the decode kernels',
-/// not only those a tuning picked here: any of them is what some shape's
-/// first launch may choose. Each is checked against cuBLAS at one odd size,
-/// with partial tiles on every side.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_point_of_every_tuned_space_matches_cublas() {
-    use gemm_ladder::decode::{decode_cluster, decode_mma, decode_split, decode_swapped};
-    let bench = Bench::open().unwrap();
-    let spaces: [(&Tuned, (usize, usize, usize)); 13] = [
-        (&simt_tuned::KERNEL, (1000, 777, 333)),
-        (&mma_tuned::KERNEL, (1000, 777, 333)),
-        (&hopper_tuned::KERNEL, (1000, 777, 333)),
-        // the decode kernels at a few tokens (the swapped ones take them as their N)
-        (&decode_mma::KERNEL, (37, 777, 1000)),
-        (&decode_swapped::KERNEL, (777, 37, 1000)),
-        (&decode_split::KERNEL, (777, 37, 1000)),
-        (&decode_cluster::KERNEL, (777, 37, 1000)),
-        // 8-bit operands with their scales
-        (&fp8_tuned::KERNEL, (1000, 777, 333)),
-        (&fp8_block_tuned::KERNEL, (1000, 777, 333)),
-        (&gemm_ladder::decode::decode_fp8::KERNEL, (777, 37, 1000)),
-        // Ada's, by mma.sync (emulated on Hopper)
-        (&mma_fp8_tuned_sm89::KERNEL, (1000, 777, 333)),
-        (&mma_fp8_block_tuned_sm89::KERNEL, (1000, 777, 333)),
-        (&gemm_ladder::decode::decode_fp8_sm89::KERNEL, (37, 777, 1000)),
-    ];
+/// Checks every point of `tuned`'s space whose index is `shard.0` modulo
+/// `shard.1` against cuBLAS at one odd size, with partial tiles on every
+/// side: not only the points a tuning picked here, since any of them is what
+/// some shape's first launch may choose.
+fn every_point_matches_cublas(tuned: &Tuned, (m, n, k): (usize, usize, usize), shard: (usize, usize)) {
+    let bench = Bench::open().expect("a CUDA GPU");
     let (mut checked, mut failed) = (0, Vec::new());
-    for (tuned, (m, n, k)) in spaces {
-        for (i, kernel) in tuned.kernels().enumerate() {
-            let spec = &kernel.spec;
-            if !spec.arch.runs_on(bench.gpu.capability) {
-                continue;
-            }
-            // 16-byte lines: 8 elements of 16 bits, 16 of 8
-            let multiple = if spec.a.elem.is_fp8() { 16 } else { 8 };
-            let dims = gemm_ladder::measure::dims_with_ld_multiple(m, n, k, [spec.a.layout, spec.b.layout, spec.c.layout], multiple);
-            checked += 1;
-            if let Err(e) = gemm_ladder::measure::verify(&bench, kernel, dims, 60 + i as u64) {
-                failed.push(format!("{} ({} point {i}): {e}", kernel.name, tuned.name()));
-            }
+    for (i, kernel) in tuned.kernels().enumerate().filter(|(i, _)| i % shard.1 == shard.0) {
+        let spec = &kernel.spec;
+        if !spec.arch.runs_on(bench.gpu.capability) {
+            continue;
+        }
+        // 16-byte lines: 8 elements of 16 bits, 16 of 8
+        let multiple = if spec.a.elem.is_fp8() { 16 } else { 8 };
+        let dims = gemm_ladder::measure::dims_with_ld_multiple(m, n, k, [spec.a.layout, spec.b.layout, spec.c.layout], multiple);
+        checked += 1;
+        if let Err(e) = gemm_ladder::measure::verify(&bench, kernel, dims, 60 + i as u64) {
+            failed.push(format!("{} ({} point {i}): {e}", kernel.name, tuned.name()));
         }
     }
     assert!(failed.is_empty(), "points of {checked} that do not match cuBLAS:\n{}", failed.join("\n"));
+}
+
+/// One GPU test per space (per shard of the largest), so that the spaces
+/// compile side by side under `--test-threads` and each can be run alone.
+macro_rules! every_point_tests {
+    ($($test:ident: $kernel:expr, $size:expr, $shard:expr;)*) => {$(
+        #[test]
+        #[ignore = "needs a CUDA GPU"]
+        fn $test() {
+            every_point_matches_cublas(&$kernel, $size, $shard);
+        }
+    )*};
+}
+
+every_point_tests! {
+    every_point_of_simt_tuned_matches_cublas: simt_tuned::KERNEL, (1000, 777, 333), (0, 1);
+    every_point_of_mma_tuned_matches_cublas: mma_tuned::KERNEL, (1000, 777, 333), (0, 1);
+    every_point_of_hopper_tuned_matches_cublas: hopper_tuned::KERNEL, (1000, 777, 333), (0, 1);
+    // the decode kernels at a few tokens (the swapped ones take them as their N)
+    every_point_of_decode_mma_matches_cublas: decode::decode_mma::KERNEL, (37, 777, 1000), (0, 1);
+    every_point_of_decode_swapped_matches_cublas: decode::decode_swapped::KERNEL, (777, 37, 1000), (0, 1);
+    every_point_of_decode_split_matches_cublas: decode::decode_split::KERNEL, (777, 37, 1000), (0, 1);
+    every_point_of_decode_cluster_matches_cublas: decode::decode_cluster::KERNEL, (777, 37, 1000), (0, 1);
+    // 8-bit operands with their scales; the block-scaled space in four shards
+    every_point_of_fp8_tuned_matches_cublas: fp8_tuned::KERNEL, (1000, 777, 333), (0, 1);
+    every_point_of_fp8_block_tuned_matches_cublas_0: fp8_block_tuned::KERNEL, (1000, 777, 333), (0, 4);
+    every_point_of_fp8_block_tuned_matches_cublas_1: fp8_block_tuned::KERNEL, (1000, 777, 333), (1, 4);
+    every_point_of_fp8_block_tuned_matches_cublas_2: fp8_block_tuned::KERNEL, (1000, 777, 333), (2, 4);
+    every_point_of_fp8_block_tuned_matches_cublas_3: fp8_block_tuned::KERNEL, (1000, 777, 333), (3, 4);
+    every_point_of_decode_fp8_matches_cublas: decode::decode_fp8::KERNEL, (777, 37, 1000), (0, 1);
+    // Ada's, by mma.sync (emulated on Hopper)
+    every_point_of_mma_fp8_tuned_sm89_matches_cublas: mma_fp8_tuned_sm89::KERNEL, (1000, 777, 333), (0, 1);
+    every_point_of_mma_fp8_block_tuned_sm89_matches_cublas: mma_fp8_block_tuned_sm89::KERNEL, (1000, 777, 333), (0, 1);
+    every_point_of_decode_fp8_sm89_matches_cublas: decode::decode_fp8_sm89::KERNEL, (37, 777, 1000), (0, 1);
 }
 
 /// The tuned kernels at seeded random shapes whose lines lie 1 to 9

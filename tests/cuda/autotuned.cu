@@ -144,6 +144,8 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
     int copies_left = (int)(last - first);  // K steps of the share not yet copied
     // the K tiles of that C tile that need no edge checks
     int copy_whole = 0;
+    // that tile's rows inside M and columns inside N: copies past them are skipped
+    int copy_rows = 128, copy_cols = 256;
     // the origin of that C tile, for the checked copies at its edges
     const auto copy_origin = [&](int& copy_m, int& copy_n) {
         const int tile = copy_tile;
@@ -171,7 +173,9 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
         const int block_n = (ragged_m ? (in_batch / tiles_m + (ragged_n ? in_batch % tiles_m : 0)) % tiles_n : in_batch % tiles_n) * 256;
         a_src = &A[(block_m + a_row) * lda + (copy_k * 16 + a_col)] + batch * batch_a;
         b_src = &B[(copy_k * 16 + b_row) * ldb + (block_n + b_col)] + batch * batch_b;
-        copy_whole = block_m + 128 <= M && block_n + 256 <= N ? K / 16 : 0;
+        copy_whole = block_m + 128 <= M && block_n + 256 <= N ? K / 16 : (K - 1) / 16;
+        copy_rows = M - block_m;
+        copy_cols = N - block_n;
     };
     aim();
 
@@ -180,14 +184,20 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
     for (int s = 0; s < 3; ++s) {
         if (copies_left > 0) {
             if (copy_k < copy_whole) {
-                #pragma unroll
-                for (int r = 0; r < 8; ++r) {
-                    cp_async_4(a_dst + s * 8448 + r * 64, a_src + r * 16 * lda);
-                }
+                if (a_row < copy_rows) cp_async_4(a_dst + s * 8448, a_src);
+                if (a_row + 16 < copy_rows) cp_async_4(a_dst + s * 8448 + 64, a_src + 16 * lda);
+                if (a_row + 32 < copy_rows) cp_async_4(a_dst + s * 8448 + 128, a_src + 32 * lda);
+                if (a_row + 48 < copy_rows) cp_async_4(a_dst + s * 8448 + 192, a_src + 48 * lda);
+                if (a_row + 64 < copy_rows) cp_async_4(a_dst + s * 8448 + 256, a_src + 64 * lda);
+                if (a_row + 80 < copy_rows) cp_async_4(a_dst + s * 8448 + 320, a_src + 80 * lda);
+                if (a_row + 96 < copy_rows) cp_async_4(a_dst + s * 8448 + 384, a_src + 96 * lda);
+                if (a_row + 112 < copy_rows) cp_async_4(a_dst + s * 8448 + 448, a_src + 112 * lda);
                 a_src += 16;
-                #pragma unroll
-                for (int r = 0; r < 4; ++r) {
-                    cp_async_16(b_dst + s * 16640 + r * 4160, b_src + r * 4 * ldb);
+                if (b_col < copy_cols) {
+                    cp_async_16(b_dst + s * 16640, b_src);
+                    cp_async_16(b_dst + s * 16640 + 4160, b_src + 4 * ldb);
+                    cp_async_16(b_dst + s * 16640 + 8320, b_src + 8 * ldb);
+                    cp_async_16(b_dst + s * 16640 + 12480, b_src + 12 * ldb);
                 }
                 b_src += 16 * ldb;
             }
@@ -470,14 +480,20 @@ autotuned__f32f32f32_rrr__b128x256x16_t256__w64x64_i1x4__r8x4n_sm__fma__cp_async
                         // the share's K step 3 ahead, of this C tile or the next
                         if (copies_left > 0) {
                             if (copy_k < copy_whole) {
-                                #pragma unroll
-                                for (int r = 0; r < 8; ++r) {
-                                    cp_async_4(a_dst + wr * 8448 + r * 64, a_src + r * 16 * lda);
-                                }
+                                if (a_row < copy_rows) cp_async_4(a_dst + wr * 8448, a_src);
+                                if (a_row + 16 < copy_rows) cp_async_4(a_dst + wr * 8448 + 64, a_src + 16 * lda);
+                                if (a_row + 32 < copy_rows) cp_async_4(a_dst + wr * 8448 + 128, a_src + 32 * lda);
+                                if (a_row + 48 < copy_rows) cp_async_4(a_dst + wr * 8448 + 192, a_src + 48 * lda);
+                                if (a_row + 64 < copy_rows) cp_async_4(a_dst + wr * 8448 + 256, a_src + 64 * lda);
+                                if (a_row + 80 < copy_rows) cp_async_4(a_dst + wr * 8448 + 320, a_src + 80 * lda);
+                                if (a_row + 96 < copy_rows) cp_async_4(a_dst + wr * 8448 + 384, a_src + 96 * lda);
+                                if (a_row + 112 < copy_rows) cp_async_4(a_dst + wr * 8448 + 448, a_src + 112 * lda);
                                 a_src += 16;
-                                #pragma unroll
-                                for (int r = 0; r < 4; ++r) {
-                                    cp_async_16(b_dst + wr * 16640 + r * 4160, b_src + r * 4 * ldb);
+                                if (b_col < copy_cols) {
+                                    cp_async_16(b_dst + wr * 16640, b_src);
+                                    cp_async_16(b_dst + wr * 16640 + 4160, b_src + 4 * ldb);
+                                    cp_async_16(b_dst + wr * 16640 + 8320, b_src + 8 * ldb);
+                                    cp_async_16(b_dst + wr * 16640 + 12480, b_src + 12 * ldb);
                                 }
                                 b_src += 16 * ldb;
                             }

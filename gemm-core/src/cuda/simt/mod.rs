@@ -43,26 +43,33 @@ struct Kernel<'a> {
     lds_in_place: bool,
 }
 
+impl<'a> Kernel<'a> {
+    fn new(spec: &'a KernelSpec) -> Self {
+        let t = spec.thread.expect("checked: fma has a thread tier");
+        let (mi, ni, subm, subn) = match spec.warp {
+            Some(w) => (w.m_iters, w.n_iters, w.m / w.m_iters, w.n / w.n_iters),
+            None => (1, 1, spec.block.m, spec.block.n),
+        };
+        Kernel {
+            spec,
+            bm: spec.block.m,
+            bn: spec.block.n,
+            tm: t.m,
+            tn: t.n,
+            mi,
+            ni,
+            subm,
+            subn,
+            threads: spec.block.threads,
+            stream_k: spec.persistent == Some(Persistent::StreamK),
+            lds_in_place: matches!(spec.staging, Staging::CpAsync { .. }),
+        }
+    }
+}
+
 pub fn emit(spec: &KernelSpec) -> String {
     let t = spec.thread.expect("checked: fma has a thread tier");
-    let (mi, ni, subm, subn) = match spec.warp {
-        Some(w) => (w.m_iters, w.n_iters, w.m / w.m_iters, w.n / w.n_iters),
-        None => (1, 1, spec.block.m, spec.block.n),
-    };
-    let k = Kernel {
-        spec,
-        bm: spec.block.m,
-        bn: spec.block.n,
-        tm: t.m,
-        tn: t.n,
-        mi,
-        ni,
-        subm,
-        subn,
-        threads: spec.block.threads,
-        stream_k: spec.persistent == Some(Persistent::StreamK),
-        lds_in_place: matches!(spec.staging, Staging::CpAsync { .. }),
-    };
+    let k = Kernel::new(spec);
     let mut w = Writer::default();
     k.header(&mut w);
     match spec.staging {

@@ -449,7 +449,6 @@ impl Tc<'_> {
         copy::issue_next(w, self.stream_k, ahead, checks, &unchecked, &checked);
     }
 
-    /// The block tier's loop over `tiles` K tiles of a cp.async pipeline.
     /// The block tier's loop over `tiles` K tiles of a cp.async pipeline,
     /// as loops over the `segments` (from, to, copy checks) one after another.
     pub(super) fn cp_async_k_loop(&self, w: &mut Writer, stages: u32, a: &Copies, b: &Copies, segments: &[(&str, &str, Checks)]) {

@@ -168,6 +168,52 @@ pub fn issue_next(
     }
 }
 
+/// One path's cp.async copies of an operand's tile (`C` says how the
+/// block's threads split it): what [`issue_both_tiles`] emits, orders and
+/// branches between the same way on every path.
+pub(crate) trait TileCopies<C> {
+    /// The copies of the next tile into stage `stage`, unchecked.
+    fn issue(&self, w: &mut Writer, c: &C, stage: &str);
+    /// The copies of a tile at an edge (`at`): each reads only the elements
+    /// inside the matrix and fills the rest of its bytes with zeros.
+    fn issue_guarded(&self, w: &mut Writer, c: &C, stage: &str, at: CopyAt);
+    /// The stream-K producer's copies of a K tile before K's last: those
+    /// past the tile's rows inside M (A) or columns inside N (B) skipped.
+    fn issue_skipping(&self, w: &mut Writer, c: &C, stage: &str);
+    /// Moves the operand's source on by one K tile.
+    fn advance(&self, w: &mut Writer, c: &C);
+    /// Whether a guarded stream-K producer skips the copies past M and N
+    /// ([`Self::issue_skipping`]) in place of checking every copy of every
+    /// K tile of a tile at those edges.
+    fn skips_copies(&self) -> bool;
+}
+
+/// Both operands' copies of the next tile, K tile `ahead` of the block's
+/// (under stream-K: the producer's), into stage `stage`; each source moves
+/// on right after its copies (the order the kernels were measured fastest in).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn issue_both_tiles<C>(p: &impl TileCopies<C>, w: &mut Writer, [a, b]: [&C; 2], stage: &str, ahead: &str, checks: Checks, stream_k: bool) {
+    let checked = |w: &mut Writer, at: CopyAt| {
+        p.issue_guarded(w, a, stage, at);
+        p.issue_guarded(w, b, stage, at);
+        p.advance(w, a);
+        p.advance(w, b);
+    };
+    // a tile the producer copies under checks per tile may lie at an edge of M or N
+    let skipping = checks == Checks::PerTile && p.skips_copies();
+    let unchecked = |w: &mut Writer| {
+        for c in [a, b] {
+            if skipping {
+                p.issue_skipping(w, c, stage);
+            } else {
+                p.issue(w, c, stage);
+            }
+            p.advance(w, c);
+        }
+    };
+    issue_next(w, stream_k, ahead, checks, &unchecked, &checked);
+}
+
 /// Moves a stream-K producer's cursor on by the K step just issued (the
 /// cursor `stream_k` declares: copies left, K step, tile).
 pub(crate) fn advance_producer(w: &mut Writer) {

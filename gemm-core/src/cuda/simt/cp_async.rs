@@ -4,7 +4,7 @@
 //! operand; every copy sits a constant offset from them.
 
 use super::{Kernel, Tile};
-use crate::cuda::copy::{self, copy_edge_helpers, whole_tiles, Checks, CopyAt, CopyPlan, Edge};
+use crate::cuda::copy::{self, copy_edge_helpers, whole_tiles, Checks, CopyAt, CopyPlan, Edge, TileCopies};
 use crate::cuda::writer::Writer;
 use crate::spec::{Edges, Layout};
 
@@ -216,101 +216,7 @@ impl Kernel<'_> {
     /// Both operands' copies of the next tile, K tile `ahead` of this
     /// block's (under stream-K: the producer's), into stage `stage`.
     fn issue_next(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str, ahead: &str, checks: Checks) {
-        let checked = |w: &mut Writer, at: CopyAt| {
-            self.issue_guarded(w, a, stage, at);
-            self.issue_guarded(w, b, stage, at);
-            self.advance(w, a);
-            self.advance(w, b);
-        };
-        let unchecked = |w: &mut Writer| {
-            if checks == Checks::PerTile && self.skips_copies() {
-                // the tile may lie at an edge of M or N (tested at every tile: a branch
-                // around these tests for tiles inside M and N made ptxas schedule
-                // `autotuned`'s loop 20% slower on the H200, and a bit mask of the copies
-                // inside, tested a copy, the same)
-                self.issue_skipping(w, a, stage);
-                self.advance(w, a);
-                self.issue_skipping(w, b, stage);
-                self.advance(w, b);
-            } else {
-                self.issue_both(w, a, b, stage);
-            }
-        };
-        copy::issue_next(w, self.stream_k, ahead, checks, &unchecked, &checked);
-    }
-
-    /// Whether the stream-K producer skips the copies of a tile at an edge of
-    /// M or N that lie past it, rather than checking every copy of every K
-    /// tile of that tile (the tensor-core producer's way, `tensor::staging`).
-    fn skips_copies(&self) -> bool {
-        self.spec.edges == Edges::Guarded && self.stream_k
-    }
-
-    /// [`Self::issue`] for the stream-K producer's tile at an edge of M or N
-    /// ([`Self::skips_copies`]), K tiles before the last: a copy whose first
-    /// element lies past the tile's rows inside M (A) or columns inside N
-    /// (B) is skipped. The stale tile left in its place feeds only rows or
-    /// columns of the product past C's edges, never stored; a vector across
-    /// N's edge reads on into the line's pitch, a multiple of the vector,
-    /// inside the operand where another line follows (the last K tile,
-    /// which holds the operand's last line, is checked).
-    fn issue_skipping(&self, w: &mut Writer, c: &Copies, stage: &str) {
-        let p = &c.p;
-        let bytes = c.bytes();
-        let stage_off = c.stage_offset(stage);
-        let (coord, limit) = if c.tile.name == "A" { (format!("{p}_row"), "copy_rows") } else { (format!("{p}_col"), "copy_cols") };
-        // (rounds that move along K alone share their test: one branch for them)
-        let mut rounds: Vec<(String, Vec<String>)> = Vec::new();
-        for r in 0..c.plan.rounds {
-            let (dr, dc) = c.plan.round_offset(r);
-            let test = format!("{} < {limit}", plus(&coord, &[&nonzero(if c.tile.name == "A" { dr } else { dc })]));
-            let (src, dst) = c.round(r, None);
-            let copy = format!("cp_async_{bytes}({}, {});", plus(&format!("{p}_dst"), &[&stage_off, &dst]), plus(&format!("{p}_src"), &[&src]));
-            match rounds.last_mut() {
-                Some((t, copies)) if *t == test => copies.push(copy),
-                _ => rounds.push((test, vec![copy])),
-            }
-        }
-        for (test, copies) in rounds {
-            match copies.as_slice() {
-                [copy] => w.line(format!("if ({test}) {copy}")),
-                _ => w.block(format!("if ({test})"), |w| copies.iter().for_each(|c| w.line(c))),
-            }
-        }
-    }
-
-    /// Both operands' unchecked copies into stage `stage`; each source moves
-    /// on right after its copies (the order the kernels were measured fastest in).
-    fn issue_both(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str) {
-        self.issue(w, a, stage);
-        self.advance(w, a);
-        self.issue(w, b, stage);
-        self.advance(w, b);
-    }
-
-    /// [`Self::issue`] for a tile at an edge (`at`) of a guarded kernel: each
-    /// copy reads only the elements inside the matrix and fills the rest with zeros.
-    fn issue_guarded(&self, w: &mut Writer, c: &Copies, stage: &str, at: CopyAt) {
-        let p = &c.p;
-        let bk = self.spec.block.k.unwrap_or(1);
-        let edge = Edge::new(c.tile.name.chars().next().unwrap_or('A'), c.tile.layout, c.plan.vector, at, bk);
-        let stage_off = c.stage_offset(stage);
-        let base = c.tile.name;
-        for r in 0..c.plan.rounds {
-            let (dr, dc) = c.plan.round_offset(r);
-            let (src, dst) = c.round(r, None);
-            w.block("", |w| {
-                let (row, col) = (plus(&format!("{p}_row"), &[&nonzero(dr)]), plus(&format!("{p}_col"), &[&nonzero(dc)]));
-                edge.inside(w, "n", &row, &col);
-                let (to, from) = (plus(&format!("{p}_dst"), &[&stage_off, &dst]), plus(&format!("{p}_src"), &[&src]));
-                if c.plan.vector == 1 {
-                    w.line(format!("cp_async_{}_zfill({to}, n > 0 ? {from} : {base}, n * 4);", c.bytes()));
-                } else {
-                    let follows = edge.line_follows(&row, &col);
-                    w.line(format!("copy_edge_{}({to}, {from}, n, {follows});", c.bytes()));
-                }
-            });
-        }
+        copy::issue_both_tiles(self, w, [a, b], stage, ahead, checks, self.stream_k);
     }
 
     /// Where this thread's first copy of an operand comes from and goes to.
@@ -356,9 +262,10 @@ impl Kernel<'_> {
             _ => self.b_global(&row, &col),
         }
     }
+}
 
-    /// Issues one operand's copies of the next tile into stage `stage`, then
-    /// moves the source on by one tile.
+impl TileCopies<Copies<'_>> for Kernel<'_> {
+    /// Issues one operand's copies of the next tile into stage `stage`.
     fn issue(&self, w: &mut Writer, c: &Copies, stage: &str) {
         let p = &c.p;
         let bytes = c.bytes();
@@ -377,6 +284,67 @@ impl Kernel<'_> {
         }
     }
 
+    /// [`Self::issue`] for a tile at an edge (`at`) of a guarded kernel: each
+    /// copy reads only the elements inside the matrix and fills the rest with zeros.
+    fn issue_guarded(&self, w: &mut Writer, c: &Copies, stage: &str, at: CopyAt) {
+        let p = &c.p;
+        let bk = self.spec.block.k.unwrap_or(1);
+        let edge = Edge::new(c.tile.name.chars().next().unwrap_or('A'), c.tile.layout, c.plan.vector, at, bk);
+        let stage_off = c.stage_offset(stage);
+        let base = c.tile.name;
+        for r in 0..c.plan.rounds {
+            let (dr, dc) = c.plan.round_offset(r);
+            let (src, dst) = c.round(r, None);
+            w.block("", |w| {
+                let (row, col) = (plus(&format!("{p}_row"), &[&nonzero(dr)]), plus(&format!("{p}_col"), &[&nonzero(dc)]));
+                edge.inside(w, "n", &row, &col);
+                let (to, from) = (plus(&format!("{p}_dst"), &[&stage_off, &dst]), plus(&format!("{p}_src"), &[&src]));
+                if c.plan.vector == 1 {
+                    w.line(format!("cp_async_{}_zfill({to}, n > 0 ? {from} : {base}, n * 4);", c.bytes()));
+                } else {
+                    let follows = edge.line_follows(&row, &col);
+                    w.line(format!("copy_edge_{}({to}, {from}, n, {follows});", c.bytes()));
+                }
+            });
+        }
+    }
+
+    /// [`Self::issue`] for the stream-K producer's tile at an edge of M or N
+    /// ([`Self::skips_copies`]), K tiles before the last: a copy whose first
+    /// element lies past the tile's rows inside M (A) or columns inside N
+    /// (B) is skipped. The stale tile left in its place feeds only rows or
+    /// columns of the product past C's edges, never stored; a vector across
+    /// N's edge reads on into the line's pitch, a multiple of the vector,
+    /// inside the operand where another line follows (the last K tile,
+    /// which holds the operand's last line, is checked). Tested at every
+    /// tile: a branch around the tests for tiles inside M and N, or a bit
+    /// mask of the copies inside tested a copy, made ptxas schedule
+    /// `autotuned` 20% slower (H200).
+    fn issue_skipping(&self, w: &mut Writer, c: &Copies, stage: &str) {
+        let p = &c.p;
+        let bytes = c.bytes();
+        let stage_off = c.stage_offset(stage);
+        let (coord, limit) = if c.tile.name == "A" { (format!("{p}_row"), "copy_rows") } else { (format!("{p}_col"), "copy_cols") };
+        // (rounds that move along K alone share their test: one branch for them)
+        let mut rounds: Vec<(String, Vec<String>)> = Vec::new();
+        for r in 0..c.plan.rounds {
+            let (dr, dc) = c.plan.round_offset(r);
+            let test = format!("{} < {limit}", plus(&coord, &[&nonzero(if c.tile.name == "A" { dr } else { dc })]));
+            let (src, dst) = c.round(r, None);
+            let copy = format!("cp_async_{bytes}({}, {});", plus(&format!("{p}_dst"), &[&stage_off, &dst]), plus(&format!("{p}_src"), &[&src]));
+            match rounds.last_mut() {
+                Some((t, copies)) if *t == test => copies.push(copy),
+                _ => rounds.push((test, vec![copy])),
+            }
+        }
+        for (test, copies) in rounds {
+            match copies.as_slice() {
+                [copy] => w.line(format!("if ({test}) {copy}")),
+                _ => w.block(format!("if ({test})"), |w| copies.iter().for_each(|c| w.line(c))),
+            }
+        }
+    }
+
     /// Moves one operand's source on by one tile along K.
     fn advance(&self, w: &mut Writer, c: &Copies) {
         let p = &c.p;
@@ -385,6 +353,13 @@ impl Kernel<'_> {
         let along_k_strided = (c.tile.name == "A") == (c.tile.layout == Layout::ColMajor);
         let step = if along_k_strided { format!("{bk} * {}", c.ld) } else { bk.to_string() };
         w.line(format!("{p}_src += {step};"));
+    }
+
+    /// Whether the stream-K producer skips the copies of a tile at an edge of
+    /// M or N that lie past it, rather than checking every copy of every K
+    /// tile of that tile (the tensor-core producer's way, `tensor::staging`).
+    fn skips_copies(&self) -> bool {
+        self.spec.edges == Edges::Guarded && self.stream_k
     }
 }
 

@@ -5,7 +5,7 @@
 //! and fragment loads alike.
 
 use super::{plus, times, Source, Tc};
-use crate::cuda::copy::{self, load_edge, load_type, whole_tiles, Checks, CopyAt, CopyPlan, Edge};
+use crate::cuda::copy::{self, load_edge, load_type, whole_tiles, Checks, CopyAt, CopyPlan, Edge, TileCopies};
 use crate::cuda::ptx::storage_type;
 use crate::cuda::stream_k::Tiling;
 use crate::cuda::writer::Writer;
@@ -139,13 +139,6 @@ impl Tc<'_> {
         format!("{}[{}]", c.p.to_ascii_uppercase(), plus(&[Some(origin), k]))
     }
 
-    /// Moves `{p}_src` on by one K tile.
-    fn advance(&self, w: &mut Writer, c: &Copies) {
-        let ld = if c.p == 'a' { "lda" } else { "ldb" };
-        let step = if c.lines_along_k { format!("{} * {ld}", self.bk) } else { self.bk.to_string() };
-        w.line(format!("{}_src += {step};", c.p));
-    }
-
     /// Whether a guarded block's copies read inside A and B at any block
     /// along M and N ([`copy::clamped`]), so that blocks at those edges copy
     /// all but their last K tile unchecked. (A cp.async pipeline of one
@@ -154,20 +147,6 @@ impl Tc<'_> {
     /// copy, `mma_autotuned` ran 406 TFLOP/s against 475 at 4096^3 (H200).
     fn clamps_copies(&self) -> bool {
         self.spec.edges == Edges::Guarded && self.cp_async() && !self.stream_k
-    }
-
-    /// Whether a guarded stream-K producer's copies skip the lines past M
-    /// and N in place of a check each ([`Self::issue_skipping`]), so that
-    /// its tiles at those edges copy all but their last K tile as inner
-    /// ones do. Its copies move from tile to tile, so their sources cannot
-    /// be clamped once as a block a tile's are ([`Self::clamps_copies`]);
-    /// clamped anew at each tile, they made ptxas spill in the loop of
-    /// sizes without edges. At 2047 x 2300 x 4100 the tail split ran 181-183
-    /// TFLOP/s checking each copy of its edge tiles and 300-308 skipping,
-    /// and `decode_mma`'s one-token steps, whose tiles all lie at M's edge,
-    /// 3-19% faster (H200).
-    fn skips_copies(&self) -> bool {
-        self.spec.edges == Edges::Guarded && self.cp_async() && self.stream_k
     }
 
     /// Whether the tiles travel by cp.async (whose destinations this keeps
@@ -179,77 +158,6 @@ impl Tc<'_> {
     /// Where copy `r` of operand `c` lands in stage `stage`: a shared-memory byte address.
     fn copy_dst(c: &Copies, stage: &str) -> String {
         plus(&[Some(format!("{}_dst[r]", c.p)), times(stage, c.elem_bytes * c.stage)])
-    }
-
-    /// cp.async copies of the next tile of one operand into stage `stage`.
-    fn issue(&self, w: &mut Writer, c: &Copies, stage: &str) {
-        let (p, rounds) = (c.p, c.plan.rounds);
-        let bytes = c.plan.vector * self.spec.a.elem.bytes();
-        w.unrolled("r", rounds, |w| {
-            w.line(format!("cp_async_{bytes}({}, {p}_src + {p}_off[r]);", Self::copy_dst(c, stage)));
-        });
-    }
-
-    /// Both operands' unchecked copies into stage `stage`; each source moves
-    /// on right after its copies (the order the kernels were measured fastest in).
-    fn issue_both(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str) {
-        self.issue(w, a, stage);
-        self.advance(w, a);
-        self.issue(w, b, stage);
-        self.advance(w, b);
-    }
-
-    /// [`Self::issue`] for the stream-K producer's tile at an edge of M or N
-    /// ([`Self::skips_copies`]), K tiles before the last: a copy whose line
-    /// (A row-major, B column-major) or first element (the other layouts)
-    /// lies past the edge is skipped. The stale tile left in its place
-    /// feeds only rows or columns of the product past C's edges, never
-    /// stored; a copy across the edge reads on into the line's pitch, a
-    /// multiple of the vector, inside the operand where another line
-    /// follows (as [`copy::clamped`] copies do).
-    fn issue_skipping(&self, w: &mut Writer, c: &Copies, stage: &str) {
-        let (p, plan) = (c.p, c.plan);
-        let bytes = plan.vector * self.spec.a.elem.bytes();
-        let limit = if p == 'a' { "copy_rows" } else { "copy_cols" };
-        w.unrolled("r", plan.rounds, |w| {
-            let i = plus(&[Some("threadIdx.x".into()), if plan.rounds > 1 { times("r", self.threads) } else { None }]);
-            let at = if c.lines_along_k {
-                let along = format!("({i}) % {}", plan.per_line);
-                if plan.vector == 1 {
-                    along
-                } else {
-                    format!("{along} * {}", plan.vector)
-                }
-            } else {
-                format!("({i}) / {}", plan.per_line)
-            };
-            w.line(format!("if ({at} < {limit}) cp_async_{bytes}({}, {p}_src + {p}_off[r]);", Self::copy_dst(c, stage)));
-        });
-    }
-
-    /// [`Self::issue`] for a tile at an edge (`at`) of a guarded kernel: each
-    /// copy reads only the elements inside the matrix and fills the rest of
-    /// its bytes with zeros, which add nothing to the products.
-    fn issue_guarded(&self, w: &mut Writer, c: &Copies, stage: &str, at: CopyAt) {
-        let s = self.spec;
-        let (p, plan) = (c.p, c.plan);
-        let op = if p == 'a' { s.a } else { s.b };
-        let eb = op.elem.bytes();
-        let edge = Edge::new(p.to_ascii_uppercase(), op.layout, plan.vector, at, self.bk);
-        w.unrolled("r", plan.rounds, |w| {
-            let body = |w: &mut Writer| {
-                let i = plus(&[Some("threadIdx.x".into()), if plan.rounds > 1 { times("r", self.threads) } else { None }]);
-                w.line(format!("const int i = {i};"));
-                w.line(format!("const int line = i / {};", plan.per_line));
-                w.line(format!("const int e = (i % {}) * {};", plan.per_line, plan.vector));
-                let (row, col) = if op.layout == Layout::RowMajor { ("line", "e") } else { ("e", "line") };
-                edge.inside(w, "n", row, col);
-                let follows = edge.line_follows(row, col);
-                w.line(format!("copy_edge_{}({}, {p}_src + {p}_off[r], n, {follows});", plan.vector * eb, Self::copy_dst(c, stage)));
-            };
-            // the names are this copy's own
-            w.block("", body);
-        });
     }
 
     /// The vector type of one copy.
@@ -429,24 +337,7 @@ impl Tc<'_> {
     /// Both operands' copies of the next tile, K tile `ahead` of this
     /// block's (under stream-K: the producer's), into stage `stage`.
     fn issue_next(&self, w: &mut Writer, a: &Copies, b: &Copies, stage: &str, ahead: &str, checks: Checks) {
-        let checked = |w: &mut Writer, at: CopyAt| {
-            self.issue_guarded(w, a, stage, at);
-            self.issue_guarded(w, b, stage, at);
-            self.advance(w, a);
-            self.advance(w, b);
-        };
-        let unchecked = |w: &mut Writer| {
-            if checks == Checks::PerTile && self.skips_copies() {
-                // the tile may lie at an edge of M or N
-                self.issue_skipping(w, a, stage);
-                self.advance(w, a);
-                self.issue_skipping(w, b, stage);
-                self.advance(w, b);
-            } else {
-                self.issue_both(w, a, b, stage);
-            }
-        };
-        copy::issue_next(w, self.stream_k, ahead, checks, &unchecked, &checked);
+        copy::issue_both_tiles(self, w, [a, b], stage, ahead, checks, self.stream_k);
     }
 
     /// The block tier's loop over `tiles` K tiles of a cp.async pipeline,
@@ -554,9 +445,95 @@ impl Tc<'_> {
     }
 }
 
+impl TileCopies<Copies> for Tc<'_> {
+    /// cp.async copies of the next tile of one operand into stage `stage`.
+    fn issue(&self, w: &mut Writer, c: &Copies, stage: &str) {
+        let (p, rounds) = (c.p, c.plan.rounds);
+        let bytes = c.plan.vector * self.spec.a.elem.bytes();
+        w.unrolled("r", rounds, |w| {
+            w.line(format!("cp_async_{bytes}({}, {p}_src + {p}_off[r]);", Self::copy_dst(c, stage)));
+        });
+    }
+
+    /// [`Self::issue`] for a tile at an edge (`at`) of a guarded kernel: each
+    /// copy reads only the elements inside the matrix and fills the rest of
+    /// its bytes with zeros, which add nothing to the products.
+    fn issue_guarded(&self, w: &mut Writer, c: &Copies, stage: &str, at: CopyAt) {
+        let s = self.spec;
+        let (p, plan) = (c.p, c.plan);
+        let op = if p == 'a' { s.a } else { s.b };
+        let eb = op.elem.bytes();
+        let edge = Edge::new(p.to_ascii_uppercase(), op.layout, plan.vector, at, self.bk);
+        w.unrolled("r", plan.rounds, |w| {
+            let body = |w: &mut Writer| {
+                let i = plus(&[Some("threadIdx.x".into()), if plan.rounds > 1 { times("r", self.threads) } else { None }]);
+                w.line(format!("const int i = {i};"));
+                w.line(format!("const int line = i / {};", plan.per_line));
+                w.line(format!("const int e = (i % {}) * {};", plan.per_line, plan.vector));
+                let (row, col) = if op.layout == Layout::RowMajor { ("line", "e") } else { ("e", "line") };
+                edge.inside(w, "n", row, col);
+                let follows = edge.line_follows(row, col);
+                w.line(format!("copy_edge_{}({}, {p}_src + {p}_off[r], n, {follows});", plan.vector * eb, Self::copy_dst(c, stage)));
+            };
+            // the names are this copy's own
+            w.block("", body);
+        });
+    }
+
+    /// [`Self::issue`] for the stream-K producer's tile at an edge of M or N
+    /// ([`Self::skips_copies`]), K tiles before the last: a copy whose line
+    /// (A row-major, B column-major) or first element (the other layouts)
+    /// lies past the edge is skipped. The stale tile left in its place
+    /// feeds only rows or columns of the product past C's edges, never
+    /// stored; a copy across the edge reads on into the line's pitch, a
+    /// multiple of the vector, inside the operand where another line
+    /// follows (as [`copy::clamped`] copies do).
+    fn issue_skipping(&self, w: &mut Writer, c: &Copies, stage: &str) {
+        let (p, plan) = (c.p, c.plan);
+        let bytes = plan.vector * self.spec.a.elem.bytes();
+        let limit = if p == 'a' { "copy_rows" } else { "copy_cols" };
+        w.unrolled("r", plan.rounds, |w| {
+            let i = plus(&[Some("threadIdx.x".into()), if plan.rounds > 1 { times("r", self.threads) } else { None }]);
+            let at = if c.lines_along_k {
+                let along = format!("({i}) % {}", plan.per_line);
+                if plan.vector == 1 {
+                    along
+                } else {
+                    format!("{along} * {}", plan.vector)
+                }
+            } else {
+                format!("({i}) / {}", plan.per_line)
+            };
+            w.line(format!("if ({at} < {limit}) cp_async_{bytes}({}, {p}_src + {p}_off[r]);", Self::copy_dst(c, stage)));
+        });
+    }
+
+    /// Moves `{p}_src` on by one K tile.
+    fn advance(&self, w: &mut Writer, c: &Copies) {
+        let ld = if c.p == 'a' { "lda" } else { "ldb" };
+        let step = if c.lines_along_k { format!("{} * {ld}", self.bk) } else { self.bk.to_string() };
+        w.line(format!("{}_src += {step};", c.p));
+    }
+
+    /// Whether a guarded stream-K producer's copies skip the lines past M
+    /// and N in place of a check each ([`Self::issue_skipping`]), so that
+    /// its tiles at those edges copy all but their last K tile as inner
+    /// ones do. Its copies move from tile to tile, so their sources cannot
+    /// be clamped once as a block a tile's are ([`Self::clamps_copies`]);
+    /// clamped anew at each tile, they made ptxas spill in the loop of
+    /// sizes without edges. At 2047 x 2300 x 4100 the tail split ran 181-183
+    /// TFLOP/s checking each copy of its edge tiles and 300-308 skipping,
+    /// and `decode_mma`'s one-token steps, whose tiles all lie at M's edge,
+    /// 3-19% faster (H200).
+    fn skips_copies(&self) -> bool {
+        self.spec.edges == Edges::Guarded && self.cp_async() && self.stream_k
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::Tc;
+    use crate::cuda::copy::TileCopies;
     use crate::cuda::writer::Writer;
     use crate::spec::*;
 

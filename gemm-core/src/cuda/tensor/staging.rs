@@ -155,6 +155,20 @@ impl Tc<'_> {
         matches!(self.spec.staging, Staging::CpAsync { .. })
     }
 
+    /// Declares copy `r`'s index `i` in the tile, its `line` and first
+    /// element `e` along it, and names its (row, column) in a tile of `layout`.
+    fn copy_position(&self, w: &mut Writer, plan: CopyPlan, layout: Layout) -> (&'static str, &'static str) {
+        let i = plus(&[Some("threadIdx.x".into()), if plan.rounds > 1 { times("r", self.threads) } else { None }]);
+        w.line(format!("const int i = {i};"));
+        w.line(format!("const int line = i / {};", plan.per_line));
+        w.line(format!("const int e = (i % {}) * {};", plan.per_line, plan.vector));
+        if layout == Layout::RowMajor {
+            ("line", "e")
+        } else {
+            ("e", "line")
+        }
+    }
+
     /// Where copy `r` of operand `c` lands in stage `stage`: a shared-memory byte address.
     fn copy_dst(c: &Copies, stage: &str) -> String {
         plus(&[Some(format!("{}_dst[r]", c.p)), times(stage, c.elem_bytes * c.stage)])
@@ -177,11 +191,7 @@ impl Tc<'_> {
             let edge = Edge::new(p.to_ascii_uppercase(), op.layout, plan.vector, CopyAt::next(false, k_tile), self.bk);
             w.unrolled("r", plan.rounds, |w| {
                 w.block("", |w| {
-                    let i = plus(&[Some("threadIdx.x".into()), if plan.rounds > 1 { times("r", self.threads) } else { None }]);
-                    w.line(format!("const int i = {i};"));
-                    w.line(format!("const int line = i / {};", plan.per_line));
-                    w.line(format!("const int e = (i % {}) * {};", plan.per_line, plan.vector));
-                    let (row, col) = if op.layout == Layout::RowMajor { ("line", "e") } else { ("e", "line") };
+                    let (row, col) = self.copy_position(w, plan, op.layout);
                     edge.inside(w, "n", row, col);
                     w.line(format!("{p}_ld[r] = {};", load_edge(c.elem_bytes, plan.vector, &format!("{p}_src[{p}_off[r]]"), "n")));
                 });
@@ -466,11 +476,7 @@ impl TileCopies<Copies> for Tc<'_> {
         let edge = Edge::new(p.to_ascii_uppercase(), op.layout, plan.vector, at, self.bk);
         w.unrolled("r", plan.rounds, |w| {
             let body = |w: &mut Writer| {
-                let i = plus(&[Some("threadIdx.x".into()), if plan.rounds > 1 { times("r", self.threads) } else { None }]);
-                w.line(format!("const int i = {i};"));
-                w.line(format!("const int line = i / {};", plan.per_line));
-                w.line(format!("const int e = (i % {}) * {};", plan.per_line, plan.vector));
-                let (row, col) = if op.layout == Layout::RowMajor { ("line", "e") } else { ("e", "line") };
+                let (row, col) = self.copy_position(w, plan, op.layout);
                 edge.inside(w, "n", row, col);
                 let follows = edge.line_follows(row, col);
                 w.line(format!("copy_edge_{}({}, {p}_src + {p}_off[r], n, {follows});", plan.vector * eb, Self::copy_dst(c, stage)));

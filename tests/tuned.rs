@@ -191,32 +191,40 @@ fn a_tuned_kernel_that_reads_c_leaves_it_as_it_found_it() {
     }
 }
 
-/// Each tuned kernel at two keys against cuBLAS; then this test binary
-/// again, in a second process sharing the disk cache, launches the same
-/// keys, finds every choice on disk and tunes nothing.
+/// Each tuned kernel at two keys against cuBLAS, in a process of its own
+/// on a fresh disk cache; then a second process sharing that cache
+/// launches the same keys, finds every choice on disk and tunes nothing.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn tuned_kernels_match_cublas_and_a_second_process_does_not_tune_again() {
-    let bench = Bench::open().expect("a CUDA GPU");
-    if std::env::var_os("GEMM_TUNED_SECOND").is_some() {
-        check_cases(&bench);
-        assert_eq!(Tuned::tunings(), 0, "the second process tuned");
-        return;
+    const NAME: &str = "tuned_kernels_match_cublas_and_a_second_process_does_not_tune_again";
+    // Each phase runs in a process of its own with the cache's folder in its environment: the
+    // cache's place and the choices made are the process's, and other tests of this binary
+    // may run beside this one (tuning the same keys, or reading the environment).
+    match std::env::var("GEMM_TUNED_PHASE").as_deref() {
+        Ok("first") => {
+            check_cases(&Bench::open().expect("a CUDA GPU"));
+            assert!(Tuned::tunings() >= 4, "every new key tuned: {}", Tuned::tunings());
+            return;
+        }
+        Ok("second") => {
+            check_cases(&Bench::open().expect("a CUDA GPU"));
+            assert_eq!(Tuned::tunings(), 0, "the second process tuned");
+            return;
+        }
+        _ => {}
     }
     let dir = temp_dir("cache");
-    // SAFETY: set before any thread of this test binary reads the environment
-    // (the test runs alone: `--test-threads=1` on the GPU host, and no other
-    // test here reads GEMM_TILES_CACHE).
-    std::env::set_var(gemm_runtime::internal::disk_cache::ENV, &dir);
-    check_cases(&bench);
-    assert!(Tuned::tunings() >= 4, "every new key tuned: {}", Tuned::tunings());
-    let second = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", "tuned_kernels_match_cublas_and_a_second_process_does_not_tune_again", "--test-threads=1"])
-        .env(gemm_runtime::internal::disk_cache::ENV, &dir)
-        .env("GEMM_TUNED_SECOND", "1")
-        .output()
-        .unwrap();
-    assert!(second.status.success(), "the second process:\n{}{}", String::from_utf8_lossy(&second.stdout), String::from_utf8_lossy(&second.stderr));
+    for phase in ["first", "second"] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--ignored", "--exact", NAME, "--test-threads=1"])
+            .env(gemm_runtime::internal::disk_cache::ENV, &dir)
+            .env("GEMM_TUNED_PHASE", phase)
+            .output()
+            .unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && text.contains("1 passed"), "the {phase} process:\n{text}");
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -191,7 +191,6 @@ pub(crate) trait TileCopies<C> {
 /// Both operands' copies of the next tile, K tile `ahead` of the block's
 /// (under stream-K: the producer's), into stage `stage`; each source moves
 /// on right after its copies (the order the kernels were measured fastest in).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn issue_both_tiles<C>(p: &impl TileCopies<C>, w: &mut Writer, [a, b]: [&C; 2], stage: &str, ahead: &str, checks: Checks, stream_k: bool) {
     let checked = |w: &mut Writer, at: CopyAt| {
         p.issue_guarded(w, a, stage, at);

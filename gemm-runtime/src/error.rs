@@ -25,6 +25,8 @@ pub enum GemmError {
     SharedMemory { kernel: String, needs: u32, limit: u32, major: i32, minor: i32, advice: String },
     #[error("`{kernel}` reads {operand} as {expected} but was given a buffer of {given}")]
     ElemMismatch { kernel: String, operand: char, expected: &'static str, given: &'static str },
+    #[error("{what} lies on GPU {on}, but the stream runs on GPU {here}; a kernel reads its own GPU's memory: copy the buffer to GPU {here}, or launch on a stream of GPU {on}")]
+    WrongDevice { what: &'static str, on: usize, here: usize },
     #[error("zero size: m = {m}, n = {n}, k = {k}; every size must be at least 1")]
     ZeroSize { m: usize, n: usize, k: usize },
     #[error("{operand} is {rows} x {cols} {layout} with leading dimension {ld}, which must be at least {min}")]
@@ -91,6 +93,15 @@ mod tests {
         let e = GemmError::ZeroSize { m: 0, n: 4, k: 4 };
         assert_eq!(format!("{e:?}"), e.to_string());
         assert!(format!("{e:?}").contains("every size must be at least 1"));
+    }
+
+    /// A buffer on another GPU: the message names it, both GPUs, and the
+    /// two ways out.
+    #[test]
+    fn a_buffer_on_another_gpu_says_which_and_where_to_put_it() {
+        let m = GemmError::WrongDevice { what: "the bias", on: 1, here: 0 }.to_string();
+        assert!(m.starts_with("the bias lies on GPU 1, but the stream runs on GPU 0"), "{m}");
+        assert!(m.contains("copy the buffer to GPU 0") && m.contains("a stream of GPU 1"), "{m}");
     }
 
     /// An sm_90a kernel on a GPU newer than Hopper is not "too old": the

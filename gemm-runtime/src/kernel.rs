@@ -11,6 +11,7 @@ use crate::args::{self, Dims, Element};
 use crate::compile;
 use crate::fused::EpilogueArgs;
 use crate::launch::{Order, Params};
+use crate::placement;
 use crate::realign::{self, Plan};
 use crate::scratch::StreamKScratch;
 use crate::tma;
@@ -249,6 +250,7 @@ impl Kernel {
             }
         }
         epilogue.check(&self.spec, &self.name, &dims)?;
+        placement::of_launch(stream, a, b, c, &epilogue)?;
         let (a_ptr, _a_sync) = a.device_ptr(stream);
         let (b_ptr, _b_sync) = b.device_ptr(stream);
         let given_lens = [a.len(), b.len(), c.len()];

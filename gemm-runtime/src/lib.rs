@@ -45,6 +45,7 @@ pub mod device;
 mod error;
 mod fused;
 mod kernel;
+mod placement;
 pub mod quantize;
 mod scratch;
 #[cfg(test)]

@@ -16,6 +16,7 @@ use cudarc::driver::{CudaFunction, CudaStream, DevicePtr, LaunchConfig, PushKern
 use gemm_core::spec::{block_scales_a_ld, block_scales_a_len, block_scales_b_len, Arch, Elem, SCALE_BLOCK};
 
 use crate::compile;
+use crate::placement;
 use crate::{DeviceBuffer, DeviceBufferMut, Element, GemmError};
 
 const THREADS: u32 = 256;
@@ -135,6 +136,18 @@ extern "C" __global__ void __launch_bounds__({THREADS}) gemm_tiles_quantize_grou
     )
 }
 
+/// The source, the 8-bit destination and the scales on `stream`'s GPU.
+fn on_stream_gpu<T, Q>(
+    stream: &CudaStream,
+    src: &impl DeviceBuffer<T>,
+    dst: &mut impl DeviceBufferMut<Q>,
+    scales: &mut impl DeviceBufferMut<f32>,
+) -> Result<(), GemmError> {
+    placement::read(stream, "the source", src)?;
+    placement::written(stream, "the destination", dst)?;
+    placement::written(stream, "the scales", scales)
+}
+
 fn tag(from: Elem, to: Elem) -> String {
     format!("{}_{}", from.rust_name().to_lowercase(), to.rust_name().to_lowercase())
 }
@@ -154,6 +167,7 @@ pub fn per_tensor<T: Element, Q: Element>(
     if len == 0 {
         return Ok(());
     }
+    on_stream_gpu(stream, src, dst, scale)?;
     let (s, _rs) = src.device_ptr(stream);
     let (d, _rd) = dst.device_ptr_mut(stream);
     if d % 2 != 0 {
@@ -294,6 +308,7 @@ fn by_groups<T: Element, Q: Element>(
             g.rows, g.cols
         )));
     }
+    on_stream_gpu(stream, src, dst, scales)?;
     let cfg = LaunchConfig { grid_dim: (x as u32, y as u32, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
     let (s, _rs) = src.device_ptr(stream);
     let (d, _rd) = dst.device_ptr_mut(stream);

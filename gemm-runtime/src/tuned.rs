@@ -299,6 +299,8 @@ impl Tuned {
         dims: Dims,
         epilogue: &EpilogueArgs<'_, TX>,
     ) -> Result<usize, GemmError> {
+        // (before the tuning copies its operands: each point's launch checks them again)
+        crate::placement::of_launch(stream, a, b, c, epilogue)?;
         TUNINGS.fetch_add(1, Ordering::Relaxed);
         let kernels: Vec<&Kernel> = self.kernels().collect();
         crate::kernel::compile_all(kernels.iter().copied(), stream.context());

@@ -216,16 +216,85 @@ fn tuned_kernels_match_cublas_and_a_second_process_does_not_tune_again() {
     }
     let dir = temp_dir("cache");
     for phase in ["first", "second"] {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--ignored", "--exact", NAME, "--test-threads=1"])
-            .env(gemm_runtime::internal::disk_cache::ENV, &dir)
-            .env("GEMM_TUNED_PHASE", phase)
-            .output()
-            .unwrap();
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && text.contains("1 passed"), "the {phase} process:\n{text}");
+        in_child_process(NAME, phase, &dir);
     }
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Runs this binary's test `name` alone in a child process, with
+/// `GEMM_TUNED_PHASE=phase` and the disk cache at `dir`: the cache's place
+/// and the choices made are that process's, whatever other tests of this
+/// binary do beside it. The child must run the test and pass.
+fn in_child_process(name: &str, phase: &str, dir: &std::path::Path) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", name, "--test-threads=1"])
+        .env(gemm_runtime::internal::disk_cache::ENV, dir)
+        .env("GEMM_TUNED_PHASE", phase)
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.contains("1 passed"), "the {phase} process:\n{text}");
+}
+
+#[gemm_kernel(
+    block(m = 64, n = 64, k = 32, threads = 128),
+    warp(m = 32, n = 32),
+    atom = mma(m16n8k16),
+    staging = cp_async(stages = 2, vector = 8),
+    swizzle = xor,
+    edges = guarded,
+    tune(stages = [2, 3]),
+)]
+fn captured(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<f32, RowMajor>);
+
+/// In a CUDA graph capture, a tuned kernel's launch at a shape with no
+/// choice yet is an `Err` that says to launch it before, and the capture
+/// ends valid; launched once outside (it tunes), the same launch is
+/// captured, tunes nothing, and the graph's replay writes the product
+/// (small integers: exact in f32), over C poisoned with NaN.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_tuned_launch_in_a_graph_capture_needs_its_choice_made_before() {
+    use gemm_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    use gemm_runtime::GemmError;
+    const NAME: &str = "a_tuned_launch_in_a_graph_capture_needs_its_choice_made_before";
+    // (in a process of its own on a fresh disk cache: no choice there from an earlier run)
+    if std::env::var("GEMM_TUNED_PHASE").as_deref() != Ok("capture") {
+        let dir = temp_dir("capture");
+        in_child_process(NAME, "capture", &dir);
+        let _ = std::fs::remove_dir_all(dir);
+        return;
+    }
+    let gpu = gemm_runtime::device::open(0).expect("a CUDA GPU");
+    let stream = &gpu.stream;
+    let (m, n, k) = (200, 136, 96);
+    let dims = Dims::new(m, n, k);
+    let a: Vec<bf16> = (0..m * k).map(|i| bf16::from_f32((i % 13) as f32 - 6.0)).collect();
+    let b: Vec<bf16> = (0..k * n).map(|i| bf16::from_f32((i % 11) as f32 - 5.0)).collect();
+    let product: Vec<f32> = (0..m * n).map(|e| (0..k).map(|p| a[(e / n) * k + p].to_f32() * b[p * n + e % n].to_f32()).sum()).collect();
+    let (a, b) = (stream.clone_htod(&a).unwrap(), stream.clone_htod(&b).unwrap());
+    let mut c = stream.clone_htod(&vec![f32::NAN; m * n]).unwrap();
+    let capture = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+
+    stream.begin_capture(capture).unwrap();
+    match captured(stream, &a, &b, &mut c, dims) {
+        Err(GemmError::Tuning(msg)) => assert!(msg.contains("launch it once at this shape before capturing"), "{msg}"),
+        other => panic!("a first launch in a capture: {other:?}"),
+    }
+    stream.end_capture(CUgraphInstantiate_flags(0)).expect("the capture left valid");
+    assert_eq!(Tuned::tunings(), 0);
+
+    captured(stream, &a, &b, &mut c, dims).unwrap();
+    assert_eq!(Tuned::tunings(), 1, "the launch outside the capture tunes");
+    assert_eq!(stream.clone_dtoh(&c).unwrap(), product, "the launch outside the capture");
+
+    stream.memcpy_htod(&vec![f32::NAN; m * n], &mut c).unwrap();
+    stream.begin_capture(capture).unwrap();
+    captured(stream, &a, &b, &mut c, dims).unwrap();
+    let graph = stream.end_capture(CUgraphInstantiate_flags(0)).unwrap().expect("a graph of the launch");
+    graph.launch().unwrap();
+    assert_eq!(stream.clone_dtoh(&c).unwrap(), product, "the graph's replay");
+    assert_eq!(Tuned::tunings(), 1, "the captured launch tunes nothing");
 }
 
 /// Checks every point of `tuned`'s space whose index is `shard.0` modulo

@@ -9,6 +9,9 @@
 //! scratch, and under `beta` (where C is also read) C is saved first,
 //! restored before each run and once more before the real launch.
 //!
+//! In a CUDA graph capture, a launch for a key with no choice yet is an
+//! `Err` (timing cannot be captured), the capture left valid.
+//!
 //! `GEMM_TILES_TUNE=off` skips tuning: the first point runs;
 //! `GEMM_TILES_TUNE=verbose` prints each tuning's timings to stderr. Choices can be
 //! read back ([`Tuned::choices`]) and seeded from a file ([`Tuned::seed`]).
@@ -18,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys::CUdevice_attribute_enum as CUdevice_attribute;
-use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::sys::{CUevent_flags, CUstreamCaptureStatus};
 use cudarc::driver::{result, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use gemm_core::spec::KernelSpec;
 use gemm_core::tune::TuneKey;
@@ -271,6 +274,14 @@ impl Tuned {
         if let Some((i, _)) = disk.as_ref().and_then(|(cache, k)| cache.get(k)) {
             self.remember(key, i);
             return Ok(i);
+        }
+        // (timing waits on the stream, which a capture refuses, and would put every timed run into
+        // the graph; asked before anything goes onto the stream, so the capture stays valid)
+        if stream.capture_status()? != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+            return Err(GemmError::Tuning(format!(
+                "`{}` has no point chosen for {} x {} x {} yet, and its tuning cannot run in a CUDA graph capture: launch it once at this shape before capturing, or seed the choice (Tuned::seed); {ENV}=off runs its first point",
+                self.name, dims.m, dims.n, dims.k
+            )));
         }
         let i = self.tune(order, stream, a, b, c, dims, epilogue)?;
         if let Some((cache, k)) = &disk {

@@ -192,8 +192,8 @@ pub fn copy_lines<T: Element>(
     }
     check_side("source", (lines, width), src_ld, src.len())?;
     check_side("destination", (lines, width), dst_ld, dst.len())?;
-    placement::read(stream, "the source", src)?;
-    placement::written(stream, "the destination", dst)?;
+    placement::check(stream, "the source", src)?;
+    placement::check(stream, "the destination", dst)?;
     let bytes = T::ELEM.bytes() as usize;
     // a single line's pitch is never used: kept within the buffer, so that no product overflows
     let pitch = |ld: usize| if lines == 1 { width * bytes } else { ld * bytes };

@@ -25,7 +25,7 @@ pub enum GemmError {
     SharedMemory { kernel: String, needs: u32, limit: u32, major: i32, minor: i32, advice: String },
     #[error("`{kernel}` reads {operand} as {expected} but was given a buffer of {given}")]
     ElemMismatch { kernel: String, operand: char, expected: &'static str, given: &'static str },
-    #[error("{what} lies on GPU {on}, but the stream runs on GPU {here}; a kernel reads its own GPU's memory: copy the buffer to GPU {here}, or launch on a stream of GPU {on}")]
+    #[error("{what} belongs to GPU {on}, but the stream runs on GPU {here}; a launch takes buffers of its stream's GPU: copy the buffer to GPU {here}, or launch on a stream of GPU {on}")]
     WrongDevice { what: &'static str, on: usize, here: usize },
     #[error("zero size: m = {m}, n = {n}, k = {k}; every size must be at least 1")]
     ZeroSize { m: usize, n: usize, k: usize },
@@ -100,7 +100,7 @@ mod tests {
     #[test]
     fn a_buffer_on_another_gpu_says_which_and_where_to_put_it() {
         let m = GemmError::WrongDevice { what: "the bias", on: 1, here: 0 }.to_string();
-        assert!(m.starts_with("the bias lies on GPU 1, but the stream runs on GPU 0"), "{m}");
+        assert!(m.starts_with("the bias belongs to GPU 1, but the stream runs on GPU 0"), "{m}");
         assert!(m.contains("copy the buffer to GPU 0") && m.contains("a stream of GPU 1"), "{m}");
     }
 

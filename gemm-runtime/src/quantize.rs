@@ -140,12 +140,12 @@ extern "C" __global__ void __launch_bounds__({THREADS}) gemm_tiles_quantize_grou
 fn on_stream_gpu<T, Q>(
     stream: &CudaStream,
     src: &impl DeviceBuffer<T>,
-    dst: &mut impl DeviceBufferMut<Q>,
-    scales: &mut impl DeviceBufferMut<f32>,
+    dst: &impl DeviceBufferMut<Q>,
+    scales: &impl DeviceBufferMut<f32>,
 ) -> Result<(), GemmError> {
-    placement::read(stream, "the source", src)?;
-    placement::written(stream, "the destination", dst)?;
-    placement::written(stream, "the scales", scales)
+    placement::check(stream, "the source", src)?;
+    placement::check(stream, "the destination", dst)?;
+    placement::check(stream, "the scales", scales)
 }
 
 fn tag(from: Elem, to: Elem) -> String {

@@ -249,9 +249,10 @@ fn captured(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<f32, RowMa
 
 /// In a CUDA graph capture, a tuned kernel's launch at a shape with no
 /// choice yet is an `Err` that says to launch it before, and the capture
-/// ends valid; launched once outside (it tunes), the same launch is
-/// captured, tunes nothing, and the graph's replay writes the product
-/// (small integers: exact in f32), over C poisoned with NaN.
+/// goes on (what it captures next replays); launched once outside (it
+/// tunes), the same launch is captured, tunes nothing, and the graph's
+/// replay writes the product (small integers: exact in f32), over C
+/// poisoned with NaN.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_tuned_launch_in_a_graph_capture_needs_its_choice_made_before() {
@@ -286,9 +287,14 @@ fn a_tuned_launch_in_a_graph_capture_needs_its_choice_made_before() {
         Err(GemmError::Tuning(msg)) => assert!(msg.contains("launch it once at this shape before capturing"), "{msg}"),
         other => panic!("a first launch in a capture: {other:?}"),
     }
-    stream.end_capture(CUgraphInstantiate_flags(0)).expect("the capture left valid");
+    // the capture goes on: a zeroing of C captured after the Err, replayed
+    stream.memset_zeros(&mut c).unwrap();
+    let graph = stream.end_capture(CUgraphInstantiate_flags(0)).expect("the capture left valid").expect("a graph of the zeroing");
+    graph.launch().unwrap();
+    assert!(stream.clone_dtoh(&c).unwrap().iter().all(|&x| x == 0.0), "the zeroing captured after the Err");
     assert_eq!(Tuned::tunings(), 0);
 
+    stream.memcpy_htod(&vec![f32::NAN; m * n], &mut c).unwrap();
     captured(stream, &a, &b, &mut c, dims).unwrap();
     assert_eq!(Tuned::tunings(), 1, "the launch outside the capture tunes");
     assert_eq!(stream.clone_dtoh(&c).unwrap(), product, "the launch outside the capture");

@@ -703,6 +703,42 @@ fn stream_k_launches_run_in_a_captured_graph_and_on_the_stream_after_it() {
     }
 }
 
+/// A kernel's first launch inside a graph capture compiles and loads it
+/// there (in relaxed capture mode, as allocations are made in a capture):
+/// the capture ends valid, and the graph's replay matches cuBLAS.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_kernels_first_launch_can_be_captured_into_a_graph() {
+    use gemm_ladder::measure::DevMat;
+    use gemm_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    let bench = bench();
+    let ctx = bench.stream().context().clone();
+    // (as above: a stream of its own, and the streams ordered by synchronizing)
+    // SAFETY: every use of a buffer on another stream follows a synchronize.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.new_stream().unwrap();
+    // a kernel of its own, nothing loaded in it yet
+    let kernel = Kernel::from_spec(gemm_ladder::steps::mma_autotuned::SPEC).unwrap();
+    let dims = Dims::new(300, 200, 136);
+    let p = Problem::for_kernel(&bench, &kernel, dims, 31).unwrap();
+    let reference = p.reference(&bench).unwrap();
+    let mut c = p.poisoned_c(&bench).unwrap();
+    bench.stream().synchronize().unwrap();
+    let capture = capturing();
+    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
+    match (&p.a, &p.b, &mut c) {
+        (DevMat::Bf16(a), DevMat::Bf16(b), DevMat::Bf16(c)) => kernel.launch(&stream, a, b, c, dims).unwrap(),
+        _ => unreachable!("mma_autotuned is bf16 throughout"),
+    }
+    let graph = stream.end_capture(CUgraphInstantiate_flags(0)).unwrap().expect("a graph of the launch");
+    drop(capture);
+    graph.launch().unwrap();
+    stream.synchronize().unwrap();
+    let out = c.to_f32(bench.stream()).unwrap();
+    let err = gemm_runtime::internal::data::relative_error(&out, &reference).unwrap_or_else(|e| panic!("{}: {e}", kernel.name));
+    assert!(err <= gemm_runtime::internal::data::tolerance(kernel.spec.c.elem), "{}: relative error {err:.2e}", kernel.name);
+}
+
 /// Stream-K launches on twenty streams of their own, more than keep
 /// their scratch (sixteen): each matches cuBLAS, those past the sixteen on
 /// scratch of the launch's own.

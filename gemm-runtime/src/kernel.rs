@@ -139,16 +139,20 @@ impl Kernel {
         let target = compile::device_target(self.spec.arch, (major, minor));
         let f = compile::load(ctx, &self.source, &self.name, target, self.smem_bytes)?;
         self.check_register_pool(&f)?;
-        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(self.threads, self.smem_bytes as usize, None)?;
-        let sms = ctx.attribute(DevAttr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
-        let mut resident = (per_sm * sms.max(0) as u32).max(1);
-        if self.spec.cluster.is_some() {
-            // a cluster's blocks share one GPC, so fewer clusters than SMs / size may fit at once
-            let size = self.spec.cluster_size();
-            let cfg = LaunchConfig { grid_dim: (size, 1, 1), block_dim: (self.threads, 1, 1), shared_mem_bytes: self.smem_bytes };
-            let clusters = f.occupancy_max_active_clusters(cfg, &ctx.default_stream())?;
-            resident = clusters.max(1) * size;
-        }
+        // (asked in relaxed capture mode, as the load: a first launch may be captured into a graph)
+        let resident = compile::relaxed(ctx, || {
+            let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(self.threads, self.smem_bytes as usize, None)?;
+            let sms = ctx.attribute(DevAttr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+            let mut resident = (per_sm * sms.max(0) as u32).max(1);
+            if self.spec.cluster.is_some() {
+                // a cluster's blocks share one GPC, so fewer clusters than SMs / size may fit at once
+                let size = self.spec.cluster_size();
+                let cfg = LaunchConfig { grid_dim: (size, 1, 1), block_dim: (self.threads, 1, 1), shared_mem_bytes: self.smem_bytes };
+                let clusters = f.occupancy_max_active_clusters(cfg, &ctx.default_stream())?;
+                resident = clusters.max(1) * size;
+            }
+            Ok(resident)
+        })?;
         let l = Loaded { device, f, resident };
         loaded.push(l.clone());
         Ok(l)

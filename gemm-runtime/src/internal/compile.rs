@@ -303,21 +303,43 @@ pub fn load(ctx: &Arc<CudaContext>, source: &str, kernel: &str, target: &'static
     if let Some(f) = slot.as_ref() {
         return Ok(f.clone());
     }
-    let module = match machine_code(source, kernel, target, disk_cache())? {
-        // machine code where NVRTC made some; PTX (the driver compiles it) if
-        // that does not load, or for a `compute_..` target
-        Some(cubin) => match ctx.load_module(Ptx::from_binary(cubin)) {
-            Ok(m) => m,
-            Err(_) => ctx.load_module(compile_cached(source, kernel, target, disk_cache())?)?,
-        },
-        None => ctx.load_module(compile_cached(source, kernel, target, disk_cache())?)?,
-    };
-    let f = module.load_function(kernel)?;
-    if smem_bytes > 48 * 1024 {
-        f.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes as i32)?;
-    }
+    let f = relaxed(ctx, || {
+        let module = match machine_code(source, kernel, target, disk_cache())? {
+            // machine code where NVRTC made some; PTX (the driver compiles it) if
+            // that does not load, or for a `compute_..` target
+            Some(cubin) => match ctx.load_module(Ptx::from_binary(cubin)) {
+                Ok(m) => m,
+                Err(_) => ctx.load_module(compile_cached(source, kernel, target, disk_cache())?)?,
+            },
+            None => ctx.load_module(compile_cached(source, kernel, target, disk_cache())?)?,
+        };
+        let f = module.load_function(kernel)?;
+        if smem_bytes > 48 * 1024 {
+            f.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes as i32)?;
+        }
+        Ok(f)
+    })?;
     *slot = Some(f.clone());
     Ok(f)
+}
+
+/// Runs `f` with this thread's stream capture mode relaxed, then puts the
+/// mode back. A kernel's first launch loads its module, and a launch
+/// captured into a CUDA graph runs while a capture is in progress, whose
+/// global and thread-local modes refuse calls that are not stream work and
+/// may synchronize the device (allocations; a module's load may be one),
+/// ending the capture; a relaxed thread may make them. PyTorch's allocator
+/// relaxes its allocations so.
+pub(crate) fn relaxed<R>(ctx: &CudaContext, f: impl FnOnce() -> Result<R, GemmError>) -> Result<R, GemmError> {
+    use cudarc::driver::sys::{cuThreadExchangeStreamCaptureMode, CUstreamCaptureMode};
+    ctx.bind_to_thread()?;
+    let mut mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+    // SAFETY: exchanges this thread's mode with `mode`, a live one
+    unsafe { cuThreadExchangeStreamCaptureMode(&mut mode) }.result()?;
+    let result = f();
+    // SAFETY: as above, putting the thread's mode back
+    unsafe { cuThreadExchangeStreamCaptureMode(&mut mode) }.result()?;
+    result
 }
 
 #[cfg(test)]

@@ -119,17 +119,51 @@ pub fn check(spec: &KernelSpec) -> Vec<Diag> {
         settle(spec, d, &sites);
     }
     // one error per root cause: an error that another's fix clears (loads
-    // that do not split over a wrong thread count) goes with that fix
-    let cleared: Vec<&'static str> = merged
-        .iter()
-        .filter_map(|d| d.fix.map(|f| (d.at, f)))
-        .flat_map(|(at, fix)| {
-            let after: Vec<&'static str> = apply(spec, fix).map(|s| rules(&s).into_iter().map(|e| e.at).collect()).unwrap_or_default();
-            sites.iter().copied().filter(move |site| *site != at && !after.contains(site))
+    // that do not split over a wrong thread count) goes with that fix, and
+    // so does one that an operand of the type its atom takes clears (f32
+    // operands' vectors, say, under a tensor-core atom)
+    let fixed = merged.iter().filter_map(|d| d.fix.and_then(|f| Some((d.at, apply(spec, f)?))));
+    let retyped = merged.iter().filter(|d| d.fix.is_none()).filter_map(|d| Some((d.at, retyped(spec, d.at)?)));
+    let cleared: Vec<&'static str> = fixed
+        .chain(retyped)
+        .flat_map(|(at, s)| {
+            let after: Vec<&'static str> = rules(&s).into_iter().map(|e| e.at).collect();
+            sites.iter().copied().filter(move |site| *site != at && !OPERANDS.contains(site) && !after.contains(site))
         })
         .collect();
     merged.retain(|d| d.fix.is_some() || !cleared.contains(&d.at));
     merged
+}
+
+/// The signature's operands, whose errors are each their own.
+const OPERANDS: [&str; 3] = ["a", "b", "c"];
+
+/// `spec` with operand `at` (`a` or `b`) of the element type its atom
+/// takes, where it has another: f32 for `fma`; for a tensor-core atom the
+/// other operand's type where the atom takes that, else bf16.
+fn retyped(spec: &KernelSpec, at: &str) -> Option<KernelSpec> {
+    let takes = |e: Elem| match spec.atom {
+        Atom::Fma => e == Elem::F32,
+        Atom::Wmma { .. } => matches!(e, Elem::F16 | Elem::Bf16),
+        Atom::Mma { .. } | Atom::Wgmma { .. } => e != Elem::F32,
+    };
+    let (op, other) = match at {
+        "a" => (spec.a, spec.b),
+        "b" => (spec.b, spec.a),
+        _ => return None,
+    };
+    if takes(op.elem) {
+        return None;
+    }
+    let elem = match spec.atom {
+        Atom::Fma => Elem::F32,
+        _ if takes(other.elem) => other.elem,
+        _ => Elem::Bf16,
+    };
+    let mut s = spec.clone();
+    let target = if at == "a" { &mut s.a } else { &mut s.b };
+    target.elem = elem;
+    Some(s)
 }
 
 /// Picks the first proposal of `d` that works, else the working value

@@ -75,6 +75,28 @@ fn fma_reads_f32_and_tensor_cores_read_16_bit_types() {
     assert!(at.contains(&"a") && at.contains(&"b"), "{at:?}");
 }
 
+/// An operand of a type its atom does not take is the one root cause: the
+/// settings sized by that type (16-byte copies of 8 bf16 elements, too wide
+/// for f32) are right for the type the atom takes, and are not errors too.
+#[test]
+fn an_operand_type_the_atom_does_not_take_is_one_error() {
+    let mut s = smem_spec();
+    s.block = Block { m: 128, n: 128, k: Some(32), threads: 128, min_blocks: None };
+    s.thread = None;
+    s.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
+    s.atom = Atom::Mma { m: 16, n: 8, k: 16 };
+    s.staging = Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 };
+    s.swizzle = Swizzle::Xor;
+    s.b.elem = Elem::Bf16;
+    assert_eq!(errors_at(&s), vec!["a"], "{:?}", check(&s));
+    s.a.elem = Elem::Bf16;
+    assert_eq!(check(&s), vec![], "as the message says: bf16");
+    // an error of its own stays: threads the tiling does not need
+    s.a.elem = Elem::F32;
+    s.block.threads = 256;
+    assert_eq!(errors_at(&s), vec!["block.threads", "a"], "{:?}", check(&s));
+}
+
 /// 8-bit A (`a`) and B (`b`), K-major, into a bf16 C by `mma(m16n8k32)`
 /// over a 3-stage cp.async pipeline of 16-byte copies, the xor swizzle.
 fn fp8_mma_spec(a: Elem, b: Elem, block: Block, warp: Warp) -> KernelSpec {

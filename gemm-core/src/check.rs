@@ -128,15 +128,12 @@ pub fn check(spec: &KernelSpec) -> Vec<Diag> {
         .chain(retyped)
         .flat_map(|(at, s)| {
             let after: Vec<&'static str> = rules(&s).into_iter().map(|e| e.at).collect();
-            sites.iter().copied().filter(move |site| *site != at && !OPERANDS.contains(site) && !after.contains(site))
+            sites.iter().copied().filter(move |site| *site != at && !after.contains(site))
         })
         .collect();
     merged.retain(|d| d.fix.is_some() || !cleared.contains(&d.at));
     merged
 }
-
-/// The signature's operands, whose errors are each their own.
-const OPERANDS: [&str; 3] = ["a", "b", "c"];
 
 /// `spec` with operand `at` (`a` or `b`) of the element type its atom
 /// takes, where it has another: f32 for `fma`; for a tensor-core atom the

@@ -91,7 +91,15 @@ fn an_operand_type_the_atom_does_not_take_is_one_error() {
     assert_eq!(errors_at(&s), vec!["a"], "{:?}", check(&s));
     s.a.elem = Elem::Bf16;
     assert_eq!(check(&s), vec![], "as the message says: bf16");
+    // an e4m3 A under wmma, beside a bf16 B: one error at A, not a second
+    // at B for the pair of widths
+    s.a.elem = Elem::F8E4M3;
+    s.atom = Atom::Wmma { m: 16, n: 16, k: 16 };
+    s.swizzle = Swizzle::Pad(8);
+    assert_eq!(errors_at(&s), vec!["a"], "{:?}", check(&s));
     // an error of its own stays: threads the tiling does not need
+    s.atom = Atom::Mma { m: 16, n: 8, k: 16 };
+    s.swizzle = Swizzle::Xor;
     s.a.elem = Elem::F32;
     s.block.threads = 256;
     assert_eq!(errors_at(&s), vec!["block.threads", "a"], "{:?}", check(&s));

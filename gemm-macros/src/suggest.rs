@@ -8,10 +8,23 @@ pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     candidates.iter().map(|c| (distance(word, c), *c)).filter(|&(d, c)| d <= limit && d < c.chars().count()).min_by_key(|&(d, _)| d).map(|(_, c)| c)
 }
 
-/// ` (did you mean `x`?)` where a candidate is close to `word`, else nothing.
+/// ` (did you mean `x`?)` where a candidate is close to `word` or is its
+/// other name, else nothing.
 pub fn hint(word: &str, candidates: &[&str]) -> String {
-    closest(word, candidates).map_or(String::new(), |c| format!(" (did you mean `{c}`?)"))
+    let known = SYNONYMS.iter().find(|(w, c)| *w == word && candidates.contains(c)).map(|&(_, c)| c);
+    known.or_else(|| closest(word, candidates)).map_or(String::new(), |c| format!(" (did you mean `{c}`?)"))
 }
+
+/// Other names users write for the attribute's values: the activations'
+/// names in other libraries.
+const SYNONYMS: &[(&str, &str)] = &[
+    ("swish", "silu"),
+    ("gelu_erf", "gelu"),
+    ("gelu_new", "gelu_tanh"),
+    ("gelu_approx", "gelu_tanh"),
+    ("gelu_fast", "gelu_tanh"),
+    ("gelu_pytorch_tanh", "gelu_tanh"),
+];
 
 /// Edits (insertions, deletions, substitutions, swaps of neighbours) that turn
 /// `a` into `b`: the optimal string alignment distance.
@@ -53,5 +66,13 @@ mod tests {
         assert_eq!(closest("xyz", &["xor"]), None, "two of three letters differ");
         assert_eq!(closest("rowmajor", &["RowMajor", "ColMajor"]), Some("RowMajor"), "case slips count");
         assert_eq!(hint("RowMajr", &["RowMajor", "ColMajor"]), " (did you mean `RowMajor`?)");
+    }
+
+    #[test]
+    fn other_libraries_names_for_an_activation_find_ours() {
+        let activations = ["relu", "gelu", "gelu_tanh", "silu"];
+        assert_eq!(hint("swish", &activations), " (did you mean `silu`?)");
+        assert_eq!(hint("gelu_pytorch_tanh", &activations), " (did you mean `gelu_tanh`?)");
+        assert_eq!(hint("swish", &["tiles", "queue"]), "", "only where the value is a candidate");
     }
 }

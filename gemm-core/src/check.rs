@@ -120,19 +120,39 @@ pub fn check(spec: &KernelSpec) -> Vec<Diag> {
     }
     // one error per root cause: an error that another's fix clears (loads
     // that do not split over a wrong thread count) goes with that fix, and
-    // so does one that an operand of the type its atom takes clears (f32
-    // operands' vectors, say, under a tensor-core atom)
-    let fixed = merged.iter().filter_map(|d| d.fix.and_then(|f| Some((d.at, apply(spec, f)?))));
-    let retyped = merged.iter().filter(|d| d.fix.is_none()).filter_map(|d| Some((d.at, retyped(spec, d.at)?)));
-    let cleared: Vec<&'static str> = fixed
-        .chain(retyped)
-        .flat_map(|(at, s)| {
-            let after: Vec<&'static str> = rules(&s).into_iter().map(|e| e.at).collect();
-            sites.iter().copied().filter(move |site| *site != at && !after.contains(site))
-        })
-        .collect();
-    merged.retain(|d| d.fix.is_some() || !cleared.contains(&d.at));
+    // so does one that the type or arch another error asks for clears (f32
+    // operands' vectors under a tensor-core atom, sm_80's shared memory
+    // under wgmma)
+    let after = |at: &'static str, s: KernelSpec| {
+        let after: Vec<&'static str> = rules(&s).into_iter().map(|e| e.at).collect();
+        sites.iter().copied().filter(move |site| *site != at && !after.contains(site))
+    };
+    let by_fix: Vec<&'static str> =
+        merged.iter().filter_map(|d| d.fix.and_then(|f| Some((d.at, apply(spec, f)?)))).flat_map(|(at, s)| after(at, s)).collect();
+    // (a root's own error stays: two roots never clear each other)
+    let roots: Vec<(&'static str, KernelSpec)> =
+        merged.iter().filter(|d| d.fix.is_none()).filter_map(|d| Some((d.at, rerooted(spec, d.at)?))).collect();
+    let by_root: Vec<&'static str> =
+        roots.iter().flat_map(|(at, s)| after(at, s.clone())).filter(|site| !roots.iter().any(|(r, _)| r == site)).collect();
+    merged.retain(|d| (d.fix.is_some() || !by_fix.contains(&d.at)) && !by_root.contains(&d.at));
     merged
+}
+
+/// `spec` with the type or arch at `at` that the error there asks for,
+/// where it asks for one: an operand (`a`, `b`) of the type its atom takes;
+/// the arch its instructions need.
+fn rerooted(spec: &KernelSpec, at: &str) -> Option<KernelSpec> {
+    if at != "arch" {
+        return retyped(spec, at);
+    }
+    let arch = if spec.min_arch() == Arch::Sm90a && spec.arch != Arch::Sm90a {
+        Arch::Sm90a
+    } else if matches!(spec.atom, Atom::Mma { .. }) && spec.a.elem.is_fp8() && spec.arch.capability() < (8, 9) {
+        Arch::Sm89
+    } else {
+        return None;
+    };
+    Some(KernelSpec { arch, ..spec.clone() })
 }
 
 /// `spec` with operand `at` (`a` or `b`) of the element type its atom

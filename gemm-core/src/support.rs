@@ -171,7 +171,13 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         no("specialize.pingpong", "pingpong without persistent = tiles".into(), &format!("{instead}, or remove pingpong"));
     }
     if spec.cluster.is_some() && spec.specialize.is_none() {
-        no("cluster", "a cluster without specialize(..)".into(), "add specialize(consumers = ..), or remove `cluster(..)`");
+        // (a cluster's blocks share copies by TMA multicast, which only the Hopper path issues)
+        let instead = if tma {
+            "add specialize(consumers = ..), or remove `cluster(..)`"
+        } else {
+            "remove `cluster(..)` (clusters share TMA copies: atom = wgmma with staging = tma(..) and specialize(..))"
+        };
+        no("cluster", "a cluster without specialize(..)".into(), instead);
     }
     match spec.epilogue {
         Epilogue::Direct => {}

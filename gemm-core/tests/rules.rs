@@ -239,6 +239,15 @@ fn hopper_features_need_sm_90a() {
     assert_eq!(check(&s), vec![], "seed 002's 128x128 wgmma kernel is legal");
     s.arch = Arch::Sm90;
     assert_eq!(errors_at(&s), vec!["arch"]);
+    // on sm_80, tiles that fit sm_90a's shared memory and not sm_80's are
+    // the arch's one error, not a second at the stages
+    let mut s = wgmma_spec(256, 256, Staging::tma(4));
+    assert_eq!(check(&s), vec![]);
+    s.arch = Arch::Sm80;
+    assert_eq!(errors_at(&s), vec!["arch"], "{:?}", check(&s));
+    // and one the arch it needs leaves stays: stages past sm_90a's too
+    s.staging = Staging::tma(6);
+    assert_eq!(errors_at(&s), vec!["arch", "staging.stages"], "{:?}", check(&s));
 }
 
 /// Stages past shared memory: the fix proposed is the deepest pipeline

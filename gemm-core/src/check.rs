@@ -985,6 +985,33 @@ fn hopper_features(spec: &KernelSpec) -> Vec<&'static str> {
     f
 }
 
+/// A Hopper cluster's own rules: its size, its split along K, its multicast.
+fn cluster(spec: &KernelSpec, c: Cluster, out: &mut Vec<Diag>) {
+    if c.m == 0 || c.n == 0 || c.k == 0 || c.m * c.n * c.k > 8 {
+        let shape = if c.k > 1 { format!("{}x{}x{}", c.m, c.n, c.k) } else { format!("{}x{}", c.m, c.n) };
+        out.push(Diag::new("cluster", format!("cluster {shape} must hold between 1 and 8 blocks (the portable cluster size)")));
+    }
+    if c.k > 1 {
+        k_split(spec, c, out);
+    }
+    match c.multicast {
+        // Blocks in one cluster column (same n) share B; in one row (same m), A.
+        Some(Which::B) if c.m < 2 => out.push(Diag::new(
+            "cluster.multicast",
+            format!("multicast = b shares B among blocks stacked along m, but cluster m = {}; use cluster(m = 2, ..) or multicast = a", c.m),
+        )),
+        Some(Which::A) if c.n < 2 => out.push(Diag::new(
+            "cluster.multicast",
+            format!("multicast = a shares A among blocks side by side along n, but cluster n = {}; use cluster(n = 2, ..) or multicast = b", c.n),
+        )),
+        Some(_) if !matches!(spec.staging, Staging::Tma { .. }) => {
+            out.push(Diag::new("cluster.multicast", "multicast is a TMA feature; use staging = tma(..)"))
+        }
+        Some(which) => multicast_parts(spec, which, out),
+        None => {}
+    }
+}
+
 /// `cluster(k = ..)`: blocks that share one block tile along K, the
 /// others' partial sums passed to rank 0 in its shared memory. Built for
 /// the Hopper path's producer and consumers, one tile a cluster.
@@ -1724,30 +1751,10 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
             ));
         }
     }
-    if let Some(c) = spec.cluster {
-        if c.m == 0 || c.n == 0 || c.k == 0 || c.m * c.n * c.k > 8 {
-            let shape = if c.k > 1 { format!("{}x{}x{}", c.m, c.n, c.k) } else { format!("{}x{}", c.m, c.n) };
-            out.push(Diag::new("cluster", format!("cluster {shape} must hold between 1 and 8 blocks (the portable cluster size)")));
-        }
-        if c.k > 1 {
-            k_split(spec, c, out);
-        }
-        match c.multicast {
-            // Blocks in one cluster column (same n) share B; in one row (same m), A.
-            Some(Which::B) if c.m < 2 => out.push(Diag::new(
-                "cluster.multicast",
-                format!("multicast = b shares B among blocks stacked along m, but cluster m = {}; use cluster(m = 2, ..) or multicast = a", c.m),
-            )),
-            Some(Which::A) if c.n < 2 => out.push(Diag::new(
-                "cluster.multicast",
-                format!("multicast = a shares A among blocks side by side along n, but cluster n = {}; use cluster(n = 2, ..) or multicast = b", c.n),
-            )),
-            Some(_) if !matches!(spec.staging, Staging::Tma { .. }) => {
-                out.push(Diag::new("cluster.multicast", "multicast is a TMA feature; use staging = tma(..)"))
-            }
-            Some(which) => multicast_parts(spec, which, out),
-            None => {}
-        }
+    match spec.cluster {
+        Some(c) if matches!(spec.atom, Atom::Wgmma { .. }) => cluster(spec, c, out),
+        // (off the Hopper path a cluster is not generated: `support` says so, alone)
+        _ => {}
     }
     if let Some(sp) = spec.specialize {
         if !matches!(spec.staging, Staging::Tma { .. } | Staging::CpAsync { .. }) {

@@ -1,7 +1,7 @@
 //! check -> generate: a spec's errors, root cause first, or its CUDA source.
 
 use crate::check::{check, Diag};
-use crate::spec::{Arch, KernelSpec};
+use crate::spec::{Arch, Atom, KernelSpec};
 use crate::support::{path_mismatch, unsupported};
 
 /// A generated kernel: what the runtime needs to compile and launch it.
@@ -24,7 +24,15 @@ pub fn diagnose(spec: &KernelSpec) -> Vec<Diag> {
         return vec![root];
     }
     let mut diags = check(spec);
-    diags.extend(unsupported(spec));
+    let missing = unsupported(spec);
+    // a cluster off the Hopper path, which does not generate one there, is
+    // the root of what it asks of the rest (sm_90a of the arch): those
+    // errors go with its removal
+    if !matches!(spec.atom, Atom::Wgmma { .. }) && missing.iter().any(|d| d.at == "cluster") {
+        let without: Vec<&str> = check(&KernelSpec { cluster: None, ..spec.clone() }).iter().map(|d| d.at).collect();
+        diags.retain(|d| d.at.starts_with("cluster") || without.contains(&d.at));
+    }
+    diags.extend(missing);
     diags
 }
 

@@ -170,14 +170,15 @@ pub fn unsupported(spec: &KernelSpec) -> Vec<Diag> {
         let instead = if spec.persistent == Some(Persistent::Queue) { "use persistent = tiles" } else { "add `persistent`" };
         no("specialize.pingpong", "pingpong without persistent = tiles".into(), &format!("{instead}, or remove pingpong"));
     }
-    if spec.cluster.is_some() && spec.specialize.is_none() {
-        // (a cluster's blocks share copies by TMA multicast, which only the Hopper path issues)
-        let instead = if tma {
-            "add specialize(consumers = ..), or remove `cluster(..)`"
-        } else {
-            "remove `cluster(..)` (clusters share TMA copies: atom = wgmma with staging = tma(..) and specialize(..))"
-        };
-        no("cluster", "a cluster without specialize(..)".into(), instead);
+    match spec.cluster {
+        // (its size, multicast and split along K are the Hopper path's rules: none of them here)
+        Some(_) if !matches!(spec.atom, Atom::Wgmma { .. }) => {
+            no("cluster", "a cluster".into(), "remove `cluster(..)` (clusters are generated with atom = wgmma, staging = tma(..) and specialize(..))")
+        }
+        Some(_) if spec.specialize.is_none() => {
+            no("cluster", "a cluster without specialize(..)".into(), "add specialize(consumers = ..), or remove `cluster(..)`")
+        }
+        _ => {}
     }
     match spec.epilogue {
         Epilogue::Direct => {}

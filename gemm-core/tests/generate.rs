@@ -208,6 +208,26 @@ fn an_atom_on_the_staging_of_another_path_is_one_error() {
     generate(&s).unwrap_or_else(|e| panic!("the advice: {e:?}"));
 }
 
+/// A cluster off the Hopper path is one error at the cluster, whatever it
+/// asks (multicast, a split along K), since none of it is generated there.
+#[test]
+fn a_cluster_off_the_hopper_path_is_one_error() {
+    for cluster in [
+        Cluster { m: 2, n: 1, multicast: Some(Which::B), k: 1 },
+        Cluster { m: 1, n: 1, multicast: None, k: 2 },
+        Cluster { m: 4, n: 4, multicast: None, k: 1 },
+    ] {
+        for mut s in [mma_spec(), smem_spec()] {
+            s.cluster = Some(cluster);
+            let errs = generate(&s).expect_err("a cluster off the Hopper path");
+            assert_eq!(errs.len(), 1, "{errs:?}");
+            assert!(errs[0].at == "cluster" && errs[0].msg.contains("remove `cluster(..)`"), "{}", errs[0].msg);
+            s.cluster = None;
+            assert!(generate(&s).is_ok(), "the advice works");
+        }
+    }
+}
+
 #[test]
 fn direct_kernels_guard_every_edge() {
     let mut s = smem_spec();

@@ -18,7 +18,8 @@
 //! left keep having all of them. A point that splits K over a cluster
 //! (`cluster.k`) takes one tile a cluster, so it leaves the persistent walk
 //! unless `schedule` is listed, and its producer keeps at least
-//! [`SPLIT_PRODUCER_REGS`].
+//! [`SPLIT_PRODUCER_REGS`]. A cluster shaped along m or n (`cluster.m`,
+//! `cluster.n`) multicasts the operand its shape shares.
 
 use std::collections::BTreeMap;
 
@@ -55,6 +56,10 @@ pub enum Setting {
     /// `cluster(k = ..)`: the blocks that split each tile's K steps (1: a
     /// tile's whole K in one block).
     ClusterK,
+    /// `cluster(m = ..)` and `cluster(n = ..)`: the blocks of a cluster
+    /// along each side, their tiles sharing one operand by multicast.
+    ClusterM,
+    ClusterN,
 }
 
 /// The schedules `tune(schedule = [..])` takes, by name: a block per C
@@ -92,6 +97,8 @@ pub const SETTINGS: &[(&str, Setting)] = &[
     ("grouped", Setting::Grouped),
     ("schedule", Setting::Schedule),
     ("cluster.k", Setting::ClusterK),
+    ("cluster.m", Setting::ClusterM),
+    ("cluster.n", Setting::ClusterN),
 ];
 
 impl Setting {
@@ -243,6 +250,25 @@ pub fn expand(base: &KernelSpec, lists: &[(Setting, Vec<u32>)]) -> Vec<Point> {
     points
 }
 
+/// What a cluster of its shape multicasts: as written where the spec has
+/// a cluster (no multicast stays none) and the shape has two blocks along
+/// the side that shares it (B along m, A along n); else, and where the spec
+/// has no cluster, B where the shape spans m, else A where it spans n.
+fn shared(c: Cluster, written: Option<Option<Which>>) -> Option<Which> {
+    match written {
+        Some(None) => return None,
+        Some(Some(Which::B)) if c.m > 1 => return Some(Which::B),
+        Some(Some(Which::A)) if c.n > 1 => return Some(Which::A),
+        _ => {}
+    }
+    match (c.k, c.m, c.n) {
+        (k, _, _) if k > 1 => None,
+        (_, m, _) if m > 1 => Some(Which::B),
+        (_, _, n) if n > 1 => Some(Which::A),
+        _ => None,
+    }
+}
+
 /// `base` with `chosen` applied, and what follows from them.
 fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
     let mut s = base.clone();
@@ -308,6 +334,10 @@ fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
                     s.persistent = *p;
                 }
             }
+            Setting::ClusterM | Setting::ClusterN => {
+                let c = s.cluster.unwrap_or(Cluster { m: 1, n: 1, k: 1, multicast: None });
+                s.cluster = Some(if setting == Setting::ClusterM { Cluster { m: v, ..c } } else { Cluster { n: v, ..c } });
+            }
             Setting::ClusterK => {
                 s.cluster = match s.cluster {
                     Some(c) => Some(Cluster { k: v, ..c }),
@@ -326,6 +356,12 @@ fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
                 }
             }
         }
+    }
+    // a cluster shaped along m or n shares what its shape lets it share
+    // ([`shared`]); one block is no cluster
+    if chosen.iter().any(|c| matches!(c.0, Setting::ClusterM | Setting::ClusterN)) {
+        let written = base.cluster.map(|c| c.multicast);
+        s.cluster = s.cluster.map(|c| Cluster { multicast: shared(c, written), ..c }).filter(|c| (c.m, c.n, c.k) != (1, 1, 1));
     }
     // a SIMT warp's iterations follow its tiles, where the base's followed its own
     if let (Some(w0), Some(t0), Some(t)) = (base.warp, base.thread, thread) {
@@ -580,6 +616,30 @@ mod tests {
         // warpgroups of 32 rows: no wgmma atom is that short
         assert!(!points[2].refused.is_empty());
         assert_eq!(block_of(block_value(256, 128)), (256, 128));
+    }
+
+    /// `cluster.m` and `cluster.n` shape a cluster whose blocks share an
+    /// operand: B among blocks stacked along m, A among blocks side by
+    /// side, the spec's own multicast where it has a cluster and the shape
+    /// allows it; one block along each side is no cluster.
+    #[test]
+    fn a_cluster_along_m_or_n_shares_what_its_shape_lets_it() {
+        let mut base = wgmma_base();
+        base.persistent = Some(Persistent::Tiles);
+        let points = expand(&base, &[(Setting::ClusterM, vec![1, 2]), (Setting::ClusterN, vec![1, 2])]);
+        let got: Vec<Option<(u32, u32, Option<Which>)>> = points.iter().map(|p| p.spec.cluster.map(|c| (c.m, c.n, c.multicast))).collect();
+        assert_eq!(got, [None, Some((1, 2, Some(Which::A))), Some((2, 1, Some(Which::B))), Some((2, 2, Some(Which::B)))]);
+        assert!(points[..3].iter().all(|p| p.refused.is_empty()), "{:?}", points.iter().map(|p| &p.refused).collect::<Vec<_>>());
+        // the spec's cluster multicasts A: kept where two blocks lie along n
+        base.cluster = Some(Cluster { m: 1, n: 2, k: 1, multicast: Some(Which::A) });
+        let points = expand(&base, &[(Setting::ClusterM, vec![1, 2])]);
+        let got: Vec<Option<Which>> = points.iter().map(|p| p.spec.cluster.and_then(|c| c.multicast)).collect();
+        assert_eq!(got, [Some(Which::A), Some(Which::A)]);
+        // a cluster written without multicast stays without
+        base.cluster = Some(Cluster { m: 2, n: 1, k: 1, multicast: None });
+        let points = expand(&base, &[(Setting::ClusterN, vec![1, 2])]);
+        assert!(points.iter().all(|p| p.spec.cluster.is_some_and(|c| c.multicast.is_none())));
+        assert_eq!(Setting::from_name("cluster.m"), Some(Setting::ClusterM));
     }
 
     /// `cluster.k`: 1 keeps a tile's K in one block; more splits it over a

@@ -1301,6 +1301,19 @@ fn swizzle(spec: &KernelSpec, out: &mut Vec<Diag>) {
             }
         }
         Swizzle::Xor => {}
+        // (one error: the row a TMA swizzle needs is moot where no TMA lays the tile out)
+        s if !matches!(spec.staging, Staging::Tma { .. }) => {
+            // (xor is ldmatrix's: neither the SIMT loads nor wmma.load follow it)
+            let instead = if matches!(spec.atom, Atom::Mma { .. }) { "xor (or pad(..))" } else { "pad(..)" };
+            out.push(Diag::new(
+                "swizzle",
+                format!(
+                    "swizzle = b{} is the TMA copy engine's layout; use it with staging = tma(..), or swizzle = {instead} with staging = {}",
+                    s.tma_bytes().unwrap_or(0),
+                    spec.staging.name()
+                ),
+            ));
+        }
         s => {
             let width = s.tma_bytes().unwrap_or(0);
             let k = spec.block.k.unwrap_or(0);
@@ -1316,12 +1329,6 @@ fn swizzle(spec: &KernelSpec, out: &mut Vec<Diag>) {
                         spec.a.elem.bytes(),
                         width / spec.a.elem.bytes()
                     ),
-                ));
-            }
-            if !matches!(spec.staging, Staging::Tma { .. }) {
-                out.push(Diag::new(
-                    "swizzle",
-                    format!("swizzle = b{width} is the TMA copy engine's layout; use it with staging = tma(..), or pad/xor otherwise"),
                 ));
             }
         }

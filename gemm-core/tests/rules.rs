@@ -105,6 +105,25 @@ fn an_operand_type_the_atom_does_not_take_is_one_error() {
     assert_eq!(errors_at(&s), vec!["block.threads", "a"], "{:?}", check(&s));
 }
 
+/// A TMA swizzle where no TMA stages the tiles is one problem: the K row
+/// it would need is moot, and the advice names what the path takes.
+#[test]
+fn a_tma_swizzle_off_tma_staging_is_one_problem() {
+    let mut s = smem_spec();
+    (s.a.elem, s.b.elem) = (Elem::Bf16, Elem::Bf16);
+    s.block = Block { m: 128, n: 128, k: Some(32), threads: 128, min_blocks: None };
+    s.thread = None;
+    s.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
+    s.atom = Atom::Mma { m: 16, n: 8, k: 16 };
+    s.staging = Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 };
+    s.swizzle = Swizzle::B128;
+    let d = check(&s);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(!d[0].msg.contains('\n') && d[0].msg.contains("use it with staging = tma(..), or swizzle = xor"), "{}", d[0].msg);
+    s.swizzle = Swizzle::Xor;
+    assert_eq!(check(&s), vec![], "the advice works");
+}
+
 /// 8-bit A (`a`) and B (`b`), K-major, into a bf16 C by `mma(m16n8k32)`
 /// over a 3-stage cp.async pipeline of 16-byte copies, the xor swizzle.
 fn fp8_mma_spec(a: Elem, b: Elem, block: Block, warp: Warp) -> KernelSpec {

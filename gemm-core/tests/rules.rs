@@ -75,19 +75,27 @@ fn fma_reads_f32_and_tensor_cores_read_16_bit_types() {
     assert!(at.contains(&"a") && at.contains(&"b"), "{at:?}");
 }
 
-/// An operand of a type its atom does not take is the one root cause: the
-/// settings sized by that type (16-byte copies of 8 bf16 elements, too wide
-/// for f32) are right for the type the atom takes, and are not errors too.
-#[test]
-fn an_operand_type_the_atom_does_not_take_is_one_error() {
+/// bf16 on the sm_80 path: 128 x 128 x 32 tiles of four warps of 64 x 64,
+/// three stages of 16-byte cp.async copies, the XOR swizzle, f32 C.
+fn mma_128x128() -> KernelSpec {
     let mut s = smem_spec();
+    (s.a.elem, s.b.elem) = (Elem::Bf16, Elem::Bf16);
     s.block = Block { m: 128, n: 128, k: Some(32), threads: 128, min_blocks: None };
     s.thread = None;
     s.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
     s.atom = Atom::Mma { m: 16, n: 8, k: 16 };
     s.staging = Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 };
     s.swizzle = Swizzle::Xor;
-    s.b.elem = Elem::Bf16;
+    s
+}
+
+/// An operand of a type its atom does not take is the one root cause: the
+/// settings sized by that type (16-byte copies of 8 bf16 elements, too wide
+/// for f32) are right for the type the atom takes, and are not errors too.
+#[test]
+fn an_operand_type_the_atom_does_not_take_is_one_error() {
+    let mut s = mma_128x128();
+    s.a.elem = Elem::F32;
     assert_eq!(errors_at(&s), vec!["a"], "{:?}", check(&s));
     s.a.elem = Elem::Bf16;
     assert_eq!(check(&s), vec![], "as the message says: bf16");
@@ -109,13 +117,7 @@ fn an_operand_type_the_atom_does_not_take_is_one_error() {
 /// it would need is moot, and the advice names what the path takes.
 #[test]
 fn a_tma_swizzle_off_tma_staging_is_one_problem() {
-    let mut s = smem_spec();
-    (s.a.elem, s.b.elem) = (Elem::Bf16, Elem::Bf16);
-    s.block = Block { m: 128, n: 128, k: Some(32), threads: 128, min_blocks: None };
-    s.thread = None;
-    s.warp = Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 });
-    s.atom = Atom::Mma { m: 16, n: 8, k: 16 };
-    s.staging = Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 1 };
+    let mut s = mma_128x128();
     s.swizzle = Swizzle::B128;
     let d = check(&s);
     assert_eq!(d.len(), 1, "{d:?}");

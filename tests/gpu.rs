@@ -44,6 +44,17 @@ fn capturing() -> std::sync::RwLockReadGuard<'static, ()> {
     CAPTURES.read().unwrap_or_else(|p| p.into_inner())
 }
 
+/// A stream to capture graphs on, beside `s` in its context: the legacy
+/// default stream cannot be captured. cudarc's event tracking would make a
+/// captured launch wait on events recorded outside the capture, which a
+/// capture refuses, so it is switched off for the context: the tests order
+/// their streams by synchronizing instead.
+fn capture_stream(s: &gemm_runtime::cudarc::driver::CudaStream) -> std::sync::Arc<gemm_runtime::cudarc::driver::CudaStream> {
+    // SAFETY: every use of a buffer on another stream follows a synchronize.
+    unsafe { s.context().disable_event_tracking() };
+    s.context().new_stream().unwrap()
+}
+
 /// Sizes every kernel must get right: square and non-square, rounded up to
 /// the kernel's tile multiples, and (for the bounds-guarded kernels) sizes that
 /// are not multiples of any tile.
@@ -654,14 +665,7 @@ fn stream_k_launches_run_in_a_captured_graph_and_on_the_stream_after_it() {
     use gemm_ladder::measure::DevMat;
     use gemm_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
     let bench = bench();
-    let ctx = bench.stream().context().clone();
-    // The legacy default stream cannot be captured: a stream of its own.
-    // cudarc's event tracking would make the captured launch wait on
-    // events recorded outside the capture, which a capture refuses; the
-    // test orders its streams by synchronizing instead.
-    // SAFETY: every use of a buffer on another stream follows a synchronize.
-    unsafe { ctx.disable_event_tracking() };
-    let stream = ctx.new_stream().unwrap();
+    let stream = capture_stream(bench.stream());
     for kernel in [&gemm_ladder::steps::mma_skinny_stream_k::KERNEL, &*HYBRID_WGMMA].into_iter().filter(|k| runs_here(&bench, k)) {
         let (bm, bn, bk) = (kernel.spec.block.m as usize, kernel.spec.block.n as usize, kernel.spec.block.k.unwrap() as usize);
         // two tiles shared by dozens of blocks
@@ -712,11 +716,7 @@ fn a_kernels_first_launch_can_be_captured_into_a_graph() {
     use gemm_ladder::measure::DevMat;
     use gemm_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
     let bench = bench();
-    let ctx = bench.stream().context().clone();
-    // (as above: a stream of its own, and the streams ordered by synchronizing)
-    // SAFETY: every use of a buffer on another stream follows a synchronize.
-    unsafe { ctx.disable_event_tracking() };
-    let stream = ctx.new_stream().unwrap();
+    let stream = capture_stream(bench.stream());
     // a kernel of its own, nothing loaded in it yet
     let kernel = Kernel::from_spec(gemm_ladder::steps::mma_autotuned::SPEC).unwrap();
     let dims = Dims::new(300, 200, 136);
@@ -2288,11 +2288,8 @@ fn masked_groups_on(bench: &Bench, kernel: &Kernel) {
         }
         assert!(out.chunks(ldc).all(|l| l[n].is_nan()), "C's lines n + 1 apart: a line's padding was written");
     }
-    // the same launch captured, the counts changed on the device between replays. A capture
-    // refuses waits on events recorded outside it: the test orders its streams by synchronizing
-    // SAFETY: every use of a buffer on another stream follows a synchronize.
-    unsafe { s.context().disable_event_tracking() };
-    let stream = s.context().new_stream().unwrap();
+    // the same launch captured, the counts changed on the device between replays
+    let stream = capture_stream(s);
     let mut rows = rows;
     let mut c = p.poisoned_c(bench).unwrap();
     s.synchronize().unwrap();
@@ -2482,9 +2479,7 @@ fn contiguous_groups_on(bench: &Bench, kernel: &Kernel) {
     kernel.launch_with(s, a, b, ob, odd_dims, EpilogueArgs::new().groups(&ends)).unwrap();
     check_lines(&odd, ldc, &first, "C's lines n + 1 apart");
     // captured, then ends that go back (group 2 empty) and pass A's rows (the last group's clamped)
-    // SAFETY: every use of a buffer on another stream follows a synchronize.
-    unsafe { s.context().disable_event_tracking() };
-    let stream = s.context().new_stream().unwrap();
+    let stream = capture_stream(s);
     let mut ends = ends;
     let mut c = fresh();
     s.synchronize().unwrap();

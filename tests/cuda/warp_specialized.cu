@@ -44,7 +44,7 @@ __device__ __forceinline__ void griddep_wait() {
 // matrix's end slowly, and issues many small boxes slowly too: where more than a quarter of
 // an operand's box lies past the edge, only its boxes of 8 lines that hold some of the
 // matrix's are loaded. The lines left out feed only rows and columns of C never stored.
-__device__ __noinline__ void edge_loads(unsigned bar, unsigned a_dst, unsigned b_dst, int k0, int block_m, int block_n, int M, int N, int a_batch, int b_batch, const TensorMap& tmap_a, const TensorMap& tmap_b, const TensorMap& tmap_a_edge, const TensorMap& tmap_b_edge) {
+__device__ __forceinline__ void edge_loads(unsigned bar, unsigned a_dst, unsigned b_dst, int k0, int block_m, int block_n, int M, int N, int a_batch, int b_batch, const TensorMap& tmap_a, const TensorMap& tmap_b, const TensorMap& tmap_a_edge, const TensorMap& tmap_b_edge) {
     const bool a_whole = M - block_m > 96;
     const int a_lines = max(0, min(M - block_m, 128));
     const bool b_whole = N - block_n > 96;
@@ -53,14 +53,20 @@ __device__ __noinline__ void edge_loads(unsigned bar, unsigned a_dst, unsigned b
     if (a_whole) {
         tma_load(a_dst, tmap_a, k0, block_m, a_batch, bar);
     }
-    else for (int p = 0; p < a_lines; p += 8) {
-        tma_load(a_dst + p * 128, tmap_a_edge, k0, block_m + p, a_batch, bar);
+    else {
+        #pragma unroll 1  // a box at a time: unrolled, the boxes' coordinates would hold registers through the K loop
+        for (int p = 0; p < a_lines; p += 8) {
+            tma_load(a_dst + p * 128, tmap_a_edge, k0, block_m + p, a_batch, bar);
+        }
     }
     if (b_whole) {
         tma_load(b_dst, tmap_b, k0, block_n, b_batch, bar);
     }
-    else for (int p = 0; p < b_lines; p += 8) {
-        tma_load(b_dst + p * 128, tmap_b_edge, k0, block_n + p, b_batch, bar);
+    else {
+        #pragma unroll 1  // a box at a time: unrolled, the boxes' coordinates would hold registers through the K loop
+        for (int p = 0; p < b_lines; p += 8) {
+            tma_load(b_dst + p * 128, tmap_b_edge, k0, block_n + p, b_batch, bar);
+        }
     }
 }
 
@@ -179,18 +185,25 @@ warp_specialized__bf16bf16bf16_rcr__b128x128x64_t256__w128x128_i1x1__wgmma64x128
             // the problem each operand's tiles come from: an operand the batch shares has one
             const int a_batch = batch_a != 0 ? batch : 0;
             const int b_batch = batch_b != 0 ? batch : 0;
-            for (int kt = 0; kt < k_tiles; ++kt) {
-                const int stage = kt % 5;
-                mbar_arrive_wait(empty + 8 * stage);  // every consumer thread has released it
-                const unsigned bar = full + 8 * stage;
-                const int k0 = kt * 64;
-                if (M - block_m > 96 && N - block_n > 96) {
+            // the tile's edges tested once: a K loop for a whole tile, another for one across an edge
+            if (M - block_m > 96 && N - block_n > 96) {
+                for (int kt = 0; kt < k_tiles; ++kt) {
+                    const int stage = kt % 5;
+                    mbar_arrive_wait(empty + 8 * stage);  // every consumer thread has released it
+                    const unsigned bar = full + 8 * stage;
+                    const int k0 = kt * 64;
                     mbar_expect_bytes(bar, 32768);
                     tma_load(a_smem + stage * 16384, tmap_a, k0, block_m, a_batch, bar);
                     tma_load(b_smem + stage * 16384, tmap_b, k0, block_n, b_batch, bar);
                 }
-                else {
-                    // more than a quarter of the tile lies past M's or N's edge (out of line: the producer has few registers)
+            }
+            else {
+                // more than a quarter of the tile lies past M's or N's edge
+                for (int kt = 0; kt < k_tiles; ++kt) {
+                    const int stage = kt % 5;
+                    mbar_arrive_wait(empty + 8 * stage);  // every consumer thread has released it
+                    const unsigned bar = full + 8 * stage;
+                    const int k0 = kt * 64;
                     edge_loads(bar, a_smem + stage * 16384, b_smem + stage * 16384, k0, block_m, block_n, M, N, a_batch, b_batch, tmap_a, tmap_b, tmap_a_edge, tmap_b_edge);
                 }
             }

@@ -57,6 +57,16 @@ enum Walker {
     Consumer,
 }
 
+/// A K step's copies of A's and B's tiles ([`Tc::tma_issue_as`]): tested
+/// for a tile across M's or N's edge at the step, or known whole, or known
+/// to cross it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Copies {
+    Tested,
+    Whole,
+    Edge,
+}
+
 /// Stages a promoted consumer's K loop takes in one run ([`Tc::promoted_k_loop`]).
 const PROMOTED_RUN: u32 = 8;
 
@@ -508,8 +518,14 @@ impl Tc<'_> {
     /// announced on its full barrier, then each box of A and B. Where an
     /// operand's tile may cross M's or N's edge in boxes of fewer lines
     /// ([`crate::spec::KernelSpec::edge_boxes`]), a tile that does takes
-    /// `edge_loads` instead.
+    /// `edge_loads` instead, tested here at each K step.
     fn tma_issue(&self, w: &mut Writer, kt: &str, stage: &str) {
+        self.tma_issue_as(w, kt, stage, Copies::Tested);
+    }
+
+    /// [`Self::tma_issue`] for a tile known to be whole (`Copies::Whole`),
+    /// known to cross an edge (`Copies::Edge`: `edge_loads`), or tested.
+    fn tma_issue_as(&self, w: &mut Writer, kt: &str, stage: &str, copies: Copies) {
         let (a_bytes, b_bytes) = self.stage_bytes();
         w.line(format!("const unsigned bar = full + 8 * {stage};"));
         if self.ring().is_some() {
@@ -520,22 +536,12 @@ impl Tc<'_> {
             Which::A => format!("a_smem + {stage} * {a_bytes}"),
             Which::B => format!("b_smem + {stage} * {b_bytes}"),
         };
-        // (a contiguous group's rows end at its M; A's tensor map goes on to a_rows. In edge
-        // boxes at each group's end, the e4m3 Zipf-skewed Mixtral-like layer ran at 0.905 of
-        // the balanced one's speed, whole boxes 0.978: H200, the guide's performance notes)
-        // (a masked problem's rows end at its count, M; its rows of A's map at a_rows, m_max. Whole
-        // boxes where the map holds them, edge boxes up to the count else: past the map's rows TMA
-        // fills a box's lines slowly)
-        let (a_whole_to, a_end) = match self.spec.groups {
-            Some(crate::spec::Groups::Contiguous) => ("a_rows", "a_rows"),
-            Some(crate::spec::Groups::Masked) => ("a_rows", "M"),
-            _ => ("M", "M"),
+        // (a masked problem's rows end at its count, M; past the rows of A's map, m_max, edge
+        // boxes up to the count: TMA fills a box's lines past the map's rows slowly)
+        let a_end = match self.spec.groups {
+            Some(crate::spec::Groups::Contiguous) => "a_rows",
+            _ => "M",
         };
-        let inside: Vec<String> = [(Which::A, "block_m", a_whole_to), (Which::B, "block_n", "N")]
-            .into_iter()
-            .filter(|(which, ..)| self.spec.edge_boxes(*which))
-            .map(|(which, origin, end)| format!("{end} - {origin} > {}", self.spec.edge_lines_most(which)))
-            .collect();
         if self.spec.block_scale_bytes() > 0 {
             self.scale_loads(w, kt, stage);
         }
@@ -545,16 +551,55 @@ impl Tc<'_> {
                 self.tile_loads(w, which, &dst(which));
             }
         };
-        w.line(format!("const int k0 = {kt} * {};", self.bk));
-        if inside.is_empty() {
-            return whole(w);
-        }
-        w.block(format!("if ({})", inside.join(" && ")), whole);
-        w.block("else", |w| {
-            w.line("// more than a quarter of the tile lies past M's or N's edge (out of line: the producer has few registers)");
+        let edge = |w: &mut Writer| {
             let maps = self.edge_loads_maps().join(", ");
             w.line(format!("edge_loads(bar, {}, {}, k0, block_m, block_n, {a_end}, N, a_batch, b_batch, {maps});", dst(Which::A), dst(Which::B)));
-        });
+        };
+        w.line(format!("const int k0 = {kt} * {};", self.bk));
+        match (copies, self.whole_tile()) {
+            (Copies::Edge, _) => edge(w),
+            (Copies::Whole, _) | (Copies::Tested, None) => whole(w),
+            (Copies::Tested, Some(inside)) => {
+                w.block(format!("if ({inside})"), whole);
+                w.block("else", |w| {
+                    w.line("// more than a quarter of the tile lies past M's or N's edge (out of line: the producer has few registers)");
+                    edge(w);
+                });
+            }
+        }
+    }
+
+    /// Where an operand's tile may cross M's or N's edge in boxes of fewer
+    /// lines, the test that this block's tile does not; `None` where every
+    /// tile copies whole boxes.
+    fn whole_tile(&self) -> Option<String> {
+        if self.ring().is_some() {
+            return None;
+        }
+        // (a contiguous group's rows end at its M; A's tensor map goes on to a_rows. In edge
+        // boxes at each group's end, the e4m3 Zipf-skewed Mixtral-like layer ran at 0.905 of
+        // the balanced one's speed, whole boxes 0.978: H200, the guide's performance notes)
+        // (a masked problem's rows end at its count, M; its rows of A's map at a_rows, m_max. Whole
+        // boxes where the map holds them, edge boxes up to the count else: past the map's rows TMA
+        // fills a box's lines slowly)
+        let a_whole_to = match self.spec.groups {
+            Some(crate::spec::Groups::Contiguous | crate::spec::Groups::Masked) => "a_rows",
+            _ => "M",
+        };
+        let inside: Vec<String> = [(Which::A, "block_m", a_whole_to), (Which::B, "block_n", "N")]
+            .into_iter()
+            .filter(|(which, ..)| self.spec.edge_boxes(*which))
+            .map(|(which, origin, end)| format!("{end} - {origin} > {}", self.spec.edge_lines_most(which)))
+            .collect();
+        (!inside.is_empty()).then(|| inside.join(" && "))
+    }
+
+    /// Whether `edge_loads` is inlined: the warp-specialized producer
+    /// (not stream-K's) tests a tile's edges once and walks its K in a
+    /// loop of whole tiles' copies or one of edge tiles'
+    /// ([`Self::specialized`]); other kernels test each K step and call it.
+    fn edge_loads_inlined(&self) -> bool {
+        self.spec.specialize.is_some() && !self.spec.persistent.is_some_and(Persistent::splits_k)
     }
 
     /// `scale = block`: K block `kt`'s scales into stage `stage`'s slots,
@@ -613,7 +658,12 @@ impl Tc<'_> {
             "unsigned bar, unsigned a_dst, unsigned b_dst, int k0, int block_m, int block_n, int M, int N, int a_batch, int b_batch, {}",
             maps.join(", ")
         );
-        w.block(format!("__device__ __noinline__ void edge_loads({params})"), |w| {
+        // (inlined where each tile's edges are tested once: called from a loop of edge tiles' own,
+        // the function made ptxas serialize the consumers' wgmmas, C7512; called at each K step
+        // of the one loop, it is kept out of line, inlined there it ran 3.5% slower)
+        let inlined = self.edge_loads_inlined();
+        let inline = if inlined { "__forceinline__" } else { "__noinline__" };
+        w.block(format!("__device__ {inline} void edge_loads({params})"), |w| {
             let mut expect = Vec::new();
             for (which, x, edge) in [(Which::A, "a", "M - block_m"), (Which::B, "b", "N - block_n")] {
                 let t = self.spec.tma_tile(which);
@@ -636,13 +686,24 @@ impl Tc<'_> {
                 }
                 w.block(format!("if ({x}_whole)"), |w| self.tile_loads(w, which, &format!("{x}_dst")));
                 let line = t.box_bytes() / t.outer;
-                w.block(format!("else for (int p = 0; p < {x}_lines; p += {EDGE_BOX_LINES})"), |w| {
+                let boxes = |w: &mut Writer| {
                     for j in 0..t.k_boxes {
                         let k = if j == 0 { "k0".to_string() } else { format!("k0 + {}", j * t.inner) };
                         let off = if j == 0 { String::new() } else { format!(" + {}", j * t.box_bytes()) };
                         w.line(format!("{}({x}_dst{off} + p * {line}, tmap_{x}_edge, {k}, {origin} + p, {x}_batch, bar);", self.load_fn(which)));
                     }
-                });
+                };
+                let boxes_loop = format!("for (int p = 0; p < {x}_lines; p += {EDGE_BOX_LINES})");
+                if inlined {
+                    // (unrolled in the edge tiles' K loop, the boxes' coordinates were hoisted out of it and
+                    // held registers the consumers needed: grouped_fp8_swiglu spilled 28 bytes)
+                    w.block("else", |w| {
+                        w.line("#pragma unroll 1  // a box at a time: unrolled, the boxes' coordinates would hold registers through the K loop");
+                        w.block(&boxes_loop, boxes);
+                    });
+                } else {
+                    w.block(format!("else {boxes_loop}"), boxes);
+                }
             }
         });
         w.line("");
@@ -966,16 +1027,31 @@ impl Tc<'_> {
             }
             self.for_each_tile_of(w, None, Walker::Producer, |w| {
                 Self::map_batches(w, "batch");
-                w.block(k_loop, |w| {
-                    w.line(format!("const int stage = {stage};"));
-                    let whose = if self.multicasts() { " of the cluster" } else { "" };
-                    if self.thread_arrivals() {
-                        w.line("mbar_arrive_wait(empty + 8 * stage);  // every consumer thread has released it");
-                    } else {
-                        w.line(format!("mbar_wait(empty + 8 * stage, (({round}) & 1) ^ 1);  // every consumer{whose} has released it"));
+                let k_loop = |w: &mut Writer, copies: Copies| {
+                    w.block(k_loop, |w| {
+                        w.line(format!("const int stage = {stage};"));
+                        let whose = if self.multicasts() { " of the cluster" } else { "" };
+                        if self.thread_arrivals() {
+                            w.line("mbar_arrive_wait(empty + 8 * stage);  // every consumer thread has released it");
+                        } else {
+                            w.line(format!("mbar_wait(empty + 8 * stage, (({round}) & 1) ^ 1);  // every consumer{whose} has released it"));
+                        }
+                        self.tma_issue_as(w, k_step, "stage", copies);
+                    });
+                };
+                match self.whole_tile() {
+                    None => k_loop(w, Copies::Whole),
+                    Some(inside) => {
+                        // (tested at each K step, with a call in the loop, the whole tiles' copies took
+                        // their coordinates through vector registers: the ring alone ran 17% slower)
+                        w.line("// the tile's edges tested once: a K loop for a whole tile, another for one across an edge");
+                        w.block(format!("if ({inside})"), |w| k_loop(w, Copies::Whole));
+                        w.block("else", |w| {
+                            w.line("// more than a quarter of the tile lies past M's or N's edge");
+                            k_loop(w, Copies::Edge);
+                        });
                     }
-                    self.tma_issue(w, k_step, "stage");
-                });
+                }
                 self.let_next_start(w, None);
             });
             if self.spec.block_scale_bytes() > 0 {
@@ -1940,6 +2016,39 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
         assert_eq!((s.c_tile_box(), s.c_tile_swizzle(), s.c_tile().map(|t| t.parts)), (32, 64, Some(2)));
         let src = crate::generate(&s).unwrap().source;
         assert!(src.contains("1 TMA store(s) of a box of 128 x 32") && src.matches(store).count() >= 1, "{src}");
+    }
+
+    /// The warp-specialized producer tests a tile's edges once, before its
+    /// K loop: one loop copies whole boxes, the other calls `edge_loads`,
+    /// inlined (a call in the loop took the copies' coordinates through
+    /// vector registers). Stream-K's producer, whose shares start mid-tile,
+    /// tests at each K step and calls it out of line.
+    #[test]
+    fn the_specialized_producer_tests_a_tiles_edges_once_and_stream_k_at_each_step() {
+        let mut s = spec(Groups::Contiguous);
+        s.groups = None;
+        assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
+        let src = crate::generate(&s).unwrap().source;
+        let lines: Vec<&str> = src.lines().map(str::trim).collect();
+        let tests: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("if (M - block_m > ")).collect();
+        assert_eq!(tests.len(), 1, "{src}");
+        let loops: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("for (int kt = 0; kt < k_tiles; ++kt, ++it)")).collect();
+        assert!(loops.contains(&(tests[0] + 1)), "the whole tiles' loop follows the test: {src}");
+        let calls: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("edge_loads(bar,")).collect();
+        assert_eq!(calls.len(), 1, "{src}");
+        let edge_loop = loops.iter().copied().filter(|&l| l > tests[0] + 1 && l < calls[0]).max().expect("a loop of edge tiles around the call");
+        assert!(lines[tests[0] + 2..edge_loop].iter().any(|l| l.starts_with("else {")), "the edge tiles' loop is the test's else: {src}");
+        assert!(src.contains("__device__ __forceinline__ void edge_loads("), "{src}");
+        assert_eq!(src.matches("#pragma unroll 1  // a box at a time").count(), 2, "the edge boxes' loops, one box a turn: {src}");
+
+        s.persistent = Some(Persistent::StreamK);
+        assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
+        let src = crate::generate(&s).unwrap().source;
+        assert!(src.contains("__device__ __noinline__ void edge_loads("), "{src}");
+        let lines: Vec<&str> = src.lines().map(str::trim).collect();
+        let test = lines.iter().position(|l| l.starts_with("if (M - block_m > ")).expect("a test of the tile's edges");
+        let k_loop = lines[..test].iter().rposition(|l| l.starts_with("for (")).expect("a K loop around the test");
+        assert!(lines[k_loop..test].iter().any(|l| l.starts_with("const int k0 = ")), "the test is inside the K step: {src}");
     }
 
     /// A specialized tile whose C lines are no whole 16-byte chunk (a gated

@@ -144,9 +144,8 @@ impl Tc<'_> {
     /// `scale = block`: stage `stage`'s scales of this thread's
     /// accumulators into `sc`, from the stage's slots in shared memory: the
     /// rows of A (lane / 4 and + 8 of each 64-row atom) times B's for the
-    /// warpgroup's 128-column block (a consumer by atom rows has read
-    /// `sb` from global memory before the stage's wait:
-    /// [`Self::global_b_scale`]). No warp may read the slots once the
+    /// warpgroup's 128-column block (a consumer by atom rows reads `sb`
+    /// from global memory: [`Self::global_b_scale`]). No warp may read the slots once the
     /// stage goes back to the producer: outside a producer's ring, and in
     /// it by atom rows, they are read before the stage's wgmmas, which
     /// every warp of the warpgroup issues; in the paired loop each warp
@@ -177,8 +176,12 @@ impl Tc<'_> {
 
     /// `scale = block` by atom rows: K block `kt`'s scale of B for the
     /// warpgroup's 128-column block, `sb`, loaded from global memory by each
-    /// thread (the warpgroup's one address) ahead of its wait for the stage,
-    /// in place of the producer's copy (`b_scales_copied`). A warpgroup
+    /// thread (the warpgroup's one address) in place of the producer's copy
+    /// (`b_scales_copied`). Written ahead of the stage's wait, the `__ldg`
+    /// lands after it in the SASS, just before the scales' first use: ptxas
+    /// sinks it. A load it cannot move (`ld.relaxed.cta`) stayed ahead and
+    /// took away the multiplies' wait on it, but not time (591 against 597
+    /// TFLOP/s at 128 x 4096 x 7168 on 64 x 64 tiles, H200, 2026-12-01). A warpgroup
     /// whose columns all lie past N (its results never stored) reads N's
     /// last block's.
     pub(super) fn global_b_scale(&self, w: &mut Writer, kt: &str) {

@@ -594,12 +594,31 @@ impl Tc<'_> {
         (!inside.is_empty()).then(|| inside.join(" && "))
     }
 
-    /// Whether `edge_loads` is inlined: the warp-specialized producer
-    /// (not stream-K's) tests a tile's edges once and walks its K in a
+    /// Whether `edge_loads` is inlined: a warp-specialized producer tests
+    /// a tile's edges once (stream-K's once a unit) and walks its K in a
     /// loop of whole tiles' copies or one of edge tiles'
-    /// ([`Self::specialized`]); other kernels test each K step and call it.
+    /// ([`Self::tile_k_loops`]); other kernels test each K step and call it.
     fn edge_loads_inlined(&self) -> bool {
-        self.spec.specialize.is_some() && !self.spec.persistent.is_some_and(Persistent::splits_k)
+        self.spec.specialize.is_some()
+    }
+
+    /// A specialized producer's K loop over one tile's steps (`k_loop`,
+    /// given how its copies go): where a tile may cross an edge, the tile
+    /// tested once, a loop for a whole tile and one for a tile across it.
+    fn tile_k_loops(&self, w: &mut Writer, k_loop: impl Fn(&mut Writer, Copies)) {
+        match self.whole_tile() {
+            None => k_loop(w, Copies::Whole),
+            Some(inside) => {
+                // (tested at each K step, with a call in the loop, the whole tiles' copies took
+                // their coordinates through vector registers: the ring alone ran 17% slower)
+                w.line("// the tile's edges tested once: a K loop for a whole tile, another for one across an edge");
+                w.block(format!("if ({inside})"), |w| k_loop(w, Copies::Whole));
+                w.block("else", |w| {
+                    w.line("// more than a quarter of the tile lies past M's or N's edge");
+                    k_loop(w, Copies::Edge);
+                });
+            }
+        }
     }
 
     /// `scale = block`: K block `kt`'s scales into stage `stage`'s slots,
@@ -893,10 +912,12 @@ impl Tc<'_> {
                 w.line("it += tiles;");
                 sk.tile_origin(w);
                 Self::map_batches(w, "batch");
-                w.block("for (int kt = k_step; kt < k_step + tiles; ++kt, ++filled)", |w| {
-                    w.line(format!("const int stage = filled {stage};"));
-                    w.line(format!("mbar_wait(empty + 8 * stage, ((filled {round}) & 1) ^ 1);  // every consumer has released it"));
-                    self.tma_issue(w, "kt", "stage");
+                self.tile_k_loops(w, |w, copies| {
+                    w.block("for (int kt = k_step; kt < k_step + tiles; ++kt, ++filled)", |w| {
+                        w.line(format!("const int stage = filled {stage};"));
+                        w.line(format!("mbar_wait(empty + 8 * stage, ((filled {round}) & 1) ^ 1);  // every consumer has released it"));
+                        self.tma_issue_as(w, "kt", "stage", copies);
+                    });
                 });
             });
         };
@@ -1039,19 +1060,7 @@ impl Tc<'_> {
                         self.tma_issue_as(w, k_step, "stage", copies);
                     });
                 };
-                match self.whole_tile() {
-                    None => k_loop(w, Copies::Whole),
-                    Some(inside) => {
-                        // (tested at each K step, with a call in the loop, the whole tiles' copies took
-                        // their coordinates through vector registers: the ring alone ran 17% slower)
-                        w.line("// the tile's edges tested once: a K loop for a whole tile, another for one across an edge");
-                        w.block(format!("if ({inside})"), |w| k_loop(w, Copies::Whole));
-                        w.block("else", |w| {
-                            w.line("// more than a quarter of the tile lies past M's or N's edge");
-                            k_loop(w, Copies::Edge);
-                        });
-                    }
-                }
+                self.tile_k_loops(w, k_loop);
                 self.let_next_start(w, None);
             });
             if self.spec.block_scale_bytes() > 0 {
@@ -2018,37 +2027,38 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
         assert!(src.contains("1 TMA store(s) of a box of 128 x 32") && src.matches(store).count() >= 1, "{src}");
     }
 
-    /// The warp-specialized producer tests a tile's edges once, before its
+    /// A warp-specialized producer tests a tile's edges once, before its
     /// K loop: one loop copies whole boxes, the other calls `edge_loads`,
     /// inlined (a call in the loop took the copies' coordinates through
-    /// vector registers). Stream-K's producer, whose shares start mid-tile,
-    /// tests at each K step and calls it out of line.
+    /// vector registers) and walking its boxes one at a time. Stream-K's
+    /// producer, whose units start mid-tile, tests once a unit.
     #[test]
-    fn the_specialized_producer_tests_a_tiles_edges_once_and_stream_k_at_each_step() {
+    fn a_specialized_producer_tests_each_tiles_edges_once_before_its_k_loop() {
         let mut s = spec(Groups::Contiguous);
         s.groups = None;
-        assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
-        let src = crate::generate(&s).unwrap().source;
-        let lines: Vec<&str> = src.lines().map(str::trim).collect();
-        let tests: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("if (M - block_m > ")).collect();
-        assert_eq!(tests.len(), 1, "{src}");
-        let loops: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("for (int kt = 0; kt < k_tiles; ++kt, ++it)")).collect();
-        assert!(loops.contains(&(tests[0] + 1)), "the whole tiles' loop follows the test: {src}");
-        let calls: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("edge_loads(bar,")).collect();
-        assert_eq!(calls.len(), 1, "{src}");
-        let edge_loop = loops.iter().copied().filter(|&l| l > tests[0] + 1 && l < calls[0]).max().expect("a loop of edge tiles around the call");
-        assert!(lines[tests[0] + 2..edge_loop].iter().any(|l| l.starts_with("else {")), "the edge tiles' loop is the test's else: {src}");
-        assert!(src.contains("__device__ __forceinline__ void edge_loads("), "{src}");
-        assert_eq!(src.matches("#pragma unroll 1  // a box at a time").count(), 2, "the edge boxes' loops, one box a turn: {src}");
-
-        s.persistent = Some(Persistent::StreamK);
-        assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
-        let src = crate::generate(&s).unwrap().source;
-        assert!(src.contains("__device__ __noinline__ void edge_loads("), "{src}");
-        let lines: Vec<&str> = src.lines().map(str::trim).collect();
-        let test = lines.iter().position(|l| l.starts_with("if (M - block_m > ")).expect("a test of the tile's edges");
-        let k_loop = lines[..test].iter().rposition(|l| l.starts_with("for (")).expect("a K loop around the test");
-        assert!(lines[k_loop..test].iter().any(|l| l.starts_with("const int k0 = ")), "the test is inside the K step: {src}");
+        for (persistent, k_loop) in [
+            (Persistent::Tiles, "for (int kt = 0; kt < k_tiles; ++kt, ++it)"),
+            (Persistent::StreamK, "for (int kt = k_step; kt < k_step + tiles; ++kt, ++filled)"),
+            (Persistent::Hybrid, "for (int kt = k_step; kt < k_step + tiles; ++kt, ++filled)"),
+        ] {
+            s.persistent = Some(persistent);
+            assert!(crate::check(&s).is_empty(), "{:?}", crate::check(&s));
+            let src = crate::generate(&s).unwrap().source;
+            let lines: Vec<&str> = src.lines().map(str::trim).collect();
+            let tests: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("if (M - block_m > ")).collect();
+            assert_eq!(tests.len(), 1, "{persistent:?}: {src}");
+            let loops: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with(k_loop)).collect();
+            assert!(loops.contains(&(tests[0] + 1)), "{persistent:?}: the whole tiles' loop follows the test: {src}");
+            let calls: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("edge_loads(bar,")).collect();
+            assert_eq!(calls.len(), 1, "{persistent:?}: {src}");
+            let edge_loop = loops.iter().copied().filter(|&l| l > tests[0] + 1 && l < calls[0]).max().expect("a loop of edge tiles around the call");
+            assert!(
+                lines[tests[0] + 2..edge_loop].iter().any(|l| l.starts_with("else {")),
+                "{persistent:?}: the edge tiles' loop is the test's else: {src}"
+            );
+            assert!(src.contains("__device__ __forceinline__ void edge_loads("), "{persistent:?}: {src}");
+            assert_eq!(src.matches("#pragma unroll 1  // a box at a time").count(), 2, "the edge boxes' loops, one box a turn: {src}");
+        }
     }
 
     /// A specialized tile whose C lines are no whole 16-byte chunk (a gated

@@ -96,6 +96,18 @@ impl LtFp8 {
         Self::plan::<TA, TB, TC>(stream, dims, scales, fast_accum, false)
     }
 
+    /// Why [`LtFp8::block_scaled`] refuses `dims`, if it does.
+    pub fn block_scaled_refuses(dims: Dims) -> Option<String> {
+        // where the two layouts are known to agree: A's scales m a line with m a multiple of 4
+        // (ours are padded to 4), B's K blocks a line, a multiple of 4 (cuBLASLt's padding)
+        (!dims.m.is_multiple_of(4) || !dims.k.div_ceil(128).is_multiple_of(4)).then(|| {
+            format!(
+                "the cuBLASLt block-scaled reference takes m a multiple of 4 and ceil(k / 128) a multiple of 4 (where its scale layouts are this crate's), not m = {} and k = {}",
+                dims.m, dims.k
+            )
+        })
+    }
+
     /// [`Self::new`] with block scales: `scales.0` A's per row and 128-wide
     /// K block (`[ceil(k/128)][m]`, m a multiple of 4), `scales.1` B's per
     /// 128 x 128 block (`[ceil(n/128)][ceil(k/128)]`), sums promoted (the
@@ -107,13 +119,8 @@ impl LtFp8 {
         dims: Dims,
         scales: (&CudaSlice<f32>, &CudaSlice<f32>),
     ) -> Result<Self, GemmError> {
-        // where the two layouts are known to agree: A's scales m a line with m a multiple of 4
-        // (ours are padded to 4), B's K blocks a line, a multiple of 4 (cuBLASLt's padding)
-        if !dims.m.is_multiple_of(4) || !dims.k.div_ceil(128).is_multiple_of(4) {
-            return Err(GemmError::Unsupported(format!(
-                "the cuBLASLt block-scaled reference takes m a multiple of 4 and ceil(k / 128) a multiple of 4 (where its scale layouts are this crate's), not m = {} and k = {}",
-                dims.m, dims.k
-            )));
+        if let Some(why) = Self::block_scaled_refuses(dims) {
+            return Err(GemmError::Unsupported(why));
         }
         Self::plan::<TA, TB, TC>(stream, dims, scales, false, true)
     }

@@ -4,7 +4,7 @@
 //! (`gemm-lab/probes/deepgemm/build.py` writes MANIFEST, one line a
 //! shape: `M N K KERNEL.so SMS SMEM TILING`), loaded by dlopen.
 //!
-//! `cargo run --release -p gemm-lab -- deepgemm MANIFEST [--soak SECONDS] [--variant SETTINGS]...`
+//! `cargo run --release -p gemm-lab -- deepgemm MANIFEST [--cold] [--soak SECONDS] [--variant SETTINGS]...`
 //! (on the GPU host: `scripts/gpu-run LOGDIR deepgemm`)
 //!
 //! Each shape: A and B random normal values quantized to e4m3 by their
@@ -15,7 +15,11 @@
 //! (scales of 1, its default accumulation), each checked against cuBLASLt
 //! by block, then timed in rotation, each sample a CUDA graph of
 //! [`LAUNCHES`] launches (so that no launch's host cost reaches the GPU's
-//! time at small shapes). `--soak SECONDS` then runs DeepGEMM's graph and
+//! time at small shapes). A graph's launches read one set of operands,
+//! which the L2 keeps between them where it holds them (B of 4096 x 7168
+//! in e4m3 is 29 MB); `--cold` gives each launch of a graph the next of
+//! several copies, together past twice the L2, as a model's layers read
+//! weights the L2 does not hold. `--soak SECONDS` then runs DeepGEMM's graph and
 //! `fp8_block_tuned`'s back to back for that long each (DeepGEMM, ours,
 //! ours, DeepGEMM), with the SM clock and power NVML reports: on a GPU at
 //! its power cap, what each one's draw leaves its clock. Each `--variant`
@@ -41,6 +45,19 @@ const LAUNCHES: usize = 10;
 /// DeepGEMM's JIT entry (its `jit/template.py` at 327ec92): lhs, lhs_scales,
 /// rhs, rhs_scales, out, m, stream, num_sms, smem_size, return code.
 type Launch = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_void, *mut c_void, *mut c_void, i32, *mut c_void, i32, i32, *mut i32);
+
+/// A and B in e4m3 with their block scales: one set of a shape's operands.
+struct Operands {
+    a: CudaSlice<F8E4M3>,
+    b: CudaSlice<F8E4M3>,
+    sa: CudaSlice<f32>,
+    sb: CudaSlice<f32>,
+}
+
+/// The epilogue's arguments: a set's scales.
+fn ep(o: &Operands) -> EpilogueArgs<'_> {
+    EpilogueArgs::new().scales(&o.sa, &o.sb)
+}
 
 /// One shape's kernel, as the manifest names it.
 struct Entry {
@@ -73,11 +90,15 @@ fn graph_of(stream: &std::sync::Arc<CudaStream>, mut launch: impl FnMut() -> Res
 }
 
 pub fn main(args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: gemm-lab deepgemm MANIFEST [--soak SECONDS] [--variant SETTINGS]...";
+    let usage = "usage: gemm-lab deepgemm MANIFEST [--cold] [--soak SECONDS] [--variant SETTINGS]...";
     let manifest = args.get(1).ok_or(usage)?;
-    let (mut soak, mut variants) = (None, Vec::new());
+    let (mut soak, mut variants, mut cold) = (None, Vec::new(), false);
     let mut rest = args[2..].iter();
     while let Some(flag) = rest.next() {
+        if flag == "--cold" {
+            cold = true;
+            continue;
+        }
         let value = rest.next().ok_or(usage)?;
         match flag.as_str() {
             "--soak" => soak = Some(value.parse::<f64>().map_err(|_| usage)?),
@@ -86,10 +107,10 @@ pub fn main(args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let entries: Vec<Entry> = std::fs::read_to_string(manifest)?.lines().filter(|l| !l.trim().is_empty()).map(parse).collect::<Result<_, _>>()?;
-    Ok(run(&entries, soak, &variants)?)
+    Ok(run(&entries, cold, soak, &variants)?)
 }
 
-fn run(entries: &[Entry], soak: Option<f64>, variants: &[(String, Kernel)]) -> Result<(), GemmError> {
+fn run(entries: &[Entry], cold: bool, soak: Option<f64>, variants: &[(String, Kernel)]) -> Result<(), GemmError> {
     let say = |what: String| GemmError::Unsupported(what);
     let bench = Bench::open()?;
     let ctx = bench.stream().context().clone();
@@ -98,8 +119,10 @@ fn run(entries: &[Entry], soak: Option<f64>, variants: &[(String, Kernel)]) -> R
     // SAFETY: each buffer's use on the capture stream follows a synchronize of the stream that wrote it.
     unsafe { ctx.disable_event_tracking() };
     let s = ctx.new_stream()?;
+    let operands =
+        if cold { "each launch's operands a copy of its own, the copies past twice the L2" } else { "one set of operands, as the L2 keeps it" };
     println!(
-        "{} ({} SMs), DeepGEMM 327ec92 as its JIT built it; graphs of {LAUNCHES} launches timed in rotation, medians\n",
+        "{} ({} SMs), DeepGEMM 327ec92 as its JIT built it; graphs of {LAUNCHES} launches timed in rotation, medians; {operands}\n",
         bench.gpu.name, bench.facts.sms
     );
     println!("| M x N x K | `fp8_block_scaled` | `fp8_block_tuned` (its point) | DeepGEMM (its tiling: SMs, block m x n, stages, multicast) | cuBLASLt by block | cuBLASLt per tensor | DeepGEMM / our faster |");
@@ -124,26 +147,36 @@ fn run(entries: &[Entry], soak: Option<f64>, variants: &[(String, Kernel)]) -> R
         let mut sb = s.alloc_zeros::<f32>(block_scales_b_len(n, k))?;
         quantize::rows_by_k_block(&s, &x, (m, k), &mut a, &mut sa)?;
         quantize::blocks(&s, &w, (n, k), &mut b, &mut sb)?;
+        // `--cold`: copies of the operands, a launch in a graph taking the next, so that together
+        // they pass twice the L2 and each launch reads its operands from memory
+        let bytes = m * k + n * k + 4 * (sa.len() + sb.len());
+        let copies = if cold { (2 * bench.facts.l2_bytes as usize).div_ceil(bytes) + 1 } else { 1 };
+        let mut sets = vec![Operands { a, b, sa, sb }];
+        for _ in 1..copies {
+            let o = &sets[0];
+            let copy = Operands { a: s.clone_dtod(&o.a)?, b: s.clone_dtod(&o.b)?, sa: s.clone_dtod(&o.sa)?, sb: s.clone_dtod(&o.sb)? };
+            sets.push(copy);
+        }
         s.synchronize()?;
         let ones = (s.clone_htod(&[1.0f32])?, s.clone_htod(&[1.0f32])?);
         // (C poisoned: a kernel that leaves an element unwritten fails the check)
         let mut cs: Vec<CudaSlice<bf16>> = (0..5).map(|_| s.clone_htod(&vec![bf16::NAN; m * n])).collect::<Result<_, _>>()?;
         let mut cv: Vec<CudaSlice<bf16>> = variants.iter().map(|_| s.clone_htod(&vec![bf16::NAN; m * n])).collect::<Result<_, _>>()?;
-        let ep = EpilogueArgs::new().scales(&sa, &sb);
-        let mut lt_block = LtFp8::block_scaled::<F8E4M3, F8E4M3, bf16>(&s, dims, (&sa, &sb))?;
+        let mut lt_block: Vec<LtFp8> =
+            sets.iter().map(|o| LtFp8::block_scaled::<F8E4M3, F8E4M3, bf16>(&s, dims, (&o.sa, &o.sb))).collect::<Result<_, _>>()?;
         let mut lt_tensor = LtFp8::new::<F8E4M3, F8E4M3, bf16>(&s, dims, (&ones.0, &ones.1), false)?;
         // the tuned kernel picks its point on its first launch at the shape (outside any capture)
-        fp8_block_tuned::KERNEL.launch_with(&s, &a, &b, &mut cs[1], dims, ep)?;
+        fp8_block_tuned::KERNEL.launch_with(&s, &sets[0].a, &sets[0].b, &mut cs[1], dims, ep(&sets[0]))?;
         let tuned = fp8_block_tuned::KERNEL.chosen_for(&s, dims)?.ok_or_else(|| say("fp8_block_tuned chose no point".into()))?;
         // SAFETY: DeepGEMM's JIT output: a library whose loading runs no code of consequence
         let lib = unsafe { libloading::Library::new(&e.so) }.map_err(|err| say(format!("{}: {err}", e.so)))?;
         // SAFETY: the symbol DeepGEMM's JIT exports, with the signature its template writes
         let dg: libloading::Symbol<Launch> = unsafe { lib.get(b"launch") }.map_err(|err| say(format!("{}: {err}", e.so)))?;
         let ptr = |p: u64| p as *mut c_void;
-        let (pa, pb, psa, psb) = (a.device_ptr(&s).0, b.device_ptr(&s).0, sa.device_ptr(&s).0, sb.device_ptr(&s).0);
         let stream_ptr = s.cu_stream() as *mut c_void;
         let sms = e.sms;
-        let deepgemm = |c: &mut CudaSlice<bf16>| -> Result<(), GemmError> {
+        let deepgemm = |o: &Operands, c: &mut CudaSlice<bf16>| -> Result<(), GemmError> {
+            let (pa, pb, psa, psb) = (o.a.device_ptr(&s).0, o.b.device_ptr(&s).0, o.sa.device_ptr(&s).0, o.sb.device_ptr(&s).0);
             let pc = c.device_ptr(&s).0;
             let mut rc = 0i32;
             // SAFETY: device buffers of the sizes DeepGEMM's wrapper checks, on one stream
@@ -153,23 +186,20 @@ fn run(entries: &[Entry], soak: Option<f64>, variants: &[(String, Kernel)]) -> R
             }
             Ok(())
         };
-        let [c0, c1, c2, c3, c4] = &mut cs[..] else { unreachable!() };
-        let mut launches: [Box<dyn FnMut() -> Result<(), GemmError>>; 5] = [
-            Box::new(|| fp8_block_scaled(&s, &a, &b, c0, &sa, &sb, dims)),
-            Box::new(|| tuned.launch_with(&s, &a, &b, c1, dims, ep)),
-            Box::new(|| deepgemm(c2)),
-            Box::new(|| lt_block.run(&a, &b, c3)),
-            Box::new(|| lt_tensor.run(&a, &b, c4)),
-        ];
-        // each once, then checked against cuBLASLt by block (per tensor: unscaled, not compared)
-        for l in launches.iter_mut() {
-            l()?;
-        }
-        for ((_, kernel), c) in variants.iter().zip(cv.iter_mut()) {
-            kernel.launch_with(&s, &a, &b, c, dims, ep)?;
+        // each once on the first operands, then checked against cuBLASLt by block (per tensor: unscaled, not compared)
+        {
+            let o = &sets[0];
+            let [c0, c1, c2, c3, c4] = &mut cs[..] else { unreachable!() };
+            fp8_block_scaled(&s, &o.a, &o.b, c0, &o.sa, &o.sb, dims)?;
+            tuned.launch_with(&s, &o.a, &o.b, c1, dims, ep(o))?;
+            deepgemm(o, c2)?;
+            lt_block[0].run(&o.a, &o.b, c3)?;
+            lt_tensor.run(&o.a, &o.b, c4)?;
+            for ((_, kernel), c) in variants.iter().zip(cv.iter_mut()) {
+                kernel.launch_with(&s, &o.a, &o.b, c, dims, ep(o))?;
+            }
         }
         s.synchronize()?;
-        drop(launches);
         let outs: Vec<Vec<f32>> =
             cs.iter().chain(&cv).map(|c| Ok::<_, GemmError>(s.clone_dtoh(c)?.iter().map(|x| x.to_f32()).collect())).collect::<Result<_, _>>()?;
         let reference = &outs[3];
@@ -181,16 +211,38 @@ fn run(entries: &[Entry], soak: Option<f64>, variants: &[(String, Kernel)]) -> R
             errs[2],
             variants.iter().zip(&errs[5..]).map(|((label, _), e)| format!(", `{label}` {e:.1e}")).collect::<String>()
         ));
+        // a graph's launches take the operand sets in turn
+        let turn = std::cell::Cell::new(0usize);
+        let next = || {
+            let i = turn.get();
+            turn.set(i + 1);
+            i % sets.len()
+        };
         let [c0, c1, c2, c3, c4] = &mut cs[..] else { unreachable!() };
         let mut graphs = vec![
-            graph_of(&s, || fp8_block_scaled(&s, &a, &b, c0, &sa, &sb, dims))?,
-            graph_of(&s, || tuned.launch_with(&s, &a, &b, c1, dims, ep))?,
-            graph_of(&s, || deepgemm(c2))?,
-            graph_of(&s, || lt_block.run(&a, &b, c3))?,
-            graph_of(&s, || lt_tensor.run(&a, &b, c4))?,
+            graph_of(&s, || {
+                let o = &sets[next()];
+                fp8_block_scaled(&s, &o.a, &o.b, c0, &o.sa, &o.sb, dims)
+            })?,
+            graph_of(&s, || {
+                let o = &sets[next()];
+                tuned.launch_with(&s, &o.a, &o.b, c1, dims, ep(o))
+            })?,
+            graph_of(&s, || deepgemm(&sets[next()], c2))?,
+            graph_of(&s, || {
+                let i = next();
+                lt_block[i].run(&sets[i].a, &sets[i].b, c3)
+            })?,
+            graph_of(&s, || {
+                let o = &sets[next()];
+                lt_tensor.run(&o.a, &o.b, c4)
+            })?,
         ];
         for ((_, kernel), c) in variants.iter().zip(cv.iter_mut()) {
-            graphs.push(graph_of(&s, || kernel.launch_with(&s, &a, &b, c, dims, ep))?);
+            graphs.push(graph_of(&s, || {
+                let o = &sets[next()];
+                kernel.launch_with(&s, &o.a, &o.b, c, dims, ep(o))
+            })?);
         }
         let t = time_rotation_of(&s, graphs.len(), Reps { warmup: 3, runs: 30 }, |i| Ok(graphs[i].launch()?))?;
         let tf: Vec<f64> = t.iter().map(|t| dims.flops() / (t.median_ms() / LAUNCHES as f64 * 1e-3) / 1e12).collect();

@@ -21,8 +21,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys::CUdevice_attribute_enum as CUdevice_attribute;
-use cudarc::driver::sys::{CUevent_flags, CUstreamCaptureStatus};
-use cudarc::driver::{result, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::sys::{CUevent_flags, CUresult, CUstreamCaptureStatus};
+use cudarc::driver::{result, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError};
 use gemm_core::spec::KernelSpec;
 use gemm_core::tune::TuneKey;
 
@@ -57,6 +57,10 @@ const RUNS: usize = 5;
 /// Dependent launches ([`Tuned::launch_dependent`]) are tuned this many
 /// back to back between two events.
 const BATCH: usize = 4;
+
+/// At most this many copies of A and B for the tuner's runs: operands of
+/// 8 MB, as a weight of 4096 x 2048 in e4m3, then pass twice an L2 of 60 MB.
+const MAX_COPIES: usize = 16;
 
 /// What a choice for dependent launches adds to the device's name.
 const DEPENDENT: &str = ", launched dependent";
@@ -293,12 +297,15 @@ impl Tuned {
 
     /// Compiles every point (in parallel), times each that accepts these
     /// arguments, and verifies the fastest against the first that runs.
-    /// Dependent launches are timed `BATCH` back to back between two events
-    /// (an event between them would end the overlap), each on the next of
-    /// some copies of A and B where those fit the L2 twice over (a model's
-    /// layers each read a weight of their own), C restored before
-    /// each where the kernels read it (`beta`: the copies, timed, end the
-    /// overlap too).
+    /// Each timed launch reads the next of some copies of A and B where
+    /// those fit the L2 twice over, as a model's layers each read a weight
+    /// of their own: on operands the L2 kept from the run before, points
+    /// ranked otherwise (fp8 at 128 x 4096 x 2048 on the H200, the point
+    /// picked so ran 1.3% behind another on operands the L2 held, and 16%
+    /// behind it on operands from memory). Dependent launches are timed `BATCH` back to back between
+    /// two events (an event between them would end the overlap), C
+    /// restored before each where the kernels read it (`beta`: the copies,
+    /// timed, end the overlap too).
     #[allow(clippy::too_many_arguments)]
     fn tune<TA: Element, TB: Element, TC: Element, TX: Element>(
         &self,
@@ -335,9 +342,9 @@ impl Tuned {
         // copied A and B at 4095x4097x4100 all took 0.37 ms on the H100, where
         // the same points took 0.28 in five runs in a row
         let batch = if order == Order::Dependent { BATCH } else { 1 };
-        // a batch re-reading operands the L2 holds would not rank the points as
+        // runs re-reading operands the L2 holds would not rank the points as
         // layers that each read their own weight run: copies of A and B in turn
-        let copies = if order == Order::Dependent { operand_copies(stream, a, b)? } else { Vec::new() };
+        let copies = operand_copies(stream, a, b)?;
         let mut turn = 0;
         let mut launch_next = |k: &Kernel, c: &mut _| -> Result<(), GemmError> {
             turn += 1;
@@ -440,7 +447,9 @@ impl Tuned {
 type Operands<TA, TB> = (CudaSlice<TA>, CudaSlice<TB>);
 
 /// Copies of A and B (the whole buffers) that with them pass twice the
-/// device's L2, for tuning dependent launches; none where A and B alone do.
+/// device's L2 (at most [`MAX_COPIES`]), for tuning; none where A and B
+/// alone do, or where the device has no memory for them (the points are
+/// then timed on the caller's buffers).
 fn operand_copies<TA: Element, TB: Element>(
     stream: &CudaStream,
     a: &impl DevicePtr<TA>,
@@ -448,15 +457,20 @@ fn operand_copies<TA: Element, TB: Element>(
 ) -> Result<Vec<Operands<TA, TB>>, GemmError> {
     let l2 = stream.context().attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?.max(0) as usize;
     let (a_bytes, b_bytes) = (a.len() * std::mem::size_of::<TA>(), b.len() * std::mem::size_of::<TB>());
-    let copies = (2 * l2).div_ceil((a_bytes + b_bytes).max(1)).min(8);
+    let copies = (2 * l2).div_ceil((a_bytes + b_bytes).max(1)).min(MAX_COPIES);
     if copies <= 1 {
         return Ok(Vec::new());
     }
     // allocated on the operands' own streams (the launch's is borrowed, not shared), and
     // those synchronized before the copies on the launch's stream
     // SAFETY: each copy is written whole, from its operand's buffer of the same length, before any read
-    let mut made: Vec<Operands<TA, TB>> =
-        (0..copies).map(|_| unsafe { Ok((a.stream().alloc::<TA>(a.len())?, b.stream().alloc::<TB>(b.len())?)) }).collect::<Result<_, GemmError>>()?;
+    let made: Result<Vec<Operands<TA, TB>>, DriverError> =
+        (0..copies).map(|_| unsafe { Ok((a.stream().alloc::<TA>(a.len())?, b.stream().alloc::<TB>(b.len())?)) }).collect();
+    let mut made = match made {
+        Ok(made) => made,
+        Err(DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY)) => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
     a.stream().synchronize()?;
     b.stream().synchronize()?;
     let cu = stream.cu_stream();

@@ -12,7 +12,8 @@
 
 use std::path::{Path, PathBuf};
 
-const MAGIC: &str = "gemm-tiles tuning choice, format 1";
+// format 2: choices timed on operands out of the L2 (format 1's, on operands it held, are made again)
+const MAGIC: &str = "gemm-tiles tuning choice, format 2";
 
 /// What a choice is for.
 #[derive(Clone, Debug, PartialEq, Eq)]

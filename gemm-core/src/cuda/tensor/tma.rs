@@ -1181,6 +1181,9 @@ impl Tc<'_> {
         let it = self.fill_counter();
         let step = |n: u32| if it == "kt" { format!("kt += {n}") } else { format!("kt += {n}, it += {n}") };
         if self.spec.sums_by_atom_row() {
+            if self.block_scaled() && !self.b_scales_copied() {
+                self.prefetch_global_b_scales(w, first, count, self.k_step());
+            }
             // (a stage at a time: one set of one row's sums leaves no second stage to run under a promotion)
             // (unrolled where a consumer thread has 128 registers or more: at the 96 of four consumers,
             // 640 threads, ptxas spilled)
@@ -1898,7 +1901,8 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
     /// 128 x 128): the producer copies no scale of B (a full barrier of one
     /// arrival, no cp.async in the source) and each consumer reads its K
     /// block's scale of B from global memory before it waits for the
-    /// stage, N's last block's where its columns lie past N.
+    /// stage, N's last block's where its columns lie past N, the L2 asked
+    /// for those scales' lines before its K loop.
     #[test]
     fn a_consumer_by_atom_rows_reads_b_scales_itself_before_its_wait() {
         use crate::spec::{Atom, Fused, Scale};
@@ -1920,6 +1924,17 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
             let read = lines.iter().position(|l| l.starts_with("const float sb = __ldg(scale_b + ")).expect("a global read of B's scale");
             assert!(lines[read].contains("min((block_n + group_n) / 128, (N - 1) / 128)"), "{}", lines[read]);
             assert!(lines[read + 1].starts_with("mbar_wait(full + 8 * s0"), "the read goes ahead of the wait: {}", lines[read + 1]);
+            // the L2 asked for the same row's lines before the K loop, a line of 32 K blocks a thread
+            let at = lines[read].trim_start_matches("const float sb = __ldg(").trim_end_matches(");");
+            let prefetch =
+                lines.iter().position(|l| l.starts_with("asm volatile(\"prefetch.global.L2") && l.contains(at)).expect("B's scales prefetched");
+            assert!(prefetch < read, "the prefetch goes ahead of the K loop");
+            assert!(
+                lines[prefetch - 2].starts_with("for (int line = (threadIdx.x % 128) * 32; line < k_tiles + 31; line += 128 * 32)"),
+                "{}",
+                lines[prefetch - 2]
+            );
+            assert!(lines[prefetch - 1].starts_with("const int kt = min(line, k_tiles - 1);"), "{}", lines[prefetch - 1]);
         };
         reads_its_own(&s);
         // 256 x 128 tiles of two 128 x 128 consumers
@@ -1933,7 +1948,7 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
 
     /// Block scales under a cluster split along K (64 x 64 tiles of a lone
     /// consumer, four ranks): the producer loads A's scales and the
-    /// consumer reads B's at the rank's K step, not the part's, and the
+    /// consumer reads (and prefetches) B's at the rank's K step, not the part's, and the
     /// other ranks' sums land in rank 0's shared memory past every stage's
     /// scales, which rank 0 may still be reading.
     #[test]
@@ -1953,6 +1968,8 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
         let has = |p: &str| lines.iter().any(|l| l.starts_with(p) && l.contains("(k_first + kt)"));
         assert!(has("tma_load(sfa_smem + stage * "), "A's scales at the rank's K step: {src}");
         assert!(has("const float sb = __ldg(scale_b + "), "B's scale at the rank's K step: {src}");
+        assert!(has("asm volatile(\"prefetch.global.L2"), "B's scales prefetched from the rank's K step: {src}");
+        assert!(lines.iter().any(|l| l.starts_with("const int kt = min(line, k_count - 1);")), "over the rank's K blocks alone: {src}");
         // every stage's scales end before the other ranks' sums begin
         let scales_end = s.tiles_bytes() + 16 * 8 + s.block_scale_bytes();
         assert!(s.k_split_offset() >= scales_end, "{} < {scales_end}", s.k_split_offset());

@@ -1926,8 +1926,10 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
             assert!(lines[read + 1].starts_with("mbar_wait(full + 8 * s0"), "the read goes ahead of the wait: {}", lines[read + 1]);
             // the L2 asked for the same row's lines before the K loop, a line of 32 K blocks a thread
             let at = lines[read].trim_start_matches("const float sb = __ldg(").trim_end_matches(");");
-            let prefetch =
-                lines.iter().position(|l| l.starts_with("asm volatile(\"prefetch.global.L2") && l.contains(at)).expect("B's scales prefetched");
+            let prefetch = lines
+                .iter()
+                .position(|l| l.starts_with("if (kt >= 0) asm volatile(\"prefetch.global.L2") && l.contains(at))
+                .expect("B's scales prefetched");
             assert!(prefetch < read, "the prefetch goes ahead of the K loop");
             assert!(
                 lines[prefetch - 2].starts_with("for (int line = (threadIdx.x % 128) * 32; line < k_tiles + 31; line += 128 * 32)"),
@@ -1968,7 +1970,8 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
         let has = |p: &str| lines.iter().any(|l| l.starts_with(p) && l.contains("(k_first + kt)"));
         assert!(has("tma_load(sfa_smem + stage * "), "A's scales at the rank's K step: {src}");
         assert!(has("const float sb = __ldg(scale_b + "), "B's scale at the rank's K step: {src}");
-        assert!(has("asm volatile(\"prefetch.global.L2"), "B's scales prefetched from the rank's K step: {src}");
+        assert!(has("if (kt >= 0) asm volatile(\"prefetch.global.L2"), "B's scales prefetched from the rank's K step: {src}");
+        // (a rank of no K block, k_count = 0, prefetches nothing)
         assert!(lines.iter().any(|l| l.starts_with("const int kt = min(line, k_count - 1);")), "over the rank's K blocks alone: {src}");
         // every stage's scales end before the other ranks' sums begin
         let scales_end = s.tiles_bytes() + 16 * 8 + s.block_scale_bytes();

@@ -200,7 +200,8 @@ impl Tc<'_> {
         let start = if first == "0" { String::new() } else { format!("{first} + ") };
         w.block(format!("for (int line = {start}(threadIdx.x % 128) * 32; line < {count} + 31; line += 128 * 32)"), |w| {
             w.line(format!("const int kt = min(line, {count} - 1);  // (a row's last line may start mid-way)"));
-            w.line(format!("asm volatile(\"prefetch.global.L2 [%0];\\n\" :: \"l\"({}));", self.warpgroup_b_scale(k_step)));
+            // (a cluster's rank may have no K block of a short K)
+            w.line(format!("if (kt >= {first}) asm volatile(\"prefetch.global.L2 [%0];\\n\" :: \"l\"({}));", self.warpgroup_b_scale(k_step)));
         });
     }
 

@@ -457,8 +457,8 @@ fn operand_copies<TA: Element, TB: Element>(
 ) -> Result<Vec<Operands<TA, TB>>, GemmError> {
     let l2 = stream.context().attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?.max(0) as usize;
     let (a_bytes, b_bytes) = (a.len() * std::mem::size_of::<TA>(), b.len() * std::mem::size_of::<TB>());
-    let copies = (2 * l2).div_ceil((a_bytes + b_bytes).max(1)).min(MAX_COPIES);
-    if copies <= 1 {
+    let copies = copies_past_l2(l2, a_bytes + b_bytes);
+    if copies == 0 {
         return Ok(Vec::new());
     }
     // allocated on the operands' own streams (the launch's is borrowed, not shared), and
@@ -483,6 +483,17 @@ fn operand_copies<TA: Element, TB: Element>(
         }
     }
     Ok(made)
+}
+
+/// How many copies of operands of `bytes` pass twice an L2 of `l2` bytes,
+/// at most [`MAX_COPIES`]; none where one set alone does.
+fn copies_past_l2(l2: usize, bytes: usize) -> usize {
+    let copies = (2 * l2).div_ceil(bytes.max(1)).min(MAX_COPIES);
+    if copies <= 1 {
+        0
+    } else {
+        copies
+    }
 }
 
 /// The median of some timed runs.
@@ -584,6 +595,22 @@ mod tests {
         assert_eq!(compare(&got, &want, at.iter().copied()).1, 1, "an element one wrote and the other did not");
         got[5] = 6.0;
         assert!(compare(&got, &want, at.iter().copied()).0 > 0.01);
+    }
+
+    /// The tuner's runs read copies of A and B that pass twice the L2: 15
+    /// of e4m3's 128 x 2048 and 4096 x 2048 on the H200's 60 MB, 16 at
+    /// most for smaller operands, none where one set passes it twice.
+    #[test]
+    fn the_tuners_operand_copies_pass_twice_the_l2() {
+        let l2 = 60 << 20;
+        let fp8 = 128 * 2048 + 4096 * 2048;
+        assert_eq!(copies_past_l2(l2, fp8), 15);
+        assert!(copies_past_l2(l2, fp8) * fp8 >= 2 * l2);
+        assert_eq!(copies_past_l2(l2, 1 << 20), MAX_COPIES);
+        // bf16 at 4096^3: two sets of 64 MiB pass 120 MiB
+        assert_eq!(copies_past_l2(l2, 2 * 2 * 4096 * 4096), 2);
+        assert_eq!(copies_past_l2(l2, 2 * l2), 0);
+        assert_eq!(copies_past_l2(l2, 0), MAX_COPIES);
     }
 
     /// The second pass takes the points within 5% of the fastest, fastest

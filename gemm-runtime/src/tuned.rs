@@ -302,10 +302,10 @@ impl Tuned {
     /// of their own: on operands the L2 kept from the run before, points
     /// ranked otherwise (fp8 at 128 x 4096 x 2048 on the H200, the point
     /// picked so ran 1.3% behind another on operands the L2 held, and 16%
-    /// behind it on operands from memory). Dependent launches are timed `BATCH` back to back between
-    /// two events (an event between them would end the overlap), C
-    /// restored before each where the kernels read it (`beta`: the copies,
-    /// timed, end the overlap too).
+    /// behind it on operands from memory). Dependent launches are timed
+    /// `BATCH` back to back between two events (an event between them
+    /// would end the overlap), C restored before each where the kernels
+    /// read it (`beta`: the copies, timed, end the overlap too).
     #[allow(clippy::too_many_arguments)]
     fn tune<TA: Element, TB: Element, TC: Element, TX: Element>(
         &self,

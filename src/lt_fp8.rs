@@ -239,3 +239,21 @@ impl LtFp8 {
         .map_err(lt_err("matmul"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The block-scaled reference takes shapes where cuBLASLt's scale
+    /// layouts are this crate's, and says why it refuses the others.
+    #[test]
+    fn the_block_scaled_reference_refuses_shapes_whose_scale_layouts_differ() {
+        assert_eq!(LtFp8::block_scaled_refuses(Dims::new(128, 4096, 7168)), None);
+        assert_eq!(LtFp8::block_scaled_refuses(Dims::new(64, 2112, 512)), None);
+        // 14 K blocks, and M of 130
+        for dims in [Dims::new(128, 4096, 1792), Dims::new(130, 4096, 7168)] {
+            let why = LtFp8::block_scaled_refuses(dims).expect("refused");
+            assert!(why.contains(&format!("m = {} and k = {}", dims.m, dims.k)), "{why}");
+        }
+    }
+}

@@ -536,8 +536,8 @@ impl Tc<'_> {
             Which::A => format!("a_smem + {stage} * {a_bytes}"),
             Which::B => format!("b_smem + {stage} * {b_bytes}"),
         };
-        // (a masked problem's rows end at its count, M; past the rows of A's map, m_max, edge
-        // boxes up to the count: TMA fills a box's lines past the map's rows slowly)
+        // (where edge boxes of A stop: a contiguous group's at A's end, its map's rows, a_rows;
+        // a masked problem's at its count, M, as TMA fills a box's lines past the map's rows slowly)
         let a_end = match self.spec.groups {
             Some(crate::spec::Groups::Contiguous) => "a_rows",
             _ => "M",
@@ -576,12 +576,9 @@ impl Tc<'_> {
         if self.ring().is_some() {
             return None;
         }
-        // (a contiguous group's rows end at its M; A's tensor map goes on to a_rows. In edge
-        // boxes at each group's end, the e4m3 Zipf-skewed Mixtral-like layer ran at 0.905 of
-        // the balanced one's speed, whole boxes 0.978: H200, the guide's performance notes)
-        // (a masked problem's rows end at its count, M; its rows of A's map at a_rows, m_max. Whole
-        // boxes where the map holds them, edge boxes up to the count else: past the map's rows TMA
-        // fills a box's lines slowly)
+        // (whole boxes of A as far as its map's rows go, a_rows, past a group's or problem's M: in
+        // edge boxes at each contiguous group's end, the e4m3 Zipf-skewed Mixtral-like layer ran at
+        // 0.905 of the balanced one's speed, whole boxes 0.978: H200, the guide's performance notes)
         let a_whole_to = match self.spec.groups {
             Some(crate::spec::Groups::Contiguous | crate::spec::Groups::Masked) => "a_rows",
             _ => "M",

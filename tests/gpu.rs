@@ -2179,6 +2179,62 @@ fn channel_and_block_scaled_fp8_kernels_match_the_host_product_of_the_dequantize
     assert!(matches!(e, GemmError::EpilogueArgs { .. }) && e.to_string().contains("scale buffers hold 767"), "{e}");
 }
 
+/// B's block scales by windows: a consumer by atom rows loads its tile's
+/// scales of B into shared memory 256 K blocks at a time. Past one window
+/// and two (K of 258 and 516 blocks, the last partial), every tile shape
+/// and K split of `fp8_block_tuned`'s points by atom rows (64 x 64 tiles
+/// of a lone consumer, K whole and split over a cluster of two; 256 x 128
+/// of two consumers) matches `fp8_block_scaled` (whose producer copies B's
+/// scales into its stages, no window) on the same operands, whose
+/// magnitudes change from K block to K block: a window's scales read for
+/// another's would be off by up to 2^6.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn b_scales_by_windows_match_the_kernel_that_copies_them_past_a_window() {
+    use gemm_runtime::quantize::{blocks, rows_by_k_block};
+    use gemm_runtime::spec::{Elem, Scale};
+    use gemm_runtime::F8E4M3;
+    let bench = bench();
+    let s = bench.stream();
+    let copied = Kernel::from_spec(gemm_ladder::fp8::fp8_block_scaled::SPEC).unwrap();
+    assert!(copied.spec.b_scales_copied());
+    // fp8_block_tuned's points by atom rows: a tile shape and K split each
+    let mut windowed: Vec<Kernel> = Vec::new();
+    for p in gemm_ladder::tuned::fp8_block_tuned::KERNEL.points() {
+        let shape = |k: &Kernel| (k.spec.block.m, k.spec.block.n, k.spec.k_split());
+        if p.b_scale_window_bytes() > 0 && !windowed.iter().any(|k| shape(k) == (p.block.m, p.block.n, p.k_split())) {
+            windowed.push(Kernel::from_spec(p.clone()).unwrap());
+        }
+    }
+    let has = |m, n, split| windowed.iter().any(|k| (k.spec.block.m, k.spec.block.n, k.spec.k_split()) == (m, n, split));
+    assert!(has(64, 64, 1) && has(64, 64, 2) && has(256, 128, 1), "{:?}", windowed.iter().map(|k| &k.name).collect::<Vec<_>>());
+    for (i, &(m, n, k)) in [(70, 200, 258 * 128 - 40), (300, 136, 516 * 128 - 72)].iter().enumerate() {
+        let seed = 900 + i as u64;
+        // magnitudes from 2^-3 to 2^3 by row and by K block
+        let vary = |r: usize, c: usize| ((r % 5) as f32 - 2.0).exp2() * ((c / 128 % 7) as f32 - 3.0).exp2();
+        let a: Vec<f32> = gemm_ladder::measure::random_normal(m * k, seed).iter().enumerate().map(|(e, x)| x * vary(e / k, e % k)).collect();
+        let w: Vec<f32> = gemm_ladder::measure::random_normal(n * k, seed + 1).iter().enumerate().map(|(e, x)| x * vary(e / k + 2, e % k)).collect();
+        let (a_d, w_d) = (s.clone_htod(&a).unwrap(), s.clone_htod(&w).unwrap());
+        let (la, lb) = Scale::Block.lens(m, n, k);
+        let (mut sa, mut sb) = (s.alloc_zeros::<f32>(la).unwrap(), s.alloc_zeros::<f32>(lb).unwrap());
+        let (mut qa, mut qw) = (s.alloc_zeros::<F8E4M3>(m * k).unwrap(), s.alloc_zeros::<F8E4M3>(n * k).unwrap());
+        rows_by_k_block(s, &a_d, (m, k), &mut qa, &mut sa).unwrap();
+        blocks(s, &w_d, (n, k), &mut qw, &mut sb).unwrap();
+        let dims = Dims::new(m, n, k);
+        let run = |kernel: &Kernel| {
+            let mut c = gemm_ladder::measure::DevMat::from_f32(s, Elem::Bf16, &vec![f32::NAN; m * n]).unwrap();
+            launch_scaled(kernel, s, (&qa, &qw), (&sa, &sb), &mut c, dims)
+        };
+        let want = run(&copied);
+        // (the same f32 sums, rounded to bf16: an element may differ by its last bit where the
+        // kernels add a K block's products in other orders)
+        for kernel in &windowed {
+            let err = gemm_runtime::internal::data::relative_error(&run(kernel), &want).unwrap();
+            assert!(err < 1e-3, "{} at {m} x {n} x {k}: relative error {err:.3e} against {}", kernel.name, copied.name);
+        }
+    }
+}
+
 /// The scaled fp8 test's launch of `kernel` into `c` (NaNs in C's type),
 /// with A's and B's scales; C widened to f32.
 fn launch_scaled<Q: gemm_runtime::Element>(

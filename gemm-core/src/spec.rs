@@ -523,6 +523,11 @@ pub enum Scale {
 /// The K (and N) extent of a scale block under `scale = block`.
 pub const SCALE_BLOCK: u32 = 128;
 
+/// K blocks of B's scales a consumer by atom rows holds in shared memory at
+/// once ([`KernelSpec::b_scale_window_bytes`]): 1 KB, a whole tile's K up
+/// to 32768; a longer K loads the next window as its loop reaches it.
+pub const B_SCALE_WINDOW: u32 = 256;
+
 /// The rows between two K blocks' scales of A under `scale = block`: m
 /// rounded up to 4 (16 bytes, DeepGEMM's layout, which TMA can load).
 pub fn block_scales_a_ld(m: usize) -> usize {
@@ -1069,10 +1074,23 @@ impl KernelSpec {
     /// of one K block, by TMA) and B's (one per 128-column block of the
     /// tile, at most 4, by cp.async), which the stage's full barrier waits
     /// for with its tiles. B's 16 bytes a stage stay unused where the
-    /// consumers read B's scales themselves ([`Self::b_scales_copied`]).
+    /// consumers load B's scales themselves, into windows of their own past
+    /// the stages' ([`Self::b_scale_window_bytes`]).
     pub fn block_scale_bytes(&self) -> u32 {
         match (self.fused.scale, self.staging) {
-            (Some(Scale::Block), Staging::Tma { stages, .. }) => 128 + stages * (self.block_scale_slot() + 16),
+            (Some(Scale::Block), Staging::Tma { stages, .. }) => 128 + stages * (self.block_scale_slot() + 16) + self.b_scale_window_bytes(),
+            _ => 0,
+        }
+    }
+
+    /// Where B's scales are not copied into the stages
+    /// ([`Self::b_scales_copied`]): a window of [`B_SCALE_WINDOW`] of them
+    /// (f32) for each consumer warpgroup, which its threads load from
+    /// global memory for K blocks of its tile at a time and its stages
+    /// read from there.
+    pub fn b_scale_window_bytes(&self) -> u32 {
+        match (self.fused.scale, self.staging, self.specialize) {
+            (Some(Scale::Block), Staging::Tma { .. }, Some(sp)) if self.sums_by_atom_row() => sp.consumers * B_SCALE_WINDOW * 4,
             _ => 0,
         }
     }
@@ -1487,16 +1505,13 @@ impl KernelSpec {
 
     /// Whether a producer copies B's block scales into each stage beside
     /// the tiles (`scale = block`). A consumer whose sums come by atom rows
-    /// reads its one scale a stage from global memory itself instead
-    /// (written before its wait for the stage; ptxas moves the load past
-    /// the wait, and pinning it there measured the same): at 128 x 4096 x 7168 on
-    /// 64 x 64 tiles the copies' landing, one of the full barrier's two
-    /// arrivals, cost 15% (518 against 598 TFLOP/s); on 256 x 128 tiles
-    /// the reads ran as fast at 4096 x 7168 x 16384 (1130 against 1134)
-    /// and 11% slower at 4096 x 32768 x 512, whose tiles of four stages
-    /// each begin with a load's wait (763 against 852), where the copies
-    /// spill at the 168 registers ptxas compiles three warpgroups for
-    /// (H200, 2026-11-30).
+    /// loads its tile's scales of B into a window of shared memory of its
+    /// own instead, up to [`B_SCALE_WINDOW`] K blocks at once
+    /// ([`Self::b_scale_window_bytes`]): at 128 x 4096 x 7168 on 64 x 64
+    /// tiles the copies' landing, one of the full barrier's two arrivals,
+    /// cost 15% (518 against 598 TFLOP/s, H200, 2026-11-30), and each
+    /// stage's own load from global memory, which the stage's promotion
+    /// waited on, 6% (the guide's fp8 notes).
     pub fn b_scales_copied(&self) -> bool {
         self.block_scale_bytes() > 0 && !self.sums_by_atom_row()
     }

@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-# What holds the lone consumer's stage in the block-scaled fp8 kernels of 64 x 64 tiles. As
-# generated, a consumer by atom rows with one atom row waits for a stage, loads B's scale of the
-# K block from global memory, issues its wgmmas into one set of sums, waits for them, releases
-# the stage and promotes the sums into its accumulators, one stage after another. Edits:
+# What holds the lone consumer's stage in the block-scaled fp8 kernels of 64 x 64 tiles. A
+# consumer by atom rows with one atom row waits for a stage, reads B's scale of the K block,
+# issues its wgmmas into one set of sums, waits for them, releases the stage and promotes the
+# sums into its accumulators, one stage after another. At c4561a7 it loaded B's scale from
+# global memory each stage; since, from a window in shared memory it fills once a tile (the
+# `b-scales-smem` edit, taken). The edits `at-stage`, `ahead` and `b-scales-smem` take the
+# source generated at c4561a7 (`git worktree add /tmp/c4561a7 c4561a7`, then its gemm-lab);
+# the others either form. Edits:
 #   at-stage   two sets of sums: stage kt + 1's wgmmas issued before stage kt's are waited on
 #              (wgmma.wait_group 1) and promoted, so that the promotion runs while the tensor
 #              cores work, and each stage is released a stage later; B's scale loaded at its stage
@@ -17,7 +21,7 @@
 # and, for timing only (the results are wrong, but finite), the one-set loop without a part of
 # its work, each an upper bound on what making that part free could give:
 #   no-a-scales    A's scales neither copied by the producer nor read (taken as 1)
-#   no-b-scales    B's scale not loaded (taken as 1)
+#   no-b-scales    B's scale taken as 1 at each stage (a window of them, where generated, still filled)
 #   no-scales      both
 #   no-promotion   the wgmmas add into the accumulators themselves: no second set, no promotion
 # A hand edit of the generated kernel, for `gemm-lab deepgemm MANIFEST --variant ..,source=FILE`
@@ -28,7 +32,7 @@
 #   gemm-lab deepgemm MANIFEST --variant $V --variant $V,source=/tmp/ahead.cu
 #
 # The figures: docs/src/performance/fp8.md, "Not taken: a stage's wgmmas issued before ..." and
-# "Found: the gap at few rows is B's scale ...".
+# "Taken: B's scales from shared memory, loaded once a tile ...".
 import re
 import sys
 
@@ -51,7 +55,7 @@ if mode in ("no-a-scales", "no-scales"):
     src = drop(src, r" *mbar_expect_more\(bar, \d+\);\n *tma_load\(sfa_smem .*\n", "", 2)
     src = drop(src, r"sfa\[warp_m [^]]*\]", "1.0f", 1)
 if mode in ("no-b-scales", "no-scales"):
-    src = drop(src, r"const float sb = __ldg\(.*\);", "const float sb = 1.0f;", 1)
+    src = drop(src, r"const float sb = (__ldg\(.*\)|sfb\[kt - w0\]);", "const float sb = 1.0f;", 1)
 if mode == "no-promotion":
     src = drop(src, r"wgmma_m64n64k32\(part\[0\]\[0\], (.*), ks > 0\);", r"wgmma_m64n64k32(acc[0][0], \1, 1);", 1)
     src = drop(src, r"acc\[0\]\[0\]\[q\]\[e\] \+= sc\[0\]\[e / 2\] \* part\[0\]\[0\]\[q\]\[e\];", "", 1)
@@ -60,7 +64,7 @@ if mode == "b-scales-smem":
     pre = re.search(r"( *)// B's scales of this warpgroup's loop into the L2 first.*?\n\1\}\n", src, re.S)
     at = re.search(r"const float sb = __ldg\((.*)\);", src)
     if not (c_tile and pre and at) or "group_n = 0;" not in src:
-        sys.exit("no C tile, B-scale prefetch or B-scale load where expected")
+        sys.exit("no C tile, B-scale prefetch or B-scale load where expected (the source generated at c4561a7)")
     ind = pre.group(1)
     load = (
         f"{ind}// (hand edit) B's scales of the tile's K blocks into the C tile's shared memory, once the last\n"
@@ -93,7 +97,7 @@ end = src.index("            // this tile's batch of C", start)
 loop = src[start:end]
 head = re.search(r"for \(int kt = 0; kt < k_tiles; kt \+= 1, it \+= 1\) \{\n", loop)
 if not head or "part[0][0]" not in loop or "part[1]" in loop or "sc[1]" in loop:
-    sys.exit("not a consumer of one atom row by one warpgroup (64 x 64 tiles)")
+    sys.exit("not a consumer of one atom row by one warpgroup (64 x 64 tiles) as generated at c4561a7")
 body = loop[head.end():loop.rindex("}")]
 issue, retire = body.split("                wgmma_wait<0>();", 1)
 # (the stage's slot, which the release names too)

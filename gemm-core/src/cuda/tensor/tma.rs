@@ -131,6 +131,16 @@ impl Tc<'_> {
             }
             w.line("");
         }
+        if let (Some(sp), true) = (self.spec.specialize, self.spec.b_scale_window_bytes() > 0) {
+            // (a warpgroup's own: ping-pong consumers run their K loops on tiles of their own)
+            w.line("// a barrier among one consumer warpgroup's threads alone, around its window of B's scales");
+            w.line("// (barrier 8 + its warpgroup: those among consumers for the C tile take 1 to 4)");
+            let id = if sp.consumers == 1 { format!("{}", 8 + sp.producers) } else { "8 + threadIdx.x / 128".to_string() };
+            w.block("__device__ __forceinline__ void window_sync()", |w| {
+                w.line(format!("asm volatile(\"bar.sync %0, 128;\\n\" :: \"r\"({id}) : \"memory\");"));
+            });
+            w.line("");
+        }
     }
 
     /// `persistent = queue`'s device functions: thread 0 takes each tile
@@ -252,6 +262,12 @@ impl Tc<'_> {
             w.line(format!("const unsigned sfa_smem = (empty + {} + 127) & ~127u;", 8 * stages + turns));
             if self.b_scales_copied() {
                 w.line(format!("const unsigned sfb_smem = sfa_smem + {};", stages * self.spec.block_scale_slot()));
+            }
+            if self.spec.b_scale_window_bytes() > 0 {
+                w.line(format!(
+                    "const unsigned sfb_window = sfa_smem + {};  // each consumer's window of B's scales (a window's K blocks, 4 bytes each)",
+                    stages * (self.spec.block_scale_slot() + 16)
+                ));
             }
         }
         let per = if self.multicasts() { " of each block of the cluster" } else { "" };
@@ -1178,10 +1194,10 @@ impl Tc<'_> {
         let it = self.fill_counter();
         let step = |n: u32| if it == "kt" { format!("kt += {n}") } else { format!("kt += {n}, it += {n}") };
         if self.spec.sums_by_atom_row() {
-            if self.block_scaled() && !self.b_scales_copied() {
-                self.prefetch_global_b_scales(w, first, count, self.k_step());
-            }
             // (a stage at a time: one set of one row's sums leaves no second stage to run under a promotion)
+            if self.block_scaled() {
+                self.b_scale_window(w);
+            }
             // (unrolled where a consumer thread has 128 registers or more: at the 96 of four consumers,
             // 640 threads, ptxas spilled)
             if self.spec.register_cap() >= 128 {
@@ -1193,8 +1209,8 @@ impl Tc<'_> {
             }
             return w.block(format!("for (int kt = {first}; kt < {count}; {})", step(1)), |w| {
                 w.line(format!("const int s0 = {it} % {stages};"));
-                if self.block_scaled() && !self.b_scales_copied() {
-                    self.global_b_scale(w, self.k_step());
+                if self.block_scaled() {
+                    self.window_b_scale(w, first, count, self.k_step());
                 }
                 self.wait_full(w, "s0", &format!("({it} / {stages}) & 1"));
                 self.promoted_by_rows(w, "s0", &|w: &mut Writer| self.release(w, "", "s0"));
@@ -1896,12 +1912,14 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
 
     /// `scale = block` by atom rows (a lone consumer of 64 x 64, two of
     /// 128 x 128): the producer copies no scale of B (a full barrier of one
-    /// arrival, no cp.async in the source) and each consumer reads its K
-    /// block's scale of B from global memory before it waits for the
-    /// stage, N's last block's where its columns lie past N, the L2 asked
-    /// for those scales' lines before its K loop.
+    /// arrival, no cp.async in the source); each consumer warpgroup loads
+    /// its tile's scales of B, N's last block's where its columns lie past
+    /// N, into a window of its own in shared memory, between two barriers
+    /// of its own, 256 K blocks at a time where its K loop reaches
+    /// them, and each stage reads its K block's from there before it waits
+    /// for the stage.
     #[test]
-    fn a_consumer_by_atom_rows_reads_b_scales_itself_before_its_wait() {
+    fn a_consumer_by_atom_rows_loads_b_scales_into_its_window() {
         use crate::spec::{Atom, Fused, Scale};
         let mut s = promoted_spec(6);
         (s.block.m, s.block.n, s.block.threads) = (64, 64, 256);
@@ -1915,25 +1933,25 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
         let reads_its_own = |s: &KernelSpec| {
             assert!(crate::check(s).is_empty(), "{:?}", crate::check(s));
             assert!(s.sums_by_atom_row());
+            let consumers = s.specialize.unwrap().consumers;
+            assert_eq!(s.b_scale_window_bytes(), consumers * crate::spec::B_SCALE_WINDOW * 4);
             let src = crate::generate(s).unwrap().source;
             assert!(src.contains("mbar_init(full + 8 * s, 1);") && !src.contains("cp_async") && !src.contains("sfb_smem"), "{src}");
             let lines: Vec<&str> = src.lines().map(str::trim).collect();
-            let read = lines.iter().position(|l| l.starts_with("const float sb = __ldg(scale_b + ")).expect("a global read of B's scale");
-            assert!(lines[read].contains("min((block_n + group_n) / 128, (N - 1) / 128)"), "{}", lines[read]);
+            let find = |p: &str| lines.iter().position(|l| l.starts_with(p)).unwrap_or_else(|| panic!("no line `{p}`: {src}"));
+            let window = find("if (kt % 256 == 0)");
+            let load = find("sfb[k - kt] = __ldg(scale_b + ");
+            assert!(lines[load].contains("min((block_n + group_n) / 128, (N - 1) / 128)"), "{}", lines[load]);
+            assert!(lines[load - 1].starts_with("for (int k = kt + threadIdx.x % 128; k < min(kt + 256, k_tiles); k += 128)"), "{}", lines[load - 1]);
+            assert!(lines[load - 3].starts_with("window_sync();") && lines[load + 2].starts_with("window_sync();"), "{src}");
+            assert!(window < load && load < find("const float sb = sfb[kt % 256];"), "a window filled where it starts, then read");
+            assert!(lines[find("float* const sfb = ")].ends_with("(threadIdx.x / 128 - 1) * 256;"), "a window a warpgroup: {src}");
+            let read = find("const float sb = sfb[kt % 256];");
+            assert!(lines[window - 1].starts_with("const int s0 = it % "), "{}", lines[window - 1]);
+            assert!(lines[window - 2].starts_with("for (int kt = 0; kt < k_tiles; kt += 1, it += 1)"), "{}", lines[window - 2]);
             assert!(lines[read + 1].starts_with("mbar_wait(full + 8 * s0"), "the read goes ahead of the wait: {}", lines[read + 1]);
-            // the L2 asked for the same row's lines before the K loop, a line of 32 K blocks a thread
-            let at = lines[read].trim_start_matches("const float sb = __ldg(").trim_end_matches(");");
-            let prefetch = lines
-                .iter()
-                .position(|l| l.starts_with("if (kt >= 0) asm volatile(\"prefetch.global.L2") && l.contains(at))
-                .expect("B's scales prefetched");
-            assert!(prefetch < read, "the prefetch goes ahead of the K loop");
-            assert!(
-                lines[prefetch - 2].starts_with("for (int line = (threadIdx.x % 128) * 32; line < k_tiles + 31; line += 128 * 32)"),
-                "{}",
-                lines[prefetch - 2]
-            );
-            assert!(lines[prefetch - 1].starts_with("const int kt = min(line, k_tiles - 1);"), "{}", lines[prefetch - 1]);
+            assert!(src.contains("void window_sync()"), "the warpgroup's barrier: {src}");
+            assert_eq!(lines.iter().filter(|l| l.contains("__ldg(scale_b")).count(), 1, "B's scales loaded in one place: {src}");
         };
         reads_its_own(&s);
         // 256 x 128 tiles of two 128 x 128 consumers
@@ -1947,7 +1965,7 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
 
     /// Block scales under a cluster split along K (64 x 64 tiles of a lone
     /// consumer, four ranks): the producer loads A's scales and the
-    /// consumer reads (and prefetches) B's at the rank's K step, not the part's, and the
+    /// consumer loads B's at the rank's K steps, not the part's, and the
     /// other ranks' sums land in rank 0's shared memory past every stage's
     /// scales, which rank 0 may still be reading.
     #[test]
@@ -1966,10 +1984,13 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
         let lines: Vec<&str> = src.lines().map(str::trim).collect();
         let has = |p: &str| lines.iter().any(|l| l.starts_with(p) && l.contains("(k_first + kt)"));
         assert!(has("tma_load(sfa_smem + stage * "), "A's scales at the rank's K step: {src}");
-        assert!(has("const float sb = __ldg(scale_b + "), "B's scale at the rank's K step: {src}");
-        assert!(has("if (kt >= 0) asm volatile(\"prefetch.global.L2"), "B's scales prefetched from the rank's K step: {src}");
-        // (a rank of no K block, k_count = 0, prefetches nothing)
-        assert!(lines.iter().any(|l| l.starts_with("const int kt = min(line, k_count - 1);")), "over the rank's K blocks alone: {src}");
+        assert!(
+            lines.iter().any(|l| l.starts_with("sfb[k - kt] = __ldg(scale_b + ") && l.contains("(k_first + k)")),
+            "B's scales at the rank's K steps: {src}"
+        );
+        // (a rank of no K block, k_count = 0, loads none and meets no barrier: its consumers alike)
+        let windows = "for (int k = kt + threadIdx.x % 128; k < min(kt + 256, k_count); k += 128)";
+        assert!(lines.iter().any(|l| l.starts_with(windows)), "over the rank's K blocks alone: {src}");
         // every stage's scales end before the other ranks' sums begin
         let scales_end = s.tiles_bytes() + 16 * 8 + s.block_scale_bytes();
         assert!(s.k_split_offset() >= scales_end, "{} < {scales_end}", s.k_split_offset());

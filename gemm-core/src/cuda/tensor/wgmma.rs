@@ -19,7 +19,7 @@ use super::{index, plus, times, Tc};
 use crate::cuda::layout::scaled;
 use crate::cuda::ptx;
 use crate::cuda::writer::Writer;
-use crate::spec::{TmaTile, Which};
+use crate::spec::{TmaTile, Which, B_SCALE_WINDOW};
 
 impl Tc<'_> {
     pub(super) fn wgmma_helpers(&self, w: &mut Writer) {
@@ -145,7 +145,7 @@ impl Tc<'_> {
     /// accumulators into `sc`, from the stage's slots in shared memory: the
     /// rows of A (lane / 4 and + 8 of each 64-row atom) times B's for the
     /// warpgroup's 128-column block (a consumer by atom rows reads `sb`
-    /// from global memory: [`Self::global_b_scale`]). No warp may read the slots once the
+    /// from its window: [`Self::window_b_scale`]). No warp may read the slots once the
     /// stage goes back to the producer: outside a producer's ring, and in
     /// it by atom rows, they are read before the stage's wgmmas, which
     /// every warp of the warpgroup issues; in the paired loop each warp
@@ -159,7 +159,7 @@ impl Tc<'_> {
             let shift = if self.spec.block_scale_rows() > self.bm { " + (block_m & 3)" } else { "" };
             let slot = self.spec.block_scale_slot() / 4;
             w.line(format!("const float* const sfa = reinterpret_cast<const float*>(smem_raw + (sfa_smem - smem_base)) + {stage} * {slot}{shift};"));
-            // (a consumer by atom rows has read B's from global memory: `Self::global_b_scale`)
+            // (a consumer by atom rows has read B's from its window: `Self::window_b_scale`)
             if self.b_scales_copied() {
                 w.line(format!(
                     "const float sb = reinterpret_cast<const float*>(smem_raw + (sfb_smem - smem_base))[{stage} * 4 + (block_n + group_n) / 128 - block_n / 128];"
@@ -174,35 +174,42 @@ impl Tc<'_> {
         });
     }
 
-    /// `scale = block` by atom rows: K block `kt`'s scale of B for the
-    /// warpgroup's 128-column block, `sb`, loaded from global memory by each
-    /// thread (the warpgroup's one address) in place of the producer's copy
-    /// (`b_scales_copied`). Written ahead of the stage's wait, the `__ldg`
-    /// lands after it in the SASS, just before the scales' first use: ptxas
-    /// sinks it. A load it cannot move (`ld.relaxed.cta`) stayed ahead and
-    /// took away the multiplies' wait on it, but not time (591 against 597
-    /// TFLOP/s at 128 x 4096 x 7168 on 64 x 64 tiles, H200, 2026-12-01).
-    pub(super) fn global_b_scale(&self, w: &mut Writer, kt: &str) {
-        w.line(format!("const float sb = __ldg({});", self.warpgroup_b_scale(kt)));
+    /// `scale = block` by atom rows, at the top of a stage of the K loop
+    /// (K blocks `first` to `count`, `kt` the stage's as `k_step` names
+    /// it): where `kt` starts a window of [`B_SCALE_WINDOW`] K blocks, the
+    /// warpgroup's scales of B for them loaded from global memory into its
+    /// window in shared memory, a K block a thread, between two barriers of
+    /// the warpgroup's; then the stage's `sb` read from there. The producer
+    /// does not copy them into the stages (`b_scales_copied`): their
+    /// landing cost 15% at 128 x 4096 x 7168 on 64 x 64 tiles. Loaded from
+    /// global memory a stage at a time, each stage's promotion waited on its
+    /// load, longer than the stage's wgmmas took from the L2: 4-8% slower at
+    /// 128 rows and at 64 x 2112 x 7168, measured on the edited source
+    /// (H200, 2026-12-02, the guide's fp8 notes). A window is tested for at
+    /// each stage rather than looped over: a loop's bound, held through the
+    /// stages, made ptxas spill at 256 x 128.
+    pub(super) fn window_b_scale(&self, w: &mut Writer, first: &str, count: &str, k_step: &str) {
+        let window = B_SCALE_WINDOW;
+        let at = if first == "0" { "kt".to_string() } else { format!("(kt - {first})") };
+        w.block(format!("if ({at} % {window} == 0)"), |w| {
+            w.line(format!("// a window's first K block: B's scales of this warpgroup's next {window} into its window"));
+            w.line("window_sync();  // the warpgroup is done with its last window (the last tile's)");
+            w.line("#pragma unroll 1  // (in each of the stages the K loop unrolls)");
+            w.block(format!("for (int k = kt + threadIdx.x % 128; k < min(kt + {window}, {count}); k += 128)"), |w| {
+                w.line(format!("sfb[k - kt] = __ldg({});", self.warpgroup_b_scale(&k_step.replace("kt", "k"))));
+            });
+            w.line("window_sync();  // and this one is in");
+        });
+        w.line(format!("const float sb = sfb[{at} % {window}];"));
     }
 
-    /// Before a K loop of [`Self::global_b_scale`]'s reads (K blocks
-    /// `first` to `count`, `kt` a K block of the loop as `k_step` names
-    /// it): the L2 asked for the lines of the warpgroup's B scales, a line
-    /// a thread. Read a K block a stage, a line from memory (32 K blocks)
-    /// held up the stage that first read it: prefetched, the 64 x 64 tiles
-    /// ran 6-7% faster at 128 x 4096 x 7168 on weights from memory, 2% on
-    /// weights the L2 holds, ahead of DeepGEMM's 64 x 64 kernel where they
-    /// had run 3-4% behind (H200, 2026-12-02).
-    pub(super) fn prefetch_global_b_scales(&self, w: &mut Writer, first: &str, count: &str, k_step: &str) {
-        w.line("// B's scales of this warpgroup's loop into the L2 first, a 128-byte line (32 K blocks) a thread:");
-        w.line("// read one a stage, a line from memory would hold up the stage that reads it first");
-        let start = if first == "0" { String::new() } else { format!("{first} + ") };
-        w.block(format!("for (int line = {start}(threadIdx.x % 128) * 32; line < {count} + 31; line += 128 * 32)"), |w| {
-            w.line(format!("const int kt = min(line, {count} - 1);  // (a row's last line may start mid-way)"));
-            // (a cluster's rank may have no K block of a short K)
-            w.line(format!("if (kt >= {first}) asm volatile(\"prefetch.global.L2 [%0];\\n\" :: \"l\"({}));", self.warpgroup_b_scale(k_step)));
-        });
+    /// The consumer's window of B's scales ([`Self::window_b_scale`]).
+    pub(super) fn b_scale_window(&self, w: &mut Writer) {
+        let producers = self.spec.specialize.map_or(0, |sp| sp.producers);
+        w.line(format!("// B's scales of this warpgroup's K blocks, {B_SCALE_WINDOW} at a time, in its window of shared memory"));
+        w.line(format!(
+            "float* const sfb = reinterpret_cast<float*>(smem_raw + (sfb_window - smem_base)) + (threadIdx.x / 128 - {producers}) * {B_SCALE_WINDOW};"
+        ));
     }
 
     /// Where the warpgroup's B scale of K block `kt` lies: its 128-column

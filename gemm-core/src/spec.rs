@@ -1078,7 +1078,16 @@ impl KernelSpec {
     /// the stages' ([`Self::b_scale_window_bytes`]).
     pub fn block_scale_bytes(&self) -> u32 {
         match (self.fused.scale, self.staging) {
-            (Some(Scale::Block), Staging::Tma { stages, .. }) => 128 + stages * (self.block_scale_slot() + 16) + self.b_scale_window_bytes(),
+            (Some(Scale::Block), Staging::Tma { .. }) => 128 + self.b_scale_window_offset() + self.b_scale_window_bytes(),
+            _ => 0,
+        }
+    }
+
+    /// Where the consumers' windows of B's scales start, from A's first
+    /// stage of scales: past every stage's A and B slots.
+    pub fn b_scale_window_offset(&self) -> u32 {
+        match self.staging {
+            Staging::Tma { stages, .. } => stages * (self.block_scale_slot() + 16),
             _ => 0,
         }
     }

@@ -266,7 +266,7 @@ impl Tc<'_> {
             if self.spec.b_scale_window_bytes() > 0 {
                 w.line(format!(
                     "const unsigned sfb_window = sfa_smem + {};  // each consumer's window of B's scales (a window's K blocks, 4 bytes each)",
-                    stages * (self.spec.block_scale_slot() + 16)
+                    self.spec.b_scale_window_offset()
                 ));
             }
         }
@@ -1070,7 +1070,7 @@ impl Tc<'_> {
                         } else {
                             w.line(format!("mbar_wait(empty + 8 * stage, (({round}) & 1) ^ 1);  // every consumer{whose} has released it"));
                         }
-                        self.tma_issue_as(w, k_step, "stage", copies);
+                        self.tma_issue_as(w, &k_step, "stage", copies);
                     });
                 };
                 self.tile_k_loops(w, k_loop);
@@ -1154,11 +1154,16 @@ impl Tc<'_> {
 
     /// The K step the K loops' stage `kt` holds: the tile's, or under a
     /// split along K this rank's part's.
-    fn k_step(&self) -> &'static str {
+    fn k_step(&self) -> String {
+        self.k_step_of("kt")
+    }
+
+    /// [`Self::k_step`] of the loop variable `kt`.
+    pub(super) fn k_step_of(&self, kt: &str) -> String {
         if self.spec.k_split() > 1 {
-            "(k_first + kt)"
+            format!("(k_first + {kt})")
         } else {
-            "kt"
+            kt.to_string()
         }
     }
 
@@ -1210,7 +1215,7 @@ impl Tc<'_> {
             return w.block(format!("for (int kt = {first}; kt < {count}; {})", step(1)), |w| {
                 w.line(format!("const int s0 = {it} % {stages};"));
                 if self.block_scaled() {
-                    self.window_b_scale(w, first, count, self.k_step());
+                    self.window_b_scale(w, first, count);
                 }
                 self.wait_full(w, "s0", &format!("({it} / {stages}) & 1"));
                 self.promoted_by_rows(w, "s0", &|w: &mut Writer| self.release(w, "", "s0"));

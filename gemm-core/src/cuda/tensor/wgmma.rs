@@ -175,8 +175,7 @@ impl Tc<'_> {
     }
 
     /// `scale = block` by atom rows, at the top of a stage of the K loop
-    /// (K blocks `first` to `count`, `kt` the stage's as `k_step` names
-    /// it): where `kt` starts a window of [`B_SCALE_WINDOW`] K blocks, the
+    /// (K blocks `first` to `count`, `kt` the stage's): where `kt` starts a window of [`B_SCALE_WINDOW`] K blocks, the
     /// warpgroup's scales of B for them loaded from global memory into its
     /// window in shared memory, a K block a thread, between two barriers of
     /// the warpgroup's; then the stage's `sb` read from there. The producer
@@ -188,7 +187,7 @@ impl Tc<'_> {
     /// (H200, 2026-12-02, the guide's fp8 notes). A window is tested for at
     /// each stage rather than looped over: a loop's bound, held through the
     /// stages, made ptxas spill at 256 x 128.
-    pub(super) fn window_b_scale(&self, w: &mut Writer, first: &str, count: &str, k_step: &str) {
+    pub(super) fn window_b_scale(&self, w: &mut Writer, first: &str, count: &str) {
         let window = B_SCALE_WINDOW;
         let at = if first == "0" { "kt".to_string() } else { format!("(kt - {first})") };
         w.block(format!("if ({at} % {window} == 0)"), |w| {
@@ -196,7 +195,7 @@ impl Tc<'_> {
             w.line("window_sync();  // the warpgroup is done with its last window (the last tile's)");
             w.line("#pragma unroll 1  // (in each of the stages the K loop unrolls)");
             w.block(format!("for (int k = kt + threadIdx.x % 128; k < min(kt + {window}, {count}); k += 128)"), |w| {
-                w.line(format!("sfb[k - kt] = __ldg({});", self.warpgroup_b_scale(&k_step.replace("kt", "k"))));
+                w.line(format!("sfb[k - kt] = __ldg({});", self.warpgroup_b_scale(&self.k_step_of("k"))));
             });
             w.line("window_sync();  // and this one is in");
         });

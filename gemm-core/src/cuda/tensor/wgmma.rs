@@ -182,9 +182,10 @@ impl Tc<'_> {
     /// does not copy them into the stages (`b_scales_copied`): their
     /// landing cost 15% at 128 x 4096 x 7168 on 64 x 64 tiles. Loaded from
     /// global memory a stage at a time, each stage's promotion waited on its
-    /// load, longer than the stage's wgmmas took from the L2: 4-8% slower at
-    /// 128 rows and at 64 x 2112 x 7168, measured on the edited source
-    /// (H200, 2026-12-02, the guide's fp8 notes). A window is tested for at
+    /// load, longer than the stage's wgmmas took from the L2: the windows
+    /// ran 1.6-5.3% faster at 128 rows and at 64 x 2112 x 7168; filled once
+    /// the first row's wgmmas were issued, 3.5-5.9% slower than here (H200,
+    /// 2026-12-02, the guide's fp8 notes). A window is tested for at
     /// each stage rather than looped over: a loop's bound, held through the
     /// stages, made ptxas spill at 256 x 128.
     pub(super) fn window_b_scale(&self, w: &mut Writer, first: &str, count: &str) {

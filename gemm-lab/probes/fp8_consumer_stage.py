@@ -3,8 +3,9 @@
 # consumer by atom rows with one atom row waits for a stage, reads B's scale of the K block,
 # issues its wgmmas into one set of sums, waits for them, releases the stage and promotes the
 # sums into its accumulators, one stage after another. At c4561a7 it loaded B's scale from
-# global memory each stage; since, from a window in shared memory it fills once a tile (the
-# `b-scales-smem` edit, taken). The edits `at-stage`, `ahead` and `b-scales-smem` take the
+# global memory each stage; since 53f05e3, from a window of 256 K blocks in shared memory that
+# it fills at a tile's first stage (the `b-scales-smem` edit's idea, which fills the C tile
+# with all of a tile's scales instead). The edits `at-stage`, `ahead` and `b-scales-smem` take the
 # source generated at c4561a7 (`git worktree add /tmp/c4561a7 c4561a7`, then its gemm-lab);
 # the others either form. Edits:
 #   at-stage   two sets of sums: stage kt + 1's wgmmas issued before stage kt's are waited on

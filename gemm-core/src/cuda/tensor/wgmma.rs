@@ -175,7 +175,8 @@ impl Tc<'_> {
     }
 
     /// `scale = block` by atom rows, at the top of a stage of the K loop
-    /// (K blocks `first` to `count`, `kt` the stage's): where `kt` starts a window of [`B_SCALE_WINDOW`] K blocks, the
+    /// (K blocks `first` to `count`, `kt` the stage's): where `kt` starts a
+    /// window of [`B_SCALE_WINDOW`] K blocks, the
     /// warpgroup's scales of B for them loaded from global memory into its
     /// window in shared memory, a K block a thread, between two barriers of
     /// the warpgroup's; then the stage's `sb` read from there. The producer

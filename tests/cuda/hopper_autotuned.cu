@@ -280,7 +280,7 @@ hopper_autotuned__bf16bf16bf16_rcr__b128x256x64_t384__w64x256_i1x1__wgmma64x256x
         // warpgroup tier: 2x1 warpgroups, each a 64x256 sub-tile of 1x1 wgmma atoms of 64x256
         const int warp = threadIdx.x / 32;
         const int lane = threadIdx.x % 32;
-        const int group = threadIdx.x / 128 - 1;
+        const int group = __shfl_sync(0xffffffff, threadIdx.x / 128, 0) - 1;
         const int group_m = group * 64;
         const int group_n = 0;
         // warp w of a warpgroup holds rows 16 w to 16 w + 15 of each 64-row wgmma

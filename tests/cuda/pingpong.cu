@@ -271,7 +271,7 @@ pingpong__bf16bf16bf16_rcr__b128x128x64_t384__w128x128_i1x1__wgmma64x128x16__tma
         // warpgroup tier: 1x1 warpgroups, each a 128x128 sub-tile of 2x1 wgmma atoms of 64x128
         const int warp = threadIdx.x / 32;
         const int lane = threadIdx.x % 32;
-        const int group = threadIdx.x / 128 - 1;
+        const int group = __shfl_sync(0xffffffff, threadIdx.x / 128, 0) - 1;
         const int group_m = 0;
         const int group_n = 0;
         // warp w of a warpgroup holds rows 16 w to 16 w + 15 of each 64-row wgmma

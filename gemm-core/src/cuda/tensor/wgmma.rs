@@ -53,9 +53,13 @@ impl Tc<'_> {
         ));
         w.declare("warp", "const int warp = threadIdx.x / 32;");
         w.declare("lane", "const int lane = threadIdx.x % 32;");
+        // read from lane 0: ptxas then knows it is the same across the warp, and keeps it and the
+        // wgmma descriptors built from it in uniform registers (as vector registers, each
+        // descriptor took 64-bit adds and moves between wgmmas: fp8's 128 x 128 tiles ran 8-11%
+        // slower on the H200)
         let group = match first {
-            0 => "threadIdx.x / 128".to_string(),
-            f => format!("threadIdx.x / 128 - {f}"),
+            0 => "__shfl_sync(0xffffffff, threadIdx.x / 128, 0)".to_string(),
+            f => format!("__shfl_sync(0xffffffff, threadIdx.x / 128, 0) - {f}"),
         };
         w.declare("group", format!("const int group = {group};"));
         let group_m = match (groups_m, groups_n) {

@@ -121,8 +121,8 @@ pub fn fp8_tuned(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<b
 /// `fp8_block_scaled` (DeepGEMM's 1 x 128 and 128 x 128 scales) with its
 /// block tile, its consumers' tiles, stages and raster bands tuned: tiles
 /// from 256 x 128 (DeepGEMM's: two consumers of 128 x 128, each taking its
-/// sums an atom row of 64 at a time, three stages; 4-6% faster than
-/// 128 x 128 at 4096^3 to 8192^3 on the H200) through 128 x 128
+/// sums an atom row of 64 at a time, three stages; the tuner picks it at
+/// some large sizes on the H200) through 128 x 128
 /// (`fp8_block_scaled`'s two consumers of 64 x 128) down to
 /// 64 x 64 (one consumer, its sums by atom rows as DeepGEMM's are, or two
 /// of 64 x 32), so that products of few rows

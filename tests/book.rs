@@ -162,10 +162,15 @@ fn every_page_is_in_the_summary_and_every_link_of_it_reaches_a_page_and_heading(
             }
             let target = page.parent().unwrap().join(path);
             assert!(target.exists(), "{}: link to {link}, which does not exist", page.display());
-            // a link into a page names one of its headings
+            // a link into a page names one of its headings, or an anchor it sets (`<a id="..."></a>`)
             if let Some((_, anchor)) = link.split_once('#').filter(|_| path.ends_with(".md")) {
-                let headings = heading_ids(&std::fs::read_to_string(&target).unwrap());
-                assert!(headings.iter().any(|h| h == anchor), "{}: link to {link}, whose page has no such heading", page.display());
+                let text = std::fs::read_to_string(&target).unwrap();
+                let anchors = text.split("<a id=\"").skip(1).filter_map(|rest| rest.split('"').next());
+                assert!(
+                    heading_ids(&text).iter().map(String::as_str).chain(anchors).any(|h| h == anchor),
+                    "{}: link to {link}, whose page has no such heading or anchor",
+                    page.display()
+                );
             }
         }
     }

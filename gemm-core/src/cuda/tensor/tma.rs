@@ -1976,7 +1976,7 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
     /// The consumers' warpgroup index is read from lane 0, so that ptxas
     /// knows it is the same across each warp and builds the wgmma
     /// descriptors from it in uniform registers (from `threadIdx.x / 128`,
-    /// in vector registers, the fp8 128 x 128 tiles ran 8-11% slower on the
+    /// in vector registers, the fp8 128 x 128 tiles ran 7-10% slower on the
     /// H200): under warp specialization (after the producer's warpgroup),
     /// and where every warpgroup computes.
     #[test]

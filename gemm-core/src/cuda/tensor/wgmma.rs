@@ -55,7 +55,7 @@ impl Tc<'_> {
         w.declare("lane", "const int lane = threadIdx.x % 32;");
         // read from lane 0: ptxas then knows it is the same across the warp, and keeps it and the
         // wgmma descriptors built from it in uniform registers (as vector registers, each
-        // descriptor took 64-bit adds and moves between wgmmas: fp8's 128 x 128 tiles ran 8-11%
+        // descriptor took 64-bit adds and moves between wgmmas: fp8's 128 x 128 tiles ran 7-10%
         // slower on the H200)
         let group = match first {
             0 => "__shfl_sync(0xffffffff, threadIdx.x / 128, 0)".to_string(),

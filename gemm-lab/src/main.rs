@@ -14,6 +14,7 @@ mod search;
 mod tma_lines;
 mod tp_clocks;
 mod tp_rank;
+mod tuner;
 mod variants;
 
 use clap::{Parser, Subcommand};
@@ -61,6 +62,9 @@ enum Tool {
     /// DeepGEMM's fp8 GEMM with block scales (as its JIT built it) beside ours and cuBLASLt's, in one process
     #[command(disable_help_flag = true)]
     Deepgemm(Args),
+    /// A tuned kernel's first-launch pick beside its points' ranking under sustained load, and the clock's ramp from idle
+    #[command(disable_help_flag = true)]
+    Tuner(Args),
     /// gemm-tp's MLP block on two or more GPUs, each form with its GPUs' SM clocks: the all-reduce hidden in cycles
     #[command(disable_help_flag = true)]
     TpClocks(Args),
@@ -96,6 +100,7 @@ fn main() {
         Tool::TmaLines(a) => ("tma-lines", a, Box::new(|argv| tma_lines::main(argv).map_err(Into::into))),
         Tool::TpRank(a) => ("tp-rank", a, reports_itself(tp_rank::main)),
         Tool::Deepgemm(a) => ("deepgemm", a, Box::new(deepgemm::main)),
+        Tool::Tuner(a) => ("tuner", a, Box::new(tuner::main)),
         Tool::TpClocks(a) => ("tp-clocks", a, reports_itself(tp_clocks::main)),
     };
     // each tool sees `gemm-lab TOOL ARGS...`, as its own command line

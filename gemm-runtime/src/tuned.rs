@@ -45,14 +45,29 @@ pub const ENV: &str = "GEMM_TILES_TUNE";
 /// lost to 128 x 128 ones (BENCHMARKS.md).
 const FIRST_TURNS: usize = 3;
 const FIRST_RUNS: usize = 2;
-/// The points the first pass puts within this fraction of the fastest are
-/// timed again in the second pass, `TURNS` turns of `RUNS` runs each; the
-/// median of all of a point's runs decides.
+/// The points the first pass puts within this fraction of the fastest go
+/// on to the second pass, at most `LEADERS` of them.
 const CLOSE: f32 = 0.05;
-/// At most this many leaders go on to the second pass.
-const LEADERS: usize = 6;
-const TURNS: usize = 4;
-const RUNS: usize = 5;
+const LEADERS: usize = 4;
+/// The second pass times each leader alone, back to back: `SETTLE_MS` of
+/// launches untimed, then `ALONE_MS` timed, the leaders in order and then
+/// in reverse order; the median of a leader's timed runs decides. A GEMM
+/// run for more than about 50 ms holds the GPU at its power cap, at the
+/// clock its own draw leaves (on the H200: 1400-1550 MHz where an idle
+/// GPU starts at 1980), and the points draw differently: timed from idle
+/// or in turns, the tuner picked between runs a point 3.7% behind another
+/// at 4096 x 7168 x 16384 in e4m3 (each alone for 2 s: 1133 against 1177
+/// TFLOP/s), where 150 ms alone after 150 ms to settle ranked the points
+/// as 2 s alone did, within 0.5% (performance notes, fp8). The same
+/// `SETTLE_MS` of the first point run before the first pass, so that it
+/// too times the GPU at its cap.
+const SETTLE_MS: f32 = 150.0;
+const ALONE_MS: f32 = 150.0;
+/// At most this many timed runs (and untimed ones) a leader each time:
+/// launches of a few microseconds, which never reach the power cap, are
+/// not run for 150 ms; at least `MIN_RUNS`.
+const MAX_RUNS: usize = 2000;
+const MIN_RUNS: usize = 5;
 
 /// Dependent launches ([`Tuned::launch_dependent`]) are tuned this many
 /// back to back between two events.
@@ -296,7 +311,10 @@ impl Tuned {
     }
 
     /// Compiles every point (in parallel), times each that accepts these
-    /// arguments, and verifies the fastest against the first that runs.
+    /// arguments (the first pass, in turns, after the first point alone has
+    /// brought the GPU to its power cap), times those close to the fastest
+    /// each alone (the second pass), and verifies the winner against the
+    /// first point that runs.
     /// Each timed launch reads the next of some copies of A and B where
     /// those fit the L2 twice over, as a model's layers each read a weight
     /// of their own: on operands the L2 kept from the run before, points
@@ -346,6 +364,19 @@ impl Tuned {
         // layers that each read their own weight run: copies of A and B in turn
         let copies = operand_copies(stream, a, b)?;
         let mut turn = 0;
+        // first: every point that runs these arguments
+        let mut runnable = Vec::new();
+        let mut reasons = Vec::new();
+        for (i, k) in kernels.iter().enumerate() {
+            restore(&saved)?;
+            match k.launch_with(stream, a, b, c, dims, *epilogue) {
+                Ok(()) => runnable.push(i),
+                Err(e) => reasons.push(format!("{}: {e}", k.name)),
+            }
+        }
+        let Some(&first) = runnable.first() else {
+            return Err(GemmError::Tuning(format!("no point of `{}` runs these arguments:\n{}", self.name, reasons.join("\n"))));
+        };
         let mut launch_next = |k: &Kernel, c: &mut _| -> Result<(), GemmError> {
             turn += 1;
             match copies.get(turn % copies.len().max(1)) {
@@ -372,6 +403,10 @@ impl Tuned {
             stream.synchronize()?;
             Ok(events.iter().map(|(s, e)| s.elapsed_ms(e).map(|ms| ms / batch as f32)).collect::<Result<_, _>>()?)
         };
+        let runs_for = |ms: f32, each: f32| runs_filling(ms, each, batch);
+        // the GPU brought to where a stream of these launches holds it
+        let each = median(time(kernels[first], 1, c)?);
+        time(kernels[first], runs_for(SETTLE_MS, each), c)?;
         // `points`' medians over `turns` turns of `runs` runs each, each turn
         // starting further along the points
         let mut in_turns = |points: &[usize], turns: usize, runs: usize, c: &mut _| -> Result<Vec<(usize, f32)>, GemmError> {
@@ -385,16 +420,6 @@ impl Tuned {
             }
             Ok(points.iter().copied().zip(times.into_iter().map(median)).collect())
         };
-        // first pass: every point that runs these arguments
-        let mut runnable = Vec::new();
-        let mut reasons = Vec::new();
-        for (i, k) in kernels.iter().enumerate() {
-            restore(&saved)?;
-            match k.launch_with(stream, a, b, c, dims, *epilogue) {
-                Ok(()) => runnable.push(i),
-                Err(e) => reasons.push(format!("{}: {e}", k.name)),
-            }
-        }
         let medians = in_turns(&runnable, FIRST_TURNS, FIRST_RUNS, c)?;
         let verbose = std::env::var(ENV).is_ok_and(|v| v == "verbose");
         let show = |pass: &str, medians: &[(usize, f32)]| {
@@ -405,15 +430,18 @@ impl Tuned {
         if verbose {
             show("first pass", &medians);
         }
-        let Some(&(first, _)) = medians.first() else {
-            return Err(GemmError::Tuning(format!("no point of `{}` runs these arguments:\n{}", self.name, reasons.join("\n"))));
-        };
-        // second pass: the leaders
+        // second pass: the leaders, each alone, in order and back
         let leaders = leaders(&medians);
         let winner = if leaders.len() > 1 {
-            let medians = in_turns(&leaders, TURNS, RUNS, c)?;
+            let mut times = vec![Vec::new(); leaders.len()];
+            for j in (0..leaders.len()).chain((0..leaders.len()).rev()) {
+                let (k, each) = (kernels[leaders[j]], medians.iter().find(|m| m.0 == leaders[j]).map_or(1.0, |m| m.1));
+                time(k, runs_for(SETTLE_MS, each), c)?;
+                times[j].extend(time(k, runs_for(ALONE_MS, each), c)?);
+            }
+            let medians: Vec<(usize, f32)> = leaders.iter().copied().zip(times.into_iter().map(median)).collect();
             if verbose {
-                show("second pass", &medians);
+                show("second pass, each alone", &medians);
             }
             fastest(&medians)
         } else {
@@ -494,6 +522,12 @@ fn copies_past_l2(l2: usize, bytes: usize) -> usize {
     } else {
         copies
     }
+}
+
+/// The runs of `batch` launches of `each` milliseconds that fill `ms`
+/// milliseconds, at least [`MIN_RUNS`] and at most [`MAX_RUNS`].
+fn runs_filling(ms: f32, each: f32, batch: usize) -> usize {
+    ((ms / (each * batch as f32).max(1e-4)).ceil() as usize).clamp(MIN_RUNS, MAX_RUNS)
 }
 
 /// The median of some timed runs.
@@ -614,15 +648,28 @@ mod tests {
     }
 
     /// The second pass takes the points within 5% of the fastest, fastest
-    /// first, six at most; the decision takes the earlier point on a tie.
+    /// first, four at most; the decision takes the earlier point on a tie.
     #[test]
     fn the_points_close_to_the_fastest_are_timed_again() {
         let medians = [(0, 1.30), (2, 1.00), (3, 1.06), (5, 1.04), (7, 1.02)];
         assert_eq!(leaders(&medians), [2, 7, 5]);
         let many: Vec<(usize, f32)> = (0..10).map(|i| (i, 1.0 + i as f32 * 0.001)).collect();
-        assert_eq!(leaders(&many), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(leaders(&many), [0, 1, 2, 3]);
         assert_eq!(leaders(&[(4, 2.0)]), [4]);
         assert_eq!(fastest(&[(3, 1.5), (1, 1.2), (6, 1.2)]), 1);
         assert_eq!(median(vec![3.0, 1.0, 2.0, 9.0, 0.5]), 2.0);
+    }
+
+    /// A leader alone runs long enough for the GPU's clock to settle at its
+    /// power cap: 150 ms of 0.7 ms launches (215 runs), of dependent ones
+    /// in fours, and of launches too short or too long to fill it in
+    /// `MIN_RUNS`..`MAX_RUNS` runs.
+    #[test]
+    fn a_leader_alone_runs_for_its_time_within_bounds() {
+        assert_eq!(runs_filling(ALONE_MS, 0.7, 1), 215);
+        assert_eq!(runs_filling(ALONE_MS, 0.7, BATCH), 54);
+        assert_eq!(runs_filling(ALONE_MS, 0.005, 1), MAX_RUNS);
+        assert_eq!(runs_filling(ALONE_MS, 0.0, 1), MAX_RUNS);
+        assert_eq!(runs_filling(ALONE_MS, 100.0, 1), MIN_RUNS);
     }
 }

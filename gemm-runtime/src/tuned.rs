@@ -52,9 +52,9 @@ const LEADERS: usize = 4;
 /// The second pass times each leader alone, back to back: `SETTLE_MS` of
 /// launches untimed, then `ALONE_MS` timed, the leaders in order and then
 /// in reverse order; the median of a leader's timed runs decides. A GEMM
-/// run for more than about 50 ms holds the GPU at its power cap, at the
-/// clock its own draw leaves (on the H200: 1400-1550 MHz where an idle
-/// GPU starts at 1980), and the points draw differently: timed from idle
+/// run back to back brings the GPU to its power cap within about 100 ms,
+/// at the clock its own draw leaves (on the H200: 1400-1550 MHz where an
+/// idle GPU starts at 1980), and the points draw differently: timed from idle
 /// or in turns, the tuner picked between runs a point 3.7% behind another
 /// at 4096 x 7168 x 16384 in e4m3 (each alone for 2 s: 1133 against 1177
 /// TFLOP/s), where 150 ms alone after 150 ms to settle ranked the points

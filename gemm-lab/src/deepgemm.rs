@@ -19,10 +19,10 @@
 //! which the L2 keeps between them where it holds them (B of 4096 x 7168
 //! in e4m3 is 29 MB); `--cold` gives each launch of a graph the next of
 //! several copies, together past twice the L2, as a model's layers read
-//! weights the L2 does not hold. `--soak SECONDS` then runs DeepGEMM's graph and
-//! `fp8_block_tuned`'s back to back for that long each (DeepGEMM, ours,
-//! ours, DeepGEMM), with the SM clock and power NVML reports: on a GPU at
-//! its power cap, what each one's draw leaves its clock. Each `--variant`
+//! weights the L2 does not hold. `--soak SECONDS` then runs DeepGEMM's graph,
+//! `fp8_block_tuned`'s and each variant's back to back for that long each
+//! (in that order, then back), with the SM clock and power NVML reports: on
+//! a GPU at its power cap, what each one's draw leaves its clock. Each `--variant`
 //! (settings as `gemm-lab variants` takes them, joined by commas) adds
 //! `fp8_block_scaled` so changed to the check and the rotation, under the
 //! shape's row.
@@ -266,9 +266,15 @@ fn run(entries: &[Entry], cold: bool, soak: Option<f64>, variants: &[(String, Ke
         }
         if let Some(secs) = soak {
             let nvml = gemm_ladder::nvml::Nvml::open(s.context());
-            for i in [2, 1, 1, 2] {
+            // DeepGEMM, ours, each variant, then back
+            let there: Vec<usize> = [2, 1].into_iter().chain(5..graphs.len()).collect();
+            for &i in there.iter().chain(there.iter().rev()) {
                 let soaked = gemm_ladder::measure::soak(&s, nvml.as_ref(), secs, dims.flops() * LAUNCHES as f64, || Ok(graphs[i].launch()?))?;
-                let who = if i == 2 { "DeepGEMM" } else { "fp8_block_tuned" };
+                let who = match i {
+                    2 => "DeepGEMM".to_string(),
+                    1 => "fp8_block_tuned".to_string(),
+                    _ => format!("`fp8_block_scaled` with `{}`", variants[i - 5].0),
+                };
                 soaks.push(format!("{m} x {n} x {k}, {who} alone for {secs} s: {}", soaked.describe()));
             }
         }

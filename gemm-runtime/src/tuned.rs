@@ -63,9 +63,9 @@ const LEADERS: usize = 4;
 /// too times the GPU at its cap.
 const SETTLE_MS: f32 = 150.0;
 const ALONE_MS: f32 = 150.0;
-/// At most this many timed runs (and untimed ones) a leader each time:
-/// launches of a few microseconds, which never reach the power cap, are
-/// not run for 150 ms; at least `MIN_RUNS`.
+/// At most this many runs (timed or untimed) a leader each time: launches
+/// of a few microseconds, which never reach the power cap, are not run for
+/// 150 ms; at least `MIN_RUNS` timed ones.
 const MAX_RUNS: usize = 2000;
 const MIN_RUNS: usize = 5;
 
@@ -437,7 +437,7 @@ impl Tuned {
             for j in (0..leaders.len()).chain((0..leaders.len()).rev()) {
                 let (k, each) = (kernels[leaders[j]], medians.iter().find(|m| m.0 == leaders[j]).map_or(1.0, |m| m.1));
                 time(k, runs_for(SETTLE_MS, each), c)?;
-                times[j].extend(time(k, runs_for(ALONE_MS, each), c)?);
+                times[j].extend(time(k, runs_for(ALONE_MS, each).max(MIN_RUNS), c)?);
             }
             let medians: Vec<(usize, f32)> = leaders.iter().copied().zip(times.into_iter().map(median)).collect();
             if verbose {
@@ -525,9 +525,9 @@ fn copies_past_l2(l2: usize, bytes: usize) -> usize {
 }
 
 /// The runs of `batch` launches of `each` milliseconds that fill `ms`
-/// milliseconds, at least [`MIN_RUNS`] and at most [`MAX_RUNS`].
+/// milliseconds, one at least and at most [`MAX_RUNS`].
 fn runs_filling(ms: f32, each: f32, batch: usize) -> usize {
-    ((ms / (each * batch as f32).max(1e-4)).ceil() as usize).clamp(MIN_RUNS, MAX_RUNS)
+    ((ms / (each * batch as f32).max(1e-4)).ceil() as usize).clamp(1, MAX_RUNS)
 }
 
 /// The median of some timed runs.
@@ -663,13 +663,14 @@ mod tests {
     /// A leader alone runs long enough for the GPU's clock to settle at its
     /// power cap: 150 ms of 0.7 ms launches (215 runs), of dependent ones
     /// in fours, and of launches too short or too long to fill it in
-    /// `MIN_RUNS`..`MAX_RUNS` runs.
+    /// 1..`MAX_RUNS` runs (a launch of 100 ms settles the clock alone).
     #[test]
     fn a_leader_alone_runs_for_its_time_within_bounds() {
         assert_eq!(runs_filling(ALONE_MS, 0.7, 1), 215);
         assert_eq!(runs_filling(ALONE_MS, 0.7, BATCH), 54);
         assert_eq!(runs_filling(ALONE_MS, 0.005, 1), MAX_RUNS);
         assert_eq!(runs_filling(ALONE_MS, 0.0, 1), MAX_RUNS);
-        assert_eq!(runs_filling(ALONE_MS, 100.0, 1), MIN_RUNS);
+        assert_eq!(runs_filling(SETTLE_MS, 100.0, 1), 2);
+        assert_eq!(runs_filling(SETTLE_MS, 400.0, 1), 1);
     }
 }

@@ -1,8 +1,9 @@
 //! What a tuned kernel's first launch picks beside how its points rank
 //! when each runs alone, back to back, at the GPU's power cap. A GEMM run
-//! for more than about 50 ms holds the GPU at its cap, at the clock its own
-//! draw leaves it; kernels timed in rotation share the clock their mix
-//! leaves, which ranks them by cycles, not by the work they do at the cap.
+//! back to back brings the GPU to its cap within about 100 ms, at the clock
+//! its own draw leaves it; kernels timed in rotation run at clocks their
+//! neighbours' draw sets as much as their own, and rank differently with
+//! what they rotate with.
 //! For each size this tool, from an idle GPU (a second's sleep):
 //!
 //! 1. lets the real tuner pick (`GEMM_TILES_TUNE=verbose` prints its

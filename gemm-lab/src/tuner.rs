@@ -143,6 +143,10 @@ fn run(cli: &Cli) -> Result<(), GemmError> {
             for &i in &cands {
                 println!("- `{}`: {:.1} at {:.0} MHz", tuned.kernel(runs[i]).name, sums[i].0, sums[i].1);
             }
+            let fastest = cands.iter().map(|&i| sums[i].0).fold(0.0, f64::max);
+            if let Some(&pick) = cands.iter().find(|&&i| tuned.kernel(runs[i]).name == picked) {
+                println!("\nthe pick runs {:.1}% of the fastest alone", 100.0 * sums[pick].0 / fastest);
+            }
         }
         if let [warm_ms, timed_ms] = cli.short[..] {
             let mut sums = vec![0.0; runs.len()];

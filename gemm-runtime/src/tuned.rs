@@ -58,7 +58,7 @@ const LEADERS: usize = 4;
 /// or in turns, the tuner picked between runs a point 3.7% behind another
 /// at 4096 x 7168 x 16384 in e4m3 (each alone for 2 s: 1133 against 1177
 /// TFLOP/s), where 150 ms alone after 150 ms to settle ranked the points
-/// as 2 s alone did, within 0.5% (performance notes, fp8). The same
+/// as 1-2 s alone did, each within 1% (performance notes, fp8). The same
 /// `SETTLE_MS` of the first point run before the first pass, so that it
 /// too times the GPU at its cap.
 const SETTLE_MS: f32 = 150.0;

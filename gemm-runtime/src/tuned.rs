@@ -13,7 +13,7 @@
 //! `Err` (timing cannot be captured), the capture left valid.
 //!
 //! `GEMM_TILES_TUNE=off` skips tuning: the first point runs;
-//! `GEMM_TILES_TUNE=verbose` prints each tuning's timings to stderr. Choices can be
+//! `GEMM_TILES_TUNE=verbose` prints each tuning's timings, choice and time to stderr. Choices can be
 //! read back ([`Tuned::choices`]) and seeded from a file ([`Tuned::seed`]).
 
 use std::path::Path;
@@ -338,8 +338,10 @@ impl Tuned {
         // (before the tuning copies its operands: each point's launch checks them again)
         crate::placement::of_launch(stream, a, b, c, epilogue)?;
         TUNINGS.fetch_add(1, Ordering::Relaxed);
+        let started = std::time::Instant::now();
         let kernels: Vec<&Kernel> = self.kernels().collect();
         crate::kernel::compile_all(kernels.iter().copied(), stream.context());
+        let compiled = started.elapsed();
         // C's bytes, saved where the kernels read it (beta)
         let c_bytes = c.len() * std::mem::size_of::<TC>();
         let saved = if epilogue.beta.is_some() { Some(Scratch::new(stream, c_bytes)?) } else { None };
@@ -467,6 +469,19 @@ impl Tuned {
         }
         restore(&saved)?;
         stream.synchronize()?;
+        if verbose {
+            eprintln!(
+                "{} at {}x{}x{}: chose {} in {:.2} s ({:.2} s compiling, {:.2} s timing)",
+                self.name,
+                dims.m,
+                dims.n,
+                dims.k,
+                kernels[winner].name,
+                started.elapsed().as_secs_f64(),
+                compiled.as_secs_f64(),
+                (started.elapsed() - compiled).as_secs_f64()
+            );
+        }
         Ok(winner)
     }
 }

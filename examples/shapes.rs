@@ -83,13 +83,7 @@ fn run(names: &[String], odd_only: bool) -> Result<(), Box<dyn std::error::Error
 /// The tuned kernels `shapes` takes by name (`src/tuned.rs`), those whose
 /// operands a plain problem holds.
 fn tuned_kernel(name: &str) -> Option<&'static gemm_runtime::Tuned> {
-    use gemm_ladder::tuned::*;
-    match name {
-        "hopper_tuned" => Some(&hopper_tuned::KERNEL),
-        "mma_tuned" => Some(&mma_tuned::KERNEL),
-        "simt_tuned" => Some(&simt_tuned::KERNEL),
-        _ => None,
-    }
+    ["hopper_tuned", "mma_tuned", "simt_tuned"].contains(&name).then(|| gemm_ladder::tuned::named(name)).flatten()
 }
 
 /// `name` over the twelve shapes beside cuBLAS, each shape run by the

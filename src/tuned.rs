@@ -121,8 +121,8 @@ pub fn fp8_tuned(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<b
 /// `fp8_block_scaled` (DeepGEMM's 1 x 128 and 128 x 128 scales) with its
 /// block tile, its consumers' tiles, stages and raster bands tuned: tiles
 /// from 256 x 128 (DeepGEMM's: two consumers of 128 x 128, each taking its
-/// sums an atom row of 64 at a time, three stages; the tuner picks it at
-/// some large sizes on the H200) through 128 x 128
+/// sums an atom row of 64 at a time, three stages; the tuner of 08cc834
+/// picked it at 4096^3, 8192^3 and 4096 x 7168 x 16384 on the H200) through 128 x 128
 /// (`fp8_block_scaled`'s two consumers of 64 x 128) down to
 /// 64 x 64 (one consumer, its sums by atom rows as DeepGEMM's are, or two
 /// of 64 x 32), so that products of few rows
@@ -219,3 +219,19 @@ pub fn mma_fp8_tuned_sm89(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c:
 #[allow(deprecated)]
 pub fn mma_fp8_block_tuned_sm89(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
 // ANCHOR_END: mma_fp8_block_tuned_sm89
+
+/// Every tuned kernel above, for the tools that take one by name.
+pub static ALL: [&gemm_runtime::Tuned; 7] = [
+    &simt_tuned::KERNEL,
+    &mma_tuned::KERNEL,
+    &hopper_tuned::KERNEL,
+    &fp8_tuned::KERNEL,
+    &fp8_block_tuned::KERNEL,
+    &mma_fp8_tuned_sm89::KERNEL,
+    &mma_fp8_block_tuned_sm89::KERNEL,
+];
+
+/// The tuned kernel of `ALL` called `name`.
+pub fn named(name: &str) -> Option<&'static gemm_runtime::Tuned> {
+    ALL.iter().copied().find(|t| t.name() == name)
+}

@@ -32,7 +32,10 @@ fn the_tuned_kernels_spaces_hold_legal_points_only() {
         (&mma_fp8_tuned_sm89::KERNEL, 7),
         (&mma_fp8_block_tuned_sm89::KERNEL, 11),
     ];
+    // (and the tools find each by its name)
+    assert_eq!(gemm_ladder::tuned::ALL.len(), spaces.len());
     for (tuned, points) in spaces {
+        assert!(gemm_ladder::tuned::named(tuned.name()).is_some_and(|t| std::ptr::eq(t, tuned)), "{}", tuned.name());
         assert_eq!(tuned.points().len(), points, "{}", tuned.name());
         for k in tuned.kernels() {
             assert!(gemm_runtime::gemm_core::check(&k.spec).is_empty(), "{}", k.name);

@@ -26,16 +26,15 @@ use std::time::Duration;
 use clap::Parser;
 use gemm_ladder::measure::{padded_dims, time_rotation_of, Bench, Problem, Reps};
 use gemm_ladder::nvml::{sampled, Nvml};
-use gemm_ladder::tuned::{fp8_block_tuned, fp8_tuned, hopper_tuned, mma_tuned};
 use gemm_runtime::internal::timing::time_back_to_back;
-use gemm_runtime::{GemmError, Tuned};
+use gemm_runtime::GemmError;
 
 /// A tuned kernel's first-launch pick beside its points' ranking under sustained load.
 #[derive(Debug, Parser)]
 #[command(name = "gemm-lab tuner")]
 struct Cli {
-    /// The tuned kernel
-    #[arg(value_parser = ["hopper_tuned", "fp8_tuned", "fp8_block_tuned", "mma_tuned"])]
+    /// The tuned kernel (`src/tuned.rs`)
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(gemm_ladder::tuned::ALL.map(|t| t.name())))]
     kernel: String,
     /// Sizes: N (cubed) or MxNxK
     #[arg(required = true)]
@@ -57,15 +56,6 @@ struct Cli {
     short: Vec<f64>,
 }
 
-fn tuned_named(name: &str) -> &'static Tuned {
-    match name {
-        "hopper_tuned" => &hopper_tuned::KERNEL,
-        "fp8_tuned" => &fp8_tuned::KERNEL,
-        "fp8_block_tuned" => &fp8_block_tuned::KERNEL,
-        _ => &mma_tuned::KERNEL,
-    }
-}
-
 /// The ramp's windows: milliseconds each, from idle.
 const WINDOWS_MS: [f64; 9] = [5.0, 5.0, 10.0, 30.0, 50.0, 100.0, 300.0, 500.0, 1000.0];
 
@@ -74,7 +64,7 @@ pub fn main(args: Vec<String>) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn run(cli: &Cli) -> Result<(), GemmError> {
-    let tuned = tuned_named(&cli.kernel);
+    let tuned = gemm_ladder::tuned::named(&cli.kernel).ok_or_else(|| GemmError::Unsupported(format!("no tuned kernel `{}`", cli.kernel)))?;
     let bench = Bench::open()?;
     let s = bench.stream();
     let nvml = Nvml::open(s.context());

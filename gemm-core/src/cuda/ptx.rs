@@ -169,8 +169,9 @@ pub fn mbar_arrive_wait(w: &mut Writer) {
 /// not cp.async; `parity_waits`: some barrier is waited on by its phase's
 /// parity, which every kernel does but those whose threads all arrive and
 /// wait on their tokens, `mbar_arrive_wait`; `first`: some operand's loads
-/// ask the L2 to evict their lines first, `tma_load_first`.)
-pub fn tma(w: &mut Writer, maps: bool, loads: bool, parity_waits: bool, first: bool) {
+/// ask the L2 to evict their lines first, `tma_load_first`; `tests`: a
+/// consumer tests a stage's barrier ahead of its wait, `mbar_test`.)
+pub fn tma(w: &mut Writer, maps: bool, loads: bool, parity_waits: bool, first: bool, tests: bool) {
     if maps {
         w.line("// a TMA descriptor, encoded on the host: 128 opaque bytes, 64-byte aligned");
         w.statement_block("struct __align__(64) TensorMap", |w| w.line("unsigned long long opaque[16];"));
@@ -202,6 +203,23 @@ pub fn tma(w: &mut Writer, maps: bool, loads: bool, parity_waits: bool, first: b
             w.line("    \"mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\\n\"");
             w.line("    \"@!done bra wait;\\n\"");
             w.line("    \"}\\n\" :: \"r\"(bar), \"r\"(parity) : \"memory\");");
+        });
+    }
+    if tests {
+        w.line("// one try of `mbar_wait` where `when` is nonzero: whether the phase of parity `parity` has");
+        w.line("// completed (0 where not tried). The hardware may hold the answer a while; issued early, that time");
+        w.line("// passes under other work. (Predicated, not branched around: ptxas keeps it where it is issued.)");
+        w.block("__device__ __forceinline__ unsigned mbar_test(unsigned bar, unsigned parity, unsigned when)", |w| {
+            w.line("unsigned done;");
+            w.line("asm volatile(");
+            w.line("    \"{\\n\"");
+            w.line("    \".reg .pred p, q;\\n\"");
+            w.line("    \"setp.ne.u32 q, %3, 0;\\n\"");
+            w.line("    \"mov.pred p, 0;\\n\"");
+            w.line("    \"@q mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n\"");
+            w.line("    \"selp.u32 %0, 1, 0, p;\\n\"");
+            w.line("    \"}\\n\" : \"=r\"(done) : \"r\"(bar), \"r\"(parity), \"r\"(when) : \"memory\");");
+            w.line("return done;");
         });
     }
     if loads {

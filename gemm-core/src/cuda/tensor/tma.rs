@@ -82,7 +82,7 @@ impl Tc<'_> {
         let first = self.evict_first();
         // (the queue's slots are waited on by parity, whatever the stages' arrivals)
         let parity_waits = !self.thread_arrivals() || self.spec.persistent == Some(Persistent::Queue);
-        ptx::tma(w, loads || self.spec.epilogue == Epilogue::Tma, loads, parity_waits, first.a || first.b);
+        ptx::tma(w, loads || self.spec.epilogue == Epilogue::Tma, loads, parity_waits, first.a || first.b, self.tests_ahead());
         ptx::griddep(w, self.prefetch() > 0);
         if let Some(r) = self.ring() {
             self.ring_copy_helpers(w, r.vector);
@@ -1203,6 +1203,10 @@ impl Tc<'_> {
             if self.block_scaled() {
                 self.b_scale_window(w);
             }
+            let ahead = self.tests_ahead();
+            if ahead {
+                w.line("unsigned landed = 0;  // 1 where the stage's copies were seen landed while the last stage's sums were promoted");
+            }
             // (unrolled where a consumer thread has 128 registers or more: at the 96 of four consumers,
             // 640 threads, ptxas spilled)
             if self.spec.register_cap() >= 128 {
@@ -1217,8 +1221,19 @@ impl Tc<'_> {
                 if self.block_scaled() {
                     self.window_b_scale(w, first, count);
                 }
-                self.wait_full(w, "s0", &format!("({it} / {stages}) & 1"));
-                self.promoted_by_rows(w, "s0", &|w: &mut Writer| self.release(w, "", "s0"));
+                let parity = format!("({it} / {stages}) & 1");
+                if ahead {
+                    w.line(format!("if (!landed) mbar_wait(full + 8 * s0, {parity});  // the stage's copies have landed"));
+                } else {
+                    self.wait_full(w, "s0", &parity);
+                }
+                self.promoted_by_rows(w, "s0", &|w: &mut Writer| {
+                    self.release(w, "", "s0");
+                    if ahead {
+                        w.line("// the next stage's barrier tried now: the answer comes while this row's sums are promoted");
+                        w.line(format!("landed = mbar_test(full + 8 * (({it} + 1) % {stages}), (({it} + 1) / {stages}) & 1, kt + 1 < {count});"));
+                    }
+                });
             });
         }
         w.line(format!(
@@ -1503,6 +1518,16 @@ impl Tc<'_> {
 
     /// Whether every thread arrives on the ring's barriers and waits on its
     /// token (`arrivals = thread`), not the elected arrivals and parity waits.
+    /// Whether a consumer by atom rows tries the next stage's full barrier
+    /// before its last row's promotion and waits after it only where that
+    /// try failed ([`Self::promoted_k_loop`]), as ptxas scheduled
+    /// DeepGEMM's loop: a try's answer takes time, which the promotion's
+    /// multiplies then hide. (Placed after the promotion, past the branch
+    /// for a window of B's scales, it held each stage's next wgmmas.)
+    pub(super) fn tests_ahead(&self) -> bool {
+        self.spec.sums_by_atom_row() && !self.thread_arrivals() && self.ring().is_none()
+    }
+
     fn thread_arrivals(&self) -> bool {
         self.spec.specialize.is_some_and(|sp| sp.arrivals == Arrivals::Thread)
     }
@@ -1750,6 +1775,16 @@ static void mbar_wait(unsigned bar, int parity) {
     if (f >= S && !released[f - S]) fail("wait for a fill the producer cannot make", s, f);
     fills[s] = f;
 }
+// a try of the next wait ahead of it (`mbar_test`): tried in order, as a wait is; it succeeds, as a
+// wait, on every other fill the producer can have made, and fails on the rest
+static unsigned mbar_test(unsigned bar, int parity, unsigned when) {
+    if (!when) return 0;
+    const int s = (int)(bar - full) / 8, f = waits;
+    if (s != f % S || parity != ((f / S) & 1)) fail("try out of order", s, f);
+    if ((f >= S && !released[f - S]) || f % 2 == 1) return 0;
+    mbar_wait(bar, parity);
+    return 1;
+}
 static void mbar_arrive(unsigned bar) {
     const int s = (int)(bar - empty) / 8, r = releases++;
     if (s != r % S || fills[s] != r) fail("release out of order", s, r);
@@ -1845,7 +1880,9 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
     /// (256 x 128 tiles) and a lone consumer of 64 rows (64 x 128 tiles),
     /// run on the host as the paired loop is above, for every K count from
     /// 1 to 23 and 2 to 4 stages over several tiles: each stage waited for
-    /// in order and released once, after its last row's wgmmas; each row's
+    /// in order (or tried ahead, during the last stage's promotion, and
+    /// found landed: the shim's tries succeed on every other fill) and
+    /// released once, after its last row's wgmmas; each row's
     /// sums promoted once, whole, into its own accumulators (all end at
     /// 2^K - 1).
     #[test]
@@ -1954,7 +1991,15 @@ static void wgmma_m64n128k32(float (*d)[4], unsigned long long a, unsigned long 
             let read = find("const float sb = sfb[kt % 256];");
             assert!(lines[window - 1].starts_with("const int s0 = it % "), "{}", lines[window - 1]);
             assert!(lines[window - 2].starts_with("for (int kt = 0; kt < k_tiles; kt += 1, it += 1)"), "{}", lines[window - 2]);
-            assert!(lines[read + 1].starts_with("mbar_wait(full + 8 * s0"), "the read goes ahead of the wait: {}", lines[read + 1]);
+            assert!(lines[read + 1].starts_with("if (!landed) mbar_wait(full + 8 * s0"), "the read goes ahead of the wait: {}", lines[read + 1]);
+            // the next stage's barrier tried once the stage is released, ahead of the last row's promotion
+            let release = find("if (threadIdx.x % 128 == 0) mbar_arrive(empty + 8 * s0);");
+            let rows = s.warp.unwrap().m / 64;
+            assert!(
+                lines[release + 2].starts_with("landed = mbar_test(full + 8 * ((it + 1) % ") && lines[release + 2].ends_with("kt + 1 < k_tiles);"),
+                "{src}"
+            );
+            assert!(lines[release + 3..].iter().take(6).any(|l| l.starts_with(&format!("acc[{}][0][q][e] +=", rows - 1))), "{src}");
             assert!(src.contains("void window_sync()"), "the warpgroup's barrier: {src}");
             assert_eq!(lines.iter().filter(|l| l.contains("__ldg(scale_b")).count(), 1, "B's scales loaded in one place: {src}");
         };

@@ -669,7 +669,8 @@ pub fn soak(
     Ok(Soaked { start_ms, end_ms: unix_ms(), tflops: batches[batches.len() / 2], clock: sample })
 }
 
-/// `kernel` and cuBLAS (in the kernel's types and layouts) at `dims`,
+/// `kernel` and cuBLAS (in the kernel's types and layouts; cuBLASLt's fp8
+/// GEMM for 8-bit operands, as [`time_in_turns`]) at `dims`,
 /// sustained ([`time_sustained`], `secs` seconds a soak, the kernel first):
 /// each at the clock its own power draw leaves the GPU, the kernel's soaks
 /// printed as `label`'s. Returns the two mean TFLOP/s, ours and cuBLAS's.
@@ -677,7 +678,21 @@ pub fn sustained_against_cublas(bench: &Bench, kernel: &Kernel, label: &str, dim
     let s = &kernel.spec;
     let ours = Problem::for_kernel(bench, kernel, dims, 11)?;
     let theirs = Problem::typed(bench, [s.a.elem, s.b.elem, s.c.elem], [s.a.layout, s.b.layout, s.c.layout], dims, 11)?;
-    let (mut c_ours, mut c_theirs) = (ours.poisoned_c(bench)?, theirs.poisoned_c(bench)?);
+    let mut c_ours = ours.poisoned_c(bench)?;
+    if s.a.elem.is_fp8() || s.b.elem.is_fp8() {
+        // (8-bit operands: cuBLASLt's fp8 GEMM, as `time_in_turns` times it; cuBLAS's own GEMM takes
+        // no fp8 operands and answered CUBLAS_STATUS_NOT_SUPPORTED)
+        return with_lt_fp8(bench, &theirs, |lt| {
+            time_sustained(bench.stream(), secs, dims.flops(), [label, "cuBLASLt"], |first| {
+                if first {
+                    ours.launch(bench, kernel, &mut c_ours)
+                } else {
+                    lt()
+                }
+            })
+        });
+    }
+    let mut c_theirs = theirs.poisoned_c(bench)?;
     time_sustained(bench.stream(), secs, dims.flops(), [label, "cuBLAS"], |first| {
         if first {
             ours.launch(bench, kernel, &mut c_ours)

@@ -1516,8 +1516,6 @@ impl Tc<'_> {
         self.spec.b_scales_copied()
     }
 
-    /// Whether every thread arrives on the ring's barriers and waits on its
-    /// token (`arrivals = thread`), not the elected arrivals and parity waits.
     /// Whether a consumer by atom rows tries the next stage's full barrier
     /// before its last row's promotion and waits after it only where that
     /// try failed ([`Self::promoted_k_loop`]), as ptxas scheduled
@@ -1528,6 +1526,8 @@ impl Tc<'_> {
         self.spec.sums_by_atom_row() && !self.thread_arrivals() && self.ring().is_none()
     }
 
+    /// Whether every thread arrives on the ring's barriers and waits on its
+    /// token (`arrivals = thread`), not the elected arrivals and parity waits.
     fn thread_arrivals(&self) -> bool {
         self.spec.specialize.is_some_and(|sp| sp.arrivals == Arrivals::Thread)
     }

@@ -1185,10 +1185,12 @@ impl Tc<'_> {
     ///
     /// By atom rows ([`crate::spec::KernelSpec::sums_by_atom_row`]) a stage at a time,
     /// the loop unrolled a turn of the ring and each wgmma's descriptors
-    /// offsets from its stage's: a stage's wait then goes ahead of the last
-    /// one's promotion, and few instructions lie between the wgmmas. With
-    /// both, 256 x 128 tiles ran 5.3% faster at 4096 x 7168 x 16384 and 4%
-    /// at 4096^3 (1088 to 1146, 1073 to 1116 TFLOP/s) and 4% slower at
+    /// offsets from its stage's, so that few instructions lie between the
+    /// wgmmas; the next stage's barrier tried before the last row's
+    /// promotion ([`Self::tests_ahead`], 3% fewer cycles on 256 x 128
+    /// tiles, H200, 2026-12-02). With the first two, 256 x 128 tiles ran
+    /// 5.3% faster at 4096 x 7168 x 16384 and 4% at 4096^3 (1088 to 1146,
+    /// 1073 to 1116 TFLOP/s) and 4% slower at
     /// 4096 x 32768 x 512, whose tiles take four stages each (888 to 852);
     /// 64 x 64 tiles of a lone consumer, which had taken its sums in pairs,
     /// 6.6% faster at 128 x 4096 x 7168 (H200, 2026-11-30).
@@ -1211,7 +1213,7 @@ impl Tc<'_> {
             // 640 threads, ptxas spilled)
             if self.spec.register_cap() >= 128 {
                 w.line("// block tier: walk K a stage at a time, each atom row's sums waited on and promoted in turn,");
-                w.line("// unrolled a turn of the ring (so that a stage's wait goes ahead of the last one's promotion)");
+                w.line("// unrolled a turn of the ring");
                 w.line(format!("#pragma unroll {stages}"));
             } else {
                 w.line("// block tier: walk K a stage at a time, each atom row's sums waited on and promoted in turn");

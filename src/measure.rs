@@ -533,22 +533,28 @@ pub fn time_cublas(bench: &Bench, layouts: [Layout; 3], dims: Dims, reps: Reps) 
 /// Times cuBLAS on inputs of `types` (A, B, C) and `layouts`.
 pub fn time_cublas_typed(bench: &Bench, types: [Elem; 3], layouts: [Layout; 3], dims: Dims, reps: Reps) -> Result<Timing, GemmError> {
     let p = Problem::typed(bench, types, layouts, dims, 11)?;
-    if types[0].is_fp8() || types[1].is_fp8() {
-        return time_lt_fp8(bench, &p, reps);
+    with_reference(bench, &p, |_, launch| time(bench.stream(), reps.warmup, reps.runs, |_| launch()))
+}
+
+/// `f` given the reference's name and a launch of it on `p` into a C of
+/// its own: cuBLAS, or where an operand is 8-bit (cuBLAS has no 8-bit
+/// GEMM) cuBLASLt's fp8 GEMM ([`with_lt_fp8`]).
+fn with_reference<R>(
+    bench: &Bench,
+    p: &Problem,
+    f: impl FnOnce(&'static str, &mut dyn FnMut() -> Result<(), GemmError>) -> Result<R, GemmError>,
+) -> Result<R, GemmError> {
+    if p.a.elem().is_fp8() || p.b.elem().is_fp8() {
+        return with_lt_fp8(bench, p, |launch| f("cuBLASLt", launch));
     }
     let mut c = p.poisoned_c(bench)?;
-    time(bench.stream(), reps.warmup, reps.runs, |_| p.cublas(bench, &mut c))
+    f("cuBLAS", &mut || p.cublas(bench, &mut c))
 }
 
-/// cuBLAS has no 8-bit GEMM: cuBLASLt's fp8 GEMM on `p` in its default
-/// mode (its partial sums promoted into f32), with per-tensor scales of 1;
-/// e4m3 operands, A row-major and B column-major (the one layout it takes).
-fn time_lt_fp8(bench: &Bench, p: &Problem, reps: Reps) -> Result<Timing, GemmError> {
-    with_lt_fp8(bench, p, |launch| time(bench.stream(), reps.warmup, reps.runs, |_| launch()))
-}
-
-/// `f` given a launch of cuBLASLt's fp8 GEMM on `p` (as [`time_lt_fp8`]
-/// times it) into a C of its own.
+/// `f` given a launch of cuBLASLt's fp8 GEMM on `p` into a C of its own:
+/// its default mode (its partial sums promoted into f32), per-tensor
+/// scales of 1; e4m3 operands, A row-major and B column-major (the one
+/// layout it takes).
 fn with_lt_fp8<R>(
     bench: &Bench,
     p: &Problem,
@@ -581,7 +587,8 @@ fn with_lt_fp8<R>(
     }
 }
 
-/// `kernel` and cuBLAS (in the kernel's types and layouts) at `dims`,
+/// `kernel` and cuBLAS (in the kernel's types and layouts; cuBLASLt's fp8
+/// GEMM for 8-bit operands) at `dims`,
 /// launched in turns, each launch between events of its own, `reps.runs`
 /// of each: the GPU's clock, which drifts within a process, weighs on both
 /// alike. Returns (the kernel's timing, cuBLAS's).
@@ -590,14 +597,9 @@ pub fn time_in_turns(bench: &Bench, kernel: &Kernel, dims: Dims, reps: Reps) -> 
     let ours = Problem::for_kernel(bench, kernel, dims, 11)?;
     let theirs = Problem::typed(bench, [s.a.elem, s.b.elem, s.c.elem], [s.a.layout, s.b.layout, s.c.layout], dims, 11)?;
     let mut c_ours = ours.poisoned_c(bench)?;
-    if s.a.elem.is_fp8() || s.b.elem.is_fp8() {
-        // (8-bit operands: cuBLASLt's fp8 GEMM, as `time_cublas_typed` times it)
-        return with_lt_fp8(bench, &theirs, |lt| {
-            time_turns(bench.stream(), reps, |first| if first { ours.launch(bench, kernel, &mut c_ours) } else { lt() })
-        });
-    }
-    let mut c_theirs = theirs.poisoned_c(bench)?;
-    time_turns(bench.stream(), reps, |first| if first { ours.launch(bench, kernel, &mut c_ours) } else { theirs.cublas(bench, &mut c_theirs) })
+    with_reference(bench, &theirs, |_, reference| {
+        time_turns(bench.stream(), reps, |first| if first { ours.launch(bench, kernel, &mut c_ours) } else { reference() })
+    })
 }
 
 /// Milliseconds since the Unix epoch.
@@ -670,7 +672,7 @@ pub fn soak(
 }
 
 /// `kernel` and cuBLAS (in the kernel's types and layouts; cuBLASLt's fp8
-/// GEMM for 8-bit operands, as [`time_in_turns`]) at `dims`,
+/// GEMM for 8-bit operands) at `dims`,
 /// sustained ([`time_sustained`], `secs` seconds a soak, the kernel first):
 /// each at the clock its own power draw leaves the GPU, the kernel's soaks
 /// printed as `label`'s. Returns the two mean TFLOP/s, ours and cuBLAS's.
@@ -679,26 +681,14 @@ pub fn sustained_against_cublas(bench: &Bench, kernel: &Kernel, label: &str, dim
     let ours = Problem::for_kernel(bench, kernel, dims, 11)?;
     let theirs = Problem::typed(bench, [s.a.elem, s.b.elem, s.c.elem], [s.a.layout, s.b.layout, s.c.layout], dims, 11)?;
     let mut c_ours = ours.poisoned_c(bench)?;
-    if s.a.elem.is_fp8() || s.b.elem.is_fp8() {
-        // (8-bit operands: cuBLASLt's fp8 GEMM, as `time_in_turns` times it; cuBLAS's own GEMM takes
-        // no fp8 operands and answered CUBLAS_STATUS_NOT_SUPPORTED)
-        return with_lt_fp8(bench, &theirs, |lt| {
-            time_sustained(bench.stream(), secs, dims.flops(), [label, "cuBLASLt"], |first| {
-                if first {
-                    ours.launch(bench, kernel, &mut c_ours)
-                } else {
-                    lt()
-                }
-            })
-        });
-    }
-    let mut c_theirs = theirs.poisoned_c(bench)?;
-    time_sustained(bench.stream(), secs, dims.flops(), [label, "cuBLAS"], |first| {
-        if first {
-            ours.launch(bench, kernel, &mut c_ours)
-        } else {
-            theirs.cublas(bench, &mut c_theirs)
-        }
+    with_reference(bench, &theirs, |name, reference| {
+        time_sustained(
+            bench.stream(),
+            secs,
+            dims.flops(),
+            [label, name],
+            |first| if first { ours.launch(bench, kernel, &mut c_ours) } else { reference() },
+        )
     })
 }
 

@@ -536,19 +536,30 @@ pub fn time_cublas_typed(bench: &Bench, types: [Elem; 3], layouts: [Layout; 3], 
     with_reference(bench, &p, |_, launch| time(bench.stream(), reps.warmup, reps.runs, |_| launch()))
 }
 
-/// `f` given the reference's name and a launch of it on `p` into a C of
-/// its own: cuBLAS, or where an operand is 8-bit (cuBLAS has no 8-bit
-/// GEMM) cuBLASLt's fp8 GEMM ([`with_lt_fp8`]).
+/// The library a kernel of operands `a` and `b` is timed against: cuBLAS,
+/// or where an operand is 8-bit (cuBLAS has no 8-bit GEMM) cuBLASLt.
+pub fn reference_name(a: Elem, b: Elem) -> &'static str {
+    if a.is_fp8() || b.is_fp8() {
+        "cuBLASLt"
+    } else {
+        "cuBLAS"
+    }
+}
+
+/// `f` given the reference's name ([`reference_name`]) and a launch of it
+/// on `p` into a C of its own: cuBLAS's GEMM, or cuBLASLt's fp8 GEMM
+/// ([`with_lt_fp8`]).
 fn with_reference<R>(
     bench: &Bench,
     p: &Problem,
     f: impl FnOnce(&'static str, &mut dyn FnMut() -> Result<(), GemmError>) -> Result<R, GemmError>,
 ) -> Result<R, GemmError> {
+    let name = reference_name(p.a.elem(), p.b.elem());
     if p.a.elem().is_fp8() || p.b.elem().is_fp8() {
-        return with_lt_fp8(bench, p, |launch| f("cuBLASLt", launch));
+        return with_lt_fp8(bench, p, |launch| f(name, launch));
     }
     let mut c = p.poisoned_c(bench)?;
-    f("cuBLAS", &mut || p.cublas(bench, &mut c))
+    f(name, &mut || p.cublas(bench, &mut c))
 }
 
 /// `f` given a launch of cuBLASLt's fp8 GEMM on `p` into a C of its own:

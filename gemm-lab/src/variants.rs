@@ -121,6 +121,8 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         gemm_ladder::measure::dims_with_ld_multiple(size.0, size.1, size.2, [base.a.layout, base.b.layout, base.c.layout], cli.ld_multiple as usize);
     // cuBLAS in the step's own types and layouts (or those `--layouts` gives)
     let cfg = config(&kernels[0]);
+    // (cuBLASLt's fp8 GEMM where the operands are 8-bit)
+    let reference = gemm_ladder::measure::reference_name(cfg.0[0], cfg.0[1]);
     let reps = Reps { warmup: 3, runs: 30 };
     let shape = if size.0 == size.1 && size.1 == size.2 { format!("{}^3", size.0) } else { format!("{}x{}x{}", size.0, size.1, size.2) };
     // every kernel checked at the timed shape itself too (odd shapes included)
@@ -142,10 +144,10 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     println!(
-        "{name} at {shape} (leading dimensions a multiple of {}), median of {} runs, two rounds, then each kernel in turns with cuBLAS; every kernel verified against cuBLAS first\n",
+        "{name} at {shape} (leading dimensions a multiple of {}), median of {} runs, two rounds, then each kernel in turns with {reference}; every kernel verified against cuBLAS first\n",
         cli.ld_multiple, reps.runs
     );
-    println!("| variant | round 1 TFLOP/s | round 2 TFLOP/s | % of cuBLAS (round 2) | in turns with cuBLAS: TFLOP/s, cuBLAS, % |");
+    println!("| variant | round 1 TFLOP/s | round 2 TFLOP/s | % of {reference} (round 2) | in turns with {reference}: TFLOP/s, {reference}, % |");
     println!("|---|---:|---:|---:|---|");
     // every kernel was checked above at this shape (a hand edit found wrong is timed all the
     // same): all timed on one set of inputs (the variants share types and layouts)
@@ -178,15 +180,15 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             _ => println!("| {label} | failed (see above) | | | |"),
         }
     }
-    println!("| cuBLAS {} | {:.2} | {:.2} | 100.0% | |", describe(cfg), rounds[0].1, cublas);
+    println!("| {reference} {} | {:.2} | {:.2} | 100.0% | |", describe(cfg), rounds[0].1, cublas);
     if let Some(secs) = cli.soak {
         let mut rows = Vec::new();
         for (label, k) in labels.iter().zip(&kernels) {
             let [ours, theirs] = gemm_ladder::measure::sustained_against_cublas(&bench, k, label, dims, secs)?;
             rows.push(format!("| {label} | {ours:.2} | {theirs:.2} | {:.1}% |", 100.0 * ours / theirs));
         }
-        println!("\nsustained, each alone for {secs} s (kernel, cuBLAS, cuBLAS, kernel; the means):\n");
-        println!("| variant | TFLOP/s | cuBLAS | % of cuBLAS |\n|---|---:|---:|---:|");
+        println!("\nsustained, each alone for {secs} s (kernel, {reference}, {reference}, kernel; the means):\n");
+        println!("| variant | TFLOP/s | {reference} | % of {reference} |\n|---|---:|---:|---:|");
         rows.iter().for_each(|r| println!("{r}"));
     }
     Ok(())

@@ -149,17 +149,18 @@ impl Candidates {
 /// raster, schedule, lanes and sweep, with the space's own prunes after
 /// the rules'.
 pub fn candidates(space: &Space) -> Candidates {
-    use gemm_runtime::gemm_core::tune::{expand, simt_iterations, Setting};
+    use gemm_runtime::gemm_core::tune::{expand, simt_iterations, Setting, Value};
     let mut out = Candidates { specs: Vec::new(), considered: 0, pruned: BTreeMap::new() };
     let op = Operand { elem: Elem::F32, layout: Layout::RowMajor };
+    let values = |v: &[u32]| v.iter().map(|&v| Value::from(v)).collect::<Vec<_>>();
     let lists = [
-        (Setting::BlockM, space.block_m.clone()),
-        (Setting::BlockN, space.block_n.clone()),
-        (Setting::BlockK, space.block_k.clone()),
-        (Setting::WarpM, space.warp_m.clone()),
-        (Setting::WarpN, space.warp_n.clone()),
-        (Setting::ThreadM, space.thread_m.clone()),
-        (Setting::ThreadN, space.thread_n.clone()),
+        (Setting::BlockM, values(&space.block_m)),
+        (Setting::BlockN, values(&space.block_n)),
+        (Setting::BlockK, values(&space.block_k)),
+        (Setting::WarpM, values(&space.warp_m)),
+        (Setting::WarpN, values(&space.warp_n)),
+        (Setting::ThreadM, values(&space.thread_m)),
+        (Setting::ThreadN, values(&space.thread_n)),
     ];
     for &staging in &space.staging {
         let knobs = space.pad.iter().flat_map(|p| {

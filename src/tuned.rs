@@ -125,13 +125,14 @@ pub fn fp8_tuned(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<b
 /// picked it at 4096^3, 8192^3 and 4096 x 7168 x 16384 on the H200) through 128 x 128
 /// (`fp8_block_scaled`'s two consumers of 64 x 128) down to
 /// 64 x 64 (one consumer, its sums by atom rows as DeepGEMM's are, or two
-/// of 64 x 32), so that products of few rows
+/// of 64 x 32) and 64 x 32, so that products of few rows
 /// spread over more SMs (64 x 2112 x 7168 makes 17 tiles of 128 x 128 for
-/// 132 SMs, 33 of 64 x 64), and each of those points with its tiles' K
+/// 132 SMs, 33 of 64 x 64, 66 of 64 x 32), and each of those points with its tiles' K
 /// split over a cluster of two blocks (66 blocks of 64 x 64 there: 39%
-/// faster than 33 on the H200). Tiles of 64 x 32 (132 blocks there) ran
-/// no faster than 64 x 64 split, and are not among the points. Five
-/// stages are among the points: the largest tiles' whole C
+/// faster than 33 on the H200; 64 x 32 split ran 6-8% ahead of that on
+/// an H100 and 3% on the H200). Each block tile is listed with its warp
+/// tiles, the sixteen a product of sides would leave legal and 64 x 32.
+/// Five stages are among the points: the largest tiles' whole C
 /// tile fits beside five stages and their scales, not six
 /// (`fp8_block_scaled`).
 // ANCHOR: fp8_block_tuned
@@ -147,19 +148,32 @@ pub fn fp8_tuned(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<b
     epilogue = tma(scale = block),
     edges = guarded,
     tune(
-        block.m = [256, 128, 64],
-        block.n = [128, 64],
-        warp.m = [128, 64],
-        warp.n = [128, 64, 32],
+        block = [
+            block(m = 256, n = 128, warp(m = 128, n = 128)),
+            block(m = 256, n = 64, warp(m = 128, n = 64)),
+            block(m = 256, n = 64, warp(m = 128, n = 32)),
+            block(m = 128, n = 128, warp(m = 128, n = 128)),
+            block(m = 128, n = 128, warp(m = 128, n = 64)),
+            block(m = 128, n = 128, warp(m = 128, n = 32)),
+            block(m = 128, n = 128, warp(m = 64, n = 128)),
+            block(m = 128, n = 64, warp(m = 128, n = 64)),
+            block(m = 128, n = 64, warp(m = 128, n = 32)),
+            block(m = 128, n = 64, warp(m = 64, n = 64)),
+            block(m = 128, n = 64, warp(m = 64, n = 32)),
+            block(m = 64, n = 128, warp(m = 64, n = 128)),
+            block(m = 64, n = 128, warp(m = 64, n = 64)),
+            block(m = 64, n = 128, warp(m = 64, n = 32)),
+            block(m = 64, n = 64, warp(m = 64, n = 64)),
+            block(m = 64, n = 64, warp(m = 64, n = 32)),
+            block(m = 64, n = 32, warp(m = 64, n = 32)),
+        ],
         stages = [3, 4, 5, 6, 8],
         grouped = [8, 16],
         cluster.k = [1, 2],
     ),
 )]
-// warp tiles taller than the block tile are not, four consumers past 512
-// threads leave too few registers, and the deepest rings of the largest
-// tiles pass the shared memory: the macro prunes those points, and says so
-// in a warning silenced here
+// the deepest rings of the largest tiles pass the shared memory: the macro
+// prunes those points, and says so in a warning silenced here
 #[allow(deprecated)]
 pub fn fp8_block_tuned(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<bf16, RowMajor>);
 // ANCHOR_END: fp8_block_tuned

@@ -28,7 +28,7 @@ fn the_tuned_kernels_spaces_hold_legal_points_only() {
         (&mma_tuned::KERNEL, 15),
         (&hopper_tuned::KERNEL, 48),
         (&fp8_tuned::KERNEL, 33),
-        (&fp8_block_tuned::KERNEL, 216),
+        (&fp8_block_tuned::KERNEL, 236),
         (&mma_fp8_tuned_sm89::KERNEL, 7),
         (&mma_fp8_block_tuned_sm89::KERNEL, 11),
     ];
@@ -58,7 +58,7 @@ fn the_tuned_kernels_spaces_hold_legal_points_only() {
     // the block-scaled space's tiles split along K over a cluster of two: a block a tile (no
     // persistent walk), their producers at the registers a split needs
     let split: Vec<_> = fp8_block_tuned::KERNEL.points().iter().filter(|s| s.k_split() == 2).collect();
-    assert_eq!(split.len(), 88);
+    assert_eq!(split.len(), 98);
     assert!(split
         .iter()
         .all(|s| s.persistent.is_none() && s.specialize.unwrap().producer_regs == Some(gemm_runtime::gemm_core::tune::SPLIT_PRODUCER_REGS)));

@@ -1,7 +1,8 @@
 //! Tuning spaces: a kernel written once with lists for some of its settings
 //! (`tune(block.m = [64, 128], stages = [3, 4])` in `#[gemm_kernel]`, or
 //! block tiles whole, `tune(block = [block(m = 128, n = 256), block(m =
-//! 256, n = 128)])`), expanded into the product of those lists over the
+//! 256, n = 128)])`, each with its warp tile where it names one:
+//! `block(m = 64, n = 32, warp(m = 64, n = 32))`), expanded into the product of those lists over the
 //! written spec. Every
 //! point goes through the same rules as a spec written by hand; the legal
 //! ones are what the launcher times, the others are counted by the rule
@@ -10,8 +11,8 @@
 //! Where a point changes the tiling, what follows from it follows: unless
 //! `block.threads` is itself in the space, each point's threads (and a
 //! specialized kernel's consumers) are the ones its block and warp tiles
-//! need (where `block` sets the block tile, its warp tiles keep their count
-//! along each side); a SIMT warp's iterations follow its warp and thread tiles (the
+//! need (where `block` sets the block tile without naming its warp tile, the
+//! warp tiles keep their count along each side); a SIMT warp's iterations follow its warp and thread tiles (the
 //! squarest split); a warp tile as wide (or tall) as the block tile stays so unless
 //! its own side is listed, a wgmma atom as wide as the warpgroup tile
 //! stays as wide, and consumers that had all the registers the producer
@@ -29,8 +30,9 @@ use crate::spec::*;
 /// A setting a tuning space may list values for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Setting {
-    /// The block tile's m and n together ([`block_value`]), the warp
-    /// (warpgroup) tiles keeping their count along each side.
+    /// The block tile's m and n together ([`block_value`]), with its warp
+    /// (warpgroup) tile where the value names one ([`block_warp_value`]);
+    /// else the warp tiles keep their count along each side.
     Block,
     BlockM,
     BlockN,
@@ -107,12 +109,12 @@ impl Setting {
     }
 
     /// A value of this setting as `tune(..)` writes it.
-    pub fn value_text(self, v: u32) -> String {
+    pub fn value_text(self, v: Value) -> String {
         match self {
-            Setting::Block => {
-                let (m, n) = block_of(v);
-                format!("block(m = {m}, n = {n})")
-            }
+            Setting::Block => match (block_of(v), warp_of(v)) {
+                ((m, n), None) => format!("block(m = {m}, n = {n})"),
+                ((m, n), Some((wm, wn))) => format!("block(m = {m}, n = {n}, warp(m = {wm}, n = {wn}))"),
+            },
             Setting::Schedule => SCHEDULES.get(v as usize).map_or(v.to_string(), |(name, _)| name.to_string()),
             _ => v.to_string(),
         }
@@ -123,14 +125,34 @@ impl Setting {
     }
 }
 
-/// A value of [`Setting::Block`]: the block tile's m (high 16 bits) and n.
-pub const fn block_value(m: u32, n: u32) -> u32 {
-    (m << 16) | n
+/// A value a setting takes in a space: a whole number, a schedule's index
+/// in [`SCHEDULES`], or a block tile packed by [`block_value`] or
+/// [`block_warp_value`].
+pub type Value = u64;
+
+/// A value of [`Setting::Block`]: the block tile's m (bits 48-63) and n
+/// (32-47), its warp tiles keeping their count along each side.
+pub const fn block_value(m: u32, n: u32) -> Value {
+    ((m as u64 & 0xffff) << 48) | ((n as u64 & 0xffff) << 32)
+}
+
+/// A value of [`Setting::Block`] naming the warp (warpgroup) tile too: its
+/// m (bits 16-31) and n (0-15), neither zero.
+pub const fn block_warp_value(m: u32, n: u32, warp_m: u32, warp_n: u32) -> Value {
+    block_value(m, n) | ((warp_m as u64 & 0xffff) << 16) | (warp_n as u64 & 0xffff)
 }
 
 /// The block tile's (m, n) of a [`Setting::Block`] value.
-pub const fn block_of(v: u32) -> (u32, u32) {
-    (v >> 16, v & 0xffff)
+pub const fn block_of(v: Value) -> (u32, u32) {
+    ((v >> 48) as u32 & 0xffff, (v >> 32) as u32 & 0xffff)
+}
+
+/// The warp tile's (m, n) a [`Setting::Block`] value names, if it names one.
+pub const fn warp_of(v: Value) -> Option<(u32, u32)> {
+    match ((v >> 16) as u32 & 0xffff, v as u32 & 0xffff) {
+        (0, _) | (_, 0) => None,
+        w => Some(w),
+    }
 }
 
 /// The settings that `block` sets with the block tile: a space lists
@@ -205,6 +227,9 @@ pub fn inert(setting: Setting, base: &KernelSpec) -> Option<String> {
         (Setting::ThreadM | Setting::ThreadN, _) if base.thread.is_none() => {
             Some(format!("`{}` sets the thread tier, which this kernel does not have", setting.name()))
         }
+        (Setting::WarpM | Setting::WarpN | Setting::MItersWarp | Setting::NItersWarp, _) if base.warp.is_none() => {
+            Some(format!("`{}` sets the warp tier, which this kernel does not have", setting.name()))
+        }
         _ => None,
     }
 }
@@ -226,14 +251,14 @@ pub const MAX_POINTS: usize = 4096;
 /// why the rules refused it (empty: legal).
 pub struct Point {
     pub spec: KernelSpec,
-    pub chosen: Vec<(Setting, u32)>,
+    pub chosen: Vec<(Setting, Value)>,
     pub refused: Vec<Diag>,
 }
 
 /// Every point of `lists` (settings with their values) over `base`, in
 /// order: the first setting's first value first, the last setting varying
 /// fastest. The base's own values are not added: list them to keep them.
-pub fn expand(base: &KernelSpec, lists: &[(Setting, Vec<u32>)]) -> Vec<Point> {
+pub fn expand(base: &KernelSpec, lists: &[(Setting, Vec<Value>)]) -> Vec<Point> {
     let mut points = Vec::new();
     let total: usize = lists.iter().map(|(_, v)| v.len()).product();
     for mut i in 0..total {
@@ -270,19 +295,25 @@ fn shared(c: Cluster, written: Option<Option<Which>>) -> Option<Which> {
 }
 
 /// `base` with `chosen` applied, and what follows from them.
-fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
+fn point(base: &KernelSpec, chosen: &[(Setting, Value)]) -> KernelSpec {
     let mut s = base.clone();
     let mut warp = s.warp.unwrap_or(Warp { m: 0, n: 0, m_iters: 1, n_iters: 1 });
     let mut thread = s.thread;
     let mut threads_given = false;
-    for &(setting, v) in chosen {
+    for &(setting, value) in chosen {
+        // every setting but `block` takes a whole number the attribute parsed as u32
+        let v = value as u32;
         match setting {
             Setting::Block => {
-                let (m, n) = block_of(v);
-                // the warp (warpgroup) tiles keep their count along each side
-                if let Some(w0) = base.warp.filter(|w| w.m > 0 && w.n > 0) {
-                    warp.m = m * w0.m / base.block.m.max(1);
-                    warp.n = n * w0.n / base.block.n.max(1);
+                let (m, n) = block_of(value);
+                match (warp_of(value), base.warp.filter(|w| w.m > 0 && w.n > 0)) {
+                    (Some((wm, wn)), _) => (warp.m, warp.n) = (wm, wn),
+                    // the warp (warpgroup) tiles keep their count along each side
+                    (None, Some(w0)) => {
+                        warp.m = m * w0.m / base.block.m.max(1);
+                        warp.n = n * w0.n / base.block.n.max(1);
+                    }
+                    (None, None) => {}
                 }
                 (s.block.m, s.block.n) = (m, n);
             }
@@ -370,7 +401,8 @@ fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
             (warp.m_iters, warp.n_iters) = simt_iterations(warp.m, warp.n, t.m, t.n);
         }
     }
-    if let Some(w0) = base.warp {
+    let named = chosen.iter().any(|&(setting, v)| setting == Setting::Block && warp_of(v).is_some());
+    if let Some(w0) = base.warp.filter(|_| !named) {
         // a warp tile as wide (or tall) as the block stays so, unless listed
         if w0.n == base.block.n && !chosen.iter().any(|c| c.0 == Setting::WarpN) {
             warp.n = s.block.n;
@@ -379,7 +411,8 @@ fn point(base: &KernelSpec, chosen: &[(Setting, u32)]) -> KernelSpec {
             warp.m = s.block.m;
         }
     }
-    if s.warp.is_some() {
+    // a block tile that names its warp tile gives the kernel a warp tier (the rules judge it)
+    if s.warp.is_some() || named {
         // a wgmma atom as wide as the warpgroup tile stays as wide
         if let (Atom::Wgmma { m, n, k, zeroed, promote }, Some(w0)) = (s.atom, base.warp) {
             if n == w0.n {
@@ -488,11 +521,11 @@ pub fn pruned(points: &[Point]) -> BTreeMap<(&'static str, &'static str), usize>
 /// The values of each list that no legal point takes (`stages = [2, 4, 6]`
 /// where 4 and 6 never fit): a tuner that silently never tries them would
 /// hide it.
-pub fn vanished(points: &[Point], lists: &[(Setting, Vec<u32>)]) -> Vec<(Setting, Vec<u32>)> {
+pub fn vanished(points: &[Point], lists: &[(Setting, Vec<Value>)]) -> Vec<(Setting, Vec<Value>)> {
     lists
         .iter()
         .filter_map(|(setting, values)| {
-            let gone: Vec<u32> =
+            let gone: Vec<Value> =
                 values.iter().copied().filter(|v| !points.iter().any(|p| p.refused.is_empty() && p.chosen.contains(&(*setting, *v)))).collect();
             (!gone.is_empty()).then_some((*setting, gone))
         })
@@ -540,6 +573,9 @@ mod tests {
         for s in [Setting::Stages, Setting::Vector, Setting::Fragments, Setting::BlockM, Setting::Schedule] {
             assert_eq!(inert(s, &base), None, "{s:?}");
         }
+        assert_eq!(inert(Setting::WarpN, &base), None);
+        let no_warp = KernelSpec { warp: None, ..base.clone() };
+        assert!(inert(Setting::WarpN, &no_warp).is_some_and(|why| why.contains("warp tier")));
         let tma = KernelSpec { staging: Staging::tma(3), ..base };
         assert_eq!(inert(Setting::Prefetch, &tma), None);
         assert!(inert(Setting::Vector, &tma).is_some() && inert(Setting::Fragments, &tma).is_some());
@@ -616,6 +652,18 @@ mod tests {
         // warpgroups of 32 rows: no wgmma atom is that short
         assert!(!points[2].refused.is_empty());
         assert_eq!(block_of(block_value(256, 128)), (256, 128));
+        // a block tile naming its warpgroup tile takes it, threads and the atom's width following:
+        // one consumer of 64 x 64, or two of 64 x 128 (where the count would have made them 32 rows)
+        let values = vec![block_warp_value(64, 64, 64, 64), block_warp_value(128, 128, 64, 128), block_warp_value(64, 256, 32, 256)];
+        let points = expand(&base, &[(Setting::Block, values.clone())]);
+        let tiles: Vec<(u32, u32, u32, u32, u32, bool)> = points
+            .iter()
+            .map(|p| (p.spec.block.m, p.spec.block.n, p.spec.warp.unwrap().m, p.spec.warp.unwrap().n, p.spec.block.threads, p.refused.is_empty()))
+            .collect();
+        assert_eq!(tiles, [(64, 64, 64, 64, 256, true), (128, 128, 64, 128, 384, true), (64, 256, 32, 256, 384, false)]);
+        assert_eq!(points[0].spec.atom, Atom::Wgmma { m: 64, n: 64, k: 16, zeroed: false, promote: false });
+        assert_eq!(values.iter().map(|v| (block_of(*v), warp_of(*v))).collect::<Vec<_>>()[1], ((128, 128), Some((64, 128))));
+        assert_eq!(warp_of(block_value(128, 128)), None);
     }
 
     /// `cluster.m` and `cluster.n` shape a cluster whose blocks share an

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use gemm_core::spec::*;
+use gemm_core::tune::Value;
 use proc_macro2::Span;
 
 use crate::ast::Node;
@@ -53,7 +54,7 @@ pub struct FusedAttr {
 
 /// `tune(..)` as written: each setting's values, and how shapes are keyed.
 pub struct Tune {
-    pub lists: Vec<(gemm_core::tune::Setting, Vec<u32>)>,
+    pub lists: Vec<(gemm_core::tune::Setting, Vec<Value>)>,
     pub key: gemm_core::tune::TuneKey,
     pub span: Span,
 }
@@ -630,9 +631,9 @@ fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
                 ok = false;
                 continue;
             };
-            let picked: Vec<Option<u32>> =
-                items.iter().map(|i| word(cx, i, "schedule", &names).and_then(|w| names.iter().position(|n| *n == w)).map(|p| p as u32)).collect();
-            match picked.into_iter().collect::<Option<Vec<u32>>>() {
+            let picked: Vec<Option<Value>> =
+                items.iter().map(|i| word(cx, i, "schedule", &names).and_then(|w| names.iter().position(|n| *n == w)).map(|p| p as Value)).collect();
+            match picked.into_iter().collect::<Option<Vec<Value>>>() {
                 Some(v) if !v.is_empty() => {
                     cx.record(format!("tune.{path}"), value.span());
                     out.lists.push((setting, v));
@@ -647,8 +648,9 @@ fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
         }
         if setting == Setting::Block {
             // whole block tiles, each as `block(..)` is written: `block(m = .., n = ..)`
-            let form = "`block` in `tune(..)` takes a list of block tiles: `block = [block(m = 128, n = 256), block(m = 256, n = 128)]`";
-            let picked: Option<Vec<u32>> = match value {
+            let form = "`block` in `tune(..)` takes a list of block tiles, each with its warp tile or not: \
+                        `block = [block(m = 128, n = 256), block(m = 64, n = 32, warp(m = 64, n = 32))]`";
+            let picked: Option<Vec<Value>> = match value {
                 Node::List(items, _) if !items.is_empty() => items.iter().map(|i| block_tile(cx, i, form)).collect(),
                 _ => {
                     cx.error(value.span(), form);
@@ -664,8 +666,10 @@ fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
             }
             continue;
         }
-        let values: Option<Vec<u32>> = match value {
-            Node::List(items, _) if !items.is_empty() => items.iter().map(|i| if let Node::Int(v, _) = i { Some(*v) } else { None }).collect(),
+        let values: Option<Vec<Value>> = match value {
+            Node::List(items, _) if !items.is_empty() => {
+                items.iter().map(|i| if let Node::Int(v, _) = i { Some(Value::from(*v)) } else { None }).collect()
+            }
             _ => None,
         };
         match values {
@@ -709,9 +713,12 @@ fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
     ok.then_some(out)
 }
 
-/// One block tile of `tune(block = [..])`: `block(m = .., n = ..)`, packed
-/// as [`gemm_core::tune::block_value`]; `None` (with an error at it) otherwise.
-fn block_tile(cx: &mut Ctxt, node: &Node, form: &str) -> Option<u32> {
+/// One block tile of `tune(block = [..])`: `block(m = .., n = ..)`, or
+/// `block(m = .., n = .., warp(m = .., n = ..))` naming its warp tile,
+/// packed as [`gemm_core::tune::block_value`] or
+/// [`gemm_core::tune::block_warp_value`]; `None` (with an error at it)
+/// otherwise.
+fn block_tile(cx: &mut Ctxt, node: &Node, form: &str) -> Option<Value> {
     let Node::Call(name, args, at) = node else {
         cx.error(node.span(), form);
         return None;
@@ -720,34 +727,59 @@ fn block_tile(cx: &mut Ctxt, node: &Node, form: &str) -> Option<u32> {
         cx.error(*at, form);
         return None;
     }
-    let (mut m, mut n) = (None, None);
+    let mut warp = None;
+    let mut sides = Vec::new();
     for arg in args {
+        match arg {
+            Node::Call(w, wargs, wat) if w == "warp" => {
+                if warp.is_some() {
+                    cx.error(*wat, format!("`warp(..)` given twice in a block tile: {form}"));
+                    return None;
+                }
+                warp = Some(tile_sides(cx, &wargs.iter().collect::<Vec<_>>(), *wat, "a warp tile", form)?);
+            }
+            _ => sides.push(arg),
+        }
+    }
+    let (m, n) = tile_sides(cx, &sides, *at, "a block tile", form)?;
+    Some(match warp {
+        Some((wm, wn)) => gemm_core::tune::block_warp_value(m, n, wm, wn),
+        None => gemm_core::tune::block_value(m, n),
+    })
+}
+
+/// The `m = .., n = ..` of a tile in `tune(block = [..])` (`what`: "a block
+/// tile" or "a warp tile"), each 1 to 65535; `None` (with an error) otherwise.
+fn tile_sides(cx: &mut Ctxt, args: &[&Node], at: Span, what: &str, form: &str) -> Option<(u32, u32)> {
+    let (mut m, mut n) = (None, None);
+    for &arg in args {
         match arg {
             Node::Assign(side, v) if side == "m" || side == "n" => {
                 let Node::Int(v, vs) = v.as_ref() else {
-                    cx.error(v.span(), format!("`{side}` of a block tile takes a whole number"));
+                    cx.error(v.span(), format!("`{side}` of {what} takes a whole number"));
                     return None;
                 };
                 if *v == 0 || *v > 0xffff {
-                    cx.error(*vs, format!("`{side}` of a block tile takes 1 to 65535, not {v}"));
+                    cx.error(*vs, format!("`{side}` of {what} takes 1 to 65535, not {v}"));
                     return None;
                 }
                 let slot = if side == "m" { &mut m } else { &mut n };
                 if slot.replace(*v).is_some() {
-                    cx.error(side.span(), format!("`{side}` given twice in a block tile: {form}"));
+                    cx.error(side.span(), format!("`{side}` given twice in {what}: {form}"));
                     return None;
                 }
             }
             _ => {
-                cx.error(arg.span(), format!("a block tile in `tune(block = [..])` takes `m` and `n` only: {form}"));
+                let takes = if what == "a block tile" { "`m`, `n` and `warp(m = .., n = ..)`" } else { "`m` and `n`" };
+                cx.error(arg.span(), format!("{what} in `tune(block = [..])` takes {takes} only: {form}"));
                 return None;
             }
         }
     }
     match (m, n) {
-        (Some(m), Some(n)) => Some(gemm_core::tune::block_value(m, n)),
+        (Some(m), Some(n)) => Some((m, n)),
         _ => {
-            cx.error(*at, format!("a block tile in `tune(block = [..])` needs both `m` and `n`: {form}"));
+            cx.error(at, format!("{what} in `tune(block = [..])` needs both `m` and `n`: {form}"));
             None
         }
     }

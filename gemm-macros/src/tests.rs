@@ -274,18 +274,29 @@ fn a_tuning_space_lists_schedules_by_name() {
 }
 
 /// `tune(block = [..])` takes whole block tiles as `block(m = .., n = ..)`
-/// is written, and refuses a space that also lists a side or warp tile it sets.
+/// is written, each naming its warp tile or not, and refuses a space that
+/// also lists a side or warp tile it sets.
 #[test]
 fn tune_takes_whole_block_tiles() {
-    use gemm_core::tune::{block_value, Setting};
-    let (a, errors) = parse(quote! { tune(block = [block(m = 128, n = 256), block(n = 128, m = 256)], stages = [3, 4]) });
+    use gemm_core::tune::{block_value, block_warp_value, Setting};
+    let (a, errors) = parse(quote! {
+        tune(block = [block(m = 128, n = 256), block(n = 128, m = 256), block(m = 64, warp(n = 32, m = 64), n = 32)], stages = [3, 4])
+    });
     assert!(errors.is_empty(), "{errors:?}");
     let lists = a.tune.expect("a space").lists;
-    assert_eq!(lists[0], (Setting::Block, vec![block_value(128, 256), block_value(256, 128)]));
+    assert_eq!(lists[0], (Setting::Block, vec![block_value(128, 256), block_value(256, 128), block_warp_value(64, 32, 64, 32)]));
+    assert_eq!(Setting::Block.value_text(lists[0].1[2]), "block(m = 64, n = 32, warp(m = 64, n = 32))");
     for (bad, says) in [
         (quote! { tune(block = [128, 256]) }, "takes a list of block tiles"),
         (quote! { tune(block = [block(m = 128)]) }, "needs both `m` and `n`"),
-        (quote! { tune(block = [block(m = 128, n = 256, k = 64)]) }, "takes `m` and `n` only"),
+        (quote! { tune(block = [block(m = 128, n = 256, k = 64)]) }, "takes `m`, `n` and `warp(m = .., n = ..)` only"),
+        (quote! { tune(block = [block(m = 128, n = 256, warp(m = 64))]) }, "a warp tile in `tune(block = [..])` needs both `m` and `n`"),
+        (
+            quote! { tune(block = [block(m = 128, n = 256, warp(m = 64, n = 64, k = 16))]) },
+            "a warp tile in `tune(block = [..])` takes `m` and `n` only",
+        ),
+        (quote! { tune(block = [block(m = 128, n = 256, warp(m = 64, n = 64), warp(m = 64, n = 64))]) }, "`warp(..)` given twice"),
+        (quote! { tune(block = [block(m = 128, n = 256, warp(m = 64, n = 0))]) }, "`n` of a warp tile takes 1 to 65535"),
         (quote! { tune(block = [warp(m = 64, n = 256)]) }, "takes a list of block tiles"),
         (quote! { tune(block = [block(m = 0, n = 256)]) }, "1 to 65535"),
         (quote! { tune(block = [block(m = 128, m = 256, n = 128)]) }, "`m` given twice"),

@@ -524,7 +524,7 @@ fn scalar_c_choice(spec: &KernelSpec, bands: bool) -> Option<KernelSpec> {
     };
     // the spec's own stages first, then fewer, as a tuning space's points (a
     // spec without a pipeline: its own alone); the first the rules and the generator take
-    let counts: Vec<u32> = if stages >= 2 { (2..=stages).rev().collect() } else { vec![stages] };
+    let counts: Vec<gemm_core::tune::Value> = if stages >= 2 { (2..=stages as u64).rev().collect() } else { vec![stages.into()] };
     let points: Vec<_> = gemm_core::tune::expand(&variant, &[(gemm_core::tune::Setting::Stages, counts)])
         .into_iter()
         .filter(|p| p.refused.is_empty())

@@ -129,9 +129,10 @@ pub fn fp8_tuned(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<b
 /// spread over more SMs (64 x 2112 x 7168 makes 17 tiles of 128 x 128 for
 /// 132 SMs, 33 of 64 x 64, 66 of 64 x 32), and each of those points with its tiles' K
 /// split over a cluster of two blocks (66 blocks of 64 x 64 there: 39%
-/// faster than 33 on the H200; 64 x 32 split ran 6-8% ahead of that on
-/// an H100 and 3% on the H200). Each block tile is listed with its warp
-/// tiles, the sixteen a product of sides would leave legal and 64 x 32.
+/// faster than 33 on the H200; 132 of 64 x 32 split ran 6-8% ahead of
+/// that on an H100 and on the H200, whose tuner takes them). Each block
+/// tile is listed with its warp tiles: the sixteen legal pairs of 256, 128
+/// or 64 rows by 128 or 64 columns, and 64 x 32.
 /// Five stages are among the points: the largest tiles' whole C
 /// tile fits beside five stages and their scales, not six
 /// (`fp8_block_scaled`).

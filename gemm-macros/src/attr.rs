@@ -634,10 +634,7 @@ fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
             let picked: Vec<Option<Value>> =
                 items.iter().map(|i| word(cx, i, "schedule", &names).and_then(|w| names.iter().position(|n| *n == w)).map(|p| p as Value)).collect();
             match picked.into_iter().collect::<Option<Vec<Value>>>() {
-                Some(v) if !v.is_empty() => {
-                    cx.record(format!("tune.{path}"), value.span());
-                    out.lists.push((setting, v));
-                }
+                Some(v) if !v.is_empty() => ok &= push_list(cx, &mut out, &path, setting, value, v),
                 Some(_) => {
                     cx.error(value.span(), format!("`schedule` in `tune(..)` takes a list of schedules: `schedule = [{}]`", names.join(", ")));
                     ok = false;
@@ -658,10 +655,7 @@ fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
                 }
             };
             match picked {
-                Some(v) => {
-                    cx.record(format!("tune.{path}"), value.span());
-                    out.lists.push((setting, v));
-                }
+                Some(v) => ok &= push_list(cx, &mut out, &path, setting, value, v),
                 None => ok = false,
             }
             continue;
@@ -673,10 +667,7 @@ fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
             _ => None,
         };
         match values {
-            Some(v) => {
-                cx.record(format!("tune.{path}"), value.span());
-                out.lists.push((setting, v));
-            }
+            Some(v) => ok &= push_list(cx, &mut out, &path, setting, value, v),
             None => {
                 cx.error(value.span(), format!("`{path}` in `tune(..)` takes whole numbers in brackets: `{path} = [..]`"));
                 ok = false;
@@ -713,6 +704,20 @@ fn tune(cx: &mut Ctxt, args: &Args, span: Span) -> Option<Tune> {
     ok.then_some(out)
 }
 
+/// Adds a setting's list to the space, each value once: a value listed twice
+/// would be compiled and timed twice (an error at the second).
+fn push_list(cx: &mut Ctxt, out: &mut Tune, path: &str, setting: gemm_core::tune::Setting, list: &Node, values: Vec<Value>) -> bool {
+    if let Node::List(items, _) = list {
+        if let Some(i) = (0..values.len()).find(|&i| values[..i].contains(&values[i])) {
+            cx.error(items[i].span(), format!("`{path}` lists {} twice", setting.value_text(values[i])));
+            return false;
+        }
+    }
+    cx.record(format!("tune.{path}"), list.span());
+    out.lists.push((setting, values));
+    true
+}
+
 /// One block tile of `tune(block = [..])`: `block(m = .., n = ..)`, or
 /// `block(m = .., n = .., warp(m = .., n = ..))` naming its warp tile,
 /// packed as [`gemm_core::tune::block_value`] or
@@ -733,15 +738,15 @@ fn block_tile(cx: &mut Ctxt, node: &Node, form: &str) -> Option<Value> {
         match arg {
             Node::Call(w, wargs, wat) if w == "warp" => {
                 if warp.is_some() {
-                    cx.error(*wat, format!("`warp(..)` given twice in a block tile: {form}"));
+                    cx.error(*wat, "`warp(..)` given twice in a block tile");
                     return None;
                 }
-                warp = Some(tile_sides(cx, &wargs.iter().collect::<Vec<_>>(), *wat, "a warp tile", form)?);
+                warp = Some(tile_sides(cx, &wargs.iter().collect::<Vec<_>>(), *wat, "a warp tile")?);
             }
             _ => sides.push(arg),
         }
     }
-    let (m, n) = tile_sides(cx, &sides, *at, "a block tile", form)?;
+    let (m, n) = tile_sides(cx, &sides, *at, "a block tile")?;
     Some(match warp {
         Some((wm, wn)) => gemm_core::tune::block_warp_value(m, n, wm, wn),
         None => gemm_core::tune::block_value(m, n),
@@ -750,7 +755,8 @@ fn block_tile(cx: &mut Ctxt, node: &Node, form: &str) -> Option<Value> {
 
 /// The `m = .., n = ..` of a tile in `tune(block = [..])` (`what`: "a block
 /// tile" or "a warp tile"), each 1 to 65535; `None` (with an error) otherwise.
-fn tile_sides(cx: &mut Ctxt, args: &[&Node], at: Span, what: &str, form: &str) -> Option<(u32, u32)> {
+fn tile_sides(cx: &mut Ctxt, args: &[&Node], at: Span, what: &str) -> Option<(u32, u32)> {
+    let example = if what == "a block tile" { "block(m = 64, n = 128)" } else { "warp(m = 64, n = 32)" };
     let (mut m, mut n) = (None, None);
     for &arg in args {
         match arg {
@@ -765,13 +771,13 @@ fn tile_sides(cx: &mut Ctxt, args: &[&Node], at: Span, what: &str, form: &str) -
                 }
                 let slot = if side == "m" { &mut m } else { &mut n };
                 if slot.replace(*v).is_some() {
-                    cx.error(side.span(), format!("`{side}` given twice in {what}: {form}"));
+                    cx.error(side.span(), format!("`{side}` given twice in {what}"));
                     return None;
                 }
             }
             _ => {
                 let takes = if what == "a block tile" { "`m`, `n` and `warp(m = .., n = ..)`" } else { "`m` and `n`" };
-                cx.error(arg.span(), format!("{what} in `tune(block = [..])` takes {takes} only: {form}"));
+                cx.error(arg.span(), format!("{what} in `tune(block = [..])` takes {takes} only"));
                 return None;
             }
         }
@@ -779,7 +785,7 @@ fn tile_sides(cx: &mut Ctxt, args: &[&Node], at: Span, what: &str, form: &str) -
     match (m, n) {
         (Some(m), Some(n)) => Some((m, n)),
         _ => {
-            cx.error(at, format!("{what} in `tune(block = [..])` needs both `m` and `n`: {form}"));
+            cx.error(at, format!("{what} in `tune(block = [..])` needs both `m` and `n`, as in `{example}`"));
             None
         }
     }

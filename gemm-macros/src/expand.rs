@@ -153,7 +153,17 @@ fn tuned(cx: &mut Ctxt, base: &KernelSpec, sig: &sig::Sig, t: &attr::Tune) -> Op
     let total = points.len();
     // "3 by shared memory (at `staging.stages`)": the rule, and the setting it blames
     let by_rule = pruned.iter().map(|((rule, at), n)| format!("{n} by {rule} (at `{at}`)")).collect::<Vec<_>>().join(", ");
-    let legal: Vec<&KernelSpec> = points.iter().filter(|p| p.refused.is_empty()).map(|p| &p.spec).collect();
+    // legal points that make the same kernel as an earlier one (a block tile naming the warp tile
+    // its count would give) are timed once
+    let mut legal: Vec<&KernelSpec> = Vec::new();
+    let mut repeats = 0;
+    for spec in points.iter().filter(|p| p.refused.is_empty()).map(|p| &p.spec) {
+        if legal.contains(&spec) {
+            repeats += 1;
+        } else {
+            legal.push(spec);
+        }
+    }
     if legal.is_empty() {
         let first = points.first().and_then(|p| p.refused.first()).map_or(String::new(), |d| format!("\nthe first point's first refusal: {}", d.msg));
         cx.error(t.span, format!("no point of the {total} in `tune(..)` is legal (refused {by_rule}){first}"));
@@ -168,13 +178,19 @@ fn tuned(cx: &mut Ctxt, base: &KernelSpec, sig: &sig::Sig, t: &attr::Tune) -> Op
         })
         .collect::<Vec<_>>();
     let unused = if vanished.is_empty() { String::new() } else { format!("; no legal point has {}", vanished.join(", ")) };
-    let summary = if pruned.is_empty() {
-        format!("all {total} points of the space are legal")
-    } else {
-        let are = if legal.len() == 1 { "is" } else { "are" };
-        format!("{} of the {total} points of the space {are} legal; pruned {by_rule}{unused}", legal.len())
+    let same = match repeats {
+        0 => String::new(),
+        1 => "; 1 legal point makes the same kernel as another and is timed once".to_string(),
+        n => format!("; {n} legal points make the same kernels as others and are timed once"),
     };
-    let note = if pruned.is_empty() {
+    let summary = if pruned.is_empty() {
+        format!("all {total} points of the space are legal{same}")
+    } else {
+        let legal = legal.len() + repeats;
+        let are = if legal == 1 { "is" } else { "are" };
+        format!("{legal} of the {total} points of the space {are} legal; pruned {by_rule}{unused}{same}")
+    };
+    let note = if pruned.is_empty() && repeats == 0 {
         quote!()
     } else {
         let warning = format!("tune(..): {summary} (a note, not an error)");

@@ -244,6 +244,15 @@ fn a_tuning_space_parses_with_its_key() {
     assert!(errors.iter().any(|e| e.contains("expected one of `eighths`, `pow2`, `exact`")), "{errors:?}");
     let (_, errors) = parse(quote! { tune(stages = [3], stages = [4]) });
     assert!(errors.iter().any(|e| e.contains("duplicate setting `stages`")), "{errors:?}");
+    // a value listed twice would be compiled and timed twice
+    for (twice, says) in [
+        (quote! { tune(stages = [3, 4, 3]) }, "`stages` lists 3 twice"),
+        (quote! { tune(schedule = [tiles, persistent, tiles]) }, "`schedule` lists tiles twice"),
+        (quote! { tune(block = [block(m = 64, n = 64), block(n = 64, m = 64)]) }, "`block` lists block(m = 64, n = 64) twice"),
+    ] {
+        let (_, errors) = parse(twice.clone());
+        assert!(errors.iter().any(|e| e.contains(says)), "{twice}: {errors:?}");
+    }
     let (_, errors) = parse(quote! { tune(key = pow2) });
     assert!(errors.iter().any(|e| e.contains("needs at least one setting")), "{errors:?}");
     // a space past the points a build checks and a first launch times: 6^5 of them

@@ -1,7 +1,9 @@
+// A block tile naming the warp tile its count would give makes the same kernel twice: the note
+// says it is timed once (denied here to show its text).
+#![deny(deprecated)]
+
 use gemm_runtime::{bf16, gemm_kernel, Mat, MatMut, RowMajor};
 
-// A block tile naming the warp tile its count would give makes the same kernel twice: the
-// note says it is timed once.
 #[gemm_kernel(
     block(m = 128, n = 128, k = 64, threads = 128),
     warp(m = 64, n = 64),
@@ -12,4 +14,4 @@ use gemm_runtime::{bf16, gemm_kernel, Mat, MatMut, RowMajor};
 )]
 fn kernel(a: Mat<bf16, RowMajor>, b: Mat<bf16, RowMajor>, c: MatMut<bf16, RowMajor>);
 
-fn main() { let _ = kernel; compile_error!("the warnings above"); }
+fn main() {}

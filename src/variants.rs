@@ -168,6 +168,8 @@ pub fn apply(spec: &mut KernelSpec, setting: &str) -> Result<(), String> {
                 _ => return Err(bad()),
             }
         }
+        // (a space's whole block tiles are packed numbers: here the tiles go by their sides)
+        "block" => return Err(format!("`{setting}`: give the block tile as tile=MxN, and its warp tile as warp_tile=MxN")),
         // a setting a tuning space lists (block.n, warp.m, consumers, ...): what
         // follows from it follows, as in a space's point (gemm_core::tune)
         _ if Setting::from_name(key).is_some() => {
@@ -338,5 +340,6 @@ mod tests {
         assert!(apply(&mut s, "regs=40/232").unwrap_err().contains("no producer and consumers"));
         let mut h = crate::steps::tma_store::KERNEL.spec.clone();
         assert!(apply(&mut h, "regs=40").unwrap_err().contains("unknown value"));
+        assert!(apply(&mut h, "block=4194336").unwrap_err().contains("tile=MxN"));
     }
 }

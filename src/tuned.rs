@@ -130,7 +130,7 @@ pub fn fp8_tuned(a: Mat<F8E4M3, RowMajor>, b: Mat<F8E4M3, ColMajor>, c: MatMut<b
 /// 132 SMs, 33 of 64 x 64, 66 of 64 x 32), and each of those points with its tiles' K
 /// split over a cluster of two blocks (66 blocks of 64 x 64 there: 39%
 /// faster than 33 on the H200; 132 of 64 x 32 split ran 6-8% ahead of
-/// that on an H100 and on the H200, whose tuner takes them). Each block
+/// that on an H100 in one run, and the H200's tuner takes them). Each block
 /// tile is listed with its warp tiles: the sixteen legal pairs of 256, 128
 /// or 64 rows by 128 or 64 columns, and 64 x 32.
 /// Five stages are among the points: the largest tiles' whole C

@@ -1,8 +1,9 @@
 //! Checks of the fused epilogue against cuBLAS: `alpha` and `beta` through
 //! cuBLAS's own (into an f32 C, so nothing is rounded twice), the bias and
 //! the activation applied to its result on the host in f64, then rounded
-//! to C's type as the kernel rounds. Batches and any size included; a
-//! gated epilogue's pairs (gate, up) joined on the host too.
+//! to C's type as the kernel rounds. Batches and any size included (over
+//! K = 0 the product is zeros, `beta * C` on the host); a gated
+//! epilogue's pairs (gate, up) joined on the host too.
 
 use gemm_runtime::internal::data::{relative_error, POISON};
 use gemm_runtime::spec::{Dim, Elem, Layout};
@@ -94,6 +95,11 @@ fn verify_launch(
         None => DevMat::from_f32(s, Elem::F32, &c0)?,
     };
     match (&p.a, &p.b) {
+        // over K = 0 the product is zeros: alpha * 0 + beta * C0 (C0 in `wide`; not read where beta = 0)
+        _ if dims.k == 0 => {
+            let scaled: Vec<f32> = wide.to_f32(s)?.into_iter().map(|x| if beta == 0.0 { 0.0 } else { beta * x }).collect();
+            wide = DevMat::from_f32(s, Elem::F32, &scaled)?;
+        }
         (DevMat::F32(a), DevMat::F32(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), wide_dims, alpha, beta)?,
         (DevMat::F16(a), DevMat::F16(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), wide_dims, alpha, beta)?,
         (DevMat::Bf16(a), DevMat::Bf16(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), wide_dims, alpha, beta)?,

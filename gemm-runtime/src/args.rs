@@ -62,6 +62,13 @@ impl Dims {
         Dims { batch: Batch { stride_bias: stride, ..self.batch }, ..self }
     }
 
+    /// Whether the product has no multiply-adds: m, n, k or the batch
+    /// count is 0. A launch of it writes nothing, or over k = 0 alone C's
+    /// epilogue of a zero product (`beta * C`, the bias, the activation).
+    pub fn is_empty(&self) -> bool {
+        self.m == 0 || self.n == 0 || self.k == 0 || self.batch.count == 0
+    }
+
     /// Multiply-adds times two, over the whole batch.
     pub fn flops(&self) -> f64 {
         2.0 * self.m as f64 * self.n as f64 * self.k as f64 * self.batch.count as f64
@@ -185,17 +192,18 @@ pub(crate) fn fit_buffers(shapes: &[Shape; 3], lens: [usize; 3], batch: Batch) -
 
 /// Elements from the first batch's first element to one past the last batch's last.
 fn batched_span(span: usize, count: usize, stride: usize) -> usize {
+    if span == 0 {
+        // (empty matrices: no problem holds an element)
+        return 0;
+    }
     (count.max(1) - 1).saturating_mul(stride).saturating_add(span)
 }
 
-/// The batch's own rules: at least one problem, within the grid's reach,
-/// and no two problems writing the same C (but contiguous groups, whose
-/// rows of one C are each group's own).
+/// The batch's own rules: within the grid's reach, and no two problems
+/// writing the same C (but contiguous groups, whose rows of one C are each
+/// group's own).
 fn check_batch(d: &Dims, c: &Shape, grid_z: bool, contiguous: bool) -> Result<(), GemmError> {
     let b = d.batch;
-    if b.count == 0 {
-        return Err(GemmError::Batch("a batch count of 0 computes nothing; use at least 1".into()));
-    }
     if b.count > 1 && b.stride_c < c.span() && !contiguous {
         return Err(GemmError::Batch(format!(
             "C's stride {} is less than one C's {} elements ({} x {}, leading dimension {}): the problems would write over each other",
@@ -252,9 +260,8 @@ fn fit_offsets(shapes: &[Shape; 3], wide: impl Fn(char) -> bool) -> Result<(), G
 /// are the buffers' lengths (elements) and device addresses, in the order A,
 /// B, C.
 pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> Result<[Shape; 3], GemmError> {
-    if d.m == 0 || d.n == 0 || d.k == 0 {
-        return Err(GemmError::ZeroSize { m: d.m, n: d.n, k: d.k });
-    }
+    // (empty products never come here: `empty::of` takes them first)
+    debug_assert!(!d.is_empty(), "an empty product: {d:?}");
     if spec.fused.gated && !d.n.is_multiple_of(2) {
         let rule = format!("n = {} must be even: the gated epilogue pairs the product's column 2j (the gate) with 2j + 1 (the up-projection)", d.n);
         return Err(GemmError::UnsupportedSize { kernel: spec.kernel_name(), rule });

@@ -27,8 +27,6 @@ pub enum GemmError {
     ElemMismatch { kernel: String, operand: char, expected: &'static str, given: &'static str },
     #[error("{what} belongs to GPU {on}, but the stream runs on GPU {here}; a launch takes buffers of its stream's GPU: copy the buffer to GPU {here}, or launch on a stream of GPU {on}")]
     WrongDevice { what: &'static str, on: usize, here: usize },
-    #[error("zero size: m = {m}, n = {n}, k = {k}; every size must be at least 1")]
-    ZeroSize { m: usize, n: usize, k: usize },
     #[error("{operand} is {rows} x {cols} {layout} with leading dimension {ld}, which must be at least {min}")]
     LeadingDim { operand: char, rows: usize, cols: usize, layout: &'static str, ld: usize, min: usize },
     #[error("{operand} is {rows} x {cols} (leading dimension {ld}) and needs {needed} elements, but its buffer holds {len}")]
@@ -90,9 +88,9 @@ mod tests {
 
     #[test]
     fn debug_prints_the_message_so_main_reports_it() {
-        let e = GemmError::ZeroSize { m: 0, n: 4, k: 4 };
+        let e = GemmError::LeadingDim { operand: 'A', rows: 4, cols: 8, layout: "row-major", ld: 4, min: 8 };
         assert_eq!(format!("{e:?}"), e.to_string());
-        assert!(format!("{e:?}").contains("every size must be at least 1"));
+        assert!(format!("{e:?}").contains("leading dimension 4, which must be at least 8"));
     }
 
     /// A buffer on another GPU: the message names it, both GPUs, and the

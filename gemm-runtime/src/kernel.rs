@@ -9,6 +9,7 @@ use gemm_core::spec::{KernelSpec, Persistent, Staging, Which};
 
 use crate::args::{self, Dims, Element};
 use crate::compile;
+use crate::empty::{self, Empty, ZeroK, Zeros};
 use crate::fused::EpilogueArgs;
 use crate::launch::{Order, Params};
 use crate::placement;
@@ -255,6 +256,11 @@ impl Kernel {
         }
         epilogue.check(&self.spec, &self.name, &dims)?;
         placement::of_launch(stream, a, b, c, &epilogue)?;
+        match empty::of(&self.spec, dims, [a.len(), b.len(), c.len()])? {
+            Empty::No => {}
+            Empty::Nothing => return Ok(()),
+            Empty::ZeroK(z) => return self.launch_over_zeros::<TA, TB, TC, TX>(order, stream, c, z, epilogue),
+        }
         let (a_ptr, _a_sync) = a.device_ptr(stream);
         let (b_ptr, _b_sync) = b.device_ptr(stream);
         let given_lens = [a.len(), b.len(), c.len()];
@@ -426,6 +432,30 @@ impl Kernel {
             s.finish(stream)?;
         }
         Ok(())
+    }
+
+    /// A launch over K = 0: the kernel over a K tile of zeros (and zero
+    /// block scales), so that C gets its epilogue of a zero product.
+    fn launch_over_zeros<TA: Element, TB: Element, TC: Element, TX: Element>(
+        &self,
+        order: Order,
+        stream: &CudaStream,
+        c: &mut impl DevicePtrMut<TC>,
+        z: ZeroK,
+        epilogue: EpilogueArgs<'_, TX>,
+    ) -> Result<(), GemmError> {
+        let owner = c.stream().clone();
+        let a = Zeros::<TA>::new(stream, owner.clone(), z.lens[0])?;
+        let b = Zeros::<TB>::new(stream, owner.clone(), z.lens[1])?;
+        let scales = z
+            .scales
+            .map(|(sa, sb)| Ok::<_, GemmError>((Zeros::<f32>::new(stream, owner.clone(), sa)?, Zeros::<f32>::new(stream, owner.clone(), sb)?)));
+        let scales = scales.transpose()?;
+        let epilogue = match &scales {
+            Some((sa, sb)) => EpilogueArgs { scales: Some((sa, sb)), ..epilogue },
+            None => epilogue,
+        };
+        self.launch_in(order, stream, &a, &b, c, z.dims, epilogue)
     }
 
     /// The variant of this kernel for `spec` (one of

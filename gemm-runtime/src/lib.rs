@@ -42,6 +42,7 @@ mod args;
 mod buffer;
 mod copy;
 pub mod device;
+mod empty;
 mod error;
 mod fused;
 mod kernel;

@@ -276,6 +276,15 @@ impl Tuned {
         dims: Dims,
         epilogue: &EpilogueArgs<'_, TX>,
     ) -> Result<usize, GemmError> {
+        // an empty product has nothing to time: the first point whose tiles take its m and n
+        // writes it (nothing, or the epilogue over K = 0), and no choice is kept for its shape
+        if dims.is_empty() {
+            let takes = |spec: &KernelSpec| {
+                let req = spec.requirements();
+                dims.m.is_multiple_of(req.m_multiple as usize) && dims.n.is_multiple_of(req.n_multiple as usize)
+            };
+            return Ok(self.points.iter().position(takes).unwrap_or(0));
+        }
         let key = self.choice_at(order, stream, dims)?;
         let shape = key.1;
         if let Some(i) = self.recall(&key) {

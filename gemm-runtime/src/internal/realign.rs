@@ -64,11 +64,19 @@ pub enum Plan {
     /// writes C where they lie, by tensor maps a class of lines at a time:
     /// for A's and B's lines 8 bytes aligned, C's any.
     ByClass,
+    /// An empty product ([`crate::Kernel::launch_with`]): no rows, columns
+    /// or problems, so nothing is written; or K = 0, and the kernel runs
+    /// over a K tile of zeros, its own, so that C gets the epilogue of a
+    /// zero product (C where it lies, or copied, as any launch's C).
+    Empty,
 }
 
 /// How a launch of `spec` with buffers of `lens` elements at `addrs` (A, B,
 /// C) reaches the kernel; an `Err` for what no copy mends.
 pub fn plan(spec: &KernelSpec, dims: Dims, lens: [usize; 3], addrs: [u64; 3], machine: Machine) -> Result<Plan, GemmError> {
+    if crate::empty::of(spec, dims, lens)? != crate::empty::Empty::No {
+        return Ok(Plan::Empty);
+    }
     match crate::args::check(spec, dims, lens, addrs) {
         // grouped problems are read and written where they lie, C by a variant where the
         // kernel cannot write it, or refused (`Kernel::launch_with`)
@@ -745,6 +753,17 @@ mod tests {
         assert_eq!(plan(&s, batched, lens2, addrs).unwrap(), Plan::Copied { a: true, b: false, c: false });
         // a short buffer is no alignment problem
         assert!(matches!(plan(&s, aligned, [100, big[1], big[2]], addrs), Err(GemmError::BufferTooSmall { .. })));
+    }
+
+    /// An empty product takes no copy or variant, at any alignment: nothing
+    /// is written, or over K = 0 the kernel runs on zeros of its own.
+    #[test]
+    fn an_empty_product_plans_as_empty_whatever_the_alignment() {
+        let s = mma();
+        let odd = [BASE + 2, BASE + 2, (BASE << 2) + 2];
+        assert_eq!(plan(&s, Dims::new(0, 257, 65), [0, 65 * 257, 0], odd).unwrap(), Plan::Empty);
+        assert_eq!(plan(&s, Dims::new(129, 257, 0), [0, 0, 129 * 257], odd).unwrap(), Plan::Empty);
+        assert!(matches!(plan(&s, Dims::new(129, 257, 0), [0, 0, 100], odd), Err(GemmError::BufferTooSmall { operand: 'C', .. })));
     }
 
     /// A grouped kernel reads and writes its operands where they lie: a

@@ -177,7 +177,9 @@ impl Kernel {
     }
 
     /// Launches `C = A * B` on `stream` after checking every argument: for
-    /// kernels without epilogue arguments (see [`Self::launch_with`]).
+    /// kernels without epilogue arguments (see [`Self::launch_with`]). An
+    /// empty product ([`Dims::is_empty`]) writes nothing where m, n or the
+    /// batch is 0, and C's epilogue of a zero product where k is.
     pub fn launch<TA: Element, TB: Element, TC: Element>(
         &self,
         stream: &CudaStream,

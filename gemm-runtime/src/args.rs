@@ -171,6 +171,20 @@ impl Element for float8::F8E5M2 {
 /// and B where no TMA loads them.
 pub const MAX_OFFSET: usize = i32::MAX as usize;
 
+/// Each leading dimension at least its matrix's packed width.
+pub(crate) fn fit_lines(shapes: &[Shape; 3]) -> Result<(), GemmError> {
+    for s in shapes {
+        if s.ld < s.min_ld() {
+            let layout = match s.layout {
+                Layout::RowMajor => "row-major",
+                Layout::ColMajor => "column-major",
+            };
+            return Err(GemmError::LeadingDim { operand: s.name, rows: s.rows, cols: s.cols, layout, ld: s.ld, min: s.min_ld() });
+        }
+    }
+    Ok(())
+}
+
 /// Each buffer (lengths in elements, A, B, C) holds its matrix, every batch's.
 pub(crate) fn fit_buffers(shapes: &[Shape; 3], lens: [usize; 3], batch: Batch) -> Result<(), GemmError> {
     let strides = [batch.stride_a, batch.stride_b, batch.stride_c];
@@ -267,15 +281,7 @@ pub fn check(spec: &KernelSpec, d: Dims, lens: [usize; 3], addrs: [u64; 3]) -> R
         return Err(GemmError::UnsupportedSize { kernel: spec.kernel_name(), rule });
     }
     let shapes = spec_shapes(spec, d);
-    for s in &shapes {
-        if s.ld < s.min_ld() {
-            let layout = match s.layout {
-                Layout::RowMajor => "row-major",
-                Layout::ColMajor => "column-major",
-            };
-            return Err(GemmError::LeadingDim { operand: s.name, rows: s.rows, cols: s.cols, layout, ld: s.ld, min: s.min_ld() });
-        }
-    }
+    fit_lines(&shapes)?;
     fit_buffers(&shapes, lens, d.batch)?;
     // (early: the rules below, and the copies and variants a launch refused for alignment goes
     // on to, work out tiles, pitches and spans that only sizes within these bounds keep finite)

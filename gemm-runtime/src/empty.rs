@@ -11,7 +11,7 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaStream, DevicePtr, DeviceSlice, SyncOnDrop};
 use gemm_core::spec::{KernelSpec, Layout, Operand, Scale};
 
-use crate::args::{fit_buffers, spec_shapes, Dims};
+use crate::args::{fit_buffers, fit_lines, spec_shapes, Dims};
 use crate::scratch::Scratch;
 use crate::GemmError;
 
@@ -48,15 +48,7 @@ pub(crate) fn of(spec: &KernelSpec, d: Dims, lens: [usize; 3]) -> Result<Empty, 
     }
     let nothing = d.m == 0 || d.n == 0 || d.batch.count == 0;
     let shapes = spec_shapes(spec, d);
-    for s in &shapes {
-        if s.ld < s.min_ld() {
-            let layout = match s.layout {
-                Layout::RowMajor => "row-major",
-                Layout::ColMajor => "column-major",
-            };
-            return Err(GemmError::LeadingDim { operand: s.name, rows: s.rows, cols: s.cols, layout, ld: s.ld, min: s.min_ld() });
-        }
-    }
+    fit_lines(&shapes)?;
     if d.batch.count > 0 {
         fit_buffers(&shapes, lens, d.batch)?;
     }

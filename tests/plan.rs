@@ -3,14 +3,14 @@
 //! buffer lengths, batches, alignment and which operands it copies).
 
 use gemm_runtime::internal::realign::{plan, Machine};
-use gemm_runtime::Dims;
+use gemm_runtime::{Dims, Plan};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 /// Every step's and grouped kernel's plan for arguments drawn from extreme values (0, 1, odd,
 /// around 2^31 and 2^32, usize's largest) in every size, leading
 /// dimension, batch count and stride, buffer length and address: an
-/// answer, `Ok` or an `Err`, never a panic; and a plan only where the
-/// buffers hold what the sizes ask.
+/// answer, `Ok` or an `Err`, never a panic; a plan only where the
+/// buffers hold what the sizes ask, and `Plan::Empty` for an empty product.
 #[test]
 fn plans_for_extreme_arguments_are_answers_never_panics() {
     const VALUES: [usize; 12] = [0, 1, 2, 7, 8, 65, 4096, (1 << 31) - 1, 1 << 31, (1 << 32) + 1, usize::MAX / 2, usize::MAX];
@@ -52,9 +52,11 @@ fn plans_for_extreme_arguments_are_answers_never_panics() {
         let answer = std::panic::catch_unwind(|| plan(spec, dims, lens, addrs, machine));
         let Ok(answer) = answer else { panic!("{}: plan panicked on {dims:?}, lens {lens:?}, addresses {addrs:?}", spec.name) };
         match answer {
-            Ok(_) => {
-                // the sizes fit in the buffers given
-                for (s, len) in shapes.iter().zip(lens) {
+            Ok(p) => {
+                // an empty product plans as one, and only it
+                assert_eq!(p == Plan::Empty, dims.is_empty(), "{}: {dims:?} planned {p:?}", spec.name);
+                // the sizes fit in the buffers given (a batch of no problems asks none)
+                for (s, len) in shapes.iter().zip(lens).filter(|_| b.count > 0) {
                     assert!(s.span() <= len, "{}: planned {dims:?} with {} in {len} elements", spec.name, s.span());
                 }
                 planned += 1;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaStream, DevicePtr, DeviceSlice, SyncOnDrop};
 use gemm_core::spec::{KernelSpec, Layout, Operand, Scale};
 
-use crate::args::{fit_buffers, fit_lines, spec_shapes, Dims};
+use crate::args::{check, fit_buffers, fit_i32, fit_lines, spec_shapes, Dims};
 use crate::scratch::Scratch;
 use crate::GemmError;
 
@@ -55,7 +55,14 @@ pub(crate) fn of(spec: &KernelSpec, d: Dims, lens: [usize; 3]) -> Result<Empty, 
     if nothing {
         return Ok(Empty::Nothing);
     }
-    Ok(Empty::ZeroK(zero_k(spec, d)))
+    fit_i32(&shapes)?;
+    let z = zero_k(spec, d);
+    // what the kernel refuses at the zeros' sizes (the batch, the tiles) is refused before they are
+    // allocated; C's alignment is the launch's to mend, by a variant or a copy
+    match check(spec, z.dims, [z.lens[0], z.lens[1], lens[2]], [0; 3]) {
+        Ok(_) | Err(GemmError::Misaligned { .. }) => Ok(Empty::ZeroK(z)),
+        Err(e) => Err(e),
+    }
 }
 
 fn zero_k(spec: &KernelSpec, d: Dims) -> ZeroK {
@@ -69,9 +76,10 @@ fn zero_k(spec: &KernelSpec, d: Dims) -> ZeroK {
             Layout::RowMajor => (rows, cols),
             Layout::ColMajor => (cols, rows),
         };
+        // (sides and lines within an int: no product overflows but the batch's, which saturates)
         let (ld, span) = (pitch(width), (lines - 1) * pitch(width) + width);
         let stride = if given_stride == 0 { 0 } else { pitch(span) };
-        (ld, stride, (b.count - 1) * stride + span)
+        (ld, stride, (b.count - 1).saturating_mul(stride).saturating_add(span))
     };
     let (lda, stride_a, len_a) = operand(spec.a, d.m, kz, b.stride_a);
     let (ldb, stride_b, len_b) = operand(spec.b, kz, d.n, b.stride_b);
@@ -96,7 +104,7 @@ pub(crate) struct Zeros<T> {
 
 impl<T> Zeros<T> {
     pub(crate) fn new(stream: &CudaStream, owner: Arc<CudaStream>, len: usize) -> Result<Self, GemmError> {
-        let bytes = len * std::mem::size_of::<T>();
+        let bytes = len.saturating_mul(std::mem::size_of::<T>());
         let scratch = Scratch::new(stream, bytes)?;
         // SAFETY: the allocation holds `bytes` (at least 1), ordered on this stream.
         unsafe { result::memset_d8_async(scratch.ptr(), 0, bytes, stream.cu_stream()) }?;
@@ -150,7 +158,7 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_launch_still_refuses_a_short_leading_dimension_or_c_buffer() {
+    fn an_empty_launch_still_refuses_what_any_launch_would() {
         let spec = test_specs::tma_store();
         let ld = of(&spec, Dims::new(0, 64, 64).with_ld(64, 64, 63), [0; 3]).unwrap_err();
         assert!(matches!(ld, GemmError::LeadingDim { operand: 'C', .. }), "{ld}");
@@ -158,6 +166,11 @@ mod tests {
         assert!(matches!(short, GemmError::BufferTooSmall { operand: 'C', needed: 64, .. }), "{short}");
         // A and B hold nothing over K = 0: empty buffers are theirs
         assert!(matches!(of(&spec, Dims::new(8, 8, 0), [0, 0, 64]).unwrap(), Empty::ZeroK(_)));
+        // what the kernel refuses at any K, before any zeros are allocated: problems writing one C
+        let overlap = of(&spec, Dims::new(8, 8, 0).batched(2, 0, 0, 0), [0, 0, 64]).unwrap_err();
+        assert!(matches!(overlap, GemmError::Batch(_)), "{overlap}");
+        let wide = of(&spec, Dims::new(8, 1 << 31, 0), [0, 0, usize::MAX]).unwrap_err();
+        assert!(matches!(wide, GemmError::IndexOverflow { .. }), "{wide}");
     }
 
     #[test]

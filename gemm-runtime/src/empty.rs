@@ -2,8 +2,8 @@
 //! columns or no problems leave nothing to write, and a product over
 //! K = 0 is a zero matrix, so C gets the epilogue of zeros (`beta * C`,
 //! the bias, the activation: the bias alone for a linear layer of no
-//! inputs). The kernel itself runs that one over a K tile of zeros, so
-//! its epilogue is the one every other launch gets, element for element.
+//! inputs). The kernel itself writes it, run over a K tile of zeros, so
+//! that C gets the epilogue every other launch gets, element for element.
 
 use std::marker::PhantomData;
 use std::sync::Arc;

@@ -205,7 +205,7 @@ pub(crate) fn fit_buffers(shapes: &[Shape; 3], lens: [usize; 3], batch: Batch) -
 }
 
 /// Elements from the first batch's first element to one past the last batch's last.
-fn batched_span(span: usize, count: usize, stride: usize) -> usize {
+pub(crate) fn batched_span(span: usize, count: usize, stride: usize) -> usize {
     if span == 0 {
         // (empty matrices: no problem holds an element)
         return 0;

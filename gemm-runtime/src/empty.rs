@@ -11,7 +11,7 @@ use std::sync::Arc;
 use cudarc::driver::{result, sys, CudaStream, DevicePtr, DeviceSlice, SyncOnDrop};
 use gemm_core::spec::{KernelSpec, Layout, Operand, Scale};
 
-use crate::args::{check, fit_buffers, fit_i32, fit_lines, spec_shapes, Dims};
+use crate::args::{batched_span, check, fit_buffers, fit_i32, fit_lines, spec_shapes, Dims};
 use crate::scratch::Scratch;
 use crate::GemmError;
 
@@ -70,21 +70,18 @@ fn zero_k(spec: &KernelSpec, d: Dims) -> ZeroK {
     let b = d.batch;
     // (lines and problems on 128-byte boundaries: TMA and every vector copy take them where
     // they lie; each problem's zeros apart where the caller's operands were)
-    let operand = |op: Operand, rows: usize, cols: usize, given_stride: usize| {
-        let pitch = |x: usize| x.next_multiple_of(128 / op.elem.bytes() as usize);
-        let (lines, width) = match op.layout {
-            Layout::RowMajor => (rows, cols),
-            Layout::ColMajor => (cols, rows),
-        };
-        // (sides and lines within an int: no product overflows but the batch's, which saturates)
-        let (ld, span) = (pitch(width), (lines - 1) * pitch(width) + width);
-        let stride = if given_stride == 0 { 0 } else { pitch(span) };
-        (ld, stride, (b.count - 1).saturating_mul(stride).saturating_add(span))
+    let pitch = |op: Operand, x: usize| x.next_multiple_of(128 / op.elem.bytes() as usize);
+    let ld = |op: Operand, rows: usize, cols: usize| match op.layout {
+        Layout::RowMajor => pitch(op, cols),
+        Layout::ColMajor => pitch(op, rows),
     };
-    let (lda, stride_a, len_a) = operand(spec.a, d.m, kz, b.stride_a);
-    let (ldb, stride_b, len_b) = operand(spec.b, kz, d.n, b.stride_b);
-    let dims = Dims { k: kz, lda: Some(lda), ldb: Some(ldb), ..d }.batched(b.count, stride_a, stride_b, b.stride_c);
-    let lens = [len_a, len_b];
+    let lines = Dims { k: kz, lda: Some(ld(spec.a, d.m, kz)), ldb: Some(ld(spec.b, kz, d.n)), ..d };
+    // (sides and lines within an int: no span overflows, and the batch's saturates)
+    let [sa, sb, _] = spec_shapes(spec, lines);
+    let stride = |op: Operand, given: usize, span: usize| if given == 0 { 0 } else { pitch(op, span) };
+    let (stride_a, stride_b) = (stride(spec.a, b.stride_a, sa.span()), stride(spec.b, b.stride_b, sb.span()));
+    let dims = lines.batched(b.count, stride_a, stride_b, b.stride_c);
+    let lens = [batched_span(sa.span(), b.count, stride_a), batched_span(sb.span(), b.count, stride_b)];
     let scales = match spec.fused.scale {
         Some(s @ Scale::Block) => Some(s.batch_lens(d.m, d.n, kz, (b.count, stride_a, stride_b))),
         _ => None,

@@ -268,6 +268,13 @@ impl TpGroup {
                 return Err(TpError::Args(format!("rank {}'s buffer holds {} values; the sum takes {len}", self.rank(i), b.len())));
             }
         }
+        if len == 0 {
+            return Ok(());
+        }
+        if len == 0 {
+            // (nothing to sum: every rank is called with the same len, so none joins a collective)
+            return Ok(());
+        }
         self.each_in_nccl_group(|i| Ok(self.comm(i).all_reduce_in_place(&mut bufs[i].slice_mut(0..len), &ReduceOp::Sum).map(drop)?))?;
         for (i, b) in bufs.iter_mut().enumerate() {
             self.recorded_after_collective(i, &[], &mut [&mut b.slice_mut(0..len)]);

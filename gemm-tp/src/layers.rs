@@ -118,6 +118,10 @@ impl ColumnParallel {
     pub fn forward_gathered(&self, group: &TpGroup, x: &[&CudaSlice<bf16>], y: &mut [&mut CudaSlice<bf16>], m: usize) -> Result<(), TpError> {
         let (p, op) = (group.world(), self.out_per_rank());
         check_ranks(group, &self.slices, x, y, m, [self.in_features, self.out_features])?;
+        if m == 0 {
+            // (no rows to gather: every rank is called with the same m, so none joins a collective)
+            return Ok(());
+        }
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
         let mut bufs = Kept::get(&mut kept, group, &[m * op, p * m * op])?;
         let [own, all] = bufs.as_mut_slice() else { unreachable!("two buffers a rank") };
@@ -221,6 +225,10 @@ impl RowParallel {
                 return Err(TpError::Args(format!("rank {r}'s output holds {} values; {rows} rows of {out} need {}", yi.len(), rows * out)));
             }
         }
+        if m == 0 {
+            // (no rows to sum: every rank is called with the same m, so none joins a collective)
+            return Ok(());
+        }
         let here = group.local_ranks();
         group.after_collectives()?;
         match reduce {
@@ -305,9 +313,6 @@ pub(crate) fn check_ranks(
             x.len(),
             y.len()
         )));
-    }
-    if m == 0 {
-        return Err(TpError::Args("m = 0 tokens: nothing to compute".into()));
     }
     for i in 0..here {
         let (r, ordinal) = (group.rank(i), group.ordinal(i));

@@ -91,6 +91,10 @@ impl TpMlp {
     ) -> Result<(), TpError> {
         let (h, fp) = (self.shape.hidden, self.up.out_per_rank());
         check_ranks(group, &self.up.slices, x, out, plan.rows(), [h, h])?;
+        if plan.ranges().is_empty() {
+            // (no tokens: every rank plans alike, so none joins a collective)
+            return Ok(());
+        }
         let mut lens = vec![plan.largest() * fp];
         lens.extend(plan.ranges().iter().map(|(a, b)| (b - a) * h));
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());

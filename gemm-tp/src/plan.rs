@@ -47,12 +47,10 @@ pub struct ChunkPlan {
 impl ChunkPlan {
     /// The plan for `m` rows in at most `chunks` chunks of whole `align`-row
     /// tiles (the last takes what is left): fewer chunks where `m` has too
-    /// few tiles, and never an empty one.
+    /// few tiles, and never an empty one (no rows: no chunks).
     pub fn new(m: usize, chunks: usize, align: usize) -> Result<Self, crate::TpError> {
-        if m == 0 || chunks == 0 || align == 0 {
-            return Err(crate::TpError::Args(format!(
-                "a chunk plan needs rows, chunks and an alignment: m = {m}, chunks = {chunks}, align = {align}"
-            )));
+        if chunks == 0 || align == 0 {
+            return Err(crate::TpError::Args(format!("a chunk plan needs chunks and an alignment: chunks = {chunks}, align = {align}")));
         }
         let tiles = m.div_ceil(align);
         let chunks = chunks.min(tiles);
@@ -85,7 +83,7 @@ impl ChunkPlan {
     pub fn fitted(m: usize, chunks: usize, align: usize, gemms: &[ChunkGemm], sms: usize) -> Result<Self, crate::TpError> {
         let even = Self::new(m, chunks, align)?;
         let tiles = m.div_ceil(align);
-        if tiles > FITTED_TILES || gemms.is_empty() || sms == 0 {
+        if tiles == 0 || tiles > FITTED_TILES || gemms.is_empty() || sms == 0 {
             return Ok(even);
         }
         let chunks = chunks.min(tiles);
@@ -223,9 +221,18 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_plan_is_an_error() {
-        for (m, c, a) in [(0, 4, 128), (100, 0, 128), (100, 4, 0)] {
+    fn a_plan_without_chunks_or_alignment_is_an_error() {
+        for (m, c, a) in [(100, 0, 128), (100, 4, 0), (0, 0, 128)] {
             assert!(ChunkPlan::new(m, c, a).is_err());
+        }
+    }
+
+    /// No rows: no chunks, equal or fitted, and nothing for a chunk to hold.
+    #[test]
+    fn no_rows_plan_no_chunks() {
+        for p in [ChunkPlan::new(0, 4, 128).unwrap(), ChunkPlan::fitted(0, 4, 128, &TWO_H200, 132).unwrap()] {
+            assert!(p.ranges().is_empty(), "{p:?}");
+            assert_eq!((p.rows(), p.largest()), (0, 0));
         }
     }
 

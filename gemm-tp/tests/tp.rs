@@ -228,7 +228,7 @@ fn a_call_starts_after_the_groups_earlier_collectives() {
 
 /// Misuse is an `Err`, before anything runs: a buffer on another rank's
 /// GPU, too few inputs, a short output, a layer split for another group,
-/// an ffn that does not split over the ranks, no tokens.
+/// an ffn that does not split over the ranks; with no tokens too.
 #[test]
 #[ignore = "needs at least two CUDA GPUs and NCCL"]
 fn misuse_of_the_tensor_parallel_mlp_is_an_error() {
@@ -250,7 +250,8 @@ fn misuse_of_the_tensor_parallel_mlp_is_an_error() {
     assert!(args(mlp.forward(&group, &[&x0], &mut [&mut o0, &mut o1], m, 2)).contains("one input and one output a rank"));
     let mut short = alloc(1, m * 256 - 1);
     assert!(args(mlp.forward(&group, &[&x0, &x1], &mut [&mut o0, &mut short], m, 2)).contains("holds 16383 values"));
-    assert!(args(mlp.forward(&group, &[&x0, &x1], &mut [&mut o0, &mut o1], 0, 2)).contains("m = 0"));
+    // no tokens: checked as any call (here rank 1 given rank 0's input) before nothing runs
+    assert!(args(mlp.forward(&group, &[&x0, &x0], &mut [&mut o0, &mut o1], 0, 2)).contains("lies on GPU 0"));
     let one = TpGroup::new(&[0]).unwrap();
     assert!(args(mlp.forward(&one, &[&x0], &mut [&mut o0], m, 1)).contains("split over 2 ranks, the group has 1"));
     if gpus() >= 3 {
@@ -262,6 +263,59 @@ fn misuse_of_the_tensor_parallel_mlp_is_an_error() {
     // a rank past the group's
     let id = GroupId::new().unwrap();
     assert!(matches!(TpGroup::from_rank(0, 2, 2, &id), Err(TpError::Args(e)) if e.contains("ranks run from 0 to 1")));
+}
+
+/// No tokens (m = 0), as an engine's step may have, on every GPU count
+/// the machine allows: the block, both layers (gathered, all-reduced,
+/// scattered) and the group's all-reduce return `Ok` and write nothing;
+/// no rank joins a collective, so the block's next call, of tokens, still
+/// matches the block on one GPU.
+#[test]
+#[ignore = "needs a CUDA GPU and NCCL"]
+fn no_tokens_write_nothing_and_the_next_call_runs_as_ever() {
+    let n = gpus();
+    assert!(n >= 1, "this test needs a GPU");
+    let shape = MlpShape { hidden: 256, ffn: 512 };
+    let (h, f) = (shape.hidden, shape.ffn);
+    let w = weights(shape);
+    let m = 200;
+    let x = normal(m * h, 41, 1.0);
+    let reference = one_gpu(&CudaContext::new(0).unwrap().default_stream(), shape, &w, &x, m);
+    let untouched = |group: &TpGroup, ys: &[CudaSlice<bf16>], what: &str| {
+        for (r, y) in ys.iter().enumerate() {
+            assert!(host(group, r, y).iter().all(|v| v.is_nan()), "{} GPUs, {what}: rank {r}'s output was written", group.world());
+        }
+    };
+    for world in 1..=n.min(4) {
+        let group = TpGroup::new(&(0..world).collect::<Vec<_>>()).unwrap();
+        let xs: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&x).unwrap()).collect();
+        let xr: Vec<&CudaSlice<bf16>> = xs.iter().collect();
+        let mlp = TpMlp::from_host(&group, shape, &w.w1, &w.b1, &w.w2, &w.b2).unwrap();
+        assert!(mlp.plan(&group, 0, 4).unwrap().ranges().is_empty());
+        let mut outs = poisoned(&group, m * h);
+        mlp.forward(&group, &xr, &mut outs.iter_mut().collect::<Vec<_>>(), 0, 4).unwrap();
+        untouched(&group, &outs, "the block");
+        let up = ColumnParallel::from_host(&group, h, f, &w.w1, Some(&w.b1), true).unwrap();
+        let mut ys = poisoned(&group, m * f);
+        up.forward(&group, &xr, &mut ys.iter_mut().collect::<Vec<_>>(), 0).unwrap();
+        untouched(&group, &ys, "the column-parallel layer");
+        up.forward_gathered(&group, &xr, &mut ys.iter_mut().collect::<Vec<_>>(), 0).unwrap();
+        untouched(&group, &ys, "the gathered column-parallel layer");
+        let down = RowParallel::from_host(&group, f, h, &w.w2, Some(&w.b2)).unwrap();
+        let acts: Vec<CudaSlice<bf16>> = (0..world).map(|r| group.stream(r).clone_htod(&normal(m * f / world, 42, 1.0)).unwrap()).collect();
+        let ar: Vec<&CudaSlice<bf16>> = acts.iter().collect();
+        for reduce in [Reduce::AllReduce, Reduce::ReduceScatter] {
+            down.forward(&group, &ar, &mut outs.iter_mut().collect::<Vec<_>>(), 0, reduce).unwrap();
+            untouched(&group, &outs, &format!("the row-parallel layer, {reduce:?}"));
+        }
+        group.all_reduce(&mut outs.iter_mut().collect::<Vec<_>>(), 0).unwrap();
+        untouched(&group, &outs, "the all-reduce of nothing");
+        mlp.forward(&group, &xr, &mut outs.iter_mut().collect::<Vec<_>>(), m, 2).unwrap();
+        for (r, out) in outs.iter().enumerate() {
+            let err = relative_error(&host(&group, r, out), &reference).unwrap();
+            assert!(err < 1e-2, "{world} GPUs, the call after those of no tokens, rank {r}: relative error {err:.2e}");
+        }
+    }
 }
 
 /// `y = act(x W^T + b)` on one GPU with the kernel for the bias and

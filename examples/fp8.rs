@@ -21,7 +21,7 @@
 
 use gemm_ladder::fp8::{fp8_block_scaled, fp8_channel, fp8_promoted, fp8_tma_store};
 use gemm_ladder::lt_fp8::LtFp8;
-use gemm_ladder::measure::{time_cublas_typed, Bench, DevMat, Problem, Reps};
+use gemm_ladder::measure::{first_launch, time_cublas_typed, Bench, DevMat, Problem, Reps};
 use gemm_ladder::tuned::{fp8_block_tuned, fp8_tuned};
 use gemm_runtime::internal::data::relative_error;
 use gemm_runtime::internal::timing::time;
@@ -130,7 +130,7 @@ fn run(sizes: &[(usize, usize, usize)], mma: bool) -> Result<(), Box<dyn std::er
         // the tuned kernels: the first launch at a size tunes; then their speed (bf16 C) and
         // the chosen point's error (f32 C)
         let mut tuned_run = |tuned: &gemm_runtime::Tuned, ep: EpilogueArgs<'_, f32>, what: &str| -> Result<(f64, f64), Box<dyn std::error::Error>> {
-            tuned.launch_with(s, a, b, &mut c, dims, ep)?;
+            first_launch(s, || tuned.launch_with(s, a, b, &mut c, dims, ep))?;
             let speed = time(s, reps.warmup, reps.runs, |_| tuned.launch_with(s, a, b, &mut c, dims, ep))?.tflops(flops);
             let point = tuned.chosen_for(s, dims)?.expect("chosen by its launches");
             wide(point.spec.clone())?.launch_with(s, a, b, &mut c32, dims, ep)?;
@@ -256,7 +256,7 @@ fn run_mma(bench: &Bench, sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn
         let block = time(s, reps.warmup, reps.runs, |_| mma_fp8_block_sm89(s, a, b, &mut c, &blocks.0, &blocks.1, dims))?.tflops(flops);
         // their tuned spaces: the first launch at a size tunes, then the chosen point's speed
         let mut tuned_run = |tuned: &gemm_runtime::Tuned, ep: EpilogueArgs<'_, f32>| -> Result<(f64, String), GemmError> {
-            tuned.launch_with(s, a, b, &mut c, dims, ep)?;
+            first_launch(s, || tuned.launch_with(s, a, b, &mut c, dims, ep))?;
             let speed = time(s, reps.warmup, reps.runs, |_| tuned.launch_with(s, a, b, &mut c, dims, ep))?.tflops(flops);
             let point = tuned.chosen_for(s, dims)?.expect("chosen by its launches");
             let stages = match point.spec.staging {

@@ -142,7 +142,7 @@ fn tuned_shapes(bench: &Bench, reps: Reps, name: &str, tuned: &gemm_runtime::Tun
     let chosen = |dims: Dims| -> Result<&Kernel, Box<dyn std::error::Error>> {
         let p = gemm_ladder::measure::Problem::for_kernel(bench, first, dims, 2)?;
         let mut c = p.poisoned_c(bench)?;
-        p.launch_tuned(bench, tuned, &mut c)?;
+        gemm_ladder::measure::first_launch(bench.stream(), || p.launch_tuned(bench, tuned, &mut c))?;
         Ok(tuned.chosen_for(bench.stream(), dims)?.ok_or("a choice after the first launch")?)
     };
     if !odd_only {

@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use gemm_ladder::measure::{describe, time_cublas_typed, Bench, Problem, Reps};
+use gemm_ladder::measure::{describe, first_launch, time_cublas_typed, Bench, Problem, Reps};
 use gemm_ladder::tuned::{hopper_tuned, mma_tuned, simt_tuned};
 use gemm_runtime::internal::timing::time;
 use gemm_runtime::{Dims, Tuned};
@@ -50,7 +50,8 @@ fn run(sizes: &[(usize, usize, usize)]) -> Result<(), Box<dyn std::error::Error>
                 bench.stream().synchronize().map_err(gemm_runtime::GemmError::from)?;
                 Ok((returned, t.elapsed().as_secs_f64() * 1e3))
             };
-            let ((cold_returned, cold), (_, warm)) = (launch(&mut c)?, launch(&mut c)?);
+            let (cold_returned, cold) = first_launch(bench.stream(), || launch(&mut c))?;
+            let (_, warm) = launch(&mut c)?;
             let chosen = chosen_name(tuned, &bench, dims)?;
             let t = time(bench.stream(), reps.warmup, reps.runs, |_| p.launch_tuned(&bench, tuned, &mut c))?;
             let tflops = t.tflops(dims.flops());

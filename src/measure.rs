@@ -526,6 +526,29 @@ pub fn time_on(bench: &Bench, kernel: &Kernel, p: &Problem, reps: Reps) -> Resul
     time(bench.stream(), reps.warmup, reps.runs, |_| p.launch(bench, kernel, &mut c))
 }
 
+/// How long the GPU idles after a tuning before anything is timed: from
+/// idle its clock is back at its highest (`gemm-lab tuner` starts from a
+/// second's sleep too).
+pub const IDLE_AFTER_TUNING: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A tuned kernel's first launch at a shape (`launch`); where it tuned
+/// ([`Tuned::tunings`] grew), the stream is waited for and the GPU left idle
+/// [`IDLE_AFTER_TUNING`] before anything else is timed. A tuning runs its
+/// points back to back for a second or more, at the GPU's power cap where
+/// it binds, and a kernel timed right after it runs at the clock the cap
+/// left, where the kernels beside it are timed from idle: on an H200 at
+/// 8192^3, `fp8_block_tuned`'s 256 x 128 tiles read 1193-1217 TFLOP/s
+/// timed right after their tuning and 1402 from idle (2026-12-03).
+pub fn first_launch<T, E: From<GemmError>>(stream: &CudaStream, launch: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+    let before = Tuned::tunings();
+    let out = launch()?;
+    if Tuned::tunings() != before {
+        stream.synchronize().map_err(GemmError::from)?;
+        std::thread::sleep(IDLE_AFTER_TUNING);
+    }
+    Ok(out)
+}
+
 /// Times cuBLAS sgemm on the same kind of inputs.
 pub fn time_cublas(bench: &Bench, layouts: [Layout; 3], dims: Dims, reps: Reps) -> Result<Timing, GemmError> {
     time_cublas_typed(bench, [Elem::F32; 3], layouts, dims, reps)

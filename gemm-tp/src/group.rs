@@ -254,7 +254,8 @@ impl TpGroup {
     /// Sums the first `len` values of `bufs` (one a rank this process
     /// drives, on its GPU) over the group, in place, on the communicators'
     /// streams; whoever uses the buffers next on another stream waits for
-    /// the sum (cudarc's event tracking).
+    /// the sum (cudarc's event tracking). A `len` of 0 sums nothing and
+    /// joins no collective (every rank is called with the same `len`).
     pub fn all_reduce(&self, bufs: &mut [&mut CudaSlice<bf16>], len: usize) -> Result<(), TpError> {
         if bufs.len() != self.local.len() {
             return Err(TpError::Args(format!("give one buffer a rank this process drives: {} ranks, {} buffers", self.local.len(), bufs.len())));
@@ -269,10 +270,6 @@ impl TpGroup {
             }
         }
         if len == 0 {
-            return Ok(());
-        }
-        if len == 0 {
-            // (nothing to sum: every rank is called with the same len, so none joins a collective)
             return Ok(());
         }
         self.each_in_nccl_group(|i| Ok(self.comm(i).all_reduce_in_place(&mut bufs[i].slice_mut(0..len), &ReduceOp::Sum).map(drop)?))?;

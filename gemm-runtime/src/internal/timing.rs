@@ -29,9 +29,11 @@ impl Timing {
     }
 }
 
-/// Runs `f(i)` `warmup` times untimed, then `runs` times, each between two
-/// events on `stream`. `i` counts every call, so callers can rotate inputs.
+/// Runs `f(i)` `warmup` times untimed, then `runs` times (at least once: a
+/// median needs a run), each between two events on `stream`. `i` counts
+/// every call, so callers can rotate inputs.
 pub fn time(stream: &CudaStream, warmup: usize, runs: usize, mut f: impl FnMut(usize) -> Result<(), GemmError>) -> Result<Timing, GemmError> {
+    let runs = runs.max(1);
     for i in 0..warmup {
         f(i)?;
     }

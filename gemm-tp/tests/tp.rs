@@ -1,6 +1,6 @@
 //! The tensor-parallel layers and MLP on every GPU count the machine
 //! allows (one included: a group of one rank) against the same on one GPU
-//! without NCCL (ignored: they need GPUs and NCCL; the misuse test two).
+//! without NCCL (ignored: they need GPUs and NCCL; one misuse test two).
 
 use gemm_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use gemm_runtime::internal::data::relative_error;
@@ -228,7 +228,8 @@ fn a_call_starts_after_the_groups_earlier_collectives() {
 
 /// Misuse is an `Err`, before anything runs: a buffer on another rank's
 /// GPU, too few inputs, a short output, a layer split for another group,
-/// an ffn that does not split over the ranks; with no tokens too.
+/// an ffn that does not split over the ranks; with no tokens too. (What
+/// one GPU shows: [`misuse_on_one_gpu_is_an_error`].)
 #[test]
 #[ignore = "needs at least two CUDA GPUs and NCCL"]
 fn misuse_of_the_tensor_parallel_mlp_is_an_error() {
@@ -259,7 +260,33 @@ fn misuse_of_the_tensor_parallel_mlp_is_an_error() {
         let odd = MlpShape { hidden: 256, ffn: 512 };
         assert!(matches!(TpMlp::from_host(&three, odd, &w.w1, &w.b1, &w.w2, &w.b2), Err(TpError::Args(_))));
     }
-    assert!(matches!(TpGroup::new(&[0, 0]), Err(TpError::Args(_))));
+}
+
+/// The misuse one GPU can show is an `Err`, before anything runs: too few
+/// inputs, a short output, no tokens with too few inputs; a group of a GPU
+/// named twice, of none, or of one the machine lacks; a rank past the
+/// group's.
+#[test]
+#[ignore = "needs a CUDA GPU and NCCL"]
+fn misuse_on_one_gpu_is_an_error() {
+    assert!(gpus() >= 1, "this test needs a GPU");
+    let shape = MlpShape { hidden: 256, ffn: 512 };
+    let w = weights(shape);
+    let group = TpGroup::new(&[0]).unwrap();
+    let mlp = TpMlp::from_host(&group, shape, &w.w1, &w.b1, &w.w2, &w.b2).unwrap();
+    let m = 64;
+    let alloc = |len: usize| group.stream(0).alloc_zeros::<bf16>(len).unwrap();
+    let (x, mut out, mut short) = (alloc(m * 256), alloc(m * 256), alloc(m * 256 - 1));
+    let args = |e: Result<(), TpError>| match e {
+        Err(TpError::Args(s)) => s,
+        other => panic!("expected an argument error, got {other:?}"),
+    };
+    assert!(args(mlp.forward(&group, &[], &mut [&mut out], m, 2)).contains("one input and one output a rank"));
+    assert!(args(mlp.forward(&group, &[&x], &mut [&mut short], m, 2)).contains("holds 16383 values"));
+    assert!(args(mlp.forward(&group, &[], &mut [&mut out], 0, 2)).contains("one input and one output a rank"));
+    assert!(matches!(TpGroup::new(&[0, 0]), Err(TpError::Args(e)) if e.contains("appears twice")));
+    assert!(matches!(TpGroup::new(&[]), Err(TpError::Args(e)) if e.contains("at least one GPU")));
+    assert!(matches!(TpGroup::new(&[gpus()]), Err(TpError::Args(e)) if e.contains("there is no GPU")));
     // a rank past the group's
     let id = GroupId::new().unwrap();
     assert!(matches!(TpGroup::from_rank(0, 2, 2, &id), Err(TpError::Args(e)) if e.contains("ranks run from 0 to 1")));

@@ -24,7 +24,7 @@ const BATCH: usize = 10;
 const PREFETCH: [u32; 4] = [0, 2, 3, 4];
 
 /// The points timed: a space, and what the point's name holds (tile, threads, stages).
-const POINTS: [(&Tuned, &str); 3] = [
+static POINTS: [(&Tuned, &str); 3] = [
     (&decode_swapped::KERNEL, "_b64x8x256_t128__w64x8_i1x1__wgmma64x8x16__tma_s4_"),
     (&decode_swapped::KERNEL, "_b128x8x128_t256__w64x8_i1x1__wgmma64x8x16__tma_s3_"),
     (&decode_cluster::KERNEL, "_b64x8x256_t256__w64x8_i1x1__wgmma64x8x16__tma_s4_"),

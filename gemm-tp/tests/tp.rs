@@ -226,6 +226,14 @@ fn a_call_starts_after_the_groups_earlier_collectives() {
     }
 }
 
+/// An argument error's message; anything else fails the test.
+fn args(e: Result<(), TpError>) -> String {
+    match e {
+        Err(TpError::Args(s)) => s,
+        other => panic!("expected an argument error, got {other:?}"),
+    }
+}
+
 /// Misuse is an `Err`, before anything runs: a buffer on another rank's
 /// GPU, too few inputs, a short output, a layer split for another group,
 /// an ffn that does not split over the ranks; with no tokens too. (What
@@ -242,10 +250,6 @@ fn misuse_of_the_tensor_parallel_mlp_is_an_error() {
     let alloc = |r: usize, len: usize| group.stream(r).alloc_zeros::<bf16>(len).unwrap();
     let (x0, x1) = (alloc(0, m * 256), alloc(1, m * 256));
     let (mut o0, mut o1) = (alloc(0, m * 256), alloc(1, m * 256));
-    let args = |e: Result<(), TpError>| match e {
-        Err(TpError::Args(s)) => s,
-        other => panic!("expected an argument error, got {other:?}"),
-    };
     // rank 1 given rank 0's input
     assert!(args(mlp.forward(&group, &[&x0, &x0], &mut [&mut o0, &mut o1], m, 2)).contains("lies on GPU 0"));
     assert!(args(mlp.forward(&group, &[&x0], &mut [&mut o0, &mut o1], m, 2)).contains("one input and one output a rank"));
@@ -277,10 +281,6 @@ fn misuse_on_one_gpu_is_an_error() {
     let m = 64;
     let alloc = |len: usize| group.stream(0).alloc_zeros::<bf16>(len).unwrap();
     let (x, mut out, mut short) = (alloc(m * 256), alloc(m * 256), alloc(m * 256 - 1));
-    let args = |e: Result<(), TpError>| match e {
-        Err(TpError::Args(s)) => s,
-        other => panic!("expected an argument error, got {other:?}"),
-    };
     assert!(args(mlp.forward(&group, &[], &mut [&mut out], m, 2)).contains("one input and one output a rank"));
     assert!(args(mlp.forward(&group, &[&x], &mut [&mut short], m, 2)).contains("holds 16383 values"));
     assert!(args(mlp.forward(&group, &[], &mut [&mut out], 0, 2)).contains("one input and one output a rank"));

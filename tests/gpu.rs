@@ -2979,6 +2979,185 @@ fn indexed_groups_on(bench: &Bench, kernel: &Kernel) {
     assert!(matches!(e, GemmError::EpilogueArgs { .. }) && e.to_string().contains("row_groups"), "{e}");
 }
 
+/// Grouped launches on random routings, seeded (`GEMM_TILES_TEST_SEED=N`
+/// draws others): every bf16 grouped kernel (contiguous, indexed and masked
+/// rows, on the Hopper and sm_80 paths, SwiGLU-gated or not) at random
+/// group counts (1 to 9), n and k, with rows drawn to give empty groups,
+/// single rows, tile edges and groups of several tiles (and, now and then,
+/// ends that go back or pass A's rows, counts below 0 or past m_max,
+/// groups past the batch), C's lines packed or up to 9 elements past the
+/// line. Each group's rows of C match cuBLAS's product of those rows and
+/// the group's weights element by element; every other element of C keeps
+/// its poison. Lines of A or B that the kernel cannot read where they lie
+/// (K not a multiple of 8) are refused with `Misaligned`, C untouched.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn random_routings_match_cublas_group_by_group_or_are_refused() {
+    use gemm_ladder::grouped::*;
+    use gemm_ladder::measure::DevMat;
+    use gemm_runtime::internal::data::{tolerance, POISON};
+    use gemm_runtime::spec::{Activation, Elem, Groups};
+    use gemm_runtime::EpilogueArgs;
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    let bench = bench();
+    let s = bench.stream();
+    let mut rng = StdRng::seed_from_u64(test_seed(20261203));
+    let vector = Kernel::from_spec(contiguous_by_vector_stores()).unwrap();
+    let kernels = [
+        &grouped_contiguous::KERNEL,
+        &vector,
+        &grouped_swiglu::KERNEL,
+        &grouped_contiguous_sm80::KERNEL,
+        &grouped_indexed::KERNEL,
+        &grouped_indexed_sm80::KERNEL,
+        &grouped_masked::KERNEL,
+        &grouped_masked_swiglu::KERNEL,
+        &grouped_masked_sm80::KERNEL,
+    ];
+    let (mut ran, mut refused) = (0, 0);
+    for (i, kernel) in kernels.into_iter().enumerate() {
+        if kernel.spec.arch == gemm_runtime::spec::Arch::Sm90a && bench.gpu.capability != (9, 0) {
+            continue;
+        }
+        let (layout, gated, tile) = (kernel.spec.groups.unwrap(), kernel.spec.fused.gated, kernel.spec.block.m as usize);
+        for case in 0..4 {
+            let groups = rng.random_range(1..=9usize);
+            let n = rng.random_range(1..=520usize).next_multiple_of(if gated { 2 } else { 1 });
+            // mostly lines TMA and 16-byte copies take; now and then any K
+            let k = if rng.random_bool(0.8) { 8 * rng.random_range(1..=48usize) } else { rng.random_range(1..=400) };
+            let c_cols = if gated { n / 2 } else { n };
+            let ldc = c_cols + if rng.random_bool(0.4) { 0 } else { rng.random_range(1..=9) };
+            // rows a group holds: none, one, a tile's edge, or any up to a few tiles
+            let rows_of = |rng: &mut StdRng, most: usize| match rng.random_range(0..6) {
+                0 => 0,
+                1 => 1,
+                2 => (tile * rng.random_range(1..=3usize) + rng.random_range(0..=2usize) - 1).min(most),
+                _ => rng.random_range(0..=most),
+            };
+            // per group the rows of A it reads (m rows of A, each problem's own under
+            // masked) and, per line of C, the group and row whose product it holds
+            let (m, dims, groups_array, lines) = match layout {
+                Groups::Contiguous => {
+                    let counts: Vec<usize> = (0..groups).map(|_| rows_of(&mut rng, 3 * tile)).collect();
+                    let m = counts.iter().sum::<usize>().max(1) + if rng.random_bool(0.3) { rng.random_range(1..=40) } else { 0 };
+                    let mut ends: Vec<i32> = counts
+                        .iter()
+                        .scan(0, |end, &c| {
+                            *end += c as i32;
+                            Some(*end)
+                        })
+                        .collect();
+                    // an end that goes back (its group empty) or the last past A's rows (clamped)
+                    if rng.random_bool(0.2) && groups > 1 {
+                        let g = rng.random_range(1..groups);
+                        ends[g] = ends[g - 1] - rng.random_range(1..=5);
+                    }
+                    if rng.random_bool(0.2) {
+                        ends[groups - 1] = m as i32 + rng.random_range(1..=50);
+                    }
+                    let mut lines = vec![None; m];
+                    let mut start = 0usize;
+                    for (g, &end) in ends.iter().enumerate() {
+                        let end = (end.max(start as i32) as usize).min(m);
+                        (start..end).for_each(|r| lines[r] = Some((g, r)));
+                        start = end;
+                    }
+                    (m, Dims::new(m, n, k).with_ld(k, k, ldc).batched(groups, 0, n * k, 0), ends, lines)
+                }
+                Groups::Indexed => {
+                    // tiles of one group's first rows and padding, of padding only, or of a group past the batch's
+                    let tiles = rng.random_range(1..=6usize);
+                    let m = tiles * tile - if rng.random_bool(0.3) { rng.random_range(1..tile) } else { 0 };
+                    let mut row_groups = vec![-1i32; m];
+                    for t in 0..tiles {
+                        let g = match rng.random_range(0..8) {
+                            0 => -1,
+                            1 => groups as i32 + rng.random_range(0..3),
+                            _ => rng.random_range(0..groups as i32),
+                        };
+                        let first = t * tile;
+                        let rows = rng.random_range(1..=tile).min(m - first);
+                        row_groups[first..first + rows].fill(g);
+                    }
+                    let lines = row_groups.iter().enumerate().map(|(r, &g)| (0..groups as i32).contains(&g).then_some((g as usize, r))).collect();
+                    (m, Dims::new(m, n, k).with_ld(k, k, ldc).batched(groups, 0, n * k, 0), row_groups, lines)
+                }
+                Groups::Masked => {
+                    let m_max = rng.random_range(1..=2 * tile + 3);
+                    // counts below 0 hold none; past m_max, all m_max rows
+                    let counts: Vec<i32> = (0..groups)
+                        .map(|_| match rng.random_range(0..10) {
+                            0 => -rng.random_range(1..=3),
+                            1 => m_max as i32 + rng.random_range(1..=9),
+                            _ => rows_of(&mut rng, m_max) as i32,
+                        })
+                        .collect();
+                    let mut lines = vec![None; groups * m_max];
+                    for (g, &count) in counts.iter().enumerate() {
+                        (0..count.clamp(0, m_max as i32) as usize).for_each(|r| lines[g * m_max + r] = Some((g, r)));
+                    }
+                    let dims = Dims::new(m_max, n, k).with_ld(k, k, ldc).batched(groups, m_max * k, n * k, m_max * ldc);
+                    (m_max, dims, counts, lines)
+                }
+            };
+            // cuBLAS's product of each group's W and every row of A its group may read
+            let a_stride = if layout == Groups::Masked { m * k } else { 0 };
+            let each = Dims::new(m, n, k).batched(groups, a_stride, n * k, m * n);
+            let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::RowMajor];
+            let seed = 7000 + 10 * i as u64 + case;
+            let p = Problem::typed(&bench, [Elem::Bf16; 3], layouts, each, seed).unwrap();
+            let reference = p.reference(&bench).unwrap();
+            let (DevMat::Bf16(a), DevMat::Bf16(b)) = (&p.a, &p.b) else { unreachable!("bf16 operands") };
+            let groups_gpu = s.clone_htod(&groups_array).unwrap();
+            let mut c = s.clone_htod(&vec![bf16::from_f32(POISON); lines.len() * ldc]).unwrap();
+            let what = format!("{} at {groups} groups of {m} x {n} x {k}, ldc {ldc}, {layout:?} {groups_array:?}", kernel.name);
+            let launched = kernel.launch_with(s, a, b, &mut c, dims, EpilogueArgs::new().groups(&groups_gpu));
+            s.synchronize().unwrap();
+            let out: Vec<f32> = s.clone_dtoh(&c).unwrap().into_iter().map(|x| x.to_f32()).collect();
+            if let Err(e) = launched {
+                assert!(k % 8 != 0 && matches!(e, GemmError::Misaligned { .. }), "{what}: refused: {e}");
+                assert!(out.iter().all(|x| x.is_nan()), "{what}: refused ({e}), yet C was written");
+                refused += 1;
+                continue;
+            }
+            // each line's product, gated where the kernel gates it
+            let want = |g: usize, r: usize| -> Vec<f32> {
+                let line = &reference[(g * m + r) * n..(g * m + r + 1) * n];
+                match gated {
+                    true => line.chunks(2).map(|p| (Activation::Silu.apply(p[0] as f64) * p[1] as f64) as f32).collect(),
+                    false => line.to_vec(),
+                }
+            };
+            let rms = |g: usize| {
+                let rows: Vec<f32> = lines.iter().flatten().filter(|l| l.0 == g).flat_map(|&(g, r)| want(g, r)).collect();
+                (rows.iter().map(|&x| (x as f64).powi(2)).sum::<f64>() / rows.len().max(1) as f64).sqrt()
+            };
+            let rms: Vec<f64> = (0..groups).map(rms).collect();
+            let tol = tolerance(Elem::Bf16);
+            for (line, holds) in lines.iter().enumerate() {
+                let got = &out[line * ldc..(line + 1) * ldc];
+                if let Some(j) = got[c_cols..].iter().position(|x| !x.is_nan()) {
+                    panic!("{what}: line {line} written past its end, at element {}", c_cols + j);
+                }
+                match *holds {
+                    None => assert!(got.iter().all(|x| x.is_nan()), "{what}: line {line}, in no group, was written"),
+                    Some((g, r)) => {
+                        for (j, (&o, r_)) in got[..c_cols].iter().zip(want(g, r)).enumerate() {
+                            // a unit or two in C's last place, plus summation order
+                            if !o.is_finite() || (o - r_).abs() as f64 > 4.0 * tol * (r_.abs() as f64) + tol * rms[g] {
+                                panic!("{what}: line {line} (group {g}, row {r}), element {j}: {o} where cuBLAS has {r_}");
+                            }
+                        }
+                    }
+                }
+            }
+            ran += 1;
+        }
+    }
+    println!("{ran} grouped launches matched cuBLAS group by group, {refused} were refused");
+    assert!(ran > refused, "most random routings run");
+}
+
 /// The fused epilogue on grouped launches: alpha, a bias per group (the
 /// batch's bias stride) and GELU on the contiguous (both paths, and C by
 /// TMA stores on the Hopper path) and masked layouts,

@@ -1204,7 +1204,47 @@ fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 Some(w) => out.push(Diag::proposing("staging.vector", problem, "staging.vector", w, "use vector = {}")),
                 None => out.push(Diag::new("staging.vector", format!("{problem}; change the tile or the threads"))),
             }
+        } else if spec.tensor_core() {
+            copies_a_thread(spec, v, out);
         }
+    }
+}
+
+/// Copies of A's and B's tiles a thread issues a stage on the tensor-core
+/// path, past which the rules refuse the tiling. Each holds its source
+/// offset and its shared address in registers across the K loop, beside
+/// the accumulators: past 64 (128 registers) ptxas spilled them by the
+/// kilobyte (2-12 KB of spill loads a thread at 68 to 256 copies, the
+/// narrowed variants of `mma_tuned` and `decode_mma`), and at 96 it built
+/// `mma_tuned`'s 64 x 128 tile on 64 threads, in 4-byte copies over three
+/// stages, at 32 registers a thread with 40 KB of spills, a kernel that
+/// summed wrong and faulted on misaligned addresses (NVRTC 13.0, H200,
+/// 2026-12-03). A launch whose operands would need such narrower copies
+/// copies them instead (`realign`).
+pub const MAX_COPIES_A_THREAD: u32 = 64;
+
+/// The tensor-core path's copies a thread a stage ([`MAX_COPIES_A_THREAD`]),
+/// for tiles that split evenly in `v`-element copies.
+fn copies_a_thread(spec: &KernelSpec, v: u32, out: &mut Vec<Diag>) {
+    let b = &spec.block;
+    let (k, t) = (b.k.unwrap_or(1), b.threads.max(1));
+    let copies = |v: u32| (b.m * k + k * b.n) / (v * t);
+    let n = copies(v);
+    if n <= MAX_COPIES_A_THREAD {
+        return;
+    }
+    let problem = format!(
+        "the A and B tiles ({} x {k} and {k} x {}) in {v}-element copies by {} threads are {n} copies a thread a stage, \
+         each holding an offset and an address in registers across the K loop: at most {MAX_COPIES_A_THREAD}",
+        b.m, b.n, b.threads
+    );
+    // a wider vector where the operands' sides and the rounds take it
+    let sides = [if spec.a.layout == Layout::RowMajor { k } else { b.m }, if spec.b.layout == Layout::RowMajor { b.n } else { k }];
+    let fits = |w: u32| sides.iter().all(|s| s % w == 0) && [b.m * k, k * b.n].iter().all(|e| e % (w * t) == 0) && copies(w) <= MAX_COPIES_A_THREAD;
+    let wider = (v.trailing_zeros() + 1..=spec.a.elem.max_vector().trailing_zeros()).map(|i| 1u32 << i).find(|&w| fits(w));
+    match wider {
+        Some(w) => out.push(Diag::proposing("staging.vector", problem, "staging.vector", w, "use vector = {}")),
+        None => out.push(Diag::new("staging.vector", format!("{problem}; use more threads or a smaller block k"))),
     }
 }
 

@@ -872,6 +872,27 @@ mod tests {
         assert_eq!(plan(&simt, Dims::new(m, n, k).with_ld(67, 259, 256), big, addrs).unwrap(), narrow(1, false, false));
     }
 
+    /// A narrower copy multiplies the copies a thread issues: where that
+    /// passes what a thread holds (`MAX_COPIES_A_THREAD`: a tile of 64 x
+    /// 128 x 64 on 64 threads is 96 copies of 4 bytes), the operands are
+    /// copied; 8-byte copies (48) are read where they lie.
+    #[test]
+    fn narrower_copies_past_what_a_thread_holds_give_way_to_copies() {
+        let s = KernelSpec {
+            block: Block { m: 64, n: 128, k: Some(64), threads: 64, min_blocks: None },
+            warp: Some(Warp { m: 64, n: 64, m_iters: 1, n_iters: 1 }),
+            staging: Staging::CpAsync { stages: 3, vector: 8, transpose_a: false, fragments: 2 },
+            ..mma()
+        };
+        assert!(gemm_core::check(&s).is_empty(), "{:?}", gemm_core::check(&s));
+        assert!(narrowed_spec(&s, 2).is_none() && narrowed_spec(&s, 4).is_some());
+        let (addrs, big) = ([BASE, BASE << 1, BASE << 2], [1 << 20; 3]);
+        // lines 4 bytes aligned (134 and 130 elements apart), then 8 (132 and 132)
+        assert_eq!(plan(&s, Dims::new(257, 128, 128).with_ld(134, 130, 128), big, addrs).unwrap(), Plan::Copied { a: true, b: true, c: false });
+        let narrow = Plan::Variant { vector: Some(4), only: None, scalar_c: false, a: false, b: false, c: false };
+        assert_eq!(plan(&s, Dims::new(257, 128, 128).with_ld(132, 132, 128), big, addrs).unwrap(), narrow);
+    }
+
     /// Over many leading dimensions and offsets, the plan is what its
     /// variant then finds: the operands it marks copied are the only ones
     /// the variant cannot take where they lie.

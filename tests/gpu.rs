@@ -1651,6 +1651,27 @@ fn any_leading_dimension_and_offset_matches_cublas_on_every_path() {
     }
 }
 
+/// `mma_tuned`'s 64 x 128 tile on 64 threads would read 4-byte aligned
+/// lines in 96 copies a thread a stage, past what the rules let a thread
+/// hold (ptxas built that variant at 32 registers, and it summed wrong):
+/// the launch copies A and B instead, writes C where it lies, and matches
+/// cuBLAS (the random test's case at `GEMM_TILES_TEST_SEED=30`).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_small_blocks_operands_are_copied_where_narrower_copies_pass_a_threads_share() {
+    let bench = bench();
+    let point = gemm_ladder::tuned::mma_tuned::KERNEL
+        .points()
+        .iter()
+        .find(|p| p.block.threads == 64 && matches!(p.staging, Staging::CpAsync { stages: 3, .. }) && p.persistent.is_none())
+        .expect("the 64-thread point");
+    let k = Kernel::from_spec(point.clone()).unwrap();
+    match launch_spread(&bench, &k, Dims::new(257, 33, 128), [134, 34, 45], [4, 0, 1], 30) {
+        Ok(Outcome::Ran(plan)) => assert!(matches!(plan, Plan::Variant { vector: None, scalar_c: true, a: true, b: true, .. }), "{plan:?}"),
+        other => panic!("{}: {other:?}", k.name),
+    }
+}
+
 /// A and B whose lines TMA reads slowly (208 bytes apart: K = 100 padded
 /// to 104 elements, 16 bytes modulo 32) in a product wide enough to pay
 /// go through copies 128 bytes apart: the plan says so, and C matches

@@ -2830,9 +2830,19 @@ fn fp8_groups_on_mma_sync_match_the_host_product_and_write_only_their_rows() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn fp8_groups_take_each_experts_block_scales_and_gate() {
+    let bench = bench();
+    let pairs = fp8_group_pairs(&bench);
+    for (contiguous, masked) in &pairs {
+        fp8_groups_with_block_scales(&bench, contiguous, masked);
+    }
+}
+
+/// The e4m3 grouped kernels with block scales and SwiGLU this GPU runs, as
+/// (contiguous, masked): the Hopper path's, and on sm_89 and newer the
+/// sm_80 path's on mma.sync.
+fn fp8_group_pairs(bench: &Bench) -> Vec<(Kernel, Kernel)> {
     use gemm_ladder::grouped::{grouped_contiguous_sm80, grouped_fp8_swiglu, grouped_masked_fp8_swiglu, grouped_masked_sm80};
     use gemm_runtime::spec::{Activation, Arch, Atom, Block, Elem, KernelSpec, Scale, Warp};
-    let bench = bench();
     let mut pairs = Vec::new();
     if bench.gpu.capability == (9, 0) {
         pairs.push((Kernel::from_spec(grouped_fp8_swiglu::SPEC).unwrap(), Kernel::from_spec(grouped_masked_fp8_swiglu::SPEC).unwrap()));
@@ -2849,36 +2859,64 @@ fn fp8_groups_take_each_experts_block_scales_and_gate() {
         };
         pairs.push((on_ada(&grouped_contiguous_sm80::SPEC), on_ada(&grouped_masked_sm80::SPEC)));
     }
-    for (contiguous, masked) in &pairs {
-        fp8_groups_with_block_scales(&bench, contiguous, masked);
-    }
+    pairs
+}
+
+/// Where A's row `r` lies in A, and where its scale of K block `b` lies in A's scales.
+type RowAt<'a> = &'a dyn Fn(usize) -> usize;
+type ScaleAt<'a> = &'a dyn Fn(usize, usize) -> usize;
+
+/// The host's gated product (`silu(gate) * up`, columns paired) of group
+/// `e`'s row `r` of A with its W (`[n, k]`, after the group before's), from
+/// e4m3 operands and their block scales: A's row at `at.0(r)`, its scale of
+/// K block b at `at.1(b, r)`; each group's B scales after the one before's.
+/// Each output with the error the kernel may make in it: C's rounding, and
+/// its gate's and up's sums, each off by up to 2^-10 of the sum of its
+/// terms' magnitudes (fp8 tensor cores sum a K block in less than f32 before
+/// it is promoted), carried through silu: a gate far below zero, whose silu
+/// all but vanishes, multiplies its own error by its size.
+fn fp8_gated_row(
+    a: (&[gemm_runtime::F8E4M3], &[f32]),
+    w: (&[gemm_runtime::F8E4M3], &[f32]),
+    (n, k): (usize, usize),
+    at: (RowAt, ScaleAt),
+    e: usize,
+    r: usize,
+) -> Vec<(f32, f64)> {
+    let ((a, sa), (w, sb), (a_row, sa_at)) = (a, w, at);
+    let (kb, nb) = (k.div_ceil(128), n.div_ceil(128));
+    // column c's sum and the sum of its terms' magnitudes
+    let prod = |c: usize| -> (f64, f64) {
+        (0..k).fold((0.0, 0.0), |(sum, mag), p| {
+            let x = a[a_row(r) * k + p].to_f32() as f64 * sa[sa_at(p / 128, r)] as f64;
+            let y = w[(e * n + c) * k + p].to_f32() as f64 * sb[e * nb * kb + (c / 128) * kb + p / 128] as f64;
+            (sum + x * y, mag + (x * y).abs())
+        })
+    };
+    (0..n / 2)
+        .map(|j| {
+            let ((g, g_mag), (u, u_mag)) = (prod(2 * j), prod(2 * j + 1));
+            let silu = gemm_runtime::spec::Activation::Silu.apply(g);
+            let sigmoid = 1.0 / (1.0 + (-g).exp());
+            let slope = sigmoid * (1.0 + g * (1.0 - sigmoid));
+            let want = silu * u;
+            let sums = 2f64.powi(-10) * (slope.abs() * u.abs() * g_mag + silu.abs() * u_mag);
+            (want as f32, 2f64.powi(-8) * want.abs() + sums)
+        })
+        .collect()
 }
 
 fn fp8_groups_with_block_scales(bench: &Bench, contiguous: &Kernel, masked: &Kernel) {
-    use gemm_runtime::spec::{block_scales_a_ld, block_scales_a_len, block_scales_b_len, Activation};
+    use gemm_runtime::spec::{block_scales_a_ld, block_scales_a_len, block_scales_b_len};
     use gemm_runtime::{EpilogueArgs, F8E4M3};
     let s = bench.stream();
     // (10 K blocks, the last partial: a run of the promoted loop's, then a pair or, a stage gone ahead, one)
     let (g, n, k) = (3usize, 264usize, 1200usize);
-    let (kb, nb) = (k.div_ceil(128), n.div_ceil(128));
     // e4m3 operands (random normal, rounded) and power-of-two scales from 2^-2 to 2^2
     let e4m3 = random_e4m3;
     let pow2 = |i: usize| ((i % 5) as f32 - 2.0).exp2();
-    // the host's product of group `e`'s row `r` of A (at a_row(r), its scale of K block b at
-    // sa_at(b, r)) with its W, gated
-    type RowAt<'a> = &'a dyn Fn(usize) -> usize;
-    type ScaleAt<'a> = &'a dyn Fn(usize, usize) -> usize;
-    let reference = |a: &[F8E4M3], w: &[F8E4M3], sa: &[f32], sb: &[f32], (a_row, sa_at): (RowAt, ScaleAt), e: usize, r: usize| {
-        let prod = |c: usize| -> f64 {
-            (0..k)
-                .map(|p| {
-                    let x = a[a_row(r) * k + p].to_f32() as f64 * sa[sa_at(p / 128, r)] as f64;
-                    let y = w[(e * n + c) * k + p].to_f32() as f64 * sb[e * nb * kb + (c / 128) * kb + p / 128] as f64;
-                    x * y
-                })
-                .sum()
-        };
-        (0..n / 2).map(|j| (Activation::Silu.apply(prod(2 * j)) * prod(2 * j + 1)) as f32).collect::<Vec<f32>>()
+    let reference = |a: &[F8E4M3], w: &[F8E4M3], sa: &[f32], sb: &[f32], at: (RowAt, ScaleAt), e: usize, r: usize| {
+        fp8_gated_row((a, sa), (w, sb), (n, k), at, e, r).into_iter().map(|(want, _)| want).collect::<Vec<f32>>()
     };
     let w = e4m3(g * n * k, 91);
     let sb: Vec<f32> = (0..g * block_scales_b_len(n, k)).map(|i| pow2(i * 3 + 1)).collect();
@@ -2934,6 +2972,144 @@ fn fp8_groups_with_block_scales(bench: &Bench, contiguous: &Kernel, masked: &Ker
         let e = masked.launch_with(s, &a_d, &w_d, &mut c, dims, EpilogueArgs::new().groups(&counts_d).scales(&sa_d, &short)).unwrap_err();
         assert!(matches!(e, GemmError::EpilogueArgs { .. }) && e.to_string().contains("scale buffers hold"), "{e}");
     }
+}
+
+/// e4m3 grouped launches with block scales and SwiGLU on random routings,
+/// seeded (`GEMM_TILES_TEST_SEED=N` draws others): every pair
+/// `fp8_group_pairs` gives, contiguous and masked, at random group counts,
+/// n (even) and K (whole 16-byte lines, a partial last K block now and
+/// then, and now and then lines TMA cannot read), empty, one-row and
+/// tile-edge groups, ends that go back or pass A's rows, counts below 0 or
+/// past m_max, C's lines packed or up to 9 elements past the line, scales
+/// that differ by row, K block, 128-column block and group. Each group's
+/// rows of C match the f64 product of its scaled operands on the host, a
+/// row within 6e-3 as a whole or each output within the error its fp8 sums
+/// may carry (`fp8_gated_row`: rows of a few columns whose gates lie far
+/// below zero, where silu magnifies it); every other element of C keeps
+/// its poison; a K whose lines A's TMA
+/// loads cannot take is refused with `Misaligned`, C untouched.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn random_fp8_routings_match_the_host_product_group_by_group_or_are_refused() {
+    use gemm_runtime::spec::{block_scales_a_ld, block_scales_a_len, block_scales_b_len, Groups};
+    use gemm_runtime::EpilogueArgs;
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    let bench = bench();
+    let s = bench.stream();
+    let mut rng = StdRng::seed_from_u64(test_seed(20261204));
+    let (mut ran, mut refused) = (0, 0);
+    for (i, pair) in fp8_group_pairs(&bench).iter().enumerate() {
+        for (j, kernel) in [&pair.0, &pair.1].into_iter().enumerate() {
+            let tile = kernel.spec.block.m as usize;
+            for case in 0..3 {
+                let seed = 9000 + 100 * i as u64 + 10 * j as u64 + case;
+                let g = rng.random_range(1..=5usize);
+                let n = 2 * rng.random_range(1..=150usize);
+                let k = if rng.random_bool(0.85) { 16 * rng.random_range(1..=40usize) } else { rng.random_range(1..=300) };
+                let ldc = n / 2 + if rng.random_bool(0.4) { 0 } else { rng.random_range(1..=9) };
+                let rows_of = |rng: &mut StdRng, most: usize| match rng.random_range(0..6) {
+                    0 => 0,
+                    1 => 1,
+                    2 => (tile * rng.random_range(1..=2usize) + rng.random_range(0..=2usize) - 1).min(most),
+                    _ => rng.random_range(0..=most),
+                };
+                let pow2 = |i: usize| ((i % 5) as f32 - 2.0).exp2();
+                let w = random_e4m3(g * n * k, seed);
+                let sb: Vec<f32> = (0..g * block_scales_b_len(n, k)).map(|x| pow2(x * 3 + case as usize)).collect();
+                // A, its scales, the device array, and per line of C the group and row it holds
+                let (m, a, sa, groups_array, lines, dims) = if kernel.spec.groups == Some(Groups::Masked) {
+                    let m_max = rng.random_range(1..=2 * tile + 3);
+                    let counts: Vec<i32> = (0..g)
+                        .map(|_| match rng.random_range(0..10) {
+                            0 => -rng.random_range(1..=3),
+                            1 => m_max as i32 + rng.random_range(1..=9),
+                            _ => rows_of(&mut rng, m_max) as i32,
+                        })
+                        .collect();
+                    let mut lines = vec![None; g * m_max];
+                    for (e, &count) in counts.iter().enumerate() {
+                        (0..count.clamp(0, m_max as i32) as usize).for_each(|r| lines[e * m_max + r] = Some((e, r)));
+                    }
+                    let sa: Vec<f32> = (0..g * block_scales_a_len(m_max, k)).map(|x| pow2(x + 2)).collect();
+                    let dims = Dims::new(m_max, n, k).with_ld(k, k, ldc).batched(g, m_max * k, n * k, m_max * ldc);
+                    (m_max, random_e4m3(g * m_max * k, seed + 1), sa, counts, lines, dims)
+                } else {
+                    let counts: Vec<usize> = (0..g).map(|_| rows_of(&mut rng, 2 * tile)).collect();
+                    let m = counts.iter().sum::<usize>().max(1) + if rng.random_bool(0.3) { rng.random_range(1..=40) } else { 0 };
+                    let mut ends: Vec<i32> = counts
+                        .iter()
+                        .scan(0, |end, &c| {
+                            *end += c as i32;
+                            Some(*end)
+                        })
+                        .collect();
+                    if rng.random_bool(0.2) && g > 1 {
+                        let e = rng.random_range(1..g);
+                        ends[e] = ends[e - 1] - rng.random_range(1..=5);
+                    }
+                    if rng.random_bool(0.2) {
+                        ends[g - 1] = m as i32 + rng.random_range(1..=50);
+                    }
+                    let mut lines = vec![None; m];
+                    let mut start = 0usize;
+                    for (e, &end) in ends.iter().enumerate() {
+                        let end = (end.max(start as i32) as usize).min(m);
+                        (start..end).for_each(|r| lines[r] = Some((e, r)));
+                        start = end;
+                    }
+                    let sa: Vec<f32> = (0..block_scales_a_len(m, k)).map(pow2).collect();
+                    (m, random_e4m3(m * k, seed + 1), sa, ends, lines, Dims::new(m, n, k).with_ld(k, k, ldc).batched(g, 0, n * k, 0))
+                };
+                let masked = kernel.spec.groups == Some(Groups::Masked);
+                let (a_d, w_d, sa_d, sb_d) =
+                    (s.clone_htod(&a).unwrap(), s.clone_htod(&w).unwrap(), s.clone_htod(&sa).unwrap(), s.clone_htod(&sb).unwrap());
+                let groups_d = s.clone_htod(&groups_array).unwrap();
+                let mut c = s.clone_htod(&vec![bf16::NAN; lines.len() * ldc]).unwrap();
+                let what = format!("{} at {g} groups of {m} x {n} x {k}, ldc {ldc}, {groups_array:?}", kernel.name);
+                let launched = kernel.launch_with(s, &a_d, &w_d, &mut c, dims, EpilogueArgs::new().groups(&groups_d).scales(&sa_d, &sb_d));
+                s.synchronize().unwrap();
+                let out: Vec<f32> = s.clone_dtoh(&c).unwrap().into_iter().map(|x| x.to_f32()).collect();
+                if let Err(e) = launched {
+                    assert!(k % 16 != 0 && matches!(e, GemmError::Misaligned { .. }), "{what}: refused: {e}");
+                    assert!(out.iter().all(|x| x.is_nan()), "{what}: refused ({e}), yet C was written");
+                    refused += 1;
+                    continue;
+                }
+                let la = block_scales_a_len(m, k);
+                for (line, holds) in lines.iter().enumerate() {
+                    let got = &out[line * ldc..(line + 1) * ldc];
+                    assert!(got[n / 2..].iter().all(|x| x.is_nan()), "{what}: line {line} written past its end");
+                    match *holds {
+                        None => assert!(got.iter().all(|x| x.is_nan()), "{what}: line {line}, in no group, was written"),
+                        Some((e, r)) => {
+                            let want = if masked {
+                                fp8_gated_row((&a, &sa), (&w, &sb), (n, k), (&|r| e * m + r, &|b, r| e * la + b * block_scales_a_ld(m) + r), e, r)
+                            } else {
+                                fp8_gated_row((&a, &sa), (&w, &sb), (n, k), (&|r| r, &|b, r| b * block_scales_a_ld(m) + r), e, r)
+                            };
+                            // a row within 6e-3 of the host's as a whole (the fixed test's bound), or
+                            // where its outputs all but vanish or cancel (a few columns, gates far below
+                            // zero), each output within the error its sums may carry (past 1e-30 an
+                            // output is no different from zero)
+                            let values: Vec<f32> = want.iter().map(|w| w.0).collect();
+                            let row_err = gemm_runtime::internal::data::relative_error(&got[..n / 2], &values);
+                            if !row_err.as_ref().is_ok_and(|&err| err < 6e-3) {
+                                for (col, (&o, &(want, bound))) in got[..n / 2].iter().zip(&want).enumerate() {
+                                    assert!(
+                                        o.is_finite() && ((o - want).abs() as f64) <= bound + 1e-30,
+                                        "{what}: line {line} (group {e}, row {r}), column {col}: {o} where the host has {want} (within {bound:.2e}; the row {row_err:?})"
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+                ran += 1;
+            }
+        }
+    }
+    println!("{ran} e4m3 grouped launches matched the host group by group, {refused} were refused");
+    assert!(ran > refused, "most random routings run");
 }
 
 /// DeepGEMM's aligned form (`groups = indexed`): each group's rows padded

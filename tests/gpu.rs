@@ -3007,60 +3007,17 @@ fn random_fp8_routings_match_the_host_product_group_by_group_or_are_refused() {
                 let n = 2 * rng.random_range(1..=150usize);
                 let k = if rng.random_bool(0.85) { 16 * rng.random_range(1..=40usize) } else { rng.random_range(1..=300) };
                 let ldc = n / 2 + if rng.random_bool(0.4) { 0 } else { rng.random_range(1..=9) };
-                let rows_of = |rng: &mut StdRng, most: usize| match rng.random_range(0..6) {
-                    0 => 0,
-                    1 => 1,
-                    2 => (tile * rng.random_range(1..=2usize) + rng.random_range(0..=2usize) - 1).min(most),
-                    _ => rng.random_range(0..=most),
-                };
                 let pow2 = |i: usize| ((i % 5) as f32 - 2.0).exp2();
                 let w = random_e4m3(g * n * k, seed);
                 let sb: Vec<f32> = (0..g * block_scales_b_len(n, k)).map(|x| pow2(x * 3 + case as usize)).collect();
-                // A, its scales, the device array, and per line of C the group and row it holds
-                let (m, a, sa, groups_array, lines, dims) = if kernel.spec.groups == Some(Groups::Masked) {
-                    let m_max = rng.random_range(1..=2 * tile + 3);
-                    let counts: Vec<i32> = (0..g)
-                        .map(|_| match rng.random_range(0..10) {
-                            0 => -rng.random_range(1..=3),
-                            1 => m_max as i32 + rng.random_range(1..=9),
-                            _ => rows_of(&mut rng, m_max) as i32,
-                        })
-                        .collect();
-                    let mut lines = vec![None; g * m_max];
-                    for (e, &count) in counts.iter().enumerate() {
-                        (0..count.clamp(0, m_max as i32) as usize).for_each(|r| lines[e * m_max + r] = Some((e, r)));
-                    }
-                    let sa: Vec<f32> = (0..g * block_scales_a_len(m_max, k)).map(|x| pow2(x + 2)).collect();
-                    let dims = Dims::new(m_max, n, k).with_ld(k, k, ldc).batched(g, m_max * k, n * k, m_max * ldc);
-                    (m_max, random_e4m3(g * m_max * k, seed + 1), sa, counts, lines, dims)
-                } else {
-                    let counts: Vec<usize> = (0..g).map(|_| rows_of(&mut rng, 2 * tile)).collect();
-                    let m = counts.iter().sum::<usize>().max(1) + if rng.random_bool(0.3) { rng.random_range(1..=40) } else { 0 };
-                    let mut ends: Vec<i32> = counts
-                        .iter()
-                        .scan(0, |end, &c| {
-                            *end += c as i32;
-                            Some(*end)
-                        })
-                        .collect();
-                    if rng.random_bool(0.2) && g > 1 {
-                        let e = rng.random_range(1..g);
-                        ends[e] = ends[e - 1] - rng.random_range(1..=5);
-                    }
-                    if rng.random_bool(0.2) {
-                        ends[g - 1] = m as i32 + rng.random_range(1..=50);
-                    }
-                    let mut lines = vec![None; m];
-                    let mut start = 0usize;
-                    for (e, &end) in ends.iter().enumerate() {
-                        let end = (end.max(start as i32) as usize).min(m);
-                        (start..end).for_each(|r| lines[r] = Some((e, r)));
-                        start = end;
-                    }
-                    let sa: Vec<f32> = (0..block_scales_a_len(m, k)).map(pow2).collect();
-                    (m, random_e4m3(m * k, seed + 1), sa, ends, lines, Dims::new(m, n, k).with_ld(k, k, ldc).batched(g, 0, n * k, 0))
-                };
-                let masked = kernel.spec.groups == Some(Groups::Masked);
+                let layout = kernel.spec.groups.unwrap();
+                let Routing { m, array: groups_array, lines } = Routing::random(&mut rng, layout, g, tile, 2 * tile);
+                let dims = Routing::dims(layout, (m, n, k), g, ldc);
+                // A and its scales: each expert's own under masked, else the groups'
+                let masked = layout == Groups::Masked;
+                let problems = if masked { g } else { 1 };
+                let a = random_e4m3(problems * m * k, seed + 1);
+                let sa: Vec<f32> = (0..problems * block_scales_a_len(m, k)).map(|x| pow2(x + 2)).collect();
                 let (a_d, w_d, sa_d, sb_d) =
                     (s.clone_htod(&a).unwrap(), s.clone_htod(&w).unwrap(), s.clone_htod(&sa).unwrap(), s.clone_htod(&sb).unwrap());
                 let groups_d = s.clone_htod(&groups_array).unwrap();
@@ -3176,6 +3133,111 @@ fn indexed_groups_on(bench: &Bench, kernel: &Kernel) {
     assert!(matches!(e, GemmError::EpilogueArgs { .. }) && e.to_string().contains("row_groups"), "{e}");
 }
 
+/// A random routing of a grouped launch's rows: the device array its
+/// kernel reads (each group's end, each row's group, or each group's
+/// count), the rows of A (each problem's m_max under masked), and for each
+/// line of C the group and row whose product it holds (`None`: a line the
+/// kernel must leave as it was).
+struct Routing {
+    m: usize,
+    array: Vec<i32>,
+    lines: Vec<Option<(usize, usize)>>,
+}
+
+impl Routing {
+    /// Rows a group holds: none, one, a tile's edge, or any up to `most`.
+    fn rows(rng: &mut rand::rngs::StdRng, tile: usize, most: usize) -> usize {
+        use rand::Rng;
+        match rng.random_range(0..6) {
+            0 => 0,
+            1 => 1,
+            2 => (tile * rng.random_range(1..=3usize) + rng.random_range(0..=2usize) - 1).min(most),
+            _ => rng.random_range(0..=most),
+        }
+    }
+
+    /// `groups` groups of `tile`-row tiles laid out as `layout` asks,
+    /// contiguous groups of up to `most` rows each.
+    fn random(rng: &mut rand::rngs::StdRng, layout: gemm_runtime::spec::Groups, groups: usize, tile: usize, most: usize) -> Routing {
+        use gemm_runtime::spec::Groups;
+        use rand::Rng;
+        match layout {
+            Groups::Contiguous => {
+                let counts: Vec<usize> = (0..groups).map(|_| Self::rows(rng, tile, most)).collect();
+                let m = counts.iter().sum::<usize>().max(1) + if rng.random_bool(0.3) { rng.random_range(1..=40) } else { 0 };
+                let mut ends: Vec<i32> = counts
+                    .iter()
+                    .scan(0, |end, &c| {
+                        *end += c as i32;
+                        Some(*end)
+                    })
+                    .collect();
+                // an end that goes back (its group empty) or the last past A's rows (clamped)
+                if rng.random_bool(0.2) && groups > 1 {
+                    let g = rng.random_range(1..groups);
+                    ends[g] = ends[g - 1] - rng.random_range(1..=5);
+                }
+                if rng.random_bool(0.2) {
+                    ends[groups - 1] = m as i32 + rng.random_range(1..=50);
+                }
+                let mut lines = vec![None; m];
+                let mut start = 0usize;
+                for (g, &end) in ends.iter().enumerate() {
+                    let end = (end.max(start as i32) as usize).min(m);
+                    (start..end).for_each(|r| lines[r] = Some((g, r)));
+                    start = end;
+                }
+                Routing { m, array: ends, lines }
+            }
+            Groups::Indexed => {
+                // tiles of one group's first rows and padding, of padding only, or of a group past the batch's
+                let tiles = rng.random_range(1..=6usize);
+                let m = tiles * tile - if rng.random_bool(0.3) { rng.random_range(1..tile) } else { 0 };
+                let mut row_groups = vec![-1i32; m];
+                for t in 0..tiles {
+                    let g = match rng.random_range(0..8) {
+                        0 => -1,
+                        1 => groups as i32 + rng.random_range(0..3),
+                        _ => rng.random_range(0..groups as i32),
+                    };
+                    let first = t * tile;
+                    let rows = rng.random_range(1..=tile).min(m - first);
+                    row_groups[first..first + rows].fill(g);
+                }
+                let lines = row_groups.iter().enumerate().map(|(r, &g)| (0..groups as i32).contains(&g).then_some((g as usize, r))).collect();
+                Routing { m, array: row_groups, lines }
+            }
+            Groups::Masked => {
+                let m_max = rng.random_range(1..=2 * tile + 3);
+                // counts below 0 hold none; past m_max, all m_max rows
+                let counts: Vec<i32> = (0..groups)
+                    .map(|_| match rng.random_range(0..10) {
+                        0 => -rng.random_range(1..=3),
+                        1 => m_max as i32 + rng.random_range(1..=9),
+                        _ => Self::rows(rng, tile, m_max) as i32,
+                    })
+                    .collect();
+                let mut lines = vec![None; groups * m_max];
+                for (g, &count) in counts.iter().enumerate() {
+                    (0..count.clamp(0, m_max as i32) as usize).for_each(|r| lines[g * m_max + r] = Some((g, r)));
+                }
+                Routing { m: m_max, array: counts, lines }
+            }
+        }
+    }
+
+    /// The launch's `Dims`: A and C one matrix of the groups' rows, or under
+    /// masked each expert's m_max rows after the one before's; each
+    /// group's W `[n, k]` after the one before's; C's lines `ldc` apart.
+    fn dims(layout: gemm_runtime::spec::Groups, (m, n, k): (usize, usize, usize), groups: usize, ldc: usize) -> Dims {
+        let d = Dims::new(m, n, k).with_ld(k, k, ldc);
+        match layout {
+            gemm_runtime::spec::Groups::Masked => d.batched(groups, m * k, n * k, m * ldc),
+            _ => d.batched(groups, 0, n * k, 0),
+        }
+    }
+}
+
 /// Grouped launches on random routings, seeded (`GEMM_TILES_TEST_SEED=N`
 /// draws others): every bf16 grouped kernel (contiguous, indexed and masked
 /// rows, on the Hopper and sm_80 paths, SwiGLU-gated or not) at random
@@ -3224,79 +3286,8 @@ fn random_routings_match_cublas_group_by_group_or_are_refused() {
             let k = if rng.random_bool(0.8) { 8 * rng.random_range(1..=48usize) } else { rng.random_range(1..=400) };
             let c_cols = if gated { n / 2 } else { n };
             let ldc = c_cols + if rng.random_bool(0.4) { 0 } else { rng.random_range(1..=9) };
-            // rows a group holds: none, one, a tile's edge, or any up to a few tiles
-            let rows_of = |rng: &mut StdRng, most: usize| match rng.random_range(0..6) {
-                0 => 0,
-                1 => 1,
-                2 => (tile * rng.random_range(1..=3usize) + rng.random_range(0..=2usize) - 1).min(most),
-                _ => rng.random_range(0..=most),
-            };
-            // per group the rows of A it reads (m rows of A, each problem's own under
-            // masked) and, per line of C, the group and row whose product it holds
-            let (m, dims, groups_array, lines) = match layout {
-                Groups::Contiguous => {
-                    let counts: Vec<usize> = (0..groups).map(|_| rows_of(&mut rng, 3 * tile)).collect();
-                    let m = counts.iter().sum::<usize>().max(1) + if rng.random_bool(0.3) { rng.random_range(1..=40) } else { 0 };
-                    let mut ends: Vec<i32> = counts
-                        .iter()
-                        .scan(0, |end, &c| {
-                            *end += c as i32;
-                            Some(*end)
-                        })
-                        .collect();
-                    // an end that goes back (its group empty) or the last past A's rows (clamped)
-                    if rng.random_bool(0.2) && groups > 1 {
-                        let g = rng.random_range(1..groups);
-                        ends[g] = ends[g - 1] - rng.random_range(1..=5);
-                    }
-                    if rng.random_bool(0.2) {
-                        ends[groups - 1] = m as i32 + rng.random_range(1..=50);
-                    }
-                    let mut lines = vec![None; m];
-                    let mut start = 0usize;
-                    for (g, &end) in ends.iter().enumerate() {
-                        let end = (end.max(start as i32) as usize).min(m);
-                        (start..end).for_each(|r| lines[r] = Some((g, r)));
-                        start = end;
-                    }
-                    (m, Dims::new(m, n, k).with_ld(k, k, ldc).batched(groups, 0, n * k, 0), ends, lines)
-                }
-                Groups::Indexed => {
-                    // tiles of one group's first rows and padding, of padding only, or of a group past the batch's
-                    let tiles = rng.random_range(1..=6usize);
-                    let m = tiles * tile - if rng.random_bool(0.3) { rng.random_range(1..tile) } else { 0 };
-                    let mut row_groups = vec![-1i32; m];
-                    for t in 0..tiles {
-                        let g = match rng.random_range(0..8) {
-                            0 => -1,
-                            1 => groups as i32 + rng.random_range(0..3),
-                            _ => rng.random_range(0..groups as i32),
-                        };
-                        let first = t * tile;
-                        let rows = rng.random_range(1..=tile).min(m - first);
-                        row_groups[first..first + rows].fill(g);
-                    }
-                    let lines = row_groups.iter().enumerate().map(|(r, &g)| (0..groups as i32).contains(&g).then_some((g as usize, r))).collect();
-                    (m, Dims::new(m, n, k).with_ld(k, k, ldc).batched(groups, 0, n * k, 0), row_groups, lines)
-                }
-                Groups::Masked => {
-                    let m_max = rng.random_range(1..=2 * tile + 3);
-                    // counts below 0 hold none; past m_max, all m_max rows
-                    let counts: Vec<i32> = (0..groups)
-                        .map(|_| match rng.random_range(0..10) {
-                            0 => -rng.random_range(1..=3),
-                            1 => m_max as i32 + rng.random_range(1..=9),
-                            _ => rows_of(&mut rng, m_max) as i32,
-                        })
-                        .collect();
-                    let mut lines = vec![None; groups * m_max];
-                    for (g, &count) in counts.iter().enumerate() {
-                        (0..count.clamp(0, m_max as i32) as usize).for_each(|r| lines[g * m_max + r] = Some((g, r)));
-                    }
-                    let dims = Dims::new(m_max, n, k).with_ld(k, k, ldc).batched(groups, m_max * k, n * k, m_max * ldc);
-                    (m_max, dims, counts, lines)
-                }
-            };
+            let Routing { m, array: groups_array, lines } = Routing::random(&mut rng, layout, groups, tile, 3 * tile);
+            let dims = Routing::dims(layout, (m, n, k), groups, ldc);
             // cuBLAS's product of each group's W and every row of A its group may read
             let a_stride = if layout == Groups::Masked { m * k } else { 0 };
             let each = Dims::new(m, n, k).batched(groups, a_stride, n * k, m * n);

@@ -1214,7 +1214,7 @@ fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
 /// path, past which the rules refuse the tiling. Each holds its source
 /// offset and its shared address in registers across the K loop, beside
 /// the accumulators: past 64 (128 registers) ptxas spilled them by the
-/// kilobyte (2-12 KB of spill loads a thread at 68 to 256 copies, the
+/// kilobyte (0.4 to 18 KB of spill loads a thread at 68 to 256 copies, the
 /// narrowed variants of `mma_tuned` and `decode_mma`), and at 96 it built
 /// `mma_tuned`'s 64 x 128 tile on 64 threads, in 4-byte copies over three
 /// stages, at 32 registers a thread with 40 KB of spills, a kernel that

@@ -2986,8 +2986,9 @@ fn fp8_groups_with_block_scales(bench: &Bench, contiguous: &Kernel, masked: &Ker
 /// row within 6e-3 as a whole or each output within the error its fp8 sums
 /// may carry (`fp8_gated_row`: rows of a few columns whose gates lie far
 /// below zero, where silu magnifies it); every other element of C keeps
-/// its poison; a K whose lines A's TMA
-/// loads cannot take is refused with `Misaligned`, C untouched.
+/// its poison. A K of lines that are not whole 16 bytes, which a grouped
+/// kernel cannot read where they lie, is refused with `Misaligned`, C
+/// untouched.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn random_fp8_routings_match_the_host_product_group_by_group_or_are_refused() {

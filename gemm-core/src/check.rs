@@ -1205,7 +1205,7 @@ fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 None => out.push(Diag::new("staging.vector", format!("{problem}; change the tile or the threads"))),
             }
         } else if spec.tensor_core() {
-            copies_a_thread(spec, v, out);
+            copies_a_thread(spec, v, [a_inner, b_inner], out);
         }
     }
 }
@@ -1224,8 +1224,9 @@ fn staging(spec: &KernelSpec, out: &mut Vec<Diag>) {
 pub const MAX_COPIES_A_THREAD: u32 = 64;
 
 /// The tensor-core path's copies a thread a stage ([`MAX_COPIES_A_THREAD`]),
-/// for tiles that split evenly in `v`-element copies.
-fn copies_a_thread(spec: &KernelSpec, v: u32, out: &mut Vec<Diag>) {
+/// for tiles that split evenly in `v`-element copies along their
+/// contiguous sides `sides` (A's, B's).
+fn copies_a_thread(spec: &KernelSpec, v: u32, sides: [u32; 2], out: &mut Vec<Diag>) {
     let b = &spec.block;
     let (k, t) = (b.k.unwrap_or(1), b.threads.max(1));
     let copies = |v: u32| (b.m * k + k * b.n) / (v * t);
@@ -1239,7 +1240,6 @@ fn copies_a_thread(spec: &KernelSpec, v: u32, out: &mut Vec<Diag>) {
         b.m, b.n, b.threads
     );
     // a wider vector where the operands' sides and the rounds take it
-    let sides = [if spec.a.layout == Layout::RowMajor { k } else { b.m }, if spec.b.layout == Layout::RowMajor { b.n } else { k }];
     let fits = |w: u32| sides.iter().all(|s| s % w == 0) && [b.m * k, k * b.n].iter().all(|e| e % (w * t) == 0) && copies(w) <= MAX_COPIES_A_THREAD;
     let wider = (v.trailing_zeros() + 1..=spec.a.elem.max_vector().trailing_zeros()).map(|i| 1u32 << i).find(|&w| fits(w));
     match wider {

@@ -112,13 +112,19 @@ fn ladder(bench: &Bench, steps: &[&Step], name: &str, title: &str) -> Result<(),
             cublas[si][ci] = t.tflops(dims.flops());
             for (i, step) in steps.iter().enumerate().filter(|(_, s)| config(s.kernel) == cfg) {
                 step_to(step.name);
-                // the step's scales, where it declares them, and the reference times their product
-                let mut product = 1.0;
+                // the step's scales, where it declares them, and the reference that takes them
                 for p in &mut sets {
-                    product = p.scale_for(bench, &step.kernel.spec)?;
+                    p.scale_for(bench, &step.kernel.spec)?;
                 }
-                let reference: Vec<f32> = reference.iter().map(|x| x * product).collect();
-                let rel_err = match verify_on(bench, step.kernel, &sets[0], &reference) {
+                let scaled;
+                let reference = match sets[0].scales {
+                    Some(_) => {
+                        scaled = sets[0].reference(bench)?;
+                        &scaled
+                    }
+                    None => &reference,
+                };
+                let rel_err = match verify_on(bench, step.kernel, &sets[0], reference) {
                     Ok(e) => e,
                     Err(gemm_ladder::measure::Failure::Gpu(GemmError::UnsupportedSize { .. })) => continue,
                     Err(e) => return Err(e.into()),

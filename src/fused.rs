@@ -74,8 +74,6 @@ fn verify_launch(
     let mut c = DevMat::from_f32(s, spec.c.elem, &c0)?;
     launch(&p, &mut c, bias.as_ref())?;
     let out = c.to_f32(s)?;
-    // (A's and B's scales, where the kernel declares them, multiply alpha)
-    let alpha = alpha * p.scales.as_ref().map_or(1.0, |s| s.2);
     // cuBLAS: alpha * A * B + beta * C0 into an f32 C; gated, the whole product (C0 is not read),
     // packed, problem after problem
     let (wide_dims, product) = if f.gated {
@@ -100,14 +98,15 @@ fn verify_launch(
             let scaled: Vec<f32> = wide.to_f32(s)?.into_iter().map(|x| if beta == 0.0 { 0.0 } else { beta * x }).collect();
             wide = DevMat::from_f32(s, Elem::F32, &scaled)?;
         }
+        // 8-bit operands, which cuBLAS's GEMM does not take, and scaled ones: sgemm on them
+        // widened to f32, each times its scale (exactly)
+        _ if p.a.elem().is_fp8() || p.scales.is_some() => {
+            let (a, b) = p.widened_operands(bench)?;
+            bench.blas.gemm_scaled(p.layouts, a.f32(), b.f32(), wide.f32_mut(), wide_dims, alpha, beta)?
+        }
         (DevMat::F32(a), DevMat::F32(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), wide_dims, alpha, beta)?,
         (DevMat::F16(a), DevMat::F16(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), wide_dims, alpha, beta)?,
         (DevMat::Bf16(a), DevMat::Bf16(b)) => bench.blas.gemm_scaled(p.layouts, a, b, wide.f32_mut(), wide_dims, alpha, beta)?,
-        // 8-bit operands, which cuBLAS's GEMM does not take: sgemm on them widened to f32 (exactly)
-        (a, b) if a.elem().is_fp8() => {
-            let (a, b) = (a.widened(s)?, b.widened(s)?);
-            bench.blas.gemm_scaled(p.layouts, a.f32(), b.f32(), wide.f32_mut(), wide_dims, alpha, beta)?
-        }
         _ => unreachable!("a problem's A and B share a type"),
     }
     let wide = wide.to_f32(s)?;

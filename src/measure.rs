@@ -186,9 +186,19 @@ pub struct Problem {
     /// kernel may write: a store clipped wrongly at C's far edge lands
     /// there, where a buffer of C's own size would hide it.
     pub c_guard: usize,
-    /// A's and B's scales on the device, for kernels that declare them
-    /// (the same value throughout each buffer), and their product.
-    pub scales: Option<(CudaSlice<f32>, CudaSlice<f32>, f32)>,
+    /// A's and B's scales, for kernels that declare them.
+    pub scales: Option<Scales>,
+    /// The seed of the operands (and of the scales).
+    seed: u64,
+}
+
+/// A's and B's scales of a scaled kernel: on the device as the kernel reads
+/// them, and here, for the reference.
+pub struct Scales {
+    pub a: CudaSlice<f32>,
+    pub b: CudaSlice<f32>,
+    kind: gemm_runtime::spec::Scale,
+    host: [Vec<f32>; 2],
 }
 
 /// `m x n x k` with every leading dimension rounded up to a multiple of 8
@@ -262,7 +272,7 @@ impl Problem {
         };
         let a = operand(types[0], &sa, batch.stride_a, seed)?;
         let b = operand(types[1], &sb, batch.stride_b, seed.wrapping_add(1))?;
-        Ok(Problem { dims, layouts, types, a, b, c_len: span(sc.span(), batch.stride_c), c_guard: 256 * sc.ld, scales: None })
+        Ok(Problem { dims, layouts, types, a, b, c_len: span(sc.span(), batch.stride_c), c_guard: 256 * sc.ld, scales: None, seed })
     }
 
     /// The problem `kernel` computes, in its types and layouts.
@@ -278,27 +288,77 @@ impl Problem {
     }
 
     /// Gives this problem the scales `spec` declares (none where it
-    /// declares none): powers of two apart from 1, so that the product
-    /// scales exactly, the same in every row, column or block (tests/gpu.rs
-    /// checks scales that differ against the host). Returns their product,
-    /// which the reference is multiplied by.
-    pub fn scale_for(&mut self, bench: &Bench, spec: &gemm_runtime::spec::KernelSpec) -> Result<f32, GemmError> {
+    /// declares none): powers of two from 1/4 to 4, drawn for each row,
+    /// column or block of the scale's layout, so that every operand times
+    /// its scales stays exact in f32 and the reference ([`Self::cublas`])
+    /// takes them as the kernel reads them: a scale read for the wrong row,
+    /// column, K block or problem is off by up to 16.
+    pub fn scale_for(&mut self, bench: &Bench, spec: &gemm_runtime::spec::KernelSpec) -> Result<(), GemmError> {
         self.scales = match spec.fused.scale {
-            Some(scale) => {
-                let (a, b) = (0.5f32, 4.0f32);
+            Some(kind) => {
                 let d = self.dims;
-                let (la, lb) = scale.batch_lens(d.m, d.n, d.k, (d.batch.count, d.batch.stride_a, d.batch.stride_b));
+                let (la, lb) = kind.batch_lens(d.m, d.n, d.k, (d.batch.count, d.batch.stride_a, d.batch.stride_b));
+                let mut rng = StdRng::seed_from_u64(self.seed.wrapping_add(0x5ca1e));
+                let mut draw = |len: usize| -> Vec<f32> { (0..len.max(1)).map(|_| 2f32.powi(rng.random_range(-2..=2))).collect() };
+                let host = [draw(la), draw(lb)];
                 let s = bench.stream();
-                Some((s.clone_htod(&vec![a; la.max(1)])?, s.clone_htod(&vec![b; lb.max(1)])?, a * b))
+                Some(Scales { a: s.clone_htod(&host[0])?, b: s.clone_htod(&host[1])?, kind, host })
             }
             None => None,
         };
-        Ok(self.scales.as_ref().map_or(1.0, |s| s.2))
+        Ok(())
     }
 
     /// The scales' buffers as a launch takes them.
     fn scale_args(&self) -> Option<(&dyn DevicePtr<f32>, &dyn DevicePtr<f32>)> {
-        self.scales.as_ref().map(|(a, b, _)| (a as &dyn DevicePtr<f32>, b as &dyn DevicePtr<f32>))
+        self.scales.as_ref().map(|sc| (&sc.a as &dyn DevicePtr<f32>, &sc.b as &dyn DevicePtr<f32>))
+    }
+
+    /// A and B widened to f32 (exactly), each element times the scale the
+    /// kernel reads for it (exactly: powers of two): what sgemm computes the
+    /// reference of an 8-bit or a scaled problem from. What lies outside
+    /// the operands (NaN) stays as it is.
+    pub fn widened_operands(&self, bench: &Bench) -> Result<(DevMat, DevMat), GemmError> {
+        use gemm_runtime::spec::{block_scales_a_ld, Operand, Scale, SCALE_BLOCK};
+        let s = bench.stream();
+        let op = |i: usize| Operand { elem: self.types[i], layout: self.layouts[i] };
+        let shapes = gemm_runtime::internal::args_shapes(op(0), op(1), op(2), self.dims);
+        let d = self.dims;
+        let block = SCALE_BLOCK as usize;
+        let kb = d.k.div_ceil(block);
+        let mut out = Vec::new();
+        for (which, (m, stride)) in [(&self.a, d.batch.stride_a), (&self.b, d.batch.stride_b)].into_iter().enumerate() {
+            let wide = m.to_f32(s)?;
+            // (each element scaled once, from its value as read: a shared operand is every problem's)
+            let mut v = wide.clone();
+            if let Some(sc) = &self.scales {
+                let shape = &shapes[which];
+                let (lines, len) = if shape.layout == Layout::RowMajor { (shape.rows, shape.cols) } else { (shape.cols, shape.rows) };
+                // a batch's block scales follow problem after problem, but for an operand it shares
+                let (la, lb) = sc.kind.lens(d.m, d.n, d.k);
+                let per_problem = if sc.kind == Scale::Block && stride != 0 { [la, lb][which] } else { 0 };
+                for p in 0..d.batch.count {
+                    for line in 0..lines {
+                        for e in 0..len {
+                            let (row, col) = if shape.layout == Layout::RowMajor { (line, e) } else { (e, line) };
+                            // A's (row of C, K) or B's (K, column of C)
+                            let at = match (sc.kind, which) {
+                                (Scale::Tensor, _) => 0,
+                                (Scale::Channel, 0) => row,
+                                (Scale::Channel, _) => col,
+                                (Scale::Block, 0) => col / block * block_scales_a_ld(d.m) + row,
+                                (Scale::Block, _) => col / block * kb + row / block,
+                            };
+                            let i = p * stride + line * shape.ld + e;
+                            v[i] = wide[i] * sc.host[which][p * per_problem + at];
+                        }
+                    }
+                }
+            }
+            out.push(DevMat::from_f32(s, Elem::F32, &v)?);
+        }
+        let b = out.pop().expect("B");
+        Ok((out.pop().expect("A"), b))
     }
 
     /// A C buffer full of [`POISON`] (NaN in every type).
@@ -408,12 +468,12 @@ impl Problem {
     }
 
     /// cuBLAS computes this problem into `c`; 8-bit A and B, which cuBLAS's
-    /// GEMM does not take, are widened to f32 first (exactly), so that
+    /// GEMM does not take, and scaled ones are widened to f32 first and
+    /// times their scales (exactly: [`Self::widened_operands`]), so that
     /// sgemm computes the product of the operands as the kernel reads them.
     pub fn cublas(&self, bench: &Bench, c: &mut DevMat) -> Result<(), GemmError> {
-        if self.a.elem().is_fp8() || self.b.elem().is_fp8() {
-            let s = bench.stream();
-            let (a, b) = (self.a.widened(s)?, self.b.widened(s)?);
+        if self.a.elem().is_fp8() || self.b.elem().is_fp8() || self.scales.is_some() {
+            let (a, b) = self.widened_operands(bench)?;
             return typed!(&a, &b, c, |a, b, c| bench.blas.gemm(self.layouts, a, b, c, self.dims));
         }
         typed!(&self.a, &self.b, c, |a, b, c| bench.blas.gemm(self.layouts, a, b, c, self.dims))
@@ -482,11 +542,7 @@ pub fn kernel_tolerance(spec: &gemm_runtime::spec::KernelSpec) -> f64 {
 /// with cuBLAS: the relative error, or a [`Failure::Wrong`] past the tolerance.
 pub fn verify(bench: &Bench, kernel: &Kernel, dims: Dims, seed: u64) -> Result<f64, Failure> {
     let p = Problem::for_kernel(bench, kernel, dims, seed)?;
-    let mut reference = p.reference(bench)?;
-    // a scaled kernel's product times its scales (powers of two: exact)
-    if let Some((_, _, product)) = &p.scales {
-        reference.iter_mut().for_each(|x| *x *= product);
-    }
+    let reference = p.reference(bench)?;
     verify_on(bench, kernel, &p, &reference)
 }
 

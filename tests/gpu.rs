@@ -1329,6 +1329,89 @@ fn fused_epilogues_on_random_sizes_lines_and_batches_match_cublas() {
     }
 }
 
+/// 8-bit and scaled kernels, seeded at random: a sample of the fp8
+/// combinations (Hopper and mma.sync: e4m3, e5m2 and mixed, every C type,
+/// scales per tensor, channel and block, the fused math) and the 16-bit
+/// scaled ones, every 8-bit or scaled ladder step, and random points of
+/// the tuned and decode fp8 kernels, each at three random sizes (any, where
+/// it is guarded, else its tile multiples; K blocks of scales cut anywhere),
+/// lines packed or up to 20 elements past their end (copied or read by a
+/// variant), batches of one to three problems with odd gaps (one problem
+/// under per-channel scales, which a batch does not take), random alpha and
+/// beta: C matches sgemm on the operands widened to f32, each times the
+/// scale the kernel must read for it (scales that differ by row, column, K
+/// block and problem, by up to 16), with the host's epilogue, and nothing
+/// outside C is written.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn fp8_and_scaled_kernels_on_random_sizes_lines_and_batches_match_the_scaled_product() {
+    use gemm_runtime::spec::{Arch, Edges, Scale};
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    let bench = bench();
+    let mut rng = StdRng::seed_from_u64(test_seed(20261203));
+    let scaled = |s: &gemm_runtime::spec::KernelSpec| s.a.elem.is_fp8() || s.fused.scale.is_some();
+    let mut combos: Vec<_> = gemm_ladder::combos::hopper_fp8()
+        .into_iter()
+        .chain(gemm_ladder::combos::mma_fp8())
+        .chain(gemm_ladder::combos::fused().into_iter().filter(|s| s.fused.scale.is_some()))
+        .collect();
+    let mut specs: Vec<_> = gemm_ladder::steps::all().map(|s| s.kernel.spec.clone()).filter(|s| scaled(s)).collect();
+    for _ in 0..16.min(combos.len()) {
+        specs.push(combos.swap_remove(rng.random_range(0..combos.len())));
+    }
+    for tuned in [
+        &gemm_ladder::tuned::fp8_tuned::KERNEL,
+        &gemm_ladder::tuned::fp8_block_tuned::KERNEL,
+        &gemm_ladder::decode::decode_fp8::KERNEL,
+        &gemm_ladder::decode::decode_fp8_sm89::KERNEL,
+        &gemm_ladder::tuned::mma_fp8_tuned_sm89::KERNEL,
+        &gemm_ladder::tuned::mma_fp8_block_tuned_sm89::KERNEL,
+    ] {
+        let points = tuned.points();
+        for _ in 0..2 {
+            specs.push(points[rng.random_range(0..points.len())].clone());
+        }
+    }
+    const EDGES: [usize; 16] = [1, 2, 3, 5, 15, 16, 17, 63, 64, 65, 127, 128, 129, 255, 256, 257];
+    let mut ran = 0;
+    for (i, spec) in specs.into_iter().enumerate() {
+        assert!(scaled(&spec) && !spec.fused.gated, "{}", spec.name);
+        if spec.arch == Arch::Sm90a && bench.gpu.capability != (9, 0) {
+            continue;
+        }
+        let k = Kernel::from_spec(spec).unwrap();
+        let req = k.spec.requirements();
+        let guarded = k.spec.edges == Edges::Guarded;
+        for case in 0..3 {
+            // the last case deep enough for many K blocks of scales and a persistent walk
+            let most = if case == 2 { 1000 } else { 400 };
+            let mut side = |multiple: u32| {
+                let x = if rng.random_bool(0.4) { EDGES[rng.random_range(0..EDGES.len())] } else { rng.random_range(1..=most) };
+                if guarded {
+                    x
+                } else {
+                    x.next_multiple_of(multiple as usize)
+                }
+            };
+            let (m, n, kk) = (side(req.m_multiple), side(req.n_multiple), side(req.k_multiple));
+            let shapes = line_shapes(&k.spec, m, n, kk);
+            let lds = shapes.map(|(_, len)| len + if rng.random_bool(0.3) { 0 } else { rng.random_range(1..=20) });
+            let count = if k.spec.fused.scale == Some(Scale::Channel) { 1 } else { rng.random_range(1..=3usize) };
+            // each problem's span, then an odd gap; now and then a shared B (and its block scales)
+            let gaps = [(); 3].map(|_| rng.random_range(0..=13usize));
+            let stride = |j: usize| (shapes[j].0 - 1) * lds[j] + shapes[j].1 + gaps[j];
+            let sb = if rng.random_bool(0.3) { 0 } else { stride(1) };
+            let dims = Dims::new(m, n, kk).with_ld(lds[0], lds[1], lds[2]).batched(count, stride(0), sb, stride(2));
+            let alpha = rng.random_range(-2.0..2.0f32);
+            let beta = if rng.random_bool(0.33) { 0.0 } else { rng.random_range(-2.0..2.0f32) };
+            let seed = 6000 + 10 * i as u64 + case;
+            verify_fused(&bench, &k, dims, seed, Scalars { alpha, beta }).unwrap_or_else(|e| panic!("{} at {dims:?}: {e}", k.name));
+            ran += 1;
+        }
+    }
+    println!("{ran} launches of 8-bit and scaled kernels matched the scaled product");
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn fused_epilogues_match_cublas_on_every_path_layout_and_c_type() {
@@ -1586,7 +1669,7 @@ fn epilogue_and_edge_misuse_is_an_error() {
         assert!(matches!(e, GemmError::EpilogueArgs { .. }) && e.to_string().contains("give A's and B's scales"), "{e}");
         let plain = Problem::for_kernel(&bench, k, Dims::new(64, 64, 64), 5).unwrap();
         let mut c = plain.poisoned_c(&bench).unwrap();
-        let ep = gemm_runtime::EpilogueArgs::new().scales(&scales.0, &scales.1);
+        let ep = gemm_runtime::EpilogueArgs::new().scales(&scales.a, &scales.b);
         let (gemm_ladder::measure::DevMat::Bf16(a), gemm_ladder::measure::DevMat::Bf16(b), gemm_ladder::measure::DevMat::Bf16(c)) =
             (&plain.a, &plain.b, &mut c)
         else {

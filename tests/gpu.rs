@@ -1290,20 +1290,8 @@ fn fused_epilogues_on_random_sizes_lines_and_batches_match_cublas() {
             continue;
         }
         let k = Kernel::from_spec(spec).unwrap();
-        let req = k.spec.requirements();
-        let guarded = k.spec.edges == gemm_runtime::spec::Edges::Guarded;
         for case in 0..2 {
-            let mut side = |multiple: u32| {
-                let x = rng.random_range(1..=300usize);
-                if guarded {
-                    x
-                } else {
-                    x.next_multiple_of(multiple as usize)
-                }
-            };
-            let (m, n, kk) = (side(req.m_multiple), side(req.n_multiple), side(req.k_multiple));
-            // (a gated epilogue pairs the product's columns)
-            let n = if k.spec.fused.gated { n.next_multiple_of(2) } else { n };
+            let (m, n, kk) = random_sides(&mut rng, &k.spec, |rng| rng.random_range(1..=300usize));
             let shapes = line_shapes(&k.spec, m, n, kk);
             let lds = shapes.map(|(_, len)| len + if rng.random_bool(0.3) { 0 } else { rng.random_range(1..=9) });
             let count = rng.random_range(1..=3usize);
@@ -1329,6 +1317,41 @@ fn fused_epilogues_on_random_sizes_lines_and_batches_match_cublas() {
     }
 }
 
+/// The tuned fp8 kernels (Hopper and mma.sync, per tensor and block
+/// scaled) and the fp8 decode kernels.
+fn fp8_tuned_kernels() -> [&'static gemm_runtime::Tuned; 6] {
+    [
+        &gemm_ladder::tuned::fp8_tuned::KERNEL,
+        &gemm_ladder::tuned::fp8_block_tuned::KERNEL,
+        &gemm_ladder::decode::decode_fp8::KERNEL,
+        &gemm_ladder::decode::decode_fp8_sm89::KERNEL,
+        &gemm_ladder::tuned::mma_fp8_tuned_sm89::KERNEL,
+        &gemm_ladder::tuned::mma_fp8_block_tuned_sm89::KERNEL,
+    ]
+}
+
+/// m, n and k for `spec` from `draw` (in that order): any where the kernel
+/// is guarded, else rounded up to its tile multiples; n even where a gated
+/// epilogue pairs the product's columns.
+fn random_sides(
+    rng: &mut rand::rngs::StdRng,
+    spec: &gemm_runtime::spec::KernelSpec,
+    mut draw: impl FnMut(&mut rand::rngs::StdRng) -> usize,
+) -> (usize, usize, usize) {
+    let req = spec.requirements();
+    let guarded = spec.edges == gemm_runtime::spec::Edges::Guarded;
+    let mut side = |multiple: u32| {
+        let x = draw(rng);
+        if guarded {
+            x
+        } else {
+            x.next_multiple_of(multiple as usize)
+        }
+    };
+    let (m, n, k) = (side(req.m_multiple), side(req.n_multiple), side(req.k_multiple));
+    (m, if spec.fused.gated { n.next_multiple_of(2) } else { n }, k)
+}
+
 /// 8-bit and scaled kernels, seeded at random: a sample of the fp8
 /// combinations (Hopper and mma.sync: e4m3, e5m2 and mixed, every C type,
 /// scales per tensor, channel and block, the fused math) and the 16-bit
@@ -1345,7 +1368,7 @@ fn fused_epilogues_on_random_sizes_lines_and_batches_match_cublas() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn fp8_and_scaled_kernels_on_random_sizes_lines_and_batches_match_the_scaled_product() {
-    use gemm_runtime::spec::{Arch, Edges, Scale};
+    use gemm_runtime::spec::{Arch, Scale};
     use rand::{rngs::StdRng, Rng, SeedableRng};
     let bench = bench();
     let mut rng = StdRng::seed_from_u64(test_seed(20261203));
@@ -1359,14 +1382,7 @@ fn fp8_and_scaled_kernels_on_random_sizes_lines_and_batches_match_the_scaled_pro
     for _ in 0..16.min(combos.len()) {
         specs.push(combos.swap_remove(rng.random_range(0..combos.len())));
     }
-    for tuned in [
-        &gemm_ladder::tuned::fp8_tuned::KERNEL,
-        &gemm_ladder::tuned::fp8_block_tuned::KERNEL,
-        &gemm_ladder::decode::decode_fp8::KERNEL,
-        &gemm_ladder::decode::decode_fp8_sm89::KERNEL,
-        &gemm_ladder::tuned::mma_fp8_tuned_sm89::KERNEL,
-        &gemm_ladder::tuned::mma_fp8_block_tuned_sm89::KERNEL,
-    ] {
+    for tuned in fp8_tuned_kernels() {
         let points = tuned.points();
         for _ in 0..2 {
             specs.push(points[rng.random_range(0..points.len())].clone());
@@ -1380,22 +1396,11 @@ fn fp8_and_scaled_kernels_on_random_sizes_lines_and_batches_match_the_scaled_pro
             continue;
         }
         let k = Kernel::from_spec(spec).unwrap();
-        let req = k.spec.requirements();
-        let guarded = k.spec.edges == Edges::Guarded;
         for case in 0..3 {
             // the last case deep enough for many K blocks of scales and a persistent walk
             let most = if case == 2 { 1000 } else { 400 };
-            let mut side = |multiple: u32| {
-                let x = if rng.random_bool(0.4) { EDGES[rng.random_range(0..EDGES.len())] } else { rng.random_range(1..=most) };
-                if guarded {
-                    x
-                } else {
-                    x.next_multiple_of(multiple as usize)
-                }
-            };
-            let (m, n, kk) = (side(req.m_multiple), side(req.n_multiple), side(req.k_multiple));
-            // (a gated epilogue pairs the product's columns)
-            let n = if k.spec.fused.gated { n.next_multiple_of(2) } else { n };
+            let side = |rng: &mut StdRng| if rng.random_bool(0.4) { EDGES[rng.random_range(0..EDGES.len())] } else { rng.random_range(1..=most) };
+            let (m, n, kk) = random_sides(&mut rng, &k.spec, side);
             let shapes = line_shapes(&k.spec, m, n, kk);
             let lds = shapes.map(|(_, len)| len + if rng.random_bool(0.3) { 0 } else { rng.random_range(1..=20) });
             let count = if k.spec.fused.scale == Some(Scale::Channel) { 1 } else { rng.random_range(1..=3usize) };
@@ -2145,14 +2150,7 @@ fn fp8_kernels_match_the_product_of_their_operands_widened_to_f32() {
     kernels.push(Kernel::from_spec(gemm_ladder::fp8::fp8_wgmma::SPEC).unwrap());
     // the first, middle and last points of the tuned fp8 kernels and of the fp8 decode kernels
     // (K tiles of 128 to 512)
-    for tuned in [
-        &gemm_ladder::tuned::fp8_tuned::KERNEL,
-        &gemm_ladder::tuned::fp8_block_tuned::KERNEL,
-        &gemm_ladder::decode::decode_fp8::KERNEL,
-        &gemm_ladder::decode::decode_fp8_sm89::KERNEL,
-        &gemm_ladder::tuned::mma_fp8_tuned_sm89::KERNEL,
-        &gemm_ladder::tuned::mma_fp8_block_tuned_sm89::KERNEL,
-    ] {
+    for tuned in fp8_tuned_kernels() {
         let points = tuned.points();
         for i in [0, points.len() / 2, points.len() - 1] {
             kernels.push(Kernel::from_spec(points[i].clone()).unwrap());

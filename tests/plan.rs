@@ -6,7 +6,7 @@ use gemm_runtime::internal::realign::{plan, Machine};
 use gemm_runtime::{Dims, Plan};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
-/// Every step's and grouped kernel's plan for arguments drawn from extreme values (0, 1, odd,
+/// Every step's, grouped kernel's, combination's and tuned point's plan for arguments drawn from extreme values (0, 1, odd,
 /// around 2^31 and 2^32, usize's largest) in every size, leading
 /// dimension, batch count and stride, buffer length and address: an
 /// answer, `Ok` or an `Err`, never a panic; a plan only where the
@@ -14,7 +14,9 @@ use rand::{rngs::StdRng, Rng, SeedableRng};
 #[test]
 fn plans_for_extreme_arguments_are_answers_never_panics() {
     const VALUES: [usize; 12] = [0, 1, 2, 7, 8, 65, 4096, (1 << 31) - 1, 1 << 31, (1 << 32) + 1, usize::MAX / 2, usize::MAX];
-    let mut rng = StdRng::seed_from_u64(20261127);
+    // (`GEMM_TILES_TEST_SEED=N` draws others)
+    let seed = 20261127 + std::env::var("GEMM_TILES_TEST_SEED").map_or(0, |v| v.parse::<u64>().expect("GEMM_TILES_TEST_SEED is a number"));
+    let mut rng = StdRng::seed_from_u64(seed);
     let pick = |rng: &mut StdRng| if rng.random_bool(0.5) { VALUES[rng.random_range(0..VALUES.len())] } else { rng.random_range(1..5000) };
     use gemm_ladder::grouped::*;
     // the ladders' steps and the grouped kernels (whose misaligned C goes to a variant)
@@ -27,9 +29,18 @@ fn plans_for_extreme_arguments_are_answers_never_panics() {
         &grouped_fp8_swiglu::KERNEL,
         &grouped_contiguous_sm80::KERNEL,
     ];
-    let specs: Vec<_> = gemm_ladder::steps::all().map(|s| &s.kernel.spec).chain(grouped.map(|k| &k.spec)).collect();
+    // and every combination of paths, types, layouts, epilogues and scales, and each tuned space's points
+    let combos: Vec<_> = gemm_ladder::combos::fused()
+        .into_iter()
+        .chain(gemm_ladder::combos::guarded())
+        .chain(gemm_ladder::combos::hopper())
+        .chain(gemm_ladder::combos::hopper_fp8())
+        .chain(gemm_ladder::combos::mma_fp8())
+        .chain(gemm_ladder::tuned::ALL.iter().flat_map(|t| t.points().to_vec()))
+        .collect();
+    let specs: Vec<_> = gemm_ladder::steps::all().map(|s| &s.kernel.spec).chain(grouped.map(|k| &k.spec)).chain(&combos).collect();
     let (mut planned, mut refused) = (0, 0);
-    for _ in 0..20000 {
+    for _ in 0..100_000 {
         let spec = specs[rng.random_range(0..specs.len())];
         let mut dims = Dims::new(pick(&mut rng), pick(&mut rng), pick(&mut rng));
         if rng.random_bool(0.5) {

@@ -1826,6 +1826,23 @@ fn hopper(spec: &KernelSpec, out: &mut Vec<Diag>) {
                 }
             }
         }
+        // a producer's setmaxnreg.dec gives registers back: ptxas refuses a count past the most any
+        // code of the kernel runs with, the consumers' consumer_regs where given (C7406)
+        if let Some(p) = sp.producer_regs {
+            let (most, what) = match sp.consumer_regs {
+                Some(c) => (c, format!("the consumers' consumer_regs = {c}")),
+                None => (
+                    spec.register_cap(),
+                    format!("the {} registers each of the {} threads is launched with", spec.register_cap(), spec.block.threads),
+                ),
+            };
+            if p > most {
+                out.push(Diag::new(
+                    "specialize.producer_regs",
+                    format!("producer_regs = {p}: a producer gives registers back, to at most {what}; use producer_regs = {} or less", most / 8 * 8),
+                ));
+            }
+        }
         // setmaxnreg moves registers within the block: a warpgroup that asks
         // for more waits until others have given back enough, so what all ask
         // for must fit what the block was launched with, or it waits forever

@@ -713,7 +713,11 @@ fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Te
                 });
             });
         };
-        chunk_rounds(w, team, lines * per, body);
+        // (one round is written in place: a scope of its own keeps its names from the next pass's)
+        match (lines * per).div_ceil(team.threads) {
+            1 => w.block("", |w| chunk_rounds(w, team, lines * per, body)),
+            _ => chunk_rounds(w, team, lines * per, body),
+        }
     }
     w.line(format!("// then each {along}'s first and last chunks (past the tile's line on one side): an element a thread, the"));
     w.line("// eight places of a chunk on eight threads side by side, so that a warp's stores fill whole sectors");

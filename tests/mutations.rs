@@ -178,15 +178,24 @@ fn mutate(rng: &mut StdRng, s: &mut KernelSpec) {
 }
 
 /// The specs the tests change: every ladder step, the combinations, a
-/// sample of some tuned and decode kernels' points.
+/// sample of every tuned kernel's points and of two decode kernels'.
 fn bases() -> Vec<KernelSpec> {
     let mut bases: Vec<KernelSpec> = gemm_ladder::steps::all().map(|s| s.kernel.spec.clone()).collect();
     use gemm_ladder::combos;
-    for specs in [combos::hopper(), combos::hopper_fp8(), combos::hopper_overlap(), combos::hopper_narrow_tma_store(), combos::mma(), combos::fused()]
-    {
+    for specs in [
+        combos::hopper(),
+        combos::hopper_fp8(),
+        combos::hopper_overlap(),
+        combos::hopper_narrow_tma_store(),
+        combos::mma(),
+        combos::mma_fp8(),
+        combos::fused(),
+        combos::guarded(),
+    ] {
         bases.extend(specs);
     }
-    for t in [&gemm_ladder::tuned::fp8_block_tuned::KERNEL, &gemm_ladder::decode::decode_mma::KERNEL, &gemm_ladder::decode::decode_cluster::KERNEL] {
+    let tuned = gemm_ladder::tuned::ALL.iter().copied();
+    for t in tuned.chain([&gemm_ladder::decode::decode_mma::KERNEL, &gemm_ladder::decode::decode_cluster::KERNEL]) {
         bases.extend(t.points().iter().step_by(7).cloned());
     }
     bases

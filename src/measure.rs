@@ -110,12 +110,6 @@ impl DevMat {
         })
     }
 
-    /// The matrix as f32 on the device (exactly): what cuBLAS's sgemm takes
-    /// where its GEMM takes no 8-bit operands.
-    pub fn widened(&self, stream: &Arc<CudaStream>) -> Result<DevMat, GemmError> {
-        DevMat::from_f32(stream, Elem::F32, &self.to_f32(stream)?)
-    }
-
     pub fn elem(&self) -> Elem {
         match self {
             DevMat::F32(_) => Elem::F32,
@@ -330,29 +324,31 @@ impl Problem {
         let mut out = Vec::new();
         for (which, (m, stride)) in [(&self.a, d.batch.stride_a), (&self.b, d.batch.stride_b)].into_iter().enumerate() {
             let wide = m.to_f32(s)?;
+            let Some(sc) = &self.scales else {
+                out.push(DevMat::from_f32(s, Elem::F32, &wide)?);
+                continue;
+            };
             // (each element scaled once, from its value as read: a shared operand is every problem's)
             let mut v = wide.clone();
-            if let Some(sc) = &self.scales {
-                let shape = &shapes[which];
-                let (lines, len) = if shape.layout == Layout::RowMajor { (shape.rows, shape.cols) } else { (shape.cols, shape.rows) };
-                // a batch's block scales follow problem after problem, but for an operand it shares
-                let (la, lb) = sc.kind.lens(d.m, d.n, d.k);
-                let per_problem = if sc.kind == Scale::Block && stride != 0 { [la, lb][which] } else { 0 };
-                for p in 0..d.batch.count {
-                    for line in 0..lines {
-                        for e in 0..len {
-                            let (row, col) = if shape.layout == Layout::RowMajor { (line, e) } else { (e, line) };
-                            // A's (row of C, K) or B's (K, column of C)
-                            let at = match (sc.kind, which) {
-                                (Scale::Tensor, _) => 0,
-                                (Scale::Channel, 0) => row,
-                                (Scale::Channel, _) => col,
-                                (Scale::Block, 0) => col / block * block_scales_a_ld(d.m) + row,
-                                (Scale::Block, _) => col / block * kb + row / block,
-                            };
-                            let i = p * stride + line * shape.ld + e;
-                            v[i] = wide[i] * sc.host[which][p * per_problem + at];
-                        }
+            let shape = &shapes[which];
+            let (lines, len) = if shape.layout == Layout::RowMajor { (shape.rows, shape.cols) } else { (shape.cols, shape.rows) };
+            // a batch's block scales follow problem after problem, but for an operand it shares
+            let (la, lb) = sc.kind.lens(d.m, d.n, d.k);
+            let per_problem = if sc.kind == Scale::Block && stride != 0 { [la, lb][which] } else { 0 };
+            for p in 0..d.batch.count {
+                for line in 0..lines {
+                    for e in 0..len {
+                        let (row, col) = if shape.layout == Layout::RowMajor { (line, e) } else { (e, line) };
+                        // A's (row of C, K) or B's (K, column of C)
+                        let at = match (sc.kind, which) {
+                            (Scale::Tensor, _) => 0,
+                            (Scale::Channel, 0) => row,
+                            (Scale::Channel, _) => col,
+                            (Scale::Block, 0) => col / block * block_scales_a_ld(d.m) + row,
+                            (Scale::Block, _) => col / block * kb + row / block,
+                        };
+                        let i = p * stride + line * shape.ld + e;
+                        v[i] = wide[i] * sc.host[which][p * per_problem + at];
                     }
                 }
             }

@@ -129,10 +129,8 @@ pub fn per_problem(w: &mut Writer, spec: &KernelSpec, body: impl FnOnce(&mut Wri
         w.line("// scale = block: A's scales K block after K block, M rounded up to 4 rows apart; each problem's");
         w.line("// scales after the one before's, where the batch does not share its operand (stride 0)");
         w.line("const int sfa_ld = (M + 3) / 4 * 4;");
-        // (grouped rows lie in one A, whose scales no group moves)
-        if !spec.groups.is_some_and(|g| g.one_a_and_c()) {
-            w.line("const long long sfa_batch = batch_a != 0 ? (long long)sfa_ld * ((K + 127) / 128) : 0;");
-        }
+        // (kept where used: grouped rows lie in one A, whose scales no group moves)
+        w.declare("sfa_batch", "const long long sfa_batch = batch_a != 0 ? (long long)sfa_ld * ((K + 127) / 128) : 0;");
         w.line("const long long sfb_batch = batch_b != 0 ? (long long)((N + 127) / 128) * ((K + 127) / 128) : 0;");
         pointers.push(("const float*".to_string(), "scale_a", "sfa_batch"));
         pointers.push(("const float*".to_string(), "scale_b", "sfb_batch"));

@@ -10,6 +10,7 @@ pub mod fused;
 pub mod grouped;
 pub mod lt_fp8;
 pub mod measure;
+pub mod mutations;
 pub mod nvml;
 pub mod peak;
 pub mod report;

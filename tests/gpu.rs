@@ -260,6 +260,33 @@ fn a_cluster_split_along_k_matches_cublas_when_a_rank_holds_no_k_step() {
     assert!(ran >= 6, "only {ran} points");
 }
 
+/// Every epilogue the rules take on `decode_cluster`'s narrow tiles (8 to
+/// 64 columns: the first pass of `smem_elements` through shared memory takes
+/// one round there, which declared its index twice until 2664763) matches
+/// cuBLAS at partial tiles and at a decode shape.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_epilogue_on_decode_clusters_narrow_tiles_matches_cublas() {
+    use gemm_runtime::spec::{Epilogue, KernelSpec};
+    let bench = bench();
+    let points = gemm_ladder::decode::decode_cluster::KERNEL.points();
+    let epilogues = [Epilogue::Direct, Epilogue::Vector, Epilogue::Smem, Epilogue::SmemElements, Epilogue::Tma];
+    let kernels: Vec<Kernel> = (points.iter().step_by(7))
+        .flat_map(|p| epilogues.map(|epilogue| KernelSpec { epilogue, ..p.clone() }))
+        .filter(|s| gemm_runtime::gemm_core::check(s).is_empty())
+        .map(|s| Kernel::from_spec(s).unwrap())
+        .collect();
+    gemm_runtime::compile_all(&kernels, &bench.gpu.ctx);
+    for (i, kernel) in kernels.iter().enumerate() {
+        for (j, (m, n, k)) in [(130, 9, 100), (4096, 1, 832)].into_iter().enumerate() {
+            let dims = gemm_ladder::measure::padded_dims(m, n, k, layouts_of(&kernel.spec));
+            verify(&bench, kernel, dims, 300 + (i * 2 + j) as u64).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    let ran = kernels.len();
+    assert!(ran >= 8, "only {ran} kernels");
+}
+
 /// Clusters without multicast, whose last cluster tile's blocks can lie
 /// wholly past M or N (569 rows: the second block of a 256-row cluster
 /// tile starts at 640; 56 columns: a 2-wide cluster's second block starts
@@ -1417,6 +1444,60 @@ fn fp8_and_scaled_kernels_on_random_sizes_lines_and_batches_match_the_scaled_pro
         }
     }
     println!("{ran} launches of 8-bit and scaled kernels matched the scaled product");
+}
+
+/// Legal specs changed at random (`gemm_ladder::mutations`: every step,
+/// combination and a sample of every tuned kernel's points changed in one
+/// to three places, as `tests/mutations.rs` compiles them), ungrouped and
+/// of an arch this GPU runs, each at two random sizes (any where it is
+/// guarded, else its tile multiples), lines up to 20 elements past their
+/// end, batches of one to three with odd gaps and random alpha and beta:
+/// C matches the reference (scales and epilogue included) and nothing
+/// outside it is written, or the launch is refused with an `Err` that says
+/// why (shared memory past this GPU's, a size or line it does not take).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn legal_specs_changed_at_random_match_the_reference_or_are_refused() {
+    use gemm_runtime::spec::Scale;
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    let bench = bench();
+    let mut rng = StdRng::seed_from_u64(test_seed(20261204));
+    let bases = gemm_ladder::mutations::bases();
+    let here = bench.gpu.capability;
+    let kernels: Vec<Kernel> =
+        (0..40).map(|_| gemm_ladder::mutations::random_legal(&mut rng, &bases, |s| s.groups.is_none() && s.arch.runs_on(here))).collect();
+    gemm_runtime::compile_all(&kernels, &bench.gpu.ctx);
+    let (mut ran, mut refused) = (0, Vec::new());
+    for (i, k) in kernels.iter().enumerate() {
+        let i = i as u64;
+        for case in 0..2 {
+            let most = if case == 1 { 1000 } else { 300 };
+            let (m, n, kk) = random_sides(&mut rng, &k.spec, |rng| rng.random_range(1..=most));
+            let shapes = line_shapes(&k.spec, m, n, kk);
+            let lds = shapes.map(|(_, len)| len + if rng.random_bool(0.4) { 0 } else { rng.random_range(1..=20) });
+            let count = if k.spec.fused.scale == Some(Scale::Channel) { 1 } else { rng.random_range(1..=3usize) };
+            let gaps = [(); 3].map(|_| rng.random_range(0..=13usize));
+            let stride = |j: usize| (shapes[j].0 - 1) * lds[j] + shapes[j].1 + gaps[j];
+            let sb = if rng.random_bool(0.3) { 0 } else { stride(1) };
+            let dims = Dims::new(m, n, kk).with_ld(lds[0], lds[1], lds[2]).batched(count, stride(0), sb, stride(2));
+            let alpha = rng.random_range(-2.0..2.0f32);
+            let beta = if rng.random_bool(0.33) { 0.0 } else { rng.random_range(-2.0..2.0f32) };
+            match verify_fused(&bench, k, dims, 7000 + 10 * i + case, Scalars { alpha, beta }) {
+                Ok(_) => ran += 1,
+                Err(gemm_ladder::measure::Failure::Gpu(
+                    e @ (GemmError::SharedMemory { .. }
+                    | GemmError::UnsupportedSize { .. }
+                    | GemmError::Misaligned { .. }
+                    | GemmError::IndexOverflow { .. }
+                    | GemmError::RegisterPool { .. }
+                    | GemmError::Batch(_)),
+                )) => refused.push(format!("{}: {e}", k.name)),
+                Err(e) => panic!("{} at {dims:?} ({:?}): {e}", k.name, k.spec),
+            }
+        }
+    }
+    println!("{ran} launches of changed specs matched the reference; {} refused:\n{}", refused.len(), refused.join("\n"));
+    assert!(ran >= 40, "only {ran} of 80 launches ran");
 }
 
 #[test]

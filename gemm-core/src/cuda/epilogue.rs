@@ -640,7 +640,7 @@ fn chunk_rounds(w: &mut Writer, team: &Team, chunks: u32, body: impl Fn(&mut Wri
 /// line, so that a warp's stores lie side by side (a warp a line, for
 /// lines of 256);
 /// then each line's first and last chunks, which reach past the tile's
-/// line, an element a thread, a chunk's eight on eight threads side by
+/// line (a line of one chunk, wholly: it has no first pass), an element a thread, a chunk's eight on eight threads side by
 /// side (one chunk a thread, looping over its elements, a warp's stores
 /// went to 32 lines at once). Interleaved, every warp's
 /// round waited on a line end's element loop: on the H100 that ran the LM
@@ -727,8 +727,10 @@ fn copy_out_realigned(w: &mut Writer, spec: &KernelSpec, out: &Output, team: &Te
             chunk_origin(w);
             w.line("const int q = e + (i & 7);");
             let edge = if guarded { format!(" && {start} + q < {extent}") } else { String::new() };
-            // (a line that starts on a boundary had its first chunk whole, above)
-            w.block(format!("if (s > 0 && q >= 0 && q < {line_len}{edge})"), |w| {
+            // (a line that starts on a boundary had its first chunk whole, above, where lines hold more
+            // than one; a line of one chunk has no first pass, and goes here whole)
+            let past = if per > 1 { "s > 0 && " } else { "" };
+            w.block(format!("if ({past}q >= 0 && q < {line_len}{edge})"), |w| {
                 w.line(format!("to[q] = c_tile[line * {ld} + (s & 6) + q];"));
             });
         });

@@ -1379,6 +1379,31 @@ fn random_sides(
     (m, if spec.fused.gated { n.next_multiple_of(2) } else { n }, k)
 }
 
+/// A batch of `m` x `n` x `k` problems for `spec`: lines packed (with
+/// probability `packed`) or up to 20 elements past their end, one to three
+/// problems (one under per-channel scales, which a batch does not take),
+/// each problem's span then an odd gap, now and then a shared B (and its
+/// block scales); random alpha, and beta (0 a third of the time: C must
+/// not be read).
+fn random_batch(
+    rng: &mut rand::rngs::StdRng,
+    spec: &gemm_runtime::spec::KernelSpec,
+    (m, n, k): (usize, usize, usize),
+    packed: f64,
+) -> (Dims, Scalars) {
+    use rand::Rng;
+    let shapes = line_shapes(spec, m, n, k);
+    let lds = shapes.map(|(_, len)| len + if rng.random_bool(packed) { 0 } else { rng.random_range(1..=20) });
+    let count = if spec.fused.scale == Some(gemm_runtime::spec::Scale::Channel) { 1 } else { rng.random_range(1..=3usize) };
+    let gaps = [(); 3].map(|_| rng.random_range(0..=13usize));
+    let stride = |j: usize| (shapes[j].0 - 1) * lds[j] + shapes[j].1 + gaps[j];
+    let sb = if rng.random_bool(0.3) { 0 } else { stride(1) };
+    let dims = Dims::new(m, n, k).with_ld(lds[0], lds[1], lds[2]).batched(count, stride(0), sb, stride(2));
+    let alpha = rng.random_range(-2.0..2.0f32);
+    let beta = if rng.random_bool(0.33) { 0.0 } else { rng.random_range(-2.0..2.0f32) };
+    (dims, Scalars { alpha, beta })
+}
+
 /// 8-bit and scaled kernels, seeded at random: a sample of the fp8
 /// combinations (Hopper and mma.sync: e4m3, e5m2 and mixed, every C type,
 /// scales per tensor, channel and block, the fused math) and the 16-bit
@@ -1395,7 +1420,7 @@ fn random_sides(
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn fp8_and_scaled_kernels_on_random_sizes_lines_and_batches_match_the_scaled_product() {
-    use gemm_runtime::spec::{Arch, Scale};
+    use gemm_runtime::spec::Arch;
     use rand::{rngs::StdRng, Rng, SeedableRng};
     let bench = bench();
     let mut rng = StdRng::seed_from_u64(test_seed(20261203));
@@ -1428,18 +1453,9 @@ fn fp8_and_scaled_kernels_on_random_sizes_lines_and_batches_match_the_scaled_pro
             let most = if case == 2 { 1000 } else { 400 };
             let side = |rng: &mut StdRng| if rng.random_bool(0.4) { EDGES[rng.random_range(0..EDGES.len())] } else { rng.random_range(1..=most) };
             let (m, n, kk) = random_sides(&mut rng, &k.spec, side);
-            let shapes = line_shapes(&k.spec, m, n, kk);
-            let lds = shapes.map(|(_, len)| len + if rng.random_bool(0.3) { 0 } else { rng.random_range(1..=20) });
-            let count = if k.spec.fused.scale == Some(Scale::Channel) { 1 } else { rng.random_range(1..=3usize) };
-            // each problem's span, then an odd gap; now and then a shared B (and its block scales)
-            let gaps = [(); 3].map(|_| rng.random_range(0..=13usize));
-            let stride = |j: usize| (shapes[j].0 - 1) * lds[j] + shapes[j].1 + gaps[j];
-            let sb = if rng.random_bool(0.3) { 0 } else { stride(1) };
-            let dims = Dims::new(m, n, kk).with_ld(lds[0], lds[1], lds[2]).batched(count, stride(0), sb, stride(2));
-            let alpha = rng.random_range(-2.0..2.0f32);
-            let beta = if rng.random_bool(0.33) { 0.0 } else { rng.random_range(-2.0..2.0f32) };
+            let (dims, scalars) = random_batch(&mut rng, &k.spec, (m, n, kk), 0.3);
             let seed = 6000 + 10 * i as u64 + case;
-            verify_fused(&bench, &k, dims, seed, Scalars { alpha, beta }).unwrap_or_else(|e| panic!("{} at {dims:?}: {e}", k.name));
+            verify_fused(&bench, &k, dims, seed, scalars).unwrap_or_else(|e| panic!("{} at {dims:?}: {e}", k.name));
             ran += 1;
         }
     }
@@ -1459,7 +1475,6 @@ fn fp8_and_scaled_kernels_on_random_sizes_lines_and_batches_match_the_scaled_pro
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn legal_specs_changed_at_random_match_the_reference_or_are_refused() {
-    use gemm_runtime::spec::Scale;
     use rand::{rngs::StdRng, Rng, SeedableRng};
     let bench = bench();
     let mut rng = StdRng::seed_from_u64(test_seed(20261204));
@@ -1474,16 +1489,8 @@ fn legal_specs_changed_at_random_match_the_reference_or_are_refused() {
         for case in 0..2 {
             let most = if case == 1 { 1000 } else { 300 };
             let (m, n, kk) = random_sides(&mut rng, &k.spec, |rng| rng.random_range(1..=most));
-            let shapes = line_shapes(&k.spec, m, n, kk);
-            let lds = shapes.map(|(_, len)| len + if rng.random_bool(0.4) { 0 } else { rng.random_range(1..=20) });
-            let count = if k.spec.fused.scale == Some(Scale::Channel) { 1 } else { rng.random_range(1..=3usize) };
-            let gaps = [(); 3].map(|_| rng.random_range(0..=13usize));
-            let stride = |j: usize| (shapes[j].0 - 1) * lds[j] + shapes[j].1 + gaps[j];
-            let sb = if rng.random_bool(0.3) { 0 } else { stride(1) };
-            let dims = Dims::new(m, n, kk).with_ld(lds[0], lds[1], lds[2]).batched(count, stride(0), sb, stride(2));
-            let alpha = rng.random_range(-2.0..2.0f32);
-            let beta = if rng.random_bool(0.33) { 0.0 } else { rng.random_range(-2.0..2.0f32) };
-            match verify_fused(&bench, k, dims, 7000 + 10 * i + case, Scalars { alpha, beta }) {
+            let (dims, scalars) = random_batch(&mut rng, &k.spec, (m, n, kk), 0.4);
+            match verify_fused(&bench, k, dims, 7000 + 10 * i + case, scalars) {
                 Ok(_) => ran += 1,
                 Err(gemm_ladder::measure::Failure::Gpu(e)) if a_refusal(&e) => refused.push(format!("{}: {e}", k.name)),
                 Err(e) => panic!("{} at {dims:?} ({:?}): {e}", k.name, k.spec),

@@ -640,9 +640,10 @@ fn chunk_rounds(w: &mut Writer, team: &Team, chunks: u32, body: impl Fn(&mut Wri
 /// line, so that a warp's stores lie side by side (a warp a line, for
 /// lines of 256);
 /// then each line's first and last chunks, which reach past the tile's
-/// line (a line of one chunk, wholly: it has no first pass), an element a thread, a chunk's eight on eight threads side by
-/// side (one chunk a thread, looping over its elements, a warp's stores
-/// went to 32 lines at once). Interleaved, every warp's
+/// line (a line of one chunk, wholly: it has no first pass), an element
+/// a thread, a chunk's eight on eight threads side by side (one chunk a
+/// thread, looping over its elements, a warp's stores went to 32 lines
+/// at once). Interleaved, every warp's
 /// round waited on a line end's element loop: on the H100 that ran the LM
 /// head at 72% of its aligned neighbour against 81% for the 16-bit pairs
 /// it replaced (BENCHMARKS.md). Guarded, a chunk across C's edge goes an

@@ -804,7 +804,7 @@ fn grouped_kernels_compile_without_spills_and_place_tiles_before_loading() {
         let dims = gemm_runtime::Dims::new(700, 264, 200).with_ld(200, 200, 265).batched(4, 0, 264 * 200, 0);
         gemm_runtime::internal::realign::grouped_c_spec(s, dims, [1 << 20, 1 << 21, 1 << 22]).expect("a variant that writes C")
     };
-    let specs = [
+    let mut specs = vec![
         base.clone(),
         KernelSpec { epilogue: Epilogue::Smem, staging: gemm_runtime::spec::Staging::tma(3), ..base.clone() },
         odd_c(contiguous),
@@ -822,6 +822,13 @@ fn grouped_kernels_compile_without_spills_and_place_tiles_before_loading() {
         gemm_ladder::grouped::grouped_indexed_sm80::KERNEL.spec.clone(),
         gemm_ladder::grouped::grouped_contiguous_sm80::KERNEL.spec.clone(),
     ];
+    // every raster on each walk (the Hilbert raster's names once clashed with the contiguous walk's)
+    use gemm_runtime::spec::Raster;
+    for s in [base, contiguous, &gemm_ladder::grouped::grouped_indexed::KERNEL.spec, &gemm_ladder::grouped::grouped_contiguous_sm80::KERNEL.spec] {
+        let rasters = [Raster::Row, Raster::Grouped(4), Raster::Hilbert].map(|raster| KernelSpec { raster, ..s.clone() });
+        specs.extend(rasters.into_iter().filter(|r| r.raster != s.raster && gemm_runtime::gemm_core::check(r).is_empty()));
+    }
+    assert!(specs.len() >= 24, "{} specs", specs.len());
     for spec in specs {
         let k = gemm_runtime::Kernel::from_spec(spec).unwrap();
         let arch = if k.spec.arch == gemm_runtime::spec::Arch::Sm80 { "sm_80" } else { "sm_90a" };

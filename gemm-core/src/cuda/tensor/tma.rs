@@ -467,9 +467,11 @@ impl Tc<'_> {
             w.line("if (g >= batches) break;  // past the last group's tiles");
             w.line("const int batch = g;");
             w.line("const int tile = t - g_first;");
-            w.line("const int tiles_m = g_tiles_m;  // the group's own, for the raster below");
-            schedule::tile_origin(w, self.spec.raster, self.bm, self.bn, "tile", ["tile_m", "block_n"]);
-            w.line("const int block_m = g_start + tile_m;");
+            // (the row raster reads tiles_n alone)
+            w.line("[[maybe_unused]] const int tiles_m = g_tiles_m;  // the group's own, for the raster below");
+            // (the tile's first row within its group: not `tile_m`, which the Hilbert raster declares)
+            schedule::tile_origin(w, self.spec.raster, self.bm, self.bn, "tile", ["in_group_m", "block_n"]);
+            w.line("const int block_m = g_start + in_group_m;");
             w.line("// the group's end: every guard below stops there (the producer, whose A box goes on to a_rows,");
             w.line("// may not read it)");
             w.line("[[maybe_unused]] const int M = g_end;");
